@@ -1,0 +1,24 @@
+// Package diskprobe measures the limits of the disk under a directory, so that
+// a benchmark can compare what Sluice achieves with what the same disk allowed
+// in the same run (shared machines are noisy; a limit measured last week says
+// little about today).
+//
+// Two limits matter for the node's append path (DESIGN.md §6):
+//
+//   - SequentialSync: bandwidth of large sequential writes, each followed by an
+//     fsync (1 MiB blocks). This bounds the throughput of a group-committing
+//     WAL.
+//   - SyncLatency: the latency of one small append (4 KiB) followed by an
+//     fsync, repeated. This bounds the latency of one acknowledged append.
+//
+// Both append to a fresh file that grows as it is written, as the WAL does, so
+// every fsync also commits the file's new size. Files are created in the given
+// directory under a name starting with ".diskprobe-" and removed before the
+// function returns, whether it succeeds or fails.
+//
+// The package does no timing assertions; it reports what it measured. The
+// benchmarks in this package (BenchmarkDiskSequentialSync,
+// BenchmarkDiskSyncLatency) print the limits as benchmark metrics; set
+// SLUICE_BENCH_DIR to measure a disk other than the one holding TMPDIR (see
+// package diskprobetest).
+package diskprobe

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs, with apt-get, what `make test` needs beyond Go, and only what is
+# missing. Works as root or through sudo, never asks a question, and runs
+# `apt-get update` only when something has to be installed.
+set -euo pipefail
+
+missing=()
+
+# need_pkg DEBIAN_PACKAGE CHECK
+# Marks DEBIAN_PACKAGE for installation unless CHECK is found: a command name
+# on PATH, or an absolute path to a file the package ships.
+need_pkg() {
+	local pkg=$1 check=$2
+	if [[ $check == /* ]]; then
+		[[ -e $check ]] && return 0
+	elif command -v "$check" >/dev/null 2>&1; then
+		return 0
+	fi
+	missing+=("$pkg")
+}
+
+install_missing() {
+	((${#missing[@]} == 0)) && return 0
+	local sudo=()
+	if ((EUID != 0)); then
+		if ! command -v sudo >/dev/null 2>&1; then
+			echo "test-deps: need root or sudo to install: ${missing[*]}" >&2
+			exit 1
+		fi
+		sudo=(sudo -n)
+	fi
+	echo "test-deps: installing ${missing[*]}" >&2
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# Needed now: nothing beyond Go.
+#
+# Needed as the parts that use them land (DESIGN.md §7):
+# need_pkg zookeeper            /usr/share/java/zookeeper.jar  # cluster: ZooKeeper server for tests
+# need_pkg default-jre-headless java                           # ZooKeeper, MiniDFSCluster, Hadoop readers
+# need_pkg maven                mvn                            # fetch hadoop-client-minicluster
+# need_pkg hdfs-cli             hdfs                           # tier2/hdfs, hdfsgateway: an independent HDFS client
+# need_pkg libnfs-utils         nfs-ls                         # nfsexport: NFS client
+# need_pkg kcat                 kcat                           # kafka head: Kafka client
+
+install_missing
