@@ -1,0 +1,668 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/node/vfs"
+)
+
+// Errors returned by the log. Match them with errors.Is.
+var (
+	// ErrCorrupt means a file holds damage that recovery may not repair
+	// silently: a bad record with valid records after it, a bad record in
+	// a file that is not the last, a bad file header, or a gap in the
+	// sequence of files or records. The message names the file and offset.
+	ErrCorrupt = errors.New("wal: corrupt log")
+	// ErrFailed wraps the first write, fsync or roll error. It is sticky:
+	// once the log has failed, every later append returns it.
+	ErrFailed = errors.New("wal: log failed and accepts no more writes")
+	// ErrClosed is returned by appends after Close.
+	ErrClosed = errors.New("wal: closed")
+	// ErrTooLarge is returned for a payload over MaxPayloadSize.
+	ErrTooLarge = errors.New("wal: record too large")
+	// ErrNotFound is returned by ReadAt for an address outside the log.
+	ErrNotFound = errors.New("wal: no record at address")
+)
+
+// DefaultFileSize is the size at which the log rolls to a new file.
+const DefaultFileSize = 64 << 20
+
+// Options configure a log.
+type Options struct {
+	// Dir holds the log's files. It is created if missing.
+	Dir string
+	// FS is the filesystem; vfs.Default if nil.
+	FS vfs.FS
+	// FileSize is the roll threshold: a record that would take a file past
+	// it goes to a new file (a single record larger than FileSize gets a
+	// file of its own). DefaultFileSize if zero.
+	FileSize int64
+	// Logger receives recovery and failure messages.
+	Logger logrus.FieldLogger
+}
+
+// Addr is where a record starts: the file's sequence number and the byte
+// offset of the record header in that file.
+type Addr struct {
+	File   uint64
+	Offset int64
+}
+
+// Record is one entry of the log.
+type Record struct {
+	LSN     uint64
+	Type    RecordType
+	Payload []byte
+	Addr    Addr
+}
+
+// Repair describes a torn tail that Open cut off.
+type Repair struct {
+	File    string // path of the repaired file
+	Offset  int64  // where the file now ends
+	Dropped int64  // bytes cut off (kept in File+".broken")
+}
+
+// Stats are cumulative counters, for tests and benchmarks.
+type Stats struct {
+	Records uint64 // records written
+	Syncs   uint64 // fsyncs of log files (one per group commit)
+	Bytes   uint64 // bytes written, headers included
+	Files   int    // files in the log now
+}
+
+// WAL is a segment container's write-ahead log: an append-only sequence of
+// checksummed records in numbered files, made durable by group commit.
+//
+// Append assigns the next LSN and the record's address at once, in call
+// order; a single flusher goroutine writes every record that queued while
+// the previous fsync ran and covers them with one fsync. A Pending
+// completes only after the fsync that covers its record returns.
+type WAL struct {
+	opts Options
+	fs   vfs.FS
+
+	mu struct {
+		sync.Mutex
+		wake     *sync.Cond // signals the flusher
+		pending  *batch     // records queued, not yet being written
+		flushing *batch     // records being written and synced
+		nextLSN  uint64
+		durable  uint64 // every LSN <= durable is on stable storage
+		tailSeq  uint64 // file the next record goes to
+		tailSize int64  // size of that file once everything queued is written
+		files    []fileHeader
+		spare    [][]byte // recycled batch buffers
+		err      error    // sticky failure
+		closed   bool
+	}
+
+	// Owned by the flusher goroutine.
+	file    vfs.File
+	fileSeq uint64
+
+	readers struct {
+		sync.Mutex
+		files map[uint64]vfs.File
+	}
+
+	repair  *Repair
+	stats   struct{ records, syncs, bytes atomic.Uint64 }
+	stopped chan struct{}
+}
+
+type chunk struct {
+	seq      uint64
+	firstLSN uint64
+	buf      []byte
+}
+
+type batch struct {
+	chunks  []chunk
+	lastLSN uint64
+	done    chan struct{}
+	err     error // set before done is closed
+}
+
+// Pending is a queued record. Wait blocks until it is durable.
+type Pending struct {
+	LSN  uint64
+	Addr Addr
+	b    *batch
+}
+
+// Done is closed once the record is durable or the log has failed.
+func (p Pending) Done() <-chan struct{} { return p.b.done }
+
+// Wait blocks until the record is durable, or returns the failure that
+// prevented it.
+func (p Pending) Wait() error {
+	<-p.b.done
+	return p.b.err
+}
+
+// Open recovers the log in opts.Dir and makes it ready for appends. It calls
+// replay, in LSN order, for every record with LSN >= from; the payload is
+// valid only during the call. An error from replay stops Open and is
+// returned.
+//
+// A torn tail (damage at the end of the last file with no valid record
+// after it, as a crash in the middle of a write leaves) is copied to a
+// ".broken" file and cut off. Any other damage makes Open fail with
+// ErrCorrupt, naming the file and offset.
+func Open(opts Options, from uint64, replay func(Record) error) (*WAL, error) {
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
+	if opts.FileSize <= 0 {
+		opts.FileSize = DefaultFileSize
+	}
+	if opts.Logger == nil {
+		l := logrus.New()
+		l.SetOutput(nopWriter{})
+		opts.Logger = l
+	}
+	w := &WAL{opts: opts, fs: opts.FS, stopped: make(chan struct{})}
+	w.mu.wake = sync.NewCond(&w.mu.Mutex)
+	w.readers.files = make(map[uint64]vfs.File)
+	if err := w.fs.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("wal: create %s: %w", opts.Dir, err)
+	}
+	if err := w.recover(from, replay); err != nil {
+		w.closeReaders()
+		return nil, err
+	}
+	go w.flushLoop()
+	return w, nil
+}
+
+type nopWriter struct{}
+
+func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+func (w *WAL) path(seq uint64) string { return filepath.Join(w.opts.Dir, fileName(seq)) }
+
+// recover reads the files, replays records and opens the tail for appends.
+func (w *WAL) recover(from uint64, replay func(Record) error) error {
+	names, err := w.fs.List(w.opts.Dir)
+	if err != nil {
+		return fmt.Errorf("wal: list %s: %w", w.opts.Dir, err)
+	}
+	var seqs []uint64
+	for _, n := range names {
+		if seq, ok := parseFileName(n); ok {
+			seqs = append(seqs, seq)
+		}
+	}
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	if len(seqs) == 0 {
+		h := fileHeader{seq: 1, firstLSN: 1}
+		if err := w.createFile(h); err != nil {
+			return fmt.Errorf("wal: create first file: %w", err)
+		}
+		w.mu.files = []fileHeader{h}
+		return w.openTail(h, FileHeaderSize, 1)
+	}
+	headers := make([]fileHeader, len(seqs))
+	for i, seq := range seqs {
+		h, err := w.readHeader(seq)
+		if err != nil {
+			return err
+		}
+		if i > 0 && seq != seqs[i-1]+1 {
+			return fmt.Errorf("%w: file %s is missing (found %s next)", ErrCorrupt,
+				w.path(seqs[i-1]+1), w.path(seq))
+		}
+		if i > 0 && h.firstLSN < headers[i-1].firstLSN {
+			return fmt.Errorf("%w: %s starts at LSN %d, before its predecessor's %d",
+				ErrCorrupt, w.path(seq), h.firstLSN, headers[i-1].firstLSN)
+		}
+		headers[i] = h
+	}
+	w.mu.files = headers
+	if from > 0 && from < headers[0].firstLSN {
+		return fmt.Errorf("%w: records from LSN %d are needed but the oldest file %s starts at %d",
+			ErrCorrupt, from, w.path(headers[0].seq), headers[0].firstLSN)
+	}
+	// Skip files that end before from: file i ends before file i+1 starts.
+	start := 0
+	for start+1 < len(headers) && headers[start+1].firstLSN <= from {
+		start++
+	}
+	want := headers[start].firstLSN
+	for i := start; i < len(headers); i++ {
+		h := headers[i]
+		if h.firstLSN != want {
+			return fmt.Errorf("%w: %s starts at LSN %d, expected %d", ErrCorrupt,
+				w.path(h.seq), h.firstLSN, want)
+		}
+		last := i == len(headers)-1
+		end, next, err := w.replayFile(h, want, from, last, replay)
+		if err != nil {
+			return err
+		}
+		want = next
+		if last {
+			return w.openTail(h, end, next)
+		}
+	}
+	panic("unreachable")
+}
+
+func (w *WAL) readHeader(seq uint64) (fileHeader, error) {
+	f, err := w.fs.OpenFile(w.path(seq), os.O_RDONLY, 0)
+	if err != nil {
+		return fileHeader{}, fmt.Errorf("wal: open %s: %w", w.path(seq), err)
+	}
+	defer f.Close()
+	b := make([]byte, FileHeaderSize)
+	n, _ := f.ReadAt(b, 0)
+	h, err := decodeFileHeader(b[:n])
+	if err != nil {
+		return fileHeader{}, fmt.Errorf("%w: %s offset 0: %v", ErrCorrupt, w.path(seq), err)
+	}
+	if h.seq != seq {
+		return fileHeader{}, fmt.Errorf("%w: %s offset 0: header names file %d", ErrCorrupt, w.path(seq), h.seq)
+	}
+	return h, nil
+}
+
+// replayFile replays the records of one file, repairing a torn tail if the
+// file is the last. It returns where the valid records end and the LSN that
+// follows them.
+func (w *WAL) replayFile(h fileHeader, want, from uint64, last bool, replay func(Record) error) (int64, uint64, error) {
+	name := w.path(h.seq)
+	data, err := vfs.ReadFile(w.fs, name)
+	if err != nil {
+		return 0, 0, fmt.Errorf("wal: read %s: %w", name, err)
+	}
+	off := FileHeaderSize
+	for off < len(data) {
+		typ, payload, n, err := decodeRecord(data[off:], want)
+		if err != nil {
+			if !last {
+				return 0, 0, fmt.Errorf("%w: %s offset %d: %v (not the last file, so not a torn write)",
+					ErrCorrupt, name, off, err)
+			}
+			if p := validRecordAfter(data, off, want); p >= 0 {
+				return 0, 0, fmt.Errorf("%w: %s offset %d: %v, with a valid record after it at offset %d",
+					ErrCorrupt, name, off, err, p)
+			}
+			if err := w.cutTornTail(name, data, int64(off)); err != nil {
+				return 0, 0, err
+			}
+			return int64(off), want, nil
+		}
+		if want >= from {
+			rec := Record{LSN: want, Type: typ, Payload: payload, Addr: Addr{File: h.seq, Offset: int64(off)}}
+			if err := replay(rec); err != nil {
+				return 0, 0, err
+			}
+		}
+		want++
+		off += n
+	}
+	return int64(off), want, nil
+}
+
+// cutTornTail keeps a copy of the damaged file and truncates it at off.
+func (w *WAL) cutTornTail(name string, data []byte, off int64) error {
+	if err := vfs.WriteFileAtomic(w.fs, name+".broken", data, 0o644); err != nil {
+		return fmt.Errorf("wal: keep a copy of torn file %s: %w", name, err)
+	}
+	f, err := w.fs.OpenFile(name, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("wal: open torn file %s: %w", name, err)
+	}
+	defer f.Close()
+	if err := f.Truncate(off); err != nil {
+		return fmt.Errorf("wal: truncate torn file %s at %d: %w", name, off, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("wal: sync torn file %s: %w", name, err)
+	}
+	w.repair = &Repair{File: name, Offset: off, Dropped: int64(len(data)) - off}
+	w.opts.Logger.WithFields(logrus.Fields{"file": name, "offset": off, "dropped": len(data) - int(off)}).
+		Warn("wal: cut a torn tail left by a crash; the damaged bytes are kept in the .broken file")
+	return nil
+}
+
+func (w *WAL) openTail(h fileHeader, size int64, next uint64) error {
+	f, err := w.fs.OpenFile(w.path(h.seq), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("wal: open %s for append: %w", w.path(h.seq), err)
+	}
+	w.file, w.fileSeq = f, h.seq
+	w.mu.tailSeq, w.mu.tailSize = h.seq, size
+	w.mu.nextLSN, w.mu.durable = next, next-1
+	return nil
+}
+
+// createFile makes a new file with only its header, whole or not at all.
+func (w *WAL) createFile(h fileHeader) error {
+	return vfs.WriteFileAtomic(w.fs, w.path(h.seq), h.encode(), 0o644)
+}
+
+// Repaired reports the torn tail Open cut off, or nil.
+func (w *WAL) Repaired() *Repair { return w.repair }
+
+// Append queues a record and returns at once with its LSN and address. The
+// record is durable once the returned Pending completes. Records are
+// written in the order Append is called; callers that need the log's order
+// to match their own state must call Append under their own lock.
+func (w *WAL) Append(typ RecordType, payload []byte) (Pending, error) {
+	if typ == 0 {
+		return Pending{}, fmt.Errorf("wal: record type 0 is reserved")
+	}
+	if len(payload) > MaxPayloadSize {
+		return Pending{}, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(payload), MaxPayloadSize)
+	}
+	size := int64(RecordHeaderSize + len(payload))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mu.err != nil {
+		return Pending{}, w.mu.err
+	}
+	if w.mu.closed {
+		return Pending{}, ErrClosed
+	}
+	lsn := w.mu.nextLSN
+	if w.mu.tailSize+size > w.opts.FileSize && w.mu.tailSize > FileHeaderSize {
+		w.mu.tailSeq++
+		w.mu.tailSize = FileHeaderSize
+	}
+	b := w.mu.pending
+	if b == nil {
+		b = &batch{done: make(chan struct{})}
+		w.mu.pending = b
+	}
+	if len(b.chunks) == 0 || b.chunks[len(b.chunks)-1].seq != w.mu.tailSeq {
+		b.chunks = append(b.chunks, chunk{seq: w.mu.tailSeq, firstLSN: lsn, buf: w.spareLocked()})
+	}
+	c := &b.chunks[len(b.chunks)-1]
+	addr := Addr{File: w.mu.tailSeq, Offset: w.mu.tailSize}
+	c.buf = appendRecord(c.buf, typ, lsn, payload)
+	b.lastLSN = lsn
+	w.mu.tailSize += size
+	w.mu.nextLSN++
+	w.mu.wake.Signal()
+	return Pending{LSN: lsn, Addr: addr, b: b}, nil
+}
+
+func (w *WAL) spareLocked() []byte {
+	if n := len(w.mu.spare); n > 0 {
+		buf := w.mu.spare[n-1]
+		w.mu.spare = w.mu.spare[:n-1]
+		return buf[:0]
+	}
+	return nil
+}
+
+// WaitDurable blocks until every record with LSN <= lsn is durable, or
+// returns the failure that prevented it.
+func (w *WAL) WaitDurable(lsn uint64) error {
+	w.mu.Lock()
+	if lsn <= w.mu.durable {
+		w.mu.Unlock()
+		return nil
+	}
+	if w.mu.err != nil {
+		err := w.mu.err
+		w.mu.Unlock()
+		return err
+	}
+	var b *batch
+	switch {
+	case w.mu.flushing != nil && lsn <= w.mu.flushing.lastLSN:
+		b = w.mu.flushing
+	case w.mu.pending != nil && lsn <= w.mu.pending.lastLSN:
+		b = w.mu.pending
+	}
+	w.mu.Unlock()
+	if b == nil {
+		return fmt.Errorf("wal: LSN %d was never appended", lsn)
+	}
+	<-b.done
+	return b.err
+}
+
+// NextLSN is the LSN the next Append will get.
+func (w *WAL) NextLSN() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mu.nextLSN
+}
+
+// DurableLSN is the highest LSN known to be on stable storage.
+func (w *WAL) DurableLSN() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mu.durable
+}
+
+// Err reports the sticky failure, if any.
+func (w *WAL) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mu.err
+}
+
+// Stats returns the log's counters.
+func (w *WAL) Stats() Stats {
+	w.mu.Lock()
+	files := len(w.mu.files)
+	w.mu.Unlock()
+	return Stats{
+		Records: w.stats.records.Load(),
+		Syncs:   w.stats.syncs.Load(),
+		Bytes:   w.stats.bytes.Load(),
+		Files:   files,
+	}
+}
+
+func (w *WAL) flushLoop() {
+	defer close(w.stopped)
+	for {
+		w.mu.Lock()
+		for w.mu.pending == nil && !w.mu.closed {
+			w.mu.wake.Wait()
+		}
+		b := w.mu.pending
+		if b == nil {
+			w.mu.Unlock()
+			return
+		}
+		w.mu.pending, w.mu.flushing = nil, b
+		failed := w.mu.err
+		w.mu.Unlock()
+
+		err := failed
+		if err == nil {
+			if werr := w.writeBatch(b); werr != nil {
+				err = fmt.Errorf("%w: %w", ErrFailed, werr)
+				w.opts.Logger.WithError(werr).Error("wal: write failed; the log accepts no more writes")
+			}
+		}
+
+		w.mu.Lock()
+		if err != nil {
+			if w.mu.err == nil {
+				w.mu.err = err
+			}
+		} else {
+			w.mu.durable = b.lastLSN
+		}
+		w.mu.flushing = nil
+		for _, c := range b.chunks {
+			if cap(c.buf) <= 4<<20 && len(w.mu.spare) < 4 {
+				w.mu.spare = append(w.mu.spare, c.buf)
+			}
+		}
+		w.mu.Unlock()
+		b.err = err
+		close(b.done)
+	}
+}
+
+// writeBatch writes a batch's records, rolling files where Append decided,
+// and fsyncs once at the end.
+func (w *WAL) writeBatch(b *batch) error {
+	for _, c := range b.chunks {
+		if c.seq != w.fileSeq {
+			if err := w.roll(c); err != nil {
+				return err
+			}
+		}
+		if _, err := w.file.Write(c.buf); err != nil {
+			return fmt.Errorf("write %s: %w", w.file.Name(), err)
+		}
+		w.stats.bytes.Add(uint64(len(c.buf)))
+	}
+	if err := w.file.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", w.file.Name(), err)
+	}
+	w.stats.syncs.Add(1)
+	w.stats.records.Add(b.lastLSN - b.chunks[0].firstLSN + 1)
+	return nil
+}
+
+// roll makes the current file durable and closed, and starts the next one.
+func (w *WAL) roll(c chunk) error {
+	if err := w.file.Sync(); err != nil {
+		return fmt.Errorf("sync %s before roll: %w", w.file.Name(), err)
+	}
+	w.stats.syncs.Add(1)
+	if err := w.file.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", w.file.Name(), err)
+	}
+	h := fileHeader{seq: c.seq, firstLSN: c.firstLSN}
+	if err := w.createFile(h); err != nil {
+		return fmt.Errorf("roll to %s: %w", w.path(c.seq), err)
+	}
+	f, err := w.fs.OpenFile(w.path(c.seq), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", w.path(c.seq), err)
+	}
+	w.file, w.fileSeq = f, c.seq
+	w.mu.Lock()
+	w.mu.files = append(w.mu.files, h)
+	w.mu.Unlock()
+	return nil
+}
+
+// ReadAt reads the durable record at addr, verifying its checksum. The
+// caller must only ask for addresses of records it knows to be durable.
+func (w *WAL) ReadAt(addr Addr) (Record, error) {
+	f, err := w.reader(addr.File)
+	if err != nil {
+		return Record{}, err
+	}
+	var hdr [RecordHeaderSize]byte
+	if _, err := f.ReadAt(hdr[:], addr.Offset); err != nil {
+		return Record{}, fmt.Errorf("%w: %s offset %d: %v", ErrNotFound, f.Name(), addr.Offset, err)
+	}
+	length := int(uint32(hdr[4]) | uint32(hdr[5])<<8 | uint32(hdr[6])<<16 | uint32(hdr[7])<<24)
+	if length > MaxPayloadSize {
+		return Record{}, fmt.Errorf("%w: %s offset %d: %v", ErrCorrupt, f.Name(), addr.Offset, errBadLength)
+	}
+	buf := make([]byte, RecordHeaderSize+length)
+	if _, err := f.ReadAt(buf, addr.Offset); err != nil {
+		return Record{}, fmt.Errorf("wal: read %s offset %d: %w", f.Name(), addr.Offset, err)
+	}
+	typ, lsn, payload, _, err := decodeAnyRecord(buf)
+	if err != nil {
+		return Record{}, fmt.Errorf("%w: %s offset %d: %v", ErrCorrupt, f.Name(), addr.Offset, err)
+	}
+	return Record{LSN: lsn, Type: typ, Payload: payload, Addr: addr}, nil
+}
+
+func (w *WAL) reader(seq uint64) (vfs.File, error) {
+	w.readers.Lock()
+	defer w.readers.Unlock()
+	if f, ok := w.readers.files[seq]; ok {
+		return f, nil
+	}
+	if w.readers.files == nil {
+		return nil, ErrClosed
+	}
+	f, err := w.fs.OpenFile(w.path(seq), os.O_RDONLY, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: file %s does not exist", ErrNotFound, w.path(seq))
+		}
+		return nil, fmt.Errorf("wal: open %s: %w", w.path(seq), err)
+	}
+	w.readers.files[seq] = f
+	return f, nil
+}
+
+// RemoveBefore deletes the files all of whose records have LSN < lsn; the
+// file being appended to is never removed. It is for the tiering that
+// moves data out of the log; it returns how many files it removed.
+func (w *WAL) RemoveBefore(lsn uint64) (int, error) {
+	w.mu.Lock()
+	var doomed []uint64
+	for len(w.mu.files) > 1 && w.mu.files[1].firstLSN <= lsn {
+		doomed = append(doomed, w.mu.files[0].seq)
+		w.mu.files = w.mu.files[1:]
+	}
+	w.mu.Unlock()
+	for i, seq := range doomed {
+		w.readers.Lock()
+		if f, ok := w.readers.files[seq]; ok {
+			f.Close()
+			delete(w.readers.files, seq)
+		}
+		w.readers.Unlock()
+		if err := w.fs.Remove(w.path(seq)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return i, fmt.Errorf("wal: remove %s: %w", w.path(seq), err)
+		}
+	}
+	if len(doomed) > 0 {
+		if err := w.fs.SyncDir(w.opts.Dir); err != nil {
+			return len(doomed), fmt.Errorf("wal: sync %s: %w", w.opts.Dir, err)
+		}
+	}
+	return len(doomed), nil
+}
+
+// Close writes and syncs everything queued, stops the flusher and closes
+// the files. It returns the log's failure, if it had one.
+func (w *WAL) Close() error {
+	w.mu.Lock()
+	if w.mu.closed {
+		w.mu.Unlock()
+		<-w.stopped
+		return nil
+	}
+	w.mu.closed = true
+	w.mu.wake.Broadcast()
+	w.mu.Unlock()
+	<-w.stopped
+	var err error
+	if w.file != nil {
+		err = w.file.Close()
+	}
+	w.closeReaders()
+	if ferr := w.Err(); ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+func (w *WAL) closeReaders() {
+	w.readers.Lock()
+	defer w.readers.Unlock()
+	for _, f := range w.readers.files {
+		f.Close()
+	}
+	w.readers.files = nil
+}
