@@ -70,15 +70,22 @@ func decodeFileHeader(b []byte) (fileHeader, error) {
 	}, nil
 }
 
-// appendRecord appends one framed record to dst.
-func appendRecord(dst []byte, typ RecordType, lsn uint64, payload []byte) []byte {
+// appendRecord appends one framed record to dst; the payload is the
+// concatenation of parts.
+func appendRecord(dst []byte, typ RecordType, lsn uint64, parts ...[]byte) []byte {
 	start := len(dst)
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
 	var hdr [RecordHeaderSize]byte
-	binary.LittleEndian.PutUint32(hdr[4:8], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(hdr[4:8], uint32(n))
 	hdr[8] = byte(typ)
 	binary.LittleEndian.PutUint64(hdr[9:17], lsn)
 	dst = append(dst, hdr[:]...)
-	dst = append(dst, payload...)
+	for _, p := range parts {
+		dst = append(dst, p...)
+	}
 	crc := crc32.Update(0, crcTable, dst[start+4:])
 	binary.LittleEndian.PutUint32(dst[start:start+4], crc)
 	return dst

@@ -354,18 +354,24 @@ func (w *WAL) createFile(h fileHeader) error {
 // Repaired reports the torn tail Open cut off, or nil.
 func (w *WAL) Repaired() *Repair { return w.repair }
 
-// Append queues a record and returns at once with its LSN and address. The
-// record is durable once the returned Pending completes. Records are
+// Append queues a record whose payload is the concatenation of parts (so a
+// caller can add a header to a payload without copying it first) and
+// returns at once with its LSN and address. The parts are copied before
+// Append returns. The record is durable once the returned Pending completes. Records are
 // written in the order Append is called; callers that need the log's order
 // to match their own state must call Append under their own lock.
-func (w *WAL) Append(typ RecordType, payload []byte) (Pending, error) {
+func (w *WAL) Append(typ RecordType, parts ...[]byte) (Pending, error) {
 	if typ == 0 {
 		return Pending{}, fmt.Errorf("wal: record type 0 is reserved")
 	}
-	if len(payload) > MaxPayloadSize {
-		return Pending{}, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(payload), MaxPayloadSize)
+	n := 0
+	for _, p := range parts {
+		n += len(p)
 	}
-	size := int64(RecordHeaderSize + len(payload))
+	if n > MaxPayloadSize {
+		return Pending{}, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, n, MaxPayloadSize)
+	}
+	size := int64(RecordHeaderSize + n)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.mu.err != nil {
@@ -389,7 +395,7 @@ func (w *WAL) Append(typ RecordType, payload []byte) (Pending, error) {
 	}
 	c := &b.chunks[len(b.chunks)-1]
 	addr := Addr{File: w.mu.tailSeq, Offset: w.mu.tailSize}
-	c.buf = appendRecord(c.buf, typ, lsn, payload)
+	c.buf = appendRecord(c.buf, typ, lsn, parts...)
 	b.lastLSN = lsn
 	w.mu.tailSize += size
 	w.mu.nextLSN++
