@@ -1,0 +1,13 @@
+// Package cache is the node's bounded block cache: the bytes of recent
+// append blocks, shared by all containers of a node, evicted least recently
+// used first once their total passes a configured size.
+//
+// It is a few dozen lines over container/list rather than a library: the
+// node needs eviction by bytes (not entry count) and immutable slices handed
+// out without copying; the common LRU libraries count entries, and the
+// cost-based ones admit probabilistically, which would make read latency
+// hard to reason about.
+//
+// Cached slices are never modified, by the cache or by its users; an
+// evicted slice stays valid for whoever still holds it.
+package cache

@@ -1,0 +1,133 @@
+package container
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sluice-streams/sluice/node/cache"
+	"github.com/sluice-streams/sluice/node/wal"
+	"github.com/sluice-streams/sluice/protocol"
+)
+
+// Append is one append block: whole framed events (protocol.AppendEvent)
+// from one writer.
+type Append struct {
+	Segment string
+	// Writer identifies the writer for idempotence; EventNumber is the
+	// number of the block's last event. A block whose EventNumber is not
+	// above the last one stored for Writer is a resend: it is acknowledged
+	// without being applied again. An empty Writer turns this off.
+	Writer      string
+	EventNumber int64
+	// EventCount must match the events in Data.
+	EventCount int32
+	// ExpectedOffset, unless protocol.NoExpectedOffset, makes the append
+	// conditional: it happens only if the segment's length equals it.
+	ExpectedOffset int64
+	// Data is kept by the container (cached as it is): the caller must
+	// not modify it after the call.
+	Data []byte
+}
+
+// AppendResult is the outcome of an acknowledged append.
+type AppendResult struct {
+	// PreviousEventNumber is the writer's event number before this block.
+	PreviousEventNumber int64
+	// Offset is the segment's length after the block (for a resend, the
+	// length when the resend arrived).
+	Offset int64
+	// Duplicate is true when the block was a resend, already stored.
+	Duplicate bool
+}
+
+// PendingAppend is an append that is in the log's queue. Wait for it.
+type PendingAppend struct {
+	c      *Container
+	p      wal.Pending
+	seg    *segment
+	result AppendResult
+	// For a resend: everything logged when it arrived must be durable
+	// before it is acknowledged, since the original may still be in flight.
+	syncPoint func() error
+}
+
+// Wait blocks until the append is durable (then it may be acknowledged)
+// or returns why it cannot be.
+func (p *PendingAppend) Wait() (AppendResult, error) {
+	if p.syncPoint != nil {
+		return p.result, p.syncPoint()
+	}
+	if err := p.c.wait(p.p); err != nil {
+		return AppendResult{}, err
+	}
+	p.c.mu.Lock()
+	p.seg.markDurableLocked(p.result.Offset)
+	p.c.mu.Unlock()
+	return p.result, nil
+}
+
+// Append appends a block and waits until it is durable.
+func (c *Container) Append(a Append) (AppendResult, error) {
+	p, err := c.AppendAsync(a)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	return p.Wait()
+}
+
+// AppendAsync checks and queues an append and returns without waiting for
+// the disk. Blocks queued by one goroutine are applied and logged in the
+// order of its calls, which lets a connection pipeline a writer's blocks
+// and acknowledge them in order.
+func (c *Container) AppendAsync(a Append) (*PendingAppend, error) {
+	n, err := protocol.CheckBlock(a.Data)
+	if err != nil {
+		return nil, fmt.Errorf("container %d: segment %q: %w", c.cfg.ID, a.Segment, err)
+	}
+	if int32(n) != a.EventCount {
+		return nil, c.errorf(protocol.ErrInvalidArgument, a.Segment, "block holds %d events, header says %d", n, a.EventCount)
+	}
+	if len(a.Writer) > 0xffff {
+		return nil, c.errorf(protocol.ErrInvalidArgument, a.Segment, "writer id of %d bytes", len(a.Writer))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.usableLocked(); err != nil {
+		return nil, err
+	}
+	s, err := c.segmentLocked(a.Segment)
+	if err != nil {
+		return nil, err
+	}
+	prev := protocol.NoEventNumber
+	if a.Writer != "" {
+		if v, ok := s.attrs[a.Writer]; ok {
+			prev = v
+			if a.EventNumber <= v {
+				return &PendingAppend{c: c, result: AppendResult{PreviousEventNumber: v, Offset: s.length, Duplicate: true},
+					syncPoint: c.syncPointLocked()}, nil
+			}
+		} else if len(s.attrs) >= MaxAttributes {
+			return nil, c.errorf(protocol.ErrInvalidArgument, a.Segment, "more than %d attributes", MaxAttributes)
+		}
+	}
+	if s.sealed {
+		return nil, c.errorf(protocol.ErrSegmentSealed, a.Segment, "")
+	}
+	if a.ExpectedOffset != protocol.NoExpectedOffset && a.ExpectedOffset != s.length {
+		return nil, c.errorf(protocol.ErrConditionalCheckFailed, a.Segment, "length is %d, expected %d", s.length, a.ExpectedOffset)
+	}
+	hdr := appendHeader(s.id, s.length, a.EventNumber, a.Writer)
+	p, err := c.logLocked(recAppend, hdr, a.Data)
+	if err != nil {
+		return nil, err
+	}
+	r := appendRecord{segID: s.id, offset: s.length, eventNumber: a.EventNumber, writer: a.Writer, dataOff: len(hdr), data: a.Data}
+	c.mu.st.applyAppend(s, r, p.Addr, time.Now().UnixNano())
+	c.cache.Put(c.cacheKey(p.Addr), a.Data)
+	return &PendingAppend{c: c, p: p, seg: s, result: AppendResult{PreviousEventNumber: prev, Offset: s.length}}, nil
+}
+
+func (c *Container) cacheKey(a wal.Addr) cache.Key {
+	return cache.Key{Container: uint32(c.cfg.ID), File: a.File, Offset: a.Offset}
+}

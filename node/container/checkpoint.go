@@ -1,0 +1,229 @@
+package container
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/sluice-streams/sluice/node/vfs"
+	"github.com/sluice-streams/sluice/node/wal"
+)
+
+// The checkpoint file format; see doc.go.
+const (
+	ckptMagic      = "SLUICECK"
+	ckptVersion    = 1
+	ckptHeaderSize = 24
+	ckptPrefix     = "checkpoint-"
+	ckptSuffix     = ".ckpt"
+	// ckptKeep is how many checkpoints are kept: the newest, and one
+	// before it to fall back on should the newest be damaged.
+	ckptKeep = 2
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrBadCheckpoint means a checkpoint file failed its checks.
+var ErrBadCheckpoint = errors.New("container: bad checkpoint")
+
+type checkpoint struct {
+	LSN      uint64        `msgpack:"lsn"`
+	NextID   uint64        `msgpack:"next"`
+	Segments []ckptSegment `msgpack:"segs"`
+}
+
+type ckptSegment struct {
+	ID       uint64           `msgpack:"id"`
+	Name     string           `msgpack:"n"`
+	Start    int64            `msgpack:"st"`
+	Length   int64            `msgpack:"l"`
+	Sealed   bool             `msgpack:"sl"`
+	Attrs    map[string]int64 `msgpack:"a"`
+	Modified int64            `msgpack:"m"`
+	// Extents, contiguous from ExtentBase, packed as uvarints per extent:
+	// length, log file, offset in the file, data offset in the record.
+	ExtentBase int64  `msgpack:"eb"`
+	Extents    []byte `msgpack:"e"`
+}
+
+// snapshotLocked copies the durable part of the state for a checkpoint at
+// lsn. The caller holds the container's lock.
+func (st *state) snapshotLocked(lsn uint64) checkpoint {
+	cp := checkpoint{LSN: lsn, NextID: st.nextID, Segments: make([]ckptSegment, 0, len(st.byID))}
+	for _, s := range st.byID {
+		cs := ckptSegment{
+			ID: s.id, Name: s.name, Start: s.start, Length: s.length, Sealed: s.sealed,
+			Attrs: make(map[string]int64, len(s.attrs)), Modified: s.modified,
+		}
+		for k, v := range s.attrs {
+			cs.Attrs[k] = v
+		}
+		if len(s.extents) > 0 {
+			cs.ExtentBase = s.extents[0].offset
+			buf := make([]byte, 0, len(s.extents)*12)
+			for _, e := range s.extents {
+				buf = binary.AppendUvarint(buf, uint64(e.length))
+				buf = binary.AppendUvarint(buf, e.addr.File)
+				buf = binary.AppendUvarint(buf, uint64(e.addr.Offset))
+				buf = binary.AppendUvarint(buf, uint64(e.dataOff))
+			}
+			cs.Extents = buf
+		}
+		cp.Segments = append(cp.Segments, cs)
+	}
+	sort.Slice(cp.Segments, func(i, j int) bool { return cp.Segments[i].ID < cp.Segments[j].ID })
+	return cp
+}
+
+// restore rebuilds a state from a checkpoint.
+func restore(cp checkpoint) (state, error) {
+	st := newState()
+	st.nextID = cp.NextID
+	for _, cs := range cp.Segments {
+		s := &segment{
+			id: cs.ID, name: cs.Name, start: cs.Start, length: cs.Length, sealed: cs.Sealed,
+			attrs: cs.Attrs, modified: cs.Modified,
+		}
+		if s.attrs == nil {
+			s.attrs = map[string]int64{}
+		}
+		off, b := cs.ExtentBase, cs.Extents
+		for len(b) > 0 {
+			var vals [4]uint64
+			for i := range vals {
+				v, n := binary.Uvarint(b)
+				if n <= 0 {
+					return state{}, fmt.Errorf("segment %q: extent list is cut short", cs.Name)
+				}
+				vals[i], b = v, b[n:]
+			}
+			e := extent{offset: off, length: int64(vals[0]), addr: wal.Addr{File: vals[1], Offset: int64(vals[2])}, dataOff: int32(vals[3])}
+			s.extents = append(s.extents, e)
+			off = e.end()
+		}
+		if len(s.extents) > 0 && off != s.length {
+			return state{}, fmt.Errorf("segment %q: extents end at %d, length is %d", cs.Name, off, s.length)
+		}
+		if _, dup := st.byID[s.id]; dup || st.byName[s.name] != nil || s.id >= st.nextID {
+			return state{}, fmt.Errorf("segment %q: id %d is duplicated or not below the next id %d", s.name, s.id, st.nextID)
+		}
+		st.byID[s.id] = s
+		st.byName[s.name] = s
+	}
+	return st, nil
+}
+
+func encodeCheckpoint(cp checkpoint) ([]byte, error) {
+	body, err := msgpack.Marshal(cp)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, ckptHeaderSize, ckptHeaderSize+len(body))
+	copy(b[0:8], ckptMagic)
+	binary.LittleEndian.PutUint32(b[8:12], ckptVersion)
+	binary.LittleEndian.PutUint32(b[12:16], crc32.Checksum(body, crcTable))
+	binary.LittleEndian.PutUint64(b[16:24], uint64(len(body)))
+	return append(b, body...), nil
+}
+
+func decodeCheckpoint(b []byte) (checkpoint, error) {
+	if len(b) < ckptHeaderSize || string(b[0:8]) != ckptMagic {
+		return checkpoint{}, fmt.Errorf("%w: no checkpoint header", ErrBadCheckpoint)
+	}
+	if v := binary.LittleEndian.Uint32(b[8:12]); v != ckptVersion {
+		return checkpoint{}, fmt.Errorf("%w: unsupported version %d", ErrBadCheckpoint, v)
+	}
+	n := binary.LittleEndian.Uint64(b[16:24])
+	if n != uint64(len(b)-ckptHeaderSize) {
+		return checkpoint{}, fmt.Errorf("%w: body is %d bytes, header says %d", ErrBadCheckpoint, len(b)-ckptHeaderSize, n)
+	}
+	body := b[ckptHeaderSize:]
+	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(b[12:16]) {
+		return checkpoint{}, fmt.Errorf("%w: checksum mismatch", ErrBadCheckpoint)
+	}
+	var cp checkpoint
+	if err := msgpack.Unmarshal(body, &cp); err != nil {
+		return checkpoint{}, fmt.Errorf("%w: %v", ErrBadCheckpoint, err)
+	}
+	return cp, nil
+}
+
+func ckptName(lsn uint64) string { return fmt.Sprintf("%s%020d%s", ckptPrefix, lsn, ckptSuffix) }
+
+// listCheckpoints returns the LSNs of the checkpoint files in dir, newest
+// first.
+func listCheckpoints(fs vfs.FS, dir string) ([]uint64, error) {
+	names, err := fs.List(dir)
+	if err != nil {
+		return nil, err
+	}
+	var lsns []uint64
+	for _, n := range names {
+		if !strings.HasPrefix(n, ckptPrefix) || !strings.HasSuffix(n, ckptSuffix) {
+			continue
+		}
+		lsn, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(n, ckptPrefix), ckptSuffix), 10, 64)
+		if err == nil {
+			lsns = append(lsns, lsn)
+		}
+	}
+	sort.Slice(lsns, func(i, j int) bool { return lsns[i] > lsns[j] })
+	return lsns, nil
+}
+
+// loadCheckpoint reads the newest valid checkpoint in dir. A damaged newer
+// checkpoint is skipped for an older one (the log still holds every record
+// after the older one, since the log is never trimmed past the oldest kept
+// checkpoint); the damage is reported through warn.
+func loadCheckpoint(fs vfs.FS, dir string, warn func(file string, err error)) (checkpoint, bool, error) {
+	lsns, err := listCheckpoints(fs, dir)
+	if err != nil {
+		return checkpoint{}, false, fmt.Errorf("container: list %s: %w", dir, err)
+	}
+	for _, lsn := range lsns {
+		name := filepath.Join(dir, ckptName(lsn))
+		b, err := vfs.ReadFile(fs, name)
+		if err == nil {
+			var cp checkpoint
+			if cp, err = decodeCheckpoint(b); err == nil && cp.LSN != lsn {
+				err = fmt.Errorf("%w: holds LSN %d, named for %d", ErrBadCheckpoint, cp.LSN, lsn)
+			}
+			if err == nil {
+				return cp, true, nil
+			}
+		}
+		warn(name, err)
+	}
+	return checkpoint{}, false, nil
+}
+
+// writeCheckpoint makes a checkpoint file appear whole, then removes all
+// but the newest ckptKeep.
+func writeCheckpoint(fs vfs.FS, dir string, cp checkpoint) error {
+	b, err := encodeCheckpoint(cp)
+	if err != nil {
+		return fmt.Errorf("container: encode checkpoint: %w", err)
+	}
+	if err := vfs.WriteFileAtomic(fs, filepath.Join(dir, ckptName(cp.LSN)), b, 0o644); err != nil {
+		return fmt.Errorf("container: write checkpoint: %w", err)
+	}
+	lsns, err := listCheckpoints(fs, dir)
+	if err != nil {
+		return fmt.Errorf("container: list %s: %w", dir, err)
+	}
+	for i, lsn := range lsns {
+		if i >= ckptKeep {
+			if err := fs.Remove(filepath.Join(dir, ckptName(lsn))); err != nil {
+				return fmt.Errorf("container: remove old checkpoint: %w", err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,643 @@
+package container
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/node/cache"
+	"github.com/sluice-streams/sluice/node/vfs"
+	"github.com/sluice-streams/sluice/node/wal"
+	"github.com/sluice-streams/sluice/protocol"
+)
+
+// DefaultCheckpointBytes is how many bytes of log records may follow the
+// last checkpoint before the next one is taken.
+const DefaultCheckpointBytes = 64 << 20
+
+// MaxAttributes bounds the attributes of one segment (writer event numbers
+// included), so that one client cannot grow a checkpoint without bound.
+const MaxAttributes = 1 << 16
+
+// Config configures a container.
+type Config struct {
+	// ID is the container's number, used in messages and cache keys.
+	ID int
+	// Dir holds the container's log ("wal/") and checkpoints.
+	Dir string
+	// FS is the filesystem; vfs.Default if nil.
+	FS vfs.FS
+	// WALFileSize is the log's roll threshold (wal.DefaultFileSize if 0).
+	WALFileSize int64
+	// CheckpointBytes: log bytes between checkpoints
+	// (DefaultCheckpointBytes if 0, no automatic checkpoints if negative).
+	CheckpointBytes int64
+	// Cache holds recent blocks; it may be shared by containers. A cache of
+	// 64 MiB is made if nil.
+	Cache *cache.Cache
+	// Logger receives recovery and failure messages.
+	Logger logrus.FieldLogger
+}
+
+// Container is a shard of segments with its own log: it applies every
+// change to its metadata and its log in one order, acknowledges a change
+// once the log has it on stable storage, and serves reads from its cache
+// or, for blocks no longer cached, from the log.
+type Container struct {
+	cfg   Config
+	fs    vfs.FS
+	log   *wal.WAL
+	cache *cache.Cache
+	l     logrus.FieldLogger
+
+	mu struct {
+		sync.Mutex
+		st      state
+		lastLSN uint64 // LSN of the last record appended to the log
+		failed  error  // sticky: set when the log fails
+		closed  bool
+	}
+
+	// Checkpointing: one at a time, by the checkpointer goroutine or Close.
+	ckptMu      sync.Mutex
+	ckptLSN     atomic.Uint64 // LSN of the last checkpoint written
+	bytesLogged atomic.Int64  // log payload bytes since the last checkpoint
+	kick        chan struct{}
+	stop        chan struct{}
+	stopped     chan struct{}
+}
+
+// Open recovers the container in cfg.Dir: it loads the newest valid
+// checkpoint, replays the log records after it (cutting a torn tail) and
+// starts taking appends. It refuses to open, with an error naming the
+// file and offset, if the log is damaged in a way a crash cannot explain.
+func Open(cfg Config) (*Container, error) {
+	if cfg.FS == nil {
+		cfg.FS = vfs.Default
+	}
+	if cfg.Cache == nil {
+		cfg.Cache = cache.New(64 << 20)
+	}
+	if cfg.CheckpointBytes == 0 {
+		cfg.CheckpointBytes = DefaultCheckpointBytes
+	}
+	if cfg.Logger == nil {
+		l := logrus.New()
+		l.SetOutput(discard{})
+		cfg.Logger = l
+	}
+	c := &Container{
+		cfg: cfg, fs: cfg.FS, cache: cfg.Cache,
+		l:    cfg.Logger.WithField("container", cfg.ID),
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{}),
+	}
+	if err := c.fs.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("container %d: create %s: %w", cfg.ID, cfg.Dir, err)
+	}
+	c.removeTemporaries()
+	cp, found, err := loadCheckpoint(c.fs, cfg.Dir, func(file string, err error) {
+		c.l.WithError(err).WithField("file", file).Warn("container: skipping a damaged checkpoint for an older one")
+	})
+	if err != nil {
+		return nil, err
+	}
+	st := newState()
+	if found {
+		if st, err = restore(cp); err != nil {
+			return nil, fmt.Errorf("container %d: %w: %s: %v", cfg.ID, ErrBadCheckpoint,
+				filepath.Join(cfg.Dir, ckptName(cp.LSN)), err)
+		}
+	}
+	now := time.Now().UnixNano()
+	log, err := wal.Open(wal.Options{
+		Dir: filepath.Join(cfg.Dir, "wal"), FS: c.fs, FileSize: cfg.WALFileSize, Logger: c.l,
+	}, cp.LSN+1, func(rec wal.Record) error {
+		if err := st.replay(rec, now); err != nil {
+			return fmt.Errorf("%w: replaying LSN %d at %s offset %d: %v", wal.ErrCorrupt, rec.LSN,
+				filepath.Join(cfg.Dir, "wal", fmt.Sprintf("%016x.wal", rec.Addr.File)), rec.Addr.Offset, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("container %d: %w", cfg.ID, err)
+	}
+	if next := log.NextLSN(); found && cp.LSN >= next {
+		log.Close()
+		return nil, fmt.Errorf("container %d: %w: checkpoint at LSN %d is ahead of the log, which ends before LSN %d",
+			cfg.ID, wal.ErrCorrupt, cp.LSN, next)
+	}
+	for _, s := range st.byID {
+		s.durable, s.sealDurable = s.length, s.sealed
+	}
+	c.mu.st = st
+	c.mu.lastLSN = log.NextLSN() - 1
+	c.log = log
+	c.ckptLSN.Store(cp.LSN)
+	go c.checkpointLoop()
+	return c, nil
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+func (c *Container) removeTemporaries() {
+	names, _ := c.fs.List(c.cfg.Dir)
+	for _, n := range names {
+		if strings.HasPrefix(n, ".tmp-") {
+			c.fs.Remove(filepath.Join(c.cfg.Dir, n))
+		}
+	}
+}
+
+// ID is the container's number.
+func (c *Container) ID() int { return c.cfg.ID }
+
+// errorf wraps a protocol sentinel with the container and segment.
+func (c *Container) errorf(sentinel error, segment, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if msg != "" {
+		msg = ": " + msg
+	}
+	return fmt.Errorf("container %d: segment %q: %w%s", c.cfg.ID, segment, sentinel, msg)
+}
+
+// usableLocked reports why the container takes no changes, if it does not.
+func (c *Container) usableLocked() error {
+	if c.mu.failed != nil {
+		return c.mu.failed
+	}
+	if c.mu.closed {
+		return fmt.Errorf("container %d: %w: closed", c.cfg.ID, protocol.ErrContainerUnavailable)
+	}
+	return nil
+}
+
+// fail makes a log failure the container's sticky state.
+func (c *Container) fail(err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.failed == nil {
+		c.mu.failed = fmt.Errorf("container %d: %w: %w", c.cfg.ID, protocol.ErrContainerUnavailable, err)
+		c.l.WithError(err).Error("container: log failed; the container takes no more changes until it is reopened")
+	}
+	return c.mu.failed
+}
+
+func (c *Container) segmentLocked(name string) (*segment, error) {
+	s, ok := c.mu.st.byName[name]
+	if !ok {
+		return nil, c.errorf(protocol.ErrNoSuchSegment, name, "")
+	}
+	return s, nil
+}
+
+// logLocked appends a record under the container's lock, so that the log's
+// order is the order of changes to the state.
+func (c *Container) logLocked(typ wal.RecordType, parts ...[]byte) (wal.Pending, error) {
+	p, err := c.log.Append(typ, parts...)
+	if err != nil {
+		if errors.Is(err, wal.ErrTooLarge) {
+			return p, fmt.Errorf("container %d: %w: %v", c.cfg.ID, protocol.ErrInvalidArgument, err)
+		}
+		if c.mu.failed == nil {
+			c.mu.failed = fmt.Errorf("container %d: %w: %w", c.cfg.ID, protocol.ErrContainerUnavailable, err)
+		}
+		return p, c.mu.failed
+	}
+	c.mu.lastLSN = p.LSN
+	n := c.bytesLogged.Add(int64(wal.RecordHeaderSize))
+	for _, part := range parts {
+		n = c.bytesLogged.Add(int64(len(part)))
+	}
+	if c.cfg.CheckpointBytes > 0 && n >= c.cfg.CheckpointBytes {
+		select {
+		case c.kick <- struct{}{}:
+		default:
+		}
+	}
+	return p, nil
+}
+
+// wait waits for a record to be durable and turns a log failure into the
+// container's failure.
+func (c *Container) wait(p wal.Pending) error {
+	if err := p.Wait(); err != nil {
+		return c.fail(err)
+	}
+	return nil
+}
+
+// waitDurableLocked returns a function that waits until everything logged
+// so far is durable, for answers that read state which may not be.
+func (c *Container) syncPointLocked() func() error {
+	lsn := c.mu.lastLSN
+	return func() error {
+		if err := c.log.WaitDurable(lsn); err != nil {
+			return c.fail(err)
+		}
+		return nil
+	}
+}
+
+// Create makes an empty segment. Its name must be a qualified segment name
+// (protocol.ParseSegmentName).
+func (c *Container) Create(name string, attrs map[string]int64) error {
+	if err := protocol.ValidateSegmentName(name); err != nil {
+		return fmt.Errorf("container %d: %w", c.cfg.ID, err)
+	}
+	if len(attrs) > MaxAttributes {
+		return c.errorf(protocol.ErrInvalidArgument, name, "%d attributes, limit %d", len(attrs), MaxAttributes)
+	}
+	c.mu.Lock()
+	if err := c.usableLocked(); err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	if _, ok := c.mu.st.byName[name]; ok {
+		c.mu.Unlock()
+		return c.errorf(protocol.ErrSegmentExists, name, "")
+	}
+	r := createRecord{ID: c.mu.st.nextID, Name: name, Attrs: attrs}
+	p, err := c.logLocked(recCreate, encode(r))
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	c.mu.st.applyCreate(r, time.Now().UnixNano())
+	c.mu.Unlock()
+	return c.wait(p)
+}
+
+// Info describes a segment as readers see it: only durable bytes count.
+type Info struct {
+	Name        string
+	StartOffset int64
+	Length      int64
+	Sealed      bool
+	Modified    time.Time
+}
+
+// Info returns what readers can see of a segment.
+func (c *Container) Info(name string) (Info, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, err := c.segmentLocked(name)
+	if err != nil {
+		return Info{}, err
+	}
+	return Info{Name: s.name, StartOffset: s.start, Length: s.durable, Sealed: s.sealDurable,
+		Modified: time.Unix(0, s.modified)}, nil
+}
+
+// Seal makes a segment read-only and returns its final length. Sealing a
+// sealed segment is not an error.
+func (c *Container) Seal(name string) (int64, error) {
+	c.mu.Lock()
+	if err := c.usableLocked(); err != nil {
+		c.mu.Unlock()
+		return 0, err
+	}
+	s, err := c.segmentLocked(name)
+	if err != nil {
+		c.mu.Unlock()
+		return 0, err
+	}
+	if s.sealed {
+		length, sync := s.length, c.syncPointLocked()
+		c.mu.Unlock()
+		return length, sync()
+	}
+	p, err := c.logLocked(recSeal, encode(sealRecord{ID: s.id, Length: s.length}))
+	if err != nil {
+		c.mu.Unlock()
+		return 0, err
+	}
+	c.mu.st.applySeal(s, time.Now().UnixNano())
+	length := s.length
+	c.mu.Unlock()
+	if err := c.wait(p); err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	s.markDurableLocked(length)
+	s.sealDurable = true
+	s.notifyLocked()
+	c.mu.Unlock()
+	return length, nil
+}
+
+// Truncate makes the bytes below offset unreadable. Truncating below the
+// current start offset is not an error and changes nothing.
+func (c *Container) Truncate(name string, offset int64) (int64, error) {
+	c.mu.Lock()
+	if err := c.usableLocked(); err != nil {
+		c.mu.Unlock()
+		return 0, err
+	}
+	s, err := c.segmentLocked(name)
+	if err != nil {
+		c.mu.Unlock()
+		return 0, err
+	}
+	if offset > s.length || offset < 0 {
+		c.mu.Unlock()
+		return 0, c.errorf(protocol.ErrInvalidArgument, name, "truncate at %d, outside [0, %d]", offset, s.length)
+	}
+	if offset <= s.start {
+		start, sync := s.start, c.syncPointLocked()
+		c.mu.Unlock()
+		return start, sync()
+	}
+	p, err := c.logLocked(recTruncate, encode(truncateRecord{ID: s.id, Offset: offset}))
+	if err != nil {
+		c.mu.Unlock()
+		return 0, err
+	}
+	c.mu.st.applyTruncate(s, offset, time.Now().UnixNano())
+	s.notifyLocked()
+	c.mu.Unlock()
+	return offset, c.wait(p)
+}
+
+// Delete removes a segment.
+func (c *Container) Delete(name string) error {
+	c.mu.Lock()
+	if err := c.usableLocked(); err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	s, err := c.segmentLocked(name)
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	p, err := c.logLocked(recDelete, encode(deleteRecord{ID: s.id}))
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	c.mu.st.applyDelete(s)
+	c.mu.Unlock()
+	return c.wait(p)
+}
+
+// Merge appends the whole of a sealed source segment (a transaction's
+// shadow segment) to target and deletes the source, as one log record: a
+// crash leaves either both segments as they were or the merged target.
+// It returns the target's new length.
+func (c *Container) Merge(target, source string) (int64, error) {
+	c.mu.Lock()
+	if err := c.usableLocked(); err != nil {
+		c.mu.Unlock()
+		return 0, err
+	}
+	t, err := c.segmentLocked(target)
+	if err != nil {
+		c.mu.Unlock()
+		return 0, err
+	}
+	s, err := c.segmentLocked(source)
+	if err != nil {
+		c.mu.Unlock()
+		return 0, err
+	}
+	var bad error
+	switch {
+	case t == s:
+		bad = c.errorf(protocol.ErrInvalidArgument, target, "merge into itself")
+	case !s.sealed:
+		bad = c.errorf(protocol.ErrSegmentNotSealed, source, "merge source must be sealed")
+	case t.sealed:
+		bad = c.errorf(protocol.ErrSegmentSealed, target, "merge target is sealed")
+	case s.start != 0:
+		bad = c.errorf(protocol.ErrInvalidArgument, source, "merge source is truncated")
+	}
+	if bad != nil {
+		c.mu.Unlock()
+		return 0, bad
+	}
+	p, err := c.logLocked(recMerge, encode(mergeRecord{Target: t.id, Source: s.id, Offset: t.length}))
+	if err != nil {
+		c.mu.Unlock()
+		return 0, err
+	}
+	c.mu.st.applyMerge(t, s, time.Now().UnixNano())
+	length := t.length
+	c.mu.Unlock()
+	if err := c.wait(p); err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	t.markDurableLocked(length)
+	c.mu.Unlock()
+	return length, nil
+}
+
+// GetAttributes returns the values of the keys that are set (all of them
+// if keys is empty). Only durable values are returned.
+func (c *Container) GetAttributes(name string, keys []string) (map[string]int64, error) {
+	c.mu.Lock()
+	s, err := c.segmentLocked(name)
+	if err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	out := make(map[string]int64, len(keys))
+	if len(keys) == 0 {
+		for k, v := range s.attrs {
+			out[k] = v
+		}
+	}
+	for _, k := range keys {
+		if v, ok := s.attrs[k]; ok {
+			out[k] = v
+		}
+	}
+	sync := c.syncPointLocked()
+	c.mu.Unlock()
+	return out, sync()
+}
+
+// UpdateAttributes applies updates all together or not at all: if any
+// condition fails, nothing changes and the error wraps
+// protocol.ErrAttributeConflict.
+func (c *Container) UpdateAttributes(name string, updates []protocol.AttributeUpdate) error {
+	c.mu.Lock()
+	if err := c.usableLocked(); err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	s, err := c.segmentLocked(name)
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	r := attributesRecord{ID: s.id, Set: map[string]int64{}}
+	view := func(k string) (int64, bool) {
+		if v, ok := r.Set[k]; ok {
+			return v, true
+		}
+		for _, rk := range r.Remove {
+			if rk == k {
+				return 0, false
+			}
+		}
+		v, ok := s.attrs[k]
+		return v, ok
+	}
+	for _, u := range updates {
+		cur, ok := view(u.Key)
+		switch u.Kind {
+		case protocol.Replace:
+		case protocol.ReplaceIfEquals:
+			if (u.Expected == protocol.NoValue && ok) || (u.Expected != protocol.NoValue && (!ok || cur != u.Expected)) {
+				c.mu.Unlock()
+				return c.errorf(protocol.ErrAttributeConflict, name, "%q is %s, expected %s", u.Key, showValue(cur, ok), showValue(u.Expected, u.Expected != protocol.NoValue))
+			}
+		case protocol.ReplaceIfGreater:
+			if ok && u.Value <= cur {
+				c.mu.Unlock()
+				return c.errorf(protocol.ErrAttributeConflict, name, "%q is %d, not less than %d", u.Key, cur, u.Value)
+			}
+		case protocol.Remove:
+			delete(r.Set, u.Key)
+			r.Remove = append(r.Remove, u.Key)
+			continue
+		default:
+			c.mu.Unlock()
+			return c.errorf(protocol.ErrInvalidArgument, name, "unknown attribute update kind %d", u.Kind)
+		}
+		r.Set[u.Key] = u.Value
+	}
+	if len(s.attrs)+len(r.Set) > MaxAttributes {
+		c.mu.Unlock()
+		return c.errorf(protocol.ErrInvalidArgument, name, "more than %d attributes", MaxAttributes)
+	}
+	p, err := c.logLocked(recAttributes, encode(r))
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	c.mu.st.applyAttributes(s, r, time.Now().UnixNano())
+	c.mu.Unlock()
+	return c.wait(p)
+}
+
+func showValue(v int64, ok bool) string {
+	if !ok {
+		return "absent"
+	}
+	return fmt.Sprint(v)
+}
+
+// SetupAppend returns the last event number the segment holds for writer
+// (protocol.NoEventNumber if none): the writer resends what follows it.
+// It answers for a sealed segment too, so a writer learns which of its
+// events the segment kept before it was sealed.
+func (c *Container) SetupAppend(name, writer string) (int64, error) {
+	if writer == "" {
+		return 0, c.errorf(protocol.ErrInvalidArgument, name, "empty writer id")
+	}
+	c.mu.Lock()
+	s, err := c.segmentLocked(name)
+	if err != nil {
+		c.mu.Unlock()
+		return 0, err
+	}
+	last, ok := s.attrs[writer]
+	if !ok {
+		last = protocol.NoEventNumber
+	}
+	sync := c.syncPointLocked()
+	c.mu.Unlock()
+	return last, sync()
+}
+
+// Checkpoint writes the container's metadata beside the log, so that a
+// restart replays only what follows. It waits until everything in the
+// snapshot is durable before writing it.
+func (c *Container) Checkpoint() error {
+	c.ckptMu.Lock()
+	defer c.ckptMu.Unlock()
+	c.mu.Lock()
+	if c.mu.failed != nil {
+		err := c.mu.failed
+		c.mu.Unlock()
+		return err
+	}
+	lsn := c.mu.lastLSN
+	if lsn == c.ckptLSN.Load() {
+		c.mu.Unlock()
+		return nil
+	}
+	cp := c.mu.st.snapshotLocked(lsn)
+	c.bytesLogged.Store(0)
+	c.mu.Unlock()
+	if err := c.log.WaitDurable(lsn); err != nil {
+		return c.fail(err)
+	}
+	if err := writeCheckpoint(c.fs, c.cfg.Dir, cp); err != nil {
+		c.l.WithError(err).Error("container: checkpoint failed; the log keeps everything, so nothing is lost")
+		return fmt.Errorf("container %d: %w", c.cfg.ID, err)
+	}
+	c.ckptLSN.Store(lsn)
+	return nil
+}
+
+func (c *Container) checkpointLoop() {
+	defer close(c.stopped)
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-c.kick:
+			c.Checkpoint()
+		}
+	}
+}
+
+// Close stops taking changes, writes a last checkpoint and closes the log.
+// Appends in flight complete first.
+func (c *Container) Close() error {
+	c.mu.Lock()
+	if c.mu.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.closed = true
+	for _, s := range c.mu.st.byID {
+		s.notifyLocked()
+	}
+	failed := c.mu.failed
+	c.mu.Unlock()
+	close(c.stop)
+	<-c.stopped
+	var err error
+	if failed == nil {
+		err = c.Checkpoint()
+	}
+	if cerr := c.log.Close(); err == nil && cerr != nil && failed == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Err reports the container's sticky failure, if any.
+func (c *Container) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.failed
+}
+
+// LogStats returns the container's log counters.
+func (c *Container) LogStats() wal.Stats { return c.log.Stats() }
+
+var _ = os.ErrNotExist

@@ -1,0 +1,71 @@
+// Package container implements a segment container: a shard of segments
+// whose every change is one record in the container's own write-ahead log
+// (package wal), applied to the in-memory metadata and logged in one order
+// under the container's lock, and acknowledged only once durable.
+//
+// # Operations
+//
+// Create, Append (with writer idempotence and conditional appends), Read
+// (tail reads wait; catch-up reads of blocks no longer cached come from the
+// log), Info, Seal, Truncate, Delete, Merge (a sealed transaction segment
+// onto its parent, as one record) and attributes (64-bit values under
+// string keys, UUID keys in canonical text form, with compare-and-set).
+//
+// Writer idempotence: each append carries its writer id and the event
+// number of its last event, and the append record sets the writer's
+// attribute to that number in the same record. A block whose event number
+// is not above the stored one is a resend: it is acknowledged without being
+// applied, but only once everything logged before it arrived is durable,
+// because the original may still be waiting for its fsync.
+//
+// Visibility: a change is applied to the metadata when it is logged (so the
+// next append sees the new length), but readers see only durable bytes:
+// each segment keeps a durable length, raised when the fsync covering an
+// append returns, and a sealed-and-durable flag.
+//
+// # Records
+//
+// Record types (wal.RecordType): 1 create, 2 append, 3 seal, 4 truncate,
+// 5 delete, 6 merge, 7 attributes. All but append are msgpack maps (see
+// records.go). An append record is binary, so that its data is never
+// re-encoded, little-endian:
+//
+//	0            8            16           24     26          26+w
+//	+------------+------------+------------+------+-----------+-------------+
+//	| segment id | offset     | event no.  | w    | writer id | data        |
+//	| u64        | i64        | i64        | u16  | (w bytes) | (the block) |
+//	+------------+------------+------------+------+-----------+-------------+
+//
+// offset is the segment's length before the block; replay checks it.
+// Attribute records hold results, not conditions, so replay decides
+// nothing.
+//
+// # Checkpoints
+//
+// A checkpoint is the whole metadata (segments, lengths, seal flags,
+// attributes, and each segment's extents: where in the log each append
+// block lies) as of an LSN, written beside the log as
+// "checkpoint-<LSN, 20 digits>.ckpt" whole or not at all (temporary file,
+// fsync, rename, directory fsync), and only after every record up to that
+// LSN is durable. The newest two are kept. Layout, little-endian:
+//
+//	0          8         12        16               24
+//	+----------+---------+---------+----------------+------------------+
+//	| SLUICECK | version | CRC32C  | body length    | msgpack body     |
+//	|          | u32 = 1 | of body | u64            |                  |
+//	+----------+---------+---------+----------------+------------------+
+//
+// Extents are packed in the body as uvarints (length, log file, offset in
+// the file, data offset in the record), contiguous from a base offset.
+//
+// Open loads the newest valid checkpoint (falling back to the older one,
+// with a warning, if the newest is damaged), replays the log after it, and
+// refuses to start if the log is damaged other than by a torn tail.
+// Checkpoints are taken after every CheckpointBytes of log and on Close.
+//
+// # Locks
+//
+// Container.mu guards the metadata. It is taken before the log's lock
+// (Append logs under it) and before the cache's lock; it is never held
+// while waiting for an fsync or reading the disk.
+package container

@@ -1,0 +1,138 @@
+package container
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sluice-streams/sluice/node/wal"
+	"github.com/sluice-streams/sluice/protocol"
+)
+
+// MaxReadSize bounds the bytes one read returns.
+const MaxReadSize = 8 << 20
+
+// ReadResult is what a read returns.
+type ReadResult struct {
+	// Offset is where the data starts (the offset asked for).
+	Offset int64
+	// Data is the bytes read, as slices of cached blocks: read-only, and
+	// valid for as long as the caller keeps them.
+	Data [][]byte
+	// AtTail: the data ends at the end of what is durable now.
+	AtTail bool
+	// EndOfSegment: the segment is sealed and the data ends at its end.
+	EndOfSegment bool
+}
+
+// Len is the number of bytes in r.Data.
+func (r ReadResult) Len() int {
+	n := 0
+	for _, d := range r.Data {
+		n += len(d)
+	}
+	return n
+}
+
+// BlockSource loads the data of a block that is no longer cached. The
+// container's log is one; tier 2 will be another, behind the same read
+// path.
+type BlockSource interface {
+	// LoadBlock returns the data of the block at addr; dataOff is where
+	// the data starts in the record and length how long it is.
+	LoadBlock(addr wal.Addr, dataOff int32, length int64) ([]byte, error)
+}
+
+// logSource serves blocks from the container's log.
+type logSource struct{ log *wal.WAL }
+
+func (s logSource) LoadBlock(addr wal.Addr, dataOff int32, length int64) ([]byte, error) {
+	rec, err := s.log.ReadAt(addr)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Type != recAppend || int64(len(rec.Payload)) != int64(dataOff)+length {
+		return nil, fmt.Errorf("%w: record at %v is not the expected append block", wal.ErrCorrupt, addr)
+	}
+	return rec.Payload[dataOff:], nil
+}
+
+type span struct {
+	ext      extent
+	from, to int64 // offsets within the block's data
+}
+
+// Read returns up to maxBytes of a segment from offset. If nothing is
+// durable at offset yet, it waits until something is, the segment is
+// sealed there, or ctx is done (then it returns an empty result with
+// AtTail set, not an error). Bytes below the start offset are gone
+// (protocol.ErrSegmentTruncated).
+func (c *Container) Read(ctx context.Context, name string, offset int64, maxBytes int) (ReadResult, error) {
+	if maxBytes <= 0 || offset < 0 {
+		return ReadResult{}, c.errorf(protocol.ErrInvalidArgument, name, "read of %d bytes at offset %d", maxBytes, offset)
+	}
+	if maxBytes > MaxReadSize {
+		maxBytes = MaxReadSize
+	}
+	c.mu.Lock()
+	var spans []span
+	var res ReadResult
+	for {
+		s, err := c.segmentLocked(name)
+		if err != nil {
+			c.mu.Unlock()
+			return ReadResult{}, err
+		}
+		if offset < s.start {
+			c.mu.Unlock()
+			return ReadResult{}, c.errorf(protocol.ErrSegmentTruncated, name, "offset %d is below the start offset %d", offset, s.start)
+		}
+		if s.sealDurable && offset > s.length {
+			c.mu.Unlock()
+			return ReadResult{}, c.errorf(protocol.ErrInvalidArgument, name, "offset %d is beyond the end %d of the sealed segment", offset, s.length)
+		}
+		if offset < s.durable {
+			end := min(s.durable, offset+int64(maxBytes))
+			for i := s.findExtent(offset); i < len(s.extents) && s.extents[i].offset < end; i++ {
+				e := s.extents[i]
+				spans = append(spans, span{ext: e, from: max(offset, e.offset) - e.offset, to: min(end, e.end()) - e.offset})
+			}
+			res = ReadResult{Offset: offset, AtTail: end == s.durable, EndOfSegment: s.sealDurable && end == s.length}
+			break
+		}
+		if s.sealDurable {
+			c.mu.Unlock()
+			return ReadResult{Offset: offset, AtTail: true, EndOfSegment: true}, nil
+		}
+		if c.mu.closed {
+			c.mu.Unlock()
+			return ReadResult{}, fmt.Errorf("container %d: %w: closed", c.cfg.ID, protocol.ErrContainerUnavailable)
+		}
+		if s.changed == nil {
+			s.changed = make(chan struct{})
+		}
+		changed := s.changed
+		c.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ReadResult{Offset: offset, AtTail: true}, nil
+		}
+		c.mu.Lock()
+	}
+	c.mu.Unlock()
+
+	src := logSource{c.log}
+	for _, sp := range spans {
+		key := c.cacheKey(sp.ext.addr)
+		data, ok := c.cache.Get(key)
+		if !ok {
+			var err error
+			if data, err = src.LoadBlock(sp.ext.addr, sp.ext.dataOff, sp.ext.length); err != nil {
+				return ReadResult{}, fmt.Errorf("container %d: segment %q: read block at offset %d: %w", c.cfg.ID, name, sp.ext.offset, err)
+			}
+			c.cache.Put(key, data)
+		}
+		res.Data = append(res.Data, data[sp.from:sp.to])
+	}
+	return res, nil
+}
