@@ -1,0 +1,119 @@
+// Package protocol is the wire protocol shared by the Sluice node (server)
+// and client: the frame format, the commands and their replies, the wire
+// error codes, the framing of events inside segments, and segment names.
+// The data model follows Pravega's.
+//
+// # Frames
+//
+// A connection carries a sequence of frames in each direction. All
+// integers are big-endian. This layout is part of the wire format.
+//
+//	0      2      4              8            12
+//	+------+------+--------------+------------+---------------------+-------------------+
+//	| type | flags|  length      |  hdrLen    | msgpack header      | raw payload       |
+//	| u16  | u16=0|  u32 (body)  |  u32       | (hdrLen bytes)      | (length-4-hdrLen) |
+//	+------+------+--------------+------------+---------------------+-------------------+
+//
+// The fields:
+//
+//   - type: the message type (table below).
+//   - flags: reserved, must be 0.
+//   - length: the number of bytes after the first 8 (hdrLen, header and
+//     payload), so length >= 4; at most MaxFrameSize (16 MiB).
+//   - hdrLen: the size of the msgpack header, hdrLen <= length-4.
+//   - msgpack header: the message's fields as a msgpack map keyed by the
+//     short names of the msgpack struct tags in messages.go. Every message
+//     stores its request id under "id". Keys a receiver does not know are
+//     ignored, so fields can be added; a header must be exactly one msgpack
+//     value.
+//   - raw payload: bytes that never go through msgpack. Only AppendBlock
+//     (its event block) and SegmentRead (the segment bytes read) have one;
+//     for any other type it must be empty.
+//
+// The Encoder writes header and payload with one net.Buffers write (writev
+// on a TCP connection) so payloads are never copied on the way out.
+//
+// # Decode errors
+//
+// Fatal errors: the stream can no longer be trusted; the receiver closes
+// the connection (after sending an ErrorReply with request id -1 if it
+// can):
+//
+//   - ErrMalformedFrame: flags != 0, length < 4, hdrLen > length-4, or the
+//     stream ends inside a frame (then it also wraps io.ErrUnexpectedEOF).
+//   - ErrFrameTooLarge: length > MaxFrameSize. Nothing of the body is read
+//     or allocated.
+//
+// Non-fatal errors: the whole frame was consumed and the next frame can be
+// read; the receiver answers with an ErrorReply carrying the request id
+// when it could be recovered from the header (DecodeError.RequestID, -1
+// otherwise):
+//
+//   - ErrUnknownType (= ErrUnknownCommand): a type this side does not know.
+//   - ErrMalformedMessage: the msgpack header does not decode into the
+//     type's fields, has trailing bytes, or a payload came with a type that
+//     has none.
+//
+// A clean end of stream between frames is io.EOF. Field validation
+// (names, limits) is not the decoder's job: the server calls
+// Request.Validate and answers errors wrapping ErrInvalidArgument.
+//
+// # Message types
+//
+//	 1 Hello              both directions; versions [LowVersion, HighVersion], WireVersion = 1
+//	 2 ErrorReply         answer to any failed request
+//	10 CreateSegment      -> 11 SegmentCreated
+//	12 GetSegmentInfo     -> 13 SegmentInfo
+//	14 SetupAppend        -> 15 AppendSetup
+//	16 AppendBlock        -> 17 DataAppended      (payload: event block)
+//	18 ReadSegment        -> 19 SegmentRead       (payload: segment bytes)
+//	20 SealSegment        -> 21 SegmentSealed
+//	22 TruncateSegment    -> 23 SegmentTruncated
+//	24 DeleteSegment      -> 25 SegmentDeleted
+//	26 MergeSegments      -> 27 SegmentsMerged
+//	28 GetAttributes      -> 29 Attributes
+//	30 UpdateAttributes   -> 31 AttributesUpdated
+//
+// A reply carries the request id of its request. Type and ErrorCode
+// numbers are never reused or renumbered.
+//
+// # Events inside segments
+//
+// Segment bytes (and the payload of AppendBlock) are a sequence of framed
+// events; a reader parses them with NextEvent:
+//
+//	+--------------+---------------------+--------------+-----
+//	| length u32BE | event bytes         | length u32BE | ...
+//	|              | (length bytes)      |              |
+//	+--------------+---------------------+--------------+-----
+//
+// length <= MaxEventSize (8 MiB); empty events are allowed. An AppendBlock
+// holds a whole number of events (CheckBlock), so events never straddle
+// blocks in a segment.
+//
+// # Names
+//
+// Scope and stream names are 1-255 characters of [A-Za-z0-9_.-], not "."
+// or ".."; names beginning with '_' are reserved for internal streams.
+// A segment's qualified name is
+//
+//	scope/stream/N.#epoch.E
+//
+// with N the segment number and E the epoch that created it, both
+// canonical non-negative decimals. A transaction's shadow segment is its
+// parent's name followed by "#transaction." and the transaction id in
+// canonical UUID text (36 characters, lower-case hex, e.g.
+// 0f8fad5b-d9cb-469f-a165-70867728950e). Segment names are at most 1024
+// bytes. UUID-valued attribute keys use the same canonical text form.
+//
+// # Containers
+//
+// A segment belongs to container
+//
+//	FNV-1a-64(bytes of ParentSegment(name)) mod containers
+//
+// (FNV-1a, 64-bit: offset basis 14695981039346656037, prime 1099511628211;
+// the modulo taken on unsigned 64-bit values). A transaction segment
+// therefore lives in its parent's container. The mapping is persistent
+// state of a cluster: it must never change.
+package protocol
