@@ -1,0 +1,574 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/node/container"
+	"github.com/sluice-streams/sluice/protocol"
+)
+
+// replyQueue is the length of a connection's reply queue, between the
+// goroutines that answer requests and the writer.
+const replyQueue = 256
+
+// writeBufferSize is the writer's buffer: small replies (acks, errors)
+// collect there until the reply queue is empty.
+const writeBufferSize = 32 << 10
+
+// conn is one client connection. Lifecycle (serve): the reader runs until
+// the client goes, a fatal frame, or the server closes; then the reads
+// are cancelled, the ack FIFO is closed and drained, the request
+// goroutines are waited for, a last ErrorReply is queued if the stream was
+// refused, the reply queue is closed and the writer drains it, and only
+// then is the socket closed.
+type conn struct {
+	s   *Server
+	nc  net.Conn
+	log logrus.FieldLogger
+
+	// ctx is done when the connection is dead (the writer failed, or the
+	// server closes): senders stop waiting on the reply queue.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// readCtx, a child of ctx, is cancelled when the reader stops, so
+	// that parked tail reads end.
+	readCtx     context.Context
+	cancelReads context.CancelFunc
+
+	out   chan protocol.Message // reply queue, closed once every sender is done
+	acks  chan ackItem          // append FIFO; the reader is its only sender
+	reads chan struct{}         // read slots (Options.MaxReadsPerConn)
+	ops   chan struct{}         // slots of other waiting requests
+	wg    sync.WaitGroup        // request goroutines
+
+	mu struct {
+		sync.Mutex
+		writers map[string]*writerState
+	}
+}
+
+// writerState is what a connection knows of a writer id. Both fields are
+// guarded by conn.mu.
+type writerState struct {
+	// segment is the segment the writer is bound to by its last completed
+	// SetupAppend; "" while it has none.
+	segment string
+	// settingUp is true while a SetupAppend for the writer is in flight.
+	settingUp bool
+}
+
+// ackItem is one AppendBlock in the ack FIFO: either queued in a container
+// (p) or refused (err).
+type ackItem struct {
+	reqID       int64
+	writer      string
+	segment     string
+	eventNumber int64
+	p           *container.PendingAppend
+	err         error
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	c := &conn{
+		s: s, nc: nc,
+		log:   s.log.WithField("remote", nc.RemoteAddr().String()),
+		out:   make(chan protocol.Message, replyQueue),
+		acks:  make(chan ackItem, s.opts.AckQueue),
+		reads: make(chan struct{}, s.opts.MaxReadsPerConn),
+		ops:   make(chan struct{}, maxOpsPerConn),
+	}
+	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	c.readCtx, c.cancelReads = context.WithCancel(c.ctx)
+	c.mu.writers = map[string]*writerState{}
+	return c
+}
+
+func (c *conn) serve() {
+	c.log.Debug("server: connection opened")
+	writerDone := make(chan struct{})
+	go c.writeLoop(writerDone)
+	ackDone := make(chan struct{})
+	go c.ackLoop(ackDone)
+
+	last := c.readLoop()
+
+	// Deliver what is owed, but do not wait forever for a client that
+	// does not read.
+	c.nc.SetWriteDeadline(time.Now().Add(closeWriteTimeout))
+	c.cancelReads()
+	close(c.acks)
+	<-ackDone
+	c.wg.Wait()
+	if last != nil {
+		c.send(last)
+	}
+	close(c.out)
+	<-writerDone
+	c.cancel()
+	c.nc.Close()
+	c.log.Debug("server: connection closed")
+}
+
+// send queues a reply; it gives up if the connection is dead.
+func (c *conn) send(m protocol.Message) {
+	select {
+	case c.out <- m:
+	case <-c.ctx.Done():
+	}
+}
+
+// errorReply builds the ErrorReply for a failed request and logs failures
+// that are the node's, not the client's.
+func (c *conn) errorReply(reqID int64, err error, segment, writer string) *protocol.ErrorReply {
+	r := protocol.NewErrorReply(reqID, err)
+	if r.Segment == "" {
+		r.Segment = segment
+	}
+	if r.WriterID == "" {
+		r.WriterID = writer
+	}
+	switch r.Code {
+	case protocol.CodeInternal, protocol.CodeContainerUnavailable:
+		c.log.WithError(err).WithField("segment", segment).Error("server: request failed")
+	}
+	return r
+}
+
+// readLoop decodes and dispatches requests until the stream ends or must
+// be closed. It returns the ErrorReply to send before closing, if any.
+func (c *conn) readLoop() *protocol.ErrorReply {
+	dec := protocol.NewDecoder(c.nc)
+	for {
+		m, err := dec.ReadMessage()
+		if err != nil {
+			if !protocol.IsFatal(err) {
+				if !c.decodeFailed(err) {
+					return nil
+				}
+				continue
+			}
+			return c.fatal(err)
+		}
+		req, ok := m.(protocol.Request)
+		if !ok {
+			var id int64 = -1
+			if r, ok := m.(protocol.Reply); ok {
+				id = r.ReqID()
+			}
+			c.log.Warnf("server: client sent %s, which is not a request", m.Type())
+			c.send(c.errorReply(id, fmt.Errorf("%w: %s is not a request", protocol.ErrUnknownCommand, m.Type()), "", ""))
+			continue
+		}
+		last, ok := c.dispatch(req)
+		if last != nil || !ok {
+			return last
+		}
+	}
+}
+
+// decodeFailed answers a frame that was skipped. The error of an
+// AppendBlock frame goes through the ack FIFO to keep the order of
+// append replies. It returns false if the connection died meanwhile.
+func (c *conn) decodeFailed(err error) bool {
+	var de *protocol.DecodeError
+	id := int64(-1)
+	t := protocol.Type(0)
+	if errors.As(err, &de) {
+		id, t = de.RequestID, de.Type
+	}
+	c.log.WithError(err).Warn("server: undecodable frame skipped")
+	if t == protocol.TypeAppendBlock {
+		return c.pushAck(ackItem{reqID: id, err: err})
+	}
+	c.send(c.errorReply(id, err, "", ""))
+	return c.ctx.Err() == nil
+}
+
+// fatal classifies the error that ended the stream and returns the reply
+// owed to the client, if the stream was refused rather than lost.
+func (c *conn) fatal(err error) *protocol.ErrorReply {
+	switch {
+	case errors.Is(err, io.EOF), c.ctx.Err() != nil:
+		return nil
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		c.log.WithError(err).Debug("server: connection ended inside a frame")
+		return nil
+	case errors.Is(err, protocol.ErrFrameTooLarge), errors.Is(err, protocol.ErrMalformedFrame):
+		c.log.WithError(err).Warn("server: bad frame; closing the connection")
+		return c.errorReply(-1, err, "", "")
+	default:
+		c.log.WithError(err).Debug("server: connection read failed")
+		return nil
+	}
+}
+
+// acquire takes a slot of sem; false if the connection died first.
+func (c *conn) acquire(sem chan struct{}) bool {
+	select {
+	case sem <- struct{}{}:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+// spawn runs f in a request goroutine holding a slot of sem.
+func (c *conn) spawn(sem chan struct{}, f func()) bool {
+	if !c.acquire(sem) {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() { <-sem }()
+		f()
+	}()
+	return true
+}
+
+func (c *conn) pushAck(it ackItem) bool {
+	select {
+	case c.acks <- it:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+// dispatch runs one request. It returns a reply to send before closing
+// the connection, or ok == false if the connection died.
+func (c *conn) dispatch(req protocol.Request) (last *protocol.ErrorReply, ok bool) {
+	if err := req.Validate(); err != nil {
+		if b, isAppend := req.(*protocol.AppendBlock); isAppend {
+			return nil, c.pushAck(ackItem{reqID: b.RequestID, writer: b.WriterID, err: err})
+		}
+		c.log.WithError(err).Debug("server: invalid request")
+		c.send(c.errorReply(req.ReqID(), err, "", ""))
+		return nil, c.ctx.Err() == nil
+	}
+	switch r := req.(type) {
+	case *protocol.Hello:
+		if r.LowVersion > protocol.WireVersion {
+			err := fmt.Errorf("%w: client speaks protocol versions [%d, %d], this node speaks [%d, %d]",
+				protocol.ErrInvalidArgument, r.LowVersion, r.HighVersion, protocol.WireVersion, protocol.WireVersion)
+			c.log.WithError(err).Warn("server: refusing the client")
+			return c.errorReply(r.RequestID, err, "", ""), true
+		}
+		c.send(&protocol.Hello{RequestID: r.RequestID, HighVersion: protocol.WireVersion, LowVersion: protocol.WireVersion})
+
+	case *protocol.AppendBlock:
+		return nil, c.pushAck(c.appendBlock(r))
+
+	case *protocol.SetupAppend:
+		return nil, c.setupAppend(r)
+
+	case *protocol.ReadSegment:
+		return nil, c.spawn(c.reads, func() { c.read(r) })
+
+	case *protocol.CreateSegment:
+		return nil, c.spawn(c.ops, func() {
+			err := c.onContainer(r.Segment, func(ct *container.Container) error { return ct.Create(r.Segment, nil) })
+			c.reply(r.RequestID, err, r.Segment, &protocol.SegmentCreated{RequestID: r.RequestID, Segment: r.Segment})
+		})
+
+	case *protocol.GetSegmentInfo:
+		return nil, c.spawn(c.ops, func() {
+			var info container.Info
+			err := c.onContainer(r.Segment, func(ct *container.Container) (err error) {
+				info, err = ct.Info(r.Segment)
+				return err
+			})
+			var mod int64
+			if !info.Modified.IsZero() {
+				mod = info.Modified.UnixNano()
+			}
+			c.reply(r.RequestID, err, r.Segment, &protocol.SegmentInfo{RequestID: r.RequestID, Segment: r.Segment,
+				StartOffset: info.StartOffset, Length: info.Length, Sealed: info.Sealed, LastModifiedUnixNano: mod})
+		})
+
+	case *protocol.SealSegment:
+		return nil, c.spawn(c.ops, func() {
+			var length int64
+			err := c.onContainer(r.Segment, func(ct *container.Container) (err error) {
+				length, err = ct.Seal(r.Segment)
+				return err
+			})
+			c.reply(r.RequestID, err, r.Segment, &protocol.SegmentSealed{RequestID: r.RequestID, Segment: r.Segment, Length: length})
+		})
+
+	case *protocol.TruncateSegment:
+		return nil, c.spawn(c.ops, func() {
+			var start int64
+			err := c.onContainer(r.Segment, func(ct *container.Container) (err error) {
+				start, err = ct.Truncate(r.Segment, r.Offset)
+				return err
+			})
+			c.reply(r.RequestID, err, r.Segment, &protocol.SegmentTruncated{RequestID: r.RequestID, Segment: r.Segment, StartOffset: start})
+		})
+
+	case *protocol.DeleteSegment:
+		return nil, c.spawn(c.ops, func() {
+			err := c.onContainer(r.Segment, func(ct *container.Container) error { return ct.Delete(r.Segment) })
+			c.reply(r.RequestID, err, r.Segment, &protocol.SegmentDeleted{RequestID: r.RequestID, Segment: r.Segment})
+		})
+
+	case *protocol.MergeSegments:
+		return nil, c.spawn(c.ops, func() {
+			length, err := c.merge(r.Target, r.Source)
+			c.reply(r.RequestID, err, r.Target, &protocol.SegmentsMerged{RequestID: r.RequestID, Target: r.Target,
+				Source: r.Source, TargetLength: length})
+		})
+
+	case *protocol.GetAttributes:
+		return nil, c.spawn(c.ops, func() {
+			var values map[string]int64
+			err := c.onContainer(r.Segment, func(ct *container.Container) (err error) {
+				values, err = ct.GetAttributes(r.Segment, r.Keys)
+				return err
+			})
+			c.reply(r.RequestID, err, r.Segment, &protocol.Attributes{RequestID: r.RequestID, Segment: r.Segment, Values: values})
+		})
+
+	case *protocol.UpdateAttributes:
+		return nil, c.spawn(c.ops, func() {
+			err := c.onContainer(r.Segment, func(ct *container.Container) error { return ct.UpdateAttributes(r.Segment, r.Updates) })
+			c.reply(r.RequestID, err, r.Segment, &protocol.AttributesUpdated{RequestID: r.RequestID, Segment: r.Segment})
+		})
+
+	default:
+		// A request type this server does not serve yet.
+		err := fmt.Errorf("%w: %s", protocol.ErrUnknownCommand, req.Type())
+		c.send(c.errorReply(req.ReqID(), err, "", ""))
+	}
+	return nil, c.ctx.Err() == nil
+}
+
+// onContainer runs f on the container that owns segment.
+func (c *conn) onContainer(segment string, f func(*container.Container) error) error {
+	ct, err := c.s.node.ContainerFor(segment)
+	if err != nil {
+		return err
+	}
+	return f(ct)
+}
+
+// reply sends ok, or the ErrorReply for err.
+func (c *conn) reply(reqID int64, err error, segment string, ok protocol.Message) {
+	if err != nil {
+		c.send(c.errorReply(reqID, err, segment, ""))
+		return
+	}
+	c.send(ok)
+}
+
+// appendBlock queues a block in its container, from the reader goroutine
+// so that a writer's blocks are logged in the order they arrived.
+func (c *conn) appendBlock(r *protocol.AppendBlock) ackItem {
+	it := ackItem{reqID: r.RequestID, writer: r.WriterID, eventNumber: r.LastEventNumber}
+	c.mu.Lock()
+	if w := c.mu.writers[r.WriterID]; w != nil {
+		it.segment = w.segment
+	}
+	c.mu.Unlock()
+	if it.segment == "" {
+		it.err = &protocol.Error{Code: protocol.CodeWriterNotSetUp, WriterID: r.WriterID,
+			Message: fmt.Sprintf("%v: %q", protocol.ErrWriterNotSetUp, r.WriterID)}
+		return it
+	}
+	ct, err := c.s.node.ContainerFor(it.segment)
+	if err != nil {
+		it.err = err
+		return it
+	}
+	it.p, it.err = ct.AppendAsync(container.Append{
+		Segment: it.segment, Writer: r.WriterID, EventNumber: r.LastEventNumber,
+		EventCount: r.EventCount, ExpectedOffset: r.ExpectedOffset, Data: r.Data,
+	})
+	return it
+}
+
+// ackLoop answers the appends in FIFO order, each once it is durable.
+func (c *conn) ackLoop(done chan<- struct{}) {
+	defer close(done)
+	for it := range c.acks {
+		if it.err == nil {
+			res, err := it.p.Wait()
+			if err == nil {
+				c.send(&protocol.DataAppended{RequestID: it.reqID, WriterID: it.writer, EventNumber: it.eventNumber,
+					PreviousEventNumber: res.PreviousEventNumber, CurrentOffset: res.Offset})
+				continue
+			}
+			it.err = err
+		}
+		c.send(c.errorReply(it.reqID, it.err, it.segment, it.writer))
+	}
+}
+
+// setupAppend starts a SetupAppend, refusing a second one for a writer
+// whose setup is in flight.
+func (c *conn) setupAppend(r *protocol.SetupAppend) bool {
+	// Take the slot first: only this goroutine sets settingUp, so the
+	// check below stays true until it is set.
+	if !c.acquire(c.ops) {
+		return false
+	}
+	c.mu.Lock()
+	w := c.mu.writers[r.WriterID]
+	if w == nil {
+		w = &writerState{}
+		c.mu.writers[r.WriterID] = w
+	}
+	busy := w.settingUp
+	w.settingUp = true
+	c.mu.Unlock()
+	if busy {
+		<-c.ops
+		err := &protocol.Error{Code: protocol.CodeSetupInProgress, Segment: r.Segment, WriterID: r.WriterID,
+			Message: fmt.Sprintf("%v: %q, on this connection", protocol.ErrSetupInProgress, r.WriterID)}
+		c.log.WithField("writer", r.WriterID).Warn("server: SetupAppend while one is in flight for the writer")
+		c.send(c.errorReply(r.RequestID, err, r.Segment, r.WriterID))
+		return c.ctx.Err() == nil
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() { <-c.ops }()
+		var last int64
+		err := c.onContainer(r.Segment, func(ct *container.Container) (err error) {
+			last, err = ct.SetupAppend(r.Segment, r.WriterID)
+			return err
+		})
+		c.mu.Lock()
+		w.settingUp = false
+		if err == nil {
+			w.segment = r.Segment
+		} else {
+			// A failed setup unbinds: the writer's next block must not go
+			// to a segment it meant to leave.
+			delete(c.mu.writers, r.WriterID)
+		}
+		c.mu.Unlock()
+		if err != nil {
+			c.send(c.errorReply(r.RequestID, err, r.Segment, r.WriterID))
+			return
+		}
+		c.send(&protocol.AppendSetup{RequestID: r.RequestID, WriterID: r.WriterID, Segment: r.Segment, LastEventNumber: last})
+	}()
+	return true
+}
+
+// read serves one ReadSegment, waiting up to WaitMillis at the tail.
+func (c *conn) read(r *protocol.ReadSegment) {
+	var (
+		ctx    context.Context
+		cancel context.CancelFunc
+	)
+	if r.WaitMillis == 0 {
+		ctx, cancel = context.WithCancel(c.readCtx)
+		cancel() // do not wait: return what is there
+	} else {
+		ctx, cancel = context.WithTimeout(c.readCtx, time.Duration(r.WaitMillis)*time.Millisecond)
+	}
+	defer cancel()
+	var res container.ReadResult
+	err := c.onContainer(r.Segment, func(ct *container.Container) (err error) {
+		res, err = ct.Read(ctx, r.Segment, r.Offset, int(r.MaxBytes))
+		return err
+	})
+	c.reply(r.RequestID, err, r.Segment, &protocol.SegmentRead{RequestID: r.RequestID, Segment: r.Segment,
+		Offset: r.Offset, AtTail: res.AtTail, EndOfSegment: res.EndOfSegment, Data: res.Data})
+}
+
+// merge merges source into target, which must live in the same container.
+func (c *conn) merge(target, source string) (int64, error) {
+	ct, err := c.s.node.ContainerFor(target)
+	if err != nil {
+		return 0, err
+	}
+	cs, err := c.s.node.ContainerFor(source)
+	if err != nil {
+		return 0, err
+	}
+	if ct != cs {
+		return 0, fmt.Errorf("%w: merge: %q and %q are in different containers (%d, %d)",
+			protocol.ErrInvalidArgument, target, source, ct.ID(), cs.ID())
+	}
+	return ct.Merge(target, source)
+}
+
+// writeLoop writes the reply queue until it is closed, flushing whenever
+// it is empty. After a write error it drops replies (the connection is
+// dead) but keeps draining, so that no sender blocks.
+func (c *conn) writeLoop(done chan<- struct{}) {
+	defer close(done)
+	bw := bufio.NewWriterSize(c.nc, writeBufferSize)
+	buffered := protocol.NewEncoder(bw)
+	direct := protocol.NewEncoder(c.nc)
+	var failed error
+	write := func(m protocol.Message) {
+		if failed != nil {
+			return
+		}
+		var err error
+		if sr, ok := m.(*protocol.SegmentRead); ok && len(sr.Data) > 0 {
+			// Header and cached blocks in one writev, no copy.
+			if err = bw.Flush(); err == nil {
+				err = direct.WriteMessage(m)
+			}
+		} else {
+			err = buffered.WriteMessage(m)
+		}
+		if errors.Is(err, protocol.ErrFrameTooLarge) {
+			// Nothing was written: answer the request with the error.
+			if r, ok := m.(protocol.Reply); ok {
+				c.log.WithError(err).Error("server: reply does not fit a frame")
+				err = buffered.WriteMessage(protocol.NewErrorReply(r.ReqID(), fmt.Errorf("%w: %w", protocol.ErrInternal, err)))
+			}
+		}
+		if err != nil {
+			failed = err
+		}
+	}
+	for {
+		m, ok := <-c.out
+		if !ok {
+			break
+		}
+		write(m)
+	drain:
+		for {
+			select {
+			case m, ok = <-c.out:
+				if !ok {
+					break drain
+				}
+				write(m)
+			default:
+				break drain
+			}
+		}
+		if failed == nil {
+			failed = bw.Flush()
+		}
+		if failed != nil && c.ctx.Err() == nil {
+			c.log.WithError(failed).Debug("server: connection write failed")
+			c.cancel()
+			c.nc.Close()
+		}
+		if !ok {
+			break
+		}
+	}
+	if failed == nil {
+		bw.Flush()
+	}
+}

@@ -1,0 +1,53 @@
+// Package server is the node's TCP server: it accepts connections, decodes
+// the frames of package protocol, runs each request against the container
+// that owns its segment (node.Node.ContainerFor) and writes the replies.
+//
+// # Goroutines of a connection
+//
+// Each connection has one reader, one writer and one acker, plus a
+// goroutine per request that waits (reads, setups, and the other commands
+// that wait for their fsync). The connection owns them all and waits for
+// them before it closes; the Server owns the connections and waits for
+// them in Close.
+//
+//	           +--------+  AppendAsync (in order)   +-----------+
+//	socket --> | reader | ------------------------> | ack FIFO  | --> acker --+
+//	           +--------+                           | (bounded) |             |
+//	               |  read / setup / other ops      +-----------+             v
+//	               +----> one goroutine each ----------------------------> replies --> writer --> socket
+//
+// The reader decodes a frame, validates the request (Request.Validate) and
+// dispatches it. It calls Container.AppendAsync itself, so a writer's
+// blocks are logged in the order they arrived; the pending append (or the
+// error that refused it) goes into the connection's ack FIFO, and the acker
+// waits for each in order, so DataAppended and the errors of appends are
+// answered in request order. A full FIFO stops the reader: backpressure on
+// the client. Reads are bounded per connection (Options.MaxReadsPerConn);
+// at the bound the reader waits too.
+//
+// The writer drains the reply queue into a buffered encoder and flushes
+// when the queue is empty, so pipelined acks share syscalls. A SegmentRead
+// with data is written straight to the socket after a flush: header and
+// the cached blocks in one writev, without a copy.
+//
+// # Errors
+//
+// Every failed request gets an ErrorReply with its request id and the code
+// of protocol.CodeOf; the connection goes on. A frame the decoder cannot
+// read but could skip (unknown type, bad msgpack) is answered the same way.
+// A frame that breaks the stream (bad header, length above
+// protocol.MaxFrameSize) is answered with request id -1, then the
+// connection is closed after the replies of the requests before it; other
+// connections are not affected. A Hello whose LowVersion is above
+// protocol.WireVersion is refused the same way.
+//
+// # Appends
+//
+// A writer appends on a connection only after a SetupAppend there has
+// completed: it binds the writer id to a segment (a later SetupAppend
+// re-binds it when it completes). A second SetupAppend for a writer whose
+// setup is still in flight is refused with protocol.ErrSetupInProgress;
+// the first completes normally. An AppendBlock for a writer with no
+// completed setup gets protocol.ErrWriterNotSetUp. Hello is optional: a
+// client should send it first to learn the node's version.
+package server
