@@ -120,6 +120,9 @@ func (c *conn) serve() {
 
 // send queues a reply; it gives up if the connection is dead.
 func (c *conn) send(m protocol.Message) {
+	if c.ctx.Err() != nil {
+		return
+	}
 	select {
 	case c.out <- m:
 	case <-c.ctx.Done():

@@ -207,17 +207,19 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.mu.closed = true
-	s.cancel()
 	var errs []error
 	for l := range s.mu.listeners {
 		if err := l.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 			errs = append(errs, err)
 		}
 	}
+	// Sockets first, so that nothing more is written to them; then the
+	// contexts, which wake parked reads and blocked senders.
 	for c := range s.mu.conns {
 		c.nc.Close()
 	}
 	s.mu.Unlock()
+	s.cancel()
 	s.wg.Wait()
 	return errors.Join(errs...)
 }
