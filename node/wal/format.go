@@ -70,10 +70,9 @@ func decodeFileHeader(b []byte) (fileHeader, error) {
 	}, nil
 }
 
-// appendRecord appends one framed record to dst; the payload is the
-// concatenation of parts.
-func appendRecord(dst []byte, typ RecordType, lsn uint64, parts ...[]byte) []byte {
-	start := len(dst)
+// recordHeader returns the header of a record whose payload is the
+// concatenation of parts, checksum included.
+func recordHeader(typ RecordType, lsn uint64, parts ...[]byte) [RecordHeaderSize]byte {
 	n := 0
 	for _, p := range parts {
 		n += len(p)
@@ -82,12 +81,22 @@ func appendRecord(dst []byte, typ RecordType, lsn uint64, parts ...[]byte) []byt
 	binary.LittleEndian.PutUint32(hdr[4:8], uint32(n))
 	hdr[8] = byte(typ)
 	binary.LittleEndian.PutUint64(hdr[9:17], lsn)
+	crc := crc32.Update(0, crcTable, hdr[4:])
+	for _, p := range parts {
+		crc = crc32.Update(crc, crcTable, p)
+	}
+	binary.LittleEndian.PutUint32(hdr[0:4], crc)
+	return hdr
+}
+
+// appendRecord appends one framed record to dst; the payload is the
+// concatenation of parts.
+func appendRecord(dst []byte, typ RecordType, lsn uint64, parts ...[]byte) []byte {
+	hdr := recordHeader(typ, lsn, parts...)
 	dst = append(dst, hdr[:]...)
 	for _, p := range parts {
 		dst = append(dst, p...)
 	}
-	crc := crc32.Update(0, crcTable, dst[start+4:])
-	binary.LittleEndian.PutUint32(dst[start:start+4], crc)
 	return dst
 }
 

@@ -100,7 +100,7 @@ type WAL struct {
 		tailSeq  uint64 // file the next record goes to
 		tailSize int64  // size of that file once everything queued is written
 		files    []fileHeader
-		spare    [][]byte // recycled batch buffers
+		spare    [][]byte // recycled slabs
 		err      error    // sticky failure
 		closed   bool
 	}
@@ -119,10 +119,35 @@ type WAL struct {
 	stopped chan struct{}
 }
 
+// slabSize is the size of the buffers records are copied into while they
+// wait for the flusher. Fixed-size slabs mean a large batch never
+// re-allocates and copies its buffer as it grows; they are written one
+// write call each.
+const slabSize = 1 << 20
+
+// maxSpareSlabs bounds the slabs kept for reuse.
+const maxSpareSlabs = 32
+
+// chunk is the part of a batch that goes to one file.
 type chunk struct {
 	seq      uint64
 	firstLSN uint64
-	buf      []byte
+	slabs    [][]byte // each of capacity slabSize; all full but the last
+}
+
+// write copies p to the end of the chunk, taking slabs from get.
+func (c *chunk) write(p []byte, get func() []byte) {
+	for len(p) > 0 {
+		n := len(c.slabs)
+		if n == 0 || len(c.slabs[n-1]) == cap(c.slabs[n-1]) {
+			c.slabs = append(c.slabs, get())
+			n++
+		}
+		last := c.slabs[n-1]
+		k := copy(last[len(last):cap(last)], p)
+		c.slabs[n-1] = last[:len(last)+k]
+		p = p[k:]
+	}
 }
 
 type batch struct {
@@ -391,11 +416,15 @@ func (w *WAL) Append(typ RecordType, parts ...[]byte) (Pending, error) {
 		w.mu.pending = b
 	}
 	if len(b.chunks) == 0 || b.chunks[len(b.chunks)-1].seq != w.mu.tailSeq {
-		b.chunks = append(b.chunks, chunk{seq: w.mu.tailSeq, firstLSN: lsn, buf: w.spareLocked()})
+		b.chunks = append(b.chunks, chunk{seq: w.mu.tailSeq, firstLSN: lsn})
 	}
 	c := &b.chunks[len(b.chunks)-1]
 	addr := Addr{File: w.mu.tailSeq, Offset: w.mu.tailSize}
-	c.buf = appendRecord(c.buf, typ, lsn, parts...)
+	hdr := recordHeader(typ, lsn, parts...)
+	c.write(hdr[:], w.spareLocked)
+	for _, p := range parts {
+		c.write(p, w.spareLocked)
+	}
 	b.lastLSN = lsn
 	w.mu.tailSize += size
 	w.mu.nextLSN++
@@ -409,7 +438,7 @@ func (w *WAL) spareLocked() []byte {
 		w.mu.spare = w.mu.spare[:n-1]
 		return buf[:0]
 	}
-	return nil
+	return make([]byte, 0, slabSize)
 }
 
 // WaitDurable blocks until every record with LSN <= lsn is durable, or
@@ -508,8 +537,10 @@ func (w *WAL) flushLoop() {
 		}
 		w.mu.flushing = nil
 		for _, c := range b.chunks {
-			if cap(c.buf) <= 4<<20 && len(w.mu.spare) < 4 {
-				w.mu.spare = append(w.mu.spare, c.buf)
+			for _, slab := range c.slabs {
+				if len(w.mu.spare) < maxSpareSlabs {
+					w.mu.spare = append(w.mu.spare, slab)
+				}
 			}
 		}
 		w.mu.Unlock()
@@ -527,10 +558,12 @@ func (w *WAL) writeBatch(b *batch) error {
 				return err
 			}
 		}
-		if _, err := w.file.Write(c.buf); err != nil {
-			return fmt.Errorf("write %s: %w", w.file.Name(), err)
+		for _, slab := range c.slabs {
+			if _, err := w.file.Write(slab); err != nil {
+				return fmt.Errorf("write %s: %w", w.file.Name(), err)
+			}
+			w.stats.bytes.Add(uint64(len(slab)))
 		}
-		w.stats.bytes.Add(uint64(len(c.buf)))
 	}
 	if err := w.file.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", w.file.Name(), err)
