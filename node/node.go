@@ -64,6 +64,13 @@ func Open(cfg Config) (*Node, error) {
 			cfg.Hosted = append(cfg.Hosted, i)
 		}
 	}
+	fs := cfg.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	if err := fs.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("node: create data directory %s: %w", cfg.Dir, err)
+	}
 	n := &Node{cfg: cfg, cache: cache.New(cfg.CacheSize), containers: map[int]*container.Container{}}
 	var (
 		mu   sync.Mutex
@@ -95,7 +102,13 @@ func Open(cfg Config) (*Node, error) {
 	if len(errs) > 0 {
 		n.Close()
 		sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
-		return nil, fmt.Errorf("node: %w", errors.Join(errs...))
+		if len(errs) == 1 {
+			return nil, fmt.Errorf("node: %w", errs[0])
+		}
+		for _, err := range errs[1:] {
+			cfg.Logger.WithError(err).Error("node: container failed to open")
+		}
+		return nil, fmt.Errorf("node: %d of %d containers failed to open; the first: %w", len(errs), len(cfg.Hosted), errs[0])
 	}
 	return n, nil
 }

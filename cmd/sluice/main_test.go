@@ -68,7 +68,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"--log-level", "loud", "version"}, "--log-level"},
 		{[]string{"node", "--containers", "x"}, "containers"},
 		{[]string{"help", "no-such-command"}, "no-such-command"},
-		{[]string{"node"}, "node: not built yet"},
+		{[]string{"node", "--data", "/dev/null/sub"}, "/dev/null/sub"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

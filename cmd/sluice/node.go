@@ -1,9 +1,17 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
 
+	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
+
+	"github.com/sluice-streams/sluice/node"
+	"github.com/sluice-streams/sluice/node/server"
 )
 
 // nodeOptions are the flags of `sluice node`.
@@ -62,7 +70,41 @@ func nodeCommand(g *globalOptions) *cli.Command {
 	}
 }
 
-// runNode starts a node with o. Placeholder until the node lands.
-func runNode(_ *cli.Context, _ *globalOptions, _ *nodeOptions) error {
-	return errors.New("node: not built yet")
+// runNode opens the node's containers (recovering them), serves them on
+// o.Listen until SIGINT or SIGTERM, then closes them cleanly (each writes a
+// last checkpoint). The line "node listening on ADDR" on stdout tells
+// scripts and tests which port was picked.
+func runNode(c *cli.Context, _ *globalOptions, o *nodeOptions) error {
+	n, err := node.Open(node.Config{
+		Dir: o.DataDir, Containers: o.Containers, CacheSize: o.CacheSize,
+		WALFileSize: o.WALFileSize, Logger: logrus.StandardLogger(),
+	})
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		n.Close()
+		return fmt.Errorf("node: listen on %s: %w", o.Listen, err)
+	}
+	srv := server.New(n, server.Options{Logger: logrus.StandardLogger()})
+	fmt.Fprintf(c.App.Writer, "node listening on %s\n", l.Addr())
+	logrus.WithFields(logrus.Fields{"addr": l.Addr().String(), "data": o.DataDir, "containers": o.Containers}).Info("node: serving")
+
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+		logrus.Info("node: shutting down")
+	}
+	if cerr := srv.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := n.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
