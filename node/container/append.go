@@ -101,14 +101,14 @@ func (c *Container) AppendAsync(a Append) (*PendingAppend, error) {
 	}
 	prev := protocol.NoEventNumber
 	if a.Writer != "" {
-		if v, ok := s.attrs[a.Writer]; ok {
+		if v, ok := s.writers[a.Writer]; ok {
 			prev = v
 			if a.EventNumber <= v {
 				return &PendingAppend{c: c, result: AppendResult{PreviousEventNumber: v, Offset: s.length, Duplicate: true},
 					syncPoint: c.syncPointLocked()}, nil
 			}
-		} else if len(s.attrs) >= MaxAttributes {
-			return nil, c.errorf(protocol.ErrInvalidArgument, a.Segment, "more than %d attributes", MaxAttributes)
+		} else if len(s.writers) >= MaxWriters {
+			return nil, c.errorf(protocol.ErrInvalidArgument, a.Segment, "more than %d writers", MaxWriters)
 		}
 	}
 	if s.sealed {

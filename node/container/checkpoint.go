@@ -46,6 +46,7 @@ type ckptSegment struct {
 	Length   int64            `msgpack:"l"`
 	Sealed   bool             `msgpack:"sl"`
 	Attrs    map[string]int64 `msgpack:"a"`
+	Writers  map[string]int64 `msgpack:"w"`
 	Modified int64            `msgpack:"m"`
 	// Extents, contiguous from ExtentBase, packed as uvarints per extent:
 	// length, log file, offset in the file, data offset in the record.
@@ -60,10 +61,14 @@ func (st *state) snapshotLocked(lsn uint64) checkpoint {
 	for _, s := range st.byID {
 		cs := ckptSegment{
 			ID: s.id, Name: s.name, Start: s.start, Length: s.length, Sealed: s.sealed,
-			Attrs: make(map[string]int64, len(s.attrs)), Modified: s.modified,
+			Attrs: make(map[string]int64, len(s.attrs)), Writers: make(map[string]int64, len(s.writers)),
+			Modified: s.modified,
 		}
 		for k, v := range s.attrs {
 			cs.Attrs[k] = v
+		}
+		for k, v := range s.writers {
+			cs.Writers[k] = v
 		}
 		if len(s.extents) > 0 {
 			cs.ExtentBase = s.extents[0].offset
@@ -89,10 +94,13 @@ func restore(cp checkpoint) (state, error) {
 	for _, cs := range cp.Segments {
 		s := &segment{
 			id: cs.ID, name: cs.Name, start: cs.Start, length: cs.Length, sealed: cs.Sealed,
-			attrs: cs.Attrs, modified: cs.Modified,
+			attrs: cs.Attrs, writers: cs.Writers, modified: cs.Modified,
 		}
 		if s.attrs == nil {
 			s.attrs = map[string]int64{}
+		}
+		if s.writers == nil {
+			s.writers = map[string]int64{}
 		}
 		off, b := cs.ExtentBase, cs.Extents
 		for len(b) > 0 {

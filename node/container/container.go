@@ -22,9 +22,13 @@ import (
 // last checkpoint before the next one is taken.
 const DefaultCheckpointBytes = 64 << 20
 
-// MaxAttributes bounds the attributes of one segment (writer event numbers
-// included), so that one client cannot grow a checkpoint without bound.
-const MaxAttributes = 1 << 16
+// MaxAttributes and MaxWriters bound the attributes and the writers'
+// event numbers kept for one segment, so that clients cannot grow a
+// checkpoint without bound.
+const (
+	MaxAttributes = 1 << 16
+	MaxWriters    = 1 << 16
+)
 
 // Config configures a container.
 type Config struct {
@@ -547,12 +551,16 @@ func (c *Container) SetupAppend(name, writer string) (int64, error) {
 		return 0, c.errorf(protocol.ErrInvalidArgument, name, "empty writer id")
 	}
 	c.mu.Lock()
+	if err := c.usableLocked(); err != nil {
+		c.mu.Unlock()
+		return 0, err
+	}
 	s, err := c.segmentLocked(name)
 	if err != nil {
 		c.mu.Unlock()
 		return 0, err
 	}
-	last, ok := s.attrs[writer]
+	last, ok := s.writers[writer]
 	if !ok {
 		last = protocol.NoEventNumber
 	}

@@ -562,3 +562,23 @@ func TestConcurrentWritersAcrossRestarts(t *testing.T) {
 		}
 	}
 }
+
+// TestAttributesCannotForgeWriterEventNumbers: a client attribute named
+// like a writer must not change what counts as a resend of that writer.
+func TestAttributesCannotForgeWriterEventNumbers(t *testing.T) {
+	c := open(t, Config{Dir: t.TempDir()})
+	c.Create(seg, nil)
+	appendEvents(t, c, seg, "w1", 1, "a")
+	if err := c.UpdateAttributes(seg, []protocol.AttributeUpdate{{Key: "w1", Kind: protocol.Replace, Value: 100}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := appendEvents(t, c, seg, "w1", 2, "b"); r.Duplicate {
+		t.Fatal("an attribute update made a new block look like a resend")
+	}
+	if last, _ := c.SetupAppend(seg, "w1"); last != 2 {
+		t.Fatalf("SetupAppend = %d, want 2", last)
+	}
+	if got := readAll(t, c, seg, 0); strings.Join(got, ",") != "a,b" {
+		t.Fatalf("read %v", got)
+	}
+}

@@ -12,8 +12,10 @@
 // string keys, UUID keys in canonical text form, with compare-and-set).
 //
 // Writer idempotence: each append carries its writer id and the event
-// number of its last event, and the append record sets the writer's
-// attribute to that number in the same record. A block whose event number
+// number of its last event, and the append record sets the writer's last
+// event number to it in the same record. Writers' numbers are kept apart
+// from the attributes clients set, so no attribute update can change what
+// counts as a resend. A block whose event number
 // is not above the stored one is a resend: it is acknowledged without being
 // applied, but only once everything logged before it arrived is durable,
 // because the original may still be waiting for its fsync.

@@ -65,7 +65,9 @@ type span struct {
 // durable at offset yet, it waits until something is, the segment is
 // sealed there, or ctx is done (then it returns an empty result with
 // AtTail set, not an error). Bytes below the start offset are gone
-// (protocol.ErrSegmentTruncated).
+// (protocol.ErrSegmentTruncated). An offset beyond the end of a segment
+// that is not sealed waits like a tail read, for the segment to grow past
+// it; beyond the end of a sealed segment it is protocol.ErrInvalidArgument.
 func (c *Container) Read(ctx context.Context, name string, offset int64, maxBytes int) (ReadResult, error) {
 	if maxBytes <= 0 || offset < 0 {
 		return ReadResult{}, c.errorf(protocol.ErrInvalidArgument, name, "read of %d bytes at offset %d", maxBytes, offset)

@@ -30,7 +30,8 @@ type segment struct {
 	start    int64 // first readable offset (after truncation)
 	length   int64 // offset after the last append applied
 	sealed   bool
-	attrs    map[string]int64
+	attrs    map[string]int64 // the attributes clients set
+	writers  map[string]int64 // writer id -> its last event number, apart from attrs
 	extents  []extent
 	modified int64 // unix nanoseconds of the last change seen by this process
 
@@ -74,7 +75,7 @@ func newState() state {
 }
 
 func (st *state) applyCreate(r createRecord, now int64) *segment {
-	s := &segment{id: r.ID, name: r.Name, attrs: map[string]int64{}, modified: now}
+	s := &segment{id: r.ID, name: r.Name, attrs: map[string]int64{}, writers: map[string]int64{}, modified: now}
 	for k, v := range r.Attrs {
 		s.attrs[k] = v
 	}
@@ -90,7 +91,7 @@ func (st *state) applyAppend(s *segment, r appendRecord, addr wal.Addr, now int6
 	s.extents = append(s.extents, extent{offset: s.length, length: int64(len(r.data)), addr: addr, dataOff: int32(r.dataOff)})
 	s.length += int64(len(r.data))
 	if r.writer != "" {
-		s.attrs[r.writer] = r.eventNumber
+		s.writers[r.writer] = r.eventNumber
 	}
 	s.modified = now
 }

@@ -1,0 +1,11 @@
+// Package crashtest holds the node's crash test: the real `sluice node`
+// binary serves its containers under concurrent pipelined appends from
+// several writers and is killed with SIGKILL at random moments, cycle after
+// cycle. After every restart the test reads every segment back and checks
+// the guarantees of DESIGN.md §4.1: every acknowledged append is present, in
+// order per writer, with no duplicate, although writers resend their
+// unacknowledged appends with the same event numbers.
+//
+// `make test` runs 20 cycles; `make soak` (SLUICE_SOAK=1) runs 300.
+// The package has no non-test code.
+package crashtest
