@@ -27,9 +27,13 @@ test:
 	$(GO) test -race=false -count=1 -timeout 15m ./...
 
 # Disk limits (node/diskprobe) come first so the node's numbers can be read
-# against them; set SLUICE_BENCH_DIR to benchmark another disk than TMPDIR's.
+# against them, then the append path in process (node/container) and over
+# TCP (node/server). -p 1 runs one package at a time: benchmarks of two
+# packages at once would share the disk and the CPUs. Set SLUICE_BENCH_DIR
+# to benchmark another disk than TMPDIR's.
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./node/... ./internal/latency/
+	$(GO) test -p 1 -run '^$$' -bench . -benchtime $(BENCHTIME) \
+		./node/diskprobe/ ./node/container/ ./node/server/ ./internal/latency/
 
 lint:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi
