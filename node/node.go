@@ -32,8 +32,10 @@ type Config struct {
 	Hosted []int
 	// CacheSize bounds the block cache shared by the containers.
 	CacheSize int64
-	// WALFileSize and CheckpointBytes are passed to every container.
+	// WALFileSize, WALPreallocate and CheckpointBytes are passed to every
+	// container.
 	WALFileSize     int64
+	WALPreallocate  bool
 	CheckpointBytes int64
 	// FS is the filesystem (vfs.Default if nil).
 	FS     vfs.FS
@@ -86,7 +88,7 @@ func Open(cfg Config) (*Node, error) {
 			defer wg.Done()
 			c, err := container.Open(container.Config{
 				ID: id, Dir: filepath.Join(cfg.Dir, fmt.Sprintf("container-%04d", id)), FS: cfg.FS,
-				WALFileSize: cfg.WALFileSize, CheckpointBytes: cfg.CheckpointBytes,
+				WALFileSize: cfg.WALFileSize, WALPreallocate: cfg.WALPreallocate, CheckpointBytes: cfg.CheckpointBytes,
 				Cache: n.cache, Logger: cfg.Logger,
 			})
 			mu.Lock()

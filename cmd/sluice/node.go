@@ -27,6 +27,9 @@ type nodeOptions struct {
 	CacheSize int64
 	// WALFileSize is the size in bytes at which a WAL file is cut (--wal-file-size).
 	WALFileSize int64
+	// WALPreallocate zero-fills the next WAL file ahead of time so appends
+	// are synced with fdatasync (--wal-preallocate).
+	WALPreallocate bool
 }
 
 func nodeCommand(g *globalOptions) *cli.Command {
@@ -65,6 +68,12 @@ func nodeCommand(g *globalOptions) *cli.Command {
 				Value:       64 << 20,
 				Destination: &o.WALFileSize,
 			},
+			&cli.BoolFlag{
+				Name:        "wal-preallocate",
+				Usage:       "zero-fill the next WAL file ahead of time, so appends need only fdatasync",
+				Value:       true,
+				Destination: &o.WALPreallocate,
+			},
 		},
 		Action: func(c *cli.Context) error { return runNode(c, g, o) },
 	}
@@ -77,7 +86,7 @@ func nodeCommand(g *globalOptions) *cli.Command {
 func runNode(c *cli.Context, _ *globalOptions, o *nodeOptions) error {
 	n, err := node.Open(node.Config{
 		Dir: o.DataDir, Containers: o.Containers, CacheSize: o.CacheSize,
-		WALFileSize: o.WALFileSize, Logger: logrus.StandardLogger(),
+		WALFileSize: o.WALFileSize, WALPreallocate: o.WALPreallocate, Logger: logrus.StandardLogger(),
 	})
 	if err != nil {
 		return err

@@ -40,6 +40,9 @@ type Config struct {
 	FS vfs.FS
 	// WALFileSize is the log's roll threshold (wal.DefaultFileSize if 0).
 	WALFileSize int64
+	// WALPreallocate makes the log zero-fill its next file ahead of time
+	// and sync appends with fdatasync (wal.Options.Preallocate).
+	WALPreallocate bool
 	// CheckpointBytes: log bytes between checkpoints
 	// (DefaultCheckpointBytes if 0, no automatic checkpoints if negative).
 	CheckpointBytes int64
@@ -121,7 +124,7 @@ func Open(cfg Config) (*Container, error) {
 	}
 	now := time.Now().UnixNano()
 	log, err := wal.Open(wal.Options{
-		Dir: filepath.Join(cfg.Dir, "wal"), FS: c.fs, FileSize: cfg.WALFileSize, Logger: c.l,
+		Dir: filepath.Join(cfg.Dir, "wal"), FS: c.fs, FileSize: cfg.WALFileSize, Preallocate: cfg.WALPreallocate, Logger: c.l,
 	}, cp.LSN+1, func(rec wal.Record) error {
 		if err := st.replay(rec, now); err != nil {
 			return fmt.Errorf("%w: replaying LSN %d at %s offset %d: %v", wal.ErrCorrupt, rec.LSN,

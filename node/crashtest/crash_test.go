@@ -213,15 +213,21 @@ func (w *writer) run(addr string, rng *rand.Rand, acks *atomic.Int64, stop <-cha
 	}
 	resend := append([]block(nil), w.unacked...)
 	for {
-		select {
-		case <-stop:
+		stopping := false
+		if len(resend) == 0 { // a stopping writer still resends what it owes
+			select {
+			case <-stop:
+				stopping = true
+			default:
+			}
+		}
+		if stopping {
 			for len(queue) > 0 {
 				if err := ackOldest(); err != nil {
 					return err
 				}
 			}
 			return nil
-		default:
 		}
 		if len(queue) == window {
 			if err := ackOldest(); err != nil {

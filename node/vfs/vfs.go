@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"golang.org/x/sys/unix"
 )
 
 // File is an open file. Writes are appends when the file was opened with
@@ -13,9 +15,14 @@ type File interface {
 	io.Reader
 	io.ReaderAt
 	io.Writer
+	io.WriterAt
 	io.Closer
-	// Sync flushes the file's data and metadata to stable storage.
+	// Sync flushes the file's data and metadata to stable storage (fsync).
 	Sync() error
+	// SyncData flushes the file's data, and only the metadata needed to
+	// read it back (fdatasync). It suffices after writes that did not
+	// change the file's size, such as writes into a preallocated file.
+	SyncData() error
 	// Truncate changes the file's size.
 	Truncate(size int64) error
 	// Stat describes the file.
@@ -54,7 +61,16 @@ func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f, nil
+	return osFile{f}, nil
+}
+
+type osFile struct{ *os.File }
+
+func (f osFile) SyncData() error {
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
+	}
+	return nil
 }
 
 func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }

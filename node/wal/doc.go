@@ -33,18 +33,31 @@
 // "first LSN" is the LSN of the file's first record, or of the next record
 // to be written when the file is empty.
 //
-// Record (17-byte header, then the payload; integers little-endian):
+// Record (25-byte header, then the payload; integers little-endian):
 //
-//	0        4        8      9                17
-//	+--------+--------+------+----------------+--------------------+
-//	| CRC32C | length | type | LSN            | payload            |
-//	| u32    | u32    | u8   | u64            | (length bytes)     |
-//	+--------+--------+------+----------------+--------------------+
-//	         |<------------ covered by the CRC (Castagnoli) ------>|
+//	0        4        8      9          17         25
+//	+--------+--------+------+----------+----------+----------------+
+//	| CRC32C | length | type | LSN      | synced   | payload        |
+//	| u32    | u32    | u8   | u64      | u64      | (length bytes) |
+//	+--------+--------+------+----------+----------+----------------+
+//	         |<------------- covered by the CRC (Castagnoli) ------>|
 //
 // length is at most MaxPayloadSize. Type 0 is never written, so zeroed
 // bytes never decode as a record. The LSN makes every record's place in the
 // log checkable: a record whose LSN is not the one expected is damage.
+// synced is the highest LSN that was durable before the record's batch
+// was written (the batch's first LSN minus one): a record with synced >= X
+// proves that record X had been fsynced, that is, acknowledged.
+//
+// # Preallocation
+//
+// With Options.Preallocate, a background goroutine keeps the next file
+// ready as ".spare", zero-filled to FileSize and fsynced; a roll writes the
+// header into it, fdatasyncs and renames it into place. Appends that stay
+// within a file's size on disk are made durable with fdatasync, which
+// need not commit the filesystem's journal (the size does not change);
+// appends that grow a file use fsync. The zeros after the last record are
+// the log's clean end.
 //
 // # Recovery
 //
@@ -52,14 +65,19 @@
 // one after the container's last checkpoint). At the first record that
 // does not decode (short, bad length, bad checksum, unexpected LSN):
 //
-//   - in the last file, if no valid record follows the damage, it is a torn
-//     tail left by a crash in the middle of a write: the file is copied to
-//     "<name>.broken" and truncated where the damage starts. Nothing acked
-//     is lost, because an append is acknowledged only after its fsync, and
-//     a torn write is by definition not yet fsynced.
-//   - anywhere else, or if valid records follow the damage, Open refuses
-//     with ErrCorrupt, naming the file and offset: that is lost data, not an
-//     interrupted write, and only an operator may decide what to do.
+//   - if only zeros follow, it is the end of the log (the unwritten rest of
+//     a preallocated file), in any file;
+//   - in the last file, if no valid record after the damage proves (by its
+//     synced field) that the damaged record had been durable, it is a torn
+//     tail left by a crash in the middle of a write: the pages of the last,
+//     unsynced batch may have reached the disk in any order. The file is
+//     copied to "<name>.broken" and zeroed from where the damage starts.
+//     Nothing acked is lost: an append is acknowledged only after the fsync
+//     that covers it, and a torn batch had not been fsynced;
+//   - anywhere else, or if a later record proves the damaged one durable,
+//     Open refuses with ErrCorrupt, naming the file and offset: that is
+//     lost acknowledged data, not an interrupted write, and only an
+//     operator may decide what to do.
 //
 // Missing files in the middle of the sequence, headers that do not match
 // their names and LSN gaps between files are also ErrCorrupt.

@@ -16,7 +16,7 @@ const (
 	// FileHeaderSize is the size of the header at the start of every file.
 	FileHeaderSize = 36
 	// RecordHeaderSize is the size of the header before every payload.
-	RecordHeaderSize = 17
+	RecordHeaderSize = 25
 	// MaxPayloadSize bounds one record's payload. A length field above it
 	// is damage, not a record.
 	MaxPayloadSize = 32 << 20
@@ -71,8 +71,9 @@ func decodeFileHeader(b []byte) (fileHeader, error) {
 }
 
 // recordHeader returns the header of a record whose payload is the
-// concatenation of parts, checksum included.
-func recordHeader(typ RecordType, lsn uint64, parts ...[]byte) [RecordHeaderSize]byte {
+// concatenation of parts, checksum included. synced is the highest LSN
+// known to be durable before the record's batch is written.
+func recordHeader(typ RecordType, lsn, synced uint64, parts ...[]byte) [RecordHeaderSize]byte {
 	n := 0
 	for _, p := range parts {
 		n += len(p)
@@ -81,6 +82,7 @@ func recordHeader(typ RecordType, lsn uint64, parts ...[]byte) [RecordHeaderSize
 	binary.LittleEndian.PutUint32(hdr[4:8], uint32(n))
 	hdr[8] = byte(typ)
 	binary.LittleEndian.PutUint64(hdr[9:17], lsn)
+	binary.LittleEndian.PutUint64(hdr[17:25], synced)
 	crc := crc32.Update(0, crcTable, hdr[4:])
 	for _, p := range parts {
 		crc = crc32.Update(crc, crcTable, p)
@@ -91,8 +93,8 @@ func recordHeader(typ RecordType, lsn uint64, parts ...[]byte) [RecordHeaderSize
 
 // appendRecord appends one framed record to dst; the payload is the
 // concatenation of parts.
-func appendRecord(dst []byte, typ RecordType, lsn uint64, parts ...[]byte) []byte {
-	hdr := recordHeader(typ, lsn, parts...)
+func appendRecord(dst []byte, typ RecordType, lsn, synced uint64, parts ...[]byte) []byte {
+	hdr := recordHeader(typ, lsn, synced, parts...)
 	dst = append(dst, hdr[:]...)
 	for _, p := range parts {
 		dst = append(dst, p...)
@@ -111,7 +113,7 @@ var (
 // decodeRecord parses the record at the start of b. A valid record must
 // carry the LSN want. The returned payload aliases b.
 func decodeRecord(b []byte, want uint64) (typ RecordType, payload []byte, n int, err error) {
-	typ, lsn, payload, n, err := decodeAnyRecord(b)
+	typ, lsn, _, payload, n, err := decodeAnyRecord(b)
 	if err != nil {
 		return 0, nil, 0, err
 	}
@@ -122,41 +124,65 @@ func decodeRecord(b []byte, want uint64) (typ RecordType, payload []byte, n int,
 }
 
 // decodeAnyRecord parses the record at the start of b, whatever its LSN.
-func decodeAnyRecord(b []byte) (typ RecordType, lsn uint64, payload []byte, n int, err error) {
+func decodeAnyRecord(b []byte) (typ RecordType, lsn, synced uint64, payload []byte, n int, err error) {
 	if len(b) < RecordHeaderSize {
-		return 0, 0, nil, 0, errShortRecord
+		return 0, 0, 0, nil, 0, errShortRecord
 	}
 	length := binary.LittleEndian.Uint32(b[4:8])
 	if length > MaxPayloadSize {
-		return 0, 0, nil, 0, errBadLength
+		return 0, 0, 0, nil, 0, errBadLength
 	}
 	n = RecordHeaderSize + int(length)
 	if len(b) < n {
-		return 0, 0, nil, 0, errShortRecord
+		return 0, 0, 0, nil, 0, errShortRecord
 	}
 	if crc32.Checksum(b[4:n], crcTable) != binary.LittleEndian.Uint32(b[0:4]) {
-		return 0, 0, nil, 0, errRecordCRC
+		return 0, 0, 0, nil, 0, errRecordCRC
 	}
 	typ = RecordType(b[8])
 	if typ == 0 {
-		return 0, 0, nil, 0, errBadType
+		return 0, 0, 0, nil, 0, errBadType
 	}
-	return typ, binary.LittleEndian.Uint64(b[9:17]), b[RecordHeaderSize:n], n, nil
+	return typ, binary.LittleEndian.Uint64(b[9:17]), binary.LittleEndian.Uint64(b[17:25]), b[RecordHeaderSize:n], n, nil
 }
 
-// validRecordAfter reports the first offset after from at which b holds a
-// record with a valid checksum and an LSN that could follow want, or -1.
-// Recovery uses it to tell a torn tail (nothing valid after the damage) from
-// corruption in the middle of the log. The LSN window is checked before the
-// checksum so that scanning garbage stays linear.
-func validRecordAfter(b []byte, from int, want uint64) int {
+// allZero reports whether b holds only zero bytes: the unwritten rest of
+// a preallocated file.
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// provenDurable looks past damage at offset from, where the record with
+// LSN want was expected, for a valid record that proves want had been made
+// durable before it was written: one whose synced field is >= want. It
+// returns that record's offset, or -1.
+//
+// Such a record means the damage hit acknowledged data: corruption. Without
+// one, every valid record after the damage belongs to the batch that was
+// being written when the process or machine stopped (its pages may reach
+// the disk in any order), none of it acknowledged: a torn tail.
+//
+// The LSN window is checked before the checksum so that scanning garbage
+// stays linear.
+func provenDurable(b []byte, from int, want uint64) int {
 	limit := want + uint64(len(b)/RecordHeaderSize)
 	for p := from + 1; p+RecordHeaderSize <= len(b); p++ {
 		lsn := binary.LittleEndian.Uint64(b[p+9 : p+17])
-		if lsn < want || lsn > limit || b[p+8] == 0 {
+		if lsn <= want || lsn > limit || b[p+8] == 0 || binary.LittleEndian.Uint64(b[p+17:p+25]) < want {
 			continue
 		}
-		if _, _, _, _, err := decodeAnyRecord(b[p:]); err == nil {
+		if _, _, _, _, _, err := decodeAnyRecord(b[p:]); err == nil {
 			return p
 		}
 	}

@@ -45,6 +45,14 @@ type Options struct {
 	// it goes to a new file (a single record larger than FileSize gets a
 	// file of its own). DefaultFileSize if zero.
 	FileSize int64
+	// Preallocate keeps a zero-filled file of FileSize ready (".spare",
+	// made by a background goroutine) for the next roll. Writes into a
+	// preallocated file do not change its size, so they are made durable
+	// with fdatasync, which skips the filesystem's journal commit: on the
+	// disks measured here about 40% faster than fsync of a growing file.
+	// Without a ready spare, a roll makes a file that grows as it is
+	// written, synced with fsync.
+	Preallocate bool
 	// Logger receives recovery and failure messages.
 	Logger logrus.FieldLogger
 }
@@ -67,8 +75,8 @@ type Record struct {
 // Repair describes a torn tail that Open cut off.
 type Repair struct {
 	File    string // path of the repaired file
-	Offset  int64  // where the file now ends
-	Dropped int64  // bytes cut off (kept in File+".broken")
+	Offset  int64  // where the log now ends in it
+	Dropped int64  // bytes zeroed from there to the end of the file (kept in File+".broken")
 }
 
 // Stats are cumulative counters, for tests and benchmarks.
@@ -106,8 +114,18 @@ type WAL struct {
 	}
 
 	// Owned by the flusher goroutine.
-	file    vfs.File
-	fileSeq uint64
+	file      vfs.File
+	fileSeq   uint64
+	fileOff   int64 // where the next write to file goes
+	fileAlloc int64 // the file's size on disk: writes below it need only fdatasync
+
+	spare struct {
+		sync.Mutex
+		ready bool // .spare exists, zero-filled to FileSize and durable
+	}
+	kickSpare chan struct{}
+	stopSpare chan struct{}
+	spareDone chan struct{}
 
 	readers struct {
 		sync.Mutex
@@ -152,6 +170,7 @@ func (c *chunk) write(p []byte, get func() []byte) {
 
 type batch struct {
 	chunks  []chunk
+	synced  uint64 // every LSN <= synced is durable before this batch is written
 	lastLSN uint64
 	done    chan struct{}
 	err     error // set before done is closed
@@ -179,10 +198,10 @@ func (p Pending) Wait() error {
 // valid only during the call. An error from replay stops Open and is
 // returned.
 //
-// A torn tail (damage at the end of the last file with no valid record
-// after it, as a crash in the middle of a write leaves) is copied to a
-// ".broken" file and cut off. Any other damage makes Open fail with
-// ErrCorrupt, naming the file and offset.
+// A torn tail (damage in the last file after which no valid record proves
+// the damaged one had been durable, as a crash in the middle of a write
+// leaves) is copied to a ".broken" file and zeroed. Any other damage makes
+// Open fail with ErrCorrupt, naming the file and offset.
 func Open(opts Options, from uint64, replay func(Record) error) (*WAL, error) {
 	if opts.FS == nil {
 		opts.FS = vfs.Default
@@ -195,7 +214,8 @@ func Open(opts Options, from uint64, replay func(Record) error) (*WAL, error) {
 		l.SetOutput(nopWriter{})
 		opts.Logger = l
 	}
-	w := &WAL{opts: opts, fs: opts.FS, stopped: make(chan struct{})}
+	w := &WAL{opts: opts, fs: opts.FS, stopped: make(chan struct{}),
+		kickSpare: make(chan struct{}, 1), stopSpare: make(chan struct{}), spareDone: make(chan struct{})}
 	w.mu.wake = sync.NewCond(&w.mu.Mutex)
 	w.readers.files = make(map[uint64]vfs.File)
 	if err := w.fs.MkdirAll(opts.Dir, 0o755); err != nil {
@@ -203,9 +223,14 @@ func Open(opts Options, from uint64, replay func(Record) error) (*WAL, error) {
 	}
 	if err := w.recover(from, replay); err != nil {
 		w.closeReaders()
+		if w.file != nil {
+			w.file.Close()
+		}
 		return nil, err
 	}
+	w.initSpare()
 	go w.flushLoop()
+	go w.spareLoop()
 	return w, nil
 }
 
@@ -230,8 +255,21 @@ func (w *WAL) recover(from uint64, replay func(Record) error) error {
 	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
 	if len(seqs) == 0 {
 		h := fileHeader{seq: 1, firstLSN: 1}
-		if err := w.createFile(h); err != nil {
-			return fmt.Errorf("wal: create first file: %w", err)
+		created := false
+		if w.opts.Preallocate {
+			if err := w.makeSpare(); err != nil {
+				return fmt.Errorf("wal: preallocate first file: %w", err)
+			}
+			alloc, err := w.useSpare(h)
+			if err != nil {
+				return fmt.Errorf("wal: create first file: %w", err)
+			}
+			created = alloc > 0
+		}
+		if !created {
+			if err := w.createFile(h); err != nil {
+				return fmt.Errorf("wal: create first file: %w", err)
+			}
 		}
 		w.mu.files = []fileHeader{h}
 		return w.openTail(h, FileHeaderSize, 1)
@@ -313,13 +351,17 @@ func (w *WAL) replayFile(h fileHeader, want, from uint64, last bool, replay func
 	for off < len(data) {
 		typ, payload, n, err := decodeRecord(data[off:], want)
 		if err != nil {
+			if allZero(data[off:]) {
+				// The unwritten rest of a preallocated file: a clean end.
+				return int64(off), want, nil
+			}
 			if !last {
 				return 0, 0, fmt.Errorf("%w: %s offset %d: %v (not the last file, so not a torn write)",
 					ErrCorrupt, name, off, err)
 			}
-			if p := validRecordAfter(data, off, want); p >= 0 {
-				return 0, 0, fmt.Errorf("%w: %s offset %d: %v, with a valid record after it at offset %d",
-					ErrCorrupt, name, off, err, p)
+			if p := provenDurable(data, off, want); p >= 0 {
+				return 0, 0, fmt.Errorf("%w: %s offset %d: %v, and the record at offset %d shows LSN %d had been durable",
+					ErrCorrupt, name, off, err, p, want)
 			}
 			if err := w.cutTornTail(name, data, int64(off)); err != nil {
 				return 0, 0, err
@@ -338,7 +380,8 @@ func (w *WAL) replayFile(h fileHeader, want, from uint64, last bool, replay func
 	return int64(off), want, nil
 }
 
-// cutTornTail keeps a copy of the damaged file and truncates it at off.
+// cutTornTail keeps a copy of the damaged file and zeroes it from off to
+// its end (zeroing, not truncating, keeps a preallocated file's blocks).
 func (w *WAL) cutTornTail(name string, data []byte, off int64) error {
 	if err := vfs.WriteFileAtomic(w.fs, name+".broken", data, 0o644); err != nil {
 		return fmt.Errorf("wal: keep a copy of torn file %s: %w", name, err)
@@ -348,24 +391,29 @@ func (w *WAL) cutTornTail(name string, data []byte, off int64) error {
 		return fmt.Errorf("wal: open torn file %s: %w", name, err)
 	}
 	defer f.Close()
-	if err := f.Truncate(off); err != nil {
-		return fmt.Errorf("wal: truncate torn file %s at %d: %w", name, off, err)
+	if _, err := f.WriteAt(make([]byte, int64(len(data))-off), off); err != nil {
+		return fmt.Errorf("wal: zero torn file %s from %d: %w", name, off, err)
 	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("wal: sync torn file %s: %w", name, err)
 	}
 	w.repair = &Repair{File: name, Offset: off, Dropped: int64(len(data)) - off}
 	w.opts.Logger.WithFields(logrus.Fields{"file": name, "offset": off, "dropped": len(data) - int(off)}).
-		Warn("wal: cut a torn tail left by a crash; the damaged bytes are kept in the .broken file")
+		Warn("wal: zeroed a torn tail left by a crash; the damaged bytes are kept in the .broken file")
 	return nil
 }
 
 func (w *WAL) openTail(h fileHeader, size int64, next uint64) error {
-	f, err := w.fs.OpenFile(w.path(h.seq), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := w.fs.OpenFile(w.path(h.seq), os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("wal: open %s for append: %w", w.path(h.seq), err)
 	}
-	w.file, w.fileSeq = f, h.seq
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("wal: stat %s: %w", w.path(h.seq), err)
+	}
+	w.file, w.fileSeq, w.fileOff, w.fileAlloc = f, h.seq, size, st.Size()
 	w.mu.tailSeq, w.mu.tailSize = h.seq, size
 	w.mu.nextLSN, w.mu.durable = next, next-1
 	return nil
@@ -412,7 +460,8 @@ func (w *WAL) Append(typ RecordType, parts ...[]byte) (Pending, error) {
 	}
 	b := w.mu.pending
 	if b == nil {
-		b = &batch{done: make(chan struct{})}
+		// Every batch before this one is written and synced before it is.
+		b = &batch{done: make(chan struct{}), synced: lsn - 1}
 		w.mu.pending = b
 	}
 	if len(b.chunks) == 0 || b.chunks[len(b.chunks)-1].seq != w.mu.tailSeq {
@@ -420,7 +469,7 @@ func (w *WAL) Append(typ RecordType, parts ...[]byte) (Pending, error) {
 	}
 	c := &b.chunks[len(b.chunks)-1]
 	addr := Addr{File: w.mu.tailSeq, Offset: w.mu.tailSize}
-	hdr := recordHeader(typ, lsn, parts...)
+	hdr := recordHeader(typ, lsn, b.synced, parts...)
 	c.write(hdr[:], w.spareLocked)
 	for _, p := range parts {
 		c.write(p, w.spareLocked)
@@ -559,38 +608,64 @@ func (w *WAL) writeBatch(b *batch) error {
 			}
 		}
 		for _, slab := range c.slabs {
-			if _, err := w.file.Write(slab); err != nil {
-				return fmt.Errorf("write %s: %w", w.file.Name(), err)
+			if _, err := w.file.WriteAt(slab, w.fileOff); err != nil {
+				return fmt.Errorf("write %s at %d: %w", w.file.Name(), w.fileOff, err)
 			}
+			w.fileOff += int64(len(slab))
 			w.stats.bytes.Add(uint64(len(slab)))
 		}
 	}
-	if err := w.file.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", w.file.Name(), err)
+	if err := w.syncFile(); err != nil {
+		return err
 	}
 	w.stats.syncs.Add(1)
 	w.stats.records.Add(b.lastLSN - b.chunks[0].firstLSN + 1)
 	return nil
 }
 
-// roll makes the current file durable and closed, and starts the next one.
-func (w *WAL) roll(c chunk) error {
+// syncFile makes what was written to the current file durable: fdatasync
+// if every write fell within the file's size on disk, fsync if the file
+// grew (its new size is metadata that must be durable too).
+func (w *WAL) syncFile() error {
+	if w.fileOff <= w.fileAlloc {
+		if err := w.file.SyncData(); err != nil {
+			return fmt.Errorf("fdatasync %s: %w", w.file.Name(), err)
+		}
+		return nil
+	}
 	if err := w.file.Sync(); err != nil {
-		return fmt.Errorf("sync %s before roll: %w", w.file.Name(), err)
+		return fmt.Errorf("sync %s: %w", w.file.Name(), err)
+	}
+	w.fileAlloc = w.fileOff
+	return nil
+}
+
+// roll makes the current file durable and closed, and starts the next one:
+// the preallocated spare if one is ready, else a file that grows.
+func (w *WAL) roll(c chunk) error {
+	if err := w.syncFile(); err != nil {
+		return fmt.Errorf("before roll: %w", err)
 	}
 	w.stats.syncs.Add(1)
 	if err := w.file.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", w.file.Name(), err)
 	}
 	h := fileHeader{seq: c.seq, firstLSN: c.firstLSN}
-	if err := w.createFile(h); err != nil {
+	alloc, err := w.useSpare(h)
+	if err != nil {
 		return fmt.Errorf("roll to %s: %w", w.path(c.seq), err)
 	}
-	f, err := w.fs.OpenFile(w.path(c.seq), os.O_WRONLY|os.O_APPEND, 0)
+	if alloc == 0 {
+		if err := w.createFile(h); err != nil {
+			return fmt.Errorf("roll to %s: %w", w.path(c.seq), err)
+		}
+		alloc = FileHeaderSize
+	}
+	f, err := w.fs.OpenFile(w.path(c.seq), os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", w.path(c.seq), err)
 	}
-	w.file, w.fileSeq = f, c.seq
+	w.file, w.fileSeq, w.fileOff, w.fileAlloc = f, c.seq, FileHeaderSize, alloc
 	w.mu.Lock()
 	w.mu.files = append(w.mu.files, h)
 	w.mu.Unlock()
@@ -616,7 +691,7 @@ func (w *WAL) ReadAt(addr Addr) (Record, error) {
 	if _, err := f.ReadAt(buf, addr.Offset); err != nil {
 		return Record{}, fmt.Errorf("wal: read %s offset %d: %w", f.Name(), addr.Offset, err)
 	}
-	typ, lsn, payload, _, err := decodeAnyRecord(buf)
+	typ, lsn, _, payload, _, err := decodeAnyRecord(buf)
 	if err != nil {
 		return Record{}, fmt.Errorf("%w: %s offset %d: %v", ErrCorrupt, f.Name(), addr.Offset, err)
 	}
@@ -680,12 +755,15 @@ func (w *WAL) Close() error {
 	if w.mu.closed {
 		w.mu.Unlock()
 		<-w.stopped
+		<-w.spareDone
 		return nil
 	}
 	w.mu.closed = true
 	w.mu.wake.Broadcast()
 	w.mu.Unlock()
 	<-w.stopped
+	close(w.stopSpare)
+	<-w.spareDone
 	var err error
 	if w.file != nil {
 		err = w.file.Close()

@@ -23,10 +23,11 @@ const (
 	OpRemove
 	OpSyncDir
 	OpMkdir
+	OpSyncData
 	numOps
 )
 
-var opNames = [...]string{"open", "write", "sync", "read", "truncate", "rename", "remove", "syncdir", "mkdir"}
+var opNames = [...]string{"open", "write", "sync", "read", "truncate", "rename", "remove", "syncdir", "mkdir", "syncdata"}
 
 func (o Op) String() string {
 	if o < 0 || o >= numOps {
@@ -149,6 +150,24 @@ func (f *errorFile) Write(p []byte) (int, error) {
 		return n, &os.PathError{Op: "write", Path: f.Name(), Err: err}
 	}
 	return f.File.Write(p)
+}
+
+func (f *errorFile) WriteAt(p []byte, off int64) (int, error) {
+	if err := f.fs.check(OpWrite, f.Name()); err != nil {
+		n := 0
+		if f.fs.TornWrites && len(p) > 1 {
+			n, _ = f.File.WriteAt(p[:len(p)/2], off)
+		}
+		return n, &os.PathError{Op: "write", Path: f.Name(), Err: err}
+	}
+	return f.File.WriteAt(p, off)
+}
+
+func (f *errorFile) SyncData() error {
+	if err := f.fs.check(OpSyncData, f.Name()); err != nil {
+		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
+	}
+	return f.File.SyncData()
 }
 
 func (f *errorFile) Sync() error {

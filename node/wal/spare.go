@@ -1,0 +1,151 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// The spare is the next log file, zero-filled to FileSize ahead of time by
+// a background goroutine, so that a roll costs a header write and a rename
+// instead of growing a file under the appends, and the appends into it can
+// be made durable with fdatasync.
+const (
+	spareName    = ".spare"
+	spareTmpName = ".spare.tmp"
+)
+
+func (w *WAL) sparePath() string { return filepath.Join(w.opts.Dir, spareName) }
+
+// initSpare adopts a complete spare left by an earlier run (it is renamed
+// into place only when whole) and removes a partial one.
+func (w *WAL) initSpare() {
+	w.fs.Remove(filepath.Join(w.opts.Dir, spareTmpName))
+	if !w.opts.Preallocate {
+		return
+	}
+	if st, err := w.fs.Stat(w.sparePath()); err == nil && st.Size() == w.opts.FileSize {
+		w.spare.Lock()
+		w.spare.ready = true
+		w.spare.Unlock()
+		return
+	}
+	w.fs.Remove(w.sparePath())
+	w.kick()
+}
+
+// kick asks the spare goroutine for a new spare, without waiting.
+func (w *WAL) kick() {
+	select {
+	case w.kickSpare <- struct{}{}:
+	default:
+	}
+}
+
+// spareLoop makes a new spare whenever it is asked to, until Close.
+func (w *WAL) spareLoop() {
+	defer close(w.spareDone)
+	for {
+		select {
+		case <-w.stopSpare:
+			return
+		case <-w.kickSpare:
+			if err := w.makeSpare(); err != nil && !errors.Is(err, errStopped) {
+				w.opts.Logger.WithError(err).Warn("wal: could not preallocate the next log file; the next roll makes a growing file")
+			}
+		}
+	}
+}
+
+var errStopped = errors.New("wal: stopped")
+
+func (w *WAL) makeSpare() error {
+	w.spare.Lock()
+	ready := w.spare.ready
+	w.spare.Unlock()
+	if ready {
+		return nil
+	}
+	tmp := filepath.Join(w.opts.Dir, spareTmpName)
+	f, err := w.fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	zeros := make([]byte, min(slabSize, w.opts.FileSize))
+	for off := int64(0); off < w.opts.FileSize; off += int64(len(zeros)) {
+		select {
+		case <-w.stopSpare:
+			f.Close()
+			w.fs.Remove(tmp)
+			return errStopped
+		default:
+		}
+		n := min(int64(len(zeros)), w.opts.FileSize-off)
+		if _, err := f.WriteAt(zeros[:n], off); err != nil {
+			f.Close()
+			w.fs.Remove(tmp)
+			return err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		w.fs.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		w.fs.Remove(tmp)
+		return err
+	}
+	// The rename and the flag change together under the lock, so a roll
+	// never sees a spare that is being replaced.
+	w.spare.Lock()
+	defer w.spare.Unlock()
+	if err := w.fs.Rename(tmp, w.sparePath()); err != nil {
+		w.fs.Remove(tmp)
+		return err
+	}
+	if err := w.fs.SyncDir(w.opts.Dir); err != nil {
+		return err
+	}
+	w.spare.ready = true
+	return nil
+}
+
+// useSpare turns the ready spare into the log file h, whole or not at all:
+// the header is written into the spare and made durable before the rename.
+// It returns the new file's size, or 0 if no spare was ready.
+func (w *WAL) useSpare(h fileHeader) (int64, error) {
+	if !w.opts.Preallocate {
+		return 0, nil
+	}
+	defer w.kick()
+	w.spare.Lock()
+	defer w.spare.Unlock()
+	if !w.spare.ready {
+		return 0, nil
+	}
+	w.spare.ready = false
+	f, err := w.fs.OpenFile(w.sparePath(), os.O_WRONLY, 0)
+	if err != nil {
+		return 0, fmt.Errorf("open spare: %w", err)
+	}
+	if _, err := f.WriteAt(h.encode(), 0); err != nil {
+		f.Close()
+		return 0, fmt.Errorf("write header into spare: %w", err)
+	}
+	if err := f.SyncData(); err != nil {
+		f.Close()
+		return 0, fmt.Errorf("sync spare: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return 0, err
+	}
+	if err := w.fs.Rename(w.sparePath(), w.path(h.seq)); err != nil {
+		return 0, err
+	}
+	if err := w.fs.SyncDir(w.opts.Dir); err != nil {
+		return 0, err
+	}
+	return w.opts.FileSize, nil
+}
