@@ -35,7 +35,7 @@ func BenchmarkAppendThroughput(b *testing.B) {
 	for _, writers := range []int{1, 8} {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
 			dir := diskprobetest.Dir(b)
-			c, err := Open(Config{Dir: dir, Cache: cache.New(256 << 20)})
+			c, err := Open(Config{Dir: dir, Cache: cache.New(256 << 20), WALPreallocate: true})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -153,7 +153,7 @@ func BenchmarkAppendLatency10MBps(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := Open(Config{Dir: dir, Cache: cache.New(256 << 20)})
+	c, err := Open(Config{Dir: dir, Cache: cache.New(256 << 20), WALPreallocate: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func startBench(b *testing.B) *benchNode {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	dir := diskprobetest.Dir(b)
-	n, err := node.Open(node.Config{Dir: dir, Containers: containers, Logger: log})
+	n, err := node.Open(node.Config{Dir: dir, Containers: containers, WALPreallocate: true, Logger: log})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -257,7 +257,7 @@ func (w *WAL) recover(from uint64, replay func(Record) error) error {
 		h := fileHeader{seq: 1, firstLSN: 1}
 		created := false
 		if w.opts.Preallocate {
-			if err := w.makeSpare(); err != nil {
+			if err := w.makeSpare(false); err != nil {
 				return fmt.Errorf("wal: preallocate first file: %w", err)
 			}
 			alloc, err := w.useSpare(h)
