@@ -30,6 +30,9 @@ type nodeOptions struct {
 	// WALPreallocate zero-fills the next WAL file ahead of time so appends
 	// are synced with fdatasync (--wal-preallocate).
 	WALPreallocate bool
+	// CheckpointBytes is how much log a container writes between two
+	// checkpoints of its metadata (--checkpoint-bytes).
+	CheckpointBytes int64
 }
 
 func nodeCommand(g *globalOptions) *cli.Command {
@@ -74,6 +77,12 @@ func nodeCommand(g *globalOptions) *cli.Command {
 				Value:       true,
 				Destination: &o.WALPreallocate,
 			},
+			&cli.Int64Flag{
+				Name:        "checkpoint-bytes",
+				Usage:       "checkpoint a container's metadata after every `BYTES` of log (bounds restart replay)",
+				Value:       64 << 20,
+				Destination: &o.CheckpointBytes,
+			},
 		},
 		Action: func(c *cli.Context) error { return runNode(c, g, o) },
 	}
@@ -86,7 +95,8 @@ func nodeCommand(g *globalOptions) *cli.Command {
 func runNode(c *cli.Context, _ *globalOptions, o *nodeOptions) error {
 	n, err := node.Open(node.Config{
 		Dir: o.DataDir, Containers: o.Containers, CacheSize: o.CacheSize,
-		WALFileSize: o.WALFileSize, WALPreallocate: o.WALPreallocate, Logger: logrus.StandardLogger(),
+		WALFileSize: o.WALFileSize, WALPreallocate: o.WALPreallocate,
+		CheckpointBytes: o.CheckpointBytes, Logger: logrus.StandardLogger(),
 	})
 	if err != nil {
 		return err

@@ -52,7 +52,7 @@ type nodeProc struct {
 func startNode(t *testing.T, dataDir string) *nodeProc {
 	t.Helper()
 	cmd := exec.Command(sluiceBin, "--log-level", "warn", "node", "--data", dataDir,
-		"--listen", "127.0.0.1:0", "--containers", "3", "--wal-file-size", "262144")
+		"--listen", "127.0.0.1:0", "--containers", "3", "--wal-file-size", "262144", "--checkpoint-bytes", "65536")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,10 @@
 // order per writer, with no duplicate, although writers resend their
 // unacknowledged appends with the same event numbers.
 //
+// The node runs with small log files (256 KiB, preallocated) and a
+// checkpoint every 64 KiB of log, so kills land in the middle of rolls,
+// spare preparation and checkpoints as well as appends.
+//
 // `make test` runs 20 cycles; `make soak` (SLUICE_SOAK=1) runs 300.
 // The package has no non-test code.
 package crashtest
