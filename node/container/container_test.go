@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -581,4 +582,51 @@ func TestAttributesCannotForgeWriterEventNumbers(t *testing.T) {
 	if got := readAll(t, c, seg, 0); strings.Join(got, ",") != "a,b" {
 		t.Fatalf("read %v", got)
 	}
+}
+
+// TestCheckpointFailureLosesNothing: a checkpoint that cannot be written
+// is reported, the container goes on, and a restart replays the log.
+func TestCheckpointFailureLosesNothing(t *testing.T) {
+	dir := t.TempDir()
+	efs := vfstest.New(vfs.Default)
+	c := open(t, Config{Dir: dir, FS: efs, CheckpointBytes: -1})
+	c.Create(seg, nil)
+	appendEvents(t, c, seg, "w", 1, "before")
+	efs.SetInjector(func(op vfstest.Op, path string) error {
+		if op == vfstest.OpRename && strings.Contains(path, ckptPrefix) {
+			return vfstest.ErrInjected
+		}
+		return nil
+	})
+	if err := c.Checkpoint(); !errors.Is(err, vfstest.ErrInjected) {
+		t.Fatalf("Checkpoint = %v, want the injected failure", err)
+	}
+	appendEvents(t, c, seg, "w", 2, "after")
+	c.Close() // its checkpoint fails too
+	if ck, _ := listCheckpoints(vfs.Default, dir); len(ck) != 0 {
+		t.Fatalf("a failed checkpoint left %v", ck)
+	}
+	c = open(t, Config{Dir: dir})
+	if got := readAll(t, c, seg, 0); strings.Join(got, ",") != "before,after" {
+		t.Fatalf("read %v", got)
+	}
+}
+
+// TestOpenCloseLeavesNoGoroutines: every goroutine a container starts
+// (checkpointer, log flusher, spare preparer) is stopped by Close.
+func TestOpenCloseLeavesNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	for i := 0; i < 5; i++ {
+		dir := t.TempDir()
+		c, err := Open(Config{Dir: dir, WALFileSize: 64 << 10, WALPreallocate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Create(seg, nil)
+		appendEvents(t, c, seg, "w", 1, "x")
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, func() bool { return runtime.NumGoroutine() <= before })
 }
