@@ -198,6 +198,23 @@ func (c *Container) fail(err error) error {
 	return c.mu.failed
 }
 
+// lockForChange takes the container's lock for a change to a segment and
+// returns the segment. If the container takes no changes or the segment
+// does not exist, it releases the lock and says why.
+func (c *Container) lockForChange(name string) (*segment, error) {
+	c.mu.Lock()
+	if err := c.usableLocked(); err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	s, err := c.segmentLocked(name)
+	if err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	return s, nil
+}
+
 func (c *Container) segmentLocked(name string) (*segment, error) {
 	s, ok := c.mu.st.byName[name]
 	if !ok {
@@ -307,14 +324,8 @@ func (c *Container) Info(name string) (Info, error) {
 // Seal makes a segment read-only and returns its final length. Sealing a
 // sealed segment is not an error.
 func (c *Container) Seal(name string) (int64, error) {
-	c.mu.Lock()
-	if err := c.usableLocked(); err != nil {
-		c.mu.Unlock()
-		return 0, err
-	}
-	s, err := c.segmentLocked(name)
+	s, err := c.lockForChange(name)
 	if err != nil {
-		c.mu.Unlock()
 		return 0, err
 	}
 	if s.sealed {
@@ -344,14 +355,8 @@ func (c *Container) Seal(name string) (int64, error) {
 // Truncate makes the bytes below offset unreadable. Truncating below the
 // current start offset is not an error and changes nothing.
 func (c *Container) Truncate(name string, offset int64) (int64, error) {
-	c.mu.Lock()
-	if err := c.usableLocked(); err != nil {
-		c.mu.Unlock()
-		return 0, err
-	}
-	s, err := c.segmentLocked(name)
+	s, err := c.lockForChange(name)
 	if err != nil {
-		c.mu.Unlock()
 		return 0, err
 	}
 	if offset > s.length || offset < 0 {
@@ -376,14 +381,8 @@ func (c *Container) Truncate(name string, offset int64) (int64, error) {
 
 // Delete removes a segment.
 func (c *Container) Delete(name string) error {
-	c.mu.Lock()
-	if err := c.usableLocked(); err != nil {
-		c.mu.Unlock()
-		return err
-	}
-	s, err := c.segmentLocked(name)
+	s, err := c.lockForChange(name)
 	if err != nil {
-		c.mu.Unlock()
 		return err
 	}
 	p, err := c.logLocked(recDelete, encode(deleteRecord{ID: s.id}))
@@ -401,14 +400,8 @@ func (c *Container) Delete(name string) error {
 // crash leaves either both segments as they were or the merged target.
 // It returns the target's new length.
 func (c *Container) Merge(target, source string) (int64, error) {
-	c.mu.Lock()
-	if err := c.usableLocked(); err != nil {
-		c.mu.Unlock()
-		return 0, err
-	}
-	t, err := c.segmentLocked(target)
+	t, err := c.lockForChange(target)
 	if err != nil {
-		c.mu.Unlock()
 		return 0, err
 	}
 	s, err := c.segmentLocked(source)
@@ -477,14 +470,8 @@ func (c *Container) GetAttributes(name string, keys []string) (map[string]int64,
 // condition fails, nothing changes and the error wraps
 // protocol.ErrAttributeConflict.
 func (c *Container) UpdateAttributes(name string, updates []protocol.AttributeUpdate) error {
-	c.mu.Lock()
-	if err := c.usableLocked(); err != nil {
-		c.mu.Unlock()
-		return err
-	}
-	s, err := c.segmentLocked(name)
+	s, err := c.lockForChange(name)
 	if err != nil {
-		c.mu.Unlock()
 		return err
 	}
 	r := attributesRecord{ID: s.id, Set: map[string]int64{}}
@@ -553,14 +540,8 @@ func (c *Container) SetupAppend(name, writer string) (int64, error) {
 	if writer == "" {
 		return 0, c.errorf(protocol.ErrInvalidArgument, name, "empty writer id")
 	}
-	c.mu.Lock()
-	if err := c.usableLocked(); err != nil {
-		c.mu.Unlock()
-		return 0, err
-	}
-	s, err := c.segmentLocked(name)
+	s, err := c.lockForChange(name)
 	if err != nil {
-		c.mu.Unlock()
 		return 0, err
 	}
 	last, ok := s.writers[writer]
