@@ -38,7 +38,8 @@ bench:
 lint:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	@if command -v staticcheck >/dev/null 2>&1; then staticcheck ./...; else echo "staticcheck not installed; skipped"; fi
+	@sc="$$(command -v staticcheck || echo "$$($(GO) env GOPATH)/bin/staticcheck")"; \
+	if [ -x "$$sc" ]; then "$$sc" ./...; else echo "staticcheck not installed (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2); skipped"; fi
 
 # Long crash runs: tests named *Crash* run their long variants when SLUICE_SOAK=1
 # (kill -9 / torn-write loops). Not part of `make test` or CI.
