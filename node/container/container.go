@@ -58,11 +58,12 @@ type Config struct {
 // once the log has it on stable storage, and serves reads from its cache
 // or, for blocks no longer cached, from the log.
 type Container struct {
-	cfg   Config
-	fs    vfs.FS
-	log   *wal.WAL
-	cache *cache.Cache
-	l     logrus.FieldLogger
+	cfg    Config
+	fs     vfs.FS
+	log    *wal.WAL
+	cache  *cache.Cache
+	source BlockSource // where blocks missing from the cache come from
+	l      logrus.FieldLogger
 
 	mu struct {
 		sync.Mutex
@@ -146,6 +147,7 @@ func Open(cfg Config) (*Container, error) {
 	c.mu.st = st
 	c.mu.lastLSN = log.NextLSN() - 1
 	c.log = log
+	c.source = logSource{log}
 	c.ckptLSN.Store(cp.LSN)
 	go c.checkpointLoop()
 	return c, nil

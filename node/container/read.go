@@ -123,13 +123,12 @@ func (c *Container) Read(ctx context.Context, name string, offset int64, maxByte
 	}
 	c.mu.Unlock()
 
-	src := logSource{c.log}
 	for _, sp := range spans {
 		key := c.cacheKey(sp.ext.addr)
 		data, ok := c.cache.Get(key)
 		if !ok {
 			var err error
-			if data, err = src.LoadBlock(sp.ext.addr, sp.ext.dataOff, sp.ext.length); err != nil {
+			if data, err = c.source.LoadBlock(sp.ext.addr, sp.ext.dataOff, sp.ext.length); err != nil {
 				return ReadResult{}, fmt.Errorf("container %d: segment %q: read block at offset %d: %w", c.cfg.ID, name, sp.ext.offset, err)
 			}
 			c.cache.Put(key, data)
