@@ -46,7 +46,8 @@ type nodeProc struct {
 	cmd    *exec.Cmd
 	addr   string
 	stderr *strings.Builder
-	exited chan error
+	done   chan struct{} // closed when the process has exited
+	err    error         // how it exited, once done is closed
 }
 
 func startNode(t *testing.T, dataDir string) *nodeProc {
@@ -57,11 +58,20 @@ func startNode(t *testing.T, dataDir string) *nodeProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &nodeProc{cmd: cmd, stderr: &strings.Builder{}, exited: make(chan error, 1)}
+	// The node dies with the test process, whatever way that ends.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	p := &nodeProc{cmd: cmd, stderr: &strings.Builder{}, done: make(chan struct{})}
 	cmd.Stderr = &lockedWriter{b: p.stderr}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGKILL)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+		}
+	})
 	lines := bufio.NewScanner(stdout)
 	addrCh := make(chan string, 1)
 	go func() {
@@ -72,12 +82,15 @@ func startNode(t *testing.T, dataDir string) *nodeProc {
 		}
 		close(addrCh)
 	}()
-	go func() { p.exited <- cmd.Wait() }()
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
 	select {
 	case a, ok := <-addrCh:
 		if !ok {
-			err := <-p.exited
-			t.Fatalf("node exited before listening (%v); stderr:\n%s", err, p.stderr)
+			<-p.done
+			t.Fatalf("node exited before listening (%v); stderr:\n%s", p.err, p.stderr)
 		}
 		p.addr = a
 	case <-time.After(60 * time.Second):
@@ -90,7 +103,7 @@ func startNode(t *testing.T, dataDir string) *nodeProc {
 func (p *nodeProc) kill(t *testing.T) {
 	t.Helper()
 	p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.exited
+	<-p.done
 }
 
 // stop ends the node with SIGTERM and requires a clean exit.
@@ -98,9 +111,9 @@ func (p *nodeProc) stop(t *testing.T) {
 	t.Helper()
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-p.exited:
-		if err != nil {
-			t.Fatalf("node exited with %v after SIGTERM; stderr:\n%s", err, p.stderr)
+	case <-p.done:
+		if p.err != nil {
+			t.Fatalf("node exited with %v after SIGTERM; stderr:\n%s", p.err, p.stderr)
 		}
 	case <-time.After(60 * time.Second):
 		p.cmd.Process.Kill()
