@@ -1,0 +1,81 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+)
+
+// Errors of a Store. Match them with errors.Is.
+var (
+	// ErrNotFound: the key does not exist.
+	ErrNotFound = errors.New("cluster: key not found")
+	// ErrExists: Create found the key already there.
+	ErrExists = errors.New("cluster: key exists")
+	// ErrVersionMismatch: a compare-and-set or conditional delete found
+	// another version than expected.
+	ErrVersionMismatch = errors.New("cluster: version mismatch")
+	// ErrHasChildren: Delete of a key that has children.
+	ErrHasChildren = errors.New("cluster: key has children")
+	// ErrInvalidKey: a key that is empty, starts or ends with "/", or has
+	// an empty, "." or ".." element.
+	ErrInvalidKey = errors.New("cluster: invalid key")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("cluster: store closed")
+)
+
+// Version is a key's version: it changes on every write of the key. A key
+// that does not exist has no version; Create and CompareAndSet never take
+// the version of a key that was deleted and created again for the same one.
+type Version int64
+
+// AnyVersion makes Delete unconditional.
+const AnyVersion Version = -1
+
+// KV is a key with its value and version.
+type KV struct {
+	Key     string
+	Value   []byte
+	Version Version
+}
+
+// Event tells a watcher that a key changed: its new value and version, or
+// Deleted.
+type Event struct {
+	Key     string
+	Value   []byte
+	Version Version
+	Deleted bool
+}
+
+// Store is the metadata store the controller and the cluster roles share:
+// a tree of keys ("scopes/s1/streams/st"), each with a value and a
+// version. Writing a key creates its missing parents (with empty values).
+// Every method is safe for concurrent use; ctx bounds the call.
+//
+// Implementations: bbolt (embedded, one process) and ZooKeeper. Both pass
+// the conformance suite in package clustertest.
+type Store interface {
+	// Get returns a key's value and version, or ErrNotFound.
+	Get(ctx context.Context, key string) (KV, error)
+	// Create writes a key that must not exist (ErrExists otherwise) and
+	// returns its version.
+	Create(ctx context.Context, key string, value []byte) (Version, error)
+	// Put writes a key whether it exists or not and returns its version.
+	Put(ctx context.Context, key string, value []byte) (Version, error)
+	// CompareAndSet writes a key only if its version is expected
+	// (ErrVersionMismatch otherwise, ErrNotFound if it does not exist).
+	CompareAndSet(ctx context.Context, key string, value []byte, expected Version) (Version, error)
+	// Delete removes a key that has no children (ErrHasChildren), only if
+	// its version is expected unless expected is AnyVersion.
+	Delete(ctx context.Context, key string, expected Version) error
+	// List returns the direct children of key ("" for the root), sorted by
+	// name, with their values; ErrNotFound if key does not exist.
+	List(ctx context.Context, key string) ([]KV, error)
+	// Watch sends an Event each time key is written or deleted, from the
+	// moment Watch returns, until ctx is done; then it closes the channel.
+	// Events may be coalesced (a watcher sees the latest state, not every
+	// step) but the last event always reflects the current state.
+	Watch(ctx context.Context, key string) (<-chan Event, error)
+	// Close releases the store.
+	Close() error
+}
