@@ -24,11 +24,14 @@ var (
 )
 
 // Version is a key's version: it changes on every write of the key. A key
-// that does not exist has no version; Create and CompareAndSet never take
-// the version of a key that was deleted and created again for the same one.
+// that does not exist has no version; a key deleted and created again
+// never gets a version it had before, so a CompareAndSet or Delete with a
+// version from before the deletion fails with ErrVersionMismatch. Versions
+// are positive; compare them for equality only (backends differ in how
+// they grow).
 type Version int64
 
-// AnyVersion makes Delete unconditional.
+// AnyVersion makes Delete unconditional. CompareAndSet never matches it.
 const AnyVersion Version = -1
 
 // KV is a key with its value and version.
@@ -39,7 +42,8 @@ type KV struct {
 }
 
 // Event tells a watcher that a key changed: its new value and version, or
-// Deleted.
+// Deleted (then Value is nil and Version 0). Value may be shared by the
+// watchers of the key: read it, do not modify it.
 type Event struct {
 	Key     string
 	Value   []byte
@@ -50,15 +54,17 @@ type Event struct {
 // Store is the metadata store the controller and the cluster roles share:
 // a tree of keys ("scopes/s1/streams/st"), each with a value and a
 // version. Writing a key creates its missing parents (with empty values).
-// Every method is safe for concurrent use; ctx bounds the call.
+// Every method is safe for concurrent use; ctx bounds the call. Keys are
+// checked by CheckKey (ErrInvalidKey). Values passed in are copied;
+// values returned are the caller's.
 //
 // Implementations: bbolt (embedded, one process) and ZooKeeper. Both pass
 // the conformance suite in package clustertest.
 type Store interface {
 	// Get returns a key's value and version, or ErrNotFound.
 	Get(ctx context.Context, key string) (KV, error)
-	// Create writes a key that must not exist (ErrExists otherwise) and
-	// returns its version.
+	// Create writes a key that must not exist (ErrExists otherwise, also
+	// for a parent that was created implicitly) and returns its version.
 	Create(ctx context.Context, key string, value []byte) (Version, error)
 	// Put writes a key whether it exists or not and returns its version.
 	Put(ctx context.Context, key string, value []byte) (Version, error)
@@ -72,10 +78,14 @@ type Store interface {
 	// name, with their values; ErrNotFound if key does not exist.
 	List(ctx context.Context, key string) ([]KV, error)
 	// Watch sends an Event each time key is written or deleted, from the
-	// moment Watch returns, until ctx is done; then it closes the channel.
-	// Events may be coalesced (a watcher sees the latest state, not every
-	// step) but the last event always reflects the current state.
+	// moment Watch returns, until ctx is done or the store is closed; then
+	// it closes the channel. The key need not exist. Events may be
+	// coalesced (a watcher sees the latest state, not every step) but the
+	// last event always reflects the current state. Writes of other keys,
+	// children included, send nothing. A watcher that does not read holds
+	// up no writer.
 	Watch(ctx context.Context, key string) (<-chan Event, error)
-	// Close releases the store.
+	// Close closes every watch channel and releases the store. Calls
+	// after Close return ErrClosed; a second Close returns nil.
 	Close() error
 }
