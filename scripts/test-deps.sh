@@ -34,11 +34,11 @@ install_missing() {
 	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-# Needed now: nothing beyond Go.
+# Needed now (DESIGN.md §7):
+need_pkg zookeeper            /usr/share/java/zookeeper.jar  # cluster: ZooKeeper server for tests (clustertest.StartZooKeeper)
+need_pkg default-jre-headless java                           # runs ZooKeeper; later MiniDFSCluster, Hadoop readers
 #
 # Needed as the parts that use them land (DESIGN.md §7):
-# need_pkg zookeeper            /usr/share/java/zookeeper.jar  # cluster: ZooKeeper server for tests
-# need_pkg default-jre-headless java                           # ZooKeeper, MiniDFSCluster, Hadoop readers
 # need_pkg maven                mvn                            # fetch hadoop-client-minicluster
 # need_pkg hdfs-cli             hdfs                           # tier2/hdfs, hdfsgateway: an independent HDFS client
 # need_pkg libnfs-utils         nfs-ls                         # nfsexport: NFS client
