@@ -1,0 +1,178 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sluice-streams/sluice/protocol"
+	"github.com/sluice-streams/sluice/protocol/api"
+)
+
+// Scale seals the active segments numbered req.SealedSegments (neighbours)
+// and replaces them with new segments owning req.NewRanges, which must
+// cover exactly the union of the sealed ranges (ErrInvalid otherwise). It
+// runs the scale workflow: intent (the new epoch, segment numbers and
+// ranges are recorded), createSegments, sealSegments, publishEpoch,
+// cleanup. ErrConflict if the stream is sealed, another workflow is in
+// progress, or a transaction is unfinished (see the package documentation).
+// It returns the new segments.
+func (s *Service) Scale(ctx context.Context, scope, stream string, req api.ScaleRequest) ([]api.SegmentRange, error) {
+	if err := s.checkStream(ctx, scope, stream); err != nil {
+		return nil, err
+	}
+	var planned *workflowRec
+	err := s.startWorkflow(ctx, scope, stream, kindScale, func(r *streamRec, w *workflowRec) error {
+		if r.Sealed {
+			return fmt.Errorf("%w: stream %s/%s is sealed", ErrConflict, scope, stream)
+		}
+		p, err := planScale(r, req, w.StartTime)
+		if err != nil {
+			return err
+		}
+		if len(r.Txns) > 0 {
+			return fmt.Errorf("%w: stream %s/%s has %d unfinished transactions; a scale waits until they are committed or aborted", ErrConflict, scope, stream, len(r.Txns))
+		}
+		p.ID = w.ID
+		*w = *p
+		r.NextSegment += int64(len(w.New))
+		planned = p
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r, _, err := s.loadStream(ctx, scope, stream)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.SegmentRange, 0, len(planned.New))
+	for _, sg := range planned.New {
+		out = append(out, r.rangeOf(sg))
+	}
+	return out, nil
+}
+
+// CurrentSegments returns the active segments, ordered by key range (those
+// of the last epoch if the stream is sealed).
+func (s *Service) CurrentSegments(ctx context.Context, scope, stream string) ([]api.SegmentRange, error) {
+	r, err := s.load(ctx, scope, stream)
+	if err != nil {
+		return nil, err
+	}
+	return r.ranges(r.current().Segments), nil
+}
+
+func (r *streamRec) ranges(nums []int64) []api.SegmentRange {
+	out := make([]api.SegmentRange, 0, len(nums))
+	for _, n := range nums {
+		out = append(out, r.rangeOf(r.Segments[n]))
+	}
+	return out
+}
+
+func (s *Service) load(ctx context.Context, scope, stream string) (*streamRec, error) {
+	if err := s.checkStream(ctx, scope, stream); err != nil {
+		return nil, err
+	}
+	r, _, err := s.loadStream(ctx, scope, stream)
+	return r, err
+}
+
+// SegmentsAt returns the position of time t: the segments of the epoch
+// active at t (the first epoch for an earlier t) at offset 0, moved up to
+// the truncation head where truncation deleted data.
+func (s *Service) SegmentsAt(ctx context.Context, scope, stream string, t time.Time) (api.StreamCut, error) {
+	r, err := s.load(ctx, scope, stream)
+	if err != nil {
+		return nil, err
+	}
+	return r.cutNames(r.cutAt(t.UnixMilli())), nil
+}
+
+// HeadCut returns where a reader from the beginning starts: the truncation
+// cut, or the first epoch's segments at offset 0.
+func (s *Service) HeadCut(ctx context.Context, scope, stream string) (api.StreamCut, error) {
+	r, err := s.load(ctx, scope, stream)
+	if err != nil {
+		return nil, err
+	}
+	return r.cutNames(r.headCut()), nil
+}
+
+// segmentOf finds a segment by qualified name.
+func (s *Service) segmentOf(ctx context.Context, name string) (*streamRec, segmentRec, error) {
+	q, err := protocol.ParseSegmentName(name)
+	if err != nil {
+		return nil, segmentRec{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if q.Transaction != "" {
+		return nil, segmentRec{}, fmt.Errorf("%w: %q is a transaction segment", ErrInvalid, name)
+	}
+	r, err := s.load(ctx, q.Scope, q.Stream)
+	if err != nil {
+		return nil, segmentRec{}, err
+	}
+	sg, ok := r.seg(q.Number)
+	if !ok || sg.Epoch != q.Epoch {
+		return nil, segmentRec{}, fmt.Errorf("%w: segment %s", ErrNotFound, name)
+	}
+	return r, sg, nil
+}
+
+// SegmentRangeOf returns a segment's key range.
+func (s *Service) SegmentRangeOf(ctx context.Context, segment string) (api.SegmentRange, error) {
+	r, sg, err := s.segmentOf(ctx, segment)
+	if err != nil {
+		return api.SegmentRange{}, err
+	}
+	return r.rangeOf(sg), nil
+}
+
+// Successors returns the segments that replaced a sealed segment, each with
+// the predecessors a reader must finish before reading it. An active
+// segment, or one sealed with its stream, has none (an empty slice).
+func (s *Service) Successors(ctx context.Context, segment string) ([]api.Successor, error) {
+	r, sg, err := s.segmentOf(ctx, segment)
+	if err != nil {
+		return nil, err
+	}
+	out := r.successors(sg.Number)
+	if out == nil {
+		out = []api.Successor{}
+	}
+	return out, nil
+}
+
+// SegmentsBetween returns the segments a reader crosses going from cut
+// from to cut to, in segment-number order. An empty from is the head; an
+// empty to is the end of the stream. ErrInvalid if a cut is not a valid
+// cut of the stream or from lies after to.
+func (s *Service) SegmentsBetween(ctx context.Context, scope, stream string, from, to api.StreamCut) ([]api.SegmentRange, error) {
+	r, err := s.load(ctx, scope, stream)
+	if err != nil {
+		return nil, err
+	}
+	f := r.headCut()
+	if len(from) > 0 {
+		if f, err = r.cutNumbers(from); err != nil {
+			return nil, err
+		}
+		if err := r.validateCut(f); err != nil {
+			return nil, err
+		}
+	}
+	var t map[int64]int64
+	if len(to) > 0 {
+		if t, err = r.cutNumbers(to); err != nil {
+			return nil, err
+		}
+		if err := r.validateCut(t); err != nil {
+			return nil, err
+		}
+		if err := r.cutNotAfter(f, t); err != nil {
+			return nil, err
+		}
+	}
+	return r.ranges(r.between(f, t)), nil
+}

@@ -1,0 +1,198 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/sluice-streams/sluice/client/segclient"
+	"github.com/sluice-streams/sluice/protocol"
+)
+
+// SegmentStore is what the controller asks of the nodes. Every method may
+// be repeated after a crash or a lost reply, so each is idempotent from the
+// controller's point of view, as stated per method. Other errors are the
+// node's (classify with errors.Is against protocol's sentinels).
+type SegmentStore interface {
+	// CreateSegment creates an empty segment. A segment that exists already
+	// is success: segment names are never reused, so it is the one an
+	// earlier attempt created.
+	CreateSegment(ctx context.Context, segment string) error
+	// SealSegment seals a segment and returns its length. Sealing a sealed
+	// segment is success (the node's seal is idempotent).
+	SealSegment(ctx context.Context, segment string) (length int64, err error)
+	// TruncateSegment makes the bytes below offset unreadable. Truncating
+	// below the current start offset is success and changes nothing.
+	TruncateSegment(ctx context.Context, segment string, offset int64) error
+	// DeleteSegment deletes a segment. A segment that does not exist is
+	// success: the controller deletes only segments it has retired.
+	DeleteSegment(ctx context.Context, segment string) error
+	// MergeSegments appends the sealed transaction segment source to its
+	// parent target and deletes source, atomically on the node; it returns
+	// target's new length. It is NOT made idempotent here: a source that
+	// does not exist gives protocol.ErrNoSuchSegment, and only the caller
+	// knows whether that means "merged already" (see CommitTxn).
+	MergeSegments(ctx context.Context, target, source string) (targetLength int64, err error)
+	// GetSegmentInfo returns a segment's start offset, length and sealed
+	// flag, or protocol.ErrNoSuchSegment.
+	GetSegmentInfo(ctx context.Context, segment string) (*protocol.SegmentInfo, error)
+}
+
+// Locator finds the node that serves a segment.
+type Locator interface {
+	NodeFor(ctx context.Context, segment string) (addr string, err error)
+}
+
+// StaticLocator sends every segment to one node: standalone mode.
+type StaticLocator string
+
+// NodeFor returns the locator's address.
+func (l StaticLocator) NodeFor(context.Context, string) (string, error) { return string(l), nil }
+
+// NodeSegments is the SegmentStore over the nodes' wire protocol: one
+// pooled segclient connection per node address, dialled on first use and
+// again when it broke.
+type NodeSegments struct {
+	loc Locator
+	mu  struct {
+		sync.Mutex
+		conns  map[string]*segclient.Conn
+		closed bool
+	}
+}
+
+// NewNodeSegments returns a NodeSegments that finds nodes with loc.
+func NewNodeSegments(loc Locator) *NodeSegments {
+	n := &NodeSegments{loc: loc}
+	n.mu.conns = map[string]*segclient.Conn{}
+	return n
+}
+
+var errSegmentsClosed = errors.New("controller: NodeSegments closed")
+
+// conn returns the pooled connection to addr, dialling if there is none or
+// the pooled one broke.
+func (n *NodeSegments) conn(ctx context.Context, addr string) (*segclient.Conn, error) {
+	n.mu.Lock()
+	if n.mu.closed {
+		n.mu.Unlock()
+		return nil, errSegmentsClosed
+	}
+	c := n.mu.conns[addr]
+	n.mu.Unlock()
+	if c != nil && c.Err() == nil {
+		return c, nil
+	}
+	nc, err := segclient.Dial(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.mu.closed {
+		nc.Close()
+		return nil, errSegmentsClosed
+	}
+	if cur := n.mu.conns[addr]; cur != nil && cur != c && cur.Err() == nil {
+		nc.Close() // another caller redialled first
+		return cur, nil
+	}
+	if c != nil {
+		c.Close()
+	}
+	n.mu.conns[addr] = nc
+	return nc, nil
+}
+
+// do runs op on the connection to segment's node, once more on a fresh
+// connection if the first one turns out to be broken.
+func (n *NodeSegments) do(ctx context.Context, segment string, op func(*segclient.Conn) error) error {
+	addr, err := n.loc.NodeFor(ctx, segment)
+	if err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		c, err := n.conn(ctx, addr)
+		if err != nil {
+			return err
+		}
+		err = op(c)
+		if errors.Is(err, segclient.ErrConnectionClosed) && attempt == 0 && ctx.Err() == nil {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("controller: node %s: %w", addr, err)
+		}
+		return nil
+	}
+}
+
+// CreateSegment implements SegmentStore.
+func (n *NodeSegments) CreateSegment(ctx context.Context, segment string) error {
+	return n.do(ctx, segment, func(c *segclient.Conn) error {
+		err := c.CreateSegment(ctx, segment)
+		if errors.Is(err, protocol.ErrSegmentExists) {
+			return nil
+		}
+		return err
+	})
+}
+
+// SealSegment implements SegmentStore.
+func (n *NodeSegments) SealSegment(ctx context.Context, segment string) (length int64, err error) {
+	err = n.do(ctx, segment, func(c *segclient.Conn) error {
+		length, err = c.SealSegment(ctx, segment)
+		return err
+	})
+	return length, err
+}
+
+// TruncateSegment implements SegmentStore.
+func (n *NodeSegments) TruncateSegment(ctx context.Context, segment string, offset int64) error {
+	return n.do(ctx, segment, func(c *segclient.Conn) error {
+		_, err := c.TruncateSegment(ctx, segment, offset)
+		return err
+	})
+}
+
+// DeleteSegment implements SegmentStore.
+func (n *NodeSegments) DeleteSegment(ctx context.Context, segment string) error {
+	return n.do(ctx, segment, func(c *segclient.Conn) error {
+		err := c.DeleteSegment(ctx, segment)
+		if errors.Is(err, protocol.ErrNoSuchSegment) {
+			return nil
+		}
+		return err
+	})
+}
+
+// MergeSegments implements SegmentStore.
+func (n *NodeSegments) MergeSegments(ctx context.Context, target, source string) (length int64, err error) {
+	err = n.do(ctx, target, func(c *segclient.Conn) error {
+		length, err = c.MergeSegments(ctx, target, source)
+		return err
+	})
+	return length, err
+}
+
+// GetSegmentInfo implements SegmentStore.
+func (n *NodeSegments) GetSegmentInfo(ctx context.Context, segment string) (info *protocol.SegmentInfo, err error) {
+	err = n.do(ctx, segment, func(c *segclient.Conn) error {
+		info, err = c.GetSegmentInfo(ctx, segment)
+		return err
+	})
+	return info, err
+}
+
+// Close closes the pooled connections; later calls fail.
+func (n *NodeSegments) Close() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.mu.closed = true
+	for addr, c := range n.mu.conns {
+		c.Close()
+		delete(n.mu.conns, addr)
+	}
+	return nil
+}
