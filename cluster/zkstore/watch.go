@@ -1,0 +1,133 @@
+package zkstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/sluice-streams/sluice/cluster"
+)
+
+// keyState is what a watcher last told its reader about a key.
+type keyState struct {
+	exists bool
+	mzxid  int64
+	data   []byte
+}
+
+func (a keyState) same(b keyState) bool {
+	return a.exists == b.exists && a.mzxid == b.mzxid
+}
+
+// arm reads the state of the znode at p and sets a one-shot watch on it:
+// a data watch if it exists (fires on a write or delete), an exists watch
+// if not (fires on its creation).
+func (s *Store) arm(p string) (keyState, <-chan zk.Event, error) {
+	for {
+		data, stat, ch, err := s.conn.GetW(p)
+		if err == nil {
+			return keyState{exists: true, mzxid: stat.Mzxid, data: data}, ch, nil
+		}
+		if !errors.Is(err, zk.ErrNoNode) {
+			return keyState{}, nil, err
+		}
+		ok, _, ch, err := s.conn.ExistsW(p)
+		if err != nil {
+			return keyState{}, nil, err
+		}
+		if !ok {
+			return keyState{}, ch, nil
+		}
+		// Created between the two reads: read its data. The exists
+		// watch just set stays behind in the client until the znode
+		// changes (a channel with room for its one event).
+	}
+}
+
+// Watch implements cluster.Store with ZooKeeper's one-shot watches, re-armed
+// by a goroutine after each firing; the goroutine compares the state it
+// reads with the state it last reported (by Mzxid), so changes that
+// happened while no watch was set are reported too, coalesced. The watch
+// survives reconnections and session expiry (it is set again in the new
+// session). A watch that ends leaves its last one-shot watch registered in
+// the client until that znode next changes.
+func (s *Store) Watch(ctx context.Context, key string) (<-chan cluster.Event, error) {
+	if err := s.check(ctx, key); err != nil {
+		return nil, err
+	}
+	p := s.path(key)
+	state, zch, err := s.arm(p)
+	if err != nil {
+		return nil, s.mapErr("watch", key, err)
+	}
+	out := make(chan cluster.Event, 1)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(out)
+		backoff := newBackoff()
+		for {
+			if zch != nil {
+				select {
+				case <-ctx.Done():
+					return
+				case <-s.done:
+					return
+				case <-zch:
+					// Any firing, also EventNotWatching (session
+					// expired): read the state again and re-arm.
+				}
+			}
+			next, ch, err := s.arm(p)
+			if err != nil {
+				zch = nil
+				if !backoff.wait(ctx, s.done) {
+					return
+				}
+				continue
+			}
+			backoff.reset()
+			zch = ch
+			if next.same(state) {
+				continue
+			}
+			state = next
+			ev := cluster.Event{Key: key, Deleted: !next.exists}
+			if next.exists {
+				ev.Value, ev.Version = next.data, cluster.Version(next.mzxid)
+			}
+			// Replace an event the reader has not taken yet; this
+			// goroutine is the only sender.
+			select {
+			case <-out:
+			default:
+			}
+			out <- ev
+		}
+	}()
+	return out, nil
+}
+
+// backoff spaces retries after errors: 50 ms doubling to 2 s.
+type backoff struct{ d time.Duration }
+
+func newBackoff() *backoff { return &backoff{d: 50 * time.Millisecond} }
+
+func (b *backoff) reset() { b.d = 50 * time.Millisecond }
+
+// wait waits for the next retry; false if ctx or done ended it first.
+func (b *backoff) wait(ctx context.Context, done <-chan struct{}) bool {
+	t := time.NewTimer(b.d)
+	defer t.Stop()
+	b.d = min(2*b.d, 2*time.Second)
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-done:
+		return false
+	}
+}
