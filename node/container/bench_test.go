@@ -153,7 +153,8 @@ func BenchmarkAppendLatency10MBps(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := Open(Config{Dir: dir, Cache: cache.New(256 << 20), WALPreallocate: true})
+	// Small log files, so the run rolls (into preallocated files) several times.
+	c, err := Open(Config{Dir: dir, Cache: cache.New(256 << 20), WALPreallocate: true, WALFileSize: 8 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -208,4 +209,7 @@ func BenchmarkAppendLatency10MBps(b *testing.B) {
 	b.ReportMetric(latency.Micros(s.Percentile(99.9)), "p99.9-us")
 	b.ReportMetric(latency.Micros(diskP99), "disk-p99-us")
 	b.ReportMetric(float64(s.Percentile(99))/float64(diskP99), "p99/disk-p99")
+	st := c.LogStats()
+	b.ReportMetric(float64(st.Rolls), "rolls")
+	b.ReportMetric(float64(st.SpareRolls), "spare-rolls")
 }

@@ -29,6 +29,9 @@ const (
 	benchBlockEvents = 64 // 64 KiB blocks, as a batching client sends under load
 	benchWindow      = 16 // blocks in flight per writer: 1 MiB
 	benchRound       = 32 << 20
+	// benchLatencyWALFile: small log files, so that the latency runs roll
+	// (into preallocated files, at 10 MB/s) several times.
+	benchLatencyWALFile = 8 << 20
 )
 
 // benchNode is a node served on 127.0.0.1, its files under dir.
@@ -38,15 +41,15 @@ type benchNode struct {
 	addr string
 }
 
-// startBench opens a node of 4 containers in a diskprobetest.Dir and serves
-// it; cleanup closes the server, then the node, and fails b if either
-// close fails or Serve does not return.
-func startBench(b *testing.B) *benchNode {
+// startBench opens a node of 4 containers in dir (from diskprobetest.Dir)
+// with WAL files of walFileSize (0: the default) and serves it; cleanup
+// closes the server, then the node, and fails b if either close fails or
+// Serve does not return.
+func startBench(b *testing.B, dir string, walFileSize int64) *benchNode {
 	b.Helper()
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	dir := diskprobetest.Dir(b)
-	n, err := node.Open(node.Config{Dir: dir, Containers: containers, WALPreallocate: true, Logger: log})
+	n, err := node.Open(node.Config{Dir: dir, Containers: containers, WALPreallocate: true, WALFileSize: walFileSize, Logger: log})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -127,7 +130,7 @@ func spreadSegments(n int) []string {
 func BenchmarkWireAppendThroughput(b *testing.B) {
 	for _, writers := range []int{1, 8} {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
-			bn := startBench(b)
+			bn := startBench(b, diskprobetest.Dir(b), 0)
 			event := bytes.Repeat([]byte("e"), benchEventSize)
 			var blk []byte
 			for i := 0; i < benchBlockEvents; i++ {
@@ -244,11 +247,14 @@ func (w *wireWriter) append(blk []byte, count int) error {
 func BenchmarkWireAppendLatency10MBps(b *testing.B) {
 	const rate = 10e6 / benchEventSize // events per second
 	interval := time.Duration(float64(time.Second) / rate)
-	bn := startBench(b)
-	disk, err := diskprobe.SyncLatency(bn.dir, 4096, 1000)
+	// The disk's reference is measured before the node opens: once open,
+	// its logs prepare their next files in the background.
+	dir := diskprobetest.Dir(b)
+	disk, err := diskprobe.SyncLatency(dir, 4096, 1000)
 	if err != nil {
 		b.Fatal(err)
 	}
+	bn := startBench(b, dir, benchLatencyWALFile)
 	const id = "w"
 	c := bn.writer(b, id, seg(0))
 	blk := protocol.AppendEvent(nil, bytes.Repeat([]byte("e"), benchEventSize))

@@ -20,7 +20,9 @@ const (
 func (w *WAL) sparePath() string { return filepath.Join(w.opts.Dir, spareName) }
 
 // initSpare adopts a complete spare left by an earlier run (it is renamed
-// into place only when whole) and removes a partial one.
+// into place only when whole) and removes a partial one. It does not ask
+// for a new spare: that happens after a roll (maybeKickSpare), so only logs
+// that fill files get spares.
 func (w *WAL) initSpare() {
 	w.fs.Remove(filepath.Join(w.opts.Dir, spareTmpName))
 	if !w.opts.Preallocate {
@@ -33,6 +35,28 @@ func (w *WAL) initSpare() {
 		return
 	}
 	w.fs.Remove(w.sparePath())
+}
+
+// maybeKickSpare asks for the next spare after a roll, unless the file
+// just finished filled up in less than twice the disk time the last spare
+// took (its writes and syncs, not its rests): then the log is writing
+// faster than spares can be made, they
+// would rarely be ready and would only take disk time from the appends,
+// so rolls go to growing files until the log slows down.
+func (w *WAL) maybeKickSpare() {
+	if !w.opts.Preallocate {
+		return
+	}
+	w.spare.Lock()
+	took := w.spare.took
+	w.spare.Unlock()
+	fill := time.Since(w.fileStart)
+	if fill < 2*took && !w.opts.alwaysSpare {
+		return
+	}
+	w.spare.Lock()
+	w.spare.budget = fill / 2
+	w.spare.Unlock()
 	w.kick()
 }
 
@@ -52,7 +76,7 @@ func (w *WAL) spareLoop() {
 		case <-w.stopSpare:
 			return
 		case <-w.kickSpare:
-			if err := w.makeSpare(true); err != nil && !errors.Is(err, errStopped) {
+			if err := w.makeSpare(); err != nil && !errors.Is(err, errStopped) {
 				w.opts.Logger.WithError(err).Warn("wal: could not preallocate the next log file; the next roll makes a growing file")
 			}
 		}
@@ -61,19 +85,23 @@ func (w *WAL) spareLoop() {
 
 var errStopped = errors.New("wal: stopped")
 
-// spareChunk is how much of a spare is zeroed and synced at a time, and
-// spareIdle how much longer than that took the preparer rests before the
-// next chunk: the zeros take about a fifth of the disk's time, in pieces
-// short enough not to hold an append's fdatasync for long.
+// Zero-filling competes with the appends for the disk, so it is done in
+// small pieces (spareChunk, each synced, so no large flush builds up),
+// spread over half the time the previous file took to fill (the budget),
+// and never faster than a quarter of the disk's time (spareIdle): a piece
+// this small holds an append's fdatasync for little more than a write of
+// its own size.
 const (
-	spareChunk = 256 << 10
-	spareIdle  = 4
+	spareChunk = 32 << 10
+	spareIdle  = 3
 )
 
-// makeSpare zero-fills a new spare. paced spreads the writes out (see
-// spareChunk); unpaced is for the first file of a new log, which is needed
-// at once.
-func (w *WAL) makeSpare(paced bool) error {
+// spareGate lets one log of the process zero-fill at a time, so that the
+// pacing holds for the disk, not for each of a node's containers.
+var spareGate = make(chan struct{}, 1)
+
+// makeSpare zero-fills a new spare, paced (see spareChunk).
+func (w *WAL) makeSpare() error {
 	w.spare.Lock()
 	ready := w.spare.ready
 	w.spare.Unlock()
@@ -90,6 +118,17 @@ func (w *WAL) makeSpare(paced bool) error {
 		w.fs.Remove(tmp)
 		return err
 	}
+	select {
+	case spareGate <- struct{}{}:
+		defer func() { <-spareGate }()
+	case <-w.stopSpare:
+		return abandon(errStopped)
+	}
+	w.spare.Lock()
+	budget := w.spare.budget
+	w.spare.Unlock()
+	chunks := (w.opts.FileSize + spareChunk - 1) / spareChunk
+	var work time.Duration // time spent writing and syncing
 	zeros := make([]byte, min(spareChunk, w.opts.FileSize))
 	for off := int64(0); off < w.opts.FileSize; off += int64(len(zeros)) {
 		start := time.Now()
@@ -97,13 +136,12 @@ func (w *WAL) makeSpare(paced bool) error {
 		if _, err := f.WriteAt(zeros[:n], off); err != nil {
 			return abandon(err)
 		}
-		if !paced {
-			continue
-		}
 		if err := f.SyncData(); err != nil {
 			return abandon(err)
 		}
-		rest := time.NewTimer(max(spareIdle*time.Since(start), time.Millisecond))
+		took := time.Since(start)
+		work += took
+		rest := time.NewTimer(max(spareIdle*took, budget/time.Duration(chunks)-took))
 		select {
 		case <-w.stopSpare:
 			rest.Stop()
@@ -130,6 +168,7 @@ func (w *WAL) makeSpare(paced bool) error {
 		return err
 	}
 	w.spare.ready = true
+	w.spare.took = work
 	return nil
 }
 
@@ -140,7 +179,6 @@ func (w *WAL) useSpare(h fileHeader) (int64, error) {
 	if !w.opts.Preallocate {
 		return 0, nil
 	}
-	defer w.kick()
 	w.spare.Lock()
 	defer w.spare.Unlock()
 	if !w.spare.ready {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -55,6 +56,10 @@ type Options struct {
 	Preallocate bool
 	// Logger receives recovery and failure messages.
 	Logger logrus.FieldLogger
+
+	// alwaysSpare, for tests, asks for a spare after every roll however
+	// fast the file filled.
+	alwaysSpare bool
 }
 
 // Addr is where a record starts: the file's sequence number and the byte
@@ -81,10 +86,12 @@ type Repair struct {
 
 // Stats are cumulative counters, for tests and benchmarks.
 type Stats struct {
-	Records uint64 // records written
-	Syncs   uint64 // fsyncs of log files (one per group commit)
-	Bytes   uint64 // bytes written, headers included
-	Files   int    // files in the log now
+	Records    uint64 // records written
+	Syncs      uint64 // fsyncs of log files (one per group commit)
+	Bytes      uint64 // bytes written, headers included
+	Files      int    // files in the log now
+	Rolls      uint64 // files started after the first
+	SpareRolls uint64 // of those, preallocated ones
 }
 
 // WAL is a segment container's write-ahead log: an append-only sequence of
@@ -121,8 +128,11 @@ type WAL struct {
 
 	spare struct {
 		sync.Mutex
-		ready bool // .spare exists, zero-filled to FileSize and durable
+		ready  bool          // .spare exists, zero-filled to FileSize and durable
+		took   time.Duration // disk time the last spare took (writes and syncs)
+		budget time.Duration // how long the next one may take
 	}
+	fileStart time.Time // when the flusher started the current file
 	kickSpare chan struct{}
 	stopSpare chan struct{}
 	spareDone chan struct{}
@@ -133,7 +143,7 @@ type WAL struct {
 	}
 
 	repair  *Repair
-	stats   struct{ records, syncs, bytes atomic.Uint64 }
+	stats   struct{ records, syncs, bytes, rolls, spareRolls atomic.Uint64 }
 	stopped chan struct{}
 }
 
@@ -254,22 +264,12 @@ func (w *WAL) recover(from uint64, replay func(Record) error) error {
 	}
 	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
 	if len(seqs) == 0 {
+		// The first file grows as it is written: a node with many
+		// containers does not zero-fill them all when it starts, and a
+		// log that never rolls never costs a spare.
 		h := fileHeader{seq: 1, firstLSN: 1}
-		created := false
-		if w.opts.Preallocate {
-			if err := w.makeSpare(false); err != nil {
-				return fmt.Errorf("wal: preallocate first file: %w", err)
-			}
-			alloc, err := w.useSpare(h)
-			if err != nil {
-				return fmt.Errorf("wal: create first file: %w", err)
-			}
-			created = alloc > 0
-		}
-		if !created {
-			if err := w.createFile(h); err != nil {
-				return fmt.Errorf("wal: create first file: %w", err)
-			}
+		if err := w.createFile(h); err != nil {
+			return fmt.Errorf("wal: create first file: %w", err)
 		}
 		w.mu.files = []fileHeader{h}
 		return w.openTail(h, FileHeaderSize, 1)
@@ -414,6 +414,7 @@ func (w *WAL) openTail(h fileHeader, size int64, next uint64) error {
 		return fmt.Errorf("wal: stat %s: %w", w.path(h.seq), err)
 	}
 	w.file, w.fileSeq, w.fileOff, w.fileAlloc = f, h.seq, size, st.Size()
+	w.fileStart = time.Now()
 	w.mu.tailSeq, w.mu.tailSize = h.seq, size
 	w.mu.nextLSN, w.mu.durable = next, next-1
 	return nil
@@ -545,10 +546,12 @@ func (w *WAL) Stats() Stats {
 	files := len(w.mu.files)
 	w.mu.Unlock()
 	return Stats{
-		Records: w.stats.records.Load(),
-		Syncs:   w.stats.syncs.Load(),
-		Bytes:   w.stats.bytes.Load(),
-		Files:   files,
+		Records:    w.stats.records.Load(),
+		Syncs:      w.stats.syncs.Load(),
+		Bytes:      w.stats.bytes.Load(),
+		Files:      files,
+		Rolls:      w.stats.rolls.Load(),
+		SpareRolls: w.stats.spareRolls.Load(),
 	}
 }
 
@@ -655,6 +658,11 @@ func (w *WAL) roll(c chunk) error {
 	if err != nil {
 		return fmt.Errorf("roll to %s: %w", w.path(c.seq), err)
 	}
+	w.stats.rolls.Add(1)
+	if alloc > 0 {
+		w.stats.spareRolls.Add(1)
+	}
+	w.maybeKickSpare()
 	if alloc == 0 {
 		if err := w.createFile(h); err != nil {
 			return fmt.Errorf("roll to %s: %w", w.path(c.seq), err)
@@ -666,6 +674,7 @@ func (w *WAL) roll(c chunk) error {
 		return fmt.Errorf("open %s: %w", w.path(c.seq), err)
 	}
 	w.file, w.fileSeq, w.fileOff, w.fileAlloc = f, c.seq, FileHeaderSize, alloc
+	w.fileStart = time.Now()
 	w.mu.Lock()
 	w.mu.files = append(w.mu.files, h)
 	w.mu.Unlock()
