@@ -142,10 +142,10 @@ func (s *Service) step(workflow, step string) error {
 }
 
 // Store keys (see doc.go).
-func scopeKey(scope string) string        { return "scopes/" + scope }
-func streamsKey(scope string) string      { return "scopes/" + scope + "/streams" }
-func streamKey(scope, stream string) string { return streamsKey(scope) + "/" + stream }
-func txnsKey(scope, stream string) string { return streamKey(scope, stream) + "/txns" }
+func scopeKey(scope string) string           { return "scopes/" + scope }
+func streamsKey(scope string) string         { return "scopes/" + scope + "/streams" }
+func streamKey(scope, stream string) string  { return streamsKey(scope) + "/" + stream }
+func txnsKey(scope, stream string) string    { return streamKey(scope, stream) + "/txns" }
 func txnKey(scope, stream, id string) string { return txnsKey(scope, stream) + "/" + id }
 
 // list returns the children of key that have a value (keys created only as
