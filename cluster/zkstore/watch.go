@@ -117,11 +117,17 @@ func newBackoff() *backoff { return &backoff{d: 50 * time.Millisecond} }
 
 func (b *backoff) reset() { b.d = 50 * time.Millisecond }
 
+// next returns the wait before the next retry.
+func (b *backoff) next() time.Duration {
+	d := b.d
+	b.d = min(2*b.d, 2*time.Second)
+	return d
+}
+
 // wait waits for the next retry; false if ctx or done ended it first.
 func (b *backoff) wait(ctx context.Context, done <-chan struct{}) bool {
-	t := time.NewTimer(b.d)
+	t := time.NewTimer(b.next())
 	defer t.Stop()
-	b.d = min(2*b.d, 2*time.Second)
 	select {
 	case <-t.C:
 		return true

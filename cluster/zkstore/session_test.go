@@ -1,0 +1,228 @@
+package zkstore_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/cluster/clustertest"
+	"github.com/sluice-streams/sluice/cluster/zkstore"
+)
+
+const waitTimeout = 15 * time.Second
+
+func TestRegisterEphemeralGoneWithSession(t *testing.T) {
+	root := testRoot(t)
+	node, observer := openAt(t, root, 10*time.Second), openAt(t, root, 10*time.Second)
+	ctx := t.Context()
+
+	if err := node.Register(ctx, "nodes/n1", []byte("127.0.0.1:12345")); err != nil {
+		t.Fatal(err)
+	}
+	if err := observer.Register(ctx, "nodes/n1", []byte("other")); !errors.Is(err, cluster.ErrExists) {
+		t.Fatalf("second Register of the key: %v, want ErrExists", err)
+	}
+	kv, err := observer.Get(ctx, "nodes/n1")
+	if err != nil || string(kv.Value) != "127.0.0.1:12345" {
+		t.Fatalf("observer.Get = %+v, %v", kv, err)
+	}
+	// An ephemeral registration can be updated like any key.
+	if _, err := node.Put(ctx, "nodes/n1", []byte("127.0.0.1:23456")); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := observer.Watch(ctx, "nodes/n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-ch:
+		for !ev.Deleted {
+			ev = <-ch
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("registration still there after its session was closed")
+	}
+	if _, err := observer.Get(ctx, "nodes/n1"); !errors.Is(err, cluster.ErrNotFound) {
+		t.Fatalf("Get after the session ended: %v", err)
+	}
+	// The persistent parent stays.
+	if _, err := observer.Get(ctx, "nodes"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitLeader waits on l.Changed until l leads.
+func waitLeader(t *testing.T, l *zkstore.Leadership, who string) {
+	t.Helper()
+	deadline := time.After(waitTimeout)
+	for !l.IsLeader() {
+		select {
+		case _, ok := <-l.Changed():
+			if !ok {
+				t.Fatalf("%s: candidacy ended before it led", who)
+			}
+		case <-deadline:
+			t.Fatalf("%s did not become leader", who)
+		}
+	}
+}
+
+// waitEnded waits until l's Changed is closed.
+func waitEnded(t *testing.T, l *zkstore.Leadership, who string) {
+	t.Helper()
+	deadline := time.After(waitTimeout)
+	for {
+		select {
+		case _, ok := <-l.Changed():
+			if !ok {
+				if l.IsLeader() {
+					t.Fatalf("%s: ended candidacy still leads", who)
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatalf("%s: candidacy did not end", who)
+		}
+	}
+}
+
+func wantLeaderID(t *testing.T, s *zkstore.Store, key, want string) {
+	t.Helper()
+	id, err := s.Leader(t.Context(), key)
+	if err != nil || id != want {
+		t.Fatalf("Leader = %q, %v; want %q", id, err, want)
+	}
+}
+
+func TestElectResign(t *testing.T) {
+	root := testRoot(t)
+	sa, sb := openAt(t, root, 10*time.Second), openAt(t, root, 10*time.Second)
+	ctx := t.Context()
+	if _, err := sa.Leader(ctx, "election"); !errors.Is(err, cluster.ErrNotFound) {
+		t.Fatalf("Leader of no election: %v", err)
+	}
+
+	a, err := sa.Elect(ctx, "election", "A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.IsLeader() {
+		t.Fatal("the first candidate does not lead")
+	}
+	b, err := sb.Elect(ctx, "election", "B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.IsLeader() {
+		t.Fatal("the second candidate leads while the first is there")
+	}
+	wantLeaderID(t, sb, "election", "A")
+
+	if err := a.Resign(); err != nil {
+		t.Fatal(err)
+	}
+	if a.IsLeader() {
+		t.Fatal("resigned candidate still leads")
+	}
+	waitEnded(t, a, "A")
+	waitLeader(t, b, "B")
+	wantLeaderID(t, sa, "election", "B")
+	if err := a.Resign(); err != nil {
+		t.Fatalf("second Resign: %v", err)
+	}
+	if err := b.Resign(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.Leader(ctx, "election"); !errors.Is(err, cluster.ErrNotFound) {
+		t.Fatalf("Leader after everyone resigned: %v", err)
+	}
+}
+
+func TestElectLeaderSessionCloses(t *testing.T) {
+	root := testRoot(t)
+	sa, sb := openAt(t, root, 10*time.Second), openAt(t, root, 10*time.Second)
+	ctx := t.Context()
+	a, err := sa.Elect(ctx, "controllers/leader", "A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := sb.Elect(ctx, "controllers/leader", "B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.IsLeader() || b.IsLeader() {
+		t.Fatalf("leaders: A %v, B %v", a.IsLeader(), b.IsLeader())
+	}
+	if err := sa.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitEnded(t, a, "A")
+	waitLeader(t, b, "B")
+}
+
+// TestElectPredecessorLeaves checks the chain of watches: when a candidate
+// in the middle leaves, the one after it waits on the one before, and
+// leads only when that one leaves.
+func TestElectPredecessorLeaves(t *testing.T) {
+	root := testRoot(t)
+	s := openAt(t, root, 10*time.Second)
+	ctx := t.Context()
+	var ls []*zkstore.Leadership
+	for _, id := range []string{"1", "2", "3"} {
+		l, err := s.Elect(ctx, "e", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+	}
+	if err := ls[1].Resign(); err != nil {
+		t.Fatal(err)
+	}
+	wantLeaderID(t, s, "e", "1")
+	if ls[2].IsLeader() {
+		t.Fatal("third candidate leads after the second left")
+	}
+	if err := ls[0].Resign(); err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, ls[2], "3")
+}
+
+// TestExpiredWhenCutOff runs its own server and kills it: the store's
+// session is then lost once its timeout has passed, which Expired and the
+// end of the candidacy report.
+func TestExpiredWhenCutOff(t *testing.T) {
+	z, err := clustertest.NewZooKeeper(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Stop()
+	s, err := zkstore.Open([]string{z.Addr}, "/sluice", 500*time.Millisecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l, err := s.Elect(t.Context(), "leader", "only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.IsLeader() {
+		t.Fatal("sole candidate does not lead")
+	}
+	select {
+	case <-s.Expired():
+		t.Fatal("expired while connected")
+	default:
+	}
+	z.Stop()
+	select {
+	case <-s.Expired():
+	case <-time.After(waitTimeout):
+		t.Fatal("Expired not closed after the server went away")
+	}
+	waitEnded(t, l, "only")
+}
