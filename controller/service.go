@@ -73,9 +73,10 @@ type Service struct {
 	opts  Options
 	log   logrus.FieldLogger
 
-	stop chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
+	// ctx is cancelled by Close; the sweeper runs under it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // New returns a Service over store and segs and starts its transaction
@@ -95,7 +96,8 @@ func New(store cluster.Store, segs SegmentStore, opts Options) *Service {
 	if opts.MaxTxnLease == 0 {
 		opts.MaxTxnLease = DefaultMaxTxnLease
 	}
-	s := &Service{store: store, segs: segs, opts: opts, log: opts.Logger, stop: make(chan struct{})}
+	s := &Service{store: store, segs: segs, opts: opts, log: opts.Logger}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if opts.TxnSweepInterval > 0 {
 		s.wg.Add(1)
 		go s.sweeper()
@@ -106,7 +108,7 @@ func New(store cluster.Store, segs SegmentStore, opts Options) *Service {
 // Close stops the sweeper and waits for it. Workflows in flight in other
 // goroutines are not interrupted; cancel their contexts.
 func (s *Service) Close() error {
-	s.once.Do(func() { close(s.stop) })
+	s.cancel()
 	s.wg.Wait()
 	return nil
 }

@@ -275,4 +275,3 @@ func scaleErr(s *Service, seg int64, ranges ...api.KeyRange) error {
 	_, err := s.Scale(context.Background(), "sc", "st", api.ScaleRequest{SealedSegments: []int64{seg}, NewRanges: ranges})
 	return err
 }
-

@@ -420,17 +420,12 @@ func (s *Service) resumeTxns(ctx context.Context, scope, stream string) error {
 // sweeper aborts expired transactions every TxnSweepInterval until Close.
 func (s *Service) sweeper() {
 	defer s.wg.Done()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		<-s.stop
-		cancel()
-	}()
+	ctx := s.ctx
 	tick := time.NewTicker(s.opts.TxnSweepInterval)
 	defer tick.Stop()
 	for {
 		select {
-		case <-s.stop:
+		case <-ctx.Done():
 			return
 		case <-tick.C:
 			if err := s.sweepExpiredTxns(ctx); err != nil && ctx.Err() == nil {

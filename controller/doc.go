@@ -1,0 +1,136 @@
+// Package controller is Sluice's control plane core: scopes, streams,
+// epochs and scaling, truncation and transactions. It keeps its state in a
+// cluster.Store and acts on the nodes through a SegmentStore (NodeSegments:
+// the wire protocol via client/segclient). The REST API, leader election
+// and container assignment are built on it elsewhere.
+//
+// # Metadata layout
+//
+// Keys of the cluster.Store (values are JSON; keys that exist only as
+// parents have empty values and count as absent):
+//
+//	scopes/<scope>                          {"scopeName", "creationTime"}
+//	scopes/<scope>/streams/<stream>         the stream record (below)
+//	scopes/<scope>/streams/<stream>/txns/<id>  a transaction record
+//
+// The stream record holds everything about a stream that must change
+// together, so that every change is one compare-and-set of one key and two
+// controllers can never lose each other's updates:
+//
+//	{
+//	  "config":       api.StreamConfig,
+//	  "creationTime": ms since the Unix epoch,
+//	  "sealed":       bool,
+//	  "segments":     [{"number", "epoch" (that created it), "low", "high"}, ...]  // every segment ever; index = number
+//	  "epochs":       [{"epoch", "creationTime", "segments": [numbers, by key]}, ...] // index = epoch; last = current
+//	  "nextSegment":  the next segment number (numbers are never reused),
+//	  "head":         {number: offset} the truncation cut, absent if never truncated,
+//	  "txns":         {id: {"epoch"}} transactions not yet COMMITTED/ABORTED,
+//	  "workflow":     the unfinished workflow, absent if none (below)
+//	}
+//
+// A segment's name is protocol.SegmentName(scope, stream, number, epoch
+// that created it). Segments are deleted by truncation when they lie
+// wholly before "head"; the record keeps them so history queries work.
+//
+// The transaction record: {"id", "scope", "stream", "epoch", "parents",
+// "segments" (segments[i] = protocol.TransactionSegmentName(parents[i],
+// id)), "leaseMillis", "expiryTime", "creationTime", "status"}. Finished
+// transactions keep their record (status COMMITTED or ABORTED) until the
+// stream is deleted.
+//
+// # Workflows
+//
+// A change that touches nodes is a workflow: a list of steps, each
+// idempotent. The workflow record ({"kind", "id", "step", "startTime",
+// and the kind's parameters}) lives in the stream record; writing it is the
+// step "intent", refused with ErrConflict while another workflow of the
+// stream is unfinished. Before step i runs, the record says step = i; after
+// it, one compare-and-set advances step (and applies the step's change of
+// the record, if any). A crash therefore leaves the record naming the step
+// to redo, and Resume (called by the leader on start; safe to call any time
+// and from several controllers at once) completes it. Options.StepHook is
+// called before every step, intent included, so tests can stop a workflow
+// there.
+//
+//	createStream: intent (record with epoch 0), createSegments, activate
+//	scale:        intent (new epoch number, new segment numbers and ranges;
+//	              nextSegment advanced), createSegments, sealSegments,
+//	              publishEpoch (the new epoch appended), cleanup
+//	seal:         intent, finishTxns (abort OPEN transactions, complete
+//	              COMMITTING/ABORTING ones), sealSegments, markSealed
+//	truncate:     intent (the cut, the segments it deletes), truncateSegments,
+//	              publishHead, deleteSegments, cleanup
+//	delete:       intent (stream must be sealed), deleteSegments,
+//	              removeRecords (transaction records, then the stream record)
+//
+// The node operations behind the steps are idempotent as SegmentStore
+// documents (creating an existing segment, sealing a sealed one, deleting a
+// missing one: success).
+//
+// # Transactions
+//
+// CreateTxn writes the transaction record (OPEN), then adds the id to the
+// stream record's "txns" (a compare-and-set refused while the stream is
+// sealed or a scale, seal or delete is unfinished), then creates one
+// transaction segment per active segment. A crash in between leaves an OPEN
+// transaction that nobody was told of; its lease expires and the sweeper
+// aborts it.
+//
+// The transaction record's status is the commit and abort workflow's
+// record:
+//
+//	commit: intent (OPEN -> COMMITTING; refused once the lease expired),
+//	        sealTxnSegments, mergeTxnSegments, markCommitted (-> COMMITTED,
+//	        then the id leaves the stream record)
+//	abort:  intent (OPEN -> ABORTING), deleteTxnSegments,
+//	        markAborted (-> ABORTED, then the id leaves the stream record)
+//
+// Both transitions out of OPEN are compare-and-sets of the record, so a
+// commit and an abort (user, sweeper or seal) cannot both win.
+//
+// Atomicity, as in Pravega: a node merges one transaction segment into its
+// parent atomically (one log record appends the data and deletes the
+// source). Across segments the commit is all-or-nothing in outcome, not in
+// instant: once COMMITTING is recorded, the commit is certain to complete
+// (every step is retried by Resume until it does; an abort is refused), and
+// every transaction segment is sealed before the first merge, so nothing
+// can be added to the transaction while parts of it become visible.
+// Readers may see one parent's share of the transaction before another's,
+// never a part of one segment's share, and never any share of an aborted
+// transaction. A merge is done at most once: before merging, the
+// controller asks the node for the transaction segment; if it no longer
+// exists (and the parent does), an earlier run merged it.
+//
+// The sweeper (a goroutine of the Service, every Options.TxnSweepInterval,
+// stopped by Close) aborts OPEN transactions whose lease has expired.
+// PingTxn renews a lease up to Options.MaxTxnLease; an expired lease cannot
+// be renewed, nor the transaction committed.
+//
+// # Transactions and scaling: scale waits
+//
+// Sluice does not implement Pravega's rolling transactions. Instead a
+// scale is refused (ErrConflict) while the stream has any unfinished
+// transaction, and a transaction cannot be created while a scale is
+// unfinished. Both checks go through the stream record's compare-and-set,
+// so they cannot both pass. A transaction therefore always commits into the
+// epoch it was created in, whose segments are all still open, and per-key
+// order holds without duplicating segments. The price: a stream with
+// transactions always open cannot scale until one moment without them
+// (leases bound how long any transaction lasts); a future auto-scaler must
+// retry. Sealing a stream aborts its OPEN transactions and completes those
+// being committed or aborted.
+//
+// # Errors
+//
+// Errors for a reason of the request wrap ErrNotFound, ErrExists,
+// ErrInvalid or ErrConflict (REST: 404, 409, 400, 409); a workflow stopped
+// by StepHook wraps ErrStepFailed; anything else is the store's or a
+// node's failure, and a workflow that failed on one is left for Resume.
+//
+// # Names
+//
+// Scope and stream names follow protocol.ValidateName. Names beginning
+// with '_' are reserved: refused (ErrInvalid) and not listed unless the
+// context carries WithInternal.
+package controller

@@ -1,0 +1,46 @@
+// Package rest is the controller's HTTP API: a handler that serves a
+// controller.Service as JSON over HTTP, and Client, the typed client that
+// the CLI (and later the client library) call it with.
+//
+// # Routes
+//
+// The route table (routes.go) is the one list of what is served; the OpenAPI
+// document docs/openapi.yaml describes the same routes and a test keeps the
+// two equal. The routes are shaped like Pravega's controller REST API
+// (/v1/scopes, /v1/scopes/{scope}/streams, .../state to seal), plus what the
+// client library needs (segments, successors, cuts, transactions).
+//
+// Bodies are the JSON types of protocol/api; the few bodies that package
+// has no type for (lists, transaction leases, a pair of cuts) are declared
+// in types.go. Request bodies are at most 1 MiB, must be one JSON value,
+// and may carry no unknown field.
+//
+// # Segment names in paths
+//
+// A segment's qualified name ("sales/orders/3.#epoch.1") holds '/' and '#'.
+// Routes that take one carry the whole name path-escaped in ONE path element
+// (url.PathEscape: '/' is %2F, '#' is %23):
+//
+//	GET /v1/segments/sales%2Forders%2F3.%23epoch.1/successors
+//
+// # Errors
+//
+// Every failure is a 4xx or 5xx with an api.Error body: a stable code and a
+// message for people.
+//
+//	400 INVALID             controller.ErrInvalid; malformed JSON, an unknown
+//	                        field, trailing data, a body over 1 MiB, a bad
+//	                        query parameter
+//	404 NOT_FOUND           controller.ErrNotFound; a path no route serves
+//	405 METHOD_NOT_ALLOWED  a route's path with a method it does not serve
+//	                        (the Allow header lists those it does)
+//	409 EXISTS              controller.ErrExists
+//	409 CONFLICT            controller.ErrConflict
+//	500 INTERNAL            anything else (the store's or a node's failure),
+//	                        logged
+//
+// # Metrics
+//
+// /metrics (DESIGN.md §4.5) is not served yet: GET /metrics answers 404
+// like any other unknown path.
+package rest

@@ -1,0 +1,49 @@
+package rest
+
+import "github.com/sluice-streams/sluice/protocol/api"
+
+// Bodies of the API that protocol/api has no type for. They are part of the
+// JSON contract as much as protocol/api's types, and belong there once that
+// package takes them.
+
+// Health is the body of GET /health.
+type Health struct {
+	Status string `json:"status"`
+}
+
+// ScopeList is the body of GET /v1/scopes.
+type ScopeList struct {
+	Scopes []api.ScopeProperty `json:"scopes"`
+}
+
+// StreamList is the body of GET /v1/scopes/{scope}/streams.
+type StreamList struct {
+	Streams []api.StreamInfo `json:"streams"`
+}
+
+// SegmentList is the body of the routes that return segments. Cut is set
+// only by GET .../segments?at=T: the position of time T (the same segments,
+// with the offsets a reader starts at).
+type SegmentList struct {
+	Segments []api.SegmentRange `json:"segments"`
+	Cut      api.StreamCut      `json:"cut,omitempty"`
+}
+
+// SuccessorList is the body of GET /v1/segments/{segment}/successors.
+type SuccessorList struct {
+	Successors []api.Successor `json:"successors"`
+}
+
+// TxnRequest is the (optional) body of POST .../transactions and
+// POST .../transactions/{id}/ping: the lease wanted, in milliseconds (0 or
+// absent: the controller's default).
+type TxnRequest struct {
+	LeaseMillis int64 `json:"leaseMillis"`
+}
+
+// CutRange is the body of POST .../segments-between: an empty From is the
+// stream's head, an empty To its end.
+type CutRange struct {
+	From api.StreamCut `json:"from,omitempty"`
+	To   api.StreamCut `json:"to,omitempty"`
+}
