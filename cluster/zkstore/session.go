@@ -23,6 +23,11 @@ import (
 // yet. An ephemeral znode cannot have children. Update it with Put or
 // CompareAndSet; remove it early with Delete.
 func (s *Store) Register(ctx context.Context, key string, value []byte) error {
+	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, s.register(ctx, key, value) })
+	return err
+}
+
+func (s *Store) register(ctx context.Context, key string, value []byte) error {
 	if err := s.check(ctx, key); err != nil {
 		return err
 	}
@@ -65,6 +70,10 @@ func (s *Store) candidates(p string) ([]string, error) {
 // Leader returns the id of the current leader of the election at key, or
 // cluster.ErrNotFound if it has no candidate.
 func (s *Store) Leader(ctx context.Context, key string) (string, error) {
+	return call(ctx, func() (string, error) { return s.leader(ctx, key) })
+}
+
+func (s *Store) leader(ctx context.Context, key string) (string, error) {
 	if err := s.check(ctx, key); err != nil {
 		return "", err
 	}
@@ -115,8 +124,9 @@ type Leadership struct {
 // ephemeral sequential znode under key. Candidates lead in the order they
 // entered; each waits on the candidate just before it. When Elect returns,
 // IsLeader already tells whether this candidate leads; later changes are
-// signalled on Changed. ctx bounds Elect only: the candidacy lasts until
-// Resign, session expiry or Close.
+// signalled on Changed. ctx is checked before the call but does not
+// interrupt it (an abandoned create could leave a candidate that nobody
+// follows); the candidacy lasts until Resign, session expiry or Close.
 func (s *Store) Elect(ctx context.Context, key, id string) (*Leadership, error) {
 	if err := s.check(ctx, key); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package zkstore_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -219,6 +220,12 @@ func TestExpiredWhenCutOff(t *testing.T) {
 	default:
 	}
 	z.Stop()
+	// With no server, ctx still bounds a call.
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := s.Get(ctx, "leader"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Get with no server: %v, want the context's deadline", err)
+	}
 	select {
 	case <-s.Expired():
 	case <-time.After(waitTimeout):

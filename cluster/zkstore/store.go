@@ -214,6 +214,10 @@ func (s *Store) mapErr(op, key string, err error) error {
 
 // Get implements cluster.Store. The version is the znode's Mzxid.
 func (s *Store) Get(ctx context.Context, key string) (cluster.KV, error) {
+	return call(ctx, func() (cluster.KV, error) { return s.get(ctx, key) })
+}
+
+func (s *Store) get(ctx context.Context, key string) (cluster.KV, error) {
 	if err := s.check(ctx, key); err != nil {
 		return cluster.KV{}, err
 	}
@@ -283,6 +287,10 @@ func multiErr(res []zk.MultiResponse, err error) error {
 
 // Create implements cluster.Store.
 func (s *Store) Create(ctx context.Context, key string, value []byte) (cluster.Version, error) {
+	return call(ctx, func() (cluster.Version, error) { return s.createKey(ctx, key, value) })
+}
+
+func (s *Store) createKey(ctx context.Context, key string, value []byte) (cluster.Version, error) {
 	if err := s.check(ctx, key); err != nil {
 		return 0, err
 	}
@@ -292,6 +300,10 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (cluster.V
 
 // Put implements cluster.Store.
 func (s *Store) Put(ctx context.Context, key string, value []byte) (cluster.Version, error) {
+	return call(ctx, func() (cluster.Version, error) { return s.put(ctx, key, value) })
+}
+
+func (s *Store) put(ctx context.Context, key string, value []byte) (cluster.Version, error) {
 	if err := s.check(ctx, key); err != nil {
 		return 0, err
 	}
@@ -323,6 +335,10 @@ func (s *Store) Put(ctx context.Context, key string, value []byte) (cluster.Vers
 // znode is deleted, re-created and written back to the same counter value,
 // the set succeeds; that takes several writes within one round trip.
 func (s *Store) CompareAndSet(ctx context.Context, key string, value []byte, expected cluster.Version) (cluster.Version, error) {
+	return call(ctx, func() (cluster.Version, error) { return s.compareAndSet(ctx, key, value, expected) })
+}
+
+func (s *Store) compareAndSet(ctx context.Context, key string, value []byte, expected cluster.Version) (cluster.Version, error) {
 	if err := s.check(ctx, key); err != nil {
 		return 0, err
 	}
@@ -349,6 +365,11 @@ func (s *Store) CompareAndSet(ctx context.Context, key string, value []byte, exp
 // Delete implements cluster.Store, with the same read-then-conditional
 // write as CompareAndSet when expected is not AnyVersion.
 func (s *Store) Delete(ctx context.Context, key string, expected cluster.Version) error {
+	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, s.delete(ctx, key, expected) })
+	return err
+}
+
+func (s *Store) delete(ctx context.Context, key string, expected cluster.Version) error {
 	if err := s.check(ctx, key); err != nil {
 		return err
 	}
@@ -377,6 +398,10 @@ const listParallel = 16
 // List implements cluster.Store: the znode's children, each read with its
 // own request (children deleted meanwhile are left out).
 func (s *Store) List(ctx context.Context, key string) ([]cluster.KV, error) {
+	return call(ctx, func() ([]cluster.KV, error) { return s.list(ctx, key) })
+}
+
+func (s *Store) list(ctx context.Context, key string) ([]cluster.KV, error) {
 	if err := s.checkList(ctx, key); err != nil {
 		return nil, err
 	}
@@ -431,6 +456,34 @@ func (s *Store) Close() error {
 	s.conn.Close()
 	s.wg.Wait()
 	return nil
+}
+
+// call runs f, a sequence of ZooKeeper requests, and returns its result,
+// or ctx's error as soon as ctx is done. The client library takes no
+// context and queues requests while it reconnects, so this is what makes
+// ctx bound a call. A write abandoned this way may still be applied, as
+// with any request sent over a network; f's goroutine ends when its
+// requests are answered or the connection is closed.
+func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	if ctx.Done() == nil {
+		return f()
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
 }
 
 type nopLogger struct{}

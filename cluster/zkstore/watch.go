@@ -58,10 +58,18 @@ func (s *Store) Watch(ctx context.Context, key string) (<-chan cluster.Event, er
 		return nil, err
 	}
 	p := s.path(key)
-	state, zch, err := s.arm(p)
+	type armed struct {
+		state keyState
+		ch    <-chan zk.Event
+	}
+	first, err := call(ctx, func() (armed, error) {
+		state, ch, err := s.arm(p)
+		return armed{state, ch}, err
+	})
 	if err != nil {
 		return nil, s.mapErr("watch", key, err)
 	}
+	state, zch := first.state, first.ch
 	out := make(chan cluster.Event, 1)
 	s.wg.Add(1)
 	go func() {
