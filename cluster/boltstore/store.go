@@ -11,6 +11,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/sluice-streams/sluice/cluster"
 )
@@ -122,7 +123,7 @@ func (s *Store) checkList(ctx context.Context, key string) error {
 
 // mapErr turns bbolt's error for a closed database into ErrClosed.
 func (s *Store) mapErr(err error) error {
-	if errors.Is(err, bolt.ErrDatabaseNotOpen) || errors.Is(err, bolt.ErrTxClosed) {
+	if errors.Is(err, bolterrors.ErrDatabaseNotOpen) || errors.Is(err, bolterrors.ErrTxClosed) {
 		return cluster.ErrClosed
 	}
 	return err
