@@ -51,6 +51,11 @@ type Config struct {
 	Cache *cache.Cache
 	// Logger receives recovery and failure messages.
 	Logger logrus.FieldLogger
+	// Epoch is the assignment epoch the container is opened under (see
+	// fence.go): Open refuses a directory whose epoch file holds a higher
+	// one and records a higher one before replaying the log. 0 (standalone)
+	// writes nothing.
+	Epoch int64
 }
 
 // Container is a shard of segments with its own log: it applies every
@@ -64,6 +69,7 @@ type Container struct {
 	cache  *cache.Cache
 	source BlockSource // where blocks missing from the cache come from
 	l      logrus.FieldLogger
+	fenced atomic.Bool // set by Fence: changes fail with protocol.ErrWrongHost
 
 	mu struct {
 		sync.Mutex
@@ -110,6 +116,9 @@ func Open(cfg Config) (*Container, error) {
 		return nil, fmt.Errorf("container %d: create %s: %w", cfg.ID, cfg.Dir, err)
 	}
 	c.removeTemporaries()
+	if err := claimEpoch(c.fs, cfg.ID, cfg.Dir, cfg.Epoch); err != nil {
+		return nil, err
+	}
 	cp, found, err := loadCheckpoint(c.fs, cfg.Dir, func(file string, err error) {
 		c.l.WithError(err).WithField("file", file).Warn("container: skipping a damaged checkpoint for an older one")
 	})
@@ -180,6 +189,9 @@ func (c *Container) errorf(sentinel error, segment, format string, args ...any) 
 
 // usableLocked reports why the container takes no changes, if it does not.
 func (c *Container) usableLocked() error {
+	if err := c.fenceErr(); err != nil {
+		return err
+	}
 	if c.mu.failed != nil {
 		return c.mu.failed
 	}
