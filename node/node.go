@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sirupsen/logrus"
 
@@ -28,7 +29,9 @@ type Config struct {
 	// Containers is the number of containers in the whole system (every
 	// node must agree on it: it decides where a segment lives).
 	Containers int
-	// Hosted lists the containers this node runs; all of them if nil.
+	// Hosted lists the containers this node opens under epoch 0; all of
+	// them if nil (standalone). Cluster mode passes an empty, non-nil
+	// slice and adds containers with Host as the assignment gives them.
 	Hosted []int
 	// CacheSize bounds the block cache shared by the containers.
 	CacheSize int64
@@ -42,15 +45,44 @@ type Config struct {
 	Logger logrus.FieldLogger
 }
 
-// Node hosts containers.
+// Node hosts containers. The set it hosts may change at run time (Host,
+// Unhost): in cluster mode the node starts with none and follows the
+// published assignment (package node/membership).
 type Node struct {
-	cfg        Config
-	cache      *cache.Cache
-	containers map[int]*container.Container
+	cfg   Config
+	cache *cache.Cache
+
+	// mu serialises changes of the routing table (Host, Unhost, Close)
+	// and guards closed; the table itself is read without it.
+	mu      sync.Mutex
+	closed  bool
+	busyWG  sync.WaitGroup // Host and Unhost calls opening or closing a container, for Close
+	routes  atomic.Pointer[routes]
 }
 
-// Open opens (recovering as needed) every hosted container. If one fails
-// to open, the others are closed and the error names it.
+// routes is an immutable routing table, replaced whole on every change so
+// that ContainerFor takes no lock.
+type routes struct {
+	hosted map[int]*container.Container
+	// busy holds containers being opened or closed: requests for them get
+	// protocol.ErrContainerUnavailable, and Host and Unhost refuse them.
+	busy map[int]string // "opening" or "closing"
+}
+
+func (r *routes) clone() *routes {
+	out := &routes{hosted: make(map[int]*container.Container, len(r.hosted)+1), busy: make(map[int]string, len(r.busy)+1)}
+	for id, c := range r.hosted {
+		out.hosted[id] = c
+	}
+	for id, s := range r.busy {
+		out.busy[id] = s
+	}
+	return out
+}
+
+// Open opens (recovering as needed) every container of cfg.Hosted (all of
+// them if nil, under epoch 0: standalone). If one fails to open, the
+// others are closed and the error names it.
 func Open(cfg Config) (*Node, error) {
 	if cfg.Containers <= 0 {
 		cfg.Containers = DefaultContainers
@@ -73,34 +105,34 @@ func Open(cfg Config) (*Node, error) {
 	if err := fs.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("node: create data directory %s: %w", cfg.Dir, err)
 	}
-	n := &Node{cfg: cfg, cache: cache.New(cfg.CacheSize), containers: map[int]*container.Container{}}
+	n := &Node{cfg: cfg, cache: cache.New(cfg.CacheSize)}
+	for _, id := range cfg.Hosted {
+		if err := n.checkID(id); err != nil {
+			return nil, err
+		}
+	}
 	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
+		mu     sync.Mutex
+		errs   []error
+		wg     sync.WaitGroup
+		opened = map[int]*container.Container{}
 	)
 	for _, id := range cfg.Hosted {
-		if id < 0 || id >= cfg.Containers {
-			return nil, fmt.Errorf("node: container %d is outside [0, %d)", id, cfg.Containers)
-		}
 		wg.Add(1)
 		go func(id int) {
 			defer wg.Done()
-			c, err := container.Open(container.Config{
-				ID: id, Dir: filepath.Join(cfg.Dir, fmt.Sprintf("container-%04d", id)), FS: cfg.FS,
-				WALFileSize: cfg.WALFileSize, WALPreallocate: cfg.WALPreallocate, CheckpointBytes: cfg.CheckpointBytes,
-				Cache: n.cache, Logger: cfg.Logger,
-			})
+			c, err := container.Open(n.containerConfig(id, 0))
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				errs = append(errs, err)
 				return
 			}
-			n.containers[id] = c
+			opened[id] = c
 		}(id)
 	}
 	wg.Wait()
+	n.routes.Store(&routes{hosted: opened, busy: map[int]string{}})
 	if len(errs) > 0 {
 		n.Close()
 		sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
@@ -115,21 +147,188 @@ func Open(cfg Config) (*Node, error) {
 	return n, nil
 }
 
+func (n *Node) checkID(id int) error {
+	if id < 0 || id >= n.cfg.Containers {
+		return fmt.Errorf("node: container %d is outside [0, %d)", id, n.cfg.Containers)
+	}
+	return nil
+}
+
+// ContainerDir is the directory of container id under the node's data
+// directory.
+func (n *Node) ContainerDir(id int) string {
+	return filepath.Join(n.cfg.Dir, fmt.Sprintf("container-%04d", id))
+}
+
+func (n *Node) containerConfig(id int, epoch int64) container.Config {
+	return container.Config{
+		ID: id, Dir: n.ContainerDir(id), FS: n.cfg.FS, Epoch: epoch,
+		WALFileSize: n.cfg.WALFileSize, WALPreallocate: n.cfg.WALPreallocate, CheckpointBytes: n.cfg.CheckpointBytes,
+		Cache: n.cache, Logger: n.cfg.Logger,
+	}
+}
+
+// NumContainers is the number of containers in the whole system.
+func (n *Node) NumContainers() int { return n.cfg.Containers }
+
 // ContainerFor returns the container that owns a segment, or an error
-// wrapping protocol.ErrWrongHost if this node does not host it.
+// wrapping protocol.ErrWrongHost if this node does not host it (or hosts it
+// fenced: the assignment has moved on), or protocol.ErrContainerUnavailable
+// while it is being opened or closed.
 func (n *Node) ContainerFor(segment string) (*container.Container, error) {
 	id := protocol.ContainerOf(segment, n.cfg.Containers)
-	c, ok := n.containers[id]
-	if !ok {
-		return nil, fmt.Errorf("node: segment %q belongs to container %d: %w", segment, id, protocol.ErrWrongHost)
+	r := n.routes.Load()
+	if c, ok := r.hosted[id]; ok && !c.Fenced() {
+		return c, nil
 	}
-	return c, nil
+	if what, ok := r.busy[id]; ok {
+		return nil, fmt.Errorf("node: segment %q belongs to container %d: %w: %s", segment, id, protocol.ErrContainerUnavailable, what)
+	}
+	return nil, fmt.Errorf("node: segment %q belongs to container %d: %w", segment, id, protocol.ErrWrongHost)
+}
+
+// Host opens container id under epoch, recovering it from its directory,
+// and serves it once open (meanwhile ContainerFor answers
+// protocol.ErrContainerUnavailable for it). The container refuses to open if
+// its directory records a higher epoch (container.ErrStaleEpoch), and
+// records epoch there before replaying its log. Hosting a container already
+// hosted under the same epoch and not fenced does nothing; under another
+// epoch, or fenced, it is an error: Unhost it first.
+func (n *Node) Host(id int, epoch int64) error {
+	if err := n.checkID(id); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return fmt.Errorf("node: host container %d: %w: node closed", id, protocol.ErrContainerUnavailable)
+	}
+	r := n.routes.Load()
+	if c, ok := r.hosted[id]; ok {
+		n.mu.Unlock()
+		if c.Epoch() == epoch && !c.Fenced() {
+			return nil
+		}
+		return fmt.Errorf("node: host container %d under epoch %d: already hosted under epoch %d (fenced: %v); unhost it first",
+			id, epoch, c.Epoch(), c.Fenced())
+	}
+	if what, ok := r.busy[id]; ok {
+		n.mu.Unlock()
+		return fmt.Errorf("node: host container %d: %w: %s", id, protocol.ErrContainerUnavailable, what)
+	}
+	r = r.clone()
+	r.busy[id] = "opening"
+	n.routes.Store(r)
+	n.busyWG.Add(1)
+	n.mu.Unlock()
+	defer n.busyWG.Done()
+
+	c, err := container.Open(n.containerConfig(id, epoch))
+
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	r = n.routes.Load().clone()
+	delete(r.busy, id)
+	if err == nil && n.closed {
+		c.Close()
+		err = fmt.Errorf("%w: node closed", protocol.ErrContainerUnavailable)
+	}
+	if err == nil {
+		r.hosted[id] = c
+	}
+	n.routes.Store(r)
+	if err != nil {
+		return fmt.Errorf("node: host container %d under epoch %d: %w", id, epoch, err)
+	}
+	n.cfg.Logger.WithFields(logrus.Fields{"container": id, "epoch": epoch}).Info("node: hosting container")
+	return nil
+}
+
+// Unhost fences container id (its changes fail with protocol.ErrWrongHost
+// from now on), stops routing to it and closes it (appends in flight
+// complete, a last checkpoint is written). Unhosting a container that is
+// not hosted does nothing.
+func (n *Node) Unhost(id int) error {
+	n.mu.Lock()
+	if n.closed { // Close closes it
+		n.mu.Unlock()
+		return nil
+	}
+	r := n.routes.Load()
+	c, ok := r.hosted[id]
+	if !ok {
+		n.mu.Unlock()
+		if what, busy := r.busy[id]; busy {
+			return fmt.Errorf("node: unhost container %d: %w: %s", id, protocol.ErrContainerUnavailable, what)
+		}
+		return nil
+	}
+	c.Fence()
+	r = r.clone()
+	delete(r.hosted, id)
+	r.busy[id] = "closing"
+	n.routes.Store(r)
+	n.busyWG.Add(1)
+	n.mu.Unlock()
+	defer n.busyWG.Done()
+
+	err := c.Close()
+
+	n.mu.Lock()
+	r = n.routes.Load().clone()
+	delete(r.busy, id)
+	n.routes.Store(r)
+	n.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("node: unhost container %d: %w", id, err)
+	}
+	n.cfg.Logger.WithFields(logrus.Fields{"container": id, "epoch": c.Epoch()}).Info("node: container unhosted")
+	return nil
+}
+
+// Fence fences container id, if hosted: from now on its changes fail with
+// protocol.ErrWrongHost and ContainerFor answers ErrWrongHost for it. It
+// does no I/O; Unhost closes it. It reports whether the container was
+// hosted.
+func (n *Node) Fence(id int) bool {
+	c, ok := n.routes.Load().hosted[id]
+	if ok {
+		c.Fence()
+	}
+	return ok
+}
+
+// FenceAll fences every hosted container (see Fence): the node serves no
+// more changes until containers are hosted again.
+func (n *Node) FenceAll() {
+	for _, c := range n.routes.Load().hosted {
+		c.Fence()
+	}
+}
+
+// Hosting is a container the node hosts, its epoch and whether it is
+// fenced.
+type Hosting struct {
+	ID     int
+	Epoch  int64
+	Fenced bool
+}
+
+// Hosted returns the containers the node hosts, by id (not those being
+// opened or closed).
+func (n *Node) Hosted() []Hosting {
+	var out []Hosting
+	for _, c := range n.Containers() {
+		out = append(out, Hosting{ID: c.ID(), Epoch: c.Epoch(), Fenced: c.Fenced()})
+	}
+	return out
 }
 
 // Containers returns the hosted containers, by id.
 func (n *Node) Containers() []*container.Container {
-	out := make([]*container.Container, 0, len(n.containers))
-	for _, c := range n.containers {
+	r := n.routes.Load()
+	out := make([]*container.Container, 0, len(r.hosted))
+	for _, c := range r.hosted {
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
@@ -139,10 +338,19 @@ func (n *Node) Containers() []*container.Container {
 // Cache is the node's block cache.
 func (n *Node) Cache() *cache.Cache { return n.cache }
 
-// Close closes every container, each writing a last checkpoint.
+// Close closes every container, each writing a last checkpoint, after
+// waiting for containers being opened (Host) or closed (Unhost).
 func (n *Node) Close() error {
+	n.mu.Lock()
+	n.closed = true
+	n.mu.Unlock()
+	n.busyWG.Wait()
+	n.mu.Lock()
+	cs := n.Containers()
+	n.routes.Store(&routes{hosted: map[int]*container.Container{}, busy: n.routes.Load().busy})
+	n.mu.Unlock()
 	var errs []error
-	for _, c := range n.Containers() {
+	for _, c := range cs {
 		if err := c.Close(); err != nil {
 			errs = append(errs, err)
 		}
