@@ -2,43 +2,57 @@ package rest
 
 import "net/http"
 
-// route is one served method and path. Pattern is both a net/http.ServeMux
+// Route is one served method and path. Pattern is both a net/http.ServeMux
 // pattern (without the method) and an OpenAPI path: the wildcards are the
 // same {name} in both.
-type route struct {
+type Route struct {
 	Method  string
 	Pattern string
-	serve   func(h *handler, r *http.Request) (status int, body any, err error)
+}
+
+// Routes returns every route the handler serves, in the order of the
+// package documentation.
+func Routes() []Route {
+	out := make([]Route, len(routes))
+	for i, rt := range routes {
+		out[i] = rt.Route
+	}
+	return out
+}
+
+type route struct {
+	Route
+	serve func(h *handler, r *http.Request) (status int, body any, err error)
 }
 
 // routes is what the handler serves; docs/openapi.yaml documents exactly
 // these (TestOpenAPIMatchesRoutes).
 var routes = []route{
-	{"GET", "/health", (*handler).health},
+	{Route{"GET", "/health"}, (*handler).health},
 
-	{"POST", "/v1/scopes", (*handler).createScope},
-	{"GET", "/v1/scopes", (*handler).listScopes},
-	{"GET", "/v1/scopes/{scope}", (*handler).getScope},
-	{"DELETE", "/v1/scopes/{scope}", (*handler).deleteScope},
+	{Route{"POST", "/v1/scopes"}, (*handler).createScope},
+	{Route{"GET", "/v1/scopes"}, (*handler).listScopes},
+	{Route{"GET", "/v1/scopes/{scope}"}, (*handler).getScope},
+	{Route{"DELETE", "/v1/scopes/{scope}"}, (*handler).deleteScope},
 
-	{"POST", "/v1/scopes/{scope}/streams", (*handler).createStream},
-	{"GET", "/v1/scopes/{scope}/streams", (*handler).listStreams},
-	{"GET", "/v1/scopes/{scope}/streams/{stream}", (*handler).getStream},
-	{"PUT", "/v1/scopes/{scope}/streams/{stream}", (*handler).updateStream},
-	{"DELETE", "/v1/scopes/{scope}/streams/{stream}", (*handler).deleteStream},
-	{"PUT", "/v1/scopes/{scope}/streams/{stream}/state", (*handler).setState},
-	{"POST", "/v1/scopes/{scope}/streams/{stream}/scale", (*handler).scale},
-	{"POST", "/v1/scopes/{scope}/streams/{stream}/truncate", (*handler).truncate},
+	{Route{"POST", "/v1/scopes/{scope}/streams"}, (*handler).createStream},
+	{Route{"GET", "/v1/scopes/{scope}/streams"}, (*handler).listStreams},
+	{Route{"GET", "/v1/scopes/{scope}/streams/{stream}"}, (*handler).getStream},
+	{Route{"PUT", "/v1/scopes/{scope}/streams/{stream}"}, (*handler).updateStream},
+	{Route{"DELETE", "/v1/scopes/{scope}/streams/{stream}"}, (*handler).deleteStream},
+	{Route{"PUT", "/v1/scopes/{scope}/streams/{stream}/state"}, (*handler).setState},
+	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/scale"}, (*handler).scale},
+	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/truncate"}, (*handler).truncate},
 
-	{"GET", "/v1/scopes/{scope}/streams/{stream}/segments", (*handler).segments},
-	{"GET", "/v1/scopes/{scope}/streams/{stream}/head", (*handler).head},
-	{"POST", "/v1/scopes/{scope}/streams/{stream}/segments-between", (*handler).segmentsBetween},
-	{"GET", "/v1/segments/{segment}", (*handler).segmentRange},
-	{"GET", "/v1/segments/{segment}/successors", (*handler).successors},
+	{Route{"GET", "/v1/scopes/{scope}/streams/{stream}/segments"}, (*handler).segments},
+	{Route{"GET", "/v1/scopes/{scope}/streams/{stream}/head"}, (*handler).head},
+	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/segments-between"}, (*handler).segmentsBetween},
+	{Route{"GET", "/v1/segments/{segment}"}, (*handler).segmentRange},
+	{Route{"GET", "/v1/segments/{segment}/successors"}, (*handler).successors},
 
-	{"POST", "/v1/scopes/{scope}/streams/{stream}/transactions", (*handler).createTxn},
-	{"GET", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}", (*handler).getTxn},
-	{"DELETE", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}", (*handler).abortTxn},
-	{"POST", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}/ping", (*handler).pingTxn},
-	{"POST", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}/commit", (*handler).commitTxn},
+	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/transactions"}, (*handler).createTxn},
+	{Route{"GET", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}"}, (*handler).getTxn},
+	{Route{"DELETE", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}"}, (*handler).abortTxn},
+	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}/ping"}, (*handler).pingTxn},
+	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}/commit"}, (*handler).commitTxn},
 }

@@ -6,6 +6,17 @@ import "github.com/sluice-streams/sluice/protocol/api"
 // JSON contract as much as protocol/api's types, and belong there once that
 // package takes them.
 
+// Error codes of api.Error (the package documentation maps them to HTTP
+// statuses).
+const (
+	CodeInvalid          = "INVALID"
+	CodeNotFound         = "NOT_FOUND"
+	CodeExists           = "EXISTS"
+	CodeConflict         = "CONFLICT"
+	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
+	CodeInternal         = "INTERNAL"
+)
+
 // Health is the body of GET /health.
 type Health struct {
 	Status string `json:"status"`

@@ -1,0 +1,328 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/sluice-streams/sluice/protocol/api"
+)
+
+// This file depends on protocol/api and the standard library only, so that
+// it can move under client/ unchanged when the client library takes it.
+
+// Errors of Client, matched by errors.Is against an *Error of the same code.
+var (
+	ErrNotFound = errors.New("rest: not found")
+	ErrExists   = errors.New("rest: already exists")
+	ErrInvalid  = errors.New("rest: invalid request")
+	ErrConflict = errors.New("rest: conflict with the current state")
+	// ErrUnreachable wraps a failure to reach the controller at all (no
+	// answer: refused, timed out, not HTTP).
+	ErrUnreachable = errors.New("rest: controller unreachable")
+)
+
+// Error is a 4xx or 5xx reply: the HTTP status and the api.Error body.
+// Error() is the controller's message alone ("stream s/x: not found").
+type Error struct {
+	StatusCode int
+	Code       string
+	Message    string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Is matches the package's sentinels by code.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrNotFound:
+		return e.Code == CodeNotFound
+	case ErrExists:
+		return e.Code == CodeExists
+	case ErrInvalid:
+		return e.Code == CodeInvalid
+	case ErrConflict:
+		return e.Code == CodeConflict
+	}
+	return false
+}
+
+// Client calls the controller's REST API. Its methods mirror the routes
+// (package documentation) and controller.Service; each blocks until the
+// reply or ctx is done, and retries nothing. It is safe for concurrent use.
+type Client struct {
+	base string
+	hc   *http.Client
+}
+
+// ClientOption configures a Client.
+type ClientOption func(*Client)
+
+// WithHTTPClient makes the Client send its requests with hc (timeouts,
+// TLS, a transport of the caller's) instead of a plain http.Client.
+func WithHTTPClient(hc *http.Client) ClientOption { return func(c *Client) { c.hc = hc } }
+
+// NewClient returns a Client of the controller at baseURL
+// ("http://127.0.0.1:10080"; a trailing '/' is ignored).
+func NewClient(baseURL string, opts ...ClientOption) *Client {
+	c := &Client{base: strings.TrimRight(baseURL, "/"), hc: &http.Client{}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// BaseURL returns the controller URL the client was made with.
+func (c *Client) BaseURL() string { return c.base }
+
+// do sends a request with in (if not nil) as its JSON body and decodes the
+// reply into out (if not nil). path is already escaped.
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return fmt.Errorf("controller %s: %w", c.base, err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("controller %s: %s %s: %w", c.base, method, path, ctx.Err())
+		}
+		return &unreachableError{base: c.base, err: err}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("controller %s: %s %s: reading the reply: %w", c.base, method, path, err)
+	}
+	if resp.StatusCode >= 400 {
+		var e api.Error
+		if json.Unmarshal(b, &e) != nil || e.Message == "" {
+			return &Error{StatusCode: resp.StatusCode, Code: CodeInternal,
+				Message: fmt.Sprintf("controller %s: %s %s: %s", c.base, method, path, resp.Status)}
+		}
+		return &Error{StatusCode: resp.StatusCode, Code: e.Code, Message: e.Message}
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("controller %s: %s %s: bad reply: %w", c.base, method, path, err)
+		}
+	}
+	return nil
+}
+
+// unreachableError is a request that got no reply.
+type unreachableError struct {
+	base string
+	err  error
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("controller %s unreachable: %v", e.base, e.err)
+}
+func (e *unreachableError) Unwrap() error        { return e.err }
+func (e *unreachableError) Is(target error) bool { return target == ErrUnreachable }
+
+// segmentPath is the path element of a segment name (package documentation).
+func segmentPath(segment string) string { return url.PathEscape(segment) }
+
+func streamPath(scope, stream string) string {
+	return "/v1/scopes/" + url.PathEscape(scope) + "/streams/" + url.PathEscape(stream)
+}
+
+func txnPath(scope, stream, id string) string {
+	return streamPath(scope, stream) + "/transactions/" + url.PathEscape(id)
+}
+
+// Health returns nil if the controller answers GET /health.
+func (c *Client) Health(ctx context.Context) error {
+	var h Health
+	return c.do(ctx, http.MethodGet, "/health", nil, &h)
+}
+
+// CreateScope creates a scope.
+func (c *Client) CreateScope(ctx context.Context, scope string) error {
+	return c.do(ctx, http.MethodPost, "/v1/scopes", api.ScopeProperty{ScopeName: scope}, nil)
+}
+
+// ListScopes returns every scope, sorted by name.
+func (c *Client) ListScopes(ctx context.Context) ([]api.ScopeProperty, error) {
+	var l ScopeList
+	err := c.do(ctx, http.MethodGet, "/v1/scopes", nil, &l)
+	return l.Scopes, err
+}
+
+// GetScope returns a scope.
+func (c *Client) GetScope(ctx context.Context, scope string) (api.ScopeProperty, error) {
+	var p api.ScopeProperty
+	err := c.do(ctx, http.MethodGet, "/v1/scopes/"+url.PathEscape(scope), nil, &p)
+	return p, err
+}
+
+// DeleteScope deletes an empty scope.
+func (c *Client) DeleteScope(ctx context.Context, scope string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/scopes/"+url.PathEscape(scope), nil, nil)
+}
+
+// CreateStream creates the stream cfg names.
+func (c *Client) CreateStream(ctx context.Context, cfg api.StreamConfig) (api.StreamInfo, error) {
+	var info api.StreamInfo
+	err := c.do(ctx, http.MethodPost, "/v1/scopes/"+url.PathEscape(cfg.ScopeName)+"/streams", cfg, &info)
+	return info, err
+}
+
+// ListStreams returns a scope's streams that carry every tag of tags (a
+// tag with the value "" matches any value).
+func (c *Client) ListStreams(ctx context.Context, scope string, tags map[string]string) ([]api.StreamInfo, error) {
+	q := url.Values{}
+	for k, v := range tags {
+		if v == "" {
+			q.Add("tag", k)
+		} else {
+			q.Add("tag", k+"="+v)
+		}
+	}
+	path := "/v1/scopes/" + url.PathEscape(scope) + "/streams"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var l StreamList
+	err := c.do(ctx, http.MethodGet, path, nil, &l)
+	return l.Streams, err
+}
+
+// GetStream returns a stream's configuration and state.
+func (c *Client) GetStream(ctx context.Context, scope, stream string) (api.StreamInfo, error) {
+	var info api.StreamInfo
+	err := c.do(ctx, http.MethodGet, streamPath(scope, stream), nil, &info)
+	return info, err
+}
+
+// UpdateStream replaces a stream's configuration.
+func (c *Client) UpdateStream(ctx context.Context, scope, stream string, cfg api.StreamConfig) (api.StreamInfo, error) {
+	var info api.StreamInfo
+	err := c.do(ctx, http.MethodPut, streamPath(scope, stream), cfg, &info)
+	return info, err
+}
+
+// SealStream seals a stream (sealing a sealed stream is success).
+func (c *Client) SealStream(ctx context.Context, scope, stream string) error {
+	return c.do(ctx, http.MethodPut, streamPath(scope, stream)+"/state", api.StreamState{State: api.StateSealed}, nil)
+}
+
+// DeleteStream deletes a sealed stream.
+func (c *Client) DeleteStream(ctx context.Context, scope, stream string) error {
+	return c.do(ctx, http.MethodDelete, streamPath(scope, stream), nil, nil)
+}
+
+// Scale seals req.SealedSegments and replaces them with req.NewRanges; it
+// returns the new segments.
+func (c *Client) Scale(ctx context.Context, scope, stream string, req api.ScaleRequest) ([]api.SegmentRange, error) {
+	var l SegmentList
+	err := c.do(ctx, http.MethodPost, streamPath(scope, stream)+"/scale", req, &l)
+	return l.Segments, err
+}
+
+// TruncateStream truncates a stream at cut.
+func (c *Client) TruncateStream(ctx context.Context, scope, stream string, cut api.StreamCut) error {
+	return c.do(ctx, http.MethodPost, streamPath(scope, stream)+"/truncate", cut, nil)
+}
+
+// CurrentSegments returns a stream's active segments, ordered by key range.
+func (c *Client) CurrentSegments(ctx context.Context, scope, stream string) ([]api.SegmentRange, error) {
+	var l SegmentList
+	err := c.do(ctx, http.MethodGet, streamPath(scope, stream)+"/segments", nil, &l)
+	return l.Segments, err
+}
+
+// SegmentsAt returns the position of time t in a stream, and its segments
+// ordered by key range.
+func (c *Client) SegmentsAt(ctx context.Context, scope, stream string, t time.Time) (api.StreamCut, []api.SegmentRange, error) {
+	var l SegmentList
+	err := c.do(ctx, http.MethodGet, streamPath(scope, stream)+"/segments?at="+url.QueryEscape(t.Format(time.RFC3339Nano)), nil, &l)
+	return l.Cut, l.Segments, err
+}
+
+// HeadCut returns where a reader from the beginning of a stream starts.
+func (c *Client) HeadCut(ctx context.Context, scope, stream string) (api.StreamCut, error) {
+	var cut api.StreamCut
+	err := c.do(ctx, http.MethodGet, streamPath(scope, stream)+"/head", nil, &cut)
+	return cut, err
+}
+
+// SegmentsBetween returns the segments between two cuts (empty from: the
+// head; empty to: the end), in segment-number order.
+func (c *Client) SegmentsBetween(ctx context.Context, scope, stream string, from, to api.StreamCut) ([]api.SegmentRange, error) {
+	var l SegmentList
+	err := c.do(ctx, http.MethodPost, streamPath(scope, stream)+"/segments-between", CutRange{From: from, To: to}, &l)
+	return l.Segments, err
+}
+
+// SegmentRange returns a segment's key range, by qualified name.
+func (c *Client) SegmentRange(ctx context.Context, segment string) (api.SegmentRange, error) {
+	var sr api.SegmentRange
+	err := c.do(ctx, http.MethodGet, "/v1/segments/"+segmentPath(segment), nil, &sr)
+	return sr, err
+}
+
+// Successors returns the successors of a segment, each with the
+// predecessors a reader finishes first.
+func (c *Client) Successors(ctx context.Context, segment string) ([]api.Successor, error) {
+	var l SuccessorList
+	err := c.do(ctx, http.MethodGet, "/v1/segments/"+segmentPath(segment)+"/successors", nil, &l)
+	return l.Successors, err
+}
+
+// CreateTxn opens a transaction leased for lease (0: the controller's
+// default), rounded down to milliseconds.
+func (c *Client) CreateTxn(ctx context.Context, scope, stream string, lease time.Duration) (api.TxnInfo, error) {
+	var t api.TxnInfo
+	err := c.do(ctx, http.MethodPost, streamPath(scope, stream)+"/transactions", TxnRequest{LeaseMillis: lease.Milliseconds()}, &t)
+	return t, err
+}
+
+// GetTxn returns a transaction's state.
+func (c *Client) GetTxn(ctx context.Context, scope, stream, id string) (api.TxnInfo, error) {
+	var t api.TxnInfo
+	err := c.do(ctx, http.MethodGet, txnPath(scope, stream, id), nil, &t)
+	return t, err
+}
+
+// PingTxn renews a transaction's lease to lease from now.
+func (c *Client) PingTxn(ctx context.Context, scope, stream, id string, lease time.Duration) (api.TxnInfo, error) {
+	var t api.TxnInfo
+	err := c.do(ctx, http.MethodPost, txnPath(scope, stream, id)+"/ping", TxnRequest{LeaseMillis: lease.Milliseconds()}, &t)
+	return t, err
+}
+
+// CommitTxn commits a transaction.
+func (c *Client) CommitTxn(ctx context.Context, scope, stream, id string) error {
+	return c.do(ctx, http.MethodPost, txnPath(scope, stream, id)+"/commit", nil, nil)
+}
+
+// AbortTxn aborts a transaction.
+func (c *Client) AbortTxn(ctx context.Context, scope, stream, id string) error {
+	return c.do(ctx, http.MethodDelete, txnPath(scope, stream, id), nil, nil)
+}

@@ -1,0 +1,461 @@
+package rest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/controller"
+	"github.com/sluice-streams/sluice/protocol"
+	"github.com/sluice-streams/sluice/protocol/api"
+)
+
+// MaxBodySize bounds a request body (1 MiB).
+const MaxBodySize = 1 << 20
+
+type handler struct {
+	svc *controller.Service
+	log logrus.FieldLogger
+}
+
+// NewHandler returns the handler of the routes in the package
+// documentation, over svc. Failures of the store or a node (500s) are
+// logged to logger (discarded if nil); every request is logged at debug
+// level.
+func NewHandler(svc *controller.Service, logger logrus.FieldLogger) http.Handler {
+	if logger == nil {
+		l := logrus.New()
+		l.SetOutput(io.Discard)
+		logger = l
+	}
+	h := &handler{svc: svc, log: logger}
+	mux := http.NewServeMux()
+	allowed := map[string][]string{} // pattern -> methods
+	for _, rt := range routes {
+		mux.Handle(rt.Method+" "+rt.Pattern, h.wrap(rt))
+		allowed[rt.Pattern] = append(allowed[rt.Pattern], rt.Method)
+	}
+	// A pattern without a method is less specific than the same one with
+	// a method, so these catch only the methods a path does not serve.
+	for pattern, methods := range allowed {
+		mux.Handle(pattern, methodNotAllowed(h, methods))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		h.writeError(w, r, http.StatusNotFound, CodeNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+func methodNotAllowed(h *handler, methods []string) http.Handler {
+	allow := strings.Join(methods, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		h.writeError(w, r, http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+			fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allow))
+	})
+}
+
+// wrap turns a route's function into a handler: it writes the body as
+// JSON with the status, or the error as an api.Error.
+func (h *handler) wrap(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		status, body, err := rt.serve(h, r)
+		if err != nil {
+			status = h.writeServiceError(w, r, err)
+		} else {
+			writeJSON(w, status, body)
+		}
+		h.log.WithFields(logrus.Fields{"method": r.Method, "path": r.URL.Path, "status": status, "took": time.Since(start)}).Debug("rest: request")
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	if body == nil {
+		w.WriteHeader(status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
+}
+
+func (h *handler) writeError(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	writeJSON(w, status, &api.Error{Code: code, Message: msg})
+}
+
+// writeServiceError maps err to a status and code (package documentation)
+// and writes it; it returns the status.
+func (h *handler) writeServiceError(w http.ResponseWriter, r *http.Request, err error) int {
+	var status int
+	var code, msg string
+	switch {
+	case errors.Is(err, controller.ErrInvalid):
+		status, code, msg = http.StatusBadRequest, CodeInvalid, clean(err)
+	case errors.Is(err, controller.ErrNotFound):
+		status, code, msg = http.StatusNotFound, CodeNotFound, clean(err)+": not found"
+	case errors.Is(err, controller.ErrExists):
+		status, code, msg = http.StatusConflict, CodeExists, clean(err)+": already exists"
+	case errors.Is(err, controller.ErrConflict):
+		status, code, msg = http.StatusConflict, CodeConflict, clean(err)
+	default:
+		status, code, msg = http.StatusInternalServerError, CodeInternal, err.Error()
+		h.log.WithError(err).WithFields(logrus.Fields{"method": r.Method, "path": r.URL.Path}).Error("rest: request failed")
+	}
+	h.writeError(w, r, status, code, msg)
+	return status
+}
+
+// sentinelPrefixes are the texts of the sentinel errors that wrap the
+// Service's errors. They classify nothing (errors.Is does); clean drops
+// them from messages, where the code already says the same.
+var sentinelPrefixes = []string{
+	controller.ErrInvalid.Error() + ": ",
+	controller.ErrNotFound.Error() + ": ",
+	controller.ErrExists.Error() + ": ",
+	controller.ErrConflict.Error() + ": ",
+	api.ErrInvalid.Error() + ": ",
+	protocol.ErrInvalidArgument.Error() + ": ",
+}
+
+// clean returns err's text without the sentinels' texts: "stream s/x"
+// rather than "controller: not found: stream s/x".
+func clean(err error) string {
+	msg := err.Error()
+	for _, p := range sentinelPrefixes {
+		msg = strings.ReplaceAll(msg, p, "")
+	}
+	return msg
+}
+
+// invalid returns an error the handler maps to 400.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{controller.ErrInvalid}, args...)...)
+}
+
+// decode reads r's body, one JSON value, into v. An empty body is an error
+// unless optional (then v is left as it is).
+func decode(r *http.Request, v any, optional bool) error {
+	body := http.MaxBytesReader(nil, r.Body, MaxBodySize)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		var syntax *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.Is(err, io.EOF):
+			if optional {
+				return nil
+			}
+			return invalid("request body: empty, want a JSON object")
+		case errors.As(err, &tooBig):
+			return invalid("request body: larger than %d bytes", MaxBodySize)
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return invalid("request body: malformed JSON: it ends inside a value")
+		case errors.As(err, &syntax):
+			return invalid("request body: malformed JSON at byte %d: %v", syntax.Offset, err)
+		case errors.As(err, &typ):
+			return invalid("request body: field %q: %s is not a %v", typ.Field, typ.Value, typ.Type)
+		default:
+			return invalid("request body: %v", strings.TrimPrefix(err.Error(), "json: "))
+		}
+	}
+	var extra json.RawMessage
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return invalid("request body: larger than %d bytes", MaxBodySize)
+		}
+		return invalid("request body: more than one JSON value")
+	}
+	return nil
+}
+
+func (h *handler) health(*http.Request) (int, any, error) {
+	return http.StatusOK, Health{Status: "ok"}, nil
+}
+
+// Scopes.
+
+func (h *handler) createScope(r *http.Request) (int, any, error) {
+	var p api.ScopeProperty
+	if err := decode(r, &p, false); err != nil {
+		return 0, nil, err
+	}
+	if err := h.svc.CreateScope(r.Context(), p.ScopeName); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, p, nil
+}
+
+func (h *handler) listScopes(r *http.Request) (int, any, error) {
+	scopes, err := h.svc.ListScopes(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, ScopeList{Scopes: nonNil(scopes)}, nil
+}
+
+func (h *handler) getScope(r *http.Request) (int, any, error) {
+	p, err := h.svc.GetScope(r.Context(), r.PathValue("scope"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, p, nil
+}
+
+func (h *handler) deleteScope(r *http.Request) (int, any, error) {
+	return http.StatusNoContent, nil, h.svc.DeleteScope(r.Context(), r.PathValue("scope"))
+}
+
+// Streams.
+
+func (h *handler) createStream(r *http.Request) (int, any, error) {
+	scope := r.PathValue("scope")
+	var cfg api.StreamConfig
+	if err := decode(r, &cfg, false); err != nil {
+		return 0, nil, err
+	}
+	if cfg.ScopeName == "" {
+		cfg.ScopeName = scope
+	}
+	if cfg.ScopeName != scope {
+		return 0, nil, invalid("scopeName %q differs from the scope %q of the path", cfg.ScopeName, scope)
+	}
+	info, err := h.svc.CreateStream(r.Context(), cfg)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, info, nil
+}
+
+func (h *handler) listStreams(r *http.Request) (int, any, error) {
+	var tags map[string]string
+	for _, t := range r.URL.Query()["tag"] {
+		k, v, _ := strings.Cut(t, "=")
+		if k == "" {
+			return 0, nil, invalid("query parameter tag=%q: want KEY=VALUE or KEY", t)
+		}
+		if tags == nil {
+			tags = map[string]string{}
+		}
+		tags[k] = v
+	}
+	streams, err := h.svc.ListStreams(r.Context(), r.PathValue("scope"), tags)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, StreamList{Streams: nonNil(streams)}, nil
+}
+
+func (h *handler) getStream(r *http.Request) (int, any, error) {
+	info, err := h.svc.GetStream(r.Context(), r.PathValue("scope"), r.PathValue("stream"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, info, nil
+}
+
+func (h *handler) updateStream(r *http.Request) (int, any, error) {
+	var cfg api.StreamConfig
+	if err := decode(r, &cfg, false); err != nil {
+		return 0, nil, err
+	}
+	info, err := h.svc.UpdateStream(r.Context(), r.PathValue("scope"), r.PathValue("stream"), cfg)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, info, nil
+}
+
+func (h *handler) deleteStream(r *http.Request) (int, any, error) {
+	return http.StatusNoContent, nil, h.svc.DeleteStream(r.Context(), r.PathValue("scope"), r.PathValue("stream"))
+}
+
+func (h *handler) setState(r *http.Request) (int, any, error) {
+	var st api.StreamState
+	if err := decode(r, &st, false); err != nil {
+		return 0, nil, err
+	}
+	if st.State != api.StateSealed {
+		return 0, nil, invalid("state %q: the only state a stream can be put in is %q", st.State, api.StateSealed)
+	}
+	if err := h.svc.SealStream(r.Context(), r.PathValue("scope"), r.PathValue("stream")); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, st, nil
+}
+
+func (h *handler) scale(r *http.Request) (int, any, error) {
+	var req api.ScaleRequest
+	if err := decode(r, &req, false); err != nil {
+		return 0, nil, err
+	}
+	segs, err := h.svc.Scale(r.Context(), r.PathValue("scope"), r.PathValue("stream"), req)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, SegmentList{Segments: nonNil(segs)}, nil
+}
+
+func (h *handler) truncate(r *http.Request) (int, any, error) {
+	var cut api.StreamCut
+	if err := decode(r, &cut, false); err != nil {
+		return 0, nil, err
+	}
+	if err := cut.Validate(); err != nil {
+		return 0, nil, fmt.Errorf("%w: %w", controller.ErrInvalid, err)
+	}
+	return http.StatusNoContent, nil, h.svc.TruncateStream(r.Context(), r.PathValue("scope"), r.PathValue("stream"), cut)
+}
+
+// Segments and cuts.
+
+// segments serves the current segments, or with ?at=T (RFC 3339) the
+// position of time T.
+func (h *handler) segments(r *http.Request) (int, any, error) {
+	scope, stream := r.PathValue("scope"), r.PathValue("stream")
+	q := r.URL.Query()
+	if !q.Has("at") {
+		segs, err := h.svc.CurrentSegments(r.Context(), scope, stream)
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, SegmentList{Segments: nonNil(segs)}, nil
+	}
+	at, err := time.Parse(time.RFC3339Nano, q.Get("at"))
+	if err != nil {
+		return 0, nil, invalid("query parameter at=%q: want an RFC 3339 time such as 2025-01-02T15:04:05Z", q.Get("at"))
+	}
+	cut, err := h.svc.SegmentsAt(r.Context(), scope, stream, at)
+	if err != nil {
+		return 0, nil, err
+	}
+	segs := make([]api.SegmentRange, 0, len(cut))
+	for name := range cut {
+		sr, err := h.svc.SegmentRangeOf(r.Context(), name)
+		if err != nil {
+			return 0, nil, err
+		}
+		segs = append(segs, sr)
+	}
+	sort.Slice(segs, func(i, j int) bool { return segs[i].KeyLow < segs[j].KeyLow })
+	return http.StatusOK, SegmentList{Segments: segs, Cut: cut}, nil
+}
+
+func (h *handler) head(r *http.Request) (int, any, error) {
+	cut, err := h.svc.HeadCut(r.Context(), r.PathValue("scope"), r.PathValue("stream"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, nonNilCut(cut), nil
+}
+
+func (h *handler) segmentsBetween(r *http.Request) (int, any, error) {
+	var cr CutRange
+	if err := decode(r, &cr, false); err != nil {
+		return 0, nil, err
+	}
+	for _, c := range []api.StreamCut{cr.From, cr.To} {
+		if err := c.Validate(); err != nil {
+			return 0, nil, fmt.Errorf("%w: %w", controller.ErrInvalid, err)
+		}
+	}
+	segs, err := h.svc.SegmentsBetween(r.Context(), r.PathValue("scope"), r.PathValue("stream"), cr.From, cr.To)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, SegmentList{Segments: nonNil(segs)}, nil
+}
+
+func (h *handler) segmentRange(r *http.Request) (int, any, error) {
+	sr, err := h.svc.SegmentRangeOf(r.Context(), r.PathValue("segment"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, sr, nil
+}
+
+func (h *handler) successors(r *http.Request) (int, any, error) {
+	succ, err := h.svc.Successors(r.Context(), r.PathValue("segment"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, SuccessorList{Successors: nonNil(succ)}, nil
+}
+
+// Transactions.
+
+func decodeLease(r *http.Request) (time.Duration, error) {
+	var req TxnRequest
+	if err := decode(r, &req, true); err != nil {
+		return 0, err
+	}
+	if req.LeaseMillis < 0 || req.LeaseMillis > math.MaxInt64/int64(time.Millisecond) {
+		return 0, invalid("leaseMillis %d: must be >= 0 (0: the default lease)", req.LeaseMillis)
+	}
+	return time.Duration(req.LeaseMillis) * time.Millisecond, nil
+}
+
+func (h *handler) createTxn(r *http.Request) (int, any, error) {
+	lease, err := decodeLease(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	txn, err := h.svc.CreateTxn(r.Context(), r.PathValue("scope"), r.PathValue("stream"), lease)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, txn, nil
+}
+
+func (h *handler) getTxn(r *http.Request) (int, any, error) {
+	txn, err := h.svc.GetTxn(r.Context(), r.PathValue("scope"), r.PathValue("stream"), r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, txn, nil
+}
+
+func (h *handler) pingTxn(r *http.Request) (int, any, error) {
+	lease, err := decodeLease(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	txn, err := h.svc.PingTxn(r.Context(), r.PathValue("scope"), r.PathValue("stream"), r.PathValue("id"), lease)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, txn, nil
+}
+
+func (h *handler) commitTxn(r *http.Request) (int, any, error) {
+	return http.StatusNoContent, nil, h.svc.CommitTxn(r.Context(), r.PathValue("scope"), r.PathValue("stream"), r.PathValue("id"))
+}
+
+func (h *handler) abortTxn(r *http.Request) (int, any, error) {
+	return http.StatusNoContent, nil, h.svc.AbortTxn(r.Context(), r.PathValue("scope"), r.PathValue("stream"), r.PathValue("id"))
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func nonNilCut(c api.StreamCut) api.StreamCut {
+	if c == nil {
+		return api.StreamCut{}
+	}
+	return c
+}

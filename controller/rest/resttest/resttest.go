@@ -1,0 +1,101 @@
+// Package resttest starts the real pieces behind the controller's REST API
+// for tests: a node on a temporary directory and a controller (bbolt store,
+// Service, REST handler) served on 127.0.0.1. Everything stops at the end of
+// the test.
+package resttest
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/cluster/boltstore"
+	"github.com/sluice-streams/sluice/controller"
+	"github.com/sluice-streams/sluice/controller/rest"
+	"github.com/sluice-streams/sluice/node"
+	"github.com/sluice-streams/sluice/node/server"
+)
+
+// QuietLogger returns a logger that writes nothing.
+func QuietLogger() *logrus.Logger {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	return l
+}
+
+// StartNode runs a real node (4 containers) on a temporary directory,
+// served on 127.0.0.1, and returns its address.
+func StartNode(t testing.TB) string {
+	t.Helper()
+	n, err := node.Open(node.Config{Dir: t.TempDir(), Containers: 4, Logger: QuietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		n.Close()
+		t.Fatal(err)
+	}
+	srv := server.New(n, server.Options{Logger: QuietLogger()})
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		srv.Close()
+		<-served
+		n.Close()
+	})
+	return l.Addr().String()
+}
+
+// Controller is a controller served over HTTP for a test.
+type Controller struct {
+	URL     string        // http://127.0.0.1:PORT
+	Store   cluster.Store // its metadata store
+	Service *controller.Service
+}
+
+// StartController runs a controller over a new bbolt store, with the node
+// at nodeAddr, served by rest.NewHandler on 127.0.0.1.
+func StartController(t testing.TB, nodeAddr string) *Controller {
+	t.Helper()
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "controller.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	segs := controller.NewNodeSegments(controller.StaticLocator(nodeAddr))
+	svc := controller.New(st, segs, controller.Options{Logger: QuietLogger(), TxnSweepInterval: -1})
+	srv := httptest.NewServer(rest.NewHandler(svc, QuietLogger()))
+	t.Cleanup(func() {
+		srv.Close()
+		svc.Close()
+		segs.Close()
+		st.Close()
+	})
+	return &Controller{URL: srv.URL, Store: st, Service: svc}
+}
+
+// Dump returns every key of st with its value, to compare the store before
+// and after a request that must change nothing.
+func Dump(t testing.TB, st cluster.Store) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	var walk func(key string)
+	walk = func(key string) {
+		kvs, err := st.List(context.Background(), key)
+		if err != nil {
+			t.Fatalf("List(%q): %v", key, err)
+		}
+		for _, kv := range kvs {
+			out[kv.Key] = string(kv.Value)
+			walk(kv.Key)
+		}
+	}
+	walk("")
+	return out
+}
