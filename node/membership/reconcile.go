@@ -1,0 +1,92 @@
+package membership
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/sluice-streams/sluice/controller/assignment"
+	"github.com/sluice-streams/sluice/node"
+)
+
+// Op is what an Action does.
+type Op int
+
+// The operations of a reconciliation, in the order they are applied.
+const (
+	// Fence: stop the container's changes at once (node.Node.Fence).
+	Fence Op = iota
+	// Unhost: close the container (node.Node.Unhost).
+	Unhost
+	// Host: open the container under Epoch (node.Node.Host).
+	Host
+)
+
+func (o Op) String() string {
+	switch o {
+	case Fence:
+		return "fence"
+	case Unhost:
+		return "unhost"
+	case Host:
+		return "host"
+	}
+	return fmt.Sprintf("Op(%d)", int(o))
+}
+
+// Action is one step of a reconciliation.
+type Action struct {
+	Op        Op
+	Container int
+	Epoch     int64 // for Host
+}
+
+func (a Action) String() string {
+	if a.Op == Host {
+		return fmt.Sprintf("host %d@%d", a.Container, a.Epoch)
+	}
+	return fmt.Sprintf("%v %d", a.Op, a.Container)
+}
+
+// Reconcile returns what node self must do to serve exactly what m gives
+// it: Fence actions first (sorted by container), then Unhost, then Host.
+// A hosted container is kept only if m gives it to self under the epoch it
+// was opened with and it is not fenced; otherwise it is fenced (if not yet)
+// and unhosted, and hosted again under m's epoch if m gives it to self.
+// Containers that m does not have (beyond its length) are dropped.
+func Reconcile(self string, hosted []node.Hosting, m assignment.Map) []Action {
+	var fence, unhost, host []Action
+	have := make(map[int]node.Hosting, len(hosted))
+	for _, h := range hosted {
+		have[h.ID] = h
+		if h.ID >= len(m.Containers) || h.ID < 0 {
+			if !h.Fenced {
+				fence = append(fence, Action{Op: Fence, Container: h.ID})
+			}
+			unhost = append(unhost, Action{Op: Unhost, Container: h.ID})
+		}
+	}
+	for id, o := range m.Containers {
+		h, ok := have[id]
+		mine := self != "" && o.Node == self
+		if ok && mine && !h.Fenced && h.Epoch == o.Epoch {
+			continue
+		}
+		if ok {
+			if !h.Fenced {
+				fence = append(fence, Action{Op: Fence, Container: id})
+			}
+			unhost = append(unhost, Action{Op: Unhost, Container: id})
+		}
+		if mine {
+			host = append(host, Action{Op: Host, Container: id, Epoch: o.Epoch})
+		}
+	}
+	byID := func(as []Action) {
+		sort.Slice(as, func(i, j int) bool { return as[i].Container < as[j].Container })
+	}
+	byID(fence)
+	byID(unhost)
+	byID(host)
+	out := append(fence, unhost...)
+	return append(out, host...)
+}
