@@ -54,10 +54,10 @@ type Node struct {
 
 	// mu serialises changes of the routing table (Host, Unhost, Close)
 	// and guards closed; the table itself is read without it.
-	mu      sync.Mutex
-	closed  bool
-	busyWG  sync.WaitGroup // Host and Unhost calls opening or closing a container, for Close
-	routes  atomic.Pointer[routes]
+	mu     sync.Mutex
+	closed bool
+	busyWG sync.WaitGroup // Host and Unhost calls opening or closing a container, for Close
+	routes atomic.Pointer[routes]
 }
 
 // routes is an immutable routing table, replaced whole on every change so

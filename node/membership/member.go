@@ -1,0 +1,370 @@
+package membership
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/cluster/zkstore"
+	"github.com/sluice-streams/sluice/controller/assignment"
+	"github.com/sluice-streams/sluice/node"
+)
+
+// Keys in the metadata store.
+const (
+	// NodesKey holds one ephemeral child per live node (NodeKey).
+	NodesKey = "cluster/nodes"
+	// AssignmentKey holds the assignment.Map JSON the leader publishes.
+	AssignmentKey = "cluster/assignment"
+)
+
+// NodeKey is the key of node id's registration.
+func NodeKey(id string) string { return NodesKey + "/" + id }
+
+// Registration is the value of a node's registration (NodeKey), as JSON.
+type Registration struct {
+	ID      string    `json:"id"`
+	Addr    string    `json:"addr"`
+	Started time.Time `json:"started"`
+}
+
+// Config configures a Member.
+type Config struct {
+	// Store is the ZooKeeper session to start with. The Member owns it
+	// (and every store Reopen returns): Close closes it.
+	Store *zkstore.Store
+	// Reopen opens a new session after the current one expired. If nil,
+	// the Member registers again on the same store (which reconnects with
+	// a new session), but notices no later expiry.
+	Reopen func(ctx context.Context) (*zkstore.Store, error)
+	// ID is the node's id, as the assignment names it; it must stay the
+	// same across restarts of the node on its data directory.
+	ID string
+	// Addr is the address clients reach the node at.
+	Addr string
+	// Node is the node whose containers the Member manages. It should be
+	// opened with no containers (Config.Hosted empty, not nil).
+	Node *node.Node
+	// Logger; logrus.StandardLogger() if nil.
+	Logger logrus.FieldLogger
+}
+
+// Member keeps a node registered and hosting what the assignment gives it.
+type Member struct {
+	cfg     Config
+	l       logrus.FieldLogger
+	started time.Time
+	cancel  context.CancelFunc
+	done    chan struct{}
+
+	mu     sync.Mutex
+	store  *zkstore.Store // the current session
+	failed map[int]error  // containers assigned here that failed to open
+}
+
+// retry bounds for registration and failed reconciliations.
+const (
+	minRetry = 50 * time.Millisecond
+	maxRetry = 2 * time.Second
+)
+
+// Start registers the node, reads the assignment and hosts its containers
+// (a container that fails to open is retried in the background), then
+// follows the assignment until Close. ctx bounds Start only; it fails if
+// ctx ends before the node is registered (say, while the registration of
+// its previous session has not expired yet).
+func Start(ctx context.Context, cfg Config) (*Member, error) {
+	if cfg.Store == nil || cfg.Node == nil || cfg.ID == "" {
+		return nil, errors.New("membership: Config needs Store, Node and ID")
+	}
+	if err := cluster.CheckKey(NodeKey(cfg.ID)); err != nil {
+		return nil, fmt.Errorf("membership: node id %q: %w", cfg.ID, err)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = logrus.StandardLogger()
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	m := &Member{
+		cfg: cfg, l: cfg.Logger.WithField("node", cfg.ID), started: time.Now().UTC(),
+		cancel: cancel, done: make(chan struct{}), store: cfg.Store,
+	}
+	// Registration and the first reconciliation run under ctx and runCtx.
+	startCtx, stop := context.WithCancel(runCtx)
+	defer stop()
+	go func() {
+		select {
+		case <-ctx.Done():
+			stop()
+		case <-startCtx.Done():
+		}
+	}()
+	events, a, err := m.join(startCtx, runCtx, cfg.Store)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	go m.run(runCtx, cfg.Store, events, a)
+	return m, nil
+}
+
+// Close stops following the assignment, fences every container of the node
+// and closes the session (which deletes the registration). It leaves the
+// node open.
+func (m *Member) Close() error {
+	m.cancel()
+	<-m.done
+	m.cfg.Node.FenceAll()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.store.Close()
+}
+
+// Failed returns the containers the assignment gives the node that it
+// failed to host at the last attempt, with the reason (such as
+// container.ErrStaleEpoch: the container's directory records a higher
+// epoch). They are retried with backoff.
+func (m *Member) Failed() map[int]error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[int]error, len(m.failed))
+	for id, err := range m.failed {
+		out[id] = err
+	}
+	return out
+}
+
+// Store returns the current session's store.
+func (m *Member) Store() *zkstore.Store {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.store
+}
+
+// applied is the assignment last reconciled with, kept to retry failed
+// actions and to skip stale events.
+type applied struct {
+	value   []byte
+	missing bool
+	version cluster.Version // its Mzxid; Mzxids grow, so an event below it is stale
+	ok      bool            // every action succeeded
+
+	stopWatch context.CancelFunc // ends the watch join set
+}
+
+// join registers the node on st, watches the assignment, reads it and
+// reconciles once. It returns the watch (which lasts as long as watchCtx)
+// and what was applied.
+func (m *Member) join(ctx, watchCtx context.Context, st *zkstore.Store) (<-chan cluster.Event, applied, error) {
+	reg, err := json.Marshal(Registration{ID: m.cfg.ID, Addr: m.cfg.Addr, Started: m.started})
+	if err != nil {
+		return nil, applied{}, err
+	}
+	for d := minRetry; ; d = min(2*d, maxRetry) {
+		err := st.Register(ctx, NodeKey(m.cfg.ID), reg)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, cluster.ErrExists) {
+			return nil, applied{}, fmt.Errorf("membership: register %s: %w", NodeKey(m.cfg.ID), err)
+		}
+		m.l.Warn("membership: a registration of this node id still exists (an earlier session not yet expired, or another node with this id); retrying")
+		if !sleep(ctx, d) {
+			return nil, applied{}, fmt.Errorf("membership: register %s: %w (%w)", NodeKey(m.cfg.ID), err, ctx.Err())
+		}
+	}
+	m.l.WithField("addr", m.cfg.Addr).Info("membership: registered")
+	watchCtx, stopWatch := context.WithCancel(watchCtx)
+	events, err := st.Watch(watchCtx, AssignmentKey)
+	if err != nil {
+		stopWatch()
+		return nil, applied{}, fmt.Errorf("membership: watch %s: %w", AssignmentKey, err)
+	}
+	kv, err := st.Get(ctx, AssignmentKey)
+	var a applied
+	switch {
+	case errors.Is(err, cluster.ErrNotFound):
+		a = applied{missing: true}
+	case err != nil:
+		stopWatch()
+		return nil, applied{}, fmt.Errorf("membership: read %s: %w", AssignmentKey, err)
+	default:
+		a = applied{value: kv.Value, version: kv.Version}
+	}
+	a.ok = m.apply(a.value, a.missing)
+	a.stopWatch = stopWatch
+	return events, a, nil
+}
+
+// run follows the assignment on st, and on session expiry fences the node
+// and joins again on a new session.
+func (m *Member) run(ctx context.Context, st *zkstore.Store, events <-chan cluster.Event, last applied) {
+	defer close(m.done)
+	expired := st.Expired()
+	var (
+		retry     *time.Timer
+		retryC    <-chan time.Time
+		retryWait = minRetry
+	)
+	stopRetry := func() {
+		if retry != nil {
+			retry.Stop()
+		}
+		retryC, retryWait = nil, minRetry
+	}
+	defer stopRetry()
+	scheduleRetry := func() {
+		if last.ok {
+			stopRetry()
+			return
+		}
+		if retry != nil {
+			retry.Stop()
+		}
+		retry = time.NewTimer(retryWait)
+		retryC = retry.C
+		retryWait = min(2*retryWait, 30*time.Second)
+	}
+	scheduleRetry()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				// The store was closed under us: serve nothing.
+				m.cfg.Node.FenceAll()
+				<-ctx.Done()
+				return
+			}
+			if !ev.Deleted && !last.missing && ev.Version <= last.version {
+				continue // not newer than the state applied
+			}
+			last = applied{value: ev.Value, missing: ev.Deleted, version: ev.Version, stopWatch: last.stopWatch}
+			last.ok = m.apply(last.value, last.missing)
+			retryWait = minRetry
+			scheduleRetry()
+		case <-retryC:
+			last.ok = m.apply(last.value, last.missing)
+			scheduleRetry()
+		case <-expired:
+			m.cfg.Node.FenceAll()
+			m.l.Error("membership: ZooKeeper session expired; every container fenced, joining again with a new session")
+			stopRetry()
+			last.stopWatch()
+			next, evs, a, ok := m.rejoin(ctx, st)
+			if !ok {
+				return
+			}
+			st, events, last = next, evs, a
+			if m.cfg.Reopen == nil {
+				expired = nil // the store signals only its first expiry
+			} else {
+				expired = st.Expired()
+			}
+			scheduleRetry()
+		}
+	}
+}
+
+// rejoin opens a new session (or reuses st without Reopen) and joins on
+// it, retrying until it succeeds or ctx ends.
+func (m *Member) rejoin(ctx context.Context, st *zkstore.Store) (*zkstore.Store, <-chan cluster.Event, applied, bool) {
+	for d := minRetry; ; d = min(2*d, maxRetry) {
+		next := st
+		if m.cfg.Reopen != nil {
+			s, err := m.cfg.Reopen(ctx)
+			if err != nil {
+				m.l.WithError(err).Error("membership: open a new ZooKeeper session")
+				if !sleep(ctx, d) {
+					return nil, nil, applied{}, false
+				}
+				continue
+			}
+			next = s
+			m.mu.Lock()
+			old := m.store
+			m.store = next
+			m.mu.Unlock()
+			if old != next {
+				old.Close()
+			}
+			st = next
+		}
+		events, a, err := m.join(ctx, ctx, next)
+		if err == nil {
+			return next, events, a, true
+		}
+		m.l.WithError(err).Error("membership: join again")
+		if !sleep(ctx, d) {
+			return nil, nil, applied{}, false
+		}
+	}
+}
+
+// apply reconciles the node with a published map (missing: there is none)
+// and reports whether every action succeeded.
+func (m *Member) apply(value []byte, missing bool) bool {
+	n := m.cfg.Node
+	am := assignment.New(n.NumContainers())
+	if !missing {
+		parsed, err := assignment.Parse(value, n.NumContainers())
+		if err != nil {
+			m.l.WithError(err).Error("membership: unreadable assignment; serving no container (do all nodes and controllers agree on --containers?)")
+		} else {
+			am = parsed
+		}
+	}
+	actions := Reconcile(m.cfg.ID, n.Hosted(), am)
+	ok := true
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	failed := map[int]error{}
+	for _, a := range actions {
+		switch a.Op {
+		case Fence:
+			n.Fence(a.Container)
+			m.l.WithField("container", a.Container).Info("membership: container fenced, the assignment moved on")
+		case Unhost:
+			if err := n.Unhost(a.Container); err != nil {
+				m.l.WithError(err).Error("membership: unhost")
+				ok = false
+			}
+		case Host:
+			// Containers open (replay) in parallel.
+			wg.Add(1)
+			go func(a Action) {
+				defer wg.Done()
+				if err := n.Host(a.Container, a.Epoch); err != nil {
+					m.l.WithError(err).WithField("container", a.Container).Error("membership: cannot host an assigned container")
+					mu.Lock()
+					ok = false
+					failed[a.Container] = err
+					mu.Unlock()
+				}
+			}(a)
+		}
+	}
+	wg.Wait()
+	m.mu.Lock()
+	m.failed = failed
+	m.mu.Unlock()
+	return ok
+}
+
+// sleep waits d or until ctx ends; false if ctx ended.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
