@@ -1,16 +1,21 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
 
+	"github.com/sluice-streams/sluice/cluster/zkstore"
 	"github.com/sluice-streams/sluice/node"
+	"github.com/sluice-streams/sluice/node/membership"
 	"github.com/sluice-streams/sluice/node/server"
 )
 
@@ -33,6 +38,19 @@ type nodeOptions struct {
 	// CheckpointBytes is how much log a container writes between two
 	// checkpoints of its metadata (--checkpoint-bytes).
 	CheckpointBytes int64
+	// ZK is the ZooKeeper ensemble, "host:port,host:port" (--zk): cluster
+	// mode. Empty: standalone, every container hosted.
+	ZK string
+	// ZKRoot is the root znode of the cluster's keys (--zk-root).
+	ZKRoot string
+	// ZKSessionTimeout is the ZooKeeper session timeout (--zk-session-timeout).
+	ZKSessionTimeout time.Duration
+	// ID is the node's id in the assignment (--id); it must stay the same
+	// across restarts on one data directory.
+	ID string
+	// Advertise is the address clients reach the node at (--advertise);
+	// the listener's address if empty.
+	Advertise string
 }
 
 func nodeCommand(g *globalOptions) *cli.Command {
@@ -55,7 +73,7 @@ func nodeCommand(g *globalOptions) *cli.Command {
 			},
 			&cli.IntFlag{
 				Name:        "containers",
-				Usage:       "number of segment containers `N`",
+				Usage:       "number of segment containers `N` in the whole system; every node and controller of a cluster must use the same N",
 				Value:       4,
 				Destination: &o.Containers,
 			},
@@ -83,6 +101,33 @@ func nodeCommand(g *globalOptions) *cli.Command {
 				Value:       64 << 20,
 				Destination: &o.CheckpointBytes,
 			},
+			&cli.StringFlag{
+				Name:        "zk",
+				Usage:       "cluster mode: ZooKeeper `HOSTS` (host:port,...); the node starts with no container and serves what the leader controller assigns it",
+				Destination: &o.ZK,
+			},
+			&cli.StringFlag{
+				Name:        "zk-root",
+				Usage:       "root `ZNODE` of the cluster's keys",
+				Value:       "/sluice",
+				Destination: &o.ZKRoot,
+			},
+			&cli.DurationFlag{
+				Name:        "zk-session-timeout",
+				Usage:       "ZooKeeper session `TIMEOUT`: how long the node may be cut off before it stops taking writes and the cluster counts it dead",
+				Value:       10 * time.Second,
+				Destination: &o.ZKSessionTimeout,
+			},
+			&cli.StringFlag{
+				Name:        "id",
+				Usage:       "node `ID` in the container assignment (cluster mode; default: the host name); keep it across restarts on one data directory",
+				Destination: &o.ID,
+			},
+			&cli.StringFlag{
+				Name:        "advertise",
+				Usage:       "`ADDR` clients reach this node at (cluster mode; default: the listener's address)",
+				Destination: &o.Advertise,
+			},
 		},
 		Action: func(c *cli.Context) error { return runNode(c, g, o) },
 	}
@@ -92,12 +137,27 @@ func nodeCommand(g *globalOptions) *cli.Command {
 // o.Listen until SIGINT or SIGTERM, then closes them cleanly (each writes a
 // last checkpoint). The line "node listening on ADDR" on stdout tells
 // scripts and tests which port was picked.
+//
+// With --zk the node opens no container itself: it registers in ZooKeeper
+// and hosts the containers the published assignment gives it
+// (package node/membership).
 func runNode(c *cli.Context, _ *globalOptions, o *nodeOptions) error {
-	n, err := node.Open(node.Config{
+	cfg := node.Config{
 		Dir: o.DataDir, Containers: o.Containers, CacheSize: o.CacheSize,
 		WALFileSize: o.WALFileSize, WALPreallocate: o.WALPreallocate,
 		CheckpointBytes: o.CheckpointBytes, Logger: logrus.StandardLogger(),
-	})
+	}
+	if o.ZK != "" {
+		cfg.Hosted = []int{} // the assignment decides
+		if o.ID == "" {
+			h, err := os.Hostname()
+			if err != nil {
+				return fmt.Errorf("node: no --id and no host name: %w", err)
+			}
+			o.ID = h
+		}
+	}
+	n, err := node.Open(cfg)
 	if err != nil {
 		return err
 	}
@@ -114,10 +174,25 @@ func runNode(c *cli.Context, _ *globalOptions, o *nodeOptions) error {
 	defer stop()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
-	select {
-	case err = <-served:
-	case <-ctx.Done():
-		logrus.Info("node: shutting down")
+	var member *membership.Member
+	if o.ZK != "" {
+		addr := o.Advertise
+		if addr == "" {
+			addr = l.Addr().String()
+		}
+		member, err = joinCluster(ctx, o, n, addr)
+	}
+	if err == nil {
+		select {
+		case err = <-served:
+		case <-ctx.Done():
+			logrus.Info("node: shutting down")
+		}
+	}
+	if member != nil {
+		if cerr := member.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if cerr := srv.Close(); err == nil {
 		err = cerr
@@ -126,4 +201,27 @@ func runNode(c *cli.Context, _ *globalOptions, o *nodeOptions) error {
 		err = cerr
 	}
 	return err
+}
+
+// joinCluster opens a ZooKeeper session and starts following the container
+// assignment; it returns once the node is registered and hosts what the
+// current assignment gives it.
+func joinCluster(ctx context.Context, o *nodeOptions, n *node.Node, addr string) (*membership.Member, error) {
+	servers := strings.Split(o.ZK, ",")
+	open := func(context.Context) (*zkstore.Store, error) {
+		return zkstore.Open(servers, o.ZKRoot, o.ZKSessionTimeout, logrus.StandardLogger())
+	}
+	st, err := open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("node: ZooKeeper %s: %w", o.ZK, err)
+	}
+	m, err := membership.Start(ctx, membership.Config{
+		Store: st, Reopen: open, ID: o.ID, Addr: addr, Node: n, Logger: logrus.StandardLogger(),
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	logrus.WithFields(logrus.Fields{"id": o.ID, "zk": o.ZK, "root": o.ZKRoot, "advertise": addr}).Info("node: following the container assignment")
+	return m, nil
 }
