@@ -4,9 +4,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
@@ -29,8 +31,15 @@ func main() {
 // run runs the app with args (args[0] is the program name) and returns the
 // exit status. An error is printed once, as one line on stderr.
 func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext is run with a context that ends long-running commands (the
+// roles stop as on SIGTERM when ctx is done), for tests.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var g globalOptions
-	err := newApp(&g, stdout, stderr).Run(args)
+	app := newApp(&g, stdout, stderr)
+	err := app.RunContext(ctx, flagsFirst(app, args))
 	if err == nil {
 		return 0
 	}
@@ -50,8 +59,13 @@ func newApp(g *globalOptions, stdout, stderr io.Writer) *cli.App {
 		Action:         groupAction,
 		ExitErrHandler: func(*cli.Context, error) {}, // run prints errors, once
 		OnUsageError:   usageError,
+		// --tag k=v may hold commas; commands that take lists split them.
+		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
 			nodeCommand(g),
+			controllerCommand(g),
+			scopeCommand(g),
+			streamCommand(g),
 			versionCommand(g),
 		},
 	}
@@ -127,4 +141,79 @@ func quietUsageErrors(c *cli.Command) {
 	for _, s := range c.Subcommands {
 		quietUsageErrors(s)
 	}
+}
+
+// flagsFirst moves the positional arguments of the command args name after
+// its flags, so that `sluice stream create s/x --segments 2` parses as
+// `sluice stream create --segments 2 s/x` (urfave/cli stops parsing flags at
+// the first positional argument). Global flags stay before the command
+// name; everything after "--" stays as it is.
+func flagsFirst(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	out := []string{args[0]}
+	flags, commands := app.Flags, app.Commands
+	i := 1
+	// The global flags and the command path.
+	for i < len(args) {
+		a := args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			var next *cli.Command
+			for _, c := range commands {
+				if c.HasName(a) {
+					next = c
+				}
+			}
+			if next == nil {
+				break
+			}
+			out = append(out, a)
+			i++
+			flags, commands = next.Flags, next.Subcommands
+			continue
+		}
+		n := flagTokens(flags, args[i:])
+		out = append(out, args[i:i+n]...)
+		i += n
+	}
+	// The command's own flags, then its positional arguments.
+	var positional []string
+	for i < len(args) {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			positional = append(positional, a)
+			i++
+			continue
+		}
+		n := flagTokens(flags, args[i:])
+		out = append(out, args[i:i+n]...)
+		i += n
+	}
+	return append(out, positional...)
+}
+
+// flagTokens returns how many tokens the flag at args[0] takes: 2 for a
+// flag with a value given separately, else 1.
+func flagTokens(flags []cli.Flag, args []string) int {
+	name := strings.TrimLeft(args[0], "-")
+	if strings.Contains(name, "=") || len(args) < 2 {
+		return 1
+	}
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n != name {
+				continue
+			}
+			if _, isBool := f.(*cli.BoolFlag); isBool {
+				return 1
+			}
+			return 2
+		}
+	}
+	return 1 // unknown: the parser reports it
 }

@@ -1,0 +1,462 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sluice-streams/sluice/protocol/api"
+)
+
+// streamCreateOptions are the flags of `sluice stream create`.
+type streamCreateOptions struct {
+	Segments      int      // --segments: a fixed number of segments
+	ScaleBy       string   // --scale-by events|bytes
+	Target        int64    // --target: events/s or KB/s per segment
+	Factor        int      // --factor: how many segments a hot one splits into
+	Min           int      // --min: the fewest segments
+	RetentionTime string   // --retention-time: whole days ("7d", "168h")
+	RetentionSize string   // --retention-size: bytes ("512MiB")
+	Tags          []string // --tag k=v, repeated
+}
+
+// streamScaleOptions are the flags of `sluice stream scale`.
+type streamScaleOptions struct {
+	Seal   string // --seal N[,N...]
+	Ranges string // --ranges LOW-HIGH[,LOW-HIGH...]
+}
+
+func streamCommand(g *globalOptions) *cli.Command {
+	co := &streamCreateOptions{}
+	so := &streamScaleOptions{}
+	var listTags []string
+	var cut string
+	return &cli.Command{
+		Name:  "stream",
+		Usage: "create, list, describe, scale, seal, truncate and delete streams",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "create",
+				Usage:     "create a stream",
+				ArgsUsage: "SCOPE/STREAM",
+				Flags: []cli.Flag{
+					&cli.IntFlag{Name: "segments", Usage: "a fixed number `N` of segments", Value: 1, Destination: &co.Segments},
+					&cli.StringFlag{Name: "scale-by", Usage: "scale automatically by `RATE`: events (events/s) or bytes (KB/s)", Destination: &co.ScaleBy},
+					&cli.Int64Flag{Name: "target", Usage: "with --scale-by: target rate `X` per segment (events/s or KB/s)", Destination: &co.Target},
+					&cli.IntFlag{Name: "factor", Usage: "with --scale-by: split a hot segment into `F`", Value: 2, Destination: &co.Factor},
+					&cli.IntFlag{Name: "min", Usage: "with --scale-by: never fewer than `N` segments", Value: 1, Destination: &co.Min},
+					&cli.StringFlag{Name: "retention-time", Usage: "keep `D` (whole days: 7d, 168h)", Destination: &co.RetentionTime},
+					&cli.StringFlag{Name: "retention-size", Usage: "keep `BYTES` (512MiB, 10GiB; counted in MiB)", Destination: &co.RetentionSize},
+					&cli.StringSliceFlag{Name: "tag", Usage: "tag `k=v` (repeat for several)"},
+				},
+				Action: func(c *cli.Context) error {
+					co.Tags = c.StringSlice("tag")
+					return streamCreate(c, g, co)
+				},
+			},
+			{
+				Name:      "list",
+				Usage:     "list a scope's streams",
+				ArgsUsage: "SCOPE",
+				Flags: []cli.Flag{
+					&cli.StringSliceFlag{Name: "tag", Usage: "only streams tagged `k=v` (or k: any value; repeat for several)"},
+				},
+				Action: func(c *cli.Context) error {
+					listTags = c.StringSlice("tag")
+					return streamList(c, g, listTags)
+				},
+			},
+			{
+				Name:      "describe",
+				Usage:     "show a stream's configuration, state, segments and head",
+				ArgsUsage: "SCOPE/STREAM",
+				Action:    func(c *cli.Context) error { return streamDescribe(c, g) },
+			},
+			{
+				Name:      "scale",
+				Usage:     "seal neighbouring segments and replace them by segments with the given key ranges",
+				ArgsUsage: "SCOPE/STREAM",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "seal", Usage: "segment numbers `N[,N...]` to seal", Required: true, Destination: &so.Seal},
+					&cli.StringFlag{Name: "ranges", Usage: "key ranges `LOW-HIGH[,...]` of the new segments (e.g. 0-0.25,0.25-0.5)", Required: true, Destination: &so.Ranges},
+				},
+				Action: func(c *cli.Context) error { return streamScale(c, g, so) },
+			},
+			{
+				Name:      "seal",
+				Usage:     "seal a stream: no more writes",
+				ArgsUsage: "SCOPE/STREAM",
+				Action:    func(c *cli.Context) error { return streamSimple(c, g, "seal") },
+			},
+			{
+				Name:      "truncate",
+				Usage:     "delete a stream's data before a stream cut",
+				ArgsUsage: "SCOPE/STREAM",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "cut", Usage: "stream cut `CUT`: scope/stream:N.#epoch.E=OFFSET,...", Required: true, Destination: &cut},
+				},
+				Action: func(c *cli.Context) error { return streamTruncate(c, g, cut) },
+			},
+			{
+				Name:      "delete",
+				Usage:     "delete a sealed stream",
+				ArgsUsage: "SCOPE/STREAM",
+				Action:    func(c *cli.Context) error { return streamSimple(c, g, "delete") },
+			},
+		},
+	}
+}
+
+// streamArg returns the command's one argument SCOPE/STREAM.
+func streamArg(c *cli.Context) (scope, stream string, err error) {
+	a, err := args(c, "SCOPE/STREAM")
+	if err != nil {
+		return "", "", err
+	}
+	scope, stream, ok := strings.Cut(a[0], "/")
+	if !ok || scope == "" || stream == "" || strings.Contains(stream, "/") {
+		return "", "", fmt.Errorf("%s: %q is not SCOPE/STREAM", commandName(c), a[0])
+	}
+	return scope, stream, nil
+}
+
+// scalingPolicy builds the policy the create flags ask for.
+func (o *streamCreateOptions) scalingPolicy(c *cli.Context) (api.ScalingPolicy, error) {
+	if o.ScaleBy == "" {
+		for _, f := range []string{"target", "factor", "min"} {
+			if c.IsSet(f) {
+				return api.ScalingPolicy{}, fmt.Errorf("--%s needs --scale-by", f)
+			}
+		}
+		if o.Segments < 1 || o.Segments > math.MaxInt32 {
+			return api.ScalingPolicy{}, fmt.Errorf("--segments %d: want at least 1", o.Segments)
+		}
+		return api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: int32(o.Segments)}, nil
+	}
+	p := api.ScalingPolicy{TargetRate: o.Target}
+	switch o.ScaleBy {
+	case "events":
+		p.Type = api.ByRateInEventsPerSec
+	case "bytes":
+		p.Type = api.ByRateInKBytesPerSec
+	default:
+		return p, fmt.Errorf("--scale-by %q: want events or bytes", o.ScaleBy)
+	}
+	if c.IsSet("segments") {
+		return p, fmt.Errorf("--segments is a fixed number of segments; with --scale-by, use --min")
+	}
+	if !c.IsSet("target") || o.Target < 1 {
+		return p, fmt.Errorf("--scale-by needs --target, a rate of at least 1")
+	}
+	if o.Factor < 2 || o.Factor > math.MaxInt32 {
+		return p, fmt.Errorf("--factor %d: want at least 2", o.Factor)
+	}
+	if o.Min < 1 || o.Min > math.MaxInt32 {
+		return p, fmt.Errorf("--min %d: want at least 1", o.Min)
+	}
+	p.ScaleFactor, p.MinSegments = int32(o.Factor), int32(o.Min)
+	return p, nil
+}
+
+// retentionPolicy builds the policy the create flags ask for (nil: keep
+// everything).
+func (o *streamCreateOptions) retentionPolicy() (*api.RetentionPolicy, error) {
+	switch {
+	case o.RetentionTime != "" && o.RetentionSize != "":
+		return nil, fmt.Errorf("--retention-time and --retention-size exclude each other")
+	case o.RetentionTime != "":
+		days, err := parseDays(o.RetentionTime)
+		if err != nil {
+			return nil, fmt.Errorf("--retention-time %q: %v", o.RetentionTime, err)
+		}
+		return &api.RetentionPolicy{Type: api.RetentionLimitedDays, Value: days}, nil
+	case o.RetentionSize != "":
+		b, err := parseBytes(o.RetentionSize)
+		if err != nil {
+			return nil, fmt.Errorf("--retention-size %q: %v", o.RetentionSize, err)
+		}
+		return &api.RetentionPolicy{Type: api.RetentionLimitedSizeMB, Value: (b + 1<<20 - 1) >> 20}, nil
+	}
+	return nil, nil
+}
+
+// parseDays parses a whole number of days: "7d" or a Go duration ("168h").
+func parseDays(s string) (int64, error) {
+	const want = "want whole days, such as 7d or 168h"
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		d, err := strconv.ParseInt(n, 10, 64)
+		if err != nil || d < 1 {
+			return 0, fmt.Errorf("%s", want)
+		}
+		return d, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 24*time.Hour || d%(24*time.Hour) != 0 {
+		return 0, fmt.Errorf("%s", want)
+	}
+	return int64(d / (24 * time.Hour)), nil
+}
+
+// parseBytes parses a size: an integer with an optional binary unit (B,
+// K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB; all powers of 1024).
+func parseBytes(s string) (int64, error) {
+	i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	if i < 0 {
+		i = len(s)
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	shift, ok := map[string]uint{"": 0, "B": 0, "K": 10, "KB": 10, "KiB": 10, "M": 20, "MB": 20, "MiB": 20,
+		"G": 30, "GB": 30, "GiB": 30, "T": 40, "TB": 40, "TiB": 40}[s[i:]]
+	if err != nil || !ok || n < 1 || n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("want a positive size in bytes, such as 1048576, 512MiB or 10GiB")
+	}
+	return n << shift, nil
+}
+
+// parseTags parses k=v flags; with anyValue, a bare k means any value.
+func parseTags(flags []string, anyValue bool) (map[string]string, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	tags := map[string]string{}
+	for _, f := range flags {
+		k, v, ok := strings.Cut(f, "=")
+		if k == "" || !ok && !anyValue {
+			return nil, fmt.Errorf("--tag %q: want k=v", f)
+		}
+		tags[k] = v
+	}
+	return tags, nil
+}
+
+func streamCreate(c *cli.Context, g *globalOptions, o *streamCreateOptions) error {
+	scope, stream, err := streamArg(c)
+	if err != nil {
+		return err
+	}
+	p, err := newPrinter(c.App.Writer, g.Output)
+	if err != nil {
+		return err
+	}
+	cfg := api.StreamConfig{ScopeName: scope, StreamName: stream}
+	if cfg.ScalingPolicy, err = o.scalingPolicy(c); err != nil {
+		return err
+	}
+	if cfg.RetentionPolicy, err = o.retentionPolicy(); err != nil {
+		return err
+	}
+	if cfg.Tags, err = parseTags(o.Tags, false); err != nil {
+		return err
+	}
+	info, err := apiClient(g).CreateStream(c.Context, cfg)
+	if err != nil {
+		return err
+	}
+	return p.Print(streamOutput([]api.StreamInfo{info}, info))
+}
+
+func streamList(c *cli.Context, g *globalOptions, tagFlags []string) error {
+	a, err := args(c, "SCOPE")
+	if err != nil {
+		return err
+	}
+	p, err := newPrinter(c.App.Writer, g.Output)
+	if err != nil {
+		return err
+	}
+	tags, err := parseTags(tagFlags, true)
+	if err != nil {
+		return err
+	}
+	streams, err := apiClient(g).ListStreams(c.Context, a[0], tags)
+	if err != nil {
+		return err
+	}
+	if streams == nil {
+		streams = []api.StreamInfo{}
+	}
+	return p.Print(streamOutput(streams, streams))
+}
+
+// streamDescription is the JSON of `sluice stream describe`.
+type streamDescription struct {
+	Stream   api.StreamInfo     `json:"stream"`
+	Segments []api.SegmentRange `json:"segments"`
+	Head     api.StreamCut      `json:"head"`
+}
+
+func streamDescribe(c *cli.Context, g *globalOptions) error {
+	scope, stream, err := streamArg(c)
+	if err != nil {
+		return err
+	}
+	p, err := newPrinter(c.App.Writer, g.Output)
+	if err != nil {
+		return err
+	}
+	cl := apiClient(g)
+	var d streamDescription
+	if d.Stream, err = cl.GetStream(c.Context, scope, stream); err != nil {
+		return err
+	}
+	if d.Segments, err = cl.CurrentSegments(c.Context, scope, stream); err != nil {
+		return err
+	}
+	if d.Head, err = cl.HeadCut(c.Context, scope, stream); err != nil {
+		return err
+	}
+	if g.Output == formatJSON {
+		return p.Print(output{JSON: d})
+	}
+	info := d.Stream
+	if err := p.Print(output{Rows: [][]string{
+		{"STREAM", info.ScopeName + "/" + info.StreamName},
+		{"STATE", state(info)},
+		{"EPOCH", strconv.FormatInt(info.Epoch, 10)},
+		{"SCALING", scaling(info.ScalingPolicy)},
+		{"RETENTION", retention(info.RetentionPolicy)},
+		{"TAGS", tagText(info.Tags)},
+		{"CREATED", time.UnixMilli(info.CreationTime).UTC().Format(time.RFC3339)},
+		{"HEAD", d.Head.String()},
+	}}); err != nil {
+		return err
+	}
+	fmt.Fprintln(c.App.Writer)
+	return p.Print(segmentOutput(d.Segments))
+}
+
+func streamScale(c *cli.Context, g *globalOptions, o *streamScaleOptions) error {
+	scope, stream, err := streamArg(c)
+	if err != nil {
+		return err
+	}
+	p, err := newPrinter(c.App.Writer, g.Output)
+	if err != nil {
+		return err
+	}
+	var req api.ScaleRequest
+	for _, s := range strings.Split(o.Seal, ",") {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("--seal %q: %q is not a segment number", o.Seal, s)
+		}
+		req.SealedSegments = append(req.SealedSegments, n)
+	}
+	for _, r := range strings.Split(o.Ranges, ",") {
+		lo, hi, ok := strings.Cut(r, "-")
+		low, err1 := strconv.ParseFloat(lo, 64)
+		high, err2 := strconv.ParseFloat(hi, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return fmt.Errorf("--ranges %q: %q is not LOW-HIGH", o.Ranges, r)
+		}
+		req.NewRanges = append(req.NewRanges, api.KeyRange{Low: low, High: high})
+	}
+	segs, err := apiClient(g).Scale(c.Context, scope, stream, req)
+	if err != nil {
+		return err
+	}
+	return p.Print(segmentOutput(segs))
+}
+
+func streamTruncate(c *cli.Context, g *globalOptions, text string) error {
+	scope, stream, err := streamArg(c)
+	if err != nil {
+		return err
+	}
+	cut, err := api.ParseStreamCut(text)
+	if err != nil {
+		return fmt.Errorf("--cut: %v", strings.TrimPrefix(err.Error(), api.ErrInvalid.Error()+": "))
+	}
+	if len(cut) == 0 {
+		return fmt.Errorf("--cut: empty")
+	}
+	prefix := scope + "/" + stream + "/"
+	for seg := range cut {
+		if !strings.HasPrefix(seg, prefix) {
+			return fmt.Errorf("--cut: segment %s is not of stream %s/%s", seg, scope, stream)
+		}
+	}
+	return apiClient(g).TruncateStream(c.Context, scope, stream, cut)
+}
+
+// streamSimple runs the commands that take SCOPE/STREAM and print nothing.
+func streamSimple(c *cli.Context, g *globalOptions, what string) error {
+	scope, stream, err := streamArg(c)
+	if err != nil {
+		return err
+	}
+	cl := apiClient(g)
+	if what == "seal" {
+		return cl.SealStream(c.Context, scope, stream)
+	}
+	return cl.DeleteStream(c.Context, scope, stream)
+}
+
+func streamOutput(streams []api.StreamInfo, json any) output {
+	o := output{Columns: []string{"STREAM", "STATE", "EPOCH", "SCALING", "RETENTION", "TAGS"}, JSON: json}
+	for _, s := range streams {
+		o.Rows = append(o.Rows, []string{s.ScopeName + "/" + s.StreamName, state(s), strconv.FormatInt(s.Epoch, 10),
+			scaling(s.ScalingPolicy), retention(s.RetentionPolicy), tagText(s.Tags)})
+	}
+	return o
+}
+
+func segmentOutput(segs []api.SegmentRange) output {
+	if segs == nil {
+		segs = []api.SegmentRange{}
+	}
+	o := output{Columns: []string{"SEGMENT", "NUMBER", "EPOCH", "KEYS"}, JSON: segs}
+	for _, s := range segs {
+		o.Rows = append(o.Rows, []string{s.Segment, strconv.FormatInt(s.Number, 10), strconv.FormatInt(s.Epoch, 10),
+			fmt.Sprintf("[%v, %v)", s.KeyLow, s.KeyHigh)})
+	}
+	return o
+}
+
+func state(s api.StreamInfo) string {
+	if s.Sealed {
+		return "sealed"
+	}
+	return "open"
+}
+
+func scaling(p api.ScalingPolicy) string {
+	switch p.Type {
+	case api.FixedNumSegments:
+		return fmt.Sprintf("fixed %d", p.MinSegments)
+	case api.ByRateInEventsPerSec:
+		return fmt.Sprintf("events %d/s x%d min %d", p.TargetRate, p.ScaleFactor, p.MinSegments)
+	case api.ByRateInKBytesPerSec:
+		return fmt.Sprintf("bytes %dKB/s x%d min %d", p.TargetRate, p.ScaleFactor, p.MinSegments)
+	}
+	return p.Type
+}
+
+func retention(r *api.RetentionPolicy) string {
+	switch {
+	case r == nil:
+		return "-"
+	case r.Type == api.RetentionLimitedDays:
+		return fmt.Sprintf("%dd", r.Value)
+	case r.Type == api.RetentionLimitedSizeMB:
+		return fmt.Sprintf("%dMiB", r.Value)
+	}
+	return fmt.Sprintf("%s %d", r.Type, r.Value)
+}
+
+func tagText(tags map[string]string) string {
+	if len(tags) == 0 {
+		return "-"
+	}
+	out := make([]string, 0, len(tags))
+	for k, v := range tags {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
