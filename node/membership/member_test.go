@@ -106,6 +106,19 @@ func newCluster(t *testing.T) *cluster_ {
 	return c
 }
 
+// newClusterOn runs its own ZooKeeper in dir, for a test that stops it.
+func newClusterOn(t *testing.T, dir string) (*cluster_, *clustertest.ZooKeeper) {
+	z, err := clustertest.NewZooKeeper(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(z.Stop)
+	c := &cluster_{t: t, zkAddr: z.Addr}
+	c.leader = openStore(t, &c.zkAddr, &c.mu)
+	t.Cleanup(func() { c.leader.Close() })
+	return c, z
+}
+
 func (c *cluster_) start(id, dir string) *member {
 	t := c.t
 	t.Helper()
@@ -354,5 +367,72 @@ func TestTwoNodesFollowTheAssignment(t *testing.T) {
 	}
 	if err := appendEvent(t, cb2, seg[3], "w", 2, "again"); err != nil {
 		t.Fatalf("append after restart: %v", err)
+	}
+}
+
+// TestSessionExpiryFencesThenServesAgain cuts the node off from ZooKeeper
+// (the server goes away): once its session has expired it takes no more
+// writes; when ZooKeeper is back (a new server on the same data) it opens a
+// new session, registers again and serves its containers with their data.
+func TestSessionExpiryFencesThenServesAgain(t *testing.T) {
+	zkDir := t.TempDir()
+	c, z := newClusterOn(t, zkDir)
+	a := c.start("a", t.TempDir())
+	m := assignment.Map{Containers: []assignment.Owner{{Node: "a", Epoch: 1}, {Node: "a", Epoch: 1}, {Node: "a", Epoch: 1}, {Node: "a", Epoch: 1}}}
+	c.publish(m)
+	waitFor(t, "a hosts every container", func() bool {
+		for id := range containers {
+			if !hostsAt(a.node, id, 1) {
+				return false
+			}
+		}
+		return true
+	})
+	seg := segmentIn(t, "st", 1)
+	conn := dial(t, a.addr)
+	if err := conn.CreateSegment(t.Context(), seg); err != nil {
+		t.Fatal(err)
+	}
+	if err := appendEvent(t, conn, seg, "w", 1, "before"); err != nil {
+		t.Fatal(err)
+	}
+
+	c.leader.Close()
+	z.Stop()
+	waitFor(t, "a fences every container after its session expired", func() bool {
+		for _, h := range a.node.Hosted() {
+			if !h.Fenced {
+				return false
+			}
+		}
+		return true
+	})
+	if _, err := conn.Append(t.Context(), "w", 2, 1, protocol.AppendEvent(nil, []byte("cut off")), protocol.NoExpectedOffset); !errors.Is(err, protocol.ErrWrongHost) {
+		t.Fatalf("append while cut off = %v, want ErrWrongHost", err)
+	}
+
+	// ZooKeeper back, on its data (the map is still there).
+	z2, err := clustertest.NewZooKeeper(zkDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(z2.Stop)
+	c.mu.Lock()
+	c.zkAddr = z2.Addr
+	c.mu.Unlock()
+	c.leader = openStore(t, &c.zkAddr, &c.mu)
+	t.Cleanup(func() { c.leader.Close() })
+	waitFor(t, "a registered again and serving", func() bool {
+		if _, err := c.leader.Get(t.Context(), membership.NodeKey("a")); err != nil {
+			return false
+		}
+		return hostsAt(a.node, 1, 1)
+	})
+	want := protocol.AppendEvent(nil, []byte("before"))
+	if got := readAll(t, conn, seg); !bytes.Equal(got, want) {
+		t.Fatalf("after rejoining: %q, want %q", got, want)
+	}
+	if err := appendEvent(t, conn, seg, "w", 2, "after"); err != nil {
+		t.Fatalf("append after rejoining: %v", err)
 	}
 }
