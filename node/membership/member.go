@@ -78,7 +78,8 @@ const (
 // (a container that fails to open is retried in the background), then
 // follows the assignment until Close. ctx bounds Start only; it fails if
 // ctx ends before the node is registered (say, while the registration of
-// its previous session has not expired yet).
+// its previous session has not expired yet); cfg.Store is then left open
+// for the caller to close.
 func Start(ctx context.Context, cfg Config) (*Member, error) {
 	if cfg.Store == nil || cfg.Node == nil || cfg.ID == "" {
 		return nil, errors.New("membership: Config needs Store, Node and ID")
