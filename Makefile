@@ -5,8 +5,9 @@ GO        ?= go
 BIN       ?= bin/sluice
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X main.version=$(VERSION)
-DATA      ?= ./.data/node
-LISTEN    ?= 127.0.0.1:12345
+DATA      ?= ./.data/standalone
+CONTROLLER_ADDR ?= 127.0.0.1:10080
+NODE_ADDR ?= 127.0.0.1:12345
 # Benchmark time per benchmark; the disk probes need a few hundred fsyncs to settle.
 BENCHTIME ?= 2s
 
@@ -17,9 +18,9 @@ all: build
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sluice
 
-# Until `sluice standalone` exists, the main job is one node.
+# The main job: a controller and a node in one process (sluice standalone).
 run: build
-	./$(BIN) node --data $(DATA) --listen $(LISTEN)
+	./$(BIN) standalone --data $(DATA) --controller-addr $(CONTROLLER_ADDR) --node-addr $(NODE_ADDR)
 
 test:
 	bash scripts/test-deps.sh

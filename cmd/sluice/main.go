@@ -64,6 +64,7 @@ func newApp(g *globalOptions, stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			nodeCommand(g),
 			controllerCommand(g),
+			standaloneCommand(g),
 			scopeCommand(g),
 			streamCommand(g),
 			versionCommand(g),
