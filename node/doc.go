@@ -11,8 +11,20 @@
 //   - server: the TCP listener speaking package protocol
 //   - vfs: the filesystem under the log, and vfstest to inject faults
 //   - diskprobe: this disk's own limits, for benchmarks
+//   - membership: cluster mode, the node's ZooKeeper driver: it registers
+//     the node and hosts exactly the containers the published assignment
+//     gives it, under their epochs
 //
 // A segment belongs to container protocol.ContainerOf(name, containers);
 // Node routes each request to it and answers protocol.ErrWrongHost for a
-// container it does not host.
+// container it does not host (or hosts fenced), and
+// protocol.ErrContainerUnavailable while one is opening or closing.
+//
+// Standalone, a node hosts every container under epoch 0. In cluster mode
+// it hosts what the assignment map gives it (Host, Unhost); each container
+// directory holds the epoch it was last opened under (file "epoch"), a
+// higher one on disk is refused, and a container the map moves away (or
+// every container, when the ZooKeeper session is lost) is fenced at once:
+// its changes fail with ErrWrongHost, so two nodes never write one
+// container.
 package node
