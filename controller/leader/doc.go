@@ -1,0 +1,51 @@
+// Package leader is a controller's ZooKeeper driver in cluster mode: it
+// registers the controller, takes part in the controllers' leader election
+// and, while this controller leads, runs the leader's loops: the container
+// assignment and the resumption of unfinished workflows.
+//
+// # Znodes
+//
+// Keys are relative to the store's root (zkstore.Open, e.g. "/sluice"):
+//
+//	cluster/controllers/<id>   EPHEMERAL, this controller's registration:
+//	                           JSON {"id": ..., "addr": "host:port"} (the REST API)
+//	cluster/election           the election (zkstore.Store.Elect); each
+//	                           candidate's data is its controller id
+//	cluster/nodes/<id>         EPHEMERAL, a live node (package node/membership);
+//	                           read here
+//	cluster/assignment         the assignment.Map JSON; written only by the
+//	                           leader, with a compare-and-set (Create when absent)
+//
+// # Leading
+//
+// Every controller serves the REST API (the Service's compare-and-sets make
+// concurrent controllers safe); only the leader runs these loops, each
+// under a context that ends the moment leadership is lost or the session
+// expires:
+//
+//   - Assignment (level-based, not edge-based): list the live nodes, read
+//     the published map (assignment.New(n) if there is none), compute the
+//     next one with Decide (assignment.Plan: unassigned containers to the
+//     least loaded live node; assigned containers stay, also with a dead
+//     node) and publish it if it changed. It runs when leadership starts,
+//     every Config.ReconcileInterval, and when the published map changes.
+//     The store's watches report no child changes, so a new node is picked
+//     up by the next tick (1 s by default); a node that dies changes
+//     nothing (its containers stay with it and are unavailable until it
+//     returns).
+//   - Resume: Service.Resume at once (a new leader completes the workflows
+//     the previous one left half done), then every Config.ResumeInterval.
+//
+// A published map whose size differs from Config.Containers is never
+// overwritten: it belongs to a cluster configured with another container
+// count, and replacing it would hand containers (and their logs) to other
+// nodes. The leader logs the mismatch at every attempt instead. Every
+// controller and every node of a cluster must use the same --containers.
+//
+// # Sessions
+//
+// When the session expires (zkstore.Store.Expired) the registration and the
+// candidacy are gone: the loops stop at once, a new session is opened
+// (Config.Reopen), and the controller registers and stands for election
+// again. Close stops the loops, resigns and closes the session.
+package leader

@@ -1,0 +1,393 @@
+package leader
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/cluster/zkstore"
+	"github.com/sluice-streams/sluice/controller"
+)
+
+// Keys in the metadata store (see the package documentation).
+const (
+	// ControllersKey holds one ephemeral child per live controller.
+	ControllersKey = "cluster/controllers"
+	// ElectionKey is the controllers' election.
+	ElectionKey = "cluster/election"
+)
+
+// ControllerKey is the key of controller id's registration.
+func ControllerKey(id string) string { return ControllersKey + "/" + id }
+
+// Registration is the value of a controller's registration, as JSON.
+type Registration struct {
+	ID   string `json:"id"`
+	Addr string `json:"addr"`
+}
+
+// Defaults of Config.
+const (
+	DefaultReconcileInterval = time.Second
+	DefaultResumeInterval    = 5 * time.Second
+)
+
+// retryDelay spaces retries of a registration that still exists from an
+// earlier session, and of failed store calls.
+const retryDelay = 200 * time.Millisecond
+
+// Resumer completes unfinished workflows: controller.Service.
+type Resumer interface {
+	Resume(ctx context.Context) error
+}
+
+// Config configures a Member.
+type Config struct {
+	// Store is the ZooKeeper session to start with. The Member owns it
+	// (and every store Reopen returns): Close closes it.
+	Store *zkstore.Store
+	// Reopen opens a new session after the current one expired. If nil,
+	// the Member registers again on the same store (which reconnects with
+	// a new session) but notices no later expiry.
+	Reopen func(ctx context.Context) (*zkstore.Store, error)
+	// ID is the controller's id (registration and election).
+	ID string
+	// Addr is the address of the controller's REST API.
+	Addr string
+	// Containers is the cluster's number of segment containers.
+	Containers int
+	// Service is resumed when this controller becomes leader, and then
+	// every ResumeInterval.
+	Service Resumer
+	// ReconcileInterval (DefaultReconcileInterval if 0) and ResumeInterval
+	// (DefaultResumeInterval if 0) pace the leader's loops.
+	ReconcileInterval time.Duration
+	ResumeInterval    time.Duration
+	// Logger; discarded if nil.
+	Logger logrus.FieldLogger
+}
+
+// Member keeps a controller registered and a candidate, and runs the
+// leader's loops while it leads.
+type Member struct {
+	cfg    Config
+	log    logrus.FieldLogger
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	leading  atomic.Bool
+	changes  chan struct{} // one-slot, signalled when leading changes
+	mu       sync.Mutex
+	store    *zkstore.Store // the current session
+	closeErr error
+}
+
+// Start registers the controller and enters the election, then follows
+// the election until Close. ctx bounds Start only; it fails if ctx ends
+// before the controller is registered (say, while the registration of its
+// previous session has not expired yet); cfg.Store is then left open for
+// the caller to close.
+func Start(ctx context.Context, cfg Config) (*Member, error) {
+	if cfg.Store == nil || cfg.Service == nil || cfg.ID == "" || cfg.Containers < 1 {
+		return nil, errors.New("leader: Config needs Store, Service, ID and Containers >= 1")
+	}
+	if err := cluster.CheckKey(ControllerKey(cfg.ID)); err != nil {
+		return nil, fmt.Errorf("leader: controller id %q: %w", cfg.ID, err)
+	}
+	if cfg.ReconcileInterval <= 0 {
+		cfg.ReconcileInterval = DefaultReconcileInterval
+	}
+	if cfg.ResumeInterval <= 0 {
+		cfg.ResumeInterval = DefaultResumeInterval
+	}
+	log := cfg.Logger
+	if log == nil {
+		l := logrus.New()
+		l.SetOutput(io.Discard)
+		log = l
+	}
+	m := &Member{cfg: cfg, log: log.WithField("controller", cfg.ID), done: make(chan struct{}), changes: make(chan struct{}, 1)}
+	lead, err := m.join(ctx, cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	m.store = cfg.Store
+	runCtx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	go m.run(runCtx, cfg.Store, lead)
+	return m, nil
+}
+
+// IsLeader reports whether this controller runs the leader's loops now.
+func (m *Member) IsLeader() bool { return m.leading.Load() }
+
+// Changed receives a value when IsLeader changes (coalesced: read IsLeader
+// after each).
+func (m *Member) Changed() <-chan struct{} { return m.changes }
+
+// Store returns the current session's store.
+func (m *Member) Store() *zkstore.Store {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.store
+}
+
+// Close stops the leader's loops (waiting for them), resigns, and closes
+// the session, which deletes the registration.
+func (m *Member) Close() error {
+	m.cancel()
+	<-m.done
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closeErr
+}
+
+// join registers the controller in st, retrying while an earlier session's
+// registration exists, and enters the election.
+func (m *Member) join(ctx context.Context, st *zkstore.Store) (*zkstore.Leadership, error) {
+	reg, _ := json.Marshal(Registration{ID: m.cfg.ID, Addr: m.cfg.Addr})
+	key := ControllerKey(m.cfg.ID)
+	for {
+		err := st.Register(ctx, key, reg)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, cluster.ErrExists) && ctx.Err() == nil {
+			return nil, fmt.Errorf("leader: register %s: %w", key, err)
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("leader: register %s: %w (%w)", key, err, ctx.Err())
+		}
+		m.log.WithField("key", key).Debug("leader: an earlier session's registration is still there; waiting for it to expire")
+		if !sleep(ctx, retryDelay) {
+			return nil, fmt.Errorf("leader: register %s: %w (%w)", key, err, ctx.Err())
+		}
+	}
+	lead, err := st.Elect(ctx, ElectionKey, m.cfg.ID)
+	if err != nil {
+		st.Delete(context.Background(), key, cluster.AnyVersion)
+		return nil, fmt.Errorf("leader: elect: %w", err)
+	}
+	m.log.WithFields(logrus.Fields{"key": key, "addr": m.cfg.Addr}).Info("leader: registered and standing for election")
+	return lead, nil
+}
+
+// run follows the election of one session after another until ctx ends.
+func (m *Member) run(ctx context.Context, st *zkstore.Store, lead *zkstore.Leadership) {
+	defer close(m.done)
+	expired := st.Expired()
+	for {
+		m.follow(ctx, st, lead, expired)
+		if ctx.Err() != nil {
+			lead.Resign()
+			err := st.Close()
+			m.mu.Lock()
+			m.closeErr = err
+			m.mu.Unlock()
+			return
+		}
+		// The session expired (or the candidacy ended without Close):
+		// a new session, a new registration, a new candidacy.
+		m.log.Warn("leader: ZooKeeper session lost; registering again on a new session")
+		var err error
+		for {
+			next := st
+			if m.cfg.Reopen != nil {
+				if next, err = m.cfg.Reopen(ctx); err == nil {
+					st.Close()
+					expired = next.Expired()
+				}
+			} else {
+				expired = nil // the store notices only its first expiry
+			}
+			if err == nil {
+				st = next
+				m.mu.Lock()
+				m.store = st
+				m.mu.Unlock()
+				if lead, err = m.join(ctx, st); err == nil {
+					break
+				}
+			}
+			if ctx.Err() != nil {
+				m.mu.Lock()
+				m.closeErr = st.Close()
+				m.mu.Unlock()
+				return
+			}
+			m.log.WithError(err).Warn("leader: joining again failed; retrying")
+			if !sleep(ctx, retryDelay) {
+				m.mu.Lock()
+				m.closeErr = st.Close()
+				m.mu.Unlock()
+				return
+			}
+		}
+	}
+}
+
+// follow runs the leader's loops while lead leads, until the candidacy
+// ends, the session expires or ctx ends; the loops are stopped (and waited
+// for) before it returns.
+func (m *Member) follow(ctx context.Context, st *zkstore.Store, lead *zkstore.Leadership, expired <-chan struct{}) {
+	var stop context.CancelFunc
+	var loops sync.WaitGroup
+	stopLeading := func(why string) {
+		if stop == nil {
+			return
+		}
+		stop()
+		loops.Wait()
+		stop = nil
+		m.setLeading(false)
+		m.log.WithField("why", why).Warn("leader: no longer the leader")
+	}
+	defer stopLeading("stopping")
+	changed := lead.Changed()
+	for {
+		if lead.IsLeader() && stop == nil {
+			stop = m.startLeading(ctx, st, &loops)
+		} else if !lead.IsLeader() {
+			stopLeading("lost the election")
+		}
+		select {
+		case _, ok := <-changed:
+			if !ok {
+				stopLeading("candidacy ended")
+				return
+			}
+		case <-expired:
+			stopLeading("session expired")
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// startLeading starts the leader's loops under a context of their own
+// and returns what stops them.
+func (m *Member) startLeading(ctx context.Context, st cluster.Store, loops *sync.WaitGroup) context.CancelFunc {
+	lctx, stop := context.WithCancel(ctx)
+	m.setLeading(true)
+	m.log.Info("leader: elected leader; assigning containers and resuming workflows")
+	loops.Add(2)
+	go func() { defer loops.Done(); m.assignLoop(lctx, st) }()
+	go func() { defer loops.Done(); m.resumeLoop(lctx) }()
+	return stop
+}
+
+func (m *Member) setLeading(v bool) {
+	m.leading.Store(v)
+	select {
+	case m.changes <- struct{}{}:
+	default:
+	}
+}
+
+// assignLoop reconciles the published assignment at once, on every tick,
+// and whenever the published map changes, until ctx ends.
+func (m *Member) assignLoop(ctx context.Context, st cluster.Store) {
+	watch, err := st.Watch(ctx, controller.AssignmentKey)
+	if err != nil {
+		m.log.WithError(err).Warn("leader: cannot watch the assignment; reconciling on the ticker only")
+		watch = nil
+	}
+	tick := time.NewTicker(m.cfg.ReconcileInterval)
+	defer tick.Stop()
+	for {
+		if err := m.Reconcile(ctx, st); err != nil && ctx.Err() == nil {
+			m.log.WithError(err).Error("leader: container assignment")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case _, ok := <-watch:
+			if !ok {
+				watch = nil
+			}
+		}
+	}
+}
+
+// Reconcile runs one round of the assignment loop on st: live nodes and
+// published map in, Decide, and a compare-and-set (Create when there is no
+// map yet) if the map changed. A concurrent write makes it start over, a
+// few times.
+func (m *Member) Reconcile(ctx context.Context, st cluster.Store) error {
+	for attempt := 0; ; attempt++ {
+		err := m.reconcileOnce(ctx, st)
+		if (errors.Is(err, cluster.ErrVersionMismatch) || errors.Is(err, cluster.ErrExists)) && attempt < 3 {
+			continue
+		}
+		return err
+	}
+}
+
+func (m *Member) reconcileOnce(ctx context.Context, st cluster.Store) error {
+	children, err := st.List(ctx, controller.NodesKey)
+	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
+		return fmt.Errorf("list %s: %w", controller.NodesKey, err)
+	}
+	live := LiveNodes(children)
+	kv, err := st.Get(ctx, controller.AssignmentKey)
+	exists := err == nil
+	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
+		return fmt.Errorf("read %s: %w", controller.AssignmentKey, err)
+	}
+	next, changed, err := Decide(kv.Value, exists, live, m.cfg.Containers)
+	if err != nil || !changed {
+		return err
+	}
+	if exists {
+		_, err = st.CompareAndSet(ctx, controller.AssignmentKey, next.Encode(), kv.Version)
+	} else {
+		_, err = st.Create(ctx, controller.AssignmentKey, next.Encode())
+	}
+	if err != nil {
+		return fmt.Errorf("publish %s: %w", controller.AssignmentKey, err)
+	}
+	byNode := map[string][]int{}
+	for _, n := range live {
+		byNode[n] = next.Of(n)
+	}
+	m.log.WithFields(logrus.Fields{"live": live, "containers": byNode}).Info("leader: published the container assignment")
+	return nil
+}
+
+// resumeLoop completes unfinished workflows at once and then every
+// ResumeInterval, until ctx ends.
+func (m *Member) resumeLoop(ctx context.Context) {
+	tick := time.NewTicker(m.cfg.ResumeInterval)
+	defer tick.Stop()
+	for {
+		if err := m.cfg.Service.Resume(ctx); err != nil && ctx.Err() == nil {
+			m.log.WithError(err).Warn("leader: an unfinished workflow could not be completed yet; retrying")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
