@@ -24,6 +24,9 @@ var (
 	ErrExists   = errors.New("rest: already exists")
 	ErrInvalid  = errors.New("rest: invalid request")
 	ErrConflict = errors.New("rest: conflict with the current state")
+	// ErrUnavailable: 503, a container the request needs is not served now
+	// (its node is down, or no assignment names it); retry later.
+	ErrUnavailable = errors.New("rest: unavailable")
 	// ErrUnreachable wraps a failure to reach the controller at all (no
 	// answer: refused, timed out, not HTTP).
 	ErrUnreachable = errors.New("rest: controller unreachable")
@@ -50,6 +53,8 @@ func (e *Error) Is(target error) bool {
 		return e.Code == CodeInvalid
 	case ErrConflict:
 		return e.Code == CodeConflict
+	case ErrUnavailable:
+		return e.Code == CodeUnavailable
 	}
 	return false
 }
@@ -293,6 +298,16 @@ func (c *Client) Successors(ctx context.Context, segment string) ([]api.Successo
 	var l SuccessorList
 	err := c.do(ctx, http.MethodGet, "/v1/segments/"+segmentPath(segment)+"/successors", nil, &l)
 	return l.Successors, err
+}
+
+// SegmentURI returns the node that serves a segment now, with the
+// segment's container and that container's epoch. ErrUnavailable if no live
+// node serves the container. Clients cache it and ask again when the node
+// answers WrongHost or ContainerUnavailable.
+func (c *Client) SegmentURI(ctx context.Context, segment string) (SegmentURI, error) {
+	var u SegmentURI
+	err := c.do(ctx, http.MethodGet, "/v1/segments/"+segmentPath(segment)+"/uri", nil, &u)
+	return u, err
 }
 
 // CreateTxn opens a transaction leased for lease (0: the controller's

@@ -8,7 +8,9 @@
 // document docs/openapi.yaml describes the same routes and a test keeps the
 // two equal. The routes are shaped like Pravega's controller REST API
 // (/v1/scopes, /v1/scopes/{scope}/streams, .../state to seal), plus what the
-// client library needs (segments, successors, cuts, transactions).
+// client library needs (segments, successors, cuts, transactions, and
+// GET /v1/segments/{segment}/uri: the node that serves a segment now, from
+// the controller's controller.SegmentLocator given with WithLocator).
 //
 // Bodies are the JSON types of protocol/api; the few bodies that package
 // has no type for (lists, transaction leases, a pair of cuts) are declared
@@ -38,6 +40,9 @@
 //	409 CONFLICT            controller.ErrConflict
 //	500 INTERNAL            anything else (the store's or a node's failure),
 //	                        logged
+//	503 UNAVAILABLE         protocol.ErrContainerUnavailable: a container the
+//	                        request needs has no live node now (cluster
+//	                        mode), or the handler has no locator
 //
 // # Metrics
 //

@@ -23,20 +23,35 @@ const MaxBodySize = 1 << 20
 
 type handler struct {
 	svc *controller.Service
+	loc controller.SegmentLocator
 	log logrus.FieldLogger
+}
+
+// HandlerOption configures NewHandler.
+type HandlerOption func(*handler)
+
+// WithLocator makes GET /v1/segments/{segment}/uri answer with loc (the
+// controller's own locator: controller.StaticNode alone,
+// controller.ClusterLocator in a cluster). Without it that route answers
+// 503 UNAVAILABLE.
+func WithLocator(loc controller.SegmentLocator) HandlerOption {
+	return func(h *handler) { h.loc = loc }
 }
 
 // NewHandler returns the handler of the routes in the package
 // documentation, over svc. Failures of the store or a node (500s) are
 // logged to logger (discarded if nil); every request is logged at debug
 // level.
-func NewHandler(svc *controller.Service, logger logrus.FieldLogger) http.Handler {
+func NewHandler(svc *controller.Service, logger logrus.FieldLogger, opts ...HandlerOption) http.Handler {
 	if logger == nil {
 		l := logrus.New()
 		l.SetOutput(io.Discard)
 		logger = l
 	}
 	h := &handler{svc: svc, log: logger}
+	for _, o := range opts {
+		o(h)
+	}
 	mux := http.NewServeMux()
 	allowed := map[string][]string{} // pattern -> methods
 	for _, rt := range routes {
@@ -106,6 +121,8 @@ func (h *handler) writeServiceError(w http.ResponseWriter, r *http.Request, err 
 		status, code, msg = http.StatusConflict, CodeExists, clean(err)+": already exists"
 	case errors.Is(err, controller.ErrConflict):
 		status, code, msg = http.StatusConflict, CodeConflict, clean(err)
+	case errors.Is(err, protocol.ErrContainerUnavailable):
+		status, code, msg = http.StatusServiceUnavailable, CodeUnavailable, err.Error()
 	default:
 		status, code, msg = http.StatusInternalServerError, CodeInternal, err.Error()
 		h.log.WithError(err).WithFields(logrus.Fields{"method": r.Method, "path": r.URL.Path}).Error("rest: request failed")
@@ -391,6 +408,24 @@ func (h *handler) successors(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, SuccessorList{Successors: nonNil(succ)}, nil
+}
+
+// segmentURI serves where a segment is served now. It checks the name, not
+// that the segment exists: a client asks before it creates or after it
+// deleted one too, and the answer depends on the name alone.
+func (h *handler) segmentURI(r *http.Request) (int, any, error) {
+	segment := r.PathValue("segment")
+	if err := protocol.ValidateSegmentName(segment); err != nil {
+		return 0, nil, invalid("segment %q: %v", segment, err)
+	}
+	if h.loc == nil {
+		return 0, nil, fmt.Errorf("%w: this controller was started without a segment locator", protocol.ErrContainerUnavailable)
+	}
+	loc, err := h.loc.Locate(r.Context(), segment)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, SegmentURI{Endpoint: loc.Endpoint, Container: loc.Container, Epoch: loc.Epoch}, nil
 }
 
 // Transactions.

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"reflect"
 	"strings"
@@ -14,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-streams/sluice/controller"
 	"github.com/sluice-streams/sluice/controller/rest"
 	"github.com/sluice-streams/sluice/controller/rest/resttest"
+	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
@@ -69,7 +73,8 @@ func (rec *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // TestEveryRoute walks a stream's life through rest.Client, through every
 // route, and checks each answer and its status.
 func TestEveryRoute(t *testing.T) {
-	ctl := resttest.StartController(t, resttest.StartNode(t))
+	nodeAddr := resttest.StartNode(t)
+	ctl := resttest.StartController(t, nodeAddr)
 	rec := newRecorder()
 	c := rest.NewClient(ctl.URL+"/", rest.WithHTTPClient(&http.Client{Transport: rec}))
 	ctx := ctxT(t)
@@ -179,6 +184,9 @@ func TestEveryRoute(t *testing.T) {
 	sr, err := c.SegmentRange(ctx, newSegs[1].Segment)
 	must(t, err)
 	equal(t, "segment range", sr, newSegs[1])
+	uri, err := c.SegmentURI(ctx, newSegs[1].Segment)
+	must(t, err)
+	equal(t, "segment uri", uri, rest.SegmentURI{Endpoint: nodeAddr, Container: protocol.ContainerOf(newSegs[1].Segment, 4)})
 	between, err := c.SegmentsBetween(ctx, "sales", "orders", nil, nil)
 	must(t, err)
 	if len(between) != 4 {
@@ -303,6 +311,7 @@ func TestBadInput(t *testing.T) {
 		{"body scope differs from path", "POST", "/v1/scopes/s/streams", `{"scopeName":"t","streamName":"x","scalingPolicy":{"type":"FIXED_NUM_SEGMENTS","minSegments":1}}`, 400, "INVALID", `scopeName "t" differs`},
 		{"update renames", "PUT", st, `{"streamName":"other","scalingPolicy":{"type":"FIXED_NUM_SEGMENTS","minSegments":1}}`, 400, "INVALID", "cannot change"},
 		{"bad segment name", "GET", "/v1/segments/garbage/successors", "", 400, "INVALID", "garbage"},
+		{"bad segment name to locate", "GET", "/v1/segments/garbage/uri", "", 400, "INVALID", "garbage"},
 		{"transaction segment", "GET", "/v1/segments/" + url.PathEscape(txn.Segments[0]), "", 400, "INVALID", "transaction segment"},
 		{"bad transaction id", "GET", st + "/transactions/not-a-uuid", "", 400, "INVALID", "not-a-uuid"},
 
@@ -418,5 +427,41 @@ func TestClientErrors(t *testing.T) {
 	err = dead.Health(ctx)
 	if !errors.Is(err, rest.ErrUnreachable) || !strings.HasPrefix(err.Error(), "controller http://127.0.0.1:1 unreachable: ") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// downLocator answers that every container is unavailable.
+type downLocator struct{}
+
+func (downLocator) NodeFor(ctx context.Context, segment string) (string, error) {
+	_, err := downLocator{}.Locate(ctx, segment)
+	return "", err
+}
+
+func (downLocator) Locate(_ context.Context, segment string) (controller.Location, error) {
+	return controller.Location{}, fmt.Errorf("segment %s: container 1: its node n1 is not live: %w", segment, protocol.ErrContainerUnavailable)
+}
+
+// TestSegmentURIUnavailable: a segment whose container no live node serves
+// is 503 UNAVAILABLE, also for a controller without a locator.
+func TestSegmentURIUnavailable(t *testing.T) {
+	seg := protocol.SegmentName("s", "st", 0, 0)
+	for name, h := range map[string]http.Handler{
+		"owner down": rest.NewHandler(nil, nil, rest.WithLocator(downLocator{})),
+		"no locator": rest.NewHandler(nil, nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			status, _, body := send(t, "GET", srv.URL+"/v1/segments/"+url.PathEscape(seg)+"/uri", "")
+			var e api.Error
+			if status != 503 || json.Unmarshal(body, &e) != nil || e.Code != rest.CodeUnavailable || e.Message == "" {
+				t.Fatalf("status %d, body %s; want 503 UNAVAILABLE", status, body)
+			}
+			_, err := rest.NewClient(srv.URL).SegmentURI(ctxT(t), seg)
+			if !errors.Is(err, rest.ErrUnavailable) {
+				t.Fatalf("client err = %v, want ErrUnavailable", err)
+			}
+		})
 	}
 }

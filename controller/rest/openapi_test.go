@@ -84,6 +84,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"SegmentList":     rest.SegmentList{},
 		"Successor":       api.Successor{},
 		"SuccessorList":   rest.SuccessorList{},
+		"SegmentURI":      rest.SegmentURI{},
 		"StreamCut":       api.StreamCut{},
 		"CutRange":        rest.CutRange{},
 		"TxnRequest":      rest.TxnRequest{},

@@ -49,6 +49,7 @@ var routes = []route{
 	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/segments-between"}, (*handler).segmentsBetween},
 	{Route{"GET", "/v1/segments/{segment}"}, (*handler).segmentRange},
 	{Route{"GET", "/v1/segments/{segment}/successors"}, (*handler).successors},
+	{Route{"GET", "/v1/segments/{segment}/uri"}, (*handler).segmentURI},
 
 	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/transactions"}, (*handler).createTxn},
 	{Route{"GET", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}"}, (*handler).getTxn},

@@ -15,6 +15,7 @@ const (
 	CodeConflict         = "CONFLICT"
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 	CodeInternal         = "INTERNAL"
+	CodeUnavailable      = "UNAVAILABLE"
 )
 
 // Health is the body of GET /health.
@@ -57,4 +58,13 @@ type TxnRequest struct {
 type CutRange struct {
 	From api.StreamCut `json:"from,omitempty"`
 	To   api.StreamCut `json:"to,omitempty"`
+}
+
+// SegmentURI is the body of GET /v1/segments/{segment}/uri: the node that
+// serves the segment now (host:port of its wire protocol), the segment's
+// container and the epoch under which that node holds it.
+type SegmentURI struct {
+	Endpoint  string `json:"endpoint"`
+	Container int    `json:"container"`
+	Epoch     int64  `json:"epoch"`
 }

@@ -70,7 +70,7 @@ func StartController(t testing.TB, nodeAddr string) *Controller {
 	}
 	segs := controller.NewNodeSegments(controller.StaticLocator(nodeAddr))
 	svc := controller.New(st, segs, controller.Options{Logger: QuietLogger(), TxnSweepInterval: -1})
-	srv := httptest.NewServer(rest.NewHandler(svc, QuietLogger()))
+	srv := httptest.NewServer(rest.NewHandler(svc, QuietLogger(), rest.WithLocator(controller.StaticNode{Addr: nodeAddr, Containers: 4})))
 	t.Cleanup(func() {
 		srv.Close()
 		svc.Close()
