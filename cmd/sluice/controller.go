@@ -18,8 +18,11 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
 
+	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/boltstore"
+	"github.com/sluice-streams/sluice/cluster/zkstore"
 	"github.com/sluice-streams/sluice/controller"
+	"github.com/sluice-streams/sluice/controller/leader"
 	"github.com/sluice-streams/sluice/controller/rest"
 )
 
@@ -30,14 +33,39 @@ type controllerOptions struct {
 	// 127.0.0.1.
 	Listen string
 	// DataDir holds the embedded metadata store, DataDir/controller.db
-	// (--data).
+	// (--data). Not used with --zk.
 	DataDir string
 	// Node is the address of the one node every segment lives on (--node).
+	// Not used with --zk.
 	Node string
-	// Cluster mode (--zk HOSTS: the store in ZooKeeper, membership, leader
-	// election, nodes found through container assignment) will replace
-	// DataDir and Node with a field here.
+	// Containers is the number of segment containers (--containers); it
+	// must equal the nodes' --containers (segments are hashed to
+	// containers with it).
+	Containers int
+	// ZK is the ZooKeeper ensemble, "host:port,host:port" (--zk): cluster
+	// mode, with the metadata in ZooKeeper, registration, leader election
+	// and segments found through the container assignment.
+	ZK string
+	// ZKRoot is the root znode of the cluster's keys (--zk-root).
+	ZKRoot string
+	// ZKSessionTimeout is the ZooKeeper session timeout
+	// (--zk-session-timeout): how long a dead leader keeps its leadership.
+	ZKSessionTimeout time.Duration
+	// ID is the controller's id in the election (--id); the advertised
+	// address if empty.
+	ID string
+	// Advertise is the REST address other processes reach this controller
+	// at (--advertise); the listener's address if empty.
+	Advertise string
 }
+
+// HaltEnv names an environment variable for tests only: set to
+// "WORKFLOW:STEP" (say "scale:sealSegments"), every workflow of that kind
+// stops for good before that step, after printing "controller halted
+// before WORKFLOW:STEP" on stdout, so that a test can kill the controller
+// at a known point of a workflow. The goroutine running it never returns:
+// such a controller is meant to be killed, not stopped.
+const HaltEnv = "SLUICE_TEST_HALT_AT"
 
 // shutdownTimeout bounds how long requests in flight may take to finish
 // once the controller is told to stop.
@@ -47,7 +75,7 @@ func controllerCommand(g *globalOptions) *cli.Command {
 	o := &controllerOptions{}
 	return &cli.Command{
 		Name:  "controller",
-		Usage: "run the controller (control plane and REST API) with an embedded metadata store",
+		Usage: "run the controller (control plane and REST API), with an embedded metadata store or, with --zk, in a cluster",
 		Flags: []cli.Flag{
 			&cli.StringFlag{
 				Name:        "listen",
@@ -63,9 +91,42 @@ func controllerCommand(g *globalOptions) *cli.Command {
 			},
 			&cli.StringFlag{
 				Name:        "node",
-				Usage:       "address `ADDR` of the node that serves every segment",
+				Usage:       "address `ADDR` of the node that serves every segment (without --zk)",
 				Value:       "127.0.0.1:12345",
 				Destination: &o.Node,
+			},
+			&cli.IntFlag{
+				Name:        "containers",
+				Usage:       "number of segment containers `N` in the whole system; every node and controller of a cluster must use the same N",
+				Value:       4,
+				Destination: &o.Containers,
+			},
+			&cli.StringFlag{
+				Name:        "zk",
+				Usage:       "cluster mode: ZooKeeper `HOSTS` (host:port,...) hold the metadata; controllers elect a leader, which assigns containers to the live nodes and resumes workflows; every controller serves the API",
+				Destination: &o.ZK,
+			},
+			&cli.StringFlag{
+				Name:        "zk-root",
+				Usage:       "root `ZNODE` of the cluster's keys",
+				Value:       "/sluice",
+				Destination: &o.ZKRoot,
+			},
+			&cli.DurationFlag{
+				Name:        "zk-session-timeout",
+				Usage:       "ZooKeeper session `TIMEOUT`: how long a controller may be cut off (or dead) before another one takes over its leadership",
+				Value:       10 * time.Second,
+				Destination: &o.ZKSessionTimeout,
+			},
+			&cli.StringFlag{
+				Name:        "id",
+				Usage:       "controller `ID` in the election (cluster mode; default: the advertised address)",
+				Destination: &o.ID,
+			},
+			&cli.StringFlag{
+				Name:        "advertise",
+				Usage:       "`ADDR` other processes reach this controller's REST API at (cluster mode; default: the listener's address)",
+				Destination: &o.Advertise,
 			},
 		},
 		Action: func(c *cli.Context) error { return runController(c, g, o) },
@@ -87,23 +148,24 @@ func newLogger(g *globalOptions, w io.Writer) *logrus.Logger {
 
 // runController opens the metadata store, serves the REST API until SIGINT
 // or SIGTERM (or the end of c.Context), then stops taking requests, lets
-// those in flight finish, and closes the store. It resumes the workflows
-// an earlier run left unfinished in the background. The line "controller
+// those in flight finish, and closes the store. The line "controller
 // listening on ADDR" on stdout tells scripts and tests which port was
 // picked.
+//
+// Without --zk the store is a bbolt file, one node serves every segment,
+// and the workflows an earlier run left unfinished are resumed in the
+// background. With --zk the store is ZooKeeper; the controller registers
+// and stands for election (package controller/leader), and only while it
+// leads does it assign containers and resume workflows; it finds each
+// segment's node through the published assignment (ClusterLocator).
 func runController(c *cli.Context, g *globalOptions, o *controllerOptions) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
+	if o.Containers < 1 {
+		return fmt.Errorf("controller: --containers %d: want at least 1", o.Containers)
+	}
 	log := newLogger(g, c.App.ErrWriter)
-	if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
-		return fmt.Errorf("controller: data directory %s: %w", o.DataDir, err)
-	}
-	st, err := boltstore.Open(filepath.Join(o.DataDir, "controller.db"))
-	if err != nil {
-		return fmt.Errorf("controller: %w", err)
-	}
-	defer st.Close()
 	listen := o.Listen
 	if !strings.Contains(listen, ":") {
 		listen = "127.0.0.1:" + listen
@@ -112,28 +174,94 @@ func runController(c *cli.Context, g *globalOptions, o *controllerOptions) error
 	if err != nil {
 		return fmt.Errorf("controller: listen on %s: %w", o.Listen, err)
 	}
-	segs := controller.NewNodeSegments(controller.StaticLocator(o.Node))
-	defer segs.Close()
-	svc := controller.New(st, segs, controller.Options{Logger: log})
-	defer svc.Close()
-	srv := &http.Server{Handler: rest.NewHandler(svc, log), ReadHeaderTimeout: 10 * time.Second}
-
+	defer l.Close()
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var resumed sync.WaitGroup
-	resumed.Add(1)
-	go func() {
-		defer resumed.Done()
-		if err := svc.Resume(ctx); err != nil && ctx.Err() == nil {
-			log.WithError(err).Warn("controller: an unfinished workflow could not be resumed; it is retried at the next start")
-		}
-	}()
-	defer resumed.Wait()
 
+	opts := controller.Options{Logger: log, StepHook: haltHook(os.Getenv(HaltEnv), c.App.Writer, log)}
+	var (
+		st     cluster.Store
+		loc    controller.SegmentLocator
+		member *leader.Member
+		fields logrus.Fields
+	)
+	if o.ZK == "" {
+		if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
+			return fmt.Errorf("controller: data directory %s: %w", o.DataDir, err)
+		}
+		bolt, err := boltstore.Open(filepath.Join(o.DataDir, "controller.db"))
+		if err != nil {
+			return fmt.Errorf("controller: %w", err)
+		}
+		defer bolt.Close()
+		st, loc = bolt, controller.StaticNode{Addr: o.Node, Containers: o.Containers}
+		fields = logrus.Fields{"data": o.DataDir, "node": o.Node}
+	} else {
+		servers := strings.Split(o.ZK, ",")
+		zst, err := zkstore.Open(servers, o.ZKRoot, o.ZKSessionTimeout, log)
+		if err != nil {
+			return fmt.Errorf("controller: ZooKeeper %s: %w", o.ZK, err)
+		}
+		defer zst.Close()
+		cl, err := controller.NewClusterLocator(zst, o.Containers, log)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		st, loc = zst, cl
+		fields = logrus.Fields{"zk": o.ZK, "root": o.ZKRoot}
+	}
+	segs := controller.NewNodeSegments(loc)
+	defer segs.Close()
+	svc := controller.New(st, segs, opts)
+	defer svc.Close()
+
+	if o.ZK == "" {
+		var resumed sync.WaitGroup
+		resumed.Add(1)
+		go func() {
+			defer resumed.Done()
+			if err := svc.Resume(ctx); err != nil && ctx.Err() == nil {
+				log.WithError(err).Warn("controller: an unfinished workflow could not be resumed; it is retried at the next start")
+			}
+		}()
+		defer resumed.Wait()
+	} else {
+		addr := o.Advertise
+		if addr == "" {
+			addr = l.Addr().String()
+		}
+		id := o.ID
+		if id == "" {
+			id = addr
+		}
+		open := func(context.Context) (*zkstore.Store, error) {
+			return zkstore.Open(strings.Split(o.ZK, ","), o.ZKRoot, o.ZKSessionTimeout, log)
+		}
+		session, err := open(ctx)
+		if err != nil {
+			return fmt.Errorf("controller: ZooKeeper %s: %w", o.ZK, err)
+		}
+		member, err = leader.Start(ctx, leader.Config{
+			Store: session, Reopen: open, ID: id, Addr: addr,
+			Containers: o.Containers, Service: svc, Logger: log,
+		})
+		if err != nil {
+			session.Close()
+			return fmt.Errorf("controller: %w", err)
+		}
+		// Stopped before the Service and the store it uses (defers run
+		// last in, first out).
+		defer member.Close()
+		fields["id"], fields["advertise"] = id, addr
+	}
+
+	srv := &http.Server{Handler: rest.NewHandler(svc, log, rest.WithLocator(loc)), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	fmt.Fprintf(c.App.Writer, "controller listening on %s\n", l.Addr())
-	log.WithFields(logrus.Fields{"addr": l.Addr().String(), "data": o.DataDir, "node": o.Node}).Info("controller: serving")
+	fields["addr"], fields["containers"] = l.Addr().String(), o.Containers
+	log.WithFields(fields).Info("controller: serving")
 	select {
 	case err = <-served:
 		stop()
@@ -150,4 +278,23 @@ func runController(c *cli.Context, g *globalOptions, o *controllerOptions) error
 		return fmt.Errorf("controller: serve: %w", err)
 	}
 	return nil
+}
+
+// haltHook returns the StepHook of HaltEnv's value at (nil if empty): it
+// prints the halt line once and blocks forever before the step at names.
+func haltHook(at string, stdout io.Writer, log logrus.FieldLogger) func(workflow, step string) error {
+	if at == "" {
+		return nil
+	}
+	var once sync.Once
+	return func(workflow, step string) error {
+		if workflow+":"+step != at {
+			return nil
+		}
+		once.Do(func() {
+			log.WithField("at", at).Warn("controller: " + HaltEnv + " is set: halting this workflow for good")
+			fmt.Fprintf(stdout, "controller halted before %s\n", at)
+		})
+		select {}
+	}
 }
