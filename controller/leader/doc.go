@@ -36,6 +36,10 @@
 //   - Resume: Service.Resume at once (a new leader completes the workflows
 //     the previous one left half done), then every Config.ResumeInterval.
 //
+// The Service's transaction sweeper (lease expiry) runs in every
+// controller, leader or not: its aborts are compare-and-sets of the
+// transaction record, so two sweepers cannot both act on one transaction.
+//
 // A published map whose size differs from Config.Containers is never
 // overwritten: it belongs to a cluster configured with another container
 // count, and replacing it would hand containers (and their logs) to other

@@ -52,6 +52,9 @@ func (r *resumer) Resume(context.Context) error { r.calls.Add(1); return nil }
 type zk struct {
 	mu   sync.Mutex
 	addr string
+	// up, if not nil, is closed once the server serves at addr: Reopen
+	// waits for it rather than dialling a stopped server.
+	up chan struct{}
 }
 
 func (z *zk) open(t *testing.T) *zkstore.Store {
@@ -75,6 +78,16 @@ func start(t *testing.T, z *zk, id string, r leader.Resumer) *leader.Member {
 	m, err := leader.Start(t.Context(), leader.Config{
 		Store: z.open(t),
 		Reopen: func(ctx context.Context) (*zkstore.Store, error) {
+			z.mu.Lock()
+			up := z.up
+			z.mu.Unlock()
+			if up != nil {
+				select {
+				case <-up:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
 			return z.tryOpen()
 		},
 		ID: id, Addr: "127.0.0.1:80" + id[len(id)-1:], Containers: containers, Service: r,
@@ -207,6 +220,9 @@ func TestSessionExpiryStopsLeading(t *testing.T) {
 	var r resumer
 	c := start(t, z, "c1", &r)
 	waitFor(t, "c1 leads", c.IsLeader)
+	z.mu.Lock()
+	z.up = make(chan struct{})
+	z.mu.Unlock()
 	server.Stop()
 	waitFor(t, "c1 stops leading after its session expired", func() bool { return !c.IsLeader() })
 
@@ -217,6 +233,7 @@ func TestSessionExpiryStopsLeading(t *testing.T) {
 	t.Cleanup(func() { server2.Stop() })
 	z.mu.Lock()
 	z.addr = server2.Addr
+	close(z.up)
 	z.mu.Unlock()
 	calls := r.calls.Load()
 	waitFor(t, "c1 leads again on a new session and resumes", func() bool { return c.IsLeader() && r.calls.Load() > calls })
