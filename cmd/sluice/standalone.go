@@ -97,7 +97,10 @@ func runStandalone(c *cli.Context, g *globalOptions, o *standaloneOptions) error
 	defer segs.Close()
 	svc := controller.New(st, segs, controller.Options{Logger: log})
 	defer svc.Close()
-	hsrv := &http.Server{Handler: rest.NewHandler(svc, log), ReadHeaderTimeout: 10 * time.Second}
+	hsrv := &http.Server{
+		Handler:           rest.NewHandler(svc, log, rest.WithLocator(controller.StaticNode{Addr: nl.Addr().String(), Containers: o.Containers})),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
 
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()

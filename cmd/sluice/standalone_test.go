@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -72,6 +74,17 @@ func TestStandalone(t *testing.T) {
 		t.Fatalf("health: %v %v", resp, err)
 	}
 	resp.Body.Close()
+	// The uri route names the node for every segment.
+	resp, err = http.Get(rs.URL + "/v1/segments/" + url.PathEscape(protocol.SegmentName("sa", "events", 0, 0)) + "/uri")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("uri: %v %v", resp, err)
+	}
+	var uri struct{ Endpoint string }
+	json.NewDecoder(resp.Body).Decode(&uri)
+	resp.Body.Close()
+	if uri.Endpoint != rs.Node {
+		t.Fatalf("uri endpoint %q, node listens on %q", uri.Endpoint, rs.Node)
+	}
 	mustRun(t, "--controller", rs.URL, "scope", "create", "sa")
 	mustRun(t, "--controller", rs.URL, "stream", "create", "sa/events", "--segments", "2")
 
