@@ -6,12 +6,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/sluice-streams/sluice/controller/rest"
+	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
 // apiClient returns the REST client of the controller at --controller.
-func apiClient(g *globalOptions) *rest.Client { return rest.NewClient(g.Controller) }
+func apiClient(g *globalOptions) *ctlclient.Client { return ctlclient.NewClient(g.Controller) }
 
 // args returns the command's positional arguments, which must be exactly
 // the names in want (e.g. "SCOPE").

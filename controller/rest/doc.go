@@ -1,6 +1,7 @@
 // Package rest is the controller's HTTP API: a handler that serves a
-// controller.Service as JSON over HTTP, and Client, the typed client that
-// the CLI (and later the client library) call it with.
+// controller.Service as JSON over HTTP. Its typed Go client is
+// client/ctlclient (the CLI and the client library call the controller
+// through it), which shares the bodies of protocol/api with this handler.
 //
 // # Routes
 //
@@ -12,10 +13,10 @@
 // GET /v1/segments/{segment}/uri: the node that serves a segment now, from
 // the controller's controller.SegmentLocator given with WithLocator).
 //
-// Bodies are the JSON types of protocol/api; the few bodies that package
-// has no type for (lists, transaction leases, a pair of cuts) are declared
-// in types.go. Request bodies are at most 1 MiB, must be one JSON value,
-// and may carry no unknown field.
+// Bodies are the JSON types of protocol/api, the wrappers (lists,
+// transaction leases, a pair of cuts, health, a segment's node) included.
+// Request bodies are at most 1 MiB, must be one JSON value, and may carry
+// no unknown field.
 //
 // # Segment names in paths
 //
@@ -27,8 +28,8 @@
 //
 // # Errors
 //
-// Every failure is a 4xx or 5xx with an api.Error body: a stable code and a
-// message for people.
+// Every failure is a 4xx or 5xx with an api.Error body: a stable code (the
+// api.Code* constants) and a message for people.
 //
 //	400 INVALID             controller.ErrInvalid; malformed JSON, an unknown
 //	                        field, trailing data, a body over 1 MiB, a bad

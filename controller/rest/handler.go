@@ -64,7 +64,7 @@ func NewHandler(svc *controller.Service, logger logrus.FieldLogger, opts ...Hand
 		mux.Handle(pattern, methodNotAllowed(h, methods))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		h.writeError(w, r, http.StatusNotFound, CodeNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+		h.writeError(w, r, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})
 	return mux
 }
@@ -73,7 +73,7 @@ func methodNotAllowed(h *handler, methods []string) http.Handler {
 	allow := strings.Join(methods, ", ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
-		h.writeError(w, r, http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+		h.writeError(w, r, http.StatusMethodNotAllowed, api.CodeMethodNotAllowed,
 			fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allow))
 	})
 }
@@ -114,17 +114,17 @@ func (h *handler) writeServiceError(w http.ResponseWriter, r *http.Request, err 
 	var code, msg string
 	switch {
 	case errors.Is(err, controller.ErrInvalid):
-		status, code, msg = http.StatusBadRequest, CodeInvalid, clean(err)
+		status, code, msg = http.StatusBadRequest, api.CodeInvalid, clean(err)
 	case errors.Is(err, controller.ErrNotFound):
-		status, code, msg = http.StatusNotFound, CodeNotFound, clean(err)+": not found"
+		status, code, msg = http.StatusNotFound, api.CodeNotFound, clean(err)+": not found"
 	case errors.Is(err, controller.ErrExists):
-		status, code, msg = http.StatusConflict, CodeExists, clean(err)+": already exists"
+		status, code, msg = http.StatusConflict, api.CodeExists, clean(err)+": already exists"
 	case errors.Is(err, controller.ErrConflict):
-		status, code, msg = http.StatusConflict, CodeConflict, clean(err)
+		status, code, msg = http.StatusConflict, api.CodeConflict, clean(err)
 	case errors.Is(err, protocol.ErrContainerUnavailable):
-		status, code, msg = http.StatusServiceUnavailable, CodeUnavailable, err.Error()
+		status, code, msg = http.StatusServiceUnavailable, api.CodeUnavailable, err.Error()
 	default:
-		status, code, msg = http.StatusInternalServerError, CodeInternal, err.Error()
+		status, code, msg = http.StatusInternalServerError, api.CodeInternal, err.Error()
 		h.log.WithError(err).WithFields(logrus.Fields{"method": r.Method, "path": r.URL.Path}).Error("rest: request failed")
 	}
 	h.writeError(w, r, status, code, msg)
@@ -198,7 +198,7 @@ func decode(r *http.Request, v any, optional bool) error {
 }
 
 func (h *handler) health(*http.Request) (int, any, error) {
-	return http.StatusOK, Health{Status: "ok"}, nil
+	return http.StatusOK, api.Health{Status: "ok"}, nil
 }
 
 // Scopes.
@@ -219,7 +219,7 @@ func (h *handler) listScopes(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, ScopeList{Scopes: nonNil(scopes)}, nil
+	return http.StatusOK, api.ScopeList{Scopes: nonNil(scopes)}, nil
 }
 
 func (h *handler) getScope(r *http.Request) (int, any, error) {
@@ -271,7 +271,7 @@ func (h *handler) listStreams(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, StreamList{Streams: nonNil(streams)}, nil
+	return http.StatusOK, api.StreamList{Streams: nonNil(streams)}, nil
 }
 
 func (h *handler) getStream(r *http.Request) (int, any, error) {
@@ -321,7 +321,7 @@ func (h *handler) scale(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, SegmentList{Segments: nonNil(segs)}, nil
+	return http.StatusOK, api.SegmentList{Segments: nonNil(segs)}, nil
 }
 
 func (h *handler) truncate(r *http.Request) (int, any, error) {
@@ -347,7 +347,7 @@ func (h *handler) segments(r *http.Request) (int, any, error) {
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusOK, SegmentList{Segments: nonNil(segs)}, nil
+		return http.StatusOK, api.SegmentList{Segments: nonNil(segs)}, nil
 	}
 	at, err := time.Parse(time.RFC3339Nano, q.Get("at"))
 	if err != nil {
@@ -366,7 +366,7 @@ func (h *handler) segments(r *http.Request) (int, any, error) {
 		segs = append(segs, sr)
 	}
 	sort.Slice(segs, func(i, j int) bool { return segs[i].KeyLow < segs[j].KeyLow })
-	return http.StatusOK, SegmentList{Segments: segs, Cut: cut}, nil
+	return http.StatusOK, api.SegmentList{Segments: segs, Cut: cut}, nil
 }
 
 func (h *handler) head(r *http.Request) (int, any, error) {
@@ -378,7 +378,7 @@ func (h *handler) head(r *http.Request) (int, any, error) {
 }
 
 func (h *handler) segmentsBetween(r *http.Request) (int, any, error) {
-	var cr CutRange
+	var cr api.CutRange
 	if err := decode(r, &cr, false); err != nil {
 		return 0, nil, err
 	}
@@ -391,7 +391,7 @@ func (h *handler) segmentsBetween(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, SegmentList{Segments: nonNil(segs)}, nil
+	return http.StatusOK, api.SegmentList{Segments: nonNil(segs)}, nil
 }
 
 func (h *handler) segmentRange(r *http.Request) (int, any, error) {
@@ -407,7 +407,7 @@ func (h *handler) successors(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, SuccessorList{Successors: nonNil(succ)}, nil
+	return http.StatusOK, api.SuccessorList{Successors: nonNil(succ)}, nil
 }
 
 // segmentURI serves where a segment is served now. It checks the name, not
@@ -425,13 +425,13 @@ func (h *handler) segmentURI(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, SegmentURI{Endpoint: loc.Endpoint, Container: loc.Container, Epoch: loc.Epoch}, nil
+	return http.StatusOK, api.SegmentURI{Endpoint: loc.Endpoint, Container: loc.Container, Epoch: loc.Epoch}, nil
 }
 
 // Transactions.
 
 func decodeLease(r *http.Request) (time.Duration, error) {
-	var req TxnRequest
+	var req api.TxnRequest
 	if err := decode(r, &req, true); err != nil {
 		return 0, err
 	}

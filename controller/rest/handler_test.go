@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/controller"
 	"github.com/sluice-streams/sluice/controller/rest"
 	"github.com/sluice-streams/sluice/controller/rest/resttest"
@@ -70,13 +71,13 @@ func (rec *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// TestEveryRoute walks a stream's life through rest.Client, through every
+// TestEveryRoute walks a stream's life through ctlclient.Client, through every
 // route, and checks each answer and its status.
 func TestEveryRoute(t *testing.T) {
 	nodeAddr := resttest.StartNode(t)
 	ctl := resttest.StartController(t, nodeAddr)
 	rec := newRecorder()
-	c := rest.NewClient(ctl.URL+"/", rest.WithHTTPClient(&http.Client{Transport: rec}))
+	c := ctlclient.NewClient(ctl.URL+"/", ctlclient.WithHTTPClient(&http.Client{Transport: rec}))
 	ctx := ctxT(t)
 
 	must(t, c.Health(ctx))
@@ -186,7 +187,7 @@ func TestEveryRoute(t *testing.T) {
 	equal(t, "segment range", sr, newSegs[1])
 	uri, err := c.SegmentURI(ctx, newSegs[1].Segment)
 	must(t, err)
-	equal(t, "segment uri", uri, rest.SegmentURI{Endpoint: nodeAddr, Container: protocol.ContainerOf(newSegs[1].Segment, 4)})
+	equal(t, "segment uri", uri, api.SegmentURI{Endpoint: nodeAddr, Container: protocol.ContainerOf(newSegs[1].Segment, 4)})
 	between, err := c.SegmentsBetween(ctx, "sales", "orders", nil, nil)
 	must(t, err)
 	if len(between) != 4 {
@@ -212,7 +213,7 @@ func TestEveryRoute(t *testing.T) {
 	}
 	must(t, c.DeleteStream(ctx, "sales", "orders"))
 	_, err = c.GetStream(ctx, "sales", "orders")
-	wantErr(t, err, rest.ErrNotFound, "stream sales/orders: not found")
+	wantErr(t, err, ctlclient.ErrNotFound, "stream sales/orders: not found")
 	must(t, c.SealStream(ctx, "sales", "refunds"))
 	must(t, c.DeleteStream(ctx, "sales", "refunds"))
 	must(t, c.DeleteScope(ctx, "sales"))
@@ -276,7 +277,7 @@ func send(t *testing.T, method, u, body string) (int, http.Header, []byte) {
 // JSON api.Error saying what is wrong, and the store is unchanged.
 func TestBadInput(t *testing.T) {
 	ctl := resttest.StartController(t, resttest.StartNode(t))
-	c := rest.NewClient(ctl.URL)
+	c := ctlclient.NewClient(ctl.URL)
 	ctx := ctxT(t)
 	must(t, c.CreateScope(ctx, "s"))
 	_, err := c.CreateStream(ctx, fixed("s", "st", 2))
@@ -407,25 +408,25 @@ func TestBadInput(t *testing.T) {
 // message, and match the package's sentinels.
 func TestClientErrors(t *testing.T) {
 	ctl := resttest.StartController(t, resttest.StartNode(t))
-	c := rest.NewClient(ctl.URL)
+	c := ctlclient.NewClient(ctl.URL)
 	ctx := ctxT(t)
 	_, err := c.GetScope(ctx, "nope")
-	var re *rest.Error
-	if !errors.As(err, &re) || re.StatusCode != 404 || re.Code != rest.CodeNotFound || err.Error() != "scope nope: not found" {
+	var re *ctlclient.Error
+	if !errors.As(err, &re) || re.StatusCode != 404 || re.Code != api.CodeNotFound || err.Error() != "scope nope: not found" {
 		t.Fatalf("err = %#v", err)
 	}
-	wantErr(t, err, rest.ErrNotFound, "scope nope")
+	wantErr(t, err, ctlclient.ErrNotFound, "scope nope")
 	must(t, c.CreateScope(ctx, "s"))
-	wantErr(t, c.CreateScope(ctx, "s"), rest.ErrExists, "scope s: already exists")
-	wantErr(t, c.CreateScope(ctx, "a b"), rest.ErrInvalid, `"a b"`)
+	wantErr(t, c.CreateScope(ctx, "s"), ctlclient.ErrExists, "scope s: already exists")
+	wantErr(t, c.CreateScope(ctx, "a b"), ctlclient.ErrInvalid, `"a b"`)
 	_, err = c.CreateStream(ctx, fixed("s", "x", 1))
 	must(t, err)
-	wantErr(t, c.DeleteScope(ctx, "s"), rest.ErrConflict, "has 1 streams")
+	wantErr(t, c.DeleteScope(ctx, "s"), ctlclient.ErrConflict, "has 1 streams")
 
 	// A controller that is not there.
-	dead := rest.NewClient("http://127.0.0.1:1")
+	dead := ctlclient.NewClient("http://127.0.0.1:1")
 	err = dead.Health(ctx)
-	if !errors.Is(err, rest.ErrUnreachable) || !strings.HasPrefix(err.Error(), "controller http://127.0.0.1:1 unreachable: ") {
+	if !errors.Is(err, ctlclient.ErrUnreachable) || !strings.HasPrefix(err.Error(), "controller http://127.0.0.1:1 unreachable: ") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -455,11 +456,11 @@ func TestSegmentURIUnavailable(t *testing.T) {
 			defer srv.Close()
 			status, _, body := send(t, "GET", srv.URL+"/v1/segments/"+url.PathEscape(seg)+"/uri", "")
 			var e api.Error
-			if status != 503 || json.Unmarshal(body, &e) != nil || e.Code != rest.CodeUnavailable || e.Message == "" {
+			if status != 503 || json.Unmarshal(body, &e) != nil || e.Code != api.CodeUnavailable || e.Message == "" {
 				t.Fatalf("status %d, body %s; want 503 UNAVAILABLE", status, body)
 			}
-			_, err := rest.NewClient(srv.URL).SegmentURI(ctxT(t), seg)
-			if !errors.Is(err, rest.ErrUnavailable) {
+			_, err := ctlclient.NewClient(srv.URL).SegmentURI(ctxT(t), seg)
+			if !errors.Is(err, ctlclient.ErrUnavailable) {
 				t.Fatalf("client err = %v, want ErrUnavailable", err)
 			}
 		})

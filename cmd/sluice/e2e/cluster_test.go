@@ -16,13 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/client/segclient"
 	"github.com/sluice-streams/sluice/cluster/clustertest"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
 	"github.com/sluice-streams/sluice/controller"
 	"github.com/sluice-streams/sluice/controller/assignment"
 	"github.com/sluice-streams/sluice/controller/leader"
-	"github.com/sluice-streams/sluice/controller/rest"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -186,12 +186,12 @@ func startNode(t *testing.T, zk, id, dir string) (*proc, string) {
 	return p, p.line(t, "node listening on ")
 }
 
-func startController(t *testing.T, zk, id string, env ...string) (*proc, *rest.Client) {
+func startController(t *testing.T, zk, id string, env ...string) (*proc, *ctlclient.Client) {
 	t.Helper()
 	p := start(t, "controller "+id, env, "--log-level", "info", "controller",
 		"--listen", "127.0.0.1:0", "--containers", fmt.Sprint(containers),
 		"--zk", zk, "--zk-root", root, "--zk-session-timeout", sessionTimeout.String(), "--id", id)
-	return p, rest.NewClient("http://" + p.line(t, "controller listening on "))
+	return p, ctlclient.NewClient("http://" + p.line(t, "controller listening on "))
 }
 
 // conns keeps one connection per node address, redialled when it broke.
@@ -226,14 +226,14 @@ func (c *conns) close() {
 type cluster struct {
 	t     *testing.T
 	ctx   context.Context
-	zk    *zkstore.Store // the test's own session, to watch the election
-	api   *rest.Client   // the controller the test talks to
+	zk    *zkstore.Store    // the test's own session, to watch the election
+	api   *ctlclient.Client // the controller the test talks to
 	conns *conns
 }
 
 // served reports whether segment's node, as the uri route names it, serves
 // the segment's container now (the segment need not exist).
-func (c *cluster) served(seg string) (rest.SegmentURI, bool, string) {
+func (c *cluster) served(seg string) (api.SegmentURI, bool, string) {
 	uri, err := c.api.SegmentURI(c.ctx, seg)
 	if err != nil {
 		return uri, false, "uri: " + err.Error()
@@ -516,7 +516,7 @@ func TestClusterFailover(t *testing.T) {
 	nodes[victim].kill()
 	gone := waitFor(t, "the killed node's containers to be reported unavailable", sessionTimeout+takeoverSlack, func() (bool, string) {
 		u, err := api2.SegmentURI(ctx, segs[0].Segment)
-		return errors.Is(err, rest.ErrUnavailable), fmt.Sprintf("%+v, %v", u, err)
+		return errors.Is(err, ctlclient.ErrUnavailable), fmt.Sprintf("%+v, %v", u, err)
 	})
 	t.Logf("%s's containers unavailable %v after it was killed", victim, gone.Round(time.Millisecond))
 	if m := c.assignment(); !reflect.DeepEqual(m, before) {

@@ -1,13 +1,12 @@
-package rest
+package api
 
-import "github.com/sluice-streams/sluice/protocol/api"
+// The REST API's wrapper bodies: lists, the transaction lease, a pair of
+// cuts, health and a segment's node. The controller's handler
+// (controller/rest) writes them and the Go client (client/ctlclient) reads
+// them, so both share these one definitions.
 
-// Bodies of the API that protocol/api has no type for. They are part of the
-// JSON contract as much as protocol/api's types, and belong there once that
-// package takes them.
-
-// Error codes of api.Error (the package documentation maps them to HTTP
-// statuses).
+// Error codes of Error (controller/rest's package documentation maps them
+// to HTTP statuses).
 const (
 	CodeInvalid          = "INVALID"
 	CodeNotFound         = "NOT_FOUND"
@@ -25,25 +24,25 @@ type Health struct {
 
 // ScopeList is the body of GET /v1/scopes.
 type ScopeList struct {
-	Scopes []api.ScopeProperty `json:"scopes"`
+	Scopes []ScopeProperty `json:"scopes"`
 }
 
 // StreamList is the body of GET /v1/scopes/{scope}/streams.
 type StreamList struct {
-	Streams []api.StreamInfo `json:"streams"`
+	Streams []StreamInfo `json:"streams"`
 }
 
 // SegmentList is the body of the routes that return segments. Cut is set
 // only by GET .../segments?at=T: the position of time T (the same segments,
 // with the offsets a reader starts at).
 type SegmentList struct {
-	Segments []api.SegmentRange `json:"segments"`
-	Cut      api.StreamCut      `json:"cut,omitempty"`
+	Segments []SegmentRange `json:"segments"`
+	Cut      StreamCut      `json:"cut,omitempty"`
 }
 
 // SuccessorList is the body of GET /v1/segments/{segment}/successors.
 type SuccessorList struct {
-	Successors []api.Successor `json:"successors"`
+	Successors []Successor `json:"successors"`
 }
 
 // TxnRequest is the (optional) body of POST .../transactions and
@@ -56,8 +55,8 @@ type TxnRequest struct {
 // CutRange is the body of POST .../segments-between: an empty From is the
 // stream's head, an empty To its end.
 type CutRange struct {
-	From api.StreamCut `json:"from,omitempty"`
-	To   api.StreamCut `json:"to,omitempty"`
+	From StreamCut `json:"from,omitempty"`
+	To   StreamCut `json:"to,omitempty"`
 }
 
 // SegmentURI is the body of GET /v1/segments/{segment}/uri: the node that

@@ -1,4 +1,4 @@
-package rest
+package ctlclient
 
 import (
 	"bytes"
@@ -15,21 +15,18 @@ import (
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
-// This file depends on protocol/api and the standard library only, so that
-// it can move under client/ unchanged when the client library takes it.
-
 // Errors of Client, matched by errors.Is against an *Error of the same code.
 var (
-	ErrNotFound = errors.New("rest: not found")
-	ErrExists   = errors.New("rest: already exists")
-	ErrInvalid  = errors.New("rest: invalid request")
-	ErrConflict = errors.New("rest: conflict with the current state")
+	ErrNotFound = errors.New("ctlclient: not found")
+	ErrExists   = errors.New("ctlclient: already exists")
+	ErrInvalid  = errors.New("ctlclient: invalid request")
+	ErrConflict = errors.New("ctlclient: conflict with the current state")
 	// ErrUnavailable: 503, a container the request needs is not served now
 	// (its node is down, or no assignment names it); retry later.
-	ErrUnavailable = errors.New("rest: unavailable")
+	ErrUnavailable = errors.New("ctlclient: unavailable")
 	// ErrUnreachable wraps a failure to reach the controller at all (no
 	// answer: refused, timed out, not HTTP).
-	ErrUnreachable = errors.New("rest: controller unreachable")
+	ErrUnreachable = errors.New("ctlclient: controller unreachable")
 )
 
 // Error is a 4xx or 5xx reply: the HTTP status and the api.Error body.
@@ -46,22 +43,23 @@ func (e *Error) Error() string { return e.Message }
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrNotFound:
-		return e.Code == CodeNotFound
+		return e.Code == api.CodeNotFound
 	case ErrExists:
-		return e.Code == CodeExists
+		return e.Code == api.CodeExists
 	case ErrInvalid:
-		return e.Code == CodeInvalid
+		return e.Code == api.CodeInvalid
 	case ErrConflict:
-		return e.Code == CodeConflict
+		return e.Code == api.CodeConflict
 	case ErrUnavailable:
-		return e.Code == CodeUnavailable
+		return e.Code == api.CodeUnavailable
 	}
 	return false
 }
 
 // Client calls the controller's REST API. Its methods mirror the routes
-// (package documentation) and controller.Service; each blocks until the
-// reply or ctx is done, and retries nothing. It is safe for concurrent use.
+// (controller/rest, docs/openapi.yaml) and the controller's Service; each
+// blocks until the reply or ctx is done, and retries nothing. It is safe
+// for concurrent use.
 type Client struct {
 	base string
 	hc   *http.Client
@@ -125,7 +123,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if resp.StatusCode >= 400 {
 		var e api.Error
 		if json.Unmarshal(b, &e) != nil || e.Message == "" {
-			return &Error{StatusCode: resp.StatusCode, Code: CodeInternal,
+			return &Error{StatusCode: resp.StatusCode, Code: api.CodeInternal,
 				Message: fmt.Sprintf("controller %s: %s %s: %s", c.base, method, path, resp.Status)}
 		}
 		return &Error{StatusCode: resp.StatusCode, Code: e.Code, Message: e.Message}
@@ -150,7 +148,8 @@ func (e *unreachableError) Error() string {
 func (e *unreachableError) Unwrap() error        { return e.err }
 func (e *unreachableError) Is(target error) bool { return target == ErrUnreachable }
 
-// segmentPath is the path element of a segment name (package documentation).
+// segmentPath is the path element of a segment name (package
+// documentation).
 func segmentPath(segment string) string { return url.PathEscape(segment) }
 
 func streamPath(scope, stream string) string {
@@ -163,7 +162,7 @@ func txnPath(scope, stream, id string) string {
 
 // Health returns nil if the controller answers GET /health.
 func (c *Client) Health(ctx context.Context) error {
-	var h Health
+	var h api.Health
 	return c.do(ctx, http.MethodGet, "/health", nil, &h)
 }
 
@@ -174,7 +173,7 @@ func (c *Client) CreateScope(ctx context.Context, scope string) error {
 
 // ListScopes returns every scope, sorted by name.
 func (c *Client) ListScopes(ctx context.Context) ([]api.ScopeProperty, error) {
-	var l ScopeList
+	var l api.ScopeList
 	err := c.do(ctx, http.MethodGet, "/v1/scopes", nil, &l)
 	return l.Scopes, err
 }
@@ -213,7 +212,7 @@ func (c *Client) ListStreams(ctx context.Context, scope string, tags map[string]
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var l StreamList
+	var l api.StreamList
 	err := c.do(ctx, http.MethodGet, path, nil, &l)
 	return l.Streams, err
 }
@@ -245,7 +244,7 @@ func (c *Client) DeleteStream(ctx context.Context, scope, stream string) error {
 // Scale seals req.SealedSegments and replaces them with req.NewRanges; it
 // returns the new segments.
 func (c *Client) Scale(ctx context.Context, scope, stream string, req api.ScaleRequest) ([]api.SegmentRange, error) {
-	var l SegmentList
+	var l api.SegmentList
 	err := c.do(ctx, http.MethodPost, streamPath(scope, stream)+"/scale", req, &l)
 	return l.Segments, err
 }
@@ -257,7 +256,7 @@ func (c *Client) TruncateStream(ctx context.Context, scope, stream string, cut a
 
 // CurrentSegments returns a stream's active segments, ordered by key range.
 func (c *Client) CurrentSegments(ctx context.Context, scope, stream string) ([]api.SegmentRange, error) {
-	var l SegmentList
+	var l api.SegmentList
 	err := c.do(ctx, http.MethodGet, streamPath(scope, stream)+"/segments", nil, &l)
 	return l.Segments, err
 }
@@ -265,7 +264,7 @@ func (c *Client) CurrentSegments(ctx context.Context, scope, stream string) ([]a
 // SegmentsAt returns the position of time t in a stream, and its segments
 // ordered by key range.
 func (c *Client) SegmentsAt(ctx context.Context, scope, stream string, t time.Time) (api.StreamCut, []api.SegmentRange, error) {
-	var l SegmentList
+	var l api.SegmentList
 	err := c.do(ctx, http.MethodGet, streamPath(scope, stream)+"/segments?at="+url.QueryEscape(t.Format(time.RFC3339Nano)), nil, &l)
 	return l.Cut, l.Segments, err
 }
@@ -280,8 +279,8 @@ func (c *Client) HeadCut(ctx context.Context, scope, stream string) (api.StreamC
 // SegmentsBetween returns the segments between two cuts (empty from: the
 // head; empty to: the end), in segment-number order.
 func (c *Client) SegmentsBetween(ctx context.Context, scope, stream string, from, to api.StreamCut) ([]api.SegmentRange, error) {
-	var l SegmentList
-	err := c.do(ctx, http.MethodPost, streamPath(scope, stream)+"/segments-between", CutRange{From: from, To: to}, &l)
+	var l api.SegmentList
+	err := c.do(ctx, http.MethodPost, streamPath(scope, stream)+"/segments-between", api.CutRange{From: from, To: to}, &l)
 	return l.Segments, err
 }
 
@@ -295,7 +294,7 @@ func (c *Client) SegmentRange(ctx context.Context, segment string) (api.SegmentR
 // Successors returns the successors of a segment, each with the
 // predecessors a reader finishes first.
 func (c *Client) Successors(ctx context.Context, segment string) ([]api.Successor, error) {
-	var l SuccessorList
+	var l api.SuccessorList
 	err := c.do(ctx, http.MethodGet, "/v1/segments/"+segmentPath(segment)+"/successors", nil, &l)
 	return l.Successors, err
 }
@@ -304,8 +303,8 @@ func (c *Client) Successors(ctx context.Context, segment string) ([]api.Successo
 // segment's container and that container's epoch. ErrUnavailable if no live
 // node serves the container. Clients cache it and ask again when the node
 // answers WrongHost or ContainerUnavailable.
-func (c *Client) SegmentURI(ctx context.Context, segment string) (SegmentURI, error) {
-	var u SegmentURI
+func (c *Client) SegmentURI(ctx context.Context, segment string) (api.SegmentURI, error) {
+	var u api.SegmentURI
 	err := c.do(ctx, http.MethodGet, "/v1/segments/"+segmentPath(segment)+"/uri", nil, &u)
 	return u, err
 }
@@ -314,7 +313,7 @@ func (c *Client) SegmentURI(ctx context.Context, segment string) (SegmentURI, er
 // default), rounded down to milliseconds.
 func (c *Client) CreateTxn(ctx context.Context, scope, stream string, lease time.Duration) (api.TxnInfo, error) {
 	var t api.TxnInfo
-	err := c.do(ctx, http.MethodPost, streamPath(scope, stream)+"/transactions", TxnRequest{LeaseMillis: lease.Milliseconds()}, &t)
+	err := c.do(ctx, http.MethodPost, streamPath(scope, stream)+"/transactions", api.TxnRequest{LeaseMillis: lease.Milliseconds()}, &t)
 	return t, err
 }
 
@@ -328,7 +327,7 @@ func (c *Client) GetTxn(ctx context.Context, scope, stream, id string) (api.TxnI
 // PingTxn renews a transaction's lease to lease from now.
 func (c *Client) PingTxn(ctx context.Context, scope, stream, id string, lease time.Duration) (api.TxnInfo, error) {
 	var t api.TxnInfo
-	err := c.do(ctx, http.MethodPost, txnPath(scope, stream, id)+"/ping", TxnRequest{LeaseMillis: lease.Milliseconds()}, &t)
+	err := c.do(ctx, http.MethodPost, txnPath(scope, stream, id)+"/ping", api.TxnRequest{LeaseMillis: lease.Milliseconds()}, &t)
 	return t, err
 }
 
