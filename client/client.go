@@ -1,0 +1,213 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/sluice-streams/sluice/client/segclient"
+	"github.com/sluice-streams/sluice/protocol"
+	"github.com/sluice-streams/sluice/protocol/api"
+)
+
+// Errors of the package, classified with errors.Is.
+var (
+	// ErrClosed is returned by calls on a closed Client or Writer, and
+	// fails the events a Writer closed before they were acknowledged.
+	ErrClosed = errors.New("client: closed")
+	// ErrNoController is returned by New when no controller is configured
+	// (see WithController).
+	ErrNoController = errors.New("client: no controller")
+)
+
+// Controller is the part of the controller's REST API the client library
+// calls. *ctlclient.Client (and, until it moves, *rest.Client) has these
+// methods with these signatures; every method blocks until the reply or ctx
+// is done and retries nothing. Errors are the REST client's (not found,
+// unavailable, unreachable); the library retries every error of
+// Successors and of the Locator with backoff while a writer has events to
+// deliver, and returns the errors of GetStream and CurrentSegments to the
+// caller of NewWriter.
+type Controller interface {
+	GetStream(ctx context.Context, scope, stream string) (api.StreamInfo, error)
+	CurrentSegments(ctx context.Context, scope, stream string) ([]api.SegmentRange, error)
+	Successors(ctx context.Context, segment string) ([]api.Successor, error)
+}
+
+// Locator returns the node (host:port of its wire protocol) that serves a
+// segment now: the Endpoint of the controller's GET
+// /v1/segments/{segment}/uri.
+type Locator func(ctx context.Context, segment string) (endpoint string, err error)
+
+// Option configures a Client.
+type Option func(*clientConfig)
+
+type clientConfig struct {
+	ctl    Controller
+	locate Locator
+	dial   func(ctx context.Context, addr string) (*segclient.Conn, error)
+}
+
+// WithController makes the Client call ctl and locate instead of a REST
+// client of controllerURL: the way to share one REST client, or to wire a
+// test double.
+func WithController(ctl Controller, locate Locator) Option {
+	return func(c *clientConfig) { c.ctl, c.locate = ctl, locate }
+}
+
+// Client is a connection to a Sluice deployment: the controller, a pool of
+// node connections (one per node address, shared by every writer and reader
+// of the Client), and a cache of which node serves which segment. It is
+// safe for concurrent use. Writers and readers are made from it.
+type Client struct {
+	ctl    Controller
+	locate Locator
+	dial   func(ctx context.Context, addr string) (*segclient.Conn, error)
+
+	mu struct {
+		sync.Mutex
+		closed    bool
+		conns     map[string]*segclient.Conn // node address -> connection
+		endpoints map[string]string          // segment -> node address
+	}
+}
+
+// New returns a Client of the controller at controllerURL
+// ("http://127.0.0.1:10080"). It does not contact anything: the first call
+// that needs the controller or a node does.
+//
+// Until package client/ctlclient exists, a Client needs WithController.
+func New(ctx context.Context, controllerURL string, opts ...Option) (*Client, error) {
+	cfg := clientConfig{dial: segclient.Dial}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.ctl == nil || cfg.locate == nil {
+		return nil, fmt.Errorf("%w for %s: pass WithController", ErrNoController, controllerURL)
+	}
+	c := &Client{ctl: cfg.ctl, locate: cfg.locate, dial: cfg.dial}
+	c.mu.conns = map[string]*segclient.Conn{}
+	c.mu.endpoints = map[string]string{}
+	return c, nil
+}
+
+// Controller returns the controller the Client calls.
+func (c *Client) Controller() Controller { return c.ctl }
+
+// Endpoint returns the node that serves segment, from the cache or else from
+// the controller (then cached). It blocks until the answer or ctx is done and
+// retries nothing.
+func (c *Client) Endpoint(ctx context.Context, segment string) (string, error) {
+	c.mu.Lock()
+	if c.mu.closed {
+		c.mu.Unlock()
+		return "", ErrClosed
+	}
+	addr, ok := c.mu.endpoints[segment]
+	c.mu.Unlock()
+	if ok {
+		return addr, nil
+	}
+	addr, err := c.locate(ctx, segment)
+	if err != nil {
+		return "", fmt.Errorf("client: locate %s: %w", segment, err)
+	}
+	c.mu.Lock()
+	c.mu.endpoints[segment] = addr
+	c.mu.Unlock()
+	return addr, nil
+}
+
+// Conn returns the pooled connection to the node at addr, dialling it if
+// there is none or the one there is broken. ctx bounds the dial.
+func (c *Client) Conn(ctx context.Context, addr string) (*segclient.Conn, error) {
+	c.mu.Lock()
+	if c.mu.closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	conn := c.mu.conns[addr]
+	c.mu.Unlock()
+	if conn != nil && conn.Err() == nil {
+		return conn, nil
+	}
+	// Dial without the lock; if another caller installed a working
+	// connection meanwhile, use that one.
+	fresh, err := c.dial(ctx, addr)
+	if err != nil {
+		return nil, fmt.Errorf("client: dial %s: %w", addr, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.closed {
+		fresh.Close()
+		return nil, ErrClosed
+	}
+	if cur := c.mu.conns[addr]; cur != nil && cur != conn && cur.Err() == nil {
+		fresh.Close()
+		return cur, nil
+	}
+	if cur := c.mu.conns[addr]; cur != nil {
+		cur.Close() // broken
+	}
+	c.mu.conns[addr] = fresh
+	return fresh, nil
+}
+
+// SegmentConn returns a connection to the node that serves segment now
+// (Endpoint, then Conn).
+func (c *Client) SegmentConn(ctx context.Context, segment string) (*segclient.Conn, error) {
+	addr, err := c.Endpoint(ctx, segment)
+	if err != nil {
+		return nil, err
+	}
+	return c.Conn(ctx, addr)
+}
+
+// Invalidate tells the Client that a call for segment on conn failed with
+// err. If err says the node does not serve the segment (protocol.ErrWrongHost,
+// protocol.ErrContainerUnavailable) or the connection broke, the cached
+// endpoint is dropped, so the next SegmentConn asks the controller again;
+// a broken conn is closed and dropped from the pool. Other errors change
+// nothing. conn may be nil.
+func (c *Client) Invalidate(segment string, conn *segclient.Conn, err error) {
+	if err == nil || !NeedsRelocate(err) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.mu.endpoints, segment)
+	if conn == nil || conn.Err() == nil {
+		return
+	}
+	for addr, cur := range c.mu.conns {
+		if cur == conn {
+			delete(c.mu.conns, addr)
+		}
+	}
+	conn.Close()
+}
+
+// NeedsRelocate reports whether err, from a call to a node, means the
+// segment's node must be looked up again: WrongHost, ContainerUnavailable,
+// or a broken connection.
+func NeedsRelocate(err error) bool {
+	return protocol.IsRetriable(err) || errors.Is(err, segclient.ErrConnectionClosed)
+}
+
+// Close closes every pooled connection. Writers and readers of the Client
+// should be closed first; calls made afterwards fail with ErrClosed.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.closed {
+		return nil
+	}
+	c.mu.closed = true
+	for addr, conn := range c.mu.conns {
+		conn.Close()
+		delete(c.mu.conns, addr)
+	}
+	return nil
+}
