@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/client/segclient"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
@@ -16,44 +17,39 @@ var (
 	// ErrClosed is returned by calls on a closed Client or Writer, and
 	// fails the events a Writer closed before they were acknowledged.
 	ErrClosed = errors.New("client: closed")
-	// ErrNoController is returned by New when no controller is configured
-	// (see WithController).
+	// ErrNoController is returned by New with neither a controller URL nor
+	// WithController.
 	ErrNoController = errors.New("client: no controller")
 )
 
 // Controller is the part of the controller's REST API the client library
-// calls. *ctlclient.Client (and, until it moves, *rest.Client) has these
-// methods with these signatures; every method blocks until the reply or ctx
-// is done and retries nothing. Errors are the REST client's (not found,
-// unavailable, unreachable); the library retries every error of
-// Successors and of the Locator with backoff while a writer has events to
-// deliver, and returns the errors of GetStream and CurrentSegments to the
-// caller of NewWriter.
+// calls; *ctlclient.Client satisfies it. Every method blocks until the
+// reply or ctx is done and retries nothing. Errors are ctlclient's (classify
+// with errors.Is against ctlclient.ErrNotFound, ErrUnavailable,
+// ErrUnreachable). While a writer has events to deliver it retries every
+// error of Successors and SegmentURI with backoff; NewWriter returns the
+// errors of GetStream and CurrentSegments to its caller.
 type Controller interface {
 	GetStream(ctx context.Context, scope, stream string) (api.StreamInfo, error)
 	CurrentSegments(ctx context.Context, scope, stream string) ([]api.SegmentRange, error)
 	Successors(ctx context.Context, segment string) ([]api.Successor, error)
+	SegmentURI(ctx context.Context, segment string) (api.SegmentURI, error)
 }
-
-// Locator returns the node (host:port of its wire protocol) that serves a
-// segment now: the Endpoint of the controller's GET
-// /v1/segments/{segment}/uri.
-type Locator func(ctx context.Context, segment string) (endpoint string, err error)
 
 // Option configures a Client.
 type Option func(*clientConfig)
 
 type clientConfig struct {
-	ctl    Controller
-	locate Locator
-	dial   func(ctx context.Context, addr string) (*segclient.Conn, error)
+	ctl  Controller
+	dial func(ctx context.Context, addr string) (*segclient.Conn, error)
 }
 
-// WithController makes the Client call ctl and locate instead of a REST
-// client of controllerURL: the way to share one REST client, or to wire a
-// test double.
-func WithController(ctl Controller, locate Locator) Option {
-	return func(c *clientConfig) { c.ctl, c.locate = ctl, locate }
+// WithController makes the Client call ctl instead of a new
+// ctlclient.Client of the controller URL: to share one REST client (with
+// its own http.Client), or to put something between the library and the
+// controller in a test.
+func WithController(ctl Controller) Option {
+	return func(c *clientConfig) { c.ctl = ctl }
 }
 
 // Client is a connection to a Sluice deployment: the controller, a pool of
@@ -61,9 +57,8 @@ func WithController(ctl Controller, locate Locator) Option {
 // of the Client), and a cache of which node serves which segment. It is
 // safe for concurrent use. Writers and readers are made from it.
 type Client struct {
-	ctl    Controller
-	locate Locator
-	dial   func(ctx context.Context, addr string) (*segclient.Conn, error)
+	ctl  Controller
+	dial func(ctx context.Context, addr string) (*segclient.Conn, error)
 
 	mu struct {
 		sync.Mutex
@@ -75,18 +70,20 @@ type Client struct {
 
 // New returns a Client of the controller at controllerURL
 // ("http://127.0.0.1:10080"). It does not contact anything: the first call
-// that needs the controller or a node does.
-//
-// Until package client/ctlclient exists, a Client needs WithController.
+// that needs the controller or a node does, so ctx is unused today; it is
+// there for a future handshake.
 func New(ctx context.Context, controllerURL string, opts ...Option) (*Client, error) {
 	cfg := clientConfig{dial: segclient.Dial}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.ctl == nil || cfg.locate == nil {
-		return nil, fmt.Errorf("%w for %s: pass WithController", ErrNoController, controllerURL)
+	if cfg.ctl == nil {
+		if controllerURL == "" {
+			return nil, ErrNoController
+		}
+		cfg.ctl = ctlclient.NewClient(controllerURL)
 	}
-	c := &Client{ctl: cfg.ctl, locate: cfg.locate, dial: cfg.dial}
+	c := &Client{ctl: cfg.ctl, dial: cfg.dial}
 	c.mu.conns = map[string]*segclient.Conn{}
 	c.mu.endpoints = map[string]string{}
 	return c, nil
@@ -109,10 +106,11 @@ func (c *Client) Endpoint(ctx context.Context, segment string) (string, error) {
 	if ok {
 		return addr, nil
 	}
-	addr, err := c.locate(ctx, segment)
+	uri, err := c.ctl.SegmentURI(ctx, segment)
 	if err != nil {
 		return "", fmt.Errorf("client: locate %s: %w", segment, err)
 	}
+	addr = uri.Endpoint
 	c.mu.Lock()
 	c.mu.endpoints[segment] = addr
 	c.mu.Unlock()
