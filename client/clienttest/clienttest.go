@@ -1,0 +1,209 @@
+// Package clienttest runs a whole Sluice deployment in the test's process
+// for the client library's tests: a node (4 containers, temporary data
+// directory) served by node/server, and a controller (bbolt store, Service,
+// REST handler) served over HTTP, both on 127.0.0.1, wired like
+// `sluice standalone`. The node can be stopped and started again on the same
+// data directory and address, to test reconnection. Everything stops at the
+// end of the test.
+package clienttest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/client/ctlclient"
+	"github.com/sluice-streams/sluice/client/segclient"
+	"github.com/sluice-streams/sluice/cluster/boltstore"
+	"github.com/sluice-streams/sluice/controller"
+	"github.com/sluice-streams/sluice/controller/rest"
+	"github.com/sluice-streams/sluice/node"
+	"github.com/sluice-streams/sluice/node/server"
+	"github.com/sluice-streams/sluice/protocol"
+	"github.com/sluice-streams/sluice/protocol/api"
+)
+
+// Containers is the number of segment containers of the node.
+const Containers = 4
+
+// Deployment is a node and a controller running for one test.
+type Deployment struct {
+	// URL is the controller's base URL (http://127.0.0.1:PORT).
+	URL string
+	// NodeAddr is the node's address; it stays the same across
+	// StopNode/StartNode.
+	NodeAddr string
+	// Controller is a REST client of URL.
+	Controller *ctlclient.Client
+	// Service is the controller itself.
+	Service *controller.Service
+
+	t       testing.TB
+	nodeDir string
+
+	mu      sync.Mutex
+	node    *node.Node
+	srv     *server.Server
+	served  chan error
+	running bool
+}
+
+// Quiet returns a logger that writes nothing.
+func Quiet() *logrus.Logger {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	return l
+}
+
+// Start runs a node and a controller and stops both when the test ends.
+func Start(t testing.TB) *Deployment {
+	t.Helper()
+	d := &Deployment{t: t, nodeDir: filepath.Join(t.TempDir(), "node")}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.NodeAddr = l.Addr().String()
+	d.startNode(l)
+	t.Cleanup(d.StopNode)
+
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "controller.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	segs := controller.NewNodeSegments(controller.StaticLocator(d.NodeAddr))
+	svc := controller.New(st, segs, controller.Options{Logger: Quiet(), TxnSweepInterval: -1})
+	hs := httptest.NewServer(rest.NewHandler(svc, Quiet(),
+		rest.WithLocator(controller.StaticNode{Addr: d.NodeAddr, Containers: Containers})))
+	t.Cleanup(func() {
+		hs.Close()
+		svc.Close()
+		segs.Close()
+		st.Close()
+	})
+	d.URL = hs.URL
+	d.Service = svc
+	d.Controller = ctlclient.NewClient(hs.URL)
+	return d
+}
+
+func (d *Deployment) startNode(l net.Listener) {
+	d.t.Helper()
+	n, err := node.Open(node.Config{Dir: d.nodeDir, Containers: Containers, Logger: Quiet()})
+	if err != nil {
+		l.Close()
+		d.t.Fatal(err)
+	}
+	srv := server.New(n, server.Options{Logger: Quiet()})
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	d.mu.Lock()
+	d.node, d.srv, d.served, d.running = n, srv, served, true
+	d.mu.Unlock()
+}
+
+// StopNode closes the node's server (every connection breaks) and the node.
+// Stopping a stopped node does nothing.
+func (d *Deployment) StopNode() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.running {
+		return
+	}
+	d.running = false
+	d.srv.Close()
+	<-d.served
+	if err := d.node.Close(); err != nil {
+		d.t.Errorf("clienttest: close node: %v", err)
+	}
+}
+
+// StartNode starts the node again on its data directory and address. The
+// address was freed by StopNode; listening is retried for up to 10 s in
+// case the kernel holds it a moment longer.
+func (d *Deployment) StartNode() {
+	d.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l, err := net.Listen("tcp", d.NodeAddr)
+		if err == nil {
+			d.startNode(l)
+			return
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("clienttest: listen again on %s: %v", d.NodeAddr, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling for the port, not synchronisation
+	}
+}
+
+// CreateStream creates scope (if needed) and a stream of segments fixed
+// segments.
+func (d *Deployment) CreateStream(scope, stream string, segments int) {
+	d.t.Helper()
+	ctx := context.Background()
+	if err := d.Controller.CreateScope(ctx, scope); err != nil && !errors.Is(err, ctlclient.ErrExists) {
+		d.t.Fatal(err)
+	}
+	_, err := d.Controller.CreateStream(ctx, api.StreamConfig{ScopeName: scope, StreamName: stream,
+		ScalingPolicy: api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: int32(segments)}})
+	if err != nil {
+		d.t.Fatal(err)
+	}
+}
+
+// Dial returns a new connection to the node, closed at the end of the test.
+func (d *Deployment) Dial() *segclient.Conn {
+	d.t.Helper()
+	c, err := segclient.Dial(context.Background(), d.NodeAddr)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	d.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// ReadAll reads every event of segment from its start to its current
+// durable end.
+func (d *Deployment) ReadAll(conn *segclient.Conn, segment string) [][]byte {
+	d.t.Helper()
+	ctx := context.Background()
+	info, err := conn.GetSegmentInfo(ctx, segment)
+	if err != nil {
+		d.t.Fatalf("info %s: %v", segment, err)
+	}
+	var data []byte
+	for off := info.StartOffset; off < info.Length; {
+		r, err := conn.ReadSegment(ctx, segment, off, 1<<20, 0)
+		if err != nil {
+			d.t.Fatalf("read %s at %d: %v", segment, off, err)
+		}
+		n := 0
+		for _, b := range r.Data {
+			data = append(data, b...)
+			n += len(b)
+		}
+		if n == 0 {
+			break
+		}
+		off += int64(n)
+	}
+	var events [][]byte
+	for len(data) > 0 {
+		ev, rest, err := protocol.NextEvent(data)
+		if err != nil {
+			d.t.Fatalf("segment %s: %v", segment, err)
+		}
+		events = append(events, ev)
+		data = rest
+	}
+	return events
+}
