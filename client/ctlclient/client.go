@@ -276,6 +276,15 @@ func (c *Client) HeadCut(ctx context.Context, scope, stream string) (api.StreamC
 	return cut, err
 }
 
+// Epochs returns a stream's history (GET .../scaling-events): every epoch,
+// oldest first, the last being the current one, each with its creation
+// time and its segments ordered by key range.
+func (c *Client) Epochs(ctx context.Context, scope, stream string) ([]api.EpochInfo, error) {
+	var l api.EpochList
+	err := c.do(ctx, http.MethodGet, streamPath(scope, stream)+"/scaling-events", nil, &l)
+	return l.Epochs, err
+}
+
 // SegmentsBetween returns the segments between two cuts (empty from: the
 // head; empty to: the end), in segment-number order.
 func (c *Client) SegmentsBetween(ctx context.Context, scope, stream string, from, to api.StreamCut) ([]api.SegmentRange, error) {

@@ -8,8 +8,9 @@
 // The route table (routes.go) is the one list of what is served; the OpenAPI
 // document docs/openapi.yaml describes the same routes and a test keeps the
 // two equal. The routes are shaped like Pravega's controller REST API
-// (/v1/scopes, /v1/scopes/{scope}/streams, .../state to seal), plus what the
-// client library needs (segments, successors, cuts, transactions, and
+// (/v1/scopes, /v1/scopes/{scope}/streams, .../state to seal,
+// .../scaling-events for a stream's epochs), plus what the client library
+// needs (segments, successors, cuts, transactions, and
 // GET /v1/segments/{segment}/uri: the node that serves a segment now, from
 // the controller's controller.SegmentLocator given with WithLocator).
 //

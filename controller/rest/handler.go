@@ -377,6 +377,16 @@ func (h *handler) head(r *http.Request) (int, any, error) {
 	return http.StatusOK, nonNilCut(cut), nil
 }
 
+// scalingEvents serves the stream's epochs, oldest first (Pravega's name
+// for the route that lists a stream's scaling history).
+func (h *handler) scalingEvents(r *http.Request) (int, any, error) {
+	epochs, err := h.svc.Epochs(r.Context(), r.PathValue("scope"), r.PathValue("stream"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, api.EpochList{Epochs: nonNil(epochs)}, nil
+}
+
 func (h *handler) segmentsBetween(r *http.Request) (int, any, error) {
 	var cr api.CutRange
 	if err := decode(r, &cr, false); err != nil {

@@ -182,6 +182,11 @@ func TestEveryRoute(t *testing.T) {
 	succ, err = c.Successors(ctx, s1)
 	must(t, err)
 	equal(t, "successors of an active segment", succ, []api.Successor{})
+	epochs, err := c.Epochs(ctx, "sales", "orders")
+	must(t, err)
+	if len(epochs) != 2 || !reflect.DeepEqual(epochs[0].Segments, segs) || !reflect.DeepEqual(epochs[1].Segments, []api.SegmentRange{newSegs[0], newSegs[1], segs[1]}) {
+		t.Fatalf("epochs after a scale: %+v", epochs)
+	}
 	sr, err := c.SegmentRange(ctx, newSegs[1].Segment)
 	must(t, err)
 	equal(t, "segment range", sr, newSegs[1])
@@ -327,6 +332,8 @@ func TestBadInput(t *testing.T) {
 		{"scale unknown stream", "POST", "/v1/scopes/s/streams/nope/scale", `{"sealedSegments":[0],"newRanges":[{"low":0,"high":1}]}`, 404, "NOT_FOUND", "stream s/nope"},
 		{"segments of unknown stream", "GET", "/v1/scopes/s/streams/nope/segments", "", 404, "NOT_FOUND", "stream s/nope"},
 		{"head of unknown stream", "GET", "/v1/scopes/s/streams/nope/head", "", 404, "NOT_FOUND", "stream s/nope"},
+		{"scaling-events of unknown stream", "GET", "/v1/scopes/s/streams/nope/scaling-events", "", 404, "NOT_FOUND", "stream s/nope"},
+		{"scaling-events, unknown scope", "GET", "/v1/scopes/nope/streams/x/scaling-events", "", 404, "NOT_FOUND", "nope"},
 		{"transaction on unknown stream", "POST", "/v1/scopes/s/streams/nope/transactions", "", 404, "NOT_FOUND", "stream s/nope"},
 		{"unknown segment", "GET", "/v1/segments/" + url.PathEscape("s/st/9.#epoch.0") + "/successors", "", 404, "NOT_FOUND", "s/st/9.#epoch.0"},
 		{"unknown transaction", "GET", st + "/transactions/0b7f5a2c-1c9e-4a8b-9c1d-2e3f4a5b6c7d", "", 404, "NOT_FOUND", "0b7f5a2c"},
@@ -402,6 +409,58 @@ func TestBadInput(t *testing.T) {
 			equal(t, "store after the request", resttest.Dump(t, ctl.Store), before)
 		})
 	}
+}
+
+// TestScalingEvents scales a stream twice through the real stack and reads
+// its three epochs back, each with its segments' ranges in key order.
+func TestScalingEvents(t *testing.T) {
+	ctl := resttest.StartController(t, resttest.StartNode(t))
+	c := ctlclient.NewClient(ctl.URL)
+	ctx := ctxT(t)
+	must(t, c.CreateScope(ctx, "s"))
+	info, err := c.CreateStream(ctx, fixed("s", "x", 2))
+	must(t, err)
+	// Split segment 1 ([0.5, 1)) into three, then merge 0 and 2 ([0, 0.7)).
+	_, err = c.Scale(ctx, "s", "x", api.ScaleRequest{SealedSegments: []int64{1},
+		NewRanges: []api.KeyRange{{Low: 0.5, High: 0.7}, {Low: 0.7, High: 0.9}, {Low: 0.9, High: 1}}})
+	must(t, err)
+	_, err = c.Scale(ctx, "s", "x", api.ScaleRequest{SealedSegments: []int64{0, 2},
+		NewRanges: []api.KeyRange{{Low: 0, High: 0.7}}})
+	must(t, err)
+
+	epochs, err := c.Epochs(ctx, "s", "x")
+	must(t, err)
+	seg := func(n, epoch int64, low, high float64) api.SegmentRange {
+		return api.SegmentRange{Segment: protocol.SegmentName("s", "x", n, epoch), Number: n, Epoch: epoch, KeyLow: low, KeyHigh: high}
+	}
+	want := [][]api.SegmentRange{
+		{seg(0, 0, 0, 0.5), seg(1, 0, 0.5, 1)},
+		{seg(0, 0, 0, 0.5), seg(2, 1, 0.5, 0.7), seg(3, 1, 0.7, 0.9), seg(4, 1, 0.9, 1)},
+		{seg(5, 2, 0, 0.7), seg(3, 1, 0.7, 0.9), seg(4, 1, 0.9, 1)},
+	}
+	if len(epochs) != len(want) {
+		t.Fatalf("%d epochs, want %d: %+v", len(epochs), len(want), epochs)
+	}
+	for i, e := range epochs {
+		if e.Epoch != int64(i) {
+			t.Errorf("epochs[%d].Epoch = %d", i, e.Epoch)
+		}
+		equal(t, fmt.Sprintf("epoch %d segments", i), e.Segments, want[i])
+		if i == 0 && e.CreationTime != info.CreationTime || i > 0 && e.CreationTime < epochs[i-1].CreationTime {
+			t.Errorf("epoch %d created at %d (stream at %d, previous epoch at %d)", i, e.CreationTime, info.CreationTime, epochs[max(i-1, 0)].CreationTime)
+		}
+	}
+	cur, err := c.CurrentSegments(ctx, "s", "x")
+	must(t, err)
+	equal(t, "current segments", cur, epochs[len(epochs)-1].Segments)
+	got, err := c.GetStream(ctx, "s", "x")
+	must(t, err)
+	equal(t, "stream epoch", got.Epoch, epochs[len(epochs)-1].Epoch)
+
+	_, err = c.Epochs(ctx, "s", "nope")
+	wantErr(t, err, ctlclient.ErrNotFound, "stream s/nope: not found")
+	_, err = c.Epochs(ctx, "s", "a b")
+	wantErr(t, err, ctlclient.ErrInvalid, `"a b"`)
 }
 
 // TestClientErrors checks that Client errors carry the status, code and

@@ -82,6 +82,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"ScaleRequest":    api.ScaleRequest{},
 		"SegmentRange":    api.SegmentRange{},
 		"SegmentList":     api.SegmentList{},
+		"EpochInfo":       api.EpochInfo{},
+		"EpochList":       api.EpochList{},
 		"Successor":       api.Successor{},
 		"SuccessorList":   api.SuccessorList{},
 		"SegmentURI":      api.SegmentURI{},

@@ -46,6 +46,7 @@ var routes = []route{
 
 	{Route{"GET", "/v1/scopes/{scope}/streams/{stream}/segments"}, (*handler).segments},
 	{Route{"GET", "/v1/scopes/{scope}/streams/{stream}/head"}, (*handler).head},
+	{Route{"GET", "/v1/scopes/{scope}/streams/{stream}/scaling-events"}, (*handler).scalingEvents},
 	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/segments-between"}, (*handler).segmentsBetween},
 	{Route{"GET", "/v1/segments/{segment}"}, (*handler).segmentRange},
 	{Route{"GET", "/v1/segments/{segment}/successors"}, (*handler).successors},

@@ -40,6 +40,12 @@ type SegmentList struct {
 	Cut      StreamCut      `json:"cut,omitempty"`
 }
 
+// EpochList is the body of GET .../streams/{stream}/scaling-events: every
+// epoch of the stream, oldest first.
+type EpochList struct {
+	Epochs []EpochInfo `json:"epochs"`
+}
+
 // SuccessorList is the body of GET /v1/segments/{segment}/successors.
 type SuccessorList struct {
 	Successors []Successor `json:"successors"`

@@ -145,6 +145,15 @@ type SegmentRange struct {
 	KeyHigh float64 `json:"keyHigh"`
 }
 
+// EpochInfo is one epoch of a stream's history: the epoch number, when it
+// began (CreationTime, ms since the Unix epoch; it lasts until the next
+// epoch's creation) and the segments active in it, ordered by key range.
+type EpochInfo struct {
+	Epoch        int64          `json:"epoch"`
+	CreationTime int64          `json:"creationTime"`
+	Segments     []SegmentRange `json:"segments"`
+}
+
 // Successor is a segment that follows a sealed one, with the qualified
 // names of all the segments it succeeds (a reader reads it only once it has
 // read all of them).
