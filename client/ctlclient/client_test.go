@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -113,5 +114,22 @@ func TestSegmentPath(t *testing.T) {
 	}
 	if u != (api.SegmentURI{Endpoint: "127.0.0.1:12345", Container: 3, Epoch: 2}) {
 		t.Errorf("uri = %+v", u)
+	}
+}
+
+// TestSealBody: SealStream sends Pravega's body, {"streamState":"SEALED"},
+// with PUT to the stream's state.
+func TestSealBody(t *testing.T) {
+	var method, path, body string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		method, path, body = r.Method, r.URL.EscapedPath(), string(b)
+	}))
+	defer srv.Close()
+	if err := ctlclient.NewClient(srv.URL).SealStream(ctxT(t), "sales", "orders"); err != nil {
+		t.Fatal(err)
+	}
+	if method != "PUT" || path != "/v1/scopes/sales/streams/orders/state" || body != `{"streamState":"SEALED"}` {
+		t.Fatalf("sent %s %s %s", method, path, body)
 	}
 }

@@ -304,7 +304,7 @@ func (h *handler) setState(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	if st.State != api.StateSealed {
-		return 0, nil, invalid("state %q: the only state a stream can be put in is %q", st.State, api.StateSealed)
+		return 0, nil, invalid("streamState %q: the only state a stream can be put in is %q", st.State, api.StateSealed)
 	}
 	if err := h.svc.SealStream(r.Context(), r.PathValue("scope"), r.PathValue("stream")); err != nil {
 		return 0, nil, err

@@ -18,7 +18,7 @@ const (
 	RetentionLimitedSizeMB = "LIMITED_SIZE_MB"
 )
 
-// Stream states (StreamState.State).
+// Stream states (StreamState.State, JSON "streamState").
 const StateSealed = "SEALED"
 
 // Transaction statuses (TxnInfo.Status).
@@ -113,10 +113,10 @@ func (c *StreamConfig) Validate() error {
 	return nil
 }
 
-// StreamState is the body of PUT .../streams/{stream}/state; State
-// "SEALED" seals the stream.
+// StreamState is the body of PUT .../streams/{stream}/state, as in
+// Pravega: {"streamState": "SEALED"} seals the stream.
 type StreamState struct {
-	State string `json:"state"`
+	State string `json:"streamState"`
 }
 
 // StreamInfo describes a stream: its configuration, whether it is sealed,
@@ -162,10 +162,10 @@ type Successor struct {
 	Predecessors []string     `json:"predecessors"`
 }
 
-// ScaleRequest is the body of POST .../streams/{stream}/scaling-events:
-// seal the segments numbered SealedSegments (active, contiguous) and
-// replace them by segments with NewRanges, which must cover exactly the
-// union of their ranges.
+// ScaleRequest is the body of POST .../streams/{stream}/scale: seal the
+// segments numbered SealedSegments (active, contiguous) and replace them
+// by segments with NewRanges, which must cover exactly the union of their
+// ranges.
 type ScaleRequest struct {
 	SealedSegments []int64    `json:"sealedSegments"`
 	NewRanges      []KeyRange `json:"newRanges"`
