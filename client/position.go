@@ -1,0 +1,181 @@
+package client
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/sluice-streams/sluice/protocol"
+	"github.com/sluice-streams/sluice/protocol/api"
+)
+
+// segmentTracker is the deterministic core of a reader's position: the
+// segments it reads and the offset after the last event it returned from
+// each, the segments it has read to their end whose successors have not
+// started yet, and the successor graph it has learnt. It does no I/O; the
+// Reader feeds it what the node and the controller said.
+//
+// The rule it enforces (DESIGN.md §3): a successor starts only once every
+// one of its predecessors has been read to its end. It is slightly
+// stricter: the successors of one scale start together, when every
+// predecessor of the connected group (predecessors linked through shared
+// successors) has ended. For a split (one predecessor) or a merge (one
+// successor) that is the same rule; for a scale that seals P and Q and
+// creates T (after P only) and S (after P and Q), T waits for Q too. The
+// price is a little parallelism in that rare case; the gain is that
+// cut() is always a consistent stream cut (the segments cover the key
+// space exactly once), which the controller accepts for truncation and
+// segments-between: starting T alone would leave P in the cut beside T,
+// overlapping it.
+//
+// Not safe for concurrent use; the Reader holds its lock around it.
+type segmentTracker struct {
+	reading map[string]int64           // segment -> offset after the last event returned
+	ended   map[string]int64           // read to its end -> end offset; kept until its successors start
+	succs   map[string][]api.Successor // ended segment -> its successors, once known
+}
+
+func newSegmentTracker(cut api.StreamCut) *segmentTracker {
+	t := &segmentTracker{
+		reading: make(map[string]int64, len(cut)),
+		ended:   map[string]int64{},
+		succs:   map[string][]api.Successor{},
+	}
+	for s, off := range cut {
+		t.reading[s] = off
+	}
+	return t
+}
+
+// advance records that the events of seg before next have been returned.
+func (t *segmentTracker) advance(seg string, next int64) {
+	if _, ok := t.reading[seg]; ok {
+		t.reading[seg] = next
+	}
+}
+
+// end records that seg has been read to its end, at offset end, and that
+// its successors are succ (empty for a segment sealed with its stream).
+// It returns the successors that start now, at offset 0, in segment
+// order; they are then being read.
+func (t *segmentTracker) end(seg string, end int64, succ []api.Successor) []string {
+	if _, ok := t.reading[seg]; !ok {
+		return nil
+	}
+	delete(t.reading, seg)
+	t.ended[seg] = end
+	t.succs[seg] = succ
+	return t.startReady(seg)
+}
+
+// startReady starts the successors of the group that seg belongs to if
+// every predecessor in it has ended and told its successors.
+func (t *segmentTracker) startReady(seg string) []string {
+	preds := map[string]bool{seg: true}
+	next := map[string]bool{}
+	queue := []string{seg}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		ss, known := t.succs[p]
+		if !known {
+			return nil // p is still being read
+		}
+		for _, s := range ss {
+			if next[s.Segment.Segment] {
+				continue
+			}
+			next[s.Segment.Segment] = true
+			for _, q := range s.Predecessors {
+				if !preds[q] {
+					preds[q] = true
+					queue = append(queue, q)
+				}
+			}
+		}
+	}
+	if len(next) == 0 {
+		return nil // sealed with its stream: it stays in the cut at its end
+	}
+	for p := range preds {
+		delete(t.ended, p)
+		delete(t.succs, p)
+	}
+	started := make([]string, 0, len(next))
+	for s := range next {
+		if _, ok := t.reading[s]; !ok {
+			t.reading[s] = 0
+			started = append(started, s)
+		}
+	}
+	sortSegments(started)
+	return started
+}
+
+// replace stops reading the segments old (reading or ended) and reads
+// the segments of add from their offsets instead: how a reader skips what
+// truncation deleted.
+func (t *segmentTracker) replace(old []string, add map[string]int64) {
+	for _, s := range old {
+		delete(t.reading, s)
+		delete(t.ended, s)
+		delete(t.succs, s)
+	}
+	for s, off := range add {
+		t.reading[s] = off
+	}
+}
+
+// done reports whether nothing is left to read: no segment is being read
+// (every one ended with its stream sealed).
+func (t *segmentTracker) done() bool { return len(t.reading) == 0 }
+
+// cut returns the position: every segment being read at the offset after
+// the last event returned (0 for one not started), and every ended
+// segment whose successors have not started yet at its end.
+func (t *segmentTracker) cut() api.StreamCut {
+	c := make(api.StreamCut, len(t.reading)+len(t.ended))
+	maps.Copy(c, t.reading)
+	maps.Copy(c, t.ended)
+	return c
+}
+
+// segments returns the segments being read, in segment order.
+func (t *segmentTracker) segments() []string {
+	out := slices.Collect(maps.Keys(t.reading))
+	sortSegments(out)
+	return out
+}
+
+// sortSegments sorts qualified segment names by segment number (then
+// epoch), names that do not parse last, by text.
+func sortSegments(names []string) {
+	slices.SortFunc(names, func(a, b string) int {
+		qa, ea := protocol.ParseSegmentName(a)
+		qb, eb := protocol.ParseSegmentName(b)
+		switch {
+		case ea != nil || eb != nil:
+			if (ea == nil) != (eb == nil) {
+				if ea == nil {
+					return -1
+				}
+				return 1
+			}
+		case qa.Number != qb.Number:
+			if qa.Number < qb.Number {
+				return -1
+			}
+			return 1
+		case qa.Epoch != qb.Epoch:
+			if qa.Epoch < qb.Epoch {
+				return -1
+			}
+			return 1
+		}
+		if a < b {
+			return -1
+		} else if a > b {
+			return 1
+		}
+		return 0
+	})
+}
