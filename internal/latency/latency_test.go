@@ -1,6 +1,7 @@
 package latency
 
 import (
+	"errors"
 	"math"
 	"sync"
 	"testing"
@@ -98,4 +99,34 @@ func BenchmarkRecorderRecord(b *testing.B) {
 			r.Record(time.Microsecond)
 		}
 	})
+}
+
+func TestRunPacedRecordsEveryOperationInOrder(t *testing.T) {
+	rec := NewRecorder(10)
+	var order []int
+	err := RunPaced(10, 0, rec, func(i int) (func() error, error) {
+		return func() error { order = append(order, i); return nil }, nil
+	})
+	if err != nil || rec.Len() != 10 {
+		t.Fatalf("err %v, %d recorded", err, rec.Len())
+	}
+	for i, v := range order {
+		if v != i {
+			t.Fatalf("waits out of order: %v", order)
+		}
+	}
+}
+
+func TestRunPacedStopsAtTheFirstSubmitError(t *testing.T) {
+	rec := NewRecorder(10)
+	boom := errors.New("boom")
+	err := RunPaced(10, 0, rec, func(i int) (func() error, error) {
+		if i == 3 {
+			return nil, boom
+		}
+		return func() error { return nil }, nil
+	})
+	if !errors.Is(err, boom) || rec.Len() != 3 {
+		t.Fatalf("err %v, %d recorded", err, rec.Len())
+	}
 }

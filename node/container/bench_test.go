@@ -165,40 +165,17 @@ func BenchmarkAppendLatency10MBps(b *testing.B) {
 	}
 	blk := protocol.AppendEvent(nil, bytes.Repeat([]byte("e"), benchEventSize))
 	rec := latency.NewRecorder(b.N)
-	type sent struct {
-		p         *PendingAppend
-		submitted time.Time
-	}
-	inflight := make(chan sent, 1<<16)
-	done := make(chan error, 1)
-	go func() {
-		var first error
-		for s := range inflight {
-			if _, err := s.p.Wait(); err != nil && first == nil {
-				first = err
-			}
-			rec.Since(s.submitted)
-		}
-		done <- first
-	}()
 	b.SetBytes(benchEventSize)
 	b.ResetTimer()
-	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		sched := start.Add(time.Duration(i) * interval)
-		if d := time.Until(sched); d > 0 {
-			time.Sleep(d) // pacing the load, not synchronisation
-		}
-		submitted := time.Now()
+	err = latency.RunPaced(b.N, interval, rec, func(i int) (func() error, error) {
 		p, err := c.AppendAsync(Append{Segment: name, Writer: "w", EventNumber: int64(i), EventCount: 1,
 			ExpectedOffset: protocol.NoExpectedOffset, Data: blk})
 		if err != nil {
-			b.Fatal(err)
+			return nil, err
 		}
-		inflight <- sent{p, submitted}
-	}
-	close(inflight)
-	if err := <-done; err != nil {
+		return func() error { _, err := p.Wait(); return err }, nil
+	})
+	if err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()

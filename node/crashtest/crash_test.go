@@ -1,22 +1,19 @@
 package crashtest
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sluice-streams/sluice/client/segclient"
+	"github.com/sluice-streams/sluice/internal/proctest"
 	"github.com/sluice-streams/sluice/protocol"
 )
 
@@ -29,11 +26,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	sluiceBin = filepath.Join(dir, "sluice")
-	build := exec.Command("go", "build", "-o", sluiceBin, "github.com/sluice-streams/sluice/cmd/sluice")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "crashtest: build sluice:", err)
+	if sluiceBin, err = proctest.BuildSluice(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "crashtest:", err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -43,94 +37,21 @@ func TestMain(m *testing.M) {
 
 // nodeProc is a running `sluice node`.
 type nodeProc struct {
-	cmd    *exec.Cmd
-	addr   string
-	stderr *strings.Builder
-	done   chan struct{} // closed when the process has exited
-	err    error         // how it exited, once done is closed
+	*proctest.Proc
+	addr string
 }
 
 func startNode(t *testing.T, dataDir string) *nodeProc {
 	t.Helper()
-	cmd := exec.Command(sluiceBin, "--log-level", "warn", "node", "--data", dataDir,
+	p := proctest.Start(t, sluiceBin, "node", nil, "--log-level", "warn", "node", "--data", dataDir,
 		"--listen", "127.0.0.1:0", "--containers", "3", "--wal-file-size", "262144", "--checkpoint-bytes", "65536")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The node dies with the test process, whatever way that ends.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	p := &nodeProc{cmd: cmd, stderr: &strings.Builder{}, done: make(chan struct{})}
-	cmd.Stderr = &lockedWriter{b: p.stderr}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGKILL)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-		}
-	})
-	lines := bufio.NewScanner(stdout)
-	addrCh := make(chan string, 1)
-	go func() {
-		for lines.Scan() {
-			if a, ok := strings.CutPrefix(lines.Text(), "node listening on "); ok {
-				addrCh <- a
-			}
-		}
-		close(addrCh)
-	}()
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	select {
-	case a, ok := <-addrCh:
-		if !ok {
-			<-p.done
-			t.Fatalf("node exited before listening (%v); stderr:\n%s", p.err, p.stderr)
-		}
-		p.addr = a
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("node did not start in 60s; stderr:\n%s", p.stderr)
-	}
-	return p
+	return &nodeProc{Proc: p, addr: p.Line(t, "node listening on ", 60*time.Second)}
 }
 
-func (p *nodeProc) kill(t *testing.T) {
-	t.Helper()
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-}
+func (p *nodeProc) kill(*testing.T) { p.Kill() }
 
 // stop ends the node with SIGTERM and requires a clean exit.
-func (p *nodeProc) stop(t *testing.T) {
-	t.Helper()
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-		if p.err != nil {
-			t.Fatalf("node exited with %v after SIGTERM; stderr:\n%s", p.err, p.stderr)
-		}
-	case <-time.After(60 * time.Second):
-		p.cmd.Process.Kill()
-		t.Fatal("node did not stop in 60s after SIGTERM")
-	}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	b  *strings.Builder
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
+func (p *nodeProc) stop(t *testing.T) { p.Stop(t, 60*time.Second) }
 
 // block is one append block as a writer sent it; it is resent as it is.
 type block struct {

@@ -259,44 +259,18 @@ func BenchmarkWireAppendLatency10MBps(b *testing.B) {
 	c := bn.writer(b, id, seg(0))
 	blk := protocol.AppendEvent(nil, bytes.Repeat([]byte("e"), benchEventSize))
 	rec := latency.NewRecorder(b.N)
-	type sent struct {
-		f         *segclient.AppendFuture
-		submitted time.Time
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	inflight := make(chan sent, 1<<16)
-	done := make(chan error, 1)
-	go func() {
-		var first error
-		for s := range inflight {
-			if _, err := s.f.Wait(ctx); err != nil && first == nil {
-				first = err
-			}
-			rec.Since(s.submitted)
-		}
-		done <- first
-	}()
+	ctx := context.Background()
 	b.SetBytes(benchEventSize)
 	b.ResetTimer()
-	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		sched := start.Add(time.Duration(i) * interval)
-		if d := time.Until(sched); d > 0 {
-			time.Sleep(d) // pacing the load, not synchronisation
-		}
-		submitted := time.Now()
+	err = latency.RunPaced(b.N, interval, rec, func(i int) (func() error, error) {
 		f, err := c.AppendAsync(ctx, id, int64(i), 1, blk, protocol.NoExpectedOffset)
 		if err != nil {
-			close(inflight)
-			<-done
-			b.Fatalf("append %d: %v", i, err)
+			return nil, fmt.Errorf("append %d: %w", i, err)
 		}
-		inflight <- sent{f, submitted}
-	}
-	close(inflight)
-	if err := <-done; err != nil {
-		b.Fatalf("ack: %v", err)
+		return func() error { _, err := f.Wait(ctx); return err }, nil
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 	b.StopTimer()
 	s := rec.Snapshot()

@@ -1,18 +1,13 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"sort"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +18,7 @@ import (
 	"github.com/sluice-streams/sluice/controller"
 	"github.com/sluice-streams/sluice/controller/assignment"
 	"github.com/sluice-streams/sluice/controller/leader"
+	"github.com/sluice-streams/sluice/internal/proctest"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -36,11 +32,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	sluiceBin = filepath.Join(dir, "sluice")
-	build := exec.Command("go", "build", "-o", sluiceBin, "github.com/sluice-streams/sluice/cmd/sluice")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: build sluice:", err)
+	if sluiceBin, err = proctest.BuildSluice(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -62,136 +55,33 @@ const (
 	waitTimeout = 30 * time.Second
 )
 
-// proc is a running child process.
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	log  strings.Builder // stdout and stderr, as they came
-	out  []string        // stdout lines
-	done chan struct{}   // closed when the process has exited
-	err  error           // its exit, once done is closed
-}
-
-func (p *proc) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.Write(b)
-}
-
-func (p *proc) logs() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.String()
-}
-
-// start runs the binary with args (and env added to the test's), kills it
-// at cleanup, and prints its output there if the test failed.
-func start(t *testing.T, name string, env []string, args ...string) *proc {
+// start runs the binary under test (see proctest.Start).
+func start(t *testing.T, name string, env []string, args ...string) *proctest.Proc {
 	t.Helper()
-	p := &proc{name: name, done: make(chan struct{})}
-	p.cmd = exec.Command(sluiceBin, args...)
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stderr = p
-	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The child dies with the test process, whatever way that ends.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		p.kill()
-		if t.Failed() {
-			t.Logf("----- output of %s (%s) -----\n%s", name, strings.Join(args, " "), p.logs())
-		}
-	})
-	lines := make(chan struct{})
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.out = append(p.out, sc.Text())
-			p.log.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
-		}
-	}()
-	go func() {
-		<-lines // Wait closes the pipe: read it all first
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
-	return p
+	return proctest.Start(t, sluiceBin, name, env, args...)
 }
 
-// kill sends SIGKILL and waits for the process to end.
-func (p *proc) kill() {
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-	}
-}
-
-// line waits for a stdout line starting with prefix and returns the rest.
-func (p *proc) line(t *testing.T, prefix string) string {
-	t.Helper()
-	var rest string
-	waitFor(t, fmt.Sprintf("%s to print %q", p.name, prefix), waitTimeout, func() (bool, string) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for _, l := range p.out {
-			if r, ok := strings.CutPrefix(l, prefix); ok {
-				rest = r
-				return true, ""
-			}
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("%s exited (%v) before printing %q", p.name, p.err, prefix)
-		default:
-		}
-		return false, "not printed yet"
-	})
-	return rest
-}
-
-// waitFor polls cond until it holds, failing after timeout with what cond
-// said last.
+// waitFor polls cond until it holds (see proctest.WaitFor).
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) time.Duration {
 	t.Helper()
-	began := time.Now()
-	deadline := began.Add(timeout)
-	for {
-		ok, state := cond()
-		if ok {
-			return time.Since(began)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s; last state: %s", timeout, what, state)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition
-	}
+	return proctest.WaitFor(t, what, timeout, cond)
 }
 
-func startNode(t *testing.T, zk, id, dir string) (*proc, string) {
+func startNode(t *testing.T, zk, id, dir string) (*proctest.Proc, string) {
 	t.Helper()
 	p := start(t, "node "+id, nil, "--log-level", "info", "node",
 		"--data", dir, "--listen", "127.0.0.1:0", "--containers", fmt.Sprint(containers),
 		"--zk", zk, "--zk-root", root, "--zk-session-timeout", sessionTimeout.String(), "--id", id,
 		"--wal-preallocate=false")
-	return p, p.line(t, "node listening on ")
+	return p, p.Line(t, "node listening on ", waitTimeout)
 }
 
-func startController(t *testing.T, zk, id string, env ...string) (*proc, *ctlclient.Client) {
+func startController(t *testing.T, zk, id string, env ...string) (*proctest.Proc, *ctlclient.Client) {
 	t.Helper()
 	p := start(t, "controller "+id, env, "--log-level", "info", "controller",
 		"--listen", "127.0.0.1:0", "--containers", fmt.Sprint(containers),
 		"--zk", zk, "--zk-root", root, "--zk-session-timeout", sessionTimeout.String(), "--id", id)
-	return p, ctlclient.NewClient("http://" + p.line(t, "controller listening on "))
+	return p, ctlclient.NewClient("http://" + p.Line(t, "controller listening on ", waitTimeout))
 }
 
 // conns keeps one connection per node address, redialled when it broke.
@@ -379,7 +269,7 @@ func TestClusterFailover(t *testing.T) {
 	// Two nodes first, so that the leader's first assignment spreads the
 	// containers over both.
 	nodeDirs := map[string]string{"n1": t.TempDir(), "n2": t.TempDir()}
-	nodes := map[string]*proc{}
+	nodes := map[string]*proctest.Proc{}
 	nodeAddr := map[string]string{}
 	for _, id := range []string{"n1", "n2"} {
 		nodes[id], nodeAddr[id] = startNode(t, zkAddr, id, nodeDirs[id])
@@ -460,14 +350,14 @@ func TestClusterFailover(t *testing.T) {
 		})
 		scaled <- err
 	}()
-	c1.line(t, "controller halted before scale:sealSegments")
+	c1.Line(t, "controller halted before scale:sealSegments", waitTimeout)
 	if info, err := api2.GetStream(ctx, "e2e", "orders"); err != nil || info.Epoch != 0 {
 		t.Fatalf("stream before the takeover: %+v, %v; want epoch 0", info, err)
 	}
 	if info, err := c.info(s0); err != nil || info.Sealed {
 		t.Fatalf("%s before the takeover: %+v, %v; want open", s0, info, err)
 	}
-	c1.kill()
+	c1.Kill()
 	if err := <-scaled; err == nil {
 		t.Fatal("the scale through the killed controller succeeded")
 	}
@@ -513,7 +403,7 @@ func TestClusterFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	victim := before.Containers[uri.Container].Node
-	nodes[victim].kill()
+	nodes[victim].Kill()
 	gone := waitFor(t, "the killed node's containers to be reported unavailable", sessionTimeout+takeoverSlack, func() (bool, string) {
 		u, err := api2.SegmentURI(ctx, segs[0].Segment)
 		return errors.Is(err, ctlclient.ErrUnavailable), fmt.Sprintf("%+v, %v", u, err)

@@ -1,0 +1,9 @@
+// Package proctest runs the real sluice binary as child processes in
+// tests: it builds the binary once per test package, starts children that
+// die with the test process (Pdeathsig) and are killed at cleanup, keeps
+// their output (printed when the test failed), and waits for the lines
+// they print ("node listening on ADDR") with bounded polling.
+//
+// It is used by the crash test (node/crashtest) and the multi-process
+// cluster test (cmd/sluice/e2e).
+package proctest
