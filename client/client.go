@@ -209,3 +209,11 @@ func (c *Client) Close() error {
 	}
 	return nil
 }
+
+// forget drops the cached endpoint of segment (a dial to it failed: the
+// segment may have moved).
+func (c *Client) forget(segment string) {
+	c.mu.Lock()
+	delete(c.mu.endpoints, segment)
+	c.mu.Unlock()
+}

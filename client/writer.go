@@ -1,0 +1,306 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/sluice-streams/sluice/protocol"
+	"github.com/sluice-streams/sluice/protocol/api"
+)
+
+// Writer appends events to one stream. It is safe for concurrent use.
+//
+// Each active segment has one goroutine that owns its events in order. It
+// batches them into append blocks: when nothing of the segment is in flight
+// it sends everything queued at once (latency); while blocks are in flight
+// it waits until MaxBatch bytes are queued or the pipeline drains
+// (throughput). A block's events get consecutive event numbers per
+// (writer, segment), fixed for good: after every (re)connection the
+// goroutine calls SetupAppend, drops the blocks at or below the last event
+// number the node holds, and resends the others unchanged, so each event is
+// stored exactly once whatever breaks.
+//
+// On the wire the writer id of segment N.#epoch.E is "<writer id>/N.E": a
+// node binds a writer id to one segment per connection, and a Client shares
+// one connection per node among all segments.
+//
+// When a segment is sealed (a scale), its goroutine asks the node which of
+// its events the segment kept, asks the controller for the successors, and
+// moves the rest, in order, to the successors by key, ahead of any event
+// written later: per-key order holds across the scale. When a node answers
+// WrongHost or ContainerUnavailable, or a connection breaks, the goroutine
+// looks the segment up again and reconnects with backoff, for ever, until
+// Close (StateChange reports each step).
+type Writer struct {
+	c             *Client
+	scope, stream string
+	cfg           writerConfig
+	ctx           context.Context // ends the goroutines (Close)
+	cancel        context.CancelFunc
+	wg            sync.WaitGroup
+
+	mu struct {
+		sync.Mutex
+		closed   bool
+		routes   []*segWriter // the segments that take new events
+		segs     map[string]*segWriter
+		rr       int   // round-robin position for empty keys
+		inflight int64 // bytes written, not yet acknowledged
+		space    chan struct{}
+		pending  map[*Ack]int // unacknowledged events -> their size
+	}
+}
+
+// Ack is the outcome of one Write.
+type Ack struct {
+	done chan struct{}
+	err  error
+}
+
+// Done is closed when the outcome is known.
+func (a *Ack) Done() <-chan struct{} { return a.done }
+
+// Err returns the outcome once Done is closed: nil if the event is durable.
+func (a *Ack) Err() error {
+	<-a.done
+	return a.err
+}
+
+// Wait blocks until the event is durable (nil) or has failed, or ctx is
+// done (ctx.Err(); the event is still being written).
+func (a *Ack) Wait(ctx context.Context) error {
+	select {
+	case <-a.done:
+		return a.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// event is a framed event on its way.
+type event struct {
+	key    string
+	framed []byte // protocol.AppendEvent framing
+	ack    *Ack
+}
+
+// NewWriter returns a writer of scope/stream. It asks the controller for the
+// stream's current segments (its errors, such as ctlclient.ErrNotFound for a
+// missing stream, are returned) and starts one goroutine per segment; it
+// does not wait for node connections.
+func (c *Client) NewWriter(ctx context.Context, scope, stream string, opts ...WriterOption) (*Writer, error) {
+	cfg := defaultWriterConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	info, err := c.ctl.GetStream(ctx, scope, stream)
+	if err != nil {
+		return nil, fmt.Errorf("client: writer of %s/%s: %w", scope, stream, err)
+	}
+	if info.Sealed {
+		return nil, fmt.Errorf("client: writer of %s/%s: %w", scope, stream, protocol.ErrSegmentSealed)
+	}
+	segs, err := c.ctl.CurrentSegments(ctx, scope, stream)
+	if err != nil {
+		return nil, fmt.Errorf("client: writer of %s/%s: %w", scope, stream, err)
+	}
+	if len(segs) == 0 {
+		return nil, fmt.Errorf("client: writer of %s/%s: the stream has no active segment", scope, stream)
+	}
+	w := &Writer{c: c, scope: scope, stream: stream, cfg: cfg}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	w.mu.segs = map[string]*segWriter{}
+	w.mu.space = make(chan struct{})
+	w.mu.pending = map[*Ack]int{}
+	w.mu.Lock()
+	for _, s := range segs {
+		w.addSegmentLocked(s)
+	}
+	w.mu.Unlock()
+	return w, nil
+}
+
+// ID returns the writer id.
+func (w *Writer) ID() string { return w.cfg.id }
+
+// Write validates event, routes it by key (protocol.KeyHash; an empty key
+// spreads events round-robin), and queues it for its segment's goroutine.
+// It blocks only while the in-flight window (WithMaxInflight) is full,
+// until room is made or ctx is done (then ctx.Err() and nothing is
+// written). An event over protocol.MaxEventSize is refused at once with an
+// error wrapping protocol.ErrEventTooLarge; nothing is sent and the writer
+// stays usable. event may be reused when Write returns. Events with the
+// same key are stored in the order of their Writes.
+func (w *Writer) Write(ctx context.Context, key string, event []byte) (*Ack, error) {
+	if err := protocol.CheckEvent(event); err != nil {
+		return nil, fmt.Errorf("client: write to %s/%s: %w", w.scope, w.stream, err)
+	}
+	ev := newEvent(key, event)
+	size := int64(len(ev.framed))
+	w.mu.Lock()
+	for {
+		if w.mu.closed {
+			w.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if w.mu.inflight == 0 || w.mu.inflight+size <= w.cfg.maxInflight {
+			break
+		}
+		space := w.mu.space
+		w.mu.Unlock()
+		select {
+		case <-space:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		w.mu.Lock()
+	}
+	w.mu.inflight += size
+	w.mu.pending[ev.ack] = int(size)
+	w.routeLocked(w.mu.routes, ev).enqueueLocked(ev)
+	w.mu.Unlock()
+	return ev.ack, nil
+}
+
+func newEvent(key string, data []byte) *event {
+	return &event{
+		key:    key,
+		framed: protocol.AppendEvent(make([]byte, 0, protocol.EventHeaderSize+len(data)), data),
+		ack:    &Ack{done: make(chan struct{})},
+	}
+}
+
+// Flush blocks until every event written before it was called is
+// acknowledged or has failed, or ctx is done. It returns the first failure
+// (or ctx.Err()).
+func (w *Writer) Flush(ctx context.Context) error {
+	w.mu.Lock()
+	acks := make([]*Ack, 0, len(w.mu.pending))
+	for a := range w.mu.pending {
+		acks = append(acks, a)
+	}
+	w.mu.Unlock()
+	var first error
+	for _, a := range acks {
+		if err := a.Wait(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// Close flushes (until ctx is done), then stops the writer's goroutines.
+// Events not acknowledged by then fail with ErrClosed (they may still have
+// been stored). Writes after Close fail with ErrClosed. It returns Flush's
+// error. Closing twice is not an error.
+func (w *Writer) Close(ctx context.Context) error {
+	err := w.Flush(ctx)
+	w.mu.Lock()
+	w.mu.closed = true
+	w.mu.Unlock()
+	w.cancel()
+	w.wg.Wait()
+	w.mu.Lock()
+	for a := range w.mu.pending {
+		w.finishLocked(a, ErrClosed)
+	}
+	w.mu.Unlock()
+	return err
+}
+
+// routeLocked picks among routes the segment for ev: the one whose range
+// holds the key's hash (during a merge a successor may overlap a
+// predecessor not yet known sealed: the older one wins, and forwards), or
+// the next one round-robin for an empty key.
+func (w *Writer) routeLocked(routes []*segWriter, ev *event) *segWriter {
+	if ev.key == "" {
+		s := routes[w.mu.rr%len(routes)]
+		w.mu.rr++
+		return s
+	}
+	h := protocol.KeyHash(ev.key)
+	var best *segWriter
+	for _, s := range routes {
+		if s.r.KeyLow <= h && h < s.r.KeyHigh && (best == nil || s.r.Epoch < best.r.Epoch) {
+			best = s
+		}
+	}
+	if best == nil { // ranges always cover [0,1); guard against rounding
+		best = routes[len(routes)-1]
+	}
+	return best
+}
+
+// addSegmentLocked starts the goroutine of segment r, unless it runs.
+func (w *Writer) addSegmentLocked(r api.SegmentRange) *segWriter {
+	if s := w.mu.segs[r.Segment]; s != nil {
+		return s
+	}
+	s := &segWriter{w: w, r: r, wake: make(chan struct{}, 1),
+		wireID: fmt.Sprintf("%s/%d.%d", w.cfg.id, r.Number, r.Epoch)}
+	w.mu.segs[r.Segment] = s
+	w.mu.routes = append(w.mu.routes, s)
+	w.wg.Add(1)
+	go s.run()
+	return s
+}
+
+// finishLocked completes an event's Ack once, releasing its window bytes.
+func (w *Writer) finishLocked(a *Ack, err error) {
+	size, ok := w.mu.pending[a]
+	if !ok {
+		return
+	}
+	delete(w.mu.pending, a)
+	w.mu.inflight -= int64(size)
+	a.err = err
+	close(a.done)
+}
+
+// finish completes events and wakes blocked Writes.
+func (w *Writer) finish(evs []*event, err error) {
+	w.mu.Lock()
+	for _, ev := range evs {
+		w.finishLocked(ev.ack, err)
+	}
+	close(w.mu.space)
+	w.mu.space = make(chan struct{})
+	w.mu.Unlock()
+}
+
+func (w *Writer) backoff(attempt int) time.Duration {
+	d := w.cfg.backoffMax
+	if attempt < 30 {
+		if e := w.cfg.backoffMin << attempt; e < d {
+			d = e
+		}
+	}
+	// Full jitter over [min, d].
+	return w.cfg.backoffMin + rand.N(d-w.cfg.backoffMin+1)
+}
+
+// sleep waits d or until the writer closes; it reports whether to go on.
+func (w *Writer) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-w.ctx.Done():
+		return false
+	}
+}
+
+var errStopped = errors.New("client: segment writer stopped")
