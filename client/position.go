@@ -179,3 +179,60 @@ func sortSegments(names []string) {
 		return 0
 	})
 }
+
+// Position is a reader's position just after one event, as Event carries
+// it. It is cheap to keep (a few words; the cut is built when asked for).
+// The zero Position is the empty cut.
+type Position struct{ p *posNode }
+
+// Cut returns the position as a stream cut: FromCut(pos.Cut()) continues
+// with the event after it.
+func (p Position) Cut() api.StreamCut {
+	if p.p == nil {
+		return api.StreamCut{}
+	}
+	return p.p.cut()
+}
+
+// String returns the cut's text form (api.StreamCut.String).
+func (p Position) String() string { return p.Cut().String() }
+
+// posNode is one step of a chain of positions: a full cut, or the
+// previous position with one segment's offset moved. Each event adds one
+// small node instead of copying the whole cut; every posChainMax steps the
+// chain restarts from a full copy, so Cut walks a bounded chain and a kept
+// Position holds a bounded amount of memory.
+type posNode struct {
+	full   api.StreamCut // set on a full node (never changed)
+	parent *posNode
+	seg    string
+	next   int64
+	depth  int
+}
+
+const posChainMax = 64
+
+// advance returns the position after p with seg's next event at next.
+func (p *posNode) advance(seg string, next int64) *posNode {
+	if p.depth+1 >= posChainMax {
+		c := p.cut()
+		c[seg] = next
+		return &posNode{full: c}
+	}
+	return &posNode{parent: p, seg: seg, next: next, depth: p.depth + 1}
+}
+
+// cut builds the position's cut (a fresh map).
+func (p *posNode) cut() api.StreamCut {
+	var steps []*posNode
+	n := p
+	for ; n.full == nil; n = n.parent {
+		steps = append(steps, n)
+	}
+	c := make(api.StreamCut, len(n.full))
+	maps.Copy(c, n.full)
+	for i := len(steps) - 1; i >= 0; i-- {
+		c[steps[i].seg] = steps[i].next
+	}
+	return c
+}
