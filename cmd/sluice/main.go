@@ -67,6 +67,7 @@ func newApp(g *globalOptions, stdout, stderr io.Writer) *cli.App {
 			standaloneCommand(g),
 			scopeCommand(g),
 			streamCommand(g),
+			writeCommand(g),
 			versionCommand(g),
 		},
 	}
