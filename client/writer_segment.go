@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -75,7 +76,7 @@ func (s *segWriter) run() {
 			s.report(StateSealed, nil)
 			s.moveToSuccessors()
 			return
-		case errors.Is(err, protocol.ErrNoSuchSegment):
+		case errors.Is(err, protocol.ErrNoSuchSegment), errors.Is(err, errBlockRefused):
 			s.fail(err)
 			return
 		}
@@ -129,6 +130,12 @@ func (s *segWriter) session() (progress bool, err error) {
 			b := s.inflight[0]
 			if _, err := b.fut.Wait(ctx); err != nil {
 				c.Invalidate(s.r.Segment, conn, err)
+				if !retriable(err) {
+					// The node refused this block but may take the next
+					// ones: a later setup would then count it as stored.
+					// Its events fail instead, and the segment with them.
+					return progress, fmt.Errorf("%w: %w", errBlockRefused, err)
+				}
 				return progress, err
 			}
 			s.inflight = s.inflight[1:]
@@ -282,6 +289,20 @@ func (s *segWriter) moveToSuccessors() {
 	for _, ev := range evs {
 		w.routeLocked(next, ev).enqueueLocked(ev)
 	}
+}
+
+// errBlockRefused marks a block the node refused for a reason that a
+// retry would not change.
+var errBlockRefused = errors.New("client: the node refused an append block")
+
+// retriable reports whether an append may succeed if sent again: the
+// connection broke, the segment moved or its container is unavailable for
+// now, it was sealed (its events move to the successors), or the writer is
+// closing.
+func retriable(err error) bool {
+	return errors.Is(err, segclient.ErrConnectionClosed) || protocol.IsRetriable(err) ||
+		errors.Is(err, protocol.ErrSegmentSealed) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, context.DeadlineExceeded)
 }
 
 // fail ends the segment for good: its events, and those routed to it
