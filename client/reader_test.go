@@ -106,7 +106,9 @@ func data(evs []Event) []string {
 	return out
 }
 
-func segName(stream string, n, epoch int64) string { return protocol.SegmentName("sc", stream, n, epoch) }
+func segName(stream string, n, epoch int64) string {
+	return protocol.SegmentName("sc", stream, n, epoch)
+}
 
 // keyOrder checks that the events of each key ("key/i") come in order of
 // i, and returns how many of each key there were.

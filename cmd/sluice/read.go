@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sluice-streams/sluice/client"
+	"github.com/sluice-streams/sluice/protocol/api"
+)
+
+// readOptions are the flags of `sluice read`.
+type readOptions struct {
+	Group   string        // --group: reader groups are the next step; refused for now
+	From    string        // --from head|tail|CUT
+	Follow  bool          // --follow: wait for events until interrupted
+	Max     int           // --max: stop after N events (0: no limit)
+	Timeout time.Duration // --timeout: without --follow, stop when no event came for D
+}
+
+func readCommand(g *globalOptions) *cli.Command {
+	o := &readOptions{}
+	return &cli.Command{
+		Name:  "read",
+		Usage: "print a stream's events, one per line, in order per routing key",
+		Description: "Without --follow it stops when no event arrives for --timeout, after --max events, or at the end of a\n" +
+			"sealed stream. At the end it prints \"position: CUT\" on stderr: `--from CUT` continues right after it.\n" +
+			"--group (reader groups) is not implemented yet.",
+		ArgsUsage: "SCOPE/STREAM",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "group", Usage: "read as a member of reader group `G` (not implemented yet: refused)", Destination: &o.Group},
+			&cli.StringFlag{Name: "from", Usage: "start at `WHERE`: head, tail, or a stream cut (scope/stream:N.#epoch.E=OFFSET,...)", Value: "head", Destination: &o.From},
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep waiting for new events until interrupted", Destination: &o.Follow},
+			&cli.IntFlag{Name: "max", Usage: "stop after `N` events (0: no limit)", Destination: &o.Max},
+			&cli.DurationFlag{Name: "timeout", Usage: "without --follow, stop when no event arrives for `D`", Value: 2 * time.Second, Destination: &o.Timeout},
+		},
+		Action: func(c *cli.Context) error { return runRead(c, g, o) },
+	}
+}
+
+// readStart turns --from into a reader option.
+func readStart(from string) (client.ReaderOption, error) {
+	switch from {
+	case "head", "":
+		return client.FromHead(), nil
+	case "tail":
+		return client.FromTail(), nil
+	}
+	cut, err := api.ParseStreamCut(from)
+	if err != nil {
+		return nil, fmt.Errorf("--from: want head, tail or a stream cut: %w", err)
+	}
+	if len(cut) == 0 {
+		return nil, errors.New("--from: empty stream cut")
+	}
+	return client.FromCut(cut), nil
+}
+
+func runRead(c *cli.Context, g *globalOptions, o *readOptions) error {
+	scope, stream, err := streamArg(c)
+	if err != nil {
+		return err
+	}
+	if o.Group != "" {
+		return errors.New("read --group: reader groups are not implemented yet")
+	}
+	start, err := readStart(o.From)
+	if err != nil {
+		return err
+	}
+	if o.Max < 0 {
+		return fmt.Errorf("--max %d: want 0 (no limit) or more", o.Max)
+	}
+	if !o.Follow && o.Timeout <= 0 {
+		return fmt.Errorf("--timeout %v: want more than 0", o.Timeout)
+	}
+	// An interrupt ends the read normally: the position is still printed.
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cl, err := client.New(ctx, g.Controller)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	stderr := c.App.ErrWriter
+	r, err := cl.NewReader(ctx, scope, stream, start, client.WithTruncationFunc(func(t client.Truncation) {
+		fmt.Fprintf(stderr, "warning: %s/%s was truncated past the reader: events of %s from offset %d were deleted unread; continuing at %s\n",
+			scope, stream, t.Segment, t.Offset, t.Head)
+	}))
+	if err != nil {
+		return fmt.Errorf("read %s/%s: %w", scope, stream, err)
+	}
+	defer r.Close()
+
+	out := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	readErr := readLoop(ctx, r, out, o)
+	if err := out.Flush(); err != nil && readErr == nil {
+		readErr = fmt.Errorf("read: write stdout: %w", err)
+	}
+	fmt.Fprintf(stderr, "position: %s\n", r.Position())
+	if readErr != nil {
+		return fmt.Errorf("read %s/%s: %w", scope, stream, readErr)
+	}
+	return nil
+}
+
+// readLoop prints events until --max, --timeout without an event, the end
+// of a sealed stream, or ctx (an interrupt).
+func readLoop(ctx context.Context, r *client.Reader, out *bufio.Writer, o *readOptions) error {
+	for n := 0; o.Max == 0 || n < o.Max; n++ {
+		rctx, cancel := ctx, context.CancelFunc(func() {})
+		if !o.Follow {
+			rctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		}
+		ev, err := r.ReadNext(rctx)
+		cancel()
+		switch {
+		case err == nil:
+		case errors.Is(err, client.ErrEndOfStream), ctx.Err() != nil:
+			return nil
+		case errors.Is(err, context.DeadlineExceeded):
+			return nil // --timeout without an event
+		default:
+			return err
+		}
+		out.Write(ev.Data)
+		out.WriteByte('\n')
+		// Each event shows at once (--follow is read by people and pipes);
+		// when more are buffered this costs a write per event, which a
+		// command-line reader can afford.
+		if err := out.Flush(); err != nil {
+			return fmt.Errorf("write stdout: %w", err)
+		}
+	}
+	return nil
+}

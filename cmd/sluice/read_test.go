@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sluice-streams/sluice/protocol/api"
+)
+
+// position returns the cut that `sluice read` printed last on stderr.
+func position(t *testing.T, stderr string) string {
+	t.Helper()
+	i := strings.LastIndex(stderr, "position: ")
+	if i < 0 || !strings.HasSuffix(stderr, "\n") {
+		t.Fatalf("stderr %q has no position line", stderr)
+	}
+	cut := strings.TrimSuffix(stderr[i+len("position: "):], "\n")
+	if _, err := api.ParseStreamCut(cut); err != nil {
+		t.Fatalf("position %q: %v", cut, err)
+	}
+	return cut
+}
+
+func TestReadCommand(t *testing.T) {
+	rs := startStandalone(t, t.TempDir())
+	c := []string{"--controller", rs.URL}
+	mustRun(t, append(c, "scope", "create", "s")...)
+	mustRun(t, append(c, "stream", "create", "s/r", "--segments", "3")...)
+	var lines []string
+	for i := range 10 {
+		lines = append(lines, fmt.Sprintf("k-%d", i))
+	}
+	withStdin(t, strings.Join(lines, "\n")+"\n")
+	if code, _, stderr := runArgs(t, append(c, "write", "s/r", "--key", "k")...); code != 0 {
+		t.Fatalf("write: %s", stderr)
+	}
+
+	// --max: the first 4, in order (one key), and the position after them.
+	code, stdout, stderr := runArgs(t, append(c, "read", "s/r", "--max", "4")...)
+	if code != 0 || stdout != strings.Join(lines[:4], "\n")+"\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	cut := position(t, stderr)
+
+	// --from CUT continues right after; --timeout ends it when the stream
+	// has no more.
+	code, stdout, stderr = runArgs(t, append(c, "read", "s/r", "--from", cut, "--timeout", "300ms")...)
+	if code != 0 || stdout != strings.Join(lines[4:], "\n")+"\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	end := position(t, stderr)
+
+	// From the end position, and from the tail: nothing.
+	for _, from := range []string{end, "tail"} {
+		code, stdout, stderr = runArgs(t, append(c, "read", "s/r", "--from", from, "--timeout", "200ms")...)
+		if code != 0 || stdout != "" || position(t, stderr) != end {
+			t.Fatalf("--from %s: exit %d, stdout %q, stderr %q", from, code, stdout, stderr)
+		}
+	}
+
+	mustFail(t, "--from: want head, tail or a stream cut", append(c, "read", "s/r", "--from", "s/r:0.#epoch.0=x")...)
+	mustFail(t, "not a segment of s/r", append(c, "read", "s/r", "--from", "s/other:0.#epoch.0=0")...)
+	mustFail(t, "reader groups are not implemented yet", append(c, "read", "s/r", "--group", "g")...)
+	mustFail(t, "not found", append(c, "read", "s/missing")...)
+	mustFail(t, "SCOPE/STREAM", append(c, "read", "nostream")...)
+
+	code, stdout, _ = runArgs(t, "read", "--help")
+	if code != 0 || !strings.Contains(stdout, "not implemented yet") || !strings.Contains(stdout, "--follow") {
+		t.Fatalf("help: exit %d\n%s", code, stdout)
+	}
+}
