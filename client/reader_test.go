@@ -434,3 +434,29 @@ func TestNewReaderRefusesBadCuts(t *testing.T) {
 		t.Error("reader of a missing stream")
 	}
 }
+
+// The node stops and starts again while a reader waits at the tail: the
+// reader reconnects and returns what is appended afterwards.
+func TestReaderReconnects(t *testing.T) {
+	d := clienttest.Start(t)
+	d.CreateStream("sc", "rc", 1)
+	s0 := segName("rc", 0, 0)
+	a := newAppender(t, d)
+	a.add(s0, "x/0")
+	c := newTestClient(t, d)
+	r := newTestReader(t, c, "rc")
+	readN(t, r, 1)
+	expectNothing(t, r) // a tail read is in flight now
+	d.StopNode()
+	expectNothing(t, r) // failing and retrying inside, with backoff
+	d.StartNode()
+	a2 := newAppender(t, d)
+	a2.next[s0] = 1
+	if _, err := a2.conn.SetupAppend(context.Background(), "test-"+s0, s0); err != nil {
+		t.Fatal(err)
+	}
+	a2.add(s0, "x/1")
+	if got := data(readN(t, r, 1)); !slices.Equal(got, []string{"x/1"}) {
+		t.Fatalf("got %v", got)
+	}
+}
