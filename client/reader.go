@@ -287,7 +287,7 @@ func (r *Reader) startCut(ctx context.Context) (api.StreamCut, error) {
 
 func (r *Reader) headCut(ctx context.Context) (api.StreamCut, error) {
 	if r.hasHead == nil {
-		return nil, errors.New("the controller client has no HeadCut: start the reader FromTail or FromCut")
+		return nil, errNoHeadCut
 	}
 	return r.hasHead.HeadCut(ctx, r.scope, r.stream)
 }
@@ -645,12 +645,16 @@ func (r *Reader) relocate(seg string, off int64) (*truncMove, error) {
 	return m, nil
 }
 
+// errNoHeadCut: the Client's Controller cannot say where the stream's head
+// is (FromHead and truncation need it).
+var errNoHeadCut = errors.New("client: the controller client has no HeadCut: start the reader FromTail or FromCut")
+
 var errHeadUnpublished = errors.New("client: segment truncated before the stream's head was published")
 
 // readRetriable reports whether a read's failure may pass by itself.
 func readRetriable(err error) bool {
 	switch {
-	case errors.Is(err, ErrClosed), errors.Is(err, context.Canceled):
+	case errors.Is(err, ErrClosed), errors.Is(err, context.Canceled), errors.Is(err, errNoHeadCut):
 		return false
 	case NeedsRelocate(err), errors.Is(err, errScaleUnpublished), errors.Is(err, errHeadUnpublished):
 		return true
