@@ -68,6 +68,7 @@ func newApp(g *globalOptions, stdout, stderr io.Writer) *cli.App {
 			scopeCommand(g),
 			streamCommand(g),
 			writeCommand(g),
+			benchCommand(g),
 			readCommand(g),
 			versionCommand(g),
 		},
