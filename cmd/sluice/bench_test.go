@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+)
+
+// benchJSON runs a bench command with --output json and decodes its report.
+func benchJSON(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	code, stdout, stderr := runArgs(t, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
+	}
+	var r map[string]any
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("%v: report is not JSON: %v\n%s", args, err, stdout)
+	}
+	return r
+}
+
+// checkReport checks the fields every report has and that they are sane for
+// count events of size bytes.
+func checkReport(t *testing.T, r map[string]any, count, size float64) {
+	t.Helper()
+	for _, k := range []string{"events", "bytes", "seconds", "events_per_s", "mb_per_s", "latency_ms"} {
+		if _, ok := r[k]; !ok {
+			t.Fatalf("report lacks %q: %v", k, r)
+		}
+	}
+	if r["events"] != count || r["bytes"] != count*size {
+		t.Fatalf("events %v bytes %v, want %v and %v", r["events"], r["bytes"], count, count*size)
+	}
+	secs, eps, mbs := r["seconds"].(float64), r["events_per_s"].(float64), r["mb_per_s"].(float64)
+	if secs <= 0 || eps <= 0 || mbs <= 0 {
+		t.Fatalf("seconds %v events/s %v MB/s %v: want all > 0", secs, eps, mbs)
+	}
+	if d := eps*secs - count; d > 1 || d < -1 {
+		t.Fatalf("events/s %v x seconds %v != events %v", eps, secs, count)
+	}
+	checkLatency(t, r["latency_ms"])
+}
+
+func checkLatency(t *testing.T, v any) {
+	t.Helper()
+	l, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("latency is %v", v)
+	}
+	var prev float64
+	for _, k := range []string{"p50", "p95", "p99", "p999", "max"} {
+		x, ok := l[k].(float64)
+		if !ok || x <= 0 || x < prev {
+			t.Fatalf("latency %s = %v after %v: want > 0 and ordered: %v", k, l[k], prev, l)
+		}
+		prev = x
+	}
+}
+
+func TestBenchWrite(t *testing.T) {
+	rs := startStandalone(t, t.TempDir())
+	c := []string{"--controller", rs.URL, "--output", "json"}
+	r := benchJSON(t, append(c, "bench", "write", "--count", "500", "--event-size", "100", "--writers", "2", "--segments", "3")...)
+	checkReport(t, r, 500, 100)
+	if r["mode"] != "write" || r["segments"] != 3.0 || r["writers"] != 2.0 || r["disk_mb_per_s"] != nil {
+		t.Fatalf("report %v", r)
+	}
+	// The stream bench created is gone; with --keep it stays.
+	if out := mustRun(t, "--controller", rs.URL, "stream", "list", "bench"); strings.Contains(out, "bench-") {
+		t.Fatalf("bench left its stream:\n%s", out)
+	}
+	r = benchJSON(t, append(c, "bench", "write", "--count", "10", "--keep", "--rate", "1000")...)
+	checkReport(t, r, 10, 1024)
+	if out := mustRun(t, "--controller", rs.URL, "stream", "list", "bench"); !strings.Contains(out, r["stream"].(string)) {
+		t.Fatalf("--keep: %s not kept:\n%s", r["stream"], out)
+	}
+
+	// --measure-disk adds the disk's limits and the ratios.
+	r = benchJSON(t, append(c, "bench", "write", "--count", "200", "--measure-disk", "--disk-dir", t.TempDir())...)
+	checkReport(t, r, 200, 1024)
+	for _, k := range []string{"disk_mb_per_s", "disk_p99_ms", "disk_ratio", "p99_disk_ratio"} {
+		if x, ok := r[k].(float64); !ok || x <= 0 {
+			t.Fatalf("%s = %v, want > 0", k, r[k])
+		}
+	}
+}
+
+func TestBenchE2EAndRead(t *testing.T) {
+	rs := startStandalone(t, t.TempDir())
+	c := []string{"--controller", rs.URL, "--output", "json"}
+	r := benchJSON(t, append(c, "bench", "e2e", "--count", "300", "--segments", "2", "--rate", "3000")...)
+	checkReport(t, r, 300, 1024)
+	checkLatency(t, r["write_latency_ms"])
+
+	// read over an existing stream counts only the fill.
+	mustRun(t, "--controller", rs.URL, "scope", "create", "s")
+	mustRun(t, "--controller", rs.URL, "stream", "create", "s/x", "--segments", "2")
+	withStdin(t, "old\nolder\n")
+	if code, _, stderr := runArgs(t, "--controller", rs.URL, "write", "s/x"); code != 0 {
+		t.Fatalf("write: %s", stderr)
+	}
+	r = benchJSON(t, append(c, "bench", "read", "--stream", "s/x", "--count", "400", "--event-size", "64")...)
+	checkReport(t, r, 400, 64)
+
+	// The table names every figure.
+	code, stdout, _ := runArgs(t, "--controller", rs.URL, "bench", "e2e", "--count", "20")
+	if code != 0 {
+		t.Fatalf("table: exit %d", code)
+	}
+	for _, want := range []string{"events", "20", "events/s", "MB/s", "latency ms", "p99.9", "write->ack ms"} {
+		if !strings.Contains(stdout, want) {
+			t.Fatalf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestBenchBadInput(t *testing.T) {
+	rs := startStandalone(t, t.TempDir())
+	c := []string{"--controller", rs.URL}
+	mustFail(t, "not found", append(c, "bench", "write", "--stream", "bench/unknown", "--count", "1")...)
+	mustFail(t, "--keep applies to the stream bench creates", append(c, "bench", "read", "--stream", "s/x", "--keep")...)
+	mustFail(t, "--event-size 8388609: want 1 to 8388608", append(c, "bench", "write", "--event-size", "8388609")...)
+	mustFail(t, "e2e events carry an 8-byte timestamp", append(c, "bench", "e2e", "--event-size", "4")...)
+	mustFail(t, "--duration and --count exclude each other", append(c, "bench", "write", "--count", "1", "--duration", "1s")...)
+	mustFail(t, "--measure-disk needs --disk-dir", append(c, "bench", "write", "--measure-disk")...)
+	mustFail(t, "one reader only", append(c, "bench", "e2e", "--readers", "2")...)
+	mustFail(t, "--stream \"nostream\" is not SCOPE/STREAM", append(c, "bench", "write", "--stream", "nostream")...)
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	mustFail(t, "unreachable", "--controller", "http://"+addr, "bench", "write", "--count", "1")
+}
