@@ -210,6 +210,34 @@ func TestEveryRoute(t *testing.T) {
 	must(t, err)
 	equal(t, "head after truncation", head, newCut)
 
+	// Reader groups: an opaque state written with compare-and-set.
+	g, err := c.CreateReaderGroup(ctx, "sales", api.ReaderGroupConfig{GroupName: "billing",
+		Streams: []string{"sales/orders"}, StartCut: newCut, State: json.RawMessage(`{"n":1}`)})
+	must(t, err)
+	_, err = c.CreateReaderGroup(ctx, "sales", api.ReaderGroupConfig{GroupName: "billing",
+		Streams: []string{"sales/orders"}, State: json.RawMessage(`{}`)})
+	wantErr(t, err, ctlclient.ErrExists, "reader group sales/billing: already exists")
+	_, err = c.CreateReaderGroup(ctx, "sales", api.ReaderGroupConfig{GroupName: "bad",
+		Streams: []string{"sales/orders"}, State: json.RawMessage(`[1]`)})
+	wantErr(t, err, ctlclient.ErrInvalid, "want a JSON object")
+	v, err := c.UpdateReaderGroupState(ctx, "sales", "billing", g.Version, json.RawMessage(`{"n":2}`))
+	must(t, err)
+	_, err = c.UpdateReaderGroupState(ctx, "sales", "billing", g.Version, json.RawMessage(`{"n":3}`))
+	wantErr(t, err, ctlclient.ErrConflict, "reader group sales/billing: state version")
+	g, err = c.GetReaderGroup(ctx, "sales", "billing")
+	must(t, err)
+	if g.Version != v || string(g.State) != `{"n":2}` || !reflect.DeepEqual(g.StartCut, newCut) {
+		t.Fatalf("reader group after update: %+v (want version %d)", g, v)
+	}
+	groups, err := c.ListReaderGroups(ctx, "sales")
+	must(t, err)
+	if len(groups) != 1 || groups[0].GroupName != "billing" {
+		t.Fatalf("reader groups: %+v", groups)
+	}
+	must(t, c.DeleteReaderGroup(ctx, "sales", "billing"))
+	_, err = c.GetReaderGroup(ctx, "sales", "billing")
+	wantErr(t, err, ctlclient.ErrNotFound, "reader group sales/billing: not found")
+
 	must(t, c.SealStream(ctx, "sales", "orders"))
 	got, err = c.GetStream(ctx, "sales", "orders")
 	must(t, err)
@@ -237,7 +265,7 @@ func TestEveryRoute(t *testing.T) {
 		switch {
 		case rt.Method == "DELETE" || strings.HasSuffix(rt.Pattern, "/truncate") || strings.HasSuffix(rt.Pattern, "/commit"):
 			want = http.StatusNoContent
-		case rt.Method == "POST" && (rt.Pattern == "/v1/scopes" || strings.HasSuffix(rt.Pattern, "/streams") || strings.HasSuffix(rt.Pattern, "/transactions")):
+		case rt.Method == "POST" && (rt.Pattern == "/v1/scopes" || strings.HasSuffix(rt.Pattern, "/streams") || strings.HasSuffix(rt.Pattern, "/transactions") || strings.HasSuffix(rt.Pattern, "/readergroups")):
 			want = http.StatusCreated
 		}
 		if statuses[0] != want {

@@ -91,6 +91,11 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"CutRange":        api.CutRange{},
 		"TxnRequest":      api.TxnRequest{},
 		"TxnInfo":         api.TxnInfo{},
+
+		"ReaderGroupConfig": api.ReaderGroupConfig{},
+		"ReaderGroup":       api.ReaderGroup{},
+		"ReaderGroupState":  api.ReaderGroupState{},
+		"ReaderGroupList":   api.ReaderGroupList{},
 	}
 	for name, schema := range doc.Components.Schemas {
 		v, ok := types[name]

@@ -57,4 +57,10 @@ var routes = []route{
 	{Route{"DELETE", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}"}, (*handler).abortTxn},
 	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}/ping"}, (*handler).pingTxn},
 	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}/commit"}, (*handler).commitTxn},
+
+	{Route{"POST", "/v1/scopes/{scope}/readergroups"}, (*handler).createReaderGroup},
+	{Route{"GET", "/v1/scopes/{scope}/readergroups"}, (*handler).listReaderGroups},
+	{Route{"GET", "/v1/scopes/{scope}/readergroups/{group}"}, (*handler).getReaderGroup},
+	{Route{"DELETE", "/v1/scopes/{scope}/readergroups/{group}"}, (*handler).deleteReaderGroup},
+	{Route{"PUT", "/v1/scopes/{scope}/readergroups/{group}/state"}, (*handler).updateReaderGroupState},
 }
