@@ -42,6 +42,10 @@ type Writer struct {
 	ctx           context.Context // ends the goroutines (Close)
 	cancel        context.CancelFunc
 	wg            sync.WaitGroup
+	// txn marks a transaction's writer (see Txn): its segments have no
+	// successors (only a commit seals one), so a sealed segment fails
+	// its events instead of looking for successors.
+	txn bool
 
 	mu struct {
 		sync.Mutex

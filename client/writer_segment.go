@@ -72,6 +72,9 @@ func (s *segWriter) run() {
 		switch {
 		case s.w.ctx.Err() != nil:
 			return
+		case errors.Is(err, protocol.ErrSegmentSealed) && s.w.txn:
+			s.fail(err)
+			return
 		case errors.Is(err, protocol.ErrSegmentSealed):
 			s.report(StateSealed, nil)
 			s.moveToSuccessors()
