@@ -370,9 +370,9 @@ func (t *Txn) eventFailed(ctx context.Context, cause error) error {
 // clock.
 func (t *Txn) abortedErr(info api.TxnInfo) error {
 	if time.Now().UnixMilli() >= info.ExpiryTime {
-		return fmt.Errorf("client: transaction %s: %w, and the controller %w it", t.id, ErrTxnExpired, ErrTxnAborted)
+		return fmt.Errorf("client: transaction %s was aborted by the controller after its lease ran out: %w; %w", t.id, ErrTxnExpired, ErrTxnAborted)
 	}
-	return fmt.Errorf("client: transaction %s: %w (%s) by the controller: the stream was sealed or someone else aborted it", t.id, ErrTxnAborted, info.Status)
+	return fmt.Errorf("client: transaction %s is %s: the stream was sealed or someone else aborted it: %w", t.id, info.Status, ErrTxnAborted)
 }
 
 func (t *Txn) expiredErr() error {
