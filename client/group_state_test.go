@@ -13,7 +13,9 @@ import (
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files of testdata/")
 
-func gseg(n int) string { return fmt.Sprintf("s/x/%d.#epoch.%d", n, map[bool]int{true: 0, false: 1}[n < 4]) }
+func gseg(n int) string {
+	return fmt.Sprintf("s/x/%d.#epoch.%d", n, map[bool]int{true: 0, false: 1}[n < 4])
+}
 
 // TestGroupStateGolden runs the group's transitions through one story
 // (join, rebalance, release, segment ends across a scale, expiry, a

@@ -43,6 +43,10 @@ type readerConfig struct {
 	readBuffer int
 	onTrunc    func(Truncation)
 	tailWait   time.Duration
+	// group: the reader is driven by a reader group (group_member.go):
+	// it reads only the segments acquired, and hands ended segments to
+	// the group instead of starting their successors.
+	group bool
 }
 
 const (
@@ -151,6 +155,7 @@ type Reader struct {
 	wg      sync.WaitGroup
 	results chan fetchResult
 	busy    chan struct{} // a token: held while ReadNext runs
+	cmds    chan func()   // run by the running ReadNext (see runOwner)
 
 	// Owned by ReadNext (under busy).
 	segs map[string]*segRead
@@ -162,6 +167,10 @@ type Reader struct {
 		tracker *segmentTracker
 		pos     *posNode
 		closed  bool
+		// Group mode: segments read to their end, not yet handed to the
+		// group; and whether the group has read everything.
+		groupEnded map[string]EndedSegment
+		groupDone  bool
 	}
 }
 
@@ -216,6 +225,7 @@ func (c *Client) NewReader(ctx context.Context, scope, stream string, opts ...Re
 	r := &Reader{c: c, scope: scope, stream: stream, cfg: cfg, hasHead: hc,
 		results: make(chan fetchResult),
 		busy:    make(chan struct{}, 1),
+		cmds:    make(chan func()),
 		segs:    map[string]*segRead{},
 	}
 	start, err := r.startCut(ctx)
@@ -321,6 +331,8 @@ func (r *Reader) ReadNext(ctx context.Context) (Event, error) {
 				if err := r.apply(res); err != nil {
 					return Event{}, err
 				}
+			case f := <-r.cmds:
+				f()
 			default:
 				more = false
 			}
@@ -329,7 +341,7 @@ func (r *Reader) ReadNext(ctx context.Context) (Event, error) {
 			return ev, err
 		}
 		r.mu.Lock()
-		done := r.mu.tracker.done()
+		done := r.mu.tracker.done() && (!r.cfg.group || r.mu.groupDone)
 		r.mu.Unlock()
 		if done {
 			return Event{}, ErrEndOfStream
@@ -340,6 +352,8 @@ func (r *Reader) ReadNext(ctx context.Context) (Event, error) {
 			if err := r.apply(res); err != nil {
 				return Event{}, err
 			}
+		case f := <-r.cmds:
+			f()
 		case <-ctx.Done():
 			return Event{}, ctx.Err()
 		case <-r.ctx.Done():
@@ -397,6 +411,15 @@ func (r *Reader) nextBuffered() (Event, bool, error) {
 func (r *Reader) end(sr *segRead) {
 	delete(r.segs, sr.name)
 	r.mu.Lock()
+	if r.cfg.group {
+		// The group starts the successors (after all predecessors, which
+		// other readers may hold).
+		r.mu.tracker.replace([]string{sr.name}, nil)
+		r.mu.groupEnded[sr.name] = EndedSegment{End: sr.bufOff, Successors: sr.succs}
+		r.mu.pos = &posNode{full: r.mu.tracker.cut()}
+		r.mu.Unlock()
+		return
+	}
 	started := r.mu.tracker.end(sr.name, sr.bufOff, sr.succs)
 	r.mu.pos = &posNode{full: r.mu.tracker.cut()}
 	r.mu.Unlock()

@@ -1,0 +1,411 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-streams/sluice/client/clienttest"
+	"github.com/sluice-streams/sluice/protocol/api"
+)
+
+// groupEvent is an event some reader of a group returned, numbered in the
+// order the readers returned them.
+type groupEvent struct {
+	reader string
+	seq    int
+	Event
+}
+
+// collector runs group readers in goroutines and gathers their events.
+type collector struct {
+	t    *testing.T
+	mu   sync.Mutex
+	evs  []groupEvent
+	errs []error
+	wg   sync.WaitGroup
+}
+
+// run reads with gr until ctx is done or the group ends.
+func (c *collector) run(ctx context.Context, gr *GroupReader) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		for {
+			ev, err := gr.ReadNext(ctx)
+			if err != nil {
+				if ctx.Err() == nil && !errors.Is(err, ErrEndOfStream) && !errors.Is(err, ErrClosed) {
+					c.mu.Lock()
+					c.errs = append(c.errs, err)
+					c.mu.Unlock()
+				}
+				return
+			}
+			c.mu.Lock()
+			c.evs = append(c.evs, groupEvent{reader: gr.ID(), seq: len(c.evs), Event: ev})
+			c.mu.Unlock()
+		}
+	}()
+}
+
+func (c *collector) events() []groupEvent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.errs) > 0 {
+		c.t.Fatalf("reader failed: %v", c.errs)
+	}
+	return append([]groupEvent(nil), c.evs...)
+}
+
+// waitFor polls cond (bounded) until it holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // polling a condition, not synchronisation
+	}
+}
+
+// distinct returns the events by (segment, offset), and the duplicates.
+func distinct(evs []groupEvent) (map[string]groupEvent, []groupEvent) {
+	seen := map[string]groupEvent{}
+	var dups []groupEvent
+	for _, e := range evs {
+		k := fmt.Sprintf("%s@%d", e.Segment, e.Offset)
+		if _, ok := seen[k]; ok {
+			dups = append(dups, e)
+			continue
+		}
+		seen[k] = e
+	}
+	return seen, dups
+}
+
+func joinTest(t *testing.T, c *Client, group, id string, opts ...GroupOption) *GroupReader {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	gr, err := c.JoinReaderGroup(ctx, "sc", group, id, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gr.Close(context.Background()) })
+	return gr
+}
+
+func groupState(t *testing.T, g *ReaderGroup) *GroupState {
+	t.Helper()
+	s, _, _, err := g.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func held(s *GroupState, id string) int {
+	if m := s.Readers[id]; m != nil {
+		return len(m.Segments)
+	}
+	return -1
+}
+
+// fourSegments starts a deployment with stream sc/gs of 4 segments.
+func fourSegments(t *testing.T) (*clienttest.Deployment, *Client, []string) {
+	d := clienttest.Start(t)
+	d.CreateStream("sc", "gs", 4)
+	segs := []string{segName("gs", 0, 0), segName("gs", 1, 0), segName("gs", 2, 0), segName("gs", 3, 0)}
+	return d, newTestClient(t, d), segs
+}
+
+func TestGroupTwoReadersShareSegments(t *testing.T) {
+	d, c, segs := fourSegments(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g, err := c.NewReaderGroup(ctx, "sc", "g", "gs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast := WithCommitInterval(20 * time.Millisecond)
+	a := joinTest(t, c, "g", "a", fast)
+	if s := groupState(t, g); held(s, "a") != 4 {
+		t.Fatalf("a alone holds %d segments, want 4", held(s, "a"))
+	}
+	b := joinTest(t, c, "g", "b", fast)
+	col := &collector{t: t}
+	col.run(ctx, a)
+	col.run(ctx, b)
+	waitFor(t, "a and b to hold 2 segments each", func() bool {
+		s := groupState(t, g)
+		return held(s, "a") == 2 && held(s, "b") == 2
+	})
+	s := groupState(t, g)
+	owner := map[string]string{}
+	for id, m := range s.Readers {
+		for seg := range m.Segments {
+			owner[seg] = id
+		}
+	}
+	ap := newAppender(t, d)
+	for i := range 50 {
+		for k, seg := range segs {
+			ap.add(seg, fmt.Sprintf("%c/%d", 'a'+k, i))
+		}
+	}
+	waitFor(t, "200 events", func() bool { return len(col.events()) >= 200 })
+	evs := col.events()
+	seen, dups := distinct(evs)
+	if len(dups) > 0 || len(seen) != 200 {
+		t.Fatalf("%d distinct events, duplicates %v", len(seen), dups)
+	}
+	for _, e := range evs {
+		if owner[e.Segment] != e.reader {
+			t.Fatalf("event of %s read by %s, but %s holds it", e.Segment, e.reader, owner[e.Segment])
+		}
+	}
+	var ds []string
+	for _, e := range evs {
+		ds = append(ds, string(e.Data))
+	}
+	if n := keyOrder(t, ds); len(n) != 4 || n["a"] != 50 || n["d"] != 50 {
+		t.Fatalf("counts %v", n)
+	}
+
+	// b leaves: a takes its segments at b's exact positions.
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a to hold all 4", func() bool { return held(groupState(t, g), "a") == 4 })
+	for k, seg := range segs {
+		ap.add(seg, fmt.Sprintf("%c/%d", 'a'+k, 50))
+	}
+	waitFor(t, "204 events", func() bool { return len(col.events()) >= 204 })
+	if seen, dups := distinct(col.events()); len(dups) > 0 || len(seen) != 204 {
+		t.Fatalf("after b left: %d distinct, duplicates %v", len(seen), dups)
+	}
+}
+
+func TestGroupReaderKilledSegmentsTakenFromLastCommit(t *testing.T) {
+	d, c, segs := fourSegments(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g, err := c.NewReaderGroup(ctx, "sc", "g", "gs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	timeout := WithSessionTimeout(500 * time.Millisecond)
+	// a commits rarely, so that it reads events after its last commit.
+	a := joinTest(t, c, "g", "a", WithCommitInterval(300*time.Millisecond), timeout)
+	b := joinTest(t, c, "g", "b", WithCommitInterval(20*time.Millisecond), timeout)
+	waitFor(t, "a and b to hold 2 segments each", func() bool {
+		s := groupState(t, g)
+		return held(s, "a") == 2 && held(s, "b") == 2
+	})
+	ap := newAppender(t, d)
+	for i := range 30 {
+		for k, seg := range segs {
+			ap.add(seg, fmt.Sprintf("%c/%d", 'a'+k, i))
+		}
+	}
+	// a reads 40 of its 60 events, in two rounds with a commit between.
+	var aEvs []Event
+	readA := func(n int) {
+		rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+		defer rcancel()
+		for range n {
+			ev, err := a.ReadNext(rctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			aEvs = append(aEvs, ev)
+		}
+	}
+	readA(20)
+	committed := func() int64 {
+		var sum int64
+		for _, off := range groupState(t, g).Readers["a"].Segments {
+			sum += off
+		}
+		return sum
+	}
+	waitFor(t, "a to commit", func() bool { return committed() > 0 })
+	readA(20)
+	a.stop() // killed: no leave, no more heartbeats
+	last := groupState(t, g).Readers["a"].Segments
+	if last == nil {
+		t.Fatal("a expired before its last commit was read")
+	}
+	var want []string // a's events after its last commit: read again by b
+	for _, e := range aEvs {
+		if off, ok := last[e.Segment]; ok && e.Offset >= off {
+			want = append(want, fmt.Sprintf("%s@%d", e.Segment, e.Offset))
+		}
+	}
+
+	col := &collector{t: t}
+	for _, e := range aEvs {
+		col.evs = append(col.evs, groupEvent{reader: "a", seq: len(col.evs), Event: e})
+	}
+	col.run(ctx, b)
+	waitFor(t, "every event", func() bool { seen, _ := distinct(col.events()); return len(seen) == 120 })
+	waitFor(t, "a expired", func() bool { _, ok := groupState(t, g).Readers["a"]; return !ok })
+	_, dups := distinct(col.events())
+	var got []string
+	for _, e := range dups {
+		got = append(got, fmt.Sprintf("%s@%d", e.Segment, e.Offset))
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("read twice %v, want exactly a's events after its last commit %v", got, want)
+	}
+	if len(want) == 0 {
+		t.Log("a committed everything it read before it was killed: no duplicates")
+	}
+}
+
+func TestGroupAcrossScaleSuccessorsAfterPredecessors(t *testing.T) {
+	d := clienttest.Start(t)
+	d.CreateStream("sc", "sp", 1)
+	c := newTestClient(t, d)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := c.NewReaderGroup(ctx, "sc", "g", "sp"); err != nil {
+		t.Fatal(err)
+	}
+	fast := WithCommitInterval(20 * time.Millisecond)
+	a := joinTest(t, c, "g", "a", fast)
+	b := joinTest(t, c, "g", "b", fast)
+	ap := newAppender(t, d)
+	s0 := segName("sp", 0, 0)
+	for i := range 10 {
+		ap.add(s0, fmt.Sprintf("x/%d", i), fmt.Sprintf("y/%d", i))
+	}
+	if _, err := d.Controller.Scale(ctx, "sc", "sp", api.ScaleRequest{SealedSegments: []int64{0},
+		NewRanges: []api.KeyRange{{Low: 0, High: 0.5}, {Low: 0.5, High: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	s1, s2 := segName("sp", 1, 1), segName("sp", 2, 1)
+	for i := 10; i < 20; i++ {
+		ap.add(s1, fmt.Sprintf("x/%d", i))
+		ap.add(s2, fmt.Sprintf("y/%d", i))
+	}
+	for i := 20; i < 30; i++ {
+		ap.add(s1, fmt.Sprintf("x/%d", i))
+	}
+	if _, err := d.Controller.Scale(ctx, "sc", "sp", api.ScaleRequest{SealedSegments: []int64{1, 2},
+		NewRanges: []api.KeyRange{{Low: 0, High: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	s3 := segName("sp", 3, 2)
+	for i := 20; i < 25; i++ {
+		ap.add(s3, fmt.Sprintf("y/%d", i))
+	}
+	for i := 30; i < 35; i++ {
+		ap.add(s3, fmt.Sprintf("x/%d", i))
+	}
+	if err := d.Controller.SealStream(ctx, "sc", "sp"); err != nil {
+		t.Fatal(err)
+	}
+	col := &collector{t: t}
+	col.run(ctx, a)
+	col.run(ctx, b)
+	col.wg.Wait() // both end with ErrEndOfStream
+	evs := col.events()
+	var ds []string
+	for _, e := range evs {
+		ds = append(ds, string(e.Data))
+	}
+	if n := keyOrder(t, ds); n["x"] != 35 || n["y"] != 25 {
+		t.Fatalf("counts %v", n)
+	}
+	lastOf := map[string]int{}
+	firstOf := map[string]int{}
+	for _, e := range evs {
+		if _, ok := firstOf[e.Segment]; !ok {
+			firstOf[e.Segment] = e.seq
+		}
+		lastOf[e.Segment] = e.seq
+	}
+	for _, p := range [][2]string{{s0, s1}, {s0, s2}, {s1, s3}, {s2, s3}} {
+		if firstOf[p[1]] < lastOf[p[0]] {
+			t.Fatalf("%s read (from event %d) before %s was read (its last: %d)", p[1], firstOf[p[1]], p[0], lastOf[p[0]])
+		}
+	}
+}
+
+func TestGroupCheckpointAndNewGroupFromIt(t *testing.T) {
+	d, c, segs := fourSegments(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g, err := c.NewReaderGroup(ctx, "sc", "g", "gs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast := WithCommitInterval(20 * time.Millisecond)
+	a := joinTest(t, c, "g", "a", fast)
+	b := joinTest(t, c, "g", "b", fast)
+	ap := newAppender(t, d)
+	for i := range 10 {
+		for k, seg := range segs {
+			ap.add(seg, fmt.Sprintf("%c/%d", 'a'+k, i))
+		}
+	}
+	col := &collector{t: t}
+	col.run(ctx, a)
+	col.run(ctx, b)
+	waitFor(t, "40 events", func() bool { return len(col.events()) >= 40 })
+	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
+	defer ccancel()
+	cut, err := g.InitiateCheckpoint(cctx, "cp1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cut) != 4 {
+		t.Fatalf("checkpoint cut %v", cut)
+	}
+	if _, err := g.InitiateCheckpoint(cctx, "cp1"); !errors.Is(err, api.ErrInvalid) {
+		t.Fatalf("second checkpoint of the same name: %v", err)
+	}
+	for i := 10; i < 15; i++ {
+		for k, seg := range segs {
+			ap.add(seg, fmt.Sprintf("%c/%d", 'a'+k, i))
+		}
+	}
+	// A new group from the checkpoint reads exactly what follows it.
+	if _, err := c.NewReaderGroup(ctx, "sc", "g2", "gs", GroupFrom(FromCut(cut))); err != nil {
+		t.Fatal(err)
+	}
+	r := joinTest(t, c, "g2", "r", fast)
+	col2 := &collector{t: t}
+	col2.run(ctx, r)
+	waitFor(t, "20 events", func() bool { return len(col2.events()) >= 20 })
+	var ds []string
+	for _, e := range col2.events() {
+		ds = append(ds, string(e.Data))
+	}
+	sort.Strings(ds)
+	for _, s := range ds {
+		var key string
+		var i int
+		fmt.Sscanf(s, "%1s/%d", &key, &i)
+		if i < 10 {
+			t.Fatalf("the group from the checkpoint read %q, which lies before it: %v", s, ds)
+		}
+	}
+	if len(ds) != 20 {
+		t.Fatalf("read %v", ds)
+	}
+	// Reset the first group to its checkpoint: it reads the 20 again.
+	n := len(col.events())
+	if err := g.ResetToCut(ctx, cut); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "20 more events after the reset", func() bool { return len(col.events()) >= n+20 })
+}
