@@ -70,6 +70,7 @@ func newApp(g *globalOptions, stdout, stderr io.Writer) *cli.App {
 			writeCommand(g),
 			benchCommand(g),
 			readCommand(g),
+			readerGroupCommand(g),
 			versionCommand(g),
 		},
 	}

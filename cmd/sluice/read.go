@@ -18,7 +18,7 @@ import (
 
 // readOptions are the flags of `sluice read`.
 type readOptions struct {
-	Group   string        // --group: reader groups are the next step; refused for now
+	Group   string        // --group: read as a member of reader group G (in the stream's scope)
 	From    string        // --from head|tail|CUT
 	Follow  bool          // --follow: wait for events until interrupted
 	Max     int           // --max: stop after N events (0: no limit)
@@ -32,10 +32,11 @@ func readCommand(g *globalOptions) *cli.Command {
 		Usage: "print a stream's events, one per line, in order per routing key",
 		Description: "Without --follow it stops when no event arrives for --timeout, after --max events, or at the end of a\n" +
 			"sealed stream. At the end it prints \"position: CUT\" on stderr: `--from CUT` continues right after it.\n" +
-			"--group (reader groups) is not implemented yet.",
+			"With --group G it joins reader group SCOPE/G (see `sluice readergroup create`) and reads the segments the group\n" +
+			"gives it; on exit it leaves the group at its position, so the group's other readers continue from there.",
 		ArgsUsage: "SCOPE/STREAM",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "group", Usage: "read as a member of reader group `G` (not implemented yet: refused)", Destination: &o.Group},
+			&cli.StringFlag{Name: "group", Usage: "read as a member of reader group `G` of the stream's scope (--from is then the group's)", Destination: &o.Group},
 			&cli.StringFlag{Name: "from", Usage: "start at `WHERE`: head, tail, or a stream cut (scope/stream:N.#epoch.E=OFFSET,...)", Value: "head", Destination: &o.From},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep waiting for new events until interrupted", Destination: &o.Follow},
 			&cli.IntFlag{Name: "max", Usage: "stop after `N` events (0: no limit)", Destination: &o.Max},
@@ -68,8 +69,8 @@ func runRead(c *cli.Context, g *globalOptions, o *readOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.Group != "" {
-		return errors.New("read --group: reader groups are not implemented yet")
+	if o.Group != "" && c.IsSet("from") {
+		return errors.New("read --group: --from belongs to `readergroup create`; a group reader continues where the group stands")
 	}
 	start, err := readStart(o.From)
 	if err != nil {
@@ -90,6 +91,9 @@ func runRead(c *cli.Context, g *globalOptions, o *readOptions) error {
 	}
 	defer cl.Close()
 	stderr := c.App.ErrWriter
+	if o.Group != "" {
+		return runGroupRead(ctx, c, cl, scope, stream, o)
+	}
 	r, err := cl.NewReader(ctx, scope, stream, start, client.WithTruncationFunc(func(t client.Truncation) {
 		fmt.Fprintf(stderr, "warning: %s/%s was truncated past the reader: events of %s from offset %d were deleted unread; continuing at %s\n",
 			scope, stream, t.Segment, t.Offset, t.Head)
@@ -111,9 +115,49 @@ func runRead(c *cli.Context, g *globalOptions, o *readOptions) error {
 	return nil
 }
 
+// eventReader is a Reader or a GroupReader.
+type eventReader interface {
+	ReadNext(ctx context.Context) (client.Event, error)
+}
+
+// runGroupRead is `sluice read --group`: it joins the group, reads, and
+// leaves at its position.
+func runGroupRead(ctx context.Context, c *cli.Context, cl *client.Client, scope, stream string, o *readOptions) error {
+	rg, err := cl.ReaderGroup(scope, o.Group)
+	if err != nil {
+		return err
+	}
+	_, gstream, _, err := rg.State(ctx)
+	if err != nil {
+		return fmt.Errorf("read --group %s: %w", o.Group, err)
+	}
+	if gstream != scope+"/"+stream {
+		return fmt.Errorf("read --group %s: %w: %s, not %s/%s", o.Group, errGroupStream, gstream, scope, stream)
+	}
+	gr, err := cl.JoinReaderGroup(ctx, scope, o.Group, groupReaderID())
+	if err != nil {
+		return fmt.Errorf("read --group %s: %w", o.Group, err)
+	}
+	out := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	readErr := readLoop(ctx, gr, out, o)
+	if err := out.Flush(); err != nil && readErr == nil {
+		readErr = fmt.Errorf("read: write stdout: %w", err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "position: %s\n", gr.Position())
+	lctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := gr.Close(lctx); err != nil && readErr == nil {
+		readErr = fmt.Errorf("leave group %s: %w", o.Group, err)
+	}
+	if readErr != nil {
+		return fmt.Errorf("read %s/%s: %w", scope, stream, readErr)
+	}
+	return nil
+}
+
 // readLoop prints events until --max, --timeout without an event, the end
 // of a sealed stream, or ctx (an interrupt).
-func readLoop(ctx context.Context, r *client.Reader, out *bufio.Writer, o *readOptions) error {
+func readLoop(ctx context.Context, r eventReader, out *bufio.Writer, o *readOptions) error {
 	for n := 0; o.Max == 0 || n < o.Max; n++ {
 		rctx, cancel := ctx, context.CancelFunc(func() {})
 		if !o.Follow {

@@ -61,12 +61,12 @@ func TestReadCommand(t *testing.T) {
 
 	mustFail(t, "--from: want head, tail or a stream cut", append(c, "read", "s/r", "--from", "s/r:0.#epoch.0=x")...)
 	mustFail(t, "not a segment of s/r", append(c, "read", "s/r", "--from", "s/other:0.#epoch.0=0")...)
-	mustFail(t, "reader groups are not implemented yet", append(c, "read", "s/r", "--group", "g")...)
+	mustFail(t, "reader group s/g: not found", append(c, "read", "s/r", "--group", "g")...)
 	mustFail(t, "not found", append(c, "read", "s/missing")...)
 	mustFail(t, "SCOPE/STREAM", append(c, "read", "nostream")...)
 
 	code, stdout, _ = runArgs(t, "read", "--help")
-	if code != 0 || !strings.Contains(stdout, "not implemented yet") || !strings.Contains(stdout, "--follow") {
+	if code != 0 || !strings.Contains(stdout, "--group") || !strings.Contains(stdout, "--follow") {
 		t.Fatalf("help: exit %d\n%s", code, stdout)
 	}
 }
