@@ -30,8 +30,8 @@
 //
 // # Readers
 //
-// See Reader. A Reader reads one stream alone (reader groups, which share a
-// stream's segments among readers, come later). Its core is "read these
+// See Reader. A Reader reads one stream alone (reader groups, below, share a
+// stream's segments among readers). Its core is "read these
 // segments from these offsets, follow successors under the rules": a
 // deterministic segmentTracker holds, per segment, the offset after the
 // last event returned, the segments read to their end whose successors
@@ -45,4 +45,45 @@
 // FromCut continues from with no loss and no duplicate. A read below a
 // segment's start (truncation) moves the reader to the stream's head cut
 // for that part of the key space and reports it (WithTruncationFunc).
+//
+// # Reader groups
+//
+// NewReaderGroup creates a group of a stream, starting at its head, its
+// tail or a cut; JoinReaderGroup adds a GroupReader to it. The group's
+// state (GroupState) is one versioned record in the controller's metadata
+// store, scopes/<scope>/readergroups/<group>, read with GET and written
+// with PUT .../state and the version read (409 CONFLICT if it changed).
+// The controller stores it opaquely; the rules live here, in GroupState's
+// pure transitions (join, leave, expire, report, plan, acquire,
+// startCheckpoint, reset; golden-tested), applied by a thin driver: each
+// GroupReader's heartbeat goroutine reads the state, reports its
+// positions and the segments it released or read to their end, expires
+// readers silent for longer than the session timeout, then releases (at
+// its exact position) the segments over its fair share
+// ceil(segments/readers) or takes unassigned ones under it, and writes it
+// all back in one compare-and-set, retrying on conflict. Only after the
+// write does it start reading segments it took, so a segment is read by
+// one reader at a time (a reader that is expired while alive notices on
+// its next heartbeat and drops everything).
+//
+// Guarantees: Close leaves at the exact position (no loss, no duplicate).
+// A reader that dies is taken over from its last commit: the events it
+// returned after its last commit are read again (at least once), at most
+// one commit interval's worth. Successors of a segment are given out only
+// once every predecessor of the scale is read to its end (the rule of the
+// single reader), so per-key order holds across scaling and the group's
+// position is always a consistent cut. InitiateCheckpoint freezes the
+// assignment until every reader has reported its position on its next
+// heartbeat, then records the cut; ResetToCut restarts the group at a cut
+// (readers see a new generation and drop what they held).
+//
+// Why the controller's store and not Pravega's state synchronizer (a
+// segment of conditional appends replayed by every reader): Sluice's
+// controller already keeps versioned records with compare-and-set in
+// bbolt or ZooKeeper, so one small record gives the same linearisable
+// updates without an internal stream per group, and `sluice readergroup`
+// can read it with one GET. The cost is that every heartbeat rewrites the
+// whole state (bounded at 256 KiB) through the controller, which suits
+// groups of tens of readers and heartbeats of about a second, not
+// thousands of readers.
 package client
