@@ -264,7 +264,6 @@ type GroupReader struct {
 	ctx    context.Context // the heartbeat's life
 	cancel context.CancelFunc
 	done   chan struct{}
-	kick   chan struct{}
 
 	// Owned by the heartbeat goroutine (and Close after it stopped).
 	gen      int64
@@ -299,7 +298,7 @@ func (c *Client) JoinReaderGroup(ctx context.Context, scope, group, readerID str
 		return nil, err
 	}
 	gr := &GroupReader{g: g, id: readerID, cfg: cfg, r: r, done: make(chan struct{}),
-		kick: make(chan struct{}, 1), released: api.StreamCut{}, ended: map[string]EndedSegment{}}
+		released: api.StreamCut{}, ended: map[string]EndedSegment{}}
 	var gen int64
 	err = g.update(ctx, func(s *GroupState) error {
 		s.join(readerID, time.Now().UnixMilli())
@@ -350,7 +349,7 @@ func (gr *GroupReader) ReadNext(ctx context.Context) (Event, error) {
 // Position returns the reader's position in the segments it holds.
 func (gr *GroupReader) Position() api.StreamCut { return gr.r.Position() }
 
-// heartbeat commits every interval, or sooner when kicked, until Close.
+// heartbeat commits every interval until Close.
 func (gr *GroupReader) heartbeat() {
 	defer close(gr.done)
 	t := time.NewTicker(gr.cfg.interval)
@@ -360,7 +359,6 @@ func (gr *GroupReader) heartbeat() {
 		case <-gr.ctx.Done():
 			return
 		case <-t.C:
-		case <-gr.kick:
 		}
 		err := gr.sync(gr.ctx)
 		if errors.Is(err, ctlclient.ErrNotFound) {
