@@ -77,7 +77,11 @@ func TestBenchWrite(t *testing.T) {
 		t.Fatalf("--keep: %s not kept:\n%s", r["stream"], out)
 	}
 
-	// --measure-disk adds the disk's limits and the ratios.
+	// --measure-disk adds the disk's limits and the ratios (small probes:
+	// the test checks the report, not the disk).
+	bytes, syncs := diskProbeBytes, diskProbeSyncs
+	diskProbeBytes, diskProbeSyncs = 4<<20, 50
+	defer func() { diskProbeBytes, diskProbeSyncs = bytes, syncs }()
 	r = benchJSON(t, append(c, "bench", "write", "--count", "200", "--measure-disk", "--disk-dir", t.TempDir())...)
 	checkReport(t, r, 200, 1024)
 	for _, k := range []string{"disk_mb_per_s", "disk_p99_ms", "disk_ratio", "p99_disk_ratio"} {
