@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
+	"sort"
+	"strings"
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/protocol/api"
@@ -79,7 +82,8 @@ func (s *Service) ListScopes(ctx context.Context) ([]api.ScopeProperty, error) {
 	return out, nil
 }
 
-// DeleteScope deletes a scope that has no streams (ErrConflict otherwise).
+// DeleteScope deletes a scope that has no streams and no reader groups
+// (ErrConflict otherwise, saying which).
 func (s *Service) DeleteScope(ctx context.Context, scope string) error {
 	if _, err := s.GetScope(ctx, scope); err != nil {
 		return err
@@ -91,19 +95,50 @@ func (s *Service) DeleteScope(ctx context.Context, scope string) error {
 	if len(streams) > 0 {
 		return fmt.Errorf("%w: scope %s has %d streams; delete them first", ErrConflict, scope, len(streams))
 	}
+	if err := s.scopeGroupsConflict(ctx, scope); err != nil {
+		return err
+	}
 	if err := s.deleteTree(ctx, streamsKey(scope)); errors.Is(err, cluster.ErrHasChildren) {
 		return fmt.Errorf("%w: scope %s: a stream is being created in it", ErrConflict, scope)
+	} else if err != nil {
+		return err
+	}
+	// An empty readergroups parent (left by a delete that raced) goes too.
+	if err := s.deleteTree(ctx, readerGroupsKey(scope)); errors.Is(err, cluster.ErrHasChildren) {
+		return s.scopeGroupsConflict(ctx, scope)
 	} else if err != nil {
 		return err
 	}
 	err = s.store.Delete(ctx, scopeKey(scope), cluster.AnyVersion)
 	switch {
 	case errors.Is(err, cluster.ErrHasChildren):
+		// A stream or a reader group was created meanwhile: say which.
+		if gerr := s.scopeGroupsConflict(ctx, scope); gerr != nil {
+			return gerr
+		}
 		return fmt.Errorf("%w: scope %s: a stream is being created in it", ErrConflict, scope)
 	case errors.Is(err, cluster.ErrNotFound):
 		return fmt.Errorf("%w: scope %s", ErrNotFound, scope)
 	}
 	return err
+}
+
+// scopeGroupsConflict returns ErrConflict naming the scope's reader groups
+// if it has any, nil if it has none.
+func (s *Service) scopeGroupsConflict(ctx context.Context, scope string) error {
+	groups, err := s.list(ctx, readerGroupsKey(scope))
+	if err != nil {
+		return err
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	names := make([]string, len(groups))
+	for i, kv := range groups {
+		names[i] = path.Base(kv.Key)
+	}
+	sort.Strings(names)
+	return fmt.Errorf("%w: scope %s has reader groups: delete them first (%s)", ErrConflict, scope, strings.Join(names, ", "))
 }
 
 // deleteTree deletes key and its children that have no value (parents
