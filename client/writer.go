@@ -55,22 +55,50 @@ type Writer struct {
 		rr       int   // round-robin position for empty keys
 		inflight int64 // bytes written, not yet acknowledged
 		space    chan struct{}
-		pending  map[*Ack]int // unacknowledged events -> their size
+		// pending is not used since Acks are settled per block (groups);
+		// Txn still initialises it.
+		pending map[*Ack]int
+		groups  map[*ackGroup]struct{} // groups with unsettled events
+		slab    []Ack                  // Acks are allocated in slabs
+		free    []*block               // released blocks, for reuse
 	}
 }
 
 // Ack is the outcome of one Write.
+//
+// The Acks of the events written into one append block share that block's
+// ackGroup, whose done channel closes once every one of them is settled:
+// one channel per block rather than per event. Each Ack keeps its own
+// outcome (err), set before the group's channel closes.
 type Ack struct {
-	done chan struct{}
-	err  error
+	g       *ackGroup
+	err     error // the outcome; set under w.mu before g.done closes
+	size    int32 // framed bytes, counted in the in-flight window
+	settled bool  // guarded by w.mu
 }
 
-// Done is closed when the outcome is known.
-func (a *Ack) Done() <-chan struct{} { return a.done }
+// ackGroup is the shared completion of the Acks created for one block.
+type ackGroup struct {
+	done chan struct{}
+	n    int   // unsettled Acks; guarded by w.mu
+	err  error // the first failure among them; guarded by w.mu, read after done
+}
+
+// settledGroup is the group of Acks that fail at once in Write.
+var settledGroup = func() *ackGroup {
+	g := &ackGroup{done: make(chan struct{})}
+	close(g.done)
+	return g
+}()
+
+// Done is closed when the outcome is known. It may close a little after
+// the outcome is known when the event was moved to a successor segment
+// (a scale): it closes with the other events first written in its block.
+func (a *Ack) Done() <-chan struct{} { return a.g.done }
 
 // Err returns the outcome once Done is closed: nil if the event is durable.
 func (a *Ack) Err() error {
-	<-a.done
+	<-a.g.done
 	return a.err
 }
 
@@ -78,18 +106,11 @@ func (a *Ack) Err() error {
 // done (ctx.Err(); the event is still being written).
 func (a *Ack) Wait(ctx context.Context) error {
 	select {
-	case <-a.done:
+	case <-a.g.done:
 		return a.err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// event is a framed event on its way.
-type event struct {
-	key    string
-	framed []byte // protocol.AppendEvent framing
-	ack    *Ack
 }
 
 // NewWriter returns a writer of scope/stream. It asks the controller for the
@@ -122,7 +143,6 @@ func (c *Client) NewWriter(ctx context.Context, scope, stream string, opts ...Wr
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.mu.segs = map[string]*segWriter{}
 	w.mu.space = make(chan struct{})
-	w.mu.pending = map[*Ack]int{}
 	w.mu.Lock()
 	for _, s := range segs {
 		w.addSegmentLocked(s)
@@ -146,8 +166,7 @@ func (w *Writer) Write(ctx context.Context, key string, event []byte) (*Ack, err
 	if err := protocol.CheckEvent(event); err != nil {
 		return nil, fmt.Errorf("client: write to %s/%s: %w", w.scope, w.stream, err)
 	}
-	ev := newEvent(key, event)
-	size := int64(len(ev.framed))
+	size := int64(protocol.EventHeaderSize + len(event))
 	w.mu.Lock()
 	for {
 		if w.mu.closed {
@@ -166,19 +185,48 @@ func (w *Writer) Write(ctx context.Context, key string, event []byte) (*Ack, err
 		}
 		w.mu.Lock()
 	}
-	w.mu.inflight += size
-	w.mu.pending[ev.ack] = int(size)
-	w.routeLocked(w.mu.routes, ev).enqueueLocked(ev)
+	a := w.routeLocked(w.mu.routes, key).addLocked(key, event, nil)
 	w.mu.Unlock()
-	return ev.ack, nil
+	return a, nil
 }
 
-func newEvent(key string, data []byte) *event {
-	return &event{
-		key:    key,
-		framed: protocol.AppendEvent(make([]byte, 0, protocol.EventHeaderSize+len(data)), data),
-		ack:    &Ack{done: make(chan struct{})},
+// newAckLocked returns a new unsettled Ack of group g for size bytes,
+// which it counts in the window.
+func (w *Writer) newAckLocked(g *ackGroup, size int) *Ack {
+	if len(w.mu.slab) == 0 {
+		w.mu.slab = make([]Ack, 256)
 	}
+	a := &w.mu.slab[0]
+	w.mu.slab = w.mu.slab[1:]
+	a.g, a.size = g, int32(size)
+	g.n++
+	w.mu.inflight += int64(size)
+	return a
+}
+
+// newBlockLocked returns an empty block able to take size bytes: a
+// released one if it fits, else a new one of MaxBatch bytes (or size,
+// for a larger event).
+func (w *Writer) newBlockLocked(size int) *block {
+	if n := len(w.mu.free); n > 0 && size <= w.cfg.maxBatch {
+		b := w.mu.free[n-1]
+		w.mu.free[n-1] = nil
+		w.mu.free = w.mu.free[:n-1]
+		return b
+	}
+	return &block{data: make([]byte, 0, max(size, w.cfg.maxBatch))}
+}
+
+// releaseLocked keeps b's buffers for another block. b must not be used
+// afterwards.
+func (w *Writer) releaseLocked(b *block) {
+	if cap(b.data) != w.cfg.maxBatch || len(w.mu.free) >= 8 {
+		return
+	}
+	clear(b.acks)
+	clear(b.keys)
+	*b = block{data: b.data[:0], acks: b.acks[:0], keys: b.keys[:0]}
+	w.mu.free = append(w.mu.free, b)
 }
 
 // Flush blocks until every event written before it was called is
@@ -186,20 +234,20 @@ func newEvent(key string, data []byte) *event {
 // (or ctx.Err()).
 func (w *Writer) Flush(ctx context.Context) error {
 	w.mu.Lock()
-	acks := make([]*Ack, 0, len(w.mu.pending))
-	for a := range w.mu.pending {
-		acks = append(acks, a)
+	groups := make([]*ackGroup, 0, len(w.mu.groups))
+	for g := range w.mu.groups {
+		groups = append(groups, g)
 	}
 	w.mu.Unlock()
 	var first error
-	for _, a := range acks {
-		if err := a.Wait(ctx); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if first == nil {
-				first = err
-			}
+	for _, g := range groups {
+		select {
+		case <-g.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if g.err != nil && first == nil {
+			first = g.err
 		}
 	}
 	return first
@@ -217,8 +265,12 @@ func (w *Writer) Close(ctx context.Context) error {
 	w.cancel()
 	w.wg.Wait()
 	w.mu.Lock()
-	for a := range w.mu.pending {
-		w.finishLocked(a, ErrClosed)
+	// Every unsettled event is in a block of a segment that has not
+	// moved its events on: the goroutines are gone, their state is ours.
+	for _, s := range w.mu.segs {
+		for _, b := range s.takeAllLocked() {
+			w.settleBlockLocked(b, ErrClosed)
+		}
 	}
 	w.mu.Unlock()
 	return err
@@ -228,13 +280,13 @@ func (w *Writer) Close(ctx context.Context) error {
 // holds the key's hash (during a merge a successor may overlap a
 // predecessor not yet known sealed: the older one wins, and forwards), or
 // the next one round-robin for an empty key.
-func (w *Writer) routeLocked(routes []*segWriter, ev *event) *segWriter {
-	if ev.key == "" {
+func (w *Writer) routeLocked(routes []*segWriter, key string) *segWriter {
+	if key == "" {
 		s := routes[w.mu.rr%len(routes)]
 		w.mu.rr++
 		return s
 	}
-	h := protocol.KeyHash(ev.key)
+	h := protocol.KeyHash(key)
 	var best *segWriter
 	for _, s := range routes {
 		if s.r.KeyLow <= h && h < s.r.KeyHigh && (best == nil || s.r.Epoch < best.r.Epoch) {
@@ -261,23 +313,39 @@ func (w *Writer) addSegmentLocked(r api.SegmentRange) *segWriter {
 	return s
 }
 
-// finishLocked completes an event's Ack once, releasing its window bytes.
-func (w *Writer) finishLocked(a *Ack, err error) {
-	size, ok := w.mu.pending[a]
-	if !ok {
+// settleLocked gives Ack a its outcome once, releasing its window bytes,
+// and closes its group's channel with the last of the group.
+func (w *Writer) settleLocked(a *Ack, err error) {
+	if a.settled {
 		return
 	}
-	delete(w.mu.pending, a)
-	w.mu.inflight -= int64(size)
+	a.settled = true
 	a.err = err
-	close(a.done)
+	w.mu.inflight -= int64(a.size)
+	g := a.g
+	if err != nil && g.err == nil {
+		g.err = err
+	}
+	g.n--
+	if g.n == 0 {
+		delete(w.mu.groups, g)
+		close(g.done)
+	}
 }
 
-// finish completes events and wakes blocked Writes.
-func (w *Writer) finish(evs []*event, err error) {
+// settleBlockLocked settles every event of b with err and releases b.
+func (w *Writer) settleBlockLocked(b *block, err error) {
+	for _, a := range b.acks {
+		w.settleLocked(a, err)
+	}
+	w.releaseLocked(b)
+}
+
+// finish settles the events of blocks with err and wakes blocked Writes.
+func (w *Writer) finish(err error, blocks ...*block) {
 	w.mu.Lock()
-	for _, ev := range evs {
-		w.finishLocked(ev.ack, err)
+	for _, b := range blocks {
+		w.settleBlockLocked(b, err)
 	}
 	close(w.mu.space)
 	w.mu.space = make(chan struct{})

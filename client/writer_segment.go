@@ -12,21 +12,24 @@ import (
 
 // segWriter is the goroutine of one segment of a Writer, and its state.
 //
-// Invariants: queue holds events not yet in a block, in write order;
-// inflight holds blocks in event-number order, each with fixed numbers and
-// bytes, sent or waiting to be resent; every event of inflight comes before
-// every event of queue.
+// Write frames each event straight into the segment's open block (a
+// reused MaxBatch buffer); a full block waits in ready. Invariants: ready
+// then open hold events not yet sent, in write order; inflight holds
+// blocks in event-number order, each with fixed numbers and bytes, sent
+// or waiting to be resent; every event of inflight comes before every
+// event of ready and open.
 type segWriter struct {
 	w      *Writer
 	r      api.SegmentRange
 	wireID string
-	wake   chan struct{} // cap 1: queue grew
+	wake   chan struct{} // cap 1: a block is worth sending
 
 	// Guarded by w.mu.
-	queue  []*event
-	queued int   // bytes in queue
-	moved  bool  // sealed and emptied: events go to the successors
-	failed error // the segment cannot be written: events fail at once
+	ready  []*block // full blocks, not yet sent
+	open   *block   // the block taking new events, or nil
+	nfl    int      // len(inflight) when the goroutine last looked at the queue
+	moved  bool     // sealed and emptied: events go to the successors
+	failed error    // the segment cannot be written: events fail at once
 
 	// Owned by the goroutine.
 	inflight []*block
@@ -35,25 +38,71 @@ type segWriter struct {
 	endpoint string
 }
 
+// block is an append block: framed events, and per event its Ack and key
+// (to route it again if the segment is sealed).
 type block struct {
-	events []*event
-	last   int64 // the event number of the last event
-	data   []byte
-	fut    *segclient.AppendFuture // nil: not sent on the current connection
+	data []byte // protocol.AppendEvent framing
+	acks []*Ack
+	keys []string
+	grp  *ackGroup               // the group of the Acks created in this block, or nil
+	last int64                   // the event number of the last event
+	fut  *segclient.AppendFuture // nil: not sent on the current connection
 }
 
-// enqueueLocked queues ev; w.mu is held.
-func (s *segWriter) enqueueLocked(ev *event) {
+// addLocked frames event into the open block. a is nil for a new event
+// (Write: it returns the new Ack) or the Ack of an event moved from a
+// sealed segment. w.mu is held.
+func (s *segWriter) addLocked(key string, event []byte, a *Ack) *Ack {
+	w := s.w
 	if s.failed != nil {
-		s.w.finishLocked(ev.ack, s.failed)
-		return
+		if a == nil {
+			return &Ack{g: settledGroup, err: s.failed, settled: true}
+		}
+		w.settleLocked(a, s.failed)
+		return a
 	}
-	s.queue = append(s.queue, ev)
-	s.queued += len(ev.framed)
-	select {
-	case s.wake <- struct{}{}:
-	default:
+	size := protocol.EventHeaderSize + len(event)
+	b := s.open
+	wake := s.nfl == 0
+	if b != nil && len(b.data)+size > w.cfg.maxBatch {
+		s.ready = append(s.ready, b)
+		b, wake = nil, true
 	}
+	if b == nil {
+		b = w.newBlockLocked(size)
+		s.open = b
+	}
+	if a == nil {
+		if b.grp == nil {
+			b.grp = &ackGroup{done: make(chan struct{})}
+			if w.mu.groups == nil {
+				w.mu.groups = map[*ackGroup]struct{}{}
+			}
+			w.mu.groups[b.grp] = struct{}{}
+		}
+		a = w.newAckLocked(b.grp, size)
+	}
+	b.data = protocol.AppendEvent(b.data, event)
+	b.acks = append(b.acks, a)
+	b.keys = append(b.keys, key)
+	if wake {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+	return a
+}
+
+// takeAllLocked removes and returns every block of the segment, in order:
+// inflight (the goroutine must not run), ready, open.
+func (s *segWriter) takeAllLocked() []*block {
+	bs := append(s.inflight, s.ready...)
+	if s.open != nil {
+		bs = append(bs, s.open)
+	}
+	s.inflight, s.ready, s.open, s.nfl = nil, nil, nil, 0
+	return bs
 }
 
 func (s *segWriter) report(st State, err error) {
@@ -141,8 +190,9 @@ func (s *segWriter) session() (progress bool, err error) {
 				}
 				return progress, err
 			}
+			s.inflight[0] = nil
 			s.inflight = s.inflight[1:]
-			s.w.finish(b.events, nil)
+			s.w.finish(nil, b)
 			progress = true
 		case <-conn.Done():
 			c.Invalidate(s.r.Segment, conn, conn.Err())
@@ -169,10 +219,12 @@ func (s *segWriter) setup(conn *segclient.Conn) error {
 	}
 	n := 0
 	for n < len(s.inflight) && last != protocol.NoEventNumber && s.inflight[n].last <= last {
-		s.w.finish(s.inflight[n].events, nil)
 		n++
 	}
-	s.inflight = s.inflight[n:]
+	if n > 0 {
+		s.w.finish(nil, s.inflight[:n]...)
+		s.inflight = s.inflight[n:]
+	}
 	for _, b := range s.inflight {
 		b.fut = nil
 	}
@@ -180,7 +232,7 @@ func (s *segWriter) setup(conn *segclient.Conn) error {
 }
 
 func (s *segWriter) send(conn *segclient.Conn, b *block) error {
-	fut, err := conn.AppendAsync(s.w.ctx, s.wireID, b.last, int32(len(b.events)), b.data, protocol.NoExpectedOffset)
+	fut, err := conn.AppendAsync(s.w.ctx, s.wireID, b.last, int32(len(b.acks)), b.data, protocol.NoExpectedOffset)
 	if err != nil {
 		s.w.c.Invalidate(s.r.Segment, conn, err)
 		return err
@@ -189,39 +241,32 @@ func (s *segWriter) send(conn *segclient.Conn, b *block) error {
 	return nil
 }
 
-// sendQueued turns the queue into blocks and sends them: at once when
-// nothing is in flight, else only once MaxBatch bytes are queued.
+// sendQueued numbers and sends the blocks waiting: all of them when
+// nothing is in flight, else only the full ones (MaxBatch bytes). Write
+// wakes the goroutine only when that would send something.
 func (s *segWriter) sendQueued(conn *segclient.Conn) error {
 	w := s.w
 	w.mu.Lock()
-	if len(s.queue) == 0 || (len(s.inflight) > 0 && s.queued < w.cfg.maxBatch) {
-		w.mu.Unlock()
-		return nil
+	take := s.ready
+	s.ready = nil
+	if len(s.inflight) == 0 && s.open != nil {
+		take = append(take, s.open)
+		s.open = nil
 	}
-	evs := s.queue
-	s.queue, s.queued = nil, 0
+	s.nfl = len(s.inflight) + len(take)
 	w.mu.Unlock()
-	for len(evs) > 0 {
-		n, size := 1, len(evs[0].framed)
-		for n < len(evs) && size+len(evs[n].framed) <= w.cfg.maxBatch {
-			size += len(evs[n].framed)
-			n++
-		}
-		data := make([]byte, 0, size)
-		for _, ev := range evs[:n] {
-			data = append(data, ev.framed...)
-		}
-		b := &block{events: evs[:n:n], last: s.nextNum + int64(n) - 1, data: data}
-		s.nextNum += int64(n)
-		evs = evs[n:]
+	for i, b := range take {
+		n := int64(len(b.acks))
+		b.last = s.nextNum + n - 1
+		s.nextNum += n
 		s.inflight = append(s.inflight, b)
 		if err := s.send(conn, b); err != nil {
-			// The rest wait in blocks of their own for the next session.
-			for len(evs) > 0 {
-				rb := &block{events: evs[:1:1], last: s.nextNum, data: evs[0].framed}
-				s.nextNum++
+			// The rest wait, numbered, for the next session.
+			for _, rb := range take[i+1:] {
+				n := int64(len(rb.acks))
+				rb.last = s.nextNum + n - 1
+				s.nextNum += n
 				s.inflight = append(s.inflight, rb)
-				evs = evs[1:]
 			}
 			return err
 		}
@@ -274,23 +319,27 @@ func (s *segWriter) moveToSuccessors() {
 		}
 		s.report(StateDisconnected, err)
 	}
-	var evs []*event
-	for _, b := range s.inflight {
-		evs = append(evs, b.events...)
-	}
-	s.inflight = nil
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	evs = append(evs, s.queue...)
-	s.queue, s.queued, s.moved = nil, 0, true
+	blocks := s.takeAllLocked()
+	s.moved = true
 	delete(w.mu.segs, s.r.Segment)
 	w.removeRouteLocked(s)
 	var next []*segWriter
 	for _, sc := range succ {
 		next = append(next, w.addSegmentLocked(sc.Segment))
 	}
-	for _, ev := range evs {
-		w.routeLocked(next, ev).enqueueLocked(ev)
+	for _, b := range blocks {
+		rest := b.data
+		for i, a := range b.acks {
+			ev, r, err := protocol.NextEvent(rest)
+			if err != nil { // cannot happen: the writer framed them
+				panic(fmt.Sprintf("client: writer block: %v", err))
+			}
+			rest = r
+			w.routeLocked(next, b.keys[i]).addLocked(b.keys[i], ev, a)
+		}
+		w.releaseLocked(b)
 	}
 }
 
@@ -312,18 +361,12 @@ func retriable(err error) bool {
 // later, fail with err.
 func (s *segWriter) fail(err error) {
 	s.report(StateFailed, err)
-	var evs []*event
-	for _, b := range s.inflight {
-		evs = append(evs, b.events...)
-	}
-	s.inflight = nil
 	w := s.w
 	w.mu.Lock()
 	s.failed = err
-	evs = append(evs, s.queue...)
-	s.queue, s.queued = nil, 0
+	blocks := s.takeAllLocked()
 	w.mu.Unlock()
-	w.finish(evs, err)
+	w.finish(err, blocks...)
 }
 
 func (w *Writer) removeRouteLocked(s *segWriter) {
