@@ -29,7 +29,7 @@ type benchOptions struct {
 	Stream      string        // --stream SCOPE/STREAM: an existing stream ("" : a new one)
 	Segments    int           // --segments: segments of the stream bench creates
 	Writers     int           // --writers: client.Writers, each on its own Client
-	Readers     int           // --readers: client.Readers (1 until reader groups exist)
+	Readers     int           // --readers: readers of one reader group (read, e2e)
 	EventSize   int           // --event-size: bytes per event
 	Rate        float64       // --rate: events/s over all writers (0: unlimited)
 	Duration    time.Duration // --duration: how long the writers write
@@ -58,7 +58,7 @@ func benchCommand(g *globalOptions) *cli.Command {
 		&cli.StringFlag{Name: "stream", Usage: "benchmark the existing stream `SCOPE/STREAM` (default: a new stream " + benchScope + "/bench-<random>)", Destination: &o.Stream},
 		&cli.IntFlag{Name: "segments", Usage: "`N` segments of the stream bench creates", Value: 1, Destination: &o.Segments},
 		&cli.IntFlag{Name: "writers", Usage: "`N` writers, each with its own client", Value: 1, Destination: &o.Writers},
-		&cli.IntFlag{Name: "readers", Usage: "`N` readers (read, e2e; only 1 until reader groups exist)", Value: 1, Destination: &o.Readers},
+		&cli.IntFlag{Name: "readers", Usage: "`N` readers in one reader group, sharing the segments (read, e2e)", Value: 1, Destination: &o.Readers},
 		&cli.IntFlag{Name: "event-size", Usage: "`BYTES` per event (e2e: at least 8, the timestamp)", Value: 1024, Destination: &o.EventSize},
 		&cli.Float64Flag{Name: "rate", Usage: "write `EVENTS_PER_S` over all writers (0: as fast as possible)", Destination: &o.Rate},
 		&cli.DurationFlag{Name: "duration", Usage: "write for `D` (default 10s unless --count)", Destination: &o.Duration},
@@ -84,11 +84,12 @@ func benchCommand(g *globalOptions) *cli.Command {
 				"Writers write --event-size events, spread over the segments, for --duration or --count, at --rate or as fast as\n"+
 					"the in-flight window allows. A progress line goes to stderr each second; the report to stdout (--output json)."),
 			sub("read", "fill a stream with --count events, then time reading them",
-				"The fill (written like bench write, not timed) is followed by one reader reading exactly those events.\n"+
-					"Latency is the time each ReadNext took."),
+				"The fill (written like bench write, not timed) is followed by --readers readers of a new reader group\n"+
+					"reading exactly those events; the group balances before the timing starts. Latency is the time each ReadNext took."),
 			sub("e2e", "write and read at once; latency from the Write call to ReadNext returning the event",
-				"Each event starts with an 8-byte timestamp taken just before Write; the reader subtracts it from the time\n"+
-					"ReadNext returned the event. Use --rate for a latency at a given load (10240 events/s of 1 KiB = 10 MiB/s)."),
+				"Each event starts with an 8-byte timestamp taken just before Write; the reader (one of --readers in a new\n"+
+					"reader group, balanced before the writers start) subtracts it from the time ReadNext returned the event.\n"+
+					"Use --rate for a latency at a given load (10240 events/s of 1 KiB = 10 MiB/s)."),
 		},
 	}
 }
@@ -103,8 +104,6 @@ func (o *benchOptions) check(c *cli.Context, mode string) error {
 		return fmt.Errorf("--writers %d: want at least 1", o.Writers)
 	case o.Readers < 1:
 		return fmt.Errorf("--readers %d: want at least 1", o.Readers)
-	case o.Readers > 1:
-		return fmt.Errorf("--readers %d: one reader only until reader groups exist (a lone reader reads every segment)", o.Readers)
 	case o.Segments < 1:
 		return fmt.Errorf("--segments %d: want at least 1", o.Segments)
 	case o.Stream != "" && c.IsSet("segments"):
@@ -451,8 +450,8 @@ func (o *benchOptions) benchWrite(ctx context.Context, g *globalOptions, s bench
 }
 
 // benchRead writes the fill (untimed, with a progress line of its own),
-// then times one reader reading exactly those events from where the stream
-// ended before the fill.
+// then times --readers readers of a new reader group reading exactly those
+// events from where the stream ended before the fill.
 func (o *benchOptions) benchRead(ctx context.Context, g *globalOptions, s benchStream, r *benchReport, prog *progress) error {
 	cl, err := client.New(ctx, g.Controller)
 	if err != nil {
@@ -480,49 +479,52 @@ func (o *benchOptions) benchRead(ctx context.Context, g *globalOptions, s benchS
 		return fmt.Errorf("fill: %w", ctx.Err())
 	}
 
-	rd, err := cl.NewReader(ctx, s.scope, s.name, client.FromCut(from))
+	bg, err := o.joinGroup(ctx, cl, s, client.FromCut(from))
 	if err != nil {
-		return fmt.Errorf("reader: %w", err)
+		return err
 	}
-	defer rd.Close()
+	defer bg.close()
 	rec := latency.NewRecorder(int(n))
 	hist := &histogram{}
-	var events, bytes atomic.Int64
+	var events, bytes, lastRead atomic.Int64
 	prog.label = "read: "
 	prog.start(&events, &bytes, hist)
+	defer prog.stop()
 	start := time.Now()
-	for events.Load() < n {
-		t0 := time.Now()
-		ev, err := rd.ReadNext(ctx)
-		if err != nil {
-			prog.stop()
-			return fmt.Errorf("read event %d of %d: %w", events.Load()+1, n, err)
-		}
-		d := rec.Since(t0)
-		hist.record(d)
+	rctx, rcancel := context.WithCancel(ctx)
+	defer rcancel()
+	readErr := bg.run(rctx, func(ev client.Event, took time.Duration) error {
+		rec.Record(took)
+		hist.record(took)
 		bytes.Add(int64(len(ev.Data)))
 		events.Add(1)
+		storeMax(&lastRead, int64(time.Since(start)))
+		return nil
+	})
+	if err := waitRead(ctx, rcancel, readErr, &events, n); err != nil {
+		return fmt.Errorf("read: %w", err)
 	}
-	elapsed := time.Since(start)
+	elapsed := time.Duration(lastRead.Load())
 	prog.stop()
 	r.fill(n, bytes.Load()/max(n, 1), elapsed, rec.Snapshot())
 	r.Bytes = bytes.Load()
 	return nil
 }
 
-// benchE2E runs the writers and a reader at once; an event's latency runs
-// from just before its Write call to ReadNext returning it.
+// benchE2E runs the writers and --readers readers of a new reader group at
+// once; an event's latency runs from just before its Write call to ReadNext
+// returning it.
 func (o *benchOptions) benchE2E(ctx context.Context, g *globalOptions, s benchStream, r *benchReport, prog *progress) error {
 	cl, err := client.New(ctx, g.Controller)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	rd, err := cl.NewReader(ctx, s.scope, s.name, client.FromTail())
+	bg, err := o.joinGroup(ctx, cl, s, client.FromTail())
 	if err != nil {
-		return fmt.Errorf("reader: %w", err)
+		return err
 	}
-	defer rd.Close()
+	defer bg.close()
 
 	l := newBenchLoad(o.expected())
 	e2e := latency.NewRecorder(o.expected())
@@ -532,27 +534,19 @@ func (o *benchOptions) benchE2E(ctx context.Context, g *globalOptions, s benchSt
 
 	rctx, rcancel := context.WithCancel(ctx)
 	defer rcancel()
-	readErr := make(chan error, 1)
-	go func() {
-		for {
-			ev, err := rd.ReadNext(rctx)
-			if err != nil {
-				readErr <- err
-				return
-			}
-			now := time.Since(l.base)
-			if len(ev.Data) < benchStampSize {
-				readErr <- fmt.Errorf("event of %d bytes at %s offset %d has no timestamp", len(ev.Data), ev.Segment, ev.Offset)
-				return
-			}
-			d := now - time.Duration(binary.BigEndian.Uint64(ev.Data))
-			e2e.Record(d)
-			hist.record(d)
-			bytes.Add(int64(len(ev.Data)))
-			events.Add(1)
-			lastRead.Store(int64(now))
+	readErr := bg.run(rctx, func(ev client.Event, _ time.Duration) error {
+		now := time.Since(l.base)
+		if len(ev.Data) < benchStampSize {
+			return fmt.Errorf("event of %d bytes at %s offset %d has no timestamp", len(ev.Data), ev.Segment, ev.Offset)
 		}
-	}()
+		d := now - time.Duration(binary.BigEndian.Uint64(ev.Data))
+		e2e.Record(d)
+		hist.record(d)
+		bytes.Add(int64(len(ev.Data)))
+		events.Add(1)
+		storeMax(&lastRead, int64(now))
+		return nil
+	})
 
 	prog.start(&events, &bytes, hist)
 	defer prog.stop()
@@ -588,9 +582,9 @@ func newBenchLoad(capacity int) *benchLoad {
 	return &benchLoad{base: time.Now(), acks: latency.NewRecorder(capacity), ackHist: &histogram{}}
 }
 
-// waitRead waits until the reader has read n events, then stops it
-// (stop, then its error on readErr). It fails if the reader fails, or reads
-// nothing for benchDrainTimeout, or ctx is done.
+// waitRead waits until the readers have read n events, then stops them
+// (stop, then their error on readErr). It fails if a reader fails, or they
+// read nothing for benchDrainTimeout, or ctx is done.
 func waitRead(ctx context.Context, stop context.CancelFunc, readErr <-chan error, events *atomic.Int64, n int64) error {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -615,7 +609,7 @@ func waitRead(ctx context.Context, stop context.CancelFunc, readErr <-chan error
 			case now.Sub(lastChange) > benchDrainTimeout:
 				stop()
 				<-readErr
-				return fmt.Errorf("the reader read %d of %d events, and none for %v", e, n, benchDrainTimeout)
+				return fmt.Errorf("the readers read %d of %d events, and none for %v", e, n, benchDrainTimeout)
 			}
 		}
 	}

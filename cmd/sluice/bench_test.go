@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/sluice-streams/sluice/client/ctlclient"
 )
 
 // benchJSON runs a bench command with --output json and decodes its report.
@@ -97,6 +100,18 @@ func TestBenchE2EAndRead(t *testing.T) {
 	r := benchJSON(t, append(c, "bench", "e2e", "--count", "300", "--segments", "2", "--rate", "3000")...)
 	checkReport(t, r, 300, 1024)
 	checkLatency(t, r["write_latency_ms"])
+	if r["readers"] != 1.0 {
+		t.Fatalf("readers %v, want 1", r["readers"])
+	}
+
+	// --readers: one reader group shares the segments; every event is read
+	// once (events counts exactly the events written).
+	r = benchJSON(t, append(c, "bench", "e2e", "--count", "600", "--segments", "4", "--readers", "3", "--rate", "3000")...)
+	checkReport(t, r, 600, 1024)
+	checkLatency(t, r["write_latency_ms"])
+	if r["readers"] != 3.0 || r["segments"] != 4.0 {
+		t.Fatalf("report %v", r)
+	}
 
 	// read over an existing stream counts only the fill.
 	mustRun(t, "--controller", rs.URL, "scope", "create", "s")
@@ -107,6 +122,15 @@ func TestBenchE2EAndRead(t *testing.T) {
 	}
 	r = benchJSON(t, append(c, "bench", "read", "--stream", "s/x", "--count", "400", "--event-size", "64")...)
 	checkReport(t, r, 400, 64)
+	r = benchJSON(t, append(c, "bench", "read", "--stream", "s/x", "--count", "400", "--event-size", "64", "--readers", "2")...)
+	checkReport(t, r, 400, 64)
+	if r["readers"] != 2.0 {
+		t.Fatalf("readers %v, want 2", r["readers"])
+	}
+	// The runs' reader groups are gone.
+	if groups, err := ctlclient.NewClient(rs.URL).ListReaderGroups(context.Background(), "s"); err != nil || len(groups) != 0 {
+		t.Fatalf("reader groups of s after the runs: %v, %v; want none", groups, err)
+	}
 
 	// The table names every figure.
 	code, stdout, _ := runArgs(t, "--controller", rs.URL, "bench", "e2e", "--count", "20")
@@ -129,7 +153,7 @@ func TestBenchBadInput(t *testing.T) {
 	mustFail(t, "e2e events carry an 8-byte timestamp", append(c, "bench", "e2e", "--event-size", "4")...)
 	mustFail(t, "--duration and --count exclude each other", append(c, "bench", "write", "--count", "1", "--duration", "1s")...)
 	mustFail(t, "--measure-disk needs --disk-dir", append(c, "bench", "write", "--measure-disk")...)
-	mustFail(t, "one reader only", append(c, "bench", "e2e", "--readers", "2")...)
+	mustFail(t, "--readers 0: want at least 1", append(c, "bench", "e2e", "--readers", "0")...)
 	mustFail(t, "--stream \"nostream\" is not SCOPE/STREAM", append(c, "bench", "write", "--stream", "nostream")...)
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
