@@ -205,22 +205,42 @@ func (w *Writer) newAckLocked(g *ackGroup, size int) *Ack {
 }
 
 // newBlockLocked returns an empty block able to take size bytes: a
-// released one if it fits, else a new one of MaxBatch bytes (or size,
-// for a larger event).
+// released one if there is one, else a new one of minBlock bytes (or
+// size), which grows up to MaxBatch as events come (small for a slow
+// writer, MaxBatch once reused under load).
 func (w *Writer) newBlockLocked(size int) *block {
-	if n := len(w.mu.free); n > 0 && size <= w.cfg.maxBatch {
+	if n := len(w.mu.free); n > 0 {
 		b := w.mu.free[n-1]
 		w.mu.free[n-1] = nil
 		w.mu.free = w.mu.free[:n-1]
+		b.grow(size, w.cfg.maxBatch)
 		return b
 	}
-	return &block{data: make([]byte, 0, max(size, w.cfg.maxBatch))}
+	return &block{data: make([]byte, 0, max(size, min(minBlock, w.cfg.maxBatch)))}
+}
+
+// minBlock is the capacity of a new block's buffer.
+const minBlock = 64 << 10
+
+// grow makes room for size more bytes in b.data: doubling, up to max
+// (beyond only for one large event).
+func (b *block) grow(size, max int) {
+	if cap(b.data)-len(b.data) >= size {
+		return
+	}
+	n := min(2*cap(b.data), max)
+	if n < len(b.data)+size {
+		n = len(b.data) + size
+	}
+	data := make([]byte, len(b.data), n)
+	copy(data, b.data)
+	b.data = data
 }
 
 // releaseLocked keeps b's buffers for another block. b must not be used
 // afterwards.
 func (w *Writer) releaseLocked(b *block) {
-	if cap(b.data) != w.cfg.maxBatch || len(w.mu.free) >= 8 {
+	if cap(b.data) > w.cfg.maxBatch || len(w.mu.free) >= 4+2*len(w.mu.segs) {
 		return
 	}
 	clear(b.acks)

@@ -13,7 +13,7 @@ import (
 // segWriter is the goroutine of one segment of a Writer, and its state.
 //
 // Write frames each event straight into the segment's open block (a
-// reused MaxBatch buffer); a full block waits in ready. Invariants: ready
+// reused buffer); a full block waits in ready. Invariants: ready
 // then open hold events not yet sent, in write order; inflight holds
 // blocks in event-number order, each with fixed numbers and bytes, sent
 // or waiting to be resent; every event of inflight comes before every
@@ -82,6 +82,7 @@ func (s *segWriter) addLocked(key string, event []byte, a *Ack) *Ack {
 		}
 		a = w.newAckLocked(b.grp, size)
 	}
+	b.grow(size, w.cfg.maxBatch)
 	b.data = protocol.AppendEvent(b.data, event)
 	b.acks = append(b.acks, a)
 	b.keys = append(b.keys, key)

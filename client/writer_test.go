@@ -348,3 +348,49 @@ func TestNewWriterUnknownStream(t *testing.T) {
 		t.Fatal("NewWriter of a missing stream succeeded")
 	}
 }
+
+// TestWriterBlockBoundaries writes events of mixed sizes, some over
+// MaxBatch, so that blocks fill, overflow and grow, and checks that the
+// segment holds each event once, whole and in order.
+func TestWriterBlockBoundaries(t *testing.T) {
+	d := clienttest.Start(t)
+	d.CreateStream("s", "x", 1)
+	c := newClient(t, d)
+	ctx := testCtx(t)
+	w, err := c.NewWriter(ctx, "s", "x", client.WithMaxBatch(4<<10), client.WithMaxInflight(64<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := []int{1, 100, 4092, 4096, 10000, 3000, 0, 70000, 17}
+	var want [][]byte
+	var acks []*client.Ack
+	for i := 0; i < 600; i++ {
+		ev := []byte(fmt.Sprintf("%d:", i))
+		for len(ev) < sizes[i%len(sizes)] {
+			ev = append(ev, byte('a'+i%26))
+		}
+		want = append(want, ev)
+		a, err := w.Write(ctx, "", ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acks = append(acks, a)
+	}
+	for i, a := range acks {
+		if err := a.Wait(ctx); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := d.ReadAll(d.Dial(), protocol.SegmentName("s", "x", 0, 0))
+	if len(got) != len(want) {
+		t.Fatalf("segment holds %d events, wrote %d", len(got), len(want))
+	}
+	for i := range want {
+		if string(got[i]) != string(want[i]) {
+			t.Fatalf("event %d: got %d bytes %.20q, want %d bytes %.20q", i, len(got[i]), got[i], len(want[i]), want[i])
+		}
+	}
+}
