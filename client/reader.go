@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-streams/sluice/client/ctlclient"
@@ -154,7 +155,8 @@ type Reader struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	results chan fetchResult
-	busy    chan struct{} // a token: held while ReadNext runs
+	busy    chan struct{} // a token: held while ReadNext (or a group's runOwner) runs
+	reading atomic.Bool   // a ReadNext call is in progress
 	cmds    chan func()   // run by the running ReadNext (see runOwner)
 
 	// Owned by ReadNext (under busy).
@@ -310,10 +312,19 @@ func (r *Reader) headCut(ctx context.Context) (api.StreamCut, error) {
 // an error otherwise (say, the stream was deleted). A call while another
 // is running returns ErrReaderBusy.
 func (r *Reader) ReadNext(ctx context.Context) (Event, error) {
+	// reading tells concurrent ReadNext calls apart from the group's
+	// heartbeat, which takes busy for a moment to change the segment set
+	// (runOwner): ReadNext waits for that, but refuses a second caller.
+	if !r.reading.CompareAndSwap(false, true) {
+		return Event{}, ErrReaderBusy
+	}
+	defer r.reading.Store(false)
 	select {
 	case r.busy <- struct{}{}:
-	default:
-		return Event{}, ErrReaderBusy
+	case <-ctx.Done():
+		return Event{}, ctx.Err()
+	case <-r.ctx.Done():
+		return Event{}, ErrClosed
 	}
 	defer func() { <-r.busy }()
 	for {
