@@ -205,13 +205,6 @@ func TestWriterAcrossScale(t *testing.T) {
 		waitFor(t, "the writer to write", func() bool { return written.Load() >= at+n })
 	}
 	progress(2000)
-	// Split segment 0 ([0, 0.5)) in two.
-	split, err := d.Controller.Scale(ctx, "s", "x", api.ScaleRequest{SealedSegments: []int64{0},
-		NewRanges: []api.KeyRange{{Low: 0, High: 0.25}, {Low: 0.25, High: 0.5}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	progress(2000)
 	info := d.Dial()
 	hasData := func(seg string) func() bool {
 		return func() bool {
@@ -219,6 +212,18 @@ func TestWriterAcrossScale(t *testing.T) {
 			return err == nil && i.Length > 0
 		}
 	}
+	// Both first segments must hold acknowledged events before the split,
+	// or all of segment 0's events could rightly move to its successors.
+	waitFor(t, "events in both first segments", func() bool {
+		return hasData(protocol.SegmentName("s", "x", 0, 0))() && hasData(protocol.SegmentName("s", "x", 1, 0))()
+	})
+	// Split segment 0 ([0, 0.5)) in two.
+	split, err := d.Controller.Scale(ctx, "s", "x", api.ScaleRequest{SealedSegments: []int64{0},
+		NewRanges: []api.KeyRange{{Low: 0, High: 0.25}, {Low: 0.25, High: 0.5}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	progress(2000)
 	waitFor(t, "events in both halves of the split", func() bool { return hasData(split[0].Segment)() && hasData(split[1].Segment)() })
 	// Merge [0.25, 0.5) with segment 1 ([0.5, 1)).
 	merged, err := d.Controller.Scale(ctx, "s", "x", api.ScaleRequest{SealedSegments: []int64{split[1].Number, 1},
