@@ -27,7 +27,7 @@ import (
 const (
 	benchEventSize   = 1024
 	benchBlockEvents = 64 // 64 KiB blocks, as a batching client sends under load
-	benchWindow      = 16 // blocks in flight per writer: 1 MiB
+	benchWindow      = 64 // blocks in flight per writer: 4 MiB, the client library's default in-flight window (client.DefaultMaxInflight)
 	benchRound       = 32 << 20
 	// benchLatencyWALFile: small log files, so that the latency runs roll
 	// (into preallocated files, at 10 MB/s) several times.
@@ -258,18 +258,26 @@ func BenchmarkWireAppendLatency10MBps(b *testing.B) {
 	const id = "w"
 	c := bn.writer(b, id, seg(0))
 	blk := protocol.AppendEvent(nil, bytes.Repeat([]byte("e"), benchEventSize))
-	rec := latency.NewRecorder(b.N)
 	ctx := context.Background()
-	b.SetBytes(benchEventSize)
-	b.ResetTimer()
-	err = latency.RunPaced(b.N, interval, rec, func(i int) (func() error, error) {
-		f, err := c.AppendAsync(ctx, id, int64(i), 1, blk, protocol.NoExpectedOffset)
+	eventNumber := int64(0)
+	submit := func(int) (func() error, error) {
+		eventNumber++
+		f, err := c.AppendAsync(ctx, id, eventNumber, 1, blk, protocol.NoExpectedOffset)
 		if err != nil {
-			return nil, fmt.Errorf("append %d: %w", i, err)
+			return nil, fmt.Errorf("append %d: %w", eventNumber, err)
 		}
 		return func() error { _, err := f.Wait(ctx); return err }, nil
-	})
-	if err != nil {
+	}
+	// Warm up at the same rate until the log has rolled once: a log in its
+	// steady state writes into preallocated files, a new one does not yet.
+	warmup := benchLatencyWALFile * 3 / 2 / benchEventSize
+	if err := latency.RunPaced(warmup, interval, latency.NewRecorder(warmup), submit); err != nil {
+		b.Fatal(err)
+	}
+	rec := latency.NewRecorder(b.N)
+	b.SetBytes(benchEventSize)
+	b.ResetTimer()
+	if err := latency.RunPaced(b.N, interval, rec, submit); err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()

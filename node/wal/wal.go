@@ -109,7 +109,7 @@ type WAL struct {
 		sync.Mutex
 		wake     *sync.Cond // signals the flusher
 		pending  *batch     // records queued, not yet being written
-		flushing *batch     // records being written and synced
+		inflight []*batch   // batches written or being written, not yet complete, oldest first
 		nextLSN  uint64
 		durable  uint64 // every LSN <= durable is on stable storage
 		tailSeq  uint64 // file the next record goes to
@@ -132,7 +132,9 @@ type WAL struct {
 		took   time.Duration // disk time the last spare took (writes and syncs)
 		budget time.Duration // how long the next one may take
 	}
-	fileStart time.Time // when the flusher started the current file
+	fileStart time.Time      // when the flusher started the current file
+	syncSem   chan struct{}  // bounds the syncs in flight (maxSyncsInFlight)
+	syncs     sync.WaitGroup // the sync goroutines
 	kickSpare chan struct{}
 	stopSpare chan struct{}
 	spareDone chan struct{}
@@ -225,7 +227,7 @@ func Open(opts Options, from uint64, replay func(Record) error) (*WAL, error) {
 		opts.Logger = l
 	}
 	w := &WAL{opts: opts, fs: opts.FS, stopped: make(chan struct{}),
-		kickSpare: make(chan struct{}, 1), stopSpare: make(chan struct{}), spareDone: make(chan struct{})}
+		syncSem: make(chan struct{}, maxSyncsInFlight), kickSpare: make(chan struct{}, 1), stopSpare: make(chan struct{}), spareDone: make(chan struct{})}
 	w.mu.wake = sync.NewCond(&w.mu.Mutex)
 	w.readers.files = make(map[uint64]vfs.File)
 	if err := w.fs.MkdirAll(opts.Dir, 0o755); err != nil {
@@ -506,8 +508,8 @@ func (w *WAL) WaitDurable(lsn uint64) error {
 	}
 	var b *batch
 	switch {
-	case w.mu.flushing != nil && lsn <= w.mu.flushing.lastLSN:
-		b = w.mu.flushing
+	case inflightFor(w.mu.inflight, lsn) != nil:
+		b = inflightFor(w.mu.inflight, lsn)
 	case w.mu.pending != nil && lsn <= w.mu.pending.lastLSN:
 		b = w.mu.pending
 	}
@@ -555,9 +557,32 @@ func (w *WAL) Stats() Stats {
 	}
 }
 
+// inflightFor returns the first batch of bs that holds lsn, or nil.
+func inflightFor(bs []*batch, lsn uint64) *batch {
+	for _, b := range bs {
+		if lsn <= b.lastLSN {
+			return b
+		}
+	}
+	return nil
+}
+
+// maxSyncsInFlight bounds the syncs running at once. The flusher writes a
+// batch and starts its sync while the previous batch's sync still runs
+// (each sync covers everything written before it), so an append that
+// arrives during a sync waits for about one sync, not for the rest of that
+// one and then its own. Batches still complete in order: a batch is
+// durable only once its own sync and every earlier batch's have returned.
+const maxSyncsInFlight = 2
+
 func (w *WAL) flushLoop() {
 	defer close(w.stopped)
+	defer w.syncs.Wait()
+	var lastDone chan struct{} // done of the last batch handed to a sync
 	for {
+		// A sync slot first: while every slot is busy, appends gather in
+		// one pending batch, covered by one sync once a slot frees up.
+		w.syncSem <- struct{}{}
 		w.mu.Lock()
 		for w.mu.pending == nil && !w.mu.closed {
 			w.mu.wake.Wait()
@@ -565,30 +590,24 @@ func (w *WAL) flushLoop() {
 		b := w.mu.pending
 		if b == nil {
 			w.mu.Unlock()
+			<-w.syncSem
 			return
 		}
-		w.mu.pending, w.mu.flushing = nil, b
+		w.mu.pending = nil
+		w.mu.inflight = append(w.mu.inflight, b)
 		failed := w.mu.err
 		w.mu.Unlock()
 
 		err := failed
+		var syncFn func() error
 		if err == nil {
-			if werr := w.writeBatch(b); werr != nil {
-				err = fmt.Errorf("%w: %w", ErrFailed, werr)
-				w.opts.Logger.WithError(werr).Error("wal: write failed; the log accepts no more writes")
+			var werr error
+			if syncFn, werr = w.writeBatch(b); werr != nil {
+				err = werr
 			}
 		}
-
 		w.mu.Lock()
-		if err != nil {
-			if w.mu.err == nil {
-				w.mu.err = err
-			}
-		} else {
-			w.mu.durable = b.lastLSN
-		}
-		w.mu.flushing = nil
-		for _, c := range b.chunks {
+		for _, c := range b.chunks { // written: the slabs can be reused
 			for _, slab := range c.slabs {
 				if len(w.mu.spare) < maxSpareSlabs {
 					w.mu.spare = append(w.mu.spare, slab)
@@ -596,57 +615,99 @@ func (w *WAL) flushLoop() {
 			}
 		}
 		w.mu.Unlock()
-		b.err = err
-		close(b.done)
+
+		prev := lastDone
+		lastDone = b.done
+		w.syncs.Add(1)
+		go func() {
+			defer w.syncs.Done()
+			if err == nil {
+				if err = syncFn(); err == nil {
+					w.stats.syncs.Add(1)
+					w.stats.records.Add(b.lastLSN - b.chunks[0].firstLSN + 1)
+				}
+			}
+			<-w.syncSem
+			if prev != nil {
+				<-prev
+			}
+			w.complete(b, err)
+		}()
 	}
 }
 
+// complete ends a batch, in order: durable if its write and sync worked
+// and no earlier batch failed, failed (and the log with it) otherwise.
+func (w *WAL) complete(b *batch, err error) {
+	w.mu.Lock()
+	if err != nil && !errors.Is(err, ErrFailed) {
+		w.opts.Logger.WithError(err).Error("wal: write failed; the log accepts no more writes")
+		err = fmt.Errorf("%w: %w", ErrFailed, err)
+	}
+	switch {
+	case err != nil:
+		if w.mu.err == nil {
+			w.mu.err = err
+		}
+	case w.mu.err != nil:
+		err = w.mu.err // an earlier batch failed: this one cannot be durable alone
+	default:
+		w.mu.durable = b.lastLSN
+	}
+	w.mu.inflight = w.mu.inflight[1:]
+	w.mu.Unlock()
+	b.err = err
+	close(b.done)
+}
+
 // writeBatch writes a batch's records, rolling files where Append decided,
-// and fsyncs once at the end.
-func (w *WAL) writeBatch(b *batch) error {
+// and returns the sync that makes them durable.
+func (w *WAL) writeBatch(b *batch) (func() error, error) {
 	for _, c := range b.chunks {
 		if c.seq != w.fileSeq {
 			if err := w.roll(c); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		for _, slab := range c.slabs {
 			if _, err := w.file.WriteAt(slab, w.fileOff); err != nil {
-				return fmt.Errorf("write %s at %d: %w", w.file.Name(), w.fileOff, err)
+				return nil, fmt.Errorf("write %s at %d: %w", w.file.Name(), w.fileOff, err)
 			}
 			w.fileOff += int64(len(slab))
 			w.stats.bytes.Add(uint64(len(slab)))
 		}
 	}
-	if err := w.syncFile(); err != nil {
-		return err
-	}
-	w.stats.syncs.Add(1)
-	w.stats.records.Add(b.lastLSN - b.chunks[0].firstLSN + 1)
-	return nil
+	return w.startSync(), nil
 }
 
-// syncFile makes what was written to the current file durable: fdatasync
-// if every write fell within the file's size on disk, fsync if the file
-// grew (its new size is metadata that must be durable too).
-func (w *WAL) syncFile() error {
+// startSync decides how to make what was written to the current file
+// durable, and returns that: fdatasync if every write fell within the
+// file's size on disk, fsync if the file grew (its new size is metadata
+// that must be durable too).
+func (w *WAL) startSync() func() error {
+	f := w.file
 	if w.fileOff <= w.fileAlloc {
-		if err := w.file.SyncData(); err != nil {
-			return fmt.Errorf("fdatasync %s: %w", w.file.Name(), err)
+		return func() error {
+			if err := f.SyncData(); err != nil {
+				return fmt.Errorf("fdatasync %s: %w", f.Name(), err)
+			}
+			return nil
+		}
+	}
+	w.fileAlloc = w.fileOff // a later batch within it completes after this one
+	return func() error {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", f.Name(), err)
 		}
 		return nil
 	}
-	if err := w.file.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", w.file.Name(), err)
-	}
-	w.fileAlloc = w.fileOff
-	return nil
 }
 
 // roll makes the current file durable and closed, and starts the next one:
 // the preallocated spare if one is ready, else a file that grows.
 func (w *WAL) roll(c chunk) error {
-	if err := w.syncFile(); err != nil {
+	w.syncs.Wait() // no sync may still use the file being closed
+	if err := w.startSync()(); err != nil {
 		return fmt.Errorf("before roll: %w", err)
 	}
 	w.stats.syncs.Add(1)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -166,30 +167,33 @@ func TestConcurrentAppendersKeepLSNOrder(t *testing.T) {
 	}
 }
 
-// TestGroupCommit holds the first fsync and checks that every record
-// appended meanwhile is covered by exactly one more fsync.
+// TestGroupCommit holds every sync. Two batches take the two sync slots;
+// every record appended while both are held must then be covered by
+// exactly one more sync, and nothing may be acknowledged before the sync
+// that covers it returns.
 func TestGroupCommit(t *testing.T) {
 	efs := vfstest.New(vfs.Default)
 	w, _ := mustOpen(t, Options{Dir: t.TempDir(), FS: efs}, 1)
 	defer w.Close()
 
-	entered := make(chan struct{})
+	entered := make(chan struct{}, 16)
 	release := make(chan struct{})
-	var once sync.Once
 	efs.SetInjector(func(op vfstest.Op, path string) error {
 		if isSync(op) && strings.HasSuffix(path, fileSuffix) {
-			once.Do(func() {
-				close(entered)
-				<-release
-			})
+			entered <- struct{}{}
+			<-release
 		}
 		return nil
 	})
-	first, err := w.Append(testType, []byte("first"))
-	if err != nil {
-		t.Fatal(err)
+	var held []Pending
+	for i := 0; i < maxSyncsInFlight; i++ {
+		p, err := w.Append(testType, []byte(fmt.Sprint("held-", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, p)
+		<-entered // this batch's sync is running (and held)
 	}
-	<-entered // the flusher is inside the first fsync
 	var rest []Pending
 	for i := 0; i < 50; i++ {
 		p, err := w.Append(testType, payloadFor(i))
@@ -198,22 +202,60 @@ func TestGroupCommit(t *testing.T) {
 		}
 		rest = append(rest, p)
 	}
-	select {
-	case <-first.Done():
-		t.Fatal("record acknowledged before its fsync returned")
-	default:
+	for _, p := range append(held, rest...) {
+		select {
+		case <-p.Done():
+			t.Fatal("record acknowledged before its sync returned")
+		default:
+		}
 	}
 	close(release)
-	for _, p := range append([]Pending{first}, rest...) {
+	for _, p := range append(held, rest...) {
 		if err := p.Wait(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if st := w.Stats(); st.Syncs != 2 || st.Records != 51 {
-		t.Fatalf("stats = %+v, want 51 records in 2 fsyncs", st)
+	if st := w.Stats(); st.Syncs != maxSyncsInFlight+1 || st.Records != uint64(maxSyncsInFlight+50) {
+		t.Fatalf("stats = %+v, want %d records in %d syncs", st, maxSyncsInFlight+50, maxSyncsInFlight+1)
 	}
-	if d := w.DurableLSN(); d != 51 {
-		t.Fatalf("DurableLSN = %d, want 51", d)
+	if d := w.DurableLSN(); d != uint64(maxSyncsInFlight+50) {
+		t.Fatalf("DurableLSN = %d", d)
+	}
+}
+
+// TestBatchesCompleteInOrder: a later batch whose sync returns first is
+// not acknowledged before the earlier one.
+func TestBatchesCompleteInOrder(t *testing.T) {
+	efs := vfstest.New(vfs.Default)
+	w, _ := mustOpen(t, Options{Dir: t.TempDir(), FS: efs}, 1)
+	defer w.Close()
+	first := make(chan struct{})
+	entered := make(chan struct{}, 4)
+	var calls atomic.Int32
+	efs.SetInjector(func(op vfstest.Op, path string) error {
+		if isSync(op) && strings.HasSuffix(path, fileSuffix) {
+			entered <- struct{}{}
+			if calls.Add(1) == 1 {
+				<-first // hold only the first sync
+			}
+		}
+		return nil
+	})
+	a, _ := w.Append(testType, []byte("a"))
+	<-entered
+	b, _ := w.Append(testType, []byte("b"))
+	<-entered // b's sync runs (and returns at once)
+	select {
+	case <-b.Done():
+		t.Fatal("the second batch completed before the first")
+	default:
+	}
+	close(first)
+	if err := a.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Wait(); err != nil {
+		t.Fatal(err)
 	}
 }
 
