@@ -9,9 +9,15 @@
 // Append assigns a record its LSN (log sequence number, consecutive from 1)
 // and its address at once, under the log's lock, so the log's order is the
 // order of Append calls. One flusher goroutine takes every record queued
-// while the previous write+fsync ran, writes them with one write call per
-// file and covers them with one fsync. Write and fsync errors are sticky:
-// after one, every Append returns ErrFailed and the container stops; the log
+// so far as one batch, writes it (one write call per 1 MiB slab) and starts
+// the batch's sync (fdatasync, or fsync when the file grew). Syncs are
+// pipelined: the flusher may write and start the next batch's sync while
+// the previous sync still runs (at most two in flight); while both are
+// busy, new records gather in one pending batch that one later sync
+// covers. A batch completes, in order, only when its own sync and every
+// earlier batch's have returned; only then are its records acknowledged.
+// Write and sync errors are sticky: after one, that batch and every later
+// one fail, every Append returns ErrFailed and the container stops; the log
 // never carries on as if a failed write had worked.
 //
 // # Files
