@@ -394,5 +394,3 @@ func (w *Writer) sleep(d time.Duration) bool {
 		return false
 	}
 }
-
-var errStopped = errors.New("client: segment writer stopped")
