@@ -77,6 +77,17 @@
 // heartbeat, then records the cut; ResetToCut restarts the group at a cut
 // (readers see a new generation and drop what they held).
 //
+// Truncation past a GroupReader (a read below the segment's start, or a
+// segment deleted by truncation) goes through the group too: the reader
+// stops reading the affected segments, calls its WithTruncationFunc, and
+// reports the truncation on its next heartbeat; the transition truncated
+// replaces the segment by itself at the head cut's offset, or, if it was
+// deleted, by the head cut's segments that replace it, each placed once
+// (one already in the state, because another reader met the same
+// truncation first, is not placed again) and unassigned, so the plan hands
+// them out like any other. The reader never takes a segment by itself, so
+// two readers truncated into the same successor do not both read it.
+//
 // Why the controller's store and not Pravega's state synchronizer (a
 // segment of conditional appends replayed by every reader): Sluice's
 // controller already keeps versioned records with compare-and-set in

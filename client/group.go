@@ -269,6 +269,7 @@ type GroupReader struct {
 	gen      int64
 	released api.StreamCut
 	ended    map[string]EndedSegment
+	truncs   []groupTruncation // met by the reader, not yet in the state
 	errMu    sync.Mutex
 	err      error // the heartbeat's fatal error, reported by ReadNext
 }
@@ -390,9 +391,13 @@ func (gr *GroupReader) sync(ctx context.Context) error {
 			}
 			gr.gen = s.Gen
 		}
-		pos, ended := gr.r.groupSnapshot()
+		pos, ended, truncs := gr.r.groupSnapshot()
 		maps.Copy(gr.ended, ended)
+		gr.truncs = append(gr.truncs, truncs...)
 		s.expire(gr.id, now, gr.cfg.timeout.Milliseconds())
+		// Truncations first: the group, not the reader, places the head
+		// cut's segments, and the plan below hands them out.
+		s.truncated(gr.id, gr.truncs)
 		err := s.report(gr.id, now, groupReport{Positions: pos, Released: gr.released, Ended: gr.ended})
 		if errors.Is(err, ErrNotMember) {
 			// The others expired this reader: someone may read its
@@ -425,6 +430,7 @@ func (gr *GroupReader) sync(ctx context.Context) error {
 	}
 	gr.released = api.StreamCut{}
 	gr.ended = map[string]EndedSegment{}
+	gr.truncs = nil
 	return gr.r.runOwner(ctx, func() {
 		for seg, off := range acquired {
 			gr.r.acquireOwned(seg, off)
@@ -439,6 +445,7 @@ func (gr *GroupReader) sync(ctx context.Context) error {
 func (gr *GroupReader) dropAll(ctx context.Context) error {
 	gr.released = api.StreamCut{}
 	gr.ended = map[string]EndedSegment{}
+	gr.truncs = nil
 	return gr.r.runOwner(ctx, func() {
 		for _, seg := range gr.r.mu.tracker.segments() {
 			gr.r.releaseOwned(seg)
@@ -462,8 +469,10 @@ func (gr *GroupReader) Close(ctx context.Context) error {
 			s.leave(gr.id, nil)
 			return nil
 		}
-		pos, ended := gr.r.groupSnapshot()
+		pos, ended, truncs := gr.r.groupSnapshot()
 		maps.Copy(gr.ended, ended)
+		gr.truncs = append(gr.truncs, truncs...)
+		s.truncated(gr.id, gr.truncs)
 		if err := s.report(gr.id, time.Now().UnixMilli(), groupReport{Positions: pos, Released: gr.released, Ended: gr.ended}); err != nil {
 			return errNoChange // already expired
 		}

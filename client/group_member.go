@@ -87,12 +87,36 @@ func (r *Reader) releaseOwned(seg string) (int64, bool) {
 	return off, true
 }
 
+// groupTruncate handles a truncation past the reader in seg: it stops
+// reading the segments truncation deleted that it holds, and keeps the
+// truncation for the group, which places the head cut's segments that
+// replace them (GroupState.truncated). The reader takes none of them by
+// itself: another reader may hold them already. Owner only.
+func (r *Reader) groupTruncate(seg string, m *truncMove) {
+	r.mu.Lock()
+	var drop []string
+	for _, s := range append([]string{seg}, m.drop...) {
+		if _, ok := r.mu.tracker.reading[s]; ok {
+			drop = append(drop, s)
+		}
+	}
+	r.mu.tracker.replace(drop, nil)
+	r.mu.pos = &posNode{full: r.mu.tracker.cut()}
+	r.mu.groupTruncs = append(r.mu.groupTruncs, groupTruncation{Segment: seg, Drop: m.drop, Head: m.add})
+	r.mu.Unlock()
+	for _, s := range drop {
+		delete(r.segs, s)
+	}
+}
+
 // groupSnapshot returns, at one instant, the position in every segment
-// being read and the segments read to their end since the last call.
-func (r *Reader) groupSnapshot() (api.StreamCut, map[string]EndedSegment) {
+// being read, and the segments read to their end and the truncations met
+// since the last call.
+func (r *Reader) groupSnapshot() (api.StreamCut, map[string]EndedSegment, []groupTruncation) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ended := r.mu.groupEnded
+	ended, truncs := r.mu.groupEnded, r.mu.groupTruncs
 	r.mu.groupEnded = map[string]EndedSegment{}
-	return r.mu.tracker.cut(), ended
+	r.mu.groupTruncs = nil
+	return r.mu.tracker.cut(), ended, truncs
 }

@@ -196,6 +196,53 @@ func (s *GroupState) report(id string, now int64, r groupReport) error {
 	return nil
 }
 
+// groupTruncation is a truncation a reader met: a read of Segment found
+// it truncated or deleted past the reader. Drop are the segments
+// truncation deleted or cut that the reader found on its way (Segment
+// among them), Head the part of the stream's head cut that replaces them
+// (Segment itself at a higher offset if it is still there).
+type groupTruncation struct {
+	Segment string        `json:"segment"`
+	Drop    []string      `json:"drop"`
+	Head    api.StreamCut `json:"head"`
+}
+
+// truncated records the truncations reader id met, each only if the state
+// still gives Segment to the reader (else whoever holds it now meets the
+// truncation itself): the dropped segments leave the reader, Unassigned
+// and Ended (and a running checkpoint's positions), and each segment of
+// Head that is nowhere in the state yet becomes unassigned at its head
+// offset, to be handed out by the plan like any other. The reader takes
+// nothing by itself: a head segment another reader already holds (it met
+// the same truncation first) is not placed twice. ErrNotMember if the
+// reader is not in the group.
+func (s *GroupState) truncated(id string, ts []groupTruncation) error {
+	m, ok := s.Readers[id]
+	if !ok {
+		return ErrNotMember
+	}
+	for _, t := range ts {
+		if _, ok := m.Segments[t.Segment]; !ok {
+			continue
+		}
+		for _, seg := range append([]string{t.Segment}, t.Drop...) {
+			delete(m.Segments, seg)
+			delete(s.Unassigned, seg)
+			delete(s.Ended, seg)
+			if cp := s.Checkpoint; cp != nil {
+				delete(cp.Positions, seg)
+			}
+		}
+		for seg, off := range t.Head {
+			if !s.placed(seg) {
+				s.Unassigned[seg] = off
+			}
+		}
+	}
+	s.startSuccessors()
+	return nil
+}
+
 // fairShare is the most segments one reader should read:
 // ceil(segments to read / readers).
 func (s *GroupState) fairShare() int {
@@ -264,6 +311,12 @@ func (s *GroupState) startSuccessors() {
 		if _, still := s.Ended[seg]; !still {
 			continue
 		}
+		if e := s.Ended[seg]; len(e.Successors) > 0 && s.allPlaced(e.Successors) {
+			// Its successors were placed by a truncation past the
+			// segments it waited for: nothing left to start.
+			delete(s.Ended, seg)
+			continue
+		}
 		preds := map[string]bool{seg: true}
 		next := map[string]bool{}
 		queue := []string{seg}
@@ -298,6 +351,16 @@ func (s *GroupState) startSuccessors() {
 			}
 		}
 	}
+}
+
+// allPlaced reports whether every successor is in the state already.
+func (s *GroupState) allPlaced(succ []api.Successor) bool {
+	for _, x := range succ {
+		if !s.placed(x.Segment.Segment) {
+			return false
+		}
+	}
+	return true
 }
 
 // placed reports whether seg is anywhere in the state already.

@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -19,7 +20,8 @@ func gseg(n int) string {
 
 // TestGroupStateGolden runs the group's transitions through one story
 // (join, rebalance, release, segment ends across a scale, expiry, a
-// checkpoint with a segment ending in it, leave, reset) and compares the
+// checkpoint with a segment ending in it, leave, reset, truncations) and
+// compares the
 // state after each step with testdata/group_state.golden (regenerate with
 // go test -run TestGroupStateGolden -update).
 func TestGroupStateGolden(t *testing.T) {
@@ -78,6 +80,26 @@ func TestGroupStateGolden(t *testing.T) {
 	step("not a member", func() any { return errText(s.report("z", 3200, groupReport{})) })
 	step("b leaves at positions", func() any { s.leave("b", api.StreamCut{gseg(3): 48}); return nil })
 	step("reset to cp1", func() any { c, _ := s.checkpointCut("cp1"); s.reset(c); return nil })
+	step("c acquires all five", func() any { _, acq := s.plan("c"); return s.acquire("c", acq) })
+	step("c ends 1 (merge with 2): 6 waits for 2", func() any {
+		return s.report("c", 3300, groupReport{Ended: map[string]EndedSegment{gseg(1): {End: 60, Successors: merge}}})
+	})
+	step("d joins", func() any { s.join("d", 3300); return nil })
+	step("c meets a truncation inside 4: 4 unassigned at the head offset", func() any {
+		return errText(s.truncated("c", []groupTruncation{{Segment: gseg(4), Drop: []string{gseg(4)}, Head: api.StreamCut{gseg(4): 20}}}))
+	})
+	step("c meets 2 deleted: 6 unassigned at the head offset, 1 no longer waits", func() any {
+		return errText(s.truncated("c", []groupTruncation{{Segment: gseg(2), Drop: []string{gseg(2), gseg(1)}, Head: api.StreamCut{gseg(6): 7}}}))
+	})
+	step("plan c: at its share of 2, nothing to do", func() any { return plan("c") })
+	step("d acquires 4 and 6", func() any { _, acq := s.plan("d"); return s.acquire("d", acq) })
+	step("c meets the same truncation again in 2: it no longer holds 2, ignored", func() any {
+		return errText(s.truncated("c", []groupTruncation{{Segment: gseg(2), Drop: []string{gseg(2), gseg(1)}, Head: api.StreamCut{gseg(6): 7}}}))
+	})
+	step("c meets 3 deleted, replaced by 6 that d holds: not placed twice", func() any {
+		return errText(s.truncated("c", []groupTruncation{{Segment: gseg(3), Drop: []string{gseg(3)}, Head: api.StreamCut{gseg(6): 7}}}))
+	})
+	step("truncation of a non-member", func() any { return errText(s.truncated("z", nil)) })
 
 	path := "testdata/group_state.golden"
 	if *updateGolden {
@@ -138,5 +160,85 @@ func TestGroupStateFairShare(t *testing.T) {
 				t.Fatalf("plan(%s) = release %v acquire %v, want %d and %d", tc.self, rel, acq, tc.rel, tc.acq)
 			}
 		})
+	}
+}
+
+// TestGroupStateTruncated checks the truncation transition in a table:
+// reader a meets a truncation; b holds other segments.
+func TestGroupStateTruncated(t *testing.T) {
+	merge := []api.Successor{{Segment: api.SegmentRange{Segment: gseg(6)}, Predecessors: []string{gseg(1), gseg(2)}}}
+	for _, tc := range []struct {
+		name       string
+		a, b       []int // segments held
+		ended      []int // ended, merging into 6
+		checkpoint bool
+		tr         groupTruncation
+		wantA      []int
+		unassigned api.StreamCut
+		wantEnded  int
+	}{
+		{name: "inside a held segment: unassigned at the head offset",
+			a: []int{0, 1}, b: []int{2}, tr: groupTruncation{Segment: gseg(0), Drop: []string{gseg(0)}, Head: api.StreamCut{gseg(0): 9}},
+			wantA: []int{1}, unassigned: api.StreamCut{gseg(0): 9}},
+		{name: "deleted: each replacing head segment unassigned",
+			a: []int{0}, tr: groupTruncation{Segment: gseg(0), Drop: []string{gseg(0)}, Head: api.StreamCut{gseg(4): 3, gseg(5): 0}},
+			unassigned: api.StreamCut{gseg(4): 3, gseg(5): 0}},
+		{name: "head segment held by another reader: not placed twice",
+			a: []int{0}, b: []int{4}, tr: groupTruncation{Segment: gseg(0), Drop: []string{gseg(0)}, Head: api.StreamCut{gseg(4): 3, gseg(5): 0}},
+			unassigned: api.StreamCut{gseg(5): 0}},
+		{name: "segment not held by the reader: ignored",
+			a: []int{1}, b: []int{0}, tr: groupTruncation{Segment: gseg(0), Drop: []string{gseg(0)}, Head: api.StreamCut{gseg(4): 3}},
+			wantA: []int{1}, unassigned: api.StreamCut{}},
+		{name: "deleted predecessor that had ended leaves Ended",
+			a: []int{2}, ended: []int{1}, tr: groupTruncation{Segment: gseg(2), Drop: []string{gseg(2), gseg(1)}, Head: api.StreamCut{gseg(6): 5}},
+			unassigned: api.StreamCut{gseg(6): 5}},
+		{name: "ended segment whose successor the head places leaves Ended",
+			a: []int{2}, ended: []int{1}, tr: groupTruncation{Segment: gseg(2), Drop: []string{gseg(2)}, Head: api.StreamCut{gseg(6): 5}},
+			unassigned: api.StreamCut{gseg(6): 5}},
+		{name: "during a checkpoint: the dropped position leaves it",
+			a: []int{0, 1}, checkpoint: true, tr: groupTruncation{Segment: gseg(0), Drop: []string{gseg(0)}, Head: api.StreamCut{gseg(0): 9}},
+			wantA: []int{1}, unassigned: api.StreamCut{gseg(0): 9}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newGroupState(nil)
+			s.join("a", 0)
+			s.join("b", 0)
+			for _, n := range tc.a {
+				s.Readers["a"].Segments[gseg(n)] = 1
+			}
+			for _, n := range tc.b {
+				s.Readers["b"].Segments[gseg(n)] = 1
+			}
+			for _, n := range tc.ended {
+				s.Ended[gseg(n)] = EndedSegment{End: 10, Successors: merge}
+			}
+			if tc.checkpoint {
+				s.Checkpoint = &Checkpoint{Name: "cp", Pending: []string{"b"}, Positions: api.StreamCut{gseg(0): 1, gseg(1): 1}}
+			}
+			if err := s.truncated("a", []groupTruncation{tc.tr}); err != nil {
+				t.Fatal(err)
+			}
+			want := api.StreamCut{}
+			for _, n := range tc.wantA {
+				want[gseg(n)] = 1
+			}
+			if fmt.Sprint(s.Readers["a"].Segments) != fmt.Sprint(map[string]int64(want)) {
+				t.Fatalf("a holds %v, want %v", s.Readers["a"].Segments, want)
+			}
+			if fmt.Sprint(s.Unassigned) != fmt.Sprint(map[string]int64(tc.unassigned)) {
+				t.Fatalf("unassigned %v, want %v", s.Unassigned, tc.unassigned)
+			}
+			if len(s.Ended) != tc.wantEnded {
+				t.Fatalf("ended %v, want %d", s.Ended, tc.wantEnded)
+			}
+			if tc.checkpoint {
+				if _, ok := s.Checkpoint.Positions[gseg(0)]; ok {
+					t.Fatalf("checkpoint positions %v still hold the dropped segment", s.Checkpoint.Positions)
+				}
+			}
+		})
+	}
+	if err := newGroupState(nil).truncated("z", nil); !errors.Is(err, ErrNotMember) {
+		t.Fatalf("non-member: %v", err)
 	}
 }

@@ -409,3 +409,121 @@ func TestGroupCheckpointAndNewGroupFromIt(t *testing.T) {
 	}
 	waitFor(t, "20 more events after the reset", func() bool { return len(col.events()) >= n+20 })
 }
+
+// TestGroupTruncatedPastReaders truncates the stream past both readers of
+// a group into the segment that merged theirs: each meets the truncation
+// and reports it to the group, which places the merged segment once, at
+// the head cut's offset; neither reader takes it by itself. Together they
+// read every event at or after the cut exactly once, and never one
+// segment at the same time.
+func TestGroupTruncatedPastReaders(t *testing.T) {
+	d := clienttest.Start(t)
+	d.CreateStream("sc", "gt", 2)
+	c := newTestClient(t, d)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g, err := c.NewReaderGroup(ctx, "sc", "g", "gt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	truncs := map[string][]Truncation{}
+	onTrunc := func(id string) GroupOption {
+		return WithGroupReaderOptions(WithTruncationFunc(func(tr Truncation) {
+			mu.Lock()
+			truncs[id] = append(truncs[id], tr)
+			mu.Unlock()
+		}))
+	}
+	fast := WithCommitInterval(20 * time.Millisecond)
+	a := joinTest(t, c, "g", "a", fast, onTrunc("a"))
+	b := joinTest(t, c, "g", "b", fast, onTrunc("b"))
+	waitFor(t, "a and b to hold 1 segment each", func() bool {
+		s := groupState(t, g)
+		return held(s, "a") == 1 && held(s, "b") == 1
+	})
+	ap := newAppender(t, d)
+	s0, s1 := segName("gt", 0, 0), segName("gt", 1, 0)
+	for i := range 10 {
+		ap.add(s0, fmt.Sprintf("x/%d", i))
+		ap.add(s1, fmt.Sprintf("y/%d", i))
+	}
+	// a reads all of its segment, b nothing.
+	rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+	for range 10 {
+		if _, err := a.ReadNext(rctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rcancel()
+	// s0 and s1 merge into s2; the stream is truncated inside s2, past
+	// both readers: s0 and s1 are deleted.
+	if _, err := d.Controller.Scale(ctx, "sc", "gt", api.ScaleRequest{SealedSegments: []int64{0, 1},
+		NewRanges: []api.KeyRange{{Low: 0, High: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	s2 := segName("gt", 2, 1)
+	var offs []int64
+	for i := range 10 {
+		offs = append(offs, ap.add(s2, fmt.Sprintf("z/%d", i)))
+	}
+	cut := api.StreamCut{s2: offs[4]}
+	if err := d.Controller.TruncateStream(ctx, "sc", "gt", cut); err != nil {
+		t.Fatal(err)
+	}
+	col := &collector{t: t}
+	col.run(ctx, a)
+	col.run(ctx, b)
+	for i := 10; i < 15; i++ {
+		ap.add(s2, fmt.Sprintf("z/%d", i))
+	}
+	after := func() []groupEvent {
+		var out []groupEvent
+		for _, e := range col.events() {
+			if e.Segment == s2 {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	waitFor(t, "the 11 events at or after the cut", func() bool { seen, _ := distinct(after()); return len(seen) >= 11 })
+	time.Sleep(200 * time.Millisecond) // let a second reader of s2, if any, show itself
+	evs := after()
+	seen, dups := distinct(evs)
+	if len(dups) > 0 || len(seen) != 11 {
+		t.Fatalf("%d distinct events of %s, duplicates %v", len(seen), s2, dups)
+	}
+	last := int64(-1)
+	for _, e := range evs {
+		if e.Offset < cut[s2] || e.Offset <= last {
+			t.Fatalf("event of %s at %d by %s: below the cut %d or not after %d", s2, e.Offset, e.reader, cut[s2], last)
+		}
+		last = e.Offset
+	}
+	for _, e := range col.events() {
+		if e.Segment != s2 {
+			t.Fatalf("event of deleted segment %s at %d read after the truncation by %s", e.Segment, e.Offset, e.reader)
+		}
+	}
+	// b stood in s1 at 0 and met the truncation; the callback said so.
+	mu.Lock()
+	bt := truncs["b"]
+	mu.Unlock()
+	if len(bt) == 0 || bt[0].Segment != s1 || bt[0].Offset != 0 || bt[0].Head[s2] != cut[s2] {
+		t.Fatalf("b's truncations %+v", bt)
+	}
+	// The group holds s2 once, and nothing of s0 and s1.
+	s := groupState(t, g)
+	n := 0
+	for _, m := range s.Readers {
+		for seg := range m.Segments {
+			if seg != s2 {
+				t.Fatalf("state still gives %s: %+v", seg, s)
+			}
+			n++
+		}
+	}
+	if n+len(s.Unassigned) != 1 || len(s.Ended) != 0 {
+		t.Fatalf("state %+v", s)
+	}
+}

@@ -173,6 +173,8 @@ type Reader struct {
 		// group; and whether the group has read everything.
 		groupEnded map[string]EndedSegment
 		groupDone  bool
+		// Group mode: truncations met, not yet handed to the group.
+		groupTruncs []groupTruncation
 	}
 }
 
@@ -509,6 +511,14 @@ func (r *Reader) apply(res fetchResult) error {
 // segments that replace them.
 func (r *Reader) truncate(sr *segRead, m *truncMove) {
 	info := Truncation{Segment: sr.name, Offset: sr.bufOff, Head: m.add}
+	if r.cfg.group {
+		// The group moves the reader, through its state (group_member.go).
+		r.groupTruncate(sr.name, m)
+		if r.cfg.onTrunc != nil {
+			r.cfg.onTrunc(info)
+		}
+		return
+	}
 	r.mu.Lock()
 	held := r.mu.tracker.cut()
 	var drop []string
