@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -44,4 +45,20 @@ func Parents(key string) []string {
 		}
 	}
 	return ps
+}
+
+// CheckCall returns the error a Store call on key should fail with before it
+// starts: ErrClosed if the store is closed, ctx's error, or CheckKey's. The
+// root "" passes only if rootOK (List accepts it).
+func CheckCall(ctx context.Context, closed bool, key string, rootOK bool) error {
+	if closed {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if key == "" && rootOK {
+		return nil
+	}
+	return CheckKey(key)
 }

@@ -99,26 +99,14 @@ func versionOf(raw []byte) cluster.Version {
 	return cluster.Version(binary.BigEndian.Uint64(raw))
 }
 
-// check returns the error a call should fail with before it starts. The
-// root "" passes only for List, which calls checkList.
+// check returns the error a call on key should fail with before it starts;
+// checkList is check for List, which also accepts the root "".
 func (s *Store) check(ctx context.Context, key string) error {
-	if err := s.checkList(ctx, key); err != nil {
-		return err
-	}
-	return cluster.CheckKey(key)
+	return cluster.CheckCall(ctx, s.closed.Load(), key, false)
 }
 
 func (s *Store) checkList(ctx context.Context, key string) error {
-	if s.closed.Load() {
-		return cluster.ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if key != "" {
-		return cluster.CheckKey(key)
-	}
-	return nil
+	return cluster.CheckCall(ctx, s.closed.Load(), key, true)
 }
 
 // mapErr turns bbolt's error for a closed database into ErrClosed.
