@@ -158,16 +158,7 @@ func (w *Writer) BeginTxn(ctx context.Context, opts ...TxnOption) (*Txn, error) 
 
 	wcfg := w.cfg
 	wcfg.id = info.ID
-	t.w = &Writer{c: w.c, scope: w.scope, stream: w.stream, cfg: wcfg, txn: true}
-	t.w.ctx, t.w.cancel = context.WithCancel(context.Background())
-	t.w.mu.segs = map[string]*segWriter{}
-	t.w.mu.space = make(chan struct{})
-	t.w.mu.pending = map[*Ack]int{}
-	t.w.mu.Lock()
-	for _, r := range ranges {
-		t.w.addSegmentLocked(r)
-	}
-	t.w.mu.Unlock()
+	t.w = w.c.newWriter(w.scope, w.stream, wcfg, ranges, true)
 
 	interval := cfg.pingInterval
 	if interval == 0 {

@@ -54,9 +54,6 @@ type Writer struct {
 		rr       int   // round-robin position for empty keys
 		inflight int64 // bytes written, not yet acknowledged
 		space    chan struct{}
-		// pending is not used since Acks are settled per block (groups);
-		// Txn still initialises it.
-		pending map[*Ack]int
 		groups  map[*ackGroup]struct{} // groups with unsettled events
 		slab    []Ack                  // Acks are allocated in slabs
 		free    []*block               // released blocks, for reuse
@@ -138,16 +135,23 @@ func (c *Client) NewWriter(ctx context.Context, scope, stream string, opts ...Wr
 	if len(segs) == 0 {
 		return nil, fmt.Errorf("client: writer of %s/%s: the stream has no active segment", scope, stream)
 	}
-	w := &Writer{c: c, scope: scope, stream: stream, cfg: cfg}
+	return c.newWriter(scope, stream, cfg, segs, false), nil
+}
+
+// newWriter returns a writer of scope/stream with configuration cfg and
+// starts the goroutines of segs; txn marks a transaction's writer.
+func (c *Client) newWriter(scope, stream string, cfg writerConfig, segs []api.SegmentRange, txn bool) *Writer {
+	w := &Writer{c: c, scope: scope, stream: stream, cfg: cfg, txn: txn}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.mu.segs = map[string]*segWriter{}
+	w.mu.groups = map[*ackGroup]struct{}{}
 	w.mu.space = make(chan struct{})
 	w.mu.Lock()
 	for _, s := range segs {
 		w.addSegmentLocked(s)
 	}
 	w.mu.Unlock()
-	return w, nil
+	return w
 }
 
 // ID returns the writer id.

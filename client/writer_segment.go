@@ -75,9 +75,6 @@ func (s *segWriter) addLocked(key string, event []byte, a *Ack) *Ack {
 	if a == nil {
 		if b.grp == nil {
 			b.grp = &ackGroup{done: make(chan struct{})}
-			if w.mu.groups == nil {
-				w.mu.groups = map[*ackGroup]struct{}{}
-			}
 			w.mu.groups[b.grp] = struct{}{}
 		}
 		a = w.newAckLocked(b.grp, size)
