@@ -506,11 +506,8 @@ func (w *WAL) WaitDurable(lsn uint64) error {
 		w.mu.Unlock()
 		return err
 	}
-	var b *batch
-	switch {
-	case inflightFor(w.mu.inflight, lsn) != nil:
-		b = inflightFor(w.mu.inflight, lsn)
-	case w.mu.pending != nil && lsn <= w.mu.pending.lastLSN:
+	b := inflightFor(w.mu.inflight, lsn)
+	if b == nil && w.mu.pending != nil && lsn <= w.mu.pending.lastLSN {
 		b = w.mu.pending
 	}
 	w.mu.Unlock()
