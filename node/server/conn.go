@@ -509,7 +509,7 @@ func (c *conn) merge(target, source string) (int64, error) {
 }
 
 // writeLoop writes the reply queue until it is closed, flushing whenever
-// it is empty. After a write error it drops replies (the connection is
+// it is empty (so nothing is left buffered when it returns). After a write error it drops replies (the connection is
 // dead) but keeps draining, so that no sender blocks.
 func (c *conn) writeLoop(done chan<- struct{}) {
 	defer close(done)
@@ -570,8 +570,5 @@ func (c *conn) writeLoop(done chan<- struct{}) {
 		if !ok {
 			break
 		}
-	}
-	if failed == nil {
-		bw.Flush()
 	}
 }
