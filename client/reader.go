@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -741,22 +740,12 @@ func (r *Reader) Close() error {
 	return nil
 }
 
-// backoffTimer waits with capped exponential backoff and full jitter:
-// 20 ms doubling up to 2 s.
+// backoffTimer waits with the writer's backoff (capped exponential, full
+// jitter): 20 ms doubling up to 2 s.
 type backoffTimer struct{ n int }
 
 func (b *backoffTimer) wait(ctx context.Context) bool {
-	d := 20 * time.Millisecond << min(b.n, 7)
-	if d > 2*time.Second {
-		d = 2 * time.Second
-	}
+	d := backoff(20*time.Millisecond, 2*time.Second, b.n)
 	b.n++
-	t := time.NewTimer(d/2 + rand.N(d/2+1))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return sleepCtx(ctx, d) == nil
 }

@@ -654,15 +654,3 @@ func (t *Txn) pingLoop(ctx context.Context, interval time.Duration) {
 		}
 	}
 }
-
-// sleepCtx waits d or until ctx is done (then ctx.Err()).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}

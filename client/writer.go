@@ -54,9 +54,9 @@ type Writer struct {
 		rr       int   // round-robin position for empty keys
 		inflight int64 // bytes written, not yet acknowledged
 		space    chan struct{}
-		groups  map[*ackGroup]struct{} // groups with unsettled events
-		slab    []Ack                  // Acks are allocated in slabs
-		free    []*block               // released blocks, for reuse
+		groups   map[*ackGroup]struct{} // groups with unsettled events
+		slab     []Ack                  // Acks are allocated in slabs
+		free     []*block               // released blocks, for reuse
 	}
 }
 
@@ -376,24 +376,32 @@ func (w *Writer) finish(err error, blocks ...*block) {
 }
 
 func (w *Writer) backoff(attempt int) time.Duration {
-	d := w.cfg.backoffMax
+	return backoff(w.cfg.backoffMin, w.cfg.backoffMax, attempt)
+}
+
+// backoff returns the delay before retry attempt (from 0): exponential
+// from min, capped at max, with full jitter over [min, that].
+func backoff(min, max time.Duration, attempt int) time.Duration {
+	d := max
 	if attempt < 30 {
-		if e := w.cfg.backoffMin << attempt; e < d {
+		if e := min << attempt; e < d {
 			d = e
 		}
 	}
-	// Full jitter over [min, d].
-	return w.cfg.backoffMin + rand.N(d-w.cfg.backoffMin+1)
+	return min + rand.N(d-min+1)
 }
 
 // sleep waits d or until the writer closes; it reports whether to go on.
-func (w *Writer) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
+func (w *Writer) sleep(d time.Duration) bool { return sleepCtx(w.ctx, d) == nil }
+
+// sleepCtx waits d or until ctx is done (then ctx.Err()).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
 	select {
-	case <-t.C:
-		return true
-	case <-w.ctx.Done():
-		return false
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
