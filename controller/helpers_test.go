@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -19,8 +17,7 @@ import (
 	"github.com/sluice-streams/sluice/client/segclient"
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/boltstore"
-	"github.com/sluice-streams/sluice/node"
-	"github.com/sluice-streams/sluice/node/server"
+	"github.com/sluice-streams/sluice/controller/internal/nodetest"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -33,34 +30,13 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-func quietLog() *logrus.Logger {
-	l := logrus.New()
-	l.SetOutput(io.Discard)
-	return l
-}
+func quietLog() *logrus.Logger { return nodetest.QuietLogger() }
 
 // startNode runs a real node on a temporary directory, served on
 // 127.0.0.1; cleanup stops both.
 func startNode(t *testing.T) string {
 	t.Helper()
-	n, err := node.Open(node.Config{Dir: t.TempDir(), Containers: 4, Logger: quietLog()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		n.Close()
-		t.Fatal(err)
-	}
-	srv := server.New(n, server.Options{Logger: quietLog()})
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	t.Cleanup(func() {
-		srv.Close()
-		<-served
-		n.Close()
-	})
-	return l.Addr().String()
+	return nodetest.Start(t)
 }
 
 func openStore(t *testing.T) cluster.Store {

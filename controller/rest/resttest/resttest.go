@@ -6,8 +6,6 @@ package resttest
 
 import (
 	"context"
-	"io"
-	"net"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -17,40 +15,18 @@ import (
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/boltstore"
 	"github.com/sluice-streams/sluice/controller"
+	"github.com/sluice-streams/sluice/controller/internal/nodetest"
 	"github.com/sluice-streams/sluice/controller/rest"
-	"github.com/sluice-streams/sluice/node"
-	"github.com/sluice-streams/sluice/node/server"
 )
 
 // QuietLogger returns a logger that writes nothing.
-func QuietLogger() *logrus.Logger {
-	l := logrus.New()
-	l.SetOutput(io.Discard)
-	return l
-}
+func QuietLogger() *logrus.Logger { return nodetest.QuietLogger() }
 
 // StartNode runs a real node (4 containers) on a temporary directory,
 // served on 127.0.0.1, and returns its address.
 func StartNode(t testing.TB) string {
 	t.Helper()
-	n, err := node.Open(node.Config{Dir: t.TempDir(), Containers: 4, Logger: QuietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		n.Close()
-		t.Fatal(err)
-	}
-	srv := server.New(n, server.Options{Logger: QuietLogger()})
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	t.Cleanup(func() {
-		srv.Close()
-		<-served
-		n.Close()
-	})
-	return l.Addr().String()
+	return nodetest.Start(t)
 }
 
 // Controller is a controller served over HTTP for a test.
