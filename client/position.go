@@ -32,6 +32,7 @@ type segmentTracker struct {
 	reading map[string]int64           // segment -> offset after the last event returned
 	ended   map[string]int64           // read to its end -> end offset; kept until its successors start
 	succs   map[string][]api.Successor // ended segment -> its successors, once known
+	order   []string                   // reading's keys in segment order; nil when stale
 }
 
 func newSegmentTracker(cut api.StreamCut) *segmentTracker {
@@ -62,6 +63,7 @@ func (t *segmentTracker) end(seg string, end int64, succ []api.Successor) []stri
 		return nil
 	}
 	delete(t.reading, seg)
+	t.order = nil
 	t.ended[seg] = end
 	t.succs[seg] = succ
 	return t.startReady(seg)
@@ -104,6 +106,7 @@ func (t *segmentTracker) startReady(seg string) []string {
 	for s := range next {
 		if _, ok := t.reading[s]; !ok {
 			t.reading[s] = 0
+			t.order = nil
 			started = append(started, s)
 		}
 	}
@@ -115,6 +118,7 @@ func (t *segmentTracker) startReady(seg string) []string {
 // the segments of add from their offsets instead: how a reader skips what
 // truncation deleted.
 func (t *segmentTracker) replace(old []string, add map[string]int64) {
+	t.order = nil
 	for _, s := range old {
 		delete(t.reading, s)
 		delete(t.ended, s)
@@ -139,11 +143,15 @@ func (t *segmentTracker) cut() api.StreamCut {
 	return c
 }
 
-// segments returns the segments being read, in segment order.
+// segments returns the segments being read, in segment order. The
+// slice is shared and must not be modified; it is sorted again only
+// after the set changes, not on every event.
 func (t *segmentTracker) segments() []string {
-	out := slices.Collect(maps.Keys(t.reading))
-	sortSegments(out)
-	return out
+	if t.order == nil {
+		t.order = slices.Collect(maps.Keys(t.reading))
+		sortSegments(t.order)
+	}
+	return t.order
 }
 
 // sortSegments sorts qualified segment names by segment number (then
