@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-streams/sluice/internal/latency"
+	"github.com/sluice-streams/sluice/internal/benchtest"
 	"github.com/sluice-streams/sluice/node/cache"
 	"github.com/sluice-streams/sluice/node/diskprobe"
 	"github.com/sluice-streams/sluice/node/diskprobe/diskprobetest"
@@ -58,37 +58,12 @@ func BenchmarkAppendThroughput(b *testing.B) {
 				}
 			}
 			blocks := (b.N + benchBlockEvents - 1) / benchBlockEvents
-			perRound := benchRound / (benchBlockEvents * benchEventSize)
-			var appendTime, diskTime time.Duration
-			var appended, probed int64
 			eventNumber := int64(0)
 			b.SetBytes(benchEventSize)
-			b.ResetTimer()
-			for blocks > 0 {
-				n := min(blocks, perRound)
-				blocks -= n
-				start := time.Now()
-				if err := appendBlocks(c, names, blk, n, &eventNumber); err != nil {
-					b.Fatal(err)
-				}
-				appendTime += time.Since(start)
-				appended += int64(n * benchBlockEvents * benchEventSize)
-				b.StopTimer()
-				r, err := diskprobe.SequentialSync(dir, diskprobe.DefaultBlockSize, int64(n*len(blk)))
-				if err != nil {
-					b.Fatal(err)
-				}
-				diskTime += r.Elapsed
-				probed += r.Bytes
-				b.StartTimer()
-			}
-			b.StopTimer()
-			mbps := float64(appended) / appendTime.Seconds() / 1e6
-			limit := float64(probed) / diskTime.Seconds() / 1e6
+			benchtest.ThroughputInTurns(b, dir, blocks, len(blk), benchBlockEvents*benchEventSize, benchRound, func(n int) error {
+				return appendBlocks(c, names, blk, n, &eventNumber)
+			})
 			st := c.LogStats()
-			b.ReportMetric(mbps, "event-MB/s")
-			b.ReportMetric(limit, "disk-MB/s")
-			b.ReportMetric(100*mbps/limit, "%disk")
 			b.ReportMetric(float64(st.Records)/float64(max(st.Syncs, 1)), "records/fsync")
 		})
 	}
@@ -181,23 +156,8 @@ func BenchmarkAppendLatency10MBps(b *testing.B) {
 	}
 	// Warm up at the same rate until the log has rolled once: a log in its
 	// steady state writes into preallocated files, a new one does not yet.
-	if err := latency.RunPaced(benchLatencyWarmup, interval, latency.NewRecorder(benchLatencyWarmup), submit); err != nil {
-		b.Fatal(err)
-	}
-	rec := latency.NewRecorder(b.N)
 	b.SetBytes(benchEventSize)
-	b.ResetTimer()
-	if err := latency.RunPaced(b.N, interval, rec, submit); err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
-	s := rec.Snapshot()
-	diskP99 := disk.Percentile(99)
-	b.ReportMetric(latency.Micros(s.Percentile(50)), "p50-us")
-	b.ReportMetric(latency.Micros(s.Percentile(99)), "p99-us")
-	b.ReportMetric(latency.Micros(s.Percentile(99.9)), "p99.9-us")
-	b.ReportMetric(latency.Micros(diskP99), "disk-p99-us")
-	b.ReportMetric(float64(s.Percentile(99))/float64(diskP99), "p99/disk-p99")
+	benchtest.PacedLatency(b, disk, benchLatencyWarmup, interval, submit)
 	st := c.LogStats()
 	b.ReportMetric(float64(st.Rolls), "rolls")
 	b.ReportMetric(float64(st.SpareRolls), "spare-rolls")

@@ -12,7 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/client/segclient"
-	"github.com/sluice-streams/sluice/internal/latency"
+	"github.com/sluice-streams/sluice/internal/benchtest"
 	"github.com/sluice-streams/sluice/node"
 	"github.com/sluice-streams/sluice/node/diskprobe"
 	"github.com/sluice-streams/sluice/node/diskprobe/diskprobetest"
@@ -142,36 +142,11 @@ func BenchmarkWireAppendThroughput(b *testing.B) {
 				ws[w] = &wireWriter{conn: bn.writer(b, id, s), id: id, last: -1}
 			}
 			blocks := (b.N + benchBlockEvents - 1) / benchBlockEvents
-			perRound := benchRound / len(blk)
-			var appendTime, diskTime time.Duration
-			var appended, probed int64
 			b.SetBytes(benchEventSize)
-			b.ResetTimer()
-			for blocks > 0 {
-				n := min(blocks, perRound)
-				blocks -= n
-				start := time.Now()
-				if err := appendWire(ws, blk, n); err != nil {
-					b.Fatal(err)
-				}
-				appendTime += time.Since(start)
-				appended += int64(n * benchBlockEvents * benchEventSize)
-				b.StopTimer()
-				r, err := diskprobe.SequentialSync(bn.dir, diskprobe.DefaultBlockSize, int64(n*len(blk)))
-				if err != nil {
-					b.Fatal(err)
-				}
-				diskTime += r.Elapsed
-				probed += r.Bytes
-				b.StartTimer()
-			}
-			b.StopTimer()
-			mbps := float64(appended) / appendTime.Seconds() / 1e6
-			limit := float64(probed) / diskTime.Seconds() / 1e6
+			benchtest.ThroughputInTurns(b, bn.dir, blocks, len(blk), benchBlockEvents*benchEventSize, benchRound, func(n int) error {
+				return appendWire(ws, blk, n)
+			})
 			records, syncs := bn.records()
-			b.ReportMetric(mbps, "event-MB/s")
-			b.ReportMetric(limit, "disk-MB/s")
-			b.ReportMetric(100*mbps/limit, "%disk")
 			b.ReportMetric(float64(records)/float64(max(syncs, 1)), "records/fsync")
 		})
 	}
@@ -271,21 +246,6 @@ func BenchmarkWireAppendLatency10MBps(b *testing.B) {
 	// Warm up at the same rate until the log has rolled once: a log in its
 	// steady state writes into preallocated files, a new one does not yet.
 	warmup := benchLatencyWALFile * 3 / 2 / benchEventSize
-	if err := latency.RunPaced(warmup, interval, latency.NewRecorder(warmup), submit); err != nil {
-		b.Fatal(err)
-	}
-	rec := latency.NewRecorder(b.N)
 	b.SetBytes(benchEventSize)
-	b.ResetTimer()
-	if err := latency.RunPaced(b.N, interval, rec, submit); err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
-	s := rec.Snapshot()
-	diskP99 := disk.Percentile(99)
-	b.ReportMetric(latency.Micros(s.Percentile(50)), "p50-us")
-	b.ReportMetric(latency.Micros(s.Percentile(99)), "p99-us")
-	b.ReportMetric(latency.Micros(s.Percentile(99.9)), "p99.9-us")
-	b.ReportMetric(latency.Micros(diskP99), "disk-p99-us")
-	b.ReportMetric(float64(s.Percentile(99))/float64(diskP99), "p99/disk-p99")
+	benchtest.PacedLatency(b, disk, warmup, interval, submit)
 }

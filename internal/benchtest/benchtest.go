@@ -1,0 +1,75 @@
+// Package benchtest holds the measuring loops that the append benchmarks
+// of several packages share: throughput measured in turns with the disk,
+// and paced latency against the disk's own.
+package benchtest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sluice-streams/sluice/internal/latency"
+	"github.com/sluice-streams/sluice/node/diskprobe"
+)
+
+// ThroughputInTurns runs blocks appends in rounds of roundBytes of event
+// bytes and, after each round and with b's timer stopped, measures the
+// disk's fsync'd sequential bandwidth in dir (1 MiB writes each followed by
+// fsync) for as many bytes as the round wrote: disks, virtual ones above
+// all, change speed from one second to the next, so the two are measured
+// in turns and their totals compared. appendN(n) appends n blocks of
+// blockBytes bytes each, eventBytes of them event data. It reports MB/s of
+// event bytes (event-MB/s), the disk's bandwidth (disk-MB/s) and the first
+// as a percentage of the second (%disk).
+func ThroughputInTurns(b *testing.B, dir string, blocks, blockBytes, eventBytes, roundBytes int, appendN func(n int) error) {
+	perRound := roundBytes / eventBytes
+	var appendTime, diskTime time.Duration
+	var appended, probed int64
+	b.ResetTimer()
+	for blocks > 0 {
+		n := min(blocks, perRound)
+		blocks -= n
+		start := time.Now()
+		if err := appendN(n); err != nil {
+			b.Fatal(err)
+		}
+		appendTime += time.Since(start)
+		appended += int64(n * eventBytes)
+		b.StopTimer()
+		r, err := diskprobe.SequentialSync(dir, diskprobe.DefaultBlockSize, int64(n*blockBytes))
+		if err != nil {
+			b.Fatal(err)
+		}
+		diskTime += r.Elapsed
+		probed += r.Bytes
+		b.StartTimer()
+	}
+	b.StopTimer()
+	mbps := float64(appended) / appendTime.Seconds() / 1e6
+	limit := float64(probed) / diskTime.Seconds() / 1e6
+	b.ReportMetric(mbps, "event-MB/s")
+	b.ReportMetric(limit, "disk-MB/s")
+	b.ReportMetric(100*mbps/limit, "%disk")
+}
+
+// PacedLatency runs warmup operations, unrecorded, then b.N timed ones,
+// all one every interval (latency.RunPaced), and reports the timed ones'
+// p50/p99/p99.9, disk's p99 (the reference measured before the system
+// under test opened) and the ratio of the two p99s.
+func PacedLatency(b *testing.B, disk diskprobe.Latencies, warmup int, interval time.Duration, submit func(i int) (wait func() error, err error)) {
+	if err := latency.RunPaced(warmup, interval, latency.NewRecorder(warmup), submit); err != nil {
+		b.Fatal(err)
+	}
+	rec := latency.NewRecorder(b.N)
+	b.ResetTimer()
+	if err := latency.RunPaced(b.N, interval, rec, submit); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	s := rec.Snapshot()
+	diskP99 := disk.Percentile(99)
+	b.ReportMetric(latency.Micros(s.Percentile(50)), "p50-us")
+	b.ReportMetric(latency.Micros(s.Percentile(99)), "p99-us")
+	b.ReportMetric(latency.Micros(s.Percentile(99.9)), "p99.9-us")
+	b.ReportMetric(latency.Micros(diskP99), "disk-p99-us")
+	b.ReportMetric(float64(s.Percentile(99))/float64(diskP99), "p99/disk-p99")
+}
