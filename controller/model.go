@@ -160,6 +160,9 @@ func planScale(r *streamRec, req api.ScaleRequest, now int64) (*workflowRec, err
 	if len(req.SealedSegments) == 0 {
 		return nil, fmt.Errorf("%w: no segments to seal", ErrInvalid)
 	}
+	if len(req.NewRanges) > api.MaxSegments {
+		return nil, fmt.Errorf("%w: %d new ranges, at most %d", ErrInvalid, len(req.NewRanges), api.MaxSegments)
+	}
 	var sealed []segmentRec
 	seen := map[int64]bool{}
 	for _, n := range req.SealedSegments {

@@ -19,6 +19,7 @@ func TestStreamConfigValidate(t *testing.T) {
 		{"fixed 1", StreamConfig{ScalingPolicy: fixed(1)}, ""},
 		{"fixed 0", StreamConfig{ScalingPolicy: fixed(0)}, "minSegments"},
 		{"fixed -1", StreamConfig{ScalingPolicy: fixed(-1)}, "minSegments"},
+		{"fixed too many", StreamConfig{ScalingPolicy: fixed(MaxSegments + 1)}, "minSegments"},
 		{"no type", StreamConfig{}, "scalingPolicy.type"},
 		{"unknown type", StreamConfig{ScalingPolicy: ScalingPolicy{Type: "X", MinSegments: 1}}, "scalingPolicy.type"},
 		{"events ok", StreamConfig{ScalingPolicy: ScalingPolicy{Type: ByRateInEventsPerSec, TargetRate: 10, ScaleFactor: 2, MinSegments: 1}}, ""},

@@ -33,6 +33,12 @@ const (
 // MaxTagLength bounds tag keys and values (in bytes).
 const MaxTagLength = 256
 
+// MaxSegments bounds scalingPolicy.minSegments and the new ranges of one
+// scale: each segment is created on a node and kept in the stream's one
+// metadata record, so an unbounded count could exhaust the controller's
+// memory or the store's value size for everyone.
+const MaxSegments = 1024
+
 // ScopeProperty is a scope: the body of POST /v1/scopes and an element of
 // the scope list.
 type ScopeProperty struct {
@@ -73,6 +79,9 @@ func (c *StreamConfig) Validate() error {
 	p := c.ScalingPolicy
 	switch p.Type {
 	case FixedNumSegments:
+		if p.MinSegments > MaxSegments {
+			return fmt.Errorf("%w: scalingPolicy.minSegments %d: at most %d", ErrInvalid, p.MinSegments, MaxSegments)
+		}
 		if p.MinSegments < 1 {
 			return fmt.Errorf("%w: scalingPolicy.minSegments %d: a fixed policy needs at least 1 segment", ErrInvalid, p.MinSegments)
 		}
@@ -83,8 +92,8 @@ func (c *StreamConfig) Validate() error {
 		if p.ScaleFactor < 2 {
 			return fmt.Errorf("%w: scalingPolicy.scaleFactor %d: must be >= 2", ErrInvalid, p.ScaleFactor)
 		}
-		if p.MinSegments < 1 {
-			return fmt.Errorf("%w: scalingPolicy.minSegments %d: must be >= 1", ErrInvalid, p.MinSegments)
+		if p.MinSegments < 1 || p.MinSegments > MaxSegments {
+			return fmt.Errorf("%w: scalingPolicy.minSegments %d: must be in 1..%d", ErrInvalid, p.MinSegments, MaxSegments)
 		}
 	default:
 		return fmt.Errorf("%w: scalingPolicy.type %q: want %s, %s or %s", ErrInvalid, p.Type, FixedNumSegments, ByRateInEventsPerSec, ByRateInKBytesPerSec)
