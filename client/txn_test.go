@@ -260,10 +260,10 @@ func sweepingController(t *testing.T, d *clienttest.Deployment) *ctlclient.Clien
 	return ctl
 }
 
-// TestTxnLeaseExpiry: a transaction that is not pinged is aborted by the
-// controller's sweeper once its lease runs out; Commit then fails with
-// ErrTxnExpired and nothing of it is ever readable.
-func TestTxnLeaseExpiry(t *testing.T) {
+// sweptWriter starts a deployment under sweepingController and returns a
+// writer of swept/x, closed at the end of the test.
+func sweptWriter(t *testing.T) (*clienttest.Deployment, *ctlclient.Client, context.Context, *client.Writer) {
+	t.Helper()
 	d := clienttest.Start(t)
 	ctl := sweepingController(t, d)
 	ctx := testCtx(t)
@@ -276,7 +276,15 @@ func TestTxnLeaseExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close(ctx)
+	t.Cleanup(func() { w.Close(ctx) })
+	return d, ctl, ctx, w
+}
+
+// TestTxnLeaseExpiry: a transaction that is not pinged is aborted by the
+// controller's sweeper once its lease runs out; Commit then fails with
+// ErrTxnExpired and nothing of it is ever readable.
+func TestTxnLeaseExpiry(t *testing.T) {
+	d, ctl, ctx, w := sweptWriter(t)
 	txn, err := w.BeginTxn(ctx, client.WithLease(50*time.Millisecond), client.WithPingInterval(-1))
 	if err != nil {
 		t.Fatal(err)
@@ -322,19 +330,7 @@ func TestTxnLeaseExpiry(t *testing.T) {
 // past its lease, under a sweeper that aborts it as soon as a lease runs
 // out, and commits.
 func TestTxnPingerKeepsLease(t *testing.T) {
-	d := clienttest.Start(t)
-	ctl := sweepingController(t, d)
-	ctx := testCtx(t)
-	c, err := client.New(ctx, "", client.WithController(ctl))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	w, err := c.NewWriter(ctx, "swept", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close(ctx)
+	_, ctl, ctx, w := sweptWriter(t)
 	const lease = 300 * time.Millisecond
 	txn, err := w.BeginTxn(ctx, client.WithLease(lease))
 	if err != nil {
