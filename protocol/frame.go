@@ -260,12 +260,11 @@ func (d *Decoder) readMessage() (Message, error) {
 }
 
 // readHeader reads n header bytes into the scratch buffer. The slice is
-// valid until the next call.
+// valid until the next call. A header too big for the scratch buffer gets
+// a temporary one that, like a payload, grows only as bytes arrive.
 func (d *Decoder) readHeader(n int) ([]byte, error) {
 	if n > maxKeptHeaderBuf {
-		b := make([]byte, n)
-		_, err := io.ReadFull(d.r, b)
-		return b, err
+		return d.readPayload(n)
 	}
 	if cap(d.hbuf) < n {
 		d.hbuf = make([]byte, n, max(n, 512))
