@@ -487,7 +487,24 @@ func TestGroupTruncatedPastReaders(t *testing.T) {
 		return out
 	}
 	waitFor(t, "the 11 events at or after the cut", func() bool { seen, _ := distinct(after()); return len(seen) >= 11 })
-	time.Sleep(200 * time.Millisecond) // let a second reader of s2, if any, show itself
+	// Settled: one reader holds s2 and has committed its end, nobody else
+	// holds it or may be given it, so no second reader of s2 is to come.
+	info, err := d.Dial().GetSegmentInfo(ctx, s2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "one reader to hold s2 and commit its end", func() bool {
+		st := groupState(t, g)
+		holders, done := 0, false
+		for _, m := range st.Readers {
+			if off, ok := m.Segments[s2]; ok {
+				holders++
+				done = off == info.Length
+			}
+		}
+		_, unassigned := st.Unassigned[s2]
+		return holders == 1 && done && !unassigned
+	})
 	evs := after()
 	seen, dups := distinct(evs)
 	if len(dups) > 0 || len(seen) != 11 {
