@@ -311,9 +311,14 @@ func TestCrashKill9UnderLoad(t *testing.T) {
 	for i, w := range writers {
 		go func(w *writer, seed int64) { errs <- w.run(p.addr, rand.New(rand.NewSource(seed)), &acks, stop) }(w, seed+int64(i))
 	}
-	for acks.Load() < 50 {
-		time.Sleep(time.Millisecond)
-	}
+	proctest.WaitFor(t, "50 acks in the final round", time.Minute, func() (bool, string) {
+		select {
+		case err := <-errs:
+			t.Fatalf("final round: writer stopped early: %v", err)
+		default:
+		}
+		return acks.Load() >= 50, fmt.Sprintf("%d acks", acks.Load())
+	})
 	close(stop)
 	for range writers {
 		if err := <-errs; err != nil {
