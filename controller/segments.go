@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/sluice-streams/sluice/protocol"
@@ -83,11 +84,25 @@ func (s *Service) load(ctx context.Context, scope, stream string) (*streamRec, e
 // active at t (the first epoch for an earlier t) at offset 0, moved up to
 // the truncation head where truncation deleted data.
 func (s *Service) SegmentsAt(ctx context.Context, scope, stream string, t time.Time) (api.StreamCut, error) {
+	l, err := s.PositionAt(ctx, scope, stream, t)
+	return l.Cut, err
+}
+
+// PositionAt is SegmentsAt with the key range of each segment of the cut,
+// ordered by key, read from one load of the stream record.
+func (s *Service) PositionAt(ctx context.Context, scope, stream string, t time.Time) (api.SegmentList, error) {
 	r, err := s.load(ctx, scope, stream)
 	if err != nil {
-		return nil, err
+		return api.SegmentList{}, err
 	}
-	return r.cutNames(r.cutAt(t.UnixMilli())), nil
+	c := r.cutAt(t.UnixMilli())
+	nums := make([]int64, 0, len(c))
+	for n := range c {
+		nums = append(nums, n)
+	}
+	segs := r.ranges(nums)
+	sort.Slice(segs, func(i, j int) bool { return segs[i].KeyLow < segs[j].KeyLow })
+	return api.SegmentList{Segments: segs, Cut: r.cutNames(c)}, nil
 }
 
 // HeadCut returns where a reader from the beginning starts: the truncation

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
@@ -353,20 +352,11 @@ func (h *handler) segments(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, invalid("query parameter at=%q: want an RFC 3339 time such as 2025-01-02T15:04:05Z", q.Get("at"))
 	}
-	cut, err := h.svc.SegmentsAt(r.Context(), scope, stream, at)
+	l, err := h.svc.PositionAt(r.Context(), scope, stream, at)
 	if err != nil {
 		return 0, nil, err
 	}
-	segs := make([]api.SegmentRange, 0, len(cut))
-	for name := range cut {
-		sr, err := h.svc.SegmentRangeOf(r.Context(), name)
-		if err != nil {
-			return 0, nil, err
-		}
-		segs = append(segs, sr)
-	}
-	sort.Slice(segs, func(i, j int) bool { return segs[i].KeyLow < segs[j].KeyLow })
-	return http.StatusOK, api.SegmentList{Segments: segs, Cut: cut}, nil
+	return http.StatusOK, l, nil
 }
 
 func (h *handler) head(r *http.Request) (int, any, error) {
