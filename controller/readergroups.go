@@ -54,6 +54,16 @@ func checkGroupState(state json.RawMessage) error {
 	return nil
 }
 
+// checkGroup validates scope and reader group names: both come from path
+// parameters, which may hold an escaped '/' that would point the key
+// elsewhere in the store.
+func checkGroup(ctx context.Context, scope, group string) error {
+	if err := checkName(ctx, "scope", scope); err != nil {
+		return err
+	}
+	return checkName(ctx, "reader group", group)
+}
+
 // CreateReaderGroup creates a reader group of the streams of cfg (each
 // "scope/stream", existing) with cfg.State as its state. ErrExists if the
 // group exists.
@@ -72,7 +82,7 @@ func (s *Service) CreateReaderGroup(ctx context.Context, scope string, cfg api.R
 		if !ok {
 			return api.ReaderGroup{}, fmt.Errorf("%w: reader group stream %q: want scope/stream", ErrInvalid, st)
 		}
-		if _, _, err := s.loadStream(ctx, sc, name); err != nil {
+		if _, err := s.load(ctx, sc, name); err != nil {
 			return api.ReaderGroup{}, err
 		}
 	}
@@ -99,7 +109,7 @@ func (s *Service) CreateReaderGroup(ctx context.Context, scope string, cfg api.R
 // GetReaderGroup returns a reader group with its state and the state's
 // version, or ErrNotFound.
 func (s *Service) GetReaderGroup(ctx context.Context, scope, group string) (api.ReaderGroup, error) {
-	if err := checkName(ctx, "reader group", group); err != nil {
+	if err := checkGroup(ctx, scope, group); err != nil {
 		return api.ReaderGroup{}, err
 	}
 	kv, err := s.store.Get(ctx, readerGroupKey(scope, group))
@@ -171,7 +181,7 @@ func (s *Service) UpdateReaderGroupState(ctx context.Context, scope, group strin
 // DeleteReaderGroup deletes a reader group (its readers fail on their next
 // state update with ErrNotFound).
 func (s *Service) DeleteReaderGroup(ctx context.Context, scope, group string) error {
-	if err := checkName(ctx, "reader group", group); err != nil {
+	if err := checkGroup(ctx, scope, group); err != nil {
 		return err
 	}
 	err := s.store.Delete(ctx, readerGroupKey(scope, group), cluster.AnyVersion)

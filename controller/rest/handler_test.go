@@ -342,6 +342,8 @@ func TestBadInput(t *testing.T) {
 		{"bad stream name", "POST", "/v1/scopes/s/streams", `{"streamName":"a:b","scalingPolicy":{"type":"FIXED_NUM_SEGMENTS","minSegments":1}}`, 400, "INVALID", `"a:b"`},
 		{"reserved stream name", "POST", "/v1/scopes/s/streams", `{"streamName":"_x","scalingPolicy":{"type":"FIXED_NUM_SEGMENTS","minSegments":1}}`, 400, "INVALID", "reserved"},
 		{"bad stream name in path", "GET", "/v1/scopes/s/streams/%2E%2E", "", 400, "INVALID", "reserved"},
+		{"escaped slash in reader group scope", "DELETE", "/v1/scopes/s%2Fstreams/readergroups/g", "", 400, "INVALID", `"s/streams"`},
+		{"escaped slash in reader group scope, get", "GET", "/v1/scopes/s%2Fstreams/readergroups/g", "", 400, "INVALID", `"s/streams"`},
 		{"body scope differs from path", "POST", "/v1/scopes/s/streams", `{"scopeName":"t","streamName":"x","scalingPolicy":{"type":"FIXED_NUM_SEGMENTS","minSegments":1}}`, 400, "INVALID", `scopeName "t" differs`},
 		{"update renames", "PUT", st, `{"streamName":"other","scalingPolicy":{"type":"FIXED_NUM_SEGMENTS","minSegments":1}}`, 400, "INVALID", "cannot change"},
 		{"bad segment name", "GET", "/v1/segments/garbage/successors", "", 400, "INVALID", "garbage"},
