@@ -1,0 +1,25 @@
+// Package tier2 owns Sluice's long-term storage of segment data: the
+// chunk storage interface (Storage) that every backend implements, the
+// layout of chunks under a storage root, and the names of the backends
+// (tier2/fs for a local or NFS-mounted directory, tier2/hdfs for HDFS).
+// The chunks' byte format is Hadoop's SequenceFile (package
+// tier2/seqfile).
+//
+// # Layout
+//
+// Paths given to a Storage are relative to its root, slash-separated,
+// with no ".", ".." or empty elements. A segment's chunks live in
+//
+//	<scope>/<stream>/segment=<segment number>/<first offset, 20 digits>.seq
+//
+// with no '#' or ':' anywhere (Hadoop parses paths as URIs), and
+// "segment=N" so that Hive treats segments as partitions. A chunk holds
+// the whole events from its first offset up to the next chunk's first
+// offset. While it is written it is named "_tmp.<first offset>.seq"
+// (Hadoop skips names starting with '_' or '.'); it is synced, closed and
+// renamed into place, so a chunk is visible whole or not at all.
+//
+// Chunks are immutable once renamed into place; backends create files
+// readable by everyone (0444) and directories writable only by the
+// service (0755).
+package tier2
