@@ -1,0 +1,30 @@
+// Package fs is the tier-2 backend for a directory on a local or
+// NFS-mounted filesystem, the default tier 2. A Storage maps a storage
+// path (see package tier2) onto a file under its root directory:
+//
+//	<root>/<scope>/<stream>/segment=<segment number>/<first offset>.seq
+//
+// # Durability
+//
+// Create makes missing parent directories (mode 0755, each one's parent
+// directory fsynced so the new entry survives a crash) and creates the
+// file exclusively (O_EXCL) with mode 0444: the creating descriptor may
+// still write it, nobody else may. Writer.Close fsyncs the file before
+// closing it. Rename is rename(2), which replaces the destination
+// atomically, followed by an fsync of the destination's directory (and the
+// source's, when it differs), so a chunk renamed into place stays there
+// after a crash.
+//
+// # Errors
+//
+// Errors name the storage path (never the root) and wrap the cause, so
+// errors.Is works with tier2.ErrNotExist, tier2.ErrExist and the
+// underlying errno. Conditions that may pass — a full disk or quota, an
+// I/O error, a read-only or stale NFS mount, a timeout — also match
+// tier2.ErrUnavailable. Writing to or closing a Writer that is already
+// closed fails with io/fs.ErrClosed.
+//
+// Paths are checked with tier2.CheckPath before anything is joined to the
+// root, so no path reaches outside it (symlinks placed inside the root by
+// someone else are followed, as the filesystem does).
+package fs

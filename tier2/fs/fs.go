@@ -1,0 +1,378 @@
+package fs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"os"
+	"path"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sluice-streams/sluice/tier2"
+)
+
+// Modes of what a Storage creates (see package tier2).
+const (
+	fileMode = 0o444
+	dirMode  = 0o755
+)
+
+// Storage is a tier2.Storage over the directory root. It keeps no state
+// besides the root, so it is safe for concurrent use and Close is a no-op.
+type Storage struct {
+	root string
+}
+
+var _ tier2.Storage = (*Storage)(nil)
+
+// New returns a Storage over root, creating the directory (and its
+// parents) if it is missing.
+func New(root string) (*Storage, error) {
+	if root == "" {
+		return nil, errors.New("fs: empty root")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("fs: root %q: %w", root, err)
+	}
+	if err := os.MkdirAll(abs, dirMode); err != nil {
+		return nil, fmt.Errorf("fs: root %q: %w", root, classify(err))
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("fs: root %q: %w", root, classify(err))
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("fs: root %q is not a directory", root)
+	}
+	return &Storage{root: abs}, nil
+}
+
+// Root is the absolute directory the storage lives in.
+func (s *Storage) Root() string { return s.root }
+
+// full checks p and returns where it lives on disk. The root itself ("")
+// is accepted only when allowRoot is set.
+func (s *Storage) full(p string, allowRoot bool) (string, error) {
+	if err := tier2.CheckPath(p); err != nil {
+		return "", fmt.Errorf("fs: %w", err)
+	}
+	if p == "" {
+		if !allowRoot {
+			return "", fmt.Errorf("fs: %w: empty path", tier2.ErrInvalidPath)
+		}
+		return s.root, nil
+	}
+	return filepath.Join(s.root, filepath.FromSlash(p)), nil
+}
+
+// Create implements tier2.Storage.
+func (s *Storage) Create(p string) (tier2.Writer, error) {
+	name, err := s.full(p, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.mkdirAll(path.Dir(p)); err != nil {
+		return nil, pathErr("create", p, err)
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
+	if err != nil {
+		return nil, pathErr("create", p, err)
+	}
+	// The umask may have taken bits off; the mode is part of the layout.
+	if err := f.Chmod(fileMode); err != nil {
+		_ = f.Close()
+		_ = os.Remove(name)
+		return nil, pathErr("create", p, err)
+	}
+	return &writer{f: f, path: p}, nil
+}
+
+// mkdirAll makes the directory dir (a checked storage path, "." for the
+// root) and its missing parents, fsyncing the parent of each one it
+// makes. Concurrent calls making the same directories are fine.
+func (s *Storage) mkdirAll(dir string) error {
+	if dir == "." {
+		return nil
+	}
+	name := filepath.Join(s.root, filepath.FromSlash(dir))
+	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
+		return nil
+	}
+	if err := s.mkdirAll(path.Dir(dir)); err != nil {
+		return err
+	}
+	err := os.Mkdir(name, dirMode)
+	if errors.Is(err, iofs.ErrExist) {
+		return nil // made by someone else meanwhile, or a file (Create then fails)
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(name, dirMode); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(name))
+}
+
+// Open implements tier2.Storage.
+func (s *Storage) Open(p string) (tier2.Reader, error) {
+	name, err := s.full(p, false)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, pathErr("open", p, err)
+	}
+	if fi.IsDir() {
+		_ = f.Close()
+		return nil, pathErr("open", p, unix.EISDIR)
+	}
+	return &reader{f: f, path: p, size: fi.Size()}, nil
+}
+
+// Stat implements tier2.Storage. The root's Name is "".
+func (s *Storage) Stat(p string) (tier2.FileInfo, error) {
+	name, err := s.full(p, true)
+	if err != nil {
+		return tier2.FileInfo{}, err
+	}
+	fi, err := os.Stat(name)
+	if err != nil {
+		return tier2.FileInfo{}, pathErr("stat", p, err)
+	}
+	info := fileInfo(fi)
+	info.Name = path.Base(p)
+	if p == "" {
+		info.Name = ""
+	}
+	return info, nil
+}
+
+func fileInfo(fi iofs.FileInfo) tier2.FileInfo {
+	info := tier2.FileInfo{Name: fi.Name(), Size: fi.Size(), IsDir: fi.IsDir(), ModTime: fi.ModTime()}
+	if info.IsDir {
+		info.Size = 0 // as in HDFS; a directory's size on disk means nothing here
+	}
+	return info
+}
+
+// List implements tier2.Storage. An entry removed while the directory is
+// read is left out.
+func (s *Storage) List(dir string) ([]tier2.FileInfo, error) {
+	name, err := s.full(dir, true)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(name) // sorted by name
+	if err != nil {
+		return nil, pathErr("list", dir, err)
+	}
+	out := make([]tier2.FileInfo, 0, len(entries))
+	for _, e := range entries {
+		fi, err := e.Info()
+		if errors.Is(err, iofs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, pathErr("list", path.Join(dir, e.Name()), err)
+		}
+		out = append(out, fileInfo(fi))
+	}
+	return out, nil
+}
+
+// Rename implements tier2.Storage.
+func (s *Storage) Rename(from, to string) error {
+	src, err := s.full(from, false)
+	if err != nil {
+		return err
+	}
+	dst, err := s.full(to, false)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(src, dst); err != nil {
+		return renameErr(from, to, err)
+	}
+	if err := syncDir(filepath.Dir(dst)); err != nil {
+		return renameErr(from, to, err)
+	}
+	if filepath.Dir(src) != filepath.Dir(dst) {
+		if err := syncDir(filepath.Dir(src)); err != nil {
+			return renameErr(from, to, err)
+		}
+	}
+	return nil
+}
+
+// Remove implements tier2.Storage.
+func (s *Storage) Remove(p string) error {
+	name, err := s.full(p, false)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(name); err != nil {
+		return pathErr("remove", p, err)
+	}
+	return nil
+}
+
+// RemoveAll implements tier2.Storage. RemoveAll("") empties the root and
+// keeps the root directory itself.
+func (s *Storage) RemoveAll(p string) error {
+	name, err := s.full(p, true)
+	if err != nil {
+		return err
+	}
+	if p != "" {
+		if err := os.RemoveAll(name); err != nil {
+			return pathErr("removeall", p, err)
+		}
+		return nil
+	}
+	entries, err := os.ReadDir(name)
+	if err != nil {
+		return pathErr("removeall", p, err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(name, e.Name())); err != nil {
+			return pathErr("removeall", e.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Close implements tier2.Storage; there is nothing to release.
+func (s *Storage) Close() error { return nil }
+
+// writer is a file being written. A failed write is sticky: later writes
+// and Close report it. Not safe for concurrent use (an io.Writer).
+type writer struct {
+	f      *os.File
+	path   string
+	werr   error
+	closed bool
+}
+
+func (w *writer) Write(b []byte) (int, error) {
+	if w.closed {
+		return 0, fmt.Errorf("fs: write %q: %w", w.path, iofs.ErrClosed)
+	}
+	if w.werr != nil {
+		return 0, w.werr
+	}
+	n, err := w.f.Write(b)
+	if err != nil {
+		w.werr = pathErr("write", w.path, err)
+		return n, w.werr
+	}
+	return n, nil
+}
+
+// Close fsyncs and closes the file. It reports an earlier write error.
+func (w *writer) Close() error {
+	if w.closed {
+		return fmt.Errorf("fs: close %q: %w", w.path, iofs.ErrClosed)
+	}
+	w.closed = true
+	err := w.werr
+	if err == nil {
+		if serr := w.f.Sync(); serr != nil {
+			err = pathErr("sync", w.path, serr)
+		}
+	}
+	if cerr := w.f.Close(); cerr != nil && err == nil {
+		err = pathErr("close", w.path, cerr)
+	}
+	return err
+}
+
+// reader reads through pread, so concurrent ReadAt calls are safe.
+type reader struct {
+	f    *os.File
+	path string
+	size int64
+}
+
+func (r *reader) ReadAt(b []byte, off int64) (int, error) {
+	n, err := r.f.ReadAt(b, off)
+	if err != nil && err != io.EOF {
+		return n, pathErr("read", r.path, err)
+	}
+	return n, err
+}
+
+func (r *reader) Size() int64 { return r.size }
+
+func (r *reader) Close() error {
+	if err := r.f.Close(); err != nil {
+		return pathErr("close", r.path, err)
+	}
+	return nil
+}
+
+// pathErr wraps err from op on the storage path p, dropping the on-disk
+// name the os package put in it.
+func pathErr(op, p string, err error) error {
+	return fmt.Errorf("fs: %s %q: %w", op, p, classify(err))
+}
+
+func renameErr(from, to string, err error) error {
+	return fmt.Errorf("fs: rename %q to %q: %w", from, to, classify(err))
+}
+
+// classify strips the os package's wrapping (it names the path on disk)
+// and adds tier2.ErrUnavailable to errors that may pass.
+func classify(err error) error {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	if transient(err) {
+		return fmt.Errorf("%w: %w", tier2.ErrUnavailable, err)
+	}
+	return err
+}
+
+// transientErrnos may pass without anyone touching the data: space freed,
+// a mount back, a server answering again.
+var transientErrnos = []unix.Errno{
+	unix.ENOSPC, unix.EDQUOT, unix.EIO, unix.EROFS, unix.ESTALE,
+	unix.ETIMEDOUT, unix.EAGAIN, unix.EINTR, unix.ENOLCK,
+}
+
+func transient(err error) bool {
+	for _, e := range transientErrnos {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// syncDir fsyncs a directory so the entries made or renamed in it last.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
