@@ -114,6 +114,12 @@ func (c *Container) AppendAsync(a Append) (*PendingAppend, error) {
 	if s.sealed {
 		return nil, c.errorf(protocol.ErrSegmentSealed, a.Segment, "")
 	}
+	if c.cfg.MaxUntieredBytes > 0 {
+		if n := c.untieredLocked(); n >= c.cfg.MaxUntieredBytes {
+			return nil, c.errorf(protocol.ErrContainerUnavailable, a.Segment,
+				"%d bytes wait for tier 2, the bound is %d: tier 2 is stalled or behind", n, c.cfg.MaxUntieredBytes)
+		}
+	}
 	if a.ExpectedOffset != protocol.NoExpectedOffset && a.ExpectedOffset != s.length {
 		return nil, c.errorf(protocol.ErrConditionalCheckFailed, a.Segment, "length is %d, expected %d", s.length, a.ExpectedOffset)
 	}

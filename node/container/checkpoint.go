@@ -19,7 +19,7 @@ import (
 // The checkpoint file format; see doc.go.
 const (
 	ckptMagic      = "SLUICECK"
-	ckptVersion    = 1
+	ckptVersion    = 2 // 2 added tier-2 chunks and gone segments; 1 is still read
 	ckptHeaderSize = 24
 	ckptPrefix     = "checkpoint-"
 	ckptSuffix     = ".ckpt"
@@ -37,6 +37,7 @@ type checkpoint struct {
 	LSN      uint64        `msgpack:"lsn"`
 	NextID   uint64        `msgpack:"next"`
 	Segments []ckptSegment `msgpack:"segs"`
+	Gone     []string      `msgpack:"gone,omitempty"`
 }
 
 type ckptSegment struct {
@@ -52,6 +53,9 @@ type ckptSegment struct {
 	// length, log file, offset in the file, data offset in the record.
 	ExtentBase int64  `msgpack:"eb"`
 	Extents    []byte `msgpack:"e"`
+	// Tier-2 chunks, contiguous from ChunkBase, packed as uvarint lengths.
+	ChunkBase int64  `msgpack:"cb,omitempty"`
+	Chunks    []byte `msgpack:"c,omitempty"`
 }
 
 // snapshotLocked copies the durable part of the state for a checkpoint at
@@ -70,6 +74,12 @@ func (st *state) snapshotLocked(lsn uint64) checkpoint {
 		for k, v := range s.writers {
 			cs.Writers[k] = v
 		}
+		if len(s.chunks) > 0 {
+			cs.ChunkBase = s.chunks[0].offset
+			for _, ch := range s.chunks {
+				cs.Chunks = binary.AppendUvarint(cs.Chunks, uint64(ch.length))
+			}
+		}
 		if len(s.extents) > 0 {
 			cs.ExtentBase = s.extents[0].offset
 			buf := make([]byte, 0, len(s.extents)*12)
@@ -84,6 +94,10 @@ func (st *state) snapshotLocked(lsn uint64) checkpoint {
 		cp.Segments = append(cp.Segments, cs)
 	}
 	sort.Slice(cp.Segments, func(i, j int) bool { return cp.Segments[i].ID < cp.Segments[j].ID })
+	for name := range st.gone {
+		cp.Gone = append(cp.Gone, name)
+	}
+	sort.Strings(cp.Gone)
 	return cp
 }
 
@@ -91,6 +105,9 @@ func (st *state) snapshotLocked(lsn uint64) checkpoint {
 func restore(cp checkpoint) (state, error) {
 	st := newState()
 	st.nextID = cp.NextID
+	for _, name := range cp.Gone {
+		st.gone[name] = true
+	}
 	for _, cs := range cp.Segments {
 		s := &segment{
 			id: cs.ID, name: cs.Name, start: cs.Start, length: cs.Length, sealed: cs.Sealed,
@@ -102,7 +119,23 @@ func restore(cp checkpoint) (state, error) {
 		if s.writers == nil {
 			s.writers = map[string]int64{}
 		}
-		off, b := cs.ExtentBase, cs.Extents
+		off, b := cs.ChunkBase, cs.Chunks
+		for len(b) > 0 {
+			v, n := binary.Uvarint(b)
+			if n <= 0 || v == 0 {
+				return state{}, fmt.Errorf("segment %q: chunk list is damaged", cs.Name)
+			}
+			b = b[n:]
+			s.chunks = append(s.chunks, chunk{offset: off, length: int64(v)})
+			off += int64(v)
+		}
+		if len(s.chunks) > 0 && len(cs.Extents) > 0 && off != cs.ExtentBase {
+			return state{}, fmt.Errorf("segment %q: chunks end at %d, extents begin at %d", cs.Name, off, cs.ExtentBase)
+		}
+		if len(s.chunks) > 0 && len(cs.Extents) == 0 && off != s.length {
+			return state{}, fmt.Errorf("segment %q: chunks end at %d, length is %d", cs.Name, off, s.length)
+		}
+		off, b = cs.ExtentBase, cs.Extents
 		for len(b) > 0 {
 			var vals [4]uint64
 			for i := range vals {
@@ -124,6 +157,7 @@ func restore(cp checkpoint) (state, error) {
 		}
 		st.byID[s.id] = s
 		st.byName[s.name] = s
+		st.untiered += s.length - s.tieredEnd()
 	}
 	return st, nil
 }
@@ -145,7 +179,7 @@ func decodeCheckpoint(b []byte) (checkpoint, error) {
 	if len(b) < ckptHeaderSize || string(b[0:8]) != ckptMagic {
 		return checkpoint{}, fmt.Errorf("%w: no checkpoint header", ErrBadCheckpoint)
 	}
-	if v := binary.LittleEndian.Uint32(b[8:12]); v != ckptVersion {
+	if v := binary.LittleEndian.Uint32(b[8:12]); v != ckptVersion && v != 1 {
 		return checkpoint{}, fmt.Errorf("%w: unsupported version %d", ErrBadCheckpoint, v)
 	}
 	n := binary.LittleEndian.Uint64(b[16:24])
@@ -213,25 +247,29 @@ func loadCheckpoint(fs vfs.FS, dir string, warn func(file string, err error)) (c
 }
 
 // writeCheckpoint makes a checkpoint file appear whole, then removes all
-// but the newest ckptKeep.
-func writeCheckpoint(fs vfs.FS, dir string, cp checkpoint) error {
+// but the newest ckptKeep. It returns the LSN of the oldest checkpoint
+// kept: the log must keep every record after it.
+func writeCheckpoint(fs vfs.FS, dir string, cp checkpoint) (uint64, error) {
 	b, err := encodeCheckpoint(cp)
 	if err != nil {
-		return fmt.Errorf("container: encode checkpoint: %w", err)
+		return 0, fmt.Errorf("container: encode checkpoint: %w", err)
 	}
 	if err := vfs.WriteFileAtomic(fs, filepath.Join(dir, ckptName(cp.LSN)), b, 0o644); err != nil {
-		return fmt.Errorf("container: write checkpoint: %w", err)
+		return 0, fmt.Errorf("container: write checkpoint: %w", err)
 	}
 	lsns, err := listCheckpoints(fs, dir)
 	if err != nil {
-		return fmt.Errorf("container: list %s: %w", dir, err)
+		return 0, fmt.Errorf("container: list %s: %w", dir, err)
 	}
+	oldest := cp.LSN
 	for i, lsn := range lsns {
 		if i >= ckptKeep {
 			if err := fs.Remove(filepath.Join(dir, ckptName(lsn))); err != nil {
-				return fmt.Errorf("container: remove old checkpoint: %w", err)
+				return 0, fmt.Errorf("container: remove old checkpoint: %w", err)
 			}
+			continue
 		}
+		oldest = min(oldest, lsn)
 	}
-	return nil
+	return oldest, nil
 }

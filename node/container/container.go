@@ -51,6 +51,14 @@ type Config struct {
 	Cache *cache.Cache
 	// Logger receives recovery and failure messages.
 	Logger logrus.FieldLogger
+	// Chunks serves blocks that are in tier 2 (see tier.go). Nil means
+	// no tier 2: nothing is tiered, and the log keeps every block.
+	Chunks ChunkSource
+	// MaxUntieredBytes bounds the durable bytes waiting for tier 2: while
+	// they are above it, appends are refused with
+	// protocol.ErrContainerUnavailable (retriable), so a stalled tier 2
+	// stops writing only after the log has taken this much. 0: no bound.
+	MaxUntieredBytes int64
 	// Epoch is the assignment epoch the container is opened under (see
 	// fence.go): Open refuses a directory whose epoch file holds a higher
 	// one and records a higher one before replaying the log. 0 (standalone)
@@ -126,11 +134,13 @@ func Open(cfg Config) (*Container, error) {
 		return nil, err
 	}
 	st := newState()
+	st.tiering = cfg.Chunks != nil
 	if found {
 		if st, err = restore(cp); err != nil {
 			return nil, fmt.Errorf("container %d: %w: %s: %v", cfg.ID, ErrBadCheckpoint,
 				filepath.Join(cfg.Dir, ckptName(cp.LSN)), err)
 		}
+		st.tiering = cfg.Chunks != nil
 	}
 	now := time.Now().UnixNano()
 	log, err := wal.Open(wal.Options{
@@ -152,6 +162,11 @@ func Open(cfg Config) (*Container, error) {
 	}
 	for _, s := range st.byID {
 		s.durable, s.sealDurable = s.length, s.sealed
+		for i := range s.extents {
+			if s.extents[i].appended == 0 {
+				s.extents[i].appended = now
+			}
+		}
 	}
 	c.mu.st = st
 	c.mu.lastLSN = log.NextLSN() - 1
@@ -433,6 +448,8 @@ func (c *Container) Merge(target, source string) (int64, error) {
 		bad = c.errorf(protocol.ErrSegmentSealed, target, "merge target is sealed")
 	case s.start != 0:
 		bad = c.errorf(protocol.ErrInvalidArgument, source, "merge source is truncated")
+	case len(s.chunks) > 0:
+		bad = c.errorf(protocol.ErrInvalidArgument, source, "merge source has tier-2 chunks")
 	}
 	if bad != nil {
 		c.mu.Unlock()
@@ -590,12 +607,16 @@ func (c *Container) Checkpoint() error {
 	if err := c.log.WaitDurable(lsn); err != nil {
 		return c.fail(err)
 	}
-	if err := writeCheckpoint(c.fs, c.cfg.Dir, cp); err != nil {
+	oldest, err := writeCheckpoint(c.fs, c.cfg.Dir, cp)
+	if err != nil {
 		c.l.WithError(err).Error("container: checkpoint failed; the log keeps everything, so nothing is lost")
 		return fmt.Errorf("container %d: %w", c.cfg.ID, err)
 	}
 	c.ckptLSN.Store(lsn)
-	return nil
+	if c.cfg.Chunks == nil {
+		return nil // without tier 2 the log keeps every record
+	}
+	return c.trimLog(oldest)
 }
 
 func (c *Container) checkpointLoop() {

@@ -56,8 +56,11 @@ func (s logSource) LoadBlock(addr wal.Addr, dataOff int32, length int64) ([]byte
 	return rec.Payload[dataOff:], nil
 }
 
+// span is part of one block to read: a log extent, or a tier-2 chunk
+// when chunk is set.
 type span struct {
 	ext      extent
+	chunk    *chunk
 	from, to int64 // offsets within the block's data
 }
 
@@ -94,6 +97,10 @@ func (c *Container) Read(ctx context.Context, name string, offset int64, maxByte
 		}
 		if offset < s.durable {
 			end := min(s.durable, offset+int64(maxBytes))
+			for i := s.findChunk(offset); i < len(s.chunks) && s.chunks[i].offset < end; i++ {
+				ch := s.chunks[i]
+				spans = append(spans, span{chunk: &ch, from: max(offset, ch.offset) - ch.offset, to: min(end, ch.end()) - ch.offset})
+			}
 			for i := s.findExtent(offset); i < len(s.extents) && s.extents[i].offset < end; i++ {
 				e := s.extents[i]
 				spans = append(spans, span{ext: e, from: max(offset, e.offset) - e.offset, to: min(end, e.end()) - e.offset})
@@ -121,9 +128,18 @@ func (c *Container) Read(ctx context.Context, name string, offset int64, maxByte
 		}
 		c.mu.Lock()
 	}
+	segID := c.mu.st.byName[name].id
 	c.mu.Unlock()
 
 	for _, sp := range spans {
+		if sp.chunk != nil {
+			data, err := c.loadChunk(name, segID, *sp.chunk)
+			if err != nil {
+				return ReadResult{}, err
+			}
+			res.Data = append(res.Data, data[sp.from:sp.to])
+			continue
+		}
 		key := c.cacheKey(sp.ext.addr)
 		data, ok := c.cache.Get(key)
 		if !ok {
@@ -136,4 +152,25 @@ func (c *Container) Read(ctx context.Context, name string, offset int64, maxByte
 		res.Data = append(res.Data, data[sp.from:sp.to])
 	}
 	return res, nil
+}
+
+// loadChunk returns a tier-2 chunk's bytes, from the cache or tier 2.
+func (c *Container) loadChunk(name string, segID uint64, ch chunk) ([]byte, error) {
+	key := c.chunkCacheKey(segID, ch.offset)
+	if data, ok := c.cache.Get(key); ok {
+		return data, nil
+	}
+	if c.cfg.Chunks == nil {
+		return nil, fmt.Errorf("container %d: segment %q: %w: the chunk at offset %d is in tier 2, which is not configured",
+			c.cfg.ID, name, protocol.ErrContainerUnavailable, ch.offset)
+	}
+	data, err := c.cfg.Chunks.LoadChunk(name, ch.offset, ch.length)
+	if err != nil {
+		return nil, fmt.Errorf("container %d: segment %q: read tier-2 chunk at offset %d: %w", c.cfg.ID, name, ch.offset, err)
+	}
+	if int64(len(data)) != ch.length {
+		return nil, fmt.Errorf("container %d: segment %q: tier-2 chunk at offset %d holds %d bytes, want %d", c.cfg.ID, name, ch.offset, len(data), ch.length)
+	}
+	c.cache.Put(key, data)
+	return data, nil
 }

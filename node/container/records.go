@@ -19,6 +19,8 @@ const (
 	recDelete     wal.RecordType = 5
 	recMerge      wal.RecordType = 6
 	recAttributes wal.RecordType = 7
+	recTiered     wal.RecordType = 8
+	recForget     wal.RecordType = 9
 )
 
 // appendHeaderFixed is the fixed part of an append record's header:
@@ -96,6 +98,19 @@ type attributesRecord struct {
 	ID     uint64           `msgpack:"id"`
 	Set    map[string]int64 `msgpack:"s,omitempty"`
 	Remove []string         `msgpack:"r,omitempty"`
+}
+
+// tieredRecord says a segment's bytes [Offset, Offset+Length) are in a
+// tier-2 chunk and no longer need the log.
+type tieredRecord struct {
+	ID     uint64 `msgpack:"id"`
+	Offset int64  `msgpack:"o"`
+	Length int64  `msgpack:"l"`
+}
+
+// forgetRecord says a deleted segment's tier-2 chunks are removed.
+type forgetRecord struct {
+	Name string `msgpack:"n"`
 }
 
 func encode(v any) []byte {

@@ -7,6 +7,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/sluice-streams/sluice/node/wal"
+	"github.com/sluice-streams/sluice/protocol"
 )
 
 // extent is one append block's place in a segment and in the log. A
@@ -17,9 +18,23 @@ type extent struct {
 	length  int64    // bytes of data
 	addr    wal.Addr // the append record that holds the data
 	dataOff int32    // where the data starts in that record's payload
+	// appended is when this process logged or replayed the block (unix
+	// nanoseconds): the age of the oldest untiered block drives tiering.
+	// It is not checkpointed; after a restart it counts from the restart.
+	appended int64
 }
 
 func (e extent) end() int64 { return e.offset + e.length }
+
+// chunk is a run of a segment's bytes kept in tier 2 as one chunk file,
+// named for its offset. A segment's chunks are contiguous and sorted, and
+// its extents (the bytes only in the log) begin where they end.
+type chunk struct {
+	offset int64
+	length int64
+}
+
+func (c chunk) end() int64 { return c.offset + c.length }
 
 // segment is a segment's metadata. The fields above the line are the
 // durable state (checkpointed and rebuilt by replay); the ones below it
@@ -32,8 +47,9 @@ type segment struct {
 	sealed   bool
 	attrs    map[string]int64 // the attributes clients set
 	writers  map[string]int64 // writer id -> its last event number, apart from attrs
-	extents  []extent
-	modified int64 // unix nanoseconds of the last change seen by this process
+	chunks   []chunk  // the bytes in tier 2, below the extents
+	extents  []extent // the bytes only in the log
+	modified int64    // unix nanoseconds of the last change seen by this process
 
 	// ---
 	durable     int64         // readers see [start, durable): every byte below is fsynced
@@ -57,6 +73,19 @@ func (s *segment) markDurableLocked(end int64) {
 	}
 }
 
+// tieredEnd is the offset below which every byte still kept is in tier 2.
+func (s *segment) tieredEnd() int64 {
+	if len(s.extents) > 0 {
+		return s.extents[0].offset
+	}
+	return s.length
+}
+
+// findChunk returns the index of the chunk holding offset.
+func (s *segment) findChunk(offset int64) int {
+	return sort.Search(len(s.chunks), func(i int) bool { return s.chunks[i].end() > offset })
+}
+
 // findExtent returns the index of the extent holding offset.
 func (s *segment) findExtent(offset int64) int {
 	return sort.Search(len(s.extents), func(i int) bool { return s.extents[i].end() > offset })
@@ -68,10 +97,24 @@ type state struct {
 	byName map[string]*segment
 	byID   map[uint64]*segment
 	nextID uint64
+	// gone names deleted segments whose tier-2 chunks may remain, until a
+	// forget record says they were removed. Only kept when tiering is on.
+	gone    map[string]bool
+	tiering bool // set from the container's configuration, not stored
+	// untiered is the bytes logged that are not in tier 2, over all
+	// segments (kept up to date by the apply methods, through track).
+	untiered int64
+}
+
+// track returns a function that adds the change in s's untiered bytes
+// since the call to st.untiered.
+func (st *state) track(s *segment) func() {
+	before := s.length - s.tieredEnd()
+	return func() { st.untiered += s.length - s.tieredEnd() - before }
 }
 
 func newState() state {
-	return state{byName: map[string]*segment{}, byID: map[uint64]*segment{}, nextID: 1}
+	return state{byName: map[string]*segment{}, byID: map[uint64]*segment{}, nextID: 1, gone: map[string]bool{}}
 }
 
 func (st *state) applyCreate(r createRecord, now int64) *segment {
@@ -88,7 +131,8 @@ func (st *state) applyCreate(r createRecord, now int64) *segment {
 }
 
 func (st *state) applyAppend(s *segment, r appendRecord, addr wal.Addr, now int64) {
-	s.extents = append(s.extents, extent{offset: s.length, length: int64(len(r.data)), addr: addr, dataOff: int32(r.dataOff)})
+	defer st.track(s)()
+	s.extents = append(s.extents, extent{offset: s.length, length: int64(len(r.data)), addr: addr, dataOff: int32(r.dataOff), appended: now})
 	s.length += int64(len(r.data))
 	if r.writer != "" {
 		s.writers[r.writer] = r.eventNumber
@@ -105,20 +149,48 @@ func (st *state) applyTruncate(s *segment, offset int64, now int64) {
 	if offset <= s.start {
 		return
 	}
+	defer st.track(s)()
 	s.start = offset
-	// Drop the extents wholly below the new start.
-	i := sort.Search(len(s.extents), func(i int) bool { return s.extents[i].end() > offset })
-	s.extents = append([]extent(nil), s.extents[i:]...)
+	// Drop the chunks and extents wholly below the new start (the storage
+	// writer removes the chunks' files).
+	s.chunks = append([]chunk(nil), s.chunks[s.findChunk(offset):]...)
+	s.extents = append([]extent(nil), s.extents[s.findExtent(offset):]...)
 	s.modified = now
 }
 
 func (st *state) applyDelete(s *segment) {
+	st.untiered -= s.length - s.tieredEnd()
 	delete(st.byName, s.name)
 	delete(st.byID, s.id)
+	if st.tiering && !isTransaction(s.name) {
+		st.gone[s.name] = true
+	}
 	s.notifyLocked()
 }
 
+// applyTiered records that the chunk r describes is in tier 2: it takes
+// the place of the extents it covers, which must be exactly the first
+// ones.
+func (st *state) applyTiered(s *segment, r tieredRecord) error {
+	if r.Offset != s.tieredEnd() {
+		return fmt.Errorf("chunk of segment %q at offset %d, but its untiered bytes start at %d", s.name, r.Offset, s.tieredEnd())
+	}
+	n, covered := 0, int64(0)
+	for n < len(s.extents) && covered < r.Length {
+		covered += s.extents[n].length
+		n++
+	}
+	if covered != r.Length || r.Length <= 0 {
+		return fmt.Errorf("chunk of segment %q at offset %d: length %d does not end at a block boundary", s.name, r.Offset, r.Length)
+	}
+	defer st.track(s)()
+	s.extents = append([]extent(nil), s.extents[n:]...)
+	s.chunks = append(s.chunks, chunk{offset: r.Offset, length: r.Length})
+	return nil
+}
+
 func (st *state) applyMerge(target, source *segment, now int64) {
+	done := st.track(target)
 	base := target.length
 	for _, e := range source.extents {
 		e.offset = base + e.offset
@@ -126,6 +198,7 @@ func (st *state) applyMerge(target, source *segment, now int64) {
 	}
 	target.length += source.length
 	target.modified = now
+	done()
 	st.applyDelete(source)
 }
 
@@ -216,6 +289,22 @@ func (st *state) replay(rec wal.Record, now int64) error {
 			return fmt.Errorf("merge into segment %q at offset %d, but its length is %d", t.name, r.Offset, t.length)
 		}
 		st.applyMerge(t, s, now)
+	case recTiered:
+		var r tieredRecord
+		if err := msgpack.Unmarshal(rec.Payload, &r); err != nil {
+			return fmt.Errorf("decode tiered record: %w", err)
+		}
+		s, err := st.replaySegment(r.ID)
+		if err != nil {
+			return err
+		}
+		return st.applyTiered(s, r)
+	case recForget:
+		var r forgetRecord
+		if err := msgpack.Unmarshal(rec.Payload, &r); err != nil {
+			return fmt.Errorf("decode forget record: %w", err)
+		}
+		delete(st.gone, r.Name)
 	case recAttributes:
 		var r attributesRecord
 		if err := msgpack.Unmarshal(rec.Payload, &r); err != nil {
@@ -239,3 +328,7 @@ func (st *state) replaySegment(id uint64) (*segment, error) {
 	}
 	return s, nil
 }
+
+// isTransaction reports whether name is a transaction's shadow segment;
+// those are never tiered (a commit merges them into their parent).
+func isTransaction(name string) bool { return protocol.ParentSegment(name) != name }

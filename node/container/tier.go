@@ -1,0 +1,235 @@
+package container
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/sluice-streams/sluice/node/cache"
+	"github.com/sluice-streams/sluice/protocol"
+)
+
+// ChunkSource reads tier-2 chunks: the bytes [offset, offset+length) of a
+// segment, which a storage writer put in tier 2 as one chunk, returned as
+// the segment holds them (framed events). The container caches what it
+// returns; the caller must not keep or change the slice.
+type ChunkSource interface {
+	LoadChunk(segment string, offset, length int64) ([]byte, error)
+}
+
+// chunkKeyBit marks a cache key as a tier-2 chunk's rather than a log
+// record's: log file numbers never reach it.
+const chunkKeyBit = 1 << 63
+
+func (c *Container) chunkCacheKey(segID uint64, offset int64) cache.Key {
+	return cache.Key{Container: uint32(c.cfg.ID), File: chunkKeyBit | segID, Offset: offset}
+}
+
+// TierState is what a storage writer needs to know of one segment.
+type TierState struct {
+	Name string
+	// Tiered: every byte kept below this offset is in tier 2.
+	Tiered int64
+	// Untiered is the durable bytes from Tiered that are only in the log.
+	Untiered int64
+	// Oldest is when the oldest untiered block was logged (zero if none);
+	// after a restart, the time of the restart.
+	Oldest time.Time
+	// Sealed: the segment is sealed and its seal is durable.
+	Sealed bool
+	// Transaction: a transaction's shadow segment, never tiered.
+	Transaction bool
+	// Chunks are the first offsets of the segment's chunks, in order.
+	Chunks []int64
+	// Attrs holds the attributes whose names start with "_tier." (the
+	// stream's overrides of the tiering policy).
+	Attrs map[string]int64
+}
+
+// TierAttrPrefix starts the attributes that override the tiering policy
+// for a segment (set by the controller from the stream's configuration).
+const TierAttrPrefix = "_tier."
+
+// TierStates describes every segment for the storage writer, sorted by
+// name.
+func (c *Container) TierStates() []TierState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]TierState, 0, len(c.mu.st.byName))
+	for _, s := range c.mu.st.byName {
+		out = append(out, c.tierStateLocked(s))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// TierState describes one segment for the storage writer.
+func (c *Container) TierState(name string) (TierState, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, err := c.segmentLocked(name)
+	if err != nil {
+		return TierState{}, err
+	}
+	return c.tierStateLocked(s), nil
+}
+
+func (c *Container) tierStateLocked(s *segment) TierState {
+	ts := TierState{Name: s.name, Tiered: s.tieredEnd(), Sealed: s.sealDurable, Transaction: isTransaction(s.name)}
+	if d := s.durable - ts.Tiered; d > 0 {
+		ts.Untiered = d
+		ts.Oldest = time.Unix(0, s.extents[0].appended)
+	}
+	for _, ch := range s.chunks {
+		ts.Chunks = append(ts.Chunks, ch.offset)
+	}
+	for k, v := range s.attrs {
+		if len(k) > len(TierAttrPrefix) && k[:len(TierAttrPrefix)] == TierAttrPrefix {
+			if ts.Attrs == nil {
+				ts.Attrs = map[string]int64{}
+			}
+			ts.Attrs[k] = v
+		}
+	}
+	return ts
+}
+
+// UntieredBlocks returns the durable blocks of a segment that are only in
+// the log, from its first untiered offset: whole blocks, at least one,
+// and no more once maxBytes is reached. The slices are cached blocks:
+// read-only. An empty result means nothing durable waits.
+func (c *Container) UntieredBlocks(name string, maxBytes int64) (offset int64, blocks [][]byte, err error) {
+	c.mu.Lock()
+	s, err := c.segmentLocked(name)
+	if err != nil {
+		c.mu.Unlock()
+		return 0, nil, err
+	}
+	offset = s.tieredEnd()
+	var exts []extent
+	var n int64
+	for _, e := range s.extents {
+		if e.end() > s.durable || (len(exts) > 0 && n+e.length > maxBytes) {
+			break
+		}
+		exts = append(exts, e)
+		n += e.length
+	}
+	c.mu.Unlock()
+	for _, e := range exts {
+		data, ok := c.cache.Get(c.cacheKey(e.addr))
+		if !ok {
+			if data, err = c.source.LoadBlock(e.addr, e.dataOff, e.length); err != nil {
+				return 0, nil, fmt.Errorf("container %d: segment %q: read block at offset %d: %w", c.cfg.ID, name, e.offset, err)
+			}
+		}
+		blocks = append(blocks, data)
+	}
+	return offset, blocks, nil
+}
+
+// CommitChunk records that the segment's bytes [offset, offset+length)
+// are durable in tier 2 as one chunk, so that the log may drop them once
+// a checkpoint holds the record. offset must be the segment's first
+// untiered offset and length a whole number of its blocks (as
+// UntieredBlocks returned them).
+func (c *Container) CommitChunk(name string, offset, length int64) error {
+	s, err := c.lockForChange(name)
+	if err != nil {
+		return err
+	}
+	r := tieredRecord{ID: s.id, Offset: offset, Length: length}
+	// Check on a copy first: a record that does not fit is refused, not
+	// logged.
+	probe, scratch := segment{name: s.name, length: s.length, chunks: s.chunks, extents: s.extents}, state{}
+	if err := scratch.applyTiered(&probe, r); err != nil || offset+length > s.durable {
+		c.mu.Unlock()
+		if err == nil {
+			err = fmt.Errorf("chunk ends at %d, beyond the durable length %d", offset+length, s.durable)
+		}
+		return c.errorf(protocol.ErrInvalidArgument, name, "%v", err)
+	}
+	p, err := c.logLocked(recTiered, encode(r))
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	// Cannot fail: checked above under the same lock.
+	_ = c.mu.st.applyTiered(s, r)
+	c.mu.Unlock()
+	return c.wait(p)
+}
+
+// Gone lists deleted segments whose tier-2 chunks may remain; the storage
+// writer removes them and calls Forget.
+func (c *Container) Gone() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.mu.st.gone))
+	for n := range c.mu.st.gone {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Forget records that a deleted segment's tier-2 chunks are removed.
+func (c *Container) Forget(name string) error {
+	c.mu.Lock()
+	if err := c.usableLocked(); err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	if !c.mu.st.gone[name] {
+		c.mu.Unlock()
+		return nil
+	}
+	p, err := c.logLocked(recForget, encode(forgetRecord{Name: name}))
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	delete(c.mu.st.gone, name)
+	c.mu.Unlock()
+	return c.wait(p)
+}
+
+// untieredLocked is the container's bytes logged but not in tier 2
+// (transaction segments count: their bytes hold the log too).
+func (c *Container) untieredLocked() int64 { return c.mu.st.untiered }
+
+// Untiered is the container's bytes logged but not yet in tier 2.
+func (c *Container) Untiered() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.st.untiered
+}
+
+// trimLog removes the log files that no kept checkpoint needs and no
+// block lies in: every record after the oldest kept checkpoint stays, and
+// so does every record that holds a block not yet in tier 2.
+func (c *Container) trimLog(oldestCkpt uint64) error {
+	keep := oldestCkpt + 1
+	c.mu.Lock()
+	minFile := uint64(0)
+	for _, s := range c.mu.st.byID {
+		for _, e := range s.extents {
+			if minFile == 0 || e.addr.File < minFile {
+				minFile = e.addr.File
+			}
+		}
+	}
+	c.mu.Unlock()
+	if minFile != 0 {
+		lsn, ok := c.log.FirstLSNOf(minFile)
+		if !ok {
+			return fmt.Errorf("container %d: a block lies in log file %d, which the log no longer has", c.cfg.ID, minFile)
+		}
+		keep = min(keep, lsn)
+	}
+	if _, err := c.log.RemoveBefore(keep); err != nil {
+		c.l.WithError(err).Warn("container: trimming the log failed; it keeps the files and tries at the next checkpoint")
+		return fmt.Errorf("container %d: %w", c.cfg.ID, err)
+	}
+	return nil
+}

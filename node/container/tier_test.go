@@ -1,0 +1,328 @@
+package container
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/sluice-streams/sluice/node/cache"
+	"github.com/sluice-streams/sluice/protocol"
+)
+
+// memChunks is a tier 2 in memory: what a storage writer would have put
+// in chunk files, and the loads the container asked for.
+type memChunks struct {
+	mu     sync.Mutex
+	chunks map[string]map[int64][]byte
+	loads  int
+	fail   error
+}
+
+func newMemChunks() *memChunks { return &memChunks{chunks: map[string]map[int64][]byte{}} }
+
+func (m *memChunks) LoadChunk(segment string, offset, length int64) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.loads++
+	if m.fail != nil {
+		return nil, m.fail
+	}
+	b, ok := m.chunks[segment][offset]
+	if !ok {
+		return nil, fmt.Errorf("no chunk of %s at %d", segment, offset)
+	}
+	return bytes.Clone(b), nil
+}
+
+// tier moves up to maxBytes of a segment's untiered bytes into one chunk
+// the way a storage writer does: copy the blocks, then commit.
+func (m *memChunks) tier(t *testing.T, c *Container, name string, maxBytes int64) (offset, length int64) {
+	t.Helper()
+	offset, blocks, err := c.UntieredBlocks(name, maxBytes)
+	if err != nil {
+		t.Fatalf("UntieredBlocks(%s): %v", name, err)
+	}
+	data := bytes.Join(blocks, nil)
+	if len(data) == 0 {
+		return offset, 0
+	}
+	m.mu.Lock()
+	if m.chunks[name] == nil {
+		m.chunks[name] = map[int64][]byte{}
+	}
+	m.chunks[name][offset] = data
+	m.mu.Unlock()
+	if err := c.CommitChunk(name, offset, int64(len(data))); err != nil {
+		t.Fatalf("CommitChunk(%s, %d, %d): %v", name, offset, len(data), err)
+	}
+	return offset, int64(len(data))
+}
+
+// readAll reads a segment from its start to its durable end.
+func readBytes(t *testing.T, c *Container, name string) []byte {
+	t.Helper()
+	info, err := c.Info(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	for off := info.StartOffset; off < info.Length; {
+		r, err := c.Read(t.Context(), name, off, 1000)
+		if err != nil {
+			t.Fatalf("Read(%s, %d): %v", name, off, err)
+		}
+		for _, d := range r.Data {
+			out = append(out, d...)
+		}
+		off += int64(r.Len())
+	}
+	return out
+}
+
+func TestTieredBytesReadBackFromChunks(t *testing.T) {
+	chunks := newMemChunks()
+	c := open(t, Config{Dir: t.TempDir(), Chunks: chunks, Cache: cache.New(1)})
+	name := protocol.SegmentName("sc", "st", 0, 0)
+	if err := c.Create(name, nil); err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for i := range 20 {
+		b := block(fmt.Sprintf("event-%02d", i), "x")
+		want = append(want, b...)
+		appendEvents(t, c, name, "w", int64(i+1), fmt.Sprintf("event-%02d", i), "x")
+	}
+	off1, n1 := chunks.tier(t, c, name, 100)
+	off2, n2 := chunks.tier(t, c, name, 100)
+	if off1 != 0 || off2 != n1 || n1 == 0 || n2 == 0 {
+		t.Fatalf("chunks at %d (+%d) and %d (+%d): want contiguous from 0", off1, n1, off2, n2)
+	}
+	ts, _ := c.TierState(name)
+	if ts.Tiered != n1+n2 || ts.Untiered != int64(len(want))-n1-n2 || !reflect.DeepEqual(ts.Chunks, []int64{0, n1}) {
+		t.Fatalf("tier state %+v", ts)
+	}
+	if got := readBytes(t, c, name); !bytes.Equal(got, want) {
+		t.Fatalf("read back %q\nwant %q", got, want)
+	}
+	if chunks.loads == 0 {
+		t.Fatal("no read came from tier 2 although the cache holds nothing")
+	}
+	// A read from the middle of a chunk.
+	r, err := c.Read(t.Context(), name, 5, 10)
+	if err != nil || !bytes.Equal(bytes.Join(r.Data, nil), want[5:15]) {
+		t.Fatalf("Read(5, 10) = %q, %v; want %q", bytes.Join(r.Data, nil), err, want[5:15])
+	}
+	// A tier 2 that fails makes the read fail, not return wrong bytes.
+	chunks.fail = errors.New("tier 2 is down")
+	if _, err := c.Read(t.Context(), name, 0, 10); err == nil {
+		t.Fatal("read of a chunk with tier 2 down succeeded")
+	}
+}
+
+func TestCommitChunkRefusesWhatDoesNotFit(t *testing.T) {
+	chunks := newMemChunks()
+	c := open(t, Config{Dir: t.TempDir(), Chunks: chunks})
+	name := protocol.SegmentName("sc", "st", 0, 0)
+	c.Create(name, nil)
+	r1 := appendEvents(t, c, name, "w", 1, "aaaa")
+	appendEvents(t, c, name, "w", 2, "bbbb")
+	for _, tc := range []struct {
+		what           string
+		offset, length int64
+	}{
+		{"not at the first untiered offset", 1, r1.Offset - 1},
+		{"inside a block", 0, r1.Offset - 1},
+		{"beyond the length", 0, 1000},
+		{"empty", 0, 0},
+	} {
+		if err := c.CommitChunk(name, tc.offset, tc.length); !errors.Is(err, protocol.ErrInvalidArgument) {
+			t.Errorf("%s: CommitChunk(%d, %d) = %v, want ErrInvalidArgument", tc.what, tc.offset, tc.length, err)
+		}
+	}
+	if ts, _ := c.TierState(name); ts.Tiered != 0 {
+		t.Fatalf("a refused chunk moved the tiered offset to %d", ts.Tiered)
+	}
+	if err := c.CommitChunk(protocol.SegmentName("sc", "st", 9, 0), 0, 1); !errors.Is(err, protocol.ErrNoSuchSegment) {
+		t.Fatalf("unknown segment: %v", err)
+	}
+}
+
+func TestLogIsTrimmedOnceBlocksAreTiered(t *testing.T) {
+	chunks := newMemChunks()
+	dir := t.TempDir()
+	c := open(t, Config{Dir: dir, Chunks: chunks, WALFileSize: 4096, CheckpointBytes: -1})
+	name := protocol.SegmentName("sc", "st", 0, 0)
+	c.Create(name, nil)
+	var want []byte
+	for i := range 200 {
+		e := fmt.Sprintf("event-%03d-%s", i, bytes.Repeat([]byte("p"), 40))
+		want = append(want, block(e)...)
+		appendEvents(t, c, name, "w", int64(i+1), e)
+	}
+	before := c.LogStats().Files
+	if before < 3 {
+		t.Fatalf("only %d log files; the test needs several", before)
+	}
+	// Checkpoint before tiering: nothing may go, every block is only in the log.
+	if err := c.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.LogStats().Files; got != before {
+		t.Fatalf("log files went from %d to %d with nothing tiered", before, got)
+	}
+	for {
+		if _, n := chunks.tier(t, c, name, 2000); n == 0 {
+			break
+		}
+	}
+	// Two checkpoints: the log keeps what the older kept checkpoint needs.
+	c.Checkpoint()
+	appendEvents(t, c, name, "w", 1000, "after")
+	want = append(want, block("after")...)
+	if err := c.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.LogStats().Files; got >= before {
+		t.Fatalf("log still has %d files (had %d) after everything was tiered", got, before)
+	}
+	c.Close()
+	c2 := open(t, Config{Dir: dir, Chunks: chunks})
+	if got := readBytes(t, c2, name); !bytes.Equal(got, want) {
+		t.Fatal("after a restart on the trimmed log, the segment reads back different bytes")
+	}
+}
+
+func TestTruncateDeleteAndForgetSurviveRestart(t *testing.T) {
+	chunks := newMemChunks()
+	dir := t.TempDir()
+	c := open(t, Config{Dir: dir, Chunks: chunks, CheckpointBytes: -1})
+	a, b := protocol.SegmentName("sc", "st", 0, 0), protocol.SegmentName("sc", "st", 1, 0)
+	tx := protocol.TransactionSegmentName(a, "00000000-0000-0000-0000-000000000001")
+	for _, n := range []string{a, b, tx} {
+		c.Create(n, nil)
+	}
+	for i := range 6 {
+		appendEvents(t, c, a, "w", int64(i+1), fmt.Sprint("a", i))
+		appendEvents(t, c, b, "w", int64(i+1), fmt.Sprint("b", i))
+	}
+	_, n1 := chunks.tier(t, c, a, 10)
+	chunks.tier(t, c, a, 10)
+	if _, err := c.Truncate(a, n1+1); err != nil {
+		t.Fatal(err)
+	}
+	if ts, _ := c.TierState(a); len(ts.Chunks) != 1 || ts.Chunks[0] != n1 {
+		t.Fatalf("after truncating past the first chunk, chunks are %v, want [%d]", ts.Chunks, n1)
+	}
+	c.Delete(b)
+	c.Delete(tx)
+	if got := c.Gone(); !reflect.DeepEqual(got, []string{b}) {
+		t.Fatalf("Gone() = %v, want [%s] (transactions are never tiered)", got, b)
+	}
+	live := durableState(c)
+	c.mu.Lock()
+	c.mu.failed = fmt.Errorf("test: skip the closing checkpoint")
+	c.mu.Unlock()
+	c.Close()
+	c2 := open(t, Config{Dir: dir, Chunks: chunks, CheckpointBytes: -1})
+	if got := durableState(c2); !reflect.DeepEqual(got, live) {
+		t.Fatalf("replayed state differs\n got %+v\nwant %+v", got, live)
+	}
+	if err := c2.Forget(b); err != nil {
+		t.Fatal(err)
+	}
+	c2.Close() // with a checkpoint this time
+	c3 := open(t, Config{Dir: dir, Chunks: chunks})
+	if got := c3.Gone(); len(got) != 0 {
+		t.Fatalf("Gone() after Forget and restart = %v", got)
+	}
+}
+
+func TestAppendsStopAtTheUntieredBound(t *testing.T) {
+	chunks := newMemChunks()
+	c := open(t, Config{Dir: t.TempDir(), Chunks: chunks, MaxUntieredBytes: 100})
+	name := protocol.SegmentName("sc", "st", 0, 0)
+	c.Create(name, nil)
+	var err error
+	i := 0
+	for ; i < 100 && err == nil; i++ {
+		_, err = c.Append(Append{Segment: name, Writer: "w", EventNumber: int64(i + 1), EventCount: 1,
+			ExpectedOffset: protocol.NoExpectedOffset, Data: block("0123456789")})
+	}
+	if !errors.Is(err, protocol.ErrContainerUnavailable) || i > 10 {
+		t.Fatalf("after %d appends of 14 bytes with a bound of 100: %v, want ErrContainerUnavailable", i, err)
+	}
+	chunks.tier(t, c, name, 1000)
+	if _, err := c.Append(Append{Segment: name, Writer: "w", EventNumber: 1000, EventCount: 1,
+		ExpectedOffset: protocol.NoExpectedOffset, Data: block("again")}); err != nil {
+		t.Fatalf("append after tiering caught up: %v", err)
+	}
+}
+
+// TestTieringReplayAgreesWithLiveState runs random operations, tiering
+// included, and checks that a checkpoint plus the log after it rebuilds
+// the live state, that the untiered count matches the segments, and that
+// every segment reads back what was appended.
+func TestTieringReplayAgreesWithLiveState(t *testing.T) {
+	for seed := int64(1); seed <= 5; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(seed))
+			dir := t.TempDir()
+			chunks := newMemChunks()
+			c := open(t, Config{Dir: dir, Chunks: chunks, WALFileSize: 4096, CheckpointBytes: 8192})
+			names := make([]string, 4)
+			for i := range names {
+				names[i] = protocol.SegmentName("sc", "st", int64(i), 0)
+				c.Create(names[i], nil)
+			}
+			for op := 0; op < 600; op++ {
+				i := rng.Intn(len(names))
+				switch rng.Intn(8) {
+				case 0, 1, 2, 3:
+					e := fmt.Sprint("e", op, bytes.Repeat([]byte("x"), rng.Intn(60)))
+					c.Append(Append{Segment: names[i], EventCount: 1, ExpectedOffset: protocol.NoExpectedOffset, Data: block(e)})
+				case 4, 5:
+					chunks.tier(t, c, names[i], int64(rng.Intn(400)))
+				case 6:
+					if info, err := c.Info(names[i]); err == nil && rng.Intn(4) == 0 {
+						c.Truncate(names[i], info.StartOffset+rng.Int63n(info.Length-info.StartOffset+1))
+					}
+				case 7:
+					if rng.Intn(10) == 0 {
+						c.Seal(names[i])
+					}
+				}
+			}
+			c.mu.Lock()
+			var sum int64
+			for _, s := range c.mu.st.byID {
+				sum += s.length - s.tieredEnd()
+			}
+			if sum != c.mu.st.untiered {
+				t.Errorf("untiered count %d, segments hold %d", c.mu.st.untiered, sum)
+			}
+			c.mu.Unlock()
+			live := durableState(c)
+			reads := map[string][]byte{}
+			for _, n := range names {
+				reads[n] = readBytes(t, c, n)
+			}
+			c.mu.Lock()
+			c.mu.failed = fmt.Errorf("test: skip the closing checkpoint")
+			c.mu.Unlock()
+			c.Close()
+			c2 := open(t, Config{Dir: dir, Chunks: chunks, Cache: cache.New(1)})
+			if got := durableState(c2); !reflect.DeepEqual(got, live) {
+				t.Fatalf("state from checkpoint + replay differs from the live state\n got %+v\nwant %+v", got, live)
+			}
+			for _, n := range names {
+				if got := readBytes(t, c2, n); !bytes.Equal(got, reads[n]) {
+					t.Fatalf("%s reads back differently after the restart", n)
+				}
+			}
+		})
+	}
+}
