@@ -47,9 +47,9 @@ type segment struct {
 	sealed   bool
 	attrs    map[string]int64 // the attributes clients set
 	writers  map[string]int64 // writer id -> its last event number, apart from attrs
-	chunks   []chunk  // the bytes in tier 2, below the extents
-	extents  []extent // the bytes only in the log
-	modified int64    // unix nanoseconds of the last change seen by this process
+	chunks   []chunk          // the bytes in tier 2, below the extents
+	extents  []extent         // the bytes only in the log
+	modified int64            // unix nanoseconds of the last change seen by this process
 
 	// ---
 	durable     int64         // readers see [start, durable): every byte below is fsynced
