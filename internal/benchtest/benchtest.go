@@ -54,10 +54,17 @@ func ThroughputInTurns(b *testing.B, dir string, blocks, blockBytes, eventBytes,
 // PacedLatency runs warmup operations, unrecorded, then b.N timed ones,
 // all one every interval (latency.RunPaced), and reports the timed ones'
 // p50/p99/p99.9, disk's p99 (the reference measured before the system
-// under test opened) and the ratio of the two p99s.
-func PacedLatency(b *testing.B, disk diskprobe.Latencies, warmup int, interval time.Duration, submit func(i int) (wait func() error, err error)) {
+// under test opened) and the ratio of the two p99s. steady, if not nil,
+// is asked after the warm-up whether the system reached the state the
+// benchmark means to measure; its error fails b.
+func PacedLatency(b *testing.B, disk diskprobe.Latencies, warmup int, interval time.Duration, steady func() error, submit func(i int) (wait func() error, err error)) {
 	if err := latency.RunPaced(warmup, interval, latency.NewRecorder(warmup), submit); err != nil {
 		b.Fatal(err)
+	}
+	if steady != nil {
+		if err := steady(); err != nil {
+			b.Fatalf("after %d warm-up operations: %v", warmup, err)
+		}
 	}
 	rec := latency.NewRecorder(b.N)
 	b.ResetTimer()

@@ -245,7 +245,18 @@ func BenchmarkWireAppendLatency10MBps(b *testing.B) {
 	}
 	// Warm up at the same rate until the log has rolled once: a log in its
 	// steady state writes into preallocated files, a new one does not yet.
-	warmup := benchLatencyWALFile * 3 / 2 / benchEventSize
+	// Two and a half files: the first two grow (see node/container's
+	// benchLatencyWarmup), the third is the first preallocated one.
+	warmup := benchLatencyWALFile * 5 / 2 / benchEventSize
+	ct, err := bn.node.ContainerFor(seg(0))
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.SetBytes(benchEventSize)
-	benchtest.PacedLatency(b, disk, warmup, interval, submit)
+	benchtest.PacedLatency(b, disk, warmup, interval, func() error {
+		if st := ct.LogStats(); st.SpareRolls == 0 {
+			return fmt.Errorf("the log has not rolled into a preallocated file yet (%d rolls)", st.Rolls)
+		}
+		return nil
+	}, submit)
 }
