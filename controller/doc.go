@@ -12,6 +12,7 @@
 //	scopes/<scope>                          {"scopeName", "creationTime"}
 //	scopes/<scope>/streams/<stream>         the stream record (below)
 //	scopes/<scope>/streams/<stream>/txns/<id>  a transaction record
+//	scopes/<scope>/streams/<stream>/retention  {"cuts": [{"time", "size", "cut"}, ...]} (below)
 //
 // The stream record holds everything about a stream that must change
 // together, so that every change is one compare-and-set of one key and two
@@ -120,6 +121,32 @@
 // (leases bound how long any transaction lasts); a future auto-scaler must
 // retry. Sealing a stream aborts its OPEN transactions and completes those
 // being committed or aborted.
+//
+// # Retention
+//
+// A stream's RetentionPolicy (LIMITED_DAYS: Value days; LIMITED_SIZE_MB:
+// Value MiB) is enforced as in Pravega, by truncation at recorded cuts.
+// RetentionStep (run every Options.RetentionInterval by the leader, or by
+// the Service itself over a store that elects no leader) does, per stream
+// with a policy that is neither sealed nor in a workflow:
+//
+//  1. ask the nodes for the length of every segment from the head cut on;
+//     the active segments' lengths are the tail cut, and the bytes from
+//     the head cut to it the stream's size;
+//  2. load the recorded cuts, drop those the head moved past, measure the
+//     rest from the current head ("size"), and record the tail cut with
+//     the time if the newest recorded cut is older than 1/128 of the
+//     retention time (or the stream grew by 1/128 of the size limit);
+//  3. decideRetention (pure): LIMITED_DAYS: the newest cut recorded at or
+//     before now - days; LIMITED_SIZE_MB: if the size exceeds the limit,
+//     the newest cut that leaves at least the limit after it. Only a cut
+//     after the head that moves no segment's offset back qualifies;
+//  4. keep the picked cut and the newer ones (at most MaxRetentionCuts),
+//     write the record (create or compare-and-set), and truncate at the
+//     picked cut with TruncateStream: the truncate workflow, resumable and
+//     refused (retried at the next step) while another workflow runs.
+//
+// The delete workflow removes the retention record with the stream's.
 //
 // # Errors
 //

@@ -60,6 +60,15 @@ type Options struct {
 	// MaxTxnLease bounds the lease of CreateTxn and PingTxn
 	// (DefaultMaxTxnLease if 0).
 	MaxTxnLease time.Duration
+	// RetentionInterval is how often retention policies are applied
+	// (DefaultRetentionInterval if 0; negative: never). Over a store that
+	// elects leaders (ZooKeeper) the leader runs RetentionStep at this
+	// pace; over any other the Service runs it itself, the first time one
+	// interval after New. Tests call RetentionStep directly.
+	RetentionInterval time.Duration
+	// Tier2URI is the root of tier 2 (file:///abs/path or
+	// hdfs://host:port/path), served by GET /v1/tier2; empty if unknown.
+	Tier2URI string
 }
 
 // Service is the controller's core: scopes, streams, epochs, scaling,
@@ -80,7 +89,8 @@ type Service struct {
 }
 
 // New returns a Service over store and segs and starts its transaction
-// sweeper. Close stops it; the Service closes neither store nor segs.
+// sweeper (and its retention loop, see Options.RetentionInterval). Close
+// stops them; the Service closes neither store nor segs.
 func New(store cluster.Store, segs SegmentStore, opts Options) *Service {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
@@ -96,16 +106,23 @@ func New(store cluster.Store, segs SegmentStore, opts Options) *Service {
 	if opts.MaxTxnLease == 0 {
 		opts.MaxTxnLease = DefaultMaxTxnLease
 	}
+	if opts.RetentionInterval == 0 {
+		opts.RetentionInterval = DefaultRetentionInterval
+	}
 	s := &Service{store: store, segs: segs, opts: opts, log: opts.Logger}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if opts.TxnSweepInterval > 0 {
 		s.wg.Add(1)
 		go s.sweeper()
 	}
+	if _, elects := store.(leaderElector); opts.RetentionInterval > 0 && !elects {
+		s.wg.Add(1)
+		go s.retainer()
+	}
 	return s
 }
 
-// Close stops the sweeper and waits for it. Workflows in flight in other
+// Close stops the sweeper and the retention loop and waits for them. Workflows in flight in other
 // goroutines are not interrupted; cancel their contexts.
 func (s *Service) Close() error {
 	s.cancel()

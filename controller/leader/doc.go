@@ -35,6 +35,10 @@
 //     returns).
 //   - Resume: Service.Resume at once (a new leader completes the workflows
 //     the previous one left half done), then every Config.ResumeInterval.
+//   - Retention: if Config.Service implements Retainer (controller.Service
+//     does), its RetentionStep every RetentionInterval (one minute by
+//     default): streams' retention policies recorded and enforced by
+//     truncation (see package controller).
 //
 // The Service's transaction sweeper (lease expiry) runs in every
 // controller, leader or not: its aborts are compare-and-sets of the

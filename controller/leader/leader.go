@@ -49,6 +49,14 @@ type Resumer interface {
 	Resume(ctx context.Context) error
 }
 
+// Retainer applies streams' retention policies (controller.Service). A
+// Config.Service that implements it gets a retention loop on the leader:
+// RetentionStep every RetentionInterval (none if that is not positive).
+type Retainer interface {
+	RetentionStep(ctx context.Context) error
+	RetentionInterval() time.Duration
+}
+
 // Config configures a Member.
 type Config struct {
 	// Store is the ZooKeeper session to start with. The Member owns it
@@ -282,6 +290,10 @@ func (m *Member) startLeading(ctx context.Context, st cluster.Store, loops *sync
 	loops.Add(2)
 	go func() { defer loops.Done(); m.assignLoop(lctx, st) }()
 	go func() { defer loops.Done(); m.resumeLoop(lctx) }()
+	if r, ok := m.cfg.Service.(Retainer); ok && r.RetentionInterval() > 0 {
+		loops.Add(1)
+		go func() { defer loops.Done(); m.retentionLoop(lctx, r) }()
+	}
 	return stop
 }
 
@@ -377,6 +389,23 @@ func (m *Member) resumeLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+	}
+}
+
+// retentionLoop runs r.RetentionStep every r.RetentionInterval (the first
+// time one interval after leadership starts), until ctx ends.
+func (m *Member) retentionLoop(ctx context.Context, r Retainer) {
+	tick := time.NewTicker(r.RetentionInterval())
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if err := r.RetentionStep(ctx); err != nil && ctx.Err() == nil {
+			m.log.WithError(err).Warn("leader: retention step failed; retrying at the next interval")
 		}
 	}
 }
