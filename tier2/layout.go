@@ -39,8 +39,8 @@ func TempChunkPath(scope, stream string, segment, firstOffset int64) string {
 // false for anything else (temporaries included).
 func ParseChunkName(name string) (firstOffset int64, ok bool) {
 	digits, found := strings.CutSuffix(name, ChunkExt)
-	if !found || len(digits) != 20 {
-		return 0, false
+	if !found || len(digits) != 20 || strings.Trim(digits, "0123456789") != "" {
+		return 0, false // a sign would let two names mean one offset
 	}
 	n, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil || n < 0 {

@@ -1,7 +1,14 @@
 package fs_test
 
 import (
+	"errors"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
@@ -20,4 +27,177 @@ func newStorage(t *testing.T) *fs.Storage {
 
 func TestConformance(t *testing.T) {
 	tier2test.RunStorageTests(t, func(t *testing.T) tier2.Storage { return newStorage(t) })
+}
+
+func mode(t *testing.T, name string) os.FileMode {
+	t.Helper()
+	fi, err := os.Stat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode().Perm()
+}
+
+func put(t *testing.T, s tier2.Storage, p, data string) {
+	t.Helper()
+	w, err := s.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte(data)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Chunks land 0444 and directories 0755 whatever the umask, and the
+// temporary-then-rename flow leaves only the chunk.
+func TestModesAndTempFlow(t *testing.T) {
+	old := unix.Umask(0o077) // would leave 0400 and 0700
+	t.Cleanup(func() { unix.Umask(old) })
+	s := newStorage(t)
+	tmp := tier2.TempChunkPath("sc", "st", 2, 77)
+	final := tier2.ChunkPath("sc", "st", 2, 77)
+	put(t, s, tmp, "chunk bytes")
+	if err := s.Rename(tmp, final); err != nil {
+		t.Fatal(err)
+	}
+	root := s.Root()
+	if m := mode(t, filepath.Join(root, final)); m != 0o444 {
+		t.Errorf("chunk mode %v, want 0444", m)
+	}
+	for _, d := range []string{"sc", "sc/st", tier2.SegmentDir("sc", "st", 2)} {
+		if m := mode(t, filepath.Join(root, d)); m != 0o755 {
+			t.Errorf("directory %s mode %v, want 0755", d, m)
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(root, tier2.SegmentDir("sc", "st", 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != tier2.ChunkName(77) {
+		t.Fatalf("segment directory holds %v, want the chunk alone", entries)
+	}
+	b, err := os.ReadFile(filepath.Join(root, final))
+	if err != nil || string(b) != "chunk bytes" {
+		t.Fatalf("chunk on disk = %q, %v", b, err)
+	}
+	// Nobody may write the chunk now, and RemoveAll still removes it.
+	if f, err := os.OpenFile(filepath.Join(root, final), os.O_WRONLY, 0); err == nil && os.Geteuid() != 0 {
+		f.Close()
+		t.Error("a 0444 chunk opened for writing")
+	}
+	if err := s.RemoveAll("sc"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "sc")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("sc after RemoveAll: %v", err)
+	}
+}
+
+// No path reaches outside the root: nothing is made or removed next to it.
+func TestNoEscape(t *testing.T) {
+	parent := t.TempDir()
+	root := filepath.Join(parent, "root")
+	s, err := fs.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(parent, "victim"), []byte("v"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"../victim", "../escaped", "a/../../escaped", parent + "/escaped", "../root/../victim", "..", `..\victim`} {
+		if _, err := s.Create(p); !errors.Is(err, tier2.ErrInvalidPath) {
+			t.Errorf("Create(%q) = %v, want ErrInvalidPath", p, err)
+		}
+		if err := s.RemoveAll(p); !errors.Is(err, tier2.ErrInvalidPath) {
+			t.Errorf("RemoveAll(%q) = %v, want ErrInvalidPath", p, err)
+		}
+		if err := s.Rename("../victim", "x"); !errors.Is(err, tier2.ErrInvalidPath) {
+			t.Errorf("Rename from outside = %v, want ErrInvalidPath", err)
+		}
+	}
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		t.Fatalf("next to the root: %v, want root and victim only", entries)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Fatalf("root holds %v, want nothing", entries)
+	}
+}
+
+// Errors name the storage path, never the root, and classify.
+func TestErrorsNamePath(t *testing.T) {
+	s := newStorage(t)
+	put(t, s, "d/f", "x")
+	_, err := s.Open("d/missing")
+	if !errors.Is(err, tier2.ErrNotExist) || !strings.Contains(err.Error(), `"d/missing"`) || strings.Contains(err.Error(), s.Root()) {
+		t.Fatalf("Open(missing) = %v", err)
+	}
+	_, err = s.Create("d/f")
+	if !errors.Is(err, tier2.ErrExist) || !strings.Contains(err.Error(), `"d/f"`) {
+		t.Fatalf("Create(existing) = %v", err)
+	}
+	err = s.Rename("d/nope", "d/g")
+	if !errors.Is(err, tier2.ErrNotExist) || !strings.Contains(err.Error(), `"d/nope"`) {
+		t.Fatalf("Rename(missing) = %v", err)
+	}
+	_, err = s.Stat("a#b")
+	if !errors.Is(err, tier2.ErrInvalidPath) || !strings.Contains(err.Error(), `"a#b"`) {
+		t.Fatalf("Stat(invalid) = %v", err)
+	}
+	// Create through a file as if it were a directory.
+	if _, err := s.Create("d/f/g"); err == nil || !strings.Contains(err.Error(), `"d/f/g"`) {
+		t.Fatalf("Create under a file = %v", err)
+	}
+}
+
+func TestClosedWriterAndReader(t *testing.T) {
+	s := newStorage(t)
+	w, err := s.Create("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("x")); !errors.Is(err, iofs.ErrClosed) || !strings.Contains(err.Error(), `"f"`) {
+		t.Fatalf("Write after Close = %v, want ErrClosed naming the path", err)
+	}
+	if err := w.Close(); !errors.Is(err, iofs.ErrClosed) {
+		t.Fatalf("second Close = %v, want ErrClosed", err)
+	}
+	r, err := s.Open("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ReadAt(make([]byte, 1), 0); !errors.Is(err, iofs.ErrClosed) {
+		t.Fatalf("ReadAt after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestNewMakesRoot(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "a", "b")
+	s, err := fs.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() || s.Root() != root {
+		t.Fatalf("root %q: %v, %v", s.Root(), fi, err)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.New(file); err == nil {
+		t.Fatal("New over a file succeeded")
+	}
 }
