@@ -318,6 +318,16 @@ func (c *Client) SegmentURI(ctx context.Context, segment string) (api.SegmentURI
 	return u, err
 }
 
+// Tier2URI returns the root of tier 2 the controller was configured with
+// (file:///abs/path or hdfs://host:port/path). ErrNotFound if it was not.
+func (c *Client) Tier2URI(ctx context.Context) (string, error) {
+	var body struct {
+		URI string `json:"uri"`
+	}
+	err := c.do(ctx, http.MethodGet, "/v1/tier2", nil, &body)
+	return body.URI, err
+}
+
 // CreateTxn opens a transaction leased for lease (0: the controller's
 // default), rounded down to milliseconds.
 func (c *Client) CreateTxn(ctx context.Context, scope, stream string, lease time.Duration) (api.TxnInfo, error) {

@@ -12,7 +12,10 @@
 // .../scaling-events for a stream's epochs), plus what the client library
 // needs (segments, successors, cuts, transactions, and
 // GET /v1/segments/{segment}/uri: the node that serves a segment now, from
-// the controller's controller.SegmentLocator given with WithLocator).
+// the controller's controller.SegmentLocator given with WithLocator; and
+// GET /v1/tier2: {"uri": ...}, the root of tier 2 from
+// controller.Options.Tier2URI, 404 if it is not configured, which
+// `sluice hive ddl` uses for a table's LOCATION).
 //
 // Bodies are the JSON types of protocol/api, the wrappers (lists,
 // transaction leases, a pair of cuts, health, a segment's node) included.

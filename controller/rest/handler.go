@@ -428,6 +428,22 @@ func (h *handler) segmentURI(r *http.Request) (int, any, error) {
 	return http.StatusOK, api.SegmentURI{Endpoint: loc.Endpoint, Container: loc.Container, Epoch: loc.Epoch}, nil
 }
 
+// Tier2 is the body of GET /v1/tier2.
+type Tier2 struct {
+	// URI is the root of tier 2: file:///abs/path or hdfs://host:port/path.
+	URI string `json:"uri"`
+}
+
+// tier2 serves where tier 2 is (controller.Options.Tier2URI); 404 if the
+// controller was not told.
+func (h *handler) tier2(*http.Request) (int, any, error) {
+	uri := h.svc.Tier2URI()
+	if uri == "" {
+		return http.StatusNotFound, &api.Error{Code: api.CodeNotFound, Message: "tier 2 is not configured on this controller"}, nil
+	}
+	return http.StatusOK, Tier2{URI: uri}, nil
+}
+
 // Transactions.
 
 func decodeLease(r *http.Request) (time.Duration, error) {

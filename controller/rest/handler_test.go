@@ -75,12 +75,15 @@ func (rec *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // route, and checks each answer and its status.
 func TestEveryRoute(t *testing.T) {
 	nodeAddr := resttest.StartNode(t)
-	ctl := resttest.StartController(t, nodeAddr)
+	ctl := resttest.StartController(t, nodeAddr, resttest.WithTier2("file:///srv/sluice/tier2"))
 	rec := newRecorder()
 	c := ctlclient.NewClient(ctl.URL+"/", ctlclient.WithHTTPClient(&http.Client{Transport: rec}))
 	ctx := ctxT(t)
 
 	must(t, c.Health(ctx))
+	tier2, err := c.Tier2URI(ctx)
+	must(t, err)
+	equal(t, "tier 2", tier2, "file:///srv/sluice/tier2")
 
 	must(t, c.CreateScope(ctx, "sales"))
 	must(t, c.CreateScope(ctx, "hr"))
@@ -554,5 +557,15 @@ func TestSegmentURIUnavailable(t *testing.T) {
 				t.Fatalf("client err = %v, want ErrUnavailable", err)
 			}
 		})
+	}
+}
+
+func TestTier2NotConfigured(t *testing.T) {
+	ctl := resttest.StartController(t, resttest.StartNode(t))
+	_, err := ctlclient.NewClient(ctl.URL).Tier2URI(ctxT(t))
+	wantErr(t, err, ctlclient.ErrNotFound, "tier 2 is not configured")
+	var e *ctlclient.Error
+	if !errors.As(err, &e) || e.StatusCode != http.StatusNotFound {
+		t.Fatalf("err = %#v, want a 404", err)
 	}
 }

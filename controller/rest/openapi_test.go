@@ -87,6 +87,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"Successor":       api.Successor{},
 		"SuccessorList":   api.SuccessorList{},
 		"SegmentURI":      api.SegmentURI{},
+		"Tier2":           rest.Tier2{},
 		"StreamCut":       api.StreamCut{},
 		"CutRange":        api.CutRange{},
 		"TxnRequest":      api.TxnRequest{},

@@ -51,6 +51,7 @@ var routes = []route{
 	{Route{"GET", "/v1/segments/{segment}"}, (*handler).segmentRange},
 	{Route{"GET", "/v1/segments/{segment}/successors"}, (*handler).successors},
 	{Route{"GET", "/v1/segments/{segment}/uri"}, (*handler).segmentURI},
+	{Route{"GET", "/v1/tier2"}, (*handler).tier2},
 
 	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/transactions"}, (*handler).createTxn},
 	{Route{"GET", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}"}, (*handler).getTxn},

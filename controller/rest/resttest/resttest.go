@@ -36,16 +36,26 @@ type Controller struct {
 	Service *controller.Service
 }
 
+// Option changes the controller.Options of StartController.
+type Option func(*controller.Options)
+
+// WithTier2 sets the controller's tier-2 URI (GET /v1/tier2).
+func WithTier2(uri string) Option { return func(o *controller.Options) { o.Tier2URI = uri } }
+
 // StartController runs a controller over a new bbolt store, with the node
 // at nodeAddr, served by rest.NewHandler on 127.0.0.1.
-func StartController(t testing.TB, nodeAddr string) *Controller {
+func StartController(t testing.TB, nodeAddr string, opts ...Option) *Controller {
 	t.Helper()
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "controller.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	segs := controller.NewNodeSegments(controller.StaticLocator(nodeAddr))
-	svc := controller.New(st, segs, controller.Options{Logger: QuietLogger(), TxnSweepInterval: -1})
+	o := controller.Options{Logger: QuietLogger(), TxnSweepInterval: -1}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	svc := controller.New(st, segs, o)
 	srv := httptest.NewServer(rest.NewHandler(svc, QuietLogger(), rest.WithLocator(controller.StaticNode{Addr: nodeAddr, Containers: 4})))
 	t.Cleanup(func() {
 		srv.Close()
