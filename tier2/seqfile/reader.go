@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -229,6 +231,9 @@ func (r *Reader) readHeader() error {
 		start := r.pos
 		if h.Codec, err = r.readText("codec class"); err != nil {
 			return err
+		}
+		if !isClassName(h.Codec) {
+			return r.corrupt(start, "codec %q is not a class name", h.Codec)
 		}
 		if h.Codec != DefaultCodec {
 			return fmt.Errorf("%w %q at byte %d (only %s)", ErrUnsupported, h.Codec, start, DefaultCodec)
@@ -501,4 +506,18 @@ func DecodeBytes(b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: BytesWritable says %d bytes, holds %d", ErrCorrupt, n, len(b)-4)
 	}
 	return b[4:], nil
+}
+
+// isClassName reports whether s looks like a qualified Java class name,
+// so that a real but unsupported codec is told apart from damage.
+func isClassName(s string) bool {
+	if len(s) == 0 || len(s) > 1024 || s[0] == '.' || s[len(s)-1] == '.' || !strings.Contains(s, ".") {
+		return false
+	}
+	for _, c := range s {
+		if c != '.' && c != '_' && c != '$' && !unicode.IsLetter(c) && !unicode.IsDigit(c) {
+			return false
+		}
+	}
+	return true
 }
