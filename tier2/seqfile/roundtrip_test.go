@@ -170,3 +170,19 @@ func TestWriteErrorIsSticky(t *testing.T) {
 		t.Fatal("Close after a write error succeeded")
 	}
 }
+
+func TestAppendEventDoesNotAllocate(t *testing.T) {
+	ev := bytes.Repeat([]byte("event bytes "), 90)
+	for _, c := range []Compression{None, Record, Block} {
+		w, err := NewWriter(io.Discard, WriterOptions{KeyClass: LongWritable, ValueClass: BytesWritable, Compression: c, BlockSize: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 500; i++ { // grow the buffers through several blocks
+			w.AppendEvent(int64(i), ev)
+		}
+		if n := testing.AllocsPerRun(2000, func() { w.AppendEvent(7, ev) }); n != 0 {
+			t.Errorf("%v: %.2f allocations per AppendEvent", c, n)
+		}
+	}
+}

@@ -97,6 +97,7 @@ type Writer struct {
 	closed  bool
 
 	scratch [32]byte
+	kv      [12]byte // AppendEvent's key and value prefix
 
 	// Block state.
 	nrec                   int
@@ -224,10 +225,9 @@ func (w *Writer) AppendEvent(offset int64, event []byte) error {
 	if len(event) > MaxRecordSize {
 		return fmt.Errorf("%w: event of %d bytes", ErrTooLarge, len(event))
 	}
-	var kv [12]byte
-	binary.BigEndian.PutUint64(kv[:8], uint64(offset))
-	binary.BigEndian.PutUint32(kv[8:], uint32(len(event)))
-	return w.append(kv[:8], kv[8:], event)
+	binary.BigEndian.PutUint64(w.kv[:8], uint64(offset))
+	binary.BigEndian.PutUint32(w.kv[8:], uint32(len(event)))
+	return w.append(w.kv[:8], w.kv[8:], event)
 }
 
 // append adds a record whose value is valPrefix followed by val.
