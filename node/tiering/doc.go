@@ -1,0 +1,48 @@
+// Package tiering moves a container's durable data from its log (tier 1)
+// to tier 2 and reads it back: the storage writer of DESIGN.md §3 "Tier".
+//
+// # Policy (policy.go, a pure function)
+//
+// Decide looks at every segment's TierState and says which to tier now,
+// and why:
+//
+//   - sealed: the segment is sealed (its last bytes go at once, so the log
+//     can let go of a finished segment);
+//   - size: its untiered bytes reached Policy.SegmentBytes;
+//   - age: its oldest untiered block is half of Policy.MaxLag old. Half,
+//     so that writing the chunk fits in the bound: an event lands in tier
+//     2 within MaxLag of being logged while tier 2 keeps up;
+//   - pressure: the container's untiered bytes exceed
+//     Policy.PressureBytes (the cache would start dropping blocks only
+//     the log holds); the largest segments go first.
+//
+// A stream overrides SegmentBytes and MaxLag through its segments'
+// attributes "_tier.segmentBytes" and "_tier.maxLagMillis".
+// Transaction segments are never tiered: a commit merges them into their
+// parent, whose chunk then holds their events.
+//
+// # Writing a chunk (writer.go)
+//
+// For one segment: take up to Policy.ChunkBytes of whole blocks from the
+// first untiered offset (container.UntieredBlocks); write them as one
+// SequenceFile (key: the event's offset, value: its bytes) under the
+// temporary name; close it (durable); rename it into place; then log the
+// chunk in the container (CommitChunk). Only a checkpoint that holds that
+// record lets the log drop the blocks (container.trimLog). A crash at any
+// step leaves either no record of the chunk (the file, temporary or
+// renamed, is an orphan: Reconcile removes it, and the bytes are tiered
+// again from the same offset) or the record (the file is in place), so
+// every event is in tier 2 exactly once.
+//
+// Faults: a tier-2 error stops tiering for that container, never writing;
+// the writer retries with backoff (up to 10 s) and reports the stall
+// (Stats). Appends continue into the log until container.Config's
+// MaxUntieredBytes, then are refused as retriable.
+//
+// # Reading (reader.go)
+//
+// Reader implements container.ChunkSource: it opens the chunk, decodes
+// every record, checks that keys are consecutive event offsets from the
+// chunk's first offset, and returns the events framed as the segment
+// holds them.
+package tiering

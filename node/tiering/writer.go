@@ -1,0 +1,439 @@
+package tiering
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/node/container"
+	"github.com/sluice-streams/sluice/protocol"
+	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/seqfile"
+)
+
+// maxBackoff caps the wait between passes after a tier-2 failure.
+const maxBackoff = 10 * time.Second
+
+// Config configures a container's storage writer.
+type Config struct {
+	Container *container.Container
+	Store     tier2.Storage
+	Policy    Policy
+	// Compression of the chunks (seqfile.None by default; seqfile.Block
+	// for zlib blocks).
+	Compression seqfile.Compression
+	Logger      logrus.FieldLogger
+	// Now is the clock (time.Now if nil).
+	Now func() time.Time
+	// Tick is the time between passes (default: MaxLag/8, at most 1 s).
+	Tick time.Duration
+	// CheckpointEvery bounds how often a pass that tiered something takes
+	// a container checkpoint, which lets the log drop what was tiered
+	// (default 5 s; Flush always takes one).
+	CheckpointEvery time.Duration
+}
+
+// Stats are a storage writer's counters.
+type Stats struct {
+	TieredBytes int64  // bytes put in tier 2 by this writer
+	Chunks      int64  // chunks written
+	Errors      int64  // tier-2 failures
+	LastError   string // the latest failure, "" once a pass succeeds
+	Stalled     bool   // the latest pass failed: tiering waits for tier 2
+	Untiered    int64  // the container's bytes not yet in tier 2
+	// Lag is the age of the oldest event not yet in tier 2.
+	Lag time.Duration
+}
+
+// Writer is a container's storage writer: a goroutine that runs passes
+// (Pass) on a timer and when kicked.
+type Writer struct {
+	cfg  Config
+	c    *container.Container
+	l    logrus.FieldLogger
+	kick chan struct{}
+	stop chan struct{}
+	done chan struct{}
+
+	passMu   sync.Mutex         // one pass at a time
+	known    map[string][]int64 // chunks of each segment as of the last pass
+	lastCkpt time.Time
+
+	mu struct {
+		sync.Mutex
+		stats Stats
+	}
+}
+
+// New makes a storage writer; Start runs it.
+func New(cfg Config) *Writer {
+	cfg.Policy = cfg.Policy.WithDefaults()
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = min(time.Second, cfg.Policy.MaxLag/8)
+	}
+	if cfg.CheckpointEvery <= 0 {
+		cfg.CheckpointEvery = 5 * time.Second
+	}
+	if cfg.Logger == nil {
+		l := logrus.New()
+		l.SetLevel(logrus.PanicLevel)
+		cfg.Logger = l
+	}
+	return &Writer{
+		cfg: cfg, c: cfg.Container, l: cfg.Logger.WithField("container", cfg.Container.ID()),
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+}
+
+// Start runs passes until Stop: first a reconcile of tier 2 with the
+// container's records, then a pass every Tick or Kick.
+func (w *Writer) Start() {
+	go w.loop()
+}
+
+// Stop ends the goroutine and waits for a pass in progress.
+func (w *Writer) Stop() {
+	select {
+	case <-w.stop:
+	default:
+		close(w.stop)
+	}
+	<-w.done
+}
+
+// Kick asks for a pass now.
+func (w *Writer) Kick() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Writer) loop() {
+	defer close(w.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-w.stop
+		cancel()
+	}()
+	wait := time.Duration(0)
+	backoff := time.Second
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-w.stop:
+			t.Stop()
+			return
+		case <-w.kick:
+			t.Stop()
+		case <-t.C:
+		}
+		if err := w.Pass(ctx); err != nil && ctx.Err() == nil {
+			wait, backoff = backoff, min(2*backoff, maxBackoff)
+			continue
+		}
+		wait, backoff = w.cfg.Tick, time.Second
+	}
+}
+
+// Pass reconciles tier 2 with the container's records (on the first
+// pass), removes the chunks of deleted and truncated segments, and tiers
+// the segments the policy picks. It stops at the first tier-2 failure,
+// which it records in Stats and returns.
+func (w *Writer) Pass(ctx context.Context) error {
+	w.passMu.Lock()
+	defer w.passMu.Unlock()
+	err := w.pass(ctx, false)
+	w.record(err)
+	return err
+}
+
+// Flush tiers every durable byte of every segment now (transactions
+// excepted) and takes a checkpoint, so the log can drop all of it.
+func (w *Writer) Flush(ctx context.Context) error {
+	w.passMu.Lock()
+	defer w.passMu.Unlock()
+	err := w.pass(ctx, true)
+	if err == nil {
+		err = w.c.Checkpoint()
+		w.lastCkpt = w.cfg.Now()
+	}
+	w.record(err)
+	return err
+}
+
+func (w *Writer) record(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.mu.stats.Errors++
+		if !w.mu.stats.Stalled {
+			w.l.WithError(err).Warn("tiering: tier 2 failed; appends go on into the log until its bound, tiering retries")
+		}
+		w.mu.stats.LastError, w.mu.stats.Stalled = err.Error(), true
+		return
+	}
+	if w.mu.stats.Stalled {
+		w.l.Info("tiering: tier 2 is back; catching up")
+	}
+	w.mu.stats.LastError, w.mu.stats.Stalled = "", false
+}
+
+func (w *Writer) pass(ctx context.Context, all bool) error {
+	if w.known == nil {
+		if err := w.reconcile(); err != nil {
+			return err
+		}
+	}
+	for _, name := range w.c.Gone() {
+		if err := w.removeSegment(name); err != nil {
+			return err
+		}
+	}
+	states := w.c.TierStates()
+	if err := w.removeDropped(states); err != nil {
+		return err
+	}
+	var todo []Decision
+	if all {
+		for _, ts := range states {
+			if !ts.Transaction && ts.Untiered > 0 {
+				todo = append(todo, Decision{ts.Name, "flush"})
+			}
+		}
+	} else {
+		todo = Decide(w.cfg.Now(), w.cfg.Policy, states, w.c.Untiered())
+	}
+	tiered := false
+	for _, d := range todo {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := w.tierSegment(d.Segment)
+		if err != nil {
+			return err
+		}
+		tiered = tiered || n > 0
+	}
+	if tiered && !all && w.cfg.Now().Sub(w.lastCkpt) >= w.cfg.CheckpointEvery {
+		w.lastCkpt = w.cfg.Now()
+		if err := w.c.Checkpoint(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tierSegment moves the segment's durable untiered bytes, as they are
+// now, into chunks of at most ChunkBytes.
+func (w *Writer) tierSegment(name string) (int64, error) {
+	ts, err := w.c.TierState(name)
+	if errors.Is(err, protocol.ErrNoSuchSegment) {
+		return 0, nil // deleted meanwhile
+	}
+	if err != nil {
+		return 0, err
+	}
+	var done int64
+	for done < ts.Untiered {
+		n, err := w.writeChunk(name)
+		if err != nil || n == 0 {
+			return done, err
+		}
+		done += n
+	}
+	return done, nil
+}
+
+// writeChunk writes one chunk from the segment's first untiered offset
+// and records it; it returns the bytes tiered.
+func (w *Writer) writeChunk(name string) (int64, error) {
+	offset, blocks, err := w.c.UntieredBlocks(name, w.cfg.Policy.ChunkBytes)
+	if err != nil || len(blocks) == 0 {
+		if errors.Is(err, protocol.ErrNoSuchSegment) {
+			err = nil
+		}
+		return 0, err
+	}
+	q, err := protocol.ParseSegmentName(name)
+	if err != nil {
+		return 0, err
+	}
+	tmp := tier2.TempChunkPath(q.Scope, q.Stream, q.Number, offset)
+	final := tier2.ChunkPath(q.Scope, q.Stream, q.Number, offset)
+	f, err := w.cfg.Store.Create(tmp)
+	if errors.Is(err, tier2.ErrExist) {
+		// Left by a failed attempt: nothing refers to it.
+		if err = w.cfg.Store.Remove(tmp); err == nil {
+			f, err = w.cfg.Store.Create(tmp)
+		}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("tiering: create %s: %w", tmp, err)
+	}
+	length, err := writeEvents(f, offset, blocks, w.cfg.Compression)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("tiering: close %s: %w", tmp, cerr)
+	}
+	if err != nil {
+		w.cfg.Store.Remove(tmp)
+		return 0, err
+	}
+	if err := w.cfg.Store.Rename(tmp, final); err != nil {
+		return 0, fmt.Errorf("tiering: rename %s into place: %w", tmp, err)
+	}
+	if err := w.c.CommitChunk(name, offset, length); err != nil {
+		// The file is an orphan; the next reconcile removes it.
+		return 0, err
+	}
+	w.known[name] = append(w.known[name], offset)
+	w.mu.Lock()
+	w.mu.stats.TieredBytes += length
+	w.mu.stats.Chunks++
+	w.mu.Unlock()
+	return length, nil
+}
+
+// writeEvents writes blocks of framed events starting at offset as one
+// SequenceFile and returns the bytes of events written.
+func writeEvents(f tier2.Writer, offset int64, blocks [][]byte, comp seqfile.Compression) (int64, error) {
+	bw := bufio.NewWriterSize(f, 1<<20)
+	sw, err := seqfile.NewWriter(bw, seqfile.WriterOptions{
+		KeyClass: seqfile.LongWritable, ValueClass: seqfile.BytesWritable, Compression: comp,
+	})
+	if err != nil {
+		return 0, err
+	}
+	pos := offset
+	for _, b := range blocks {
+		for rest := b; len(rest) > 0; {
+			ev, r, err := protocol.NextEvent(rest)
+			if err != nil {
+				return 0, fmt.Errorf("tiering: block at offset %d: %w", pos, err)
+			}
+			if err := sw.AppendEvent(pos, ev); err != nil {
+				return 0, fmt.Errorf("tiering: write chunk: %w", err)
+			}
+			pos += int64(len(rest) - len(r))
+			rest = r
+		}
+	}
+	if err := sw.Close(); err != nil {
+		return 0, fmt.Errorf("tiering: write chunk: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, fmt.Errorf("tiering: write chunk: %w", err)
+	}
+	return pos - offset, nil
+}
+
+// reconcile makes tier 2 hold exactly the chunks the container records:
+// temporaries and chunks with no record (a crash between the rename and
+// the record, or between a truncation and the removal) are removed. A
+// recorded chunk that is missing is reported: its bytes are lost from
+// tier 2 and reads of them fail.
+func (w *Writer) reconcile() error {
+	known := map[string][]int64{}
+	for _, ts := range w.c.TierStates() {
+		if ts.Transaction {
+			continue
+		}
+		dir, err := segmentDir(ts.Name)
+		if err != nil {
+			return err
+		}
+		entries, err := w.cfg.Store.List(dir)
+		if errors.Is(err, tier2.ErrNotExist) {
+			entries, err = nil, nil
+		}
+		if err != nil {
+			return fmt.Errorf("tiering: list %s: %w", dir, err)
+		}
+		have := map[int64]bool{}
+		for _, e := range entries {
+			off, ok := tier2.ParseChunkName(e.Name)
+			if ok && slices.Contains(ts.Chunks, off) {
+				have[off] = true
+				continue
+			}
+			if ok || tier2.IsTemp(e.Name) {
+				if err := w.cfg.Store.Remove(path.Join(dir, e.Name)); err != nil && !errors.Is(err, tier2.ErrNotExist) {
+					return fmt.Errorf("tiering: remove orphan %s/%s: %w", dir, e.Name, err)
+				}
+				w.l.WithField("file", dir+"/"+e.Name).Info("tiering: removed a chunk no record refers to")
+			}
+		}
+		for _, off := range ts.Chunks {
+			if !have[off] {
+				w.l.WithField("file", dir+"/"+tier2.ChunkName(off)).Error("tiering: a recorded chunk is missing from tier 2")
+			}
+		}
+		known[ts.Name] = slices.Clone(ts.Chunks)
+	}
+	w.known = known
+	return nil
+}
+
+// removeDropped removes the files of chunks that truncation dropped.
+func (w *Writer) removeDropped(states []container.TierState) error {
+	for _, ts := range states {
+		prev := w.known[ts.Name]
+		for _, off := range prev {
+			if slices.Contains(ts.Chunks, off) {
+				continue
+			}
+			p, err := chunkPath(ts.Name, off)
+			if err != nil {
+				return err
+			}
+			if err := w.cfg.Store.Remove(p); err != nil && !errors.Is(err, tier2.ErrNotExist) {
+				return fmt.Errorf("tiering: remove truncated chunk %s: %w", p, err)
+			}
+		}
+		w.known[ts.Name] = slices.Clone(ts.Chunks)
+	}
+	return nil
+}
+
+// removeSegment removes a deleted segment's chunks and, if it is empty
+// now, its stream's directory.
+func (w *Writer) removeSegment(name string) error {
+	q, err := protocol.ParseSegmentName(name)
+	if err != nil {
+		return err
+	}
+	dir := tier2.SegmentDir(q.Scope, q.Stream, q.Number)
+	if err := w.cfg.Store.RemoveAll(dir); err != nil {
+		return fmt.Errorf("tiering: remove %s: %w", dir, err)
+	}
+	// Best effort: the stream's other segments may still be there.
+	w.cfg.Store.Remove(tier2.StreamDir(q.Scope, q.Stream))
+	delete(w.known, name)
+	return w.c.Forget(name)
+}
+
+// Stats returns the writer's counters, with the container's untiered
+// bytes and lag as of now.
+func (w *Writer) Stats() Stats {
+	w.mu.Lock()
+	st := w.mu.stats
+	w.mu.Unlock()
+	st.Untiered = w.c.Untiered()
+	now := w.cfg.Now()
+	for _, ts := range w.c.TierStates() {
+		if !ts.Transaction && !ts.Oldest.IsZero() {
+			st.Lag = max(st.Lag, now.Sub(ts.Oldest))
+		}
+	}
+	return st
+}
