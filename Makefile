@@ -11,7 +11,7 @@ NODE_ADDR ?= 127.0.0.1:12345
 # Benchmark time per benchmark; the disk probes need a few hundred fsyncs to settle.
 BENCHTIME ?= 2s
 
-.PHONY: all build run test bench lint soak clean
+.PHONY: all build run test bench lint soak clean universe
 
 all: build
 
@@ -26,6 +26,12 @@ test:
 	bash scripts/test-deps.sh
 	$(GO) vet ./...
 	$(GO) test -race=false -count=1 -timeout 15m ./...
+
+# The DC/OS Universe package (universe/): schemas, ASCII, the template
+# rendered with the defaults and with an options file into a Marathon app.
+# `make test` runs the same checks (they are Go tests under ./...).
+universe:
+	$(GO) test -count=1 ./universe/...
 
 # Disk limits (node/diskprobe) come first so the node's numbers can be read
 # against them, then the append path in process (node/container) and over
