@@ -12,8 +12,11 @@ import (
 
 	"github.com/sluice-streams/sluice/node/cache"
 	"github.com/sluice-streams/sluice/node/container"
+	"github.com/sluice-streams/sluice/node/tiering"
 	"github.com/sluice-streams/sluice/node/vfs"
 	"github.com/sluice-streams/sluice/protocol"
+	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/seqfile"
 )
 
 // Defaults for Config.
@@ -43,7 +46,21 @@ type Config struct {
 	// FS is the filesystem (vfs.Default if nil).
 	FS     vfs.FS
 	Logger logrus.FieldLogger
+	// Tier2 is the long-term storage; nil means none (the logs keep
+	// everything). With it, each hosted container gets a storage writer
+	// (package node/tiering) that tiers by TierPolicy.
+	Tier2           tier2.Storage
+	TierPolicy      tiering.Policy
+	TierCompression seqfile.Compression
+	// MaxUntieredBytes bounds each container's bytes waiting for tier 2
+	// (container.Config.MaxUntieredBytes); DefaultMaxUntieredBytes if 0
+	// with Tier2 set, unbounded if negative.
+	MaxUntieredBytes int64
 }
+
+// DefaultMaxUntieredBytes is a container's default bound on the bytes
+// waiting for tier 2 before appends are refused.
+const DefaultMaxUntieredBytes = 1 << 30
 
 // Node hosts containers. The set it hosts may change at run time (Host,
 // Unhost): in cluster mode the node starts with none and follows the
@@ -58,6 +75,9 @@ type Node struct {
 	closed bool
 	busyWG sync.WaitGroup // Host and Unhost calls opening or closing a container, for Close
 	routes atomic.Pointer[routes]
+
+	tiersMu sync.Mutex
+	tiers   map[int]*tiering.Writer // the storage writer of each open container
 }
 
 // routes is an immutable routing table, replaced whole on every change so
@@ -105,7 +125,10 @@ func Open(cfg Config) (*Node, error) {
 	if err := fs.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("node: create data directory %s: %w", cfg.Dir, err)
 	}
-	n := &Node{cfg: cfg, cache: cache.New(cfg.CacheSize)}
+	if cfg.Tier2 != nil && cfg.MaxUntieredBytes == 0 {
+		cfg.MaxUntieredBytes = DefaultMaxUntieredBytes
+	}
+	n := &Node{cfg: cfg, cache: cache.New(cfg.CacheSize), tiers: map[int]*tiering.Writer{}}
 	for _, id := range cfg.Hosted {
 		if err := n.checkID(id); err != nil {
 			return nil, err
@@ -121,7 +144,7 @@ func Open(cfg Config) (*Node, error) {
 		wg.Add(1)
 		go func(id int) {
 			defer wg.Done()
-			c, err := container.Open(n.containerConfig(id, 0))
+			c, err := n.openContainer(id, 0)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -161,11 +184,66 @@ func (n *Node) ContainerDir(id int) string {
 }
 
 func (n *Node) containerConfig(id int, epoch int64) container.Config {
-	return container.Config{
+	cfg := container.Config{
 		ID: id, Dir: n.ContainerDir(id), FS: n.cfg.FS, Epoch: epoch,
 		WALFileSize: n.cfg.WALFileSize, WALPreallocate: n.cfg.WALPreallocate, CheckpointBytes: n.cfg.CheckpointBytes,
 		Cache: n.cache, Logger: n.cfg.Logger,
 	}
+	if n.cfg.Tier2 != nil {
+		cfg.Chunks = tiering.Reader{Store: n.cfg.Tier2}
+		cfg.MaxUntieredBytes = max(n.cfg.MaxUntieredBytes, 0)
+	}
+	return cfg
+}
+
+// openContainer opens a container and starts its storage writer.
+func (n *Node) openContainer(id int, epoch int64) (*container.Container, error) {
+	c, err := container.Open(n.containerConfig(id, epoch))
+	if err != nil || n.cfg.Tier2 == nil {
+		return c, err
+	}
+	w := tiering.New(tiering.Config{Container: c, Store: n.cfg.Tier2, Policy: n.cfg.TierPolicy,
+		Compression: n.cfg.TierCompression, Logger: n.cfg.Logger})
+	n.tiersMu.Lock()
+	n.tiers[id] = w
+	n.tiersMu.Unlock()
+	w.Start()
+	return c, nil
+}
+
+// closeContainer stops a container's storage writer and closes it.
+func (n *Node) closeContainer(c *container.Container) error {
+	n.tiersMu.Lock()
+	w := n.tiers[c.ID()]
+	delete(n.tiers, c.ID())
+	n.tiersMu.Unlock()
+	if w != nil {
+		w.Stop()
+	}
+	return c.Close()
+}
+
+// TierWriter returns the storage writer of container id, nil if the
+// container is not open or the node has no tier 2.
+func (n *Node) TierWriter(id int) *tiering.Writer {
+	n.tiersMu.Lock()
+	defer n.tiersMu.Unlock()
+	return n.tiers[id]
+}
+
+// TierStats returns each open container's storage writer counters.
+func (n *Node) TierStats() map[int]tiering.Stats {
+	n.tiersMu.Lock()
+	ws := make(map[int]*tiering.Writer, len(n.tiers))
+	for id, w := range n.tiers {
+		ws[id] = w
+	}
+	n.tiersMu.Unlock()
+	out := make(map[int]tiering.Stats, len(ws))
+	for id, w := range ws {
+		out[id] = w.Stats()
+	}
+	return out
 }
 
 // NumContainers is the number of containers in the whole system.
@@ -223,14 +301,14 @@ func (n *Node) Host(id int, epoch int64) error {
 	n.mu.Unlock()
 	defer n.busyWG.Done()
 
-	c, err := container.Open(n.containerConfig(id, epoch))
+	c, err := n.openContainer(id, epoch)
 
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	r = n.routes.Load().clone()
 	delete(r.busy, id)
 	if err == nil && n.closed {
-		c.Close()
+		n.closeContainer(c)
 		err = fmt.Errorf("%w: node closed", protocol.ErrContainerUnavailable)
 	}
 	if err == nil {
@@ -272,7 +350,7 @@ func (n *Node) Unhost(id int) error {
 	n.mu.Unlock()
 	defer n.busyWG.Done()
 
-	err := c.Close()
+	err := n.closeContainer(c)
 
 	n.mu.Lock()
 	r = n.routes.Load().clone()
@@ -351,7 +429,7 @@ func (n *Node) Close() error {
 	n.mu.Unlock()
 	var errs []error
 	for _, c := range cs {
-		if err := c.Close(); err != nil {
+		if err := n.closeContainer(c); err != nil {
 			errs = append(errs, err)
 		}
 	}
