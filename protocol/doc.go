@@ -73,6 +73,7 @@
 //	26 MergeSegments      -> 27 SegmentsMerged
 //	28 GetAttributes      -> 29 Attributes
 //	30 UpdateAttributes   -> 31 AttributesUpdated
+//	32 GetTierStats       -> 33 TierStats
 //
 // A reply carries the request id of its request. Type and ErrorCode
 // numbers are never reused or renumbered.

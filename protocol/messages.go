@@ -62,6 +62,8 @@ const (
 	TypeAttributes        Type = 29
 	TypeUpdateAttributes  Type = 30
 	TypeAttributesUpdated Type = 31
+	TypeGetTierStats      Type = 32
+	TypeTierStats         Type = 33
 )
 
 var typeNames = map[Type]string{
@@ -89,6 +91,8 @@ var typeNames = map[Type]string{
 	TypeAttributes:        "Attributes",
 	TypeUpdateAttributes:  "UpdateAttributes",
 	TypeAttributesUpdated: "AttributesUpdated",
+	TypeGetTierStats:      "GetTierStats",
+	TypeTierStats:         "TierStats",
 }
 
 // String returns the message name, or "Type(N)" for an unknown type.
@@ -148,6 +152,10 @@ func newMessage(t Type) Message {
 		return new(Attributes)
 	case TypeUpdateAttributes:
 		return new(UpdateAttributes)
+	case TypeGetTierStats:
+		return new(GetTierStats)
+	case TypeTierStats:
+		return new(TierStats)
 	case TypeAttributesUpdated:
 		return new(AttributesUpdated)
 	}
@@ -212,6 +220,39 @@ type SegmentInfo struct {
 	Length               int64  `msgpack:"l"`
 	Sealed               bool   `msgpack:"sd"`
 	LastModifiedUnixNano int64  `msgpack:"lm"`
+	// Tier 2: bytes kept below TieredOffset are in tier 2; UntieredBytes
+	// durable bytes from it are only in the log, the oldest logged at
+	// OldestUntieredUnixNano (0 if none); Tier2Error is the container's
+	// latest tier-2 failure while tiering is stalled.
+	TieredOffset           int64  `msgpack:"to,omitempty"`
+	UntieredBytes          int64  `msgpack:"ub,omitempty"`
+	OldestUntieredUnixNano int64  `msgpack:"ou,omitempty"`
+	Tier2Error             string `msgpack:"te,omitempty"`
+}
+
+// GetTierStats asks a node for its storage writers' counters. Reply:
+// TierStats.
+type GetTierStats struct {
+	RequestID int64 `msgpack:"id"`
+}
+
+// TierStats answers GetTierStats: one entry per container the node hosts
+// with tier 2 (none if the node has no tier 2).
+type TierStats struct {
+	RequestID  int64           `msgpack:"id"`
+	Containers []ContainerTier `msgpack:"c"`
+}
+
+// ContainerTier is one container's tiering counters.
+type ContainerTier struct {
+	Container   int32  `msgpack:"id"`
+	TieredBytes int64  `msgpack:"tb"` // put in tier 2 since the node started
+	Chunks      int64  `msgpack:"ch"` // chunks written since the node started
+	Untiered    int64  `msgpack:"ub"` // bytes logged, not yet in tier 2
+	LagNanos    int64  `msgpack:"lag"`
+	Errors      int64  `msgpack:"err"`
+	LastError   string `msgpack:"le,omitempty"`
+	Stalled     bool   `msgpack:"st,omitempty"`
 }
 
 // SetupAppend prepares a writer to append to a segment on this connection.
@@ -449,6 +490,8 @@ func (*GetAttributes) Type() Type     { return TypeGetAttributes }
 func (*Attributes) Type() Type        { return TypeAttributes }
 func (*UpdateAttributes) Type() Type  { return TypeUpdateAttributes }
 func (*AttributesUpdated) Type() Type { return TypeAttributesUpdated }
+func (*GetTierStats) Type() Type      { return TypeGetTierStats }
+func (*TierStats) Type() Type         { return TypeTierStats }
 
 func (m *Hello) ReqID() int64             { return m.RequestID }
 func (m *ErrorReply) ReqID() int64        { return m.RequestID }
@@ -474,6 +517,8 @@ func (m *GetAttributes) ReqID() int64     { return m.RequestID }
 func (m *Attributes) ReqID() int64        { return m.RequestID }
 func (m *UpdateAttributes) ReqID() int64  { return m.RequestID }
 func (m *AttributesUpdated) ReqID() int64 { return m.RequestID }
+func (m *GetTierStats) ReqID() int64      { return m.RequestID }
+func (m *TierStats) ReqID() int64         { return m.RequestID }
 
 func (*Hello) reply()             {}
 func (*ErrorReply) reply()        {}
@@ -488,6 +533,7 @@ func (*SegmentDeleted) reply()    {}
 func (*SegmentsMerged) reply()    {}
 func (*Attributes) reply()        {}
 func (*AttributesUpdated) reply() {}
+func (*TierStats) reply()         {}
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
@@ -527,6 +573,9 @@ func (m *CreateSegment) Validate() error { return ValidateSegmentName(m.Segment)
 
 // Validate checks the segment name.
 func (m *GetSegmentInfo) Validate() error { return ValidateSegmentName(m.Segment) }
+
+// Validate accepts every GetTierStats.
+func (m *GetTierStats) Validate() error { return nil }
 
 // Validate checks the writer id and segment name.
 func (m *SetupAppend) Validate() error {

@@ -318,6 +318,12 @@ func (c *Conn) GetSegmentInfo(ctx context.Context, segment string) (*protocol.Se
 	return roundTrip[*protocol.SegmentInfo](ctx, c, &protocol.GetSegmentInfo{RequestID: c.nextID(), Segment: segment})
 }
 
+// GetTierStats returns the node's storage writers' counters, one entry
+// per container it hosts with tier 2.
+func (c *Conn) GetTierStats(ctx context.Context) (*protocol.TierStats, error) {
+	return roundTrip[*protocol.TierStats](ctx, c, &protocol.GetTierStats{RequestID: c.nextID()})
+}
+
 // ReadSegment reads up to maxBytes from offset. If nothing is there yet,
 // the node waits up to wait (rounded up to a millisecond; 0: not at all)
 // for bytes to arrive, and then answers with no data and AtTail set. The

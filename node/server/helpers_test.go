@@ -45,11 +45,18 @@ func start(t *testing.T, fs vfs.FS) *env {
 
 // startNoCleanup is start for a test that stops the server itself.
 func startNoCleanup(t *testing.T, fs vfs.FS) *env {
+	return startWith(t, func(c *node.Config) { c.FS = fs })
+}
+
+// startWith is startNoCleanup with a node configuration of the test's.
+func startWith(t *testing.T, mod func(*node.Config)) *env {
 	t.Helper()
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	log.SetLevel(logrus.DebugLevel)
-	n, err := node.Open(node.Config{Dir: t.TempDir(), Containers: containers, FS: fs, Logger: log})
+	cfg := node.Config{Dir: t.TempDir(), Containers: containers, Logger: log}
+	mod(&cfg)
+	n, err := node.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -437,3 +437,11 @@ func (w *Writer) Stats() Stats {
 	}
 	return st
 }
+
+// LastError is the latest tier-2 failure while tiering is stalled, "" if
+// it is not.
+func (w *Writer) LastError() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mu.stats.LastError
+}

@@ -1,0 +1,84 @@
+package server_test
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sluice-streams/sluice/node"
+	"github.com/sluice-streams/sluice/protocol"
+	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/tier2test"
+)
+
+// TestTierStateOverTheWire tiers a segment and checks what GetSegmentInfo
+// and GetTierStats report, then reads everything back from tier 2 with
+// the cache too small to hold any of it.
+func TestTierStateOverTheWire(t *testing.T) {
+	store := tier2test.NewFaulty(tier2test.NewMem())
+	e := startWith(t, func(c *node.Config) { c.Tier2 = store; c.CacheSize = 1 })
+	e.t.Cleanup(e.stop)
+	c := e.dial()
+	ctx := ctxT(t)
+	s := seg(0)
+	if err := c.CreateSegment(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SetupAppend(ctx, "w", s); err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for i := range 50 {
+		b := block(fmt.Sprintf("event %d %s", i, strings.Repeat("z", i)))
+		want = append(want, b...)
+		if _, err := c.Append(ctx, "w", int64(i+1), 1, b, protocol.NoExpectedOffset); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := c.GetSegmentInfo(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.TieredOffset != 0 || info.UntieredBytes != int64(len(want)) || info.OldestUntieredUnixNano == 0 {
+		t.Fatalf("before tiering: %+v", info)
+	}
+	for _, ct := range e.node.Containers() {
+		if err := e.node.TierWriter(ct.ID()).Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err = c.GetSegmentInfo(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.TieredOffset != int64(len(want)) || info.UntieredBytes != 0 || info.OldestUntieredUnixNano != 0 || info.Tier2Error != "" {
+		t.Fatalf("after tiering: %+v", info)
+	}
+	if got := readAll(t, c, s, 0, int64(len(want))); !bytes.Equal(got, want) {
+		t.Fatal("the segment reads back differently from tier 2")
+	}
+	stats, err := c.GetTierStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tiered int64
+	for _, ct := range stats.Containers {
+		tiered += ct.TieredBytes
+	}
+	if len(stats.Containers) != containers || tiered != int64(len(want)) {
+		t.Fatalf("tier stats %+v: want %d containers and %d bytes tiered", stats, containers, len(want))
+	}
+	// A stalled tier 2 shows in the segment's info and the node's stats.
+	store.Arm(tier2test.OpCreate, tier2test.Fault{Err: fmt.Errorf("disk gone: %w", tier2.ErrUnavailable)})
+	if _, err := c.Append(ctx, "w", 100, 1, block("more"), protocol.NoExpectedOffset); err != nil {
+		t.Fatal(err)
+	}
+	for _, ct := range e.node.Containers() {
+		e.node.TierWriter(ct.ID()).Flush(ctx)
+	}
+	info, _ = c.GetSegmentInfo(ctx, s)
+	if !strings.Contains(info.Tier2Error, "disk gone") || info.UntieredBytes == 0 {
+		t.Fatalf("while stalled: %+v", info)
+	}
+}
