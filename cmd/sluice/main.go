@@ -71,6 +71,7 @@ func newApp(g *globalOptions, stdout, stderr io.Writer) *cli.App {
 			benchCommand(g),
 			readCommand(g),
 			readerGroupCommand(g),
+			hiveCommand(g),
 			versionCommand(g),
 		},
 	}
