@@ -11,6 +11,10 @@ import (
 	"github.com/sluice-streams/sluice/node/diskprobe"
 )
 
+// maxWarmupRounds bounds how often PacedLatency extends a warm-up that
+// has not reached its steady state.
+const maxWarmupRounds = 4
+
 // ThroughputInTurns runs blocks appends in rounds of roundBytes of event
 // bytes and, after each round and with b's timer stopped, measures the
 // disk's fsync'd sequential bandwidth in dir (1 MiB writes each followed by
@@ -54,17 +58,29 @@ func ThroughputInTurns(b *testing.B, dir string, blocks, blockBytes, eventBytes,
 // PacedLatency runs warmup operations, unrecorded, then b.N timed ones,
 // all one every interval (latency.RunPaced), and reports the timed ones'
 // p50/p99/p99.9, disk's p99 (the reference measured before the system
-// under test opened) and the ratio of the two p99s. steady, if not nil,
-// is asked after the warm-up whether the system reached the state the
-// benchmark means to measure; its error fails b.
+// under test opened) and the ratio of the two p99s.
+//
+// steady, if not nil, says whether the system reached the state the
+// benchmark means to measure (nil) or not yet (an error). While it has
+// not, the warm-up goes on, warmup/2 operations at a time, up to
+// maxWarmupRounds more times; then its error fails b.
 func PacedLatency(b *testing.B, disk diskprobe.Latencies, warmup int, interval time.Duration, steady func() error, submit func(i int) (wait func() error, err error)) {
-	if err := latency.RunPaced(warmup, interval, latency.NewRecorder(warmup), submit); err != nil {
-		b.Fatal(err)
-	}
-	if steady != nil {
-		if err := steady(); err != nil {
-			b.Fatalf("after %d warm-up operations: %v", warmup, err)
+	n := warmup
+	for round := 0; ; round++ {
+		if err := latency.RunPaced(n, interval, latency.NewRecorder(n), submit); err != nil {
+			b.Fatal(err)
 		}
+		if steady == nil {
+			break
+		}
+		err := steady()
+		if err == nil {
+			break
+		}
+		if round == maxWarmupRounds {
+			b.Fatalf("not steady after the warm-up: %v", err)
+		}
+		n = max(warmup/2, 1)
 	}
 	rec := latency.NewRecorder(b.N)
 	b.ResetTimer()

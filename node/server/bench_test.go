@@ -243,20 +243,25 @@ func BenchmarkWireAppendLatency10MBps(b *testing.B) {
 		}
 		return func() error { _, err := f.Wait(ctx); return err }, nil
 	}
-	// Warm up at the same rate until the log has rolled once: a log in its
-	// steady state writes into preallocated files, a new one does not yet.
-	// Two and a half files: the first two grow (see node/container's
-	// benchLatencyWarmup), the third is the first preallocated one.
+	// Warm up at the same rate until the log has rolled into a
+	// preallocated file: a log in its steady state writes into those, a
+	// new one does not yet. 2.5 files: the first two grow (see
+	// node/container's benchLatencyWarmup). rolls and growing-rolls count
+	// the timed part's.
 	warmup := benchLatencyWALFile * 5 / 2 / benchEventSize
 	ct, err := bn.node.ContainerFor(seg(0))
 	if err != nil {
 		b.Fatal(err)
 	}
+	warm := ct.LogStats()
 	b.SetBytes(benchEventSize)
 	benchtest.PacedLatency(b, disk, warmup, interval, func() error {
-		if st := ct.LogStats(); st.SpareRolls == 0 {
-			return fmt.Errorf("the log has not rolled into a preallocated file yet (%d rolls)", st.Rolls)
+		if warm = ct.LogStats(); warm.SpareRolls == 0 {
+			return fmt.Errorf("the log has not rolled into a preallocated file yet (%d rolls)", warm.Rolls)
 		}
 		return nil
 	}, submit)
+	st := ct.LogStats()
+	b.ReportMetric(float64(st.Rolls-warm.Rolls), "rolls")
+	b.ReportMetric(float64((st.Rolls-warm.Rolls)-(st.SpareRolls-warm.SpareRolls)), "growing-rolls")
 }
