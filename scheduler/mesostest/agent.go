@@ -1,0 +1,715 @@
+package mesostest
+
+import (
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/mesos/mesos-go/api/v1/lib/resources"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+)
+
+// AgentSpec describes a simulated agent. Its resources are unreserved
+// ("*") until a framework reserves them.
+type AgentSpec struct {
+	ID       string
+	Hostname string // default "host-" + ID
+	CPUs     float64
+	MemMB    float64
+	DiskMB   float64
+	Ports    []mesos.Value_Range
+	// Extra resources, added as given (e.g. statically reserved ones).
+	Extra mesos.Resources
+}
+
+func (s AgentSpec) resources() mesos.Resources {
+	var rs mesos.Resources
+	scalar := func(name string, v float64) {
+		if v > 0 {
+			t := mesos.SCALAR
+			rs.Add1(mesos.Resource{Name: name, Type: &t, Scalar: &mesos.Value_Scalar{Value: v}})
+		}
+	}
+	scalar("cpus", s.CPUs)
+	scalar("mem", s.MemMB)
+	scalar("disk", s.DiskMB)
+	if len(s.Ports) > 0 {
+		t := mesos.RANGES
+		rs.Add1(mesos.Resource{Name: "ports", Type: &t, Ranges: &mesos.Value_Ranges{Range: append([]mesos.Value_Range(nil), s.Ports...)}})
+	}
+	rs.Add(s.Extra...)
+	return rs
+}
+
+type agent struct {
+	id, hostname string
+	total        mesos.Resources // everything, reserved and volumes included
+	used         mesos.Resources // held by launched tasks and live executors
+	up           bool
+	srv          *httptest.Server // the agent's /api/v1/executor endpoint
+	executors    map[string]*executorRun
+	runs         int
+}
+
+func (a *agent) releaseTask(t *task) {
+	if !t.released {
+		a.used.Subtract(t.resources...)
+		t.released = true
+	}
+}
+
+func (a *agent) executorsSorted() []*executorRun {
+	out := make([]*executorRun, 0, len(a.executors))
+	for _, er := range a.executors {
+		out = append(out, er)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+type task struct {
+	info          mesos.TaskInfo
+	agentID       string
+	executor      *executorRun
+	state         mesos.TaskState
+	status        mesos.TaskStatus // latest
+	resources     mesos.Resources
+	pending       []mesos.TaskStatus // agent-side, unacknowledged; the head is in flight
+	sentAt        time.Time
+	released      bool
+	killRequested bool
+}
+
+func (t *task) newStatus(state mesos.TaskState, source mesos.TaskStatus_Source, reason *mesos.TaskStatus_Reason, msg string) mesos.TaskStatus {
+	st := mesos.TaskStatus{
+		TaskID:     t.info.TaskID,
+		State:      &state,
+		Source:     &source,
+		Reason:     reason,
+		AgentID:    &mesos.AgentID{Value: t.agentID},
+		ExecutorID: &mesos.ExecutorID{Value: t.executor.id},
+		UUID:       newUUID(),
+	}
+	if msg != "" {
+		st.Message = &msg
+	}
+	return st
+}
+
+// executorRun is one run of an executor process on an agent.
+type executorRun struct {
+	m        *Master
+	agent    *agent
+	id       string
+	fwID     string
+	info     mesos.ExecutorInfo
+	command  bool // the agent plays Mesos' command executor for a plain CommandInfo task
+	cmd      *exec.Cmd
+	sandbox  string
+	stream   *stream
+	queued   []mesos.TaskInfo
+	tasks    []*task
+	res      mesos.Resources
+	exitedCh chan struct{}
+
+	exited            bool
+	agentDown         bool
+	shutdownRequested bool
+	graceTimer        *time.Timer
+}
+
+// terminate signals the process group: SIGKILL when hard, else SIGTERM.
+func (er *executorRun) terminate(hard bool) {
+	if er.cmd == nil || er.cmd.Process == nil {
+		return
+	}
+	sig := syscall.SIGTERM
+	if hard {
+		sig = syscall.SIGKILL
+	}
+	_ = syscall.Kill(-er.cmd.Process.Pid, sig)
+}
+
+// AddAgent adds an agent that is up at once; its resources are offered
+// by the next allocation pass (run before AddAgent returns).
+func (m *Master) AddAgent(spec AgentSpec) error {
+	if spec.ID == "" {
+		return errors.New("mesostest: AgentSpec.ID is empty")
+	}
+	if spec.Hostname == "" {
+		spec.Hostname = "host-" + spec.ID
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.agents[spec.ID] != nil {
+		return fmt.Errorf("%w: %s", ErrAgentExists, spec.ID)
+	}
+	a := &agent{id: spec.ID, hostname: spec.Hostname, total: spec.resources(), up: true, executors: map[string]*executorRun{}}
+	a.srv = httptest.NewServer(m.executorHandler(a))
+	m.mu.agents[a.id] = a
+	m.mu.order = append(m.mu.order, a.id)
+	m.allocateLocked()
+	m.changedLocked()
+	return nil
+}
+
+// KillAgent simulates losing an agent: its executors' processes are
+// killed (KillAgent returns once they are gone), its offers rescinded,
+// each of its live tasks reported TASK_LOST (TASK_UNREACHABLE for a
+// PARTITION_AWARE framework) by the master, and the scheduler gets a
+// FAILURE event naming the agent. Reservations and volumes stay with
+// the agent for RestartAgent.
+func (m *Master) KillAgent(id string) error {
+	m.mu.Lock()
+	a := m.mu.agents[id]
+	if a == nil {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrNoAgent, id)
+	}
+	a.up = false
+	for oid, o := range m.mu.offers {
+		if o.agentID == id {
+			m.rescindLocked(oid, true)
+		}
+	}
+	var procs []*executorRun
+	for _, er := range a.executorsSorted() {
+		er.agentDown = true
+		if er.stream != nil {
+			er.stream.close()
+			er.stream = nil
+		}
+		procs = append(procs, er)
+	}
+	a.executors = map[string]*executorRun{}
+	a.used = nil
+	pa := m.mu.fw != nil && m.mu.fw.partitionAware
+	for _, t := range m.tasksSortedLocked() {
+		if t.agentID != id {
+			continue
+		}
+		t.released = true
+		t.pending = nil
+		if isTerminal(t.state) {
+			m.forgetTaskLocked(t)
+			continue
+		}
+		state, reason := mesos.TASK_LOST, mesos.REASON_AGENT_REMOVED
+		if pa {
+			state, reason = mesos.TASK_UNREACHABLE, mesos.REASON_AGENT_REMOVED
+		}
+		st := t.newStatus(state, mesos.SOURCE_MASTER, &reason, "Agent "+id+" lost")
+		st.UUID = nil // master-generated updates need no acknowledgement
+		t.state, t.status = state, st
+		m.sendLocked(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})
+	}
+	m.sendLocked(&scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{AgentID: &mesos.AgentID{Value: id}}})
+	m.changedLocked()
+	m.mu.Unlock()
+	for _, er := range procs {
+		er.terminate(true)
+	}
+	for _, er := range procs {
+		<-er.exitedCh
+	}
+	return nil
+}
+
+// RestartAgent brings a killed agent back with the same id, its
+// reservations and persistent volumes (and their contents) intact and
+// no tasks: the tasks it ran are forgotten, so reconciling them answers
+// TASK_LOST (TASK_UNKNOWN when partition-aware).
+func (m *Master) RestartAgent(id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.mu.agents[id]
+	if a == nil {
+		return fmt.Errorf("%w: %s", ErrNoAgent, id)
+	}
+	if a.up {
+		return nil
+	}
+	for _, t := range m.tasksSortedLocked() {
+		if t.agentID == id {
+			m.forgetTaskLocked(t)
+		}
+	}
+	a.up = true
+	m.allocateLocked()
+	m.changedLocked()
+	return nil
+}
+
+func (m *Master) freeLocked(a *agent) mesos.Resources {
+	free := a.total.Clone()
+	free.Subtract(a.used...)
+	for _, o := range m.mu.offers {
+		if o.agentID == a.id {
+			free.Subtract(o.resources...)
+		}
+	}
+	return free
+}
+
+func containsAll(have, want mesos.Resources) bool { return resources.ContainsAll(have, want) }
+
+// ---- ACCEPT and its operations ----
+
+func (m *Master) acceptLocked(fw *framework, offerIDs []mesos.OfferID, ops []mesos.Offer_Operation, filters *mesos.Filters) {
+	var (
+		agentID string
+		pool    mesos.Resources
+		valid   = len(offerIDs) > 0
+	)
+	for _, oid := range offerIDs {
+		o := m.mu.offers[oid.Value]
+		if o == nil || (agentID != "" && o.agentID != agentID) {
+			valid = false
+			continue
+		}
+		agentID = o.agentID
+		pool.Add(o.resources...)
+		delete(m.mu.offers, oid.Value)
+	}
+	if !valid {
+		state := mesos.TASK_LOST
+		if fw.partitionAware {
+			state = mesos.TASK_DROPPED
+		}
+		for _, op := range ops {
+			if op.Type == mesos.Offer_Operation_LAUNCH && op.Launch != nil {
+				for _, ti := range op.Launch.TaskInfos {
+					m.masterStatusLocked(ti.TaskID, state, mesos.REASON_INVALID_OFFERS, "Task launched with invalid offers")
+				}
+			}
+		}
+		m.mu.opErrors = append(m.mu.opErrors, "accept: invalid or stale offers")
+		return
+	}
+	a := m.mu.agents[agentID]
+	for i := range ops {
+		if err := m.applyLocked(fw, a, &pool, &ops[i]); err != nil {
+			m.mu.opErrors = append(m.mu.opErrors, fmt.Sprintf("%v: %v", ops[i].Type, err))
+		}
+	}
+	m.addFilterLocked(fw, agentID, pool, filters)
+}
+
+func (m *Master) masterStatusLocked(id mesos.TaskID, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) {
+	source := mesos.SOURCE_MASTER
+	m.sendLocked(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: mesos.TaskStatus{
+		TaskID: id, State: &state, Source: &source, Reason: &reason, Message: &msg,
+	}}})
+}
+
+var errInsufficient = errors.New("resources not in the offer")
+
+func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op *mesos.Offer_Operation) error {
+	swap := func(from, to mesos.Resources) error {
+		if !containsAll(*pool, from) {
+			return fmt.Errorf("%w: %v", errInsufficient, from)
+		}
+		pool.Subtract(from...)
+		pool.Add(to...)
+		a.total.Subtract(from...)
+		a.total.Add(to...)
+		return nil
+	}
+	switch op.Type {
+	case mesos.Offer_Operation_RESERVE:
+		if op.Reserve == nil {
+			return errors.New("missing reserve")
+		}
+		res := mesos.Resources(op.Reserve.Resources)
+		for i := range res {
+			if !res[i].IsDynamicallyReserved() {
+				return fmt.Errorf("resource %v is not dynamically reserved", res[i])
+			}
+		}
+		src := mesos.Resources(op.Reserve.Source)
+		if len(src) == 0 {
+			src = res.ToUnreserved()
+		}
+		return swap(src, res)
+	case mesos.Offer_Operation_UNRESERVE:
+		if op.Unreserve == nil {
+			return errors.New("missing unreserve")
+		}
+		res := mesos.Resources(op.Unreserve.Resources)
+		for i := range res {
+			if res[i].IsPersistentVolume() {
+				return errors.New("cannot unreserve a persistent volume; DESTROY it first")
+			}
+		}
+		return swap(res, res.ToUnreserved())
+	case mesos.Offer_Operation_CREATE:
+		if op.Create == nil {
+			return errors.New("missing create")
+		}
+		vols := mesos.Resources(op.Create.Volumes)
+		var src mesos.Resources
+		for _, v := range vols {
+			p := v.GetDisk().GetPersistence()
+			if p == nil || p.ID == "" || v.GetDisk().GetVolume() == nil {
+				return errors.New("a volume needs disk.persistence.id and disk.volume")
+			}
+			if a.hasVolume(p.ID) {
+				return fmt.Errorf("persistence id %q already in use on agent %s", p.ID, a.id)
+			}
+			s := v
+			s.Disk = nil
+			src.Add1(s)
+		}
+		if err := swap(src, vols); err != nil {
+			return err
+		}
+		for _, v := range vols {
+			if err := os.MkdirAll(m.volumeDir(a.id, v.GetDisk().GetPersistence().GetID()), 0o755); err != nil {
+				return err
+			}
+		}
+		return nil
+	case mesos.Offer_Operation_DESTROY:
+		if op.Destroy == nil {
+			return errors.New("missing destroy")
+		}
+		vols := mesos.Resources(op.Destroy.Volumes)
+		var dst mesos.Resources
+		for _, v := range vols {
+			d := v
+			d.Disk = nil
+			dst.Add1(d)
+		}
+		if err := swap(vols, dst); err != nil {
+			return err
+		}
+		for _, v := range vols {
+			os.RemoveAll(m.volumeDir(a.id, v.GetDisk().GetPersistence().GetID()))
+		}
+		return nil
+	case mesos.Offer_Operation_LAUNCH:
+		if op.Launch == nil {
+			return errors.New("missing launch")
+		}
+		var errs []error
+		for _, ti := range op.Launch.TaskInfos {
+			if err := m.launchLocked(fw, a, pool, ti); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	case mesos.Offer_Operation_LAUNCH_GROUP:
+		if op.LaunchGroup != nil {
+			for _, ti := range op.LaunchGroup.TaskGroup.Tasks {
+				m.masterStatusLocked(ti.TaskID, mesos.TASK_ERROR, mesos.REASON_TASK_GROUP_INVALID, "mesostest does not run LAUNCH_GROUP")
+			}
+		}
+		return errors.New("LAUNCH_GROUP is not simulated")
+	default:
+		return fmt.Errorf("operation %v is not simulated", op.Type)
+	}
+}
+
+func (a *agent) hasVolume(id string) bool {
+	for _, r := range a.total {
+		if p := r.GetDisk().GetPersistence(); p != nil && p.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Master) volumeDir(agentID, persistenceID string) string {
+	return filepath.Join(m.opts.Dir, "agents", agentID, "volumes", persistenceID)
+}
+
+func (m *Master) launchLocked(fw *framework, a *agent, pool *mesos.Resources, ti mesos.TaskInfo) error {
+	invalid := func(msg string) error {
+		m.masterStatusLocked(ti.TaskID, mesos.TASK_ERROR, mesos.REASON_TASK_INVALID, msg)
+		return fmt.Errorf("task %q: %s", ti.TaskID.Value, msg)
+	}
+	switch {
+	case ti.TaskID.Value == "":
+		return invalid("task id is empty")
+	case m.mu.tasks[ti.TaskID.Value] != nil:
+		return invalid("task id is already in use")
+	case ti.AgentID.Value != a.id:
+		return invalid("task's agent id differs from the offer's")
+	case ti.Executor == nil && ti.Command == nil:
+		return invalid("task has neither an executor nor a command")
+	case ti.Executor != nil && ti.Command != nil:
+		return invalid("task has both an executor and a command")
+	}
+	execID := ti.TaskID.Value
+	if ti.Executor != nil {
+		execID = ti.Executor.ExecutorID.Value
+	}
+	need := mesos.Resources(ti.Resources).Clone()
+	er := a.executors[execID]
+	if er != nil && er.command {
+		return invalid("executor id is in use by a command task")
+	}
+	if er == nil && ti.Executor != nil {
+		need.Add(ti.Executor.Resources...)
+	}
+	if !containsAll(*pool, need) {
+		return invalid("Task uses more resources than offered")
+	}
+	pool.Subtract(need...)
+	if er == nil {
+		var err error
+		er, err = m.startExecutorLocked(fw, a, ti)
+		if err != nil {
+			pool.Add(need...)
+			m.masterStatusLocked(ti.TaskID, mesos.TASK_FAILED, mesos.REASON_CONTAINER_LAUNCH_FAILED, err.Error())
+			return err
+		}
+	}
+	t := &task{info: ti, agentID: a.id, executor: er, state: mesos.TASK_STAGING, resources: mesos.Resources(ti.Resources).Clone()}
+	t.status = mesos.TaskStatus{TaskID: ti.TaskID, State: &t.state, AgentID: &mesos.AgentID{Value: a.id}, ExecutorID: &mesos.ExecutorID{Value: er.id}}
+	a.used.Add(t.resources...)
+	m.mu.tasks[ti.TaskID.Value] = t
+	er.tasks = append(er.tasks, t)
+	switch {
+	case er.command:
+		m.agentUpdateLocked(t, t.newStatus(mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, nil, ""))
+	case er.stream != nil:
+		er.stream.send(execEvent(execLaunch(ti)))
+	default:
+		er.queued = append(er.queued, ti)
+	}
+	return nil
+}
+
+// startExecutorLocked starts the process of a new executor run.
+func (m *Master) startExecutorLocked(fw *framework, a *agent, ti mesos.TaskInfo) (*executorRun, error) {
+	er := &executorRun{m: m, agent: a, fwID: fw.id, exitedCh: make(chan struct{})}
+	if ti.Executor != nil {
+		er.info = *ti.Executor
+		er.res = mesos.Resources(ti.Executor.Resources).Clone()
+	} else {
+		er.command = true
+		er.info = mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: ti.TaskID.Value}, Command: ti.Command, Name: strPtr("Command Executor (Task: " + ti.TaskID.Value + ")")}
+	}
+	er.info.FrameworkID = &mesos.FrameworkID{Value: fw.id}
+	er.id = er.info.ExecutorID.Value
+	if er.info.Command == nil || er.info.Command.GetValue() == "" {
+		return nil, errors.New("executor has no command value")
+	}
+	a.runs++
+	er.sandbox = sandboxPath(m.opts.Dir, a.id, fw.id, er.id, a.runs)
+	if err := os.MkdirAll(er.sandbox, 0o755); err != nil {
+		return nil, err
+	}
+	all := append(mesos.Resources(ti.Resources).Clone(), er.res...)
+	for _, r := range all {
+		if !r.IsPersistentVolume() {
+			continue
+		}
+		cp := strings.TrimLeft(r.GetDisk().GetVolume().GetContainerPath(), "/")
+		link := filepath.Join(er.sandbox, cp)
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.Symlink(m.volumeDir(a.id, r.GetDisk().GetPersistence().GetID()), link); err != nil {
+			return nil, err
+		}
+	}
+	ci := er.info.Command
+	var cmd *exec.Cmd
+	if ci.Shell == nil || *ci.Shell {
+		cmd = exec.Command("/bin/sh", "-c", ci.GetValue())
+	} else {
+		cmd = exec.Command(ci.GetValue())
+		if len(ci.Arguments) > 0 {
+			cmd.Args = append([]string(nil), ci.Arguments...)
+		}
+	}
+	cmd.Dir = er.sandbox
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	env := os.Environ()
+	for _, v := range ci.GetEnvironment().GetVariables() {
+		env = append(env, v.Name+"="+v.GetValue())
+	}
+	checkpoint := "0"
+	if fw.info.GetCheckpoint() {
+		checkpoint = "1"
+	}
+	env = append(env,
+		"MESOS_AGENT_ENDPOINT="+strings.TrimPrefix(a.srv.URL, "http://"),
+		"MESOS_FRAMEWORK_ID="+fw.id,
+		"MESOS_EXECUTOR_ID="+er.id,
+		"MESOS_DIRECTORY="+er.sandbox,
+		"MESOS_SANDBOX="+er.sandbox,
+		"MESOS_CHECKPOINT="+checkpoint,
+		"MESOS_RECOVERY_TIMEOUT=15mins",
+		"MESOS_SUBSCRIPTION_BACKOFF_MAX=2secs",
+		fmt.Sprintf("MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD=%dms", m.opts.ShutdownGracePeriod.Milliseconds()),
+		"MESOS_SLAVE_ID="+a.id,
+		"MESOS_AGENT_ID="+a.id,
+		"MESOS_HTTP_COMMAND_EXECUTOR=0",
+	)
+	if er.command {
+		env = append(env, "MESOS_TASK_ID="+ti.TaskID.Value)
+	}
+	cmd.Env = env
+	stdout, err := os.Create(filepath.Join(er.sandbox, "stdout"))
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := os.Create(filepath.Join(er.sandbox, "stderr"))
+	if err != nil {
+		stdout.Close()
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		stdout.Close()
+		stderr.Close()
+		return nil, err
+	}
+	er.cmd = cmd
+	a.executors[er.id] = er
+	a.used.Add(er.res...)
+	go func() {
+		err := cmd.Wait()
+		stdout.Close()
+		stderr.Close()
+		m.executorExited(er, err)
+	}()
+	return er, nil
+}
+
+func (m *Master) executorExited(er *executorRun, waitErr error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	defer close(er.exitedCh)
+	er.exited = true
+	if er.graceTimer != nil {
+		er.graceTimer.Stop()
+	}
+	if er.stream != nil {
+		er.stream.close()
+		er.stream = nil
+	}
+	if er.agentDown || m.mu.closed {
+		return
+	}
+	a := er.agent
+	if a.executors[er.id] == er {
+		delete(a.executors, er.id)
+		a.used.Subtract(er.res...)
+	}
+	for _, t := range er.tasks {
+		if isTerminal(t.state) {
+			continue
+		}
+		var st mesos.TaskStatus
+		switch {
+		case er.command && t.killRequested:
+			st = t.newStatus(mesos.TASK_KILLED, mesos.SOURCE_EXECUTOR, nil, "Command terminated on request")
+		case er.command && waitErr == nil:
+			st = t.newStatus(mesos.TASK_FINISHED, mesos.SOURCE_EXECUTOR, nil, "Command exited with status 0")
+		case er.command:
+			st = t.newStatus(mesos.TASK_FAILED, mesos.SOURCE_EXECUTOR, nil, "Command "+waitErr.Error())
+		case er.shutdownRequested:
+			r := mesos.REASON_EXECUTOR_TERMINATED
+			st = t.newStatus(mesos.TASK_KILLED, mesos.SOURCE_AGENT, &r, "Executor shut down")
+		default:
+			r := mesos.REASON_EXECUTOR_TERMINATED
+			msg := "Executor terminated"
+			if waitErr != nil {
+				msg += ": " + waitErr.Error()
+			}
+			st = t.newStatus(mesos.TASK_FAILED, mesos.SOURCE_AGENT, &r, msg)
+		}
+		m.agentUpdateLocked(t, st)
+	}
+	m.allocateLocked()
+	m.changedLocked()
+}
+
+// agentUpdateLocked is the agent's status update manager: it records
+// st, frees a terminal task's resources and forwards updates to the
+// scheduler one at a time per task, the next only once the previous
+// one is acknowledged.
+func (m *Master) agentUpdateLocked(t *task, st mesos.TaskStatus) {
+	now := m.opts.Now()
+	if st.Timestamp == nil {
+		ts := float64(now.UnixNano()) / 1e9
+		st.Timestamp = &ts
+	}
+	t.state = st.GetState()
+	t.status = st
+	if isTerminal(t.state) {
+		m.mu.agents[t.agentID].releaseTask(t)
+		m.maybeStopIdleExecutorLocked(t.executor)
+	}
+	t.pending = append(t.pending, st)
+	if len(t.pending) == 1 {
+		m.forwardHeadLocked(t)
+	}
+	if isTerminal(t.state) {
+		m.allocateLocked()
+	}
+	m.changedLocked()
+}
+
+func (m *Master) forwardHeadLocked(t *task) {
+	t.sentAt = m.opts.Now()
+	m.sendLocked(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: t.pending[0]}})
+}
+
+func (m *Master) retryUpdatesLocked(force bool) {
+	fw := m.mu.fw
+	if fw == nil || fw.stream == nil {
+		return
+	}
+	now := m.opts.Now()
+	for _, t := range m.tasksSortedLocked() {
+		if len(t.pending) > 0 && (force || now.Sub(t.sentAt) >= m.opts.StatusRetryInterval) {
+			m.forwardHeadLocked(t)
+		}
+	}
+}
+
+// maybeStopIdleExecutorLocked ends a custom executor whose every task
+// is terminal and that never subscribed (it has nothing to be told).
+func (m *Master) maybeStopIdleExecutorLocked(er *executorRun) {
+	if er.command || er.stream != nil || er.exited {
+		return
+	}
+	for _, t := range er.tasks {
+		if !isTerminal(t.state) {
+			return
+		}
+	}
+	m.shutdownExecutorLocked(er)
+}
+
+// shutdownExecutorLocked sends SHUTDOWN and kills the process after the
+// grace period (at once when it has no stream).
+func (m *Master) shutdownExecutorLocked(er *executorRun) {
+	if er.exited || er.shutdownRequested {
+		return
+	}
+	er.shutdownRequested = true
+	if er.stream == nil || er.command {
+		er.terminate(!er.command)
+		if er.command {
+			er.graceTimer = time.AfterFunc(m.opts.ShutdownGracePeriod, func() { er.terminate(true) })
+		}
+		return
+	}
+	er.stream.send(execEvent(&executor.Event{Type: executor.Event_SHUTDOWN}))
+	er.graceTimer = time.AfterFunc(m.opts.ShutdownGracePeriod, func() { er.terminate(true) })
+}

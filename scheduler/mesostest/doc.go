@@ -1,0 +1,121 @@
+// Package mesostest is a fake Mesos master with simulated agents that
+// speaks the v1 scheduler and executor HTTP APIs, so the Sluice
+// scheduler and executor can be tested without Mesos. It uses the
+// protobuf types of github.com/mesos/mesos-go (api/v1/lib) and runs the
+// tasks it is asked to launch as real child processes.
+//
+// # Endpoints
+//
+// The master serves POST /api/v1/scheduler on 127.0.0.1 (Master.URL).
+// Each simulated agent serves POST /api/v1/executor on its own
+// 127.0.0.1 port, which its executors find in MESOS_AGENT_ENDPOINT.
+//
+// # Wire format
+//
+// Calls are accepted as application/x-protobuf (what the library's
+// httpcli sends by default) or application/json. The answer to a call
+// is encoded as the request asks by Accept (and Message-Accept), else
+// like the request. SUBSCRIBE answers 200 with a stream of RecordIO
+// records, each an event in the negotiated encoding:
+//
+//	+----------------------------+----+------------------------+
+//	| length, ASCII decimal      | \n | event, `length` bytes  |
+//	+----------------------------+----+------------------------+
+//	  e.g. "143\n" followed by 143 bytes of a protobuf scheduler.Event
+//
+// The stream's Content-Type is application/recordio with the event type
+// in Message-Content-Type when the client accepts application/recordio
+// (Mesos 1.2+); otherwise it is the event type itself, as older masters
+// did and as the library's ResponseClassAuto expects. The scheduler's
+// stream carries a Mesos-Stream-Id header.
+//
+// Status codes, as Mesos answers them: 202 for an accepted call; 400
+// for a body that does not parse, a missing part, an unknown framework
+// id, and a missing or wrong Mesos-Stream-Id; 403 when the framework is
+// known but has no open stream ("Framework is not subscribed"); 405 for
+// a method other than POST; 406 for an unsupported media type. The
+// executor endpoint answers 400 for an unknown executor, an update
+// without uuid or with TASK_STAGING, 403 for an update before
+// SUBSCRIBE, and 503 while its agent is down.
+//
+// # Scheduler semantics simulated
+//
+//   - SUBSCRIBE: first event SUBSCRIBED with the framework id (the one
+//     in FrameworkInfo.id when set — failover, and re-registration after
+//     a master failover — else a new one) and the heartbeat interval;
+//     then HEARTBEAT, OFFERS, RESCIND, UPDATE, MESSAGE, FAILURE, ERROR.
+//     A failover closes the old stream after an ERROR event. One
+//     framework at a time: a SUBSCRIBE without the current id tears the
+//     current framework down.
+//   - Offers: one per up agent with free resources that are unreserved
+//     or reserved to one of the framework's roles, not already offered,
+//     and not covered by a decline filter. Offers are made at once when
+//     a framework subscribes or revives, an agent is added or returns,
+//     or a task ends, and by a periodic pass (Options.AllocationInterval)
+//     that picks up expired filters; Master.Allocate runs a pass now.
+//   - ACCEPT applies RESERVE (refinement-style reservations with labels,
+//     or the older role+reservation form), UNRESERVE, CREATE and DESTROY
+//     of persistent volumes, and LAUNCH, in order, to the pooled offers
+//     of one agent. An invalid operation is dropped (listed by
+//     OperationErrors); an invalid task is answered TASK_ERROR; tasks
+//     launched on unknown or stale offers get TASK_LOST (TASK_DROPPED
+//     when PARTITION_AWARE), reason REASON_INVALID_OFFERS. LAUNCH_GROUP
+//     is not simulated (TASK_ERROR). What is left of the offers is free
+//     again, filtered for filters.refuse_seconds if filters were given.
+//   - DECLINE with filters: the declined resources are not offered to
+//     the framework again until refuse_seconds have passed on
+//     Options.Now (wall time by default; a test may pass its own clock
+//     and call Allocate). No filters field means no filter, as in the
+//     Mesos allocator; a filters field without refuse_seconds means 5 s.
+//   - KILL, ACKNOWLEDGE, RECONCILE (explicit: the listed tasks, unknown
+//     ones answered TASK_LOST, or TASK_UNKNOWN when PARTITION_AWARE;
+//     implicit: every known task), REVIVE (clears filters), SUPPRESS,
+//     SHUTDOWN, MESSAGE, TEARDOWN. Reconciliation answers carry reason
+//     REASON_RECONCILIATION, source SOURCE_MASTER and no uuid.
+//   - Status updates from an agent carry a uuid and are forwarded one at
+//     a time per task; the next goes out only when the previous one is
+//     acknowledged. Unacknowledged updates are resent every
+//     Options.StatusRetryInterval, on re-subscription, and by
+//     ResendUnacknowledged. A task's resources are freed when its
+//     terminal update arrives; the task is forgotten once that update is
+//     acknowledged.
+//
+// # Agents, processes and volumes
+//
+// A LAUNCH runs the ExecutorInfo's command (a custom executor, which
+// must SUBSCRIBE to its agent and is then sent SUBSCRIBED, LAUNCH,
+// KILL, ACKNOWLEDGED, MESSAGE and SHUTDOWN events) or, for a task with
+// a plain CommandInfo, the command itself while the agent plays Mesos'
+// command executor (TASK_RUNNING on start; TASK_FINISHED, TASK_FAILED
+// or TASK_KILLED on exit). The process runs in its own process group,
+// in a sandbox directory under Options.Dir with stdout and stderr files,
+// with the caller's environment plus CommandInfo.environment and what a
+// Mesos agent gives an executor: MESOS_AGENT_ENDPOINT,
+// MESOS_FRAMEWORK_ID, MESOS_EXECUTOR_ID, MESOS_DIRECTORY, MESOS_SANDBOX,
+// MESOS_CHECKPOINT, MESOS_RECOVERY_TIMEOUT,
+// MESOS_SUBSCRIPTION_BACKOFF_MAX, MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD
+// (the set the library's executor/config reads), MESOS_AGENT_ID and
+// MESOS_SLAVE_ID, and MESOS_TASK_ID for command tasks.
+//
+// A persistent volume lives in <Dir>/agents/<agent>/volumes/<persistence
+// id> for as long as the volume exists (across task restarts and agent
+// restarts). A test cannot mount, so the volume's container_path is a
+// symbolic link inside the sandbox (<sandbox>/<container_path>, also
+// for an absolute container_path) to that directory: a task that reads
+// $MESOS_SANDBOX/<container_path> sees what Mesos would mount there.
+//
+// An executor whose process exits leaves its tasks' non-terminal states
+// to the agent: TASK_FAILED, source SOURCE_AGENT, reason
+// REASON_EXECUTOR_TERMINATED (TASK_KILLED after a SHUTDOWN).
+//
+// # Faults and inspection
+//
+// KillAgent (processes killed, offers rescinded, tasks TASK_LOST — or
+// TASK_UNREACHABLE when PARTITION_AWARE — and a FAILURE event),
+// RestartAgent (back with reservations and volumes, without tasks),
+// RescindOffer, DisconnectScheduler, and agents too small for a task.
+// Tasks, CompletedTasks, Agent (reservations with labels, volumes and
+// their directories), Offers, Calls, CallsOf, ExecutorCalls and
+// OperationErrors show the state; Await waits for a condition on it
+// without sleeping.
+package mesostest

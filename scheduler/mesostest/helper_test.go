@@ -1,0 +1,245 @@
+package mesostest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/encoding"
+	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
+	"github.com/mesos/mesos-go/api/v1/lib/executor"
+	ecalls "github.com/mesos/mesos-go/api/v1/lib/executor/calls"
+	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+)
+
+const helperEnv = "MESOSTEST_HELPER"
+
+// TestMain lets the test binary play an executor: a task launched with
+// the helper's command re-executes this binary with MESOSTEST_HELPER set.
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "executor" {
+		if err := runExecutor(); err != nil {
+			fmt.Fprintln(os.Stderr, "executor:", err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runExecutor is a minimal v1 HTTP executor built on the library's
+// executor client. For each LAUNCH it appends a line to
+// $MESOS_SANDBOX/data/runs (the persistent volume) and reports
+// TASK_RUNNING; a task whose data is "crash" exits once RUNNING is
+// acknowledged, without a terminal update. KILL answers TASK_KILLED and
+// exits once that is acknowledged.
+func runExecutor() error {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
+	cli := httpcli.New(
+		httpcli.Endpoint("http://"+cfg.AgentEndpoint+"/api/v1/executor"),
+		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
+	)
+	opts := executor.CallOptions{ecalls.Framework(cfg.FrameworkID), ecalls.Executor(cfg.ExecutorID)}
+	update := func(ti mesos.TaskID, st mesos.TaskState) error {
+		resp, err := cli.Do(ecalls.Update(mesos.TaskStatus{TaskID: ti, State: &st, UUID: []byte(fmt.Sprintf("%s-%d-%d", ti.Value, st, time.Now().UnixNano()))}).With(opts...))
+		if resp != nil {
+			resp.Close()
+		}
+		return err
+	}
+	resp, err := cli.Do(ecalls.Subscribe(nil, nil).With(opts...))
+	if err != nil {
+		return err
+	}
+	defer resp.Close()
+	exitOnAck := map[string]bool{}
+	for {
+		var ev executor.Event
+		if err := resp.Decode(&ev); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		switch ev.Type {
+		case executor.Event_LAUNCH:
+			ti := ev.Launch.Task
+			f, err := os.OpenFile(filepath.Join(cfg.Sandbox, "data", "runs"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			if err == nil {
+				fmt.Fprintln(f, ti.TaskID.Value)
+				f.Close()
+			}
+			if string(ti.Data) == "crash" {
+				exitOnAck[ti.TaskID.Value] = true
+			}
+			if err := update(ti.TaskID, mesos.TASK_RUNNING); err != nil {
+				return err
+			}
+		case executor.Event_KILL:
+			exitOnAck[ev.Kill.TaskID.Value] = true
+			if err := update(ev.Kill.TaskID, mesos.TASK_KILLED); err != nil {
+				return err
+			}
+		case executor.Event_ACKNOWLEDGED:
+			if exitOnAck[ev.Acknowledged.TaskID.Value] {
+				return nil
+			}
+		case executor.Event_SHUTDOWN:
+			return nil
+		}
+	}
+}
+
+// sched is a scheduler driven by the library's HTTP scheduler client.
+type sched struct {
+	t       *testing.T
+	caller  calls.Caller
+	fwID    string
+	resp    io.Closer
+	events  chan *scheduler.Event
+	ended   chan error
+	offers  []mesos.Offer // seen but not yet taken by nextOffer
+	autoAck bool
+}
+
+func subscribe(t *testing.T, m *Master, fwID string, codec encoding.MediaType) *sched {
+	t.Helper()
+	cli := httpcli.New(httpcli.Endpoint(m.URL()), httpcli.Codec(codecs.ByMediaType[codec]))
+	s := &sched{t: t, caller: httpsched.NewCaller(cli), events: make(chan *scheduler.Event, 1024), ended: make(chan error, 1), autoAck: true}
+	info := &mesos.FrameworkInfo{User: "sluice", Name: "sluice", Role: strPtr("sluice"), Checkpoint: boolPtr(true)}
+	call := calls.Subscribe(info)
+	if fwID != "" {
+		call = call.With(calls.SubscribeTo(fwID))
+	}
+	resp, err := s.caller.Call(ctx(t), call)
+	if err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	s.resp = resp
+	t.Cleanup(func() { resp.Close() })
+	go func() {
+		for {
+			ev := new(scheduler.Event)
+			if err := resp.Decode(ev); err != nil {
+				s.ended <- err
+				close(s.events)
+				return
+			}
+			s.events <- ev
+		}
+	}()
+	ev := s.next(func(e *scheduler.Event) bool { return e.Type == scheduler.Event_SUBSCRIBED })
+	s.fwID = ev.Subscribed.FrameworkID.Value
+	return s
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// call sends a call (framework id filled in) and fails the test on error.
+func (s *sched) call(c *scheduler.Call) {
+	s.t.Helper()
+	c = c.With(calls.Framework(s.fwID))
+	resp, err := s.caller.Call(ctx(s.t), c)
+	if resp != nil {
+		resp.Close()
+	}
+	if err != nil {
+		s.t.Fatalf("%v: %v", c.Type, err)
+	}
+}
+
+// next returns the next event that pred accepts, within 10 s. Offers
+// passed over are kept for nextOffer; updates with a uuid are
+// acknowledged when autoAck is set.
+func (s *sched) next(pred func(*scheduler.Event) bool) *scheduler.Event {
+	s.t.Helper()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for {
+		select {
+		case ev, ok := <-s.events:
+			if !ok {
+				s.t.Fatalf("event stream ended: %v", <-s.ended)
+			}
+			if ev.Type == scheduler.Event_RESCIND {
+				s.dropOffer(ev.Rescind.OfferID.Value)
+			}
+			if ev.Type == scheduler.Event_UPDATE && s.autoAck && len(ev.Update.Status.UUID) > 0 {
+				st := ev.Update.Status
+				s.call(calls.Acknowledge(st.AgentID.Value, st.TaskID.Value, st.UUID))
+			}
+			if pred(ev) {
+				return ev
+			}
+			if ev.Type == scheduler.Event_OFFERS {
+				s.offers = append(s.offers, ev.Offers.Offers...)
+			}
+		case <-timeout.C:
+			s.t.Fatal("no matching event within 10s")
+		}
+	}
+}
+
+func (s *sched) dropOffer(id string) {
+	for i, o := range s.offers {
+		if o.ID.Value == id {
+			s.offers = append(s.offers[:i], s.offers[i+1:]...)
+			return
+		}
+	}
+}
+
+// nextOffer returns an offer that pred accepts, taking it from those
+// already seen first.
+func (s *sched) nextOffer(pred func(mesos.Offer) bool) mesos.Offer {
+	s.t.Helper()
+	for i, o := range s.offers {
+		if pred(o) {
+			s.offers = append(s.offers[:i], s.offers[i+1:]...)
+			return o
+		}
+	}
+	var found *mesos.Offer
+	s.next(func(e *scheduler.Event) bool {
+		if e.Type != scheduler.Event_OFFERS {
+			return false
+		}
+		for i, o := range e.Offers.Offers {
+			if pred(o) {
+				found = &e.Offers.Offers[i]
+				s.offers = append(s.offers, e.Offers.Offers[:i]...)
+				s.offers = append(s.offers, e.Offers.Offers[i+1:]...)
+				return true
+			}
+		}
+		return false
+	})
+	return *found
+}
+
+func (s *sched) update(taskID string, state mesos.TaskState) mesos.TaskStatus {
+	s.t.Helper()
+	ev := s.next(func(e *scheduler.Event) bool {
+		return e.Type == scheduler.Event_UPDATE && e.Update.Status.TaskID.Value == taskID && e.Update.Status.GetState() == state
+	})
+	return ev.Update.Status
+}

@@ -1,0 +1,205 @@
+package mesostest
+
+import (
+	"context"
+	"fmt"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+)
+
+// TaskView is a copy of what the master knows of a task.
+type TaskView struct {
+	ID, Name, AgentID, ExecutorID string
+	State                         mesos.TaskState
+	Resources                     mesos.Resources
+	Sandbox                       string // the executor run's directory
+	// Unacknowledged counts status updates the agent still waits to
+	// have acknowledged.
+	Unacknowledged int
+}
+
+func (t *task) view() TaskView {
+	return TaskView{
+		ID: t.info.TaskID.Value, Name: t.info.Name, AgentID: t.agentID, ExecutorID: t.executor.id,
+		State: t.state, Resources: t.resources.Clone(), Sandbox: t.executor.sandbox, Unacknowledged: len(t.pending),
+	}
+}
+
+// VolumeView is a persistent volume on an agent and the real directory
+// that holds its data.
+type VolumeView struct {
+	PersistenceID string
+	ContainerPath string
+	Dir           string
+	Resource      mesos.Resource
+}
+
+// AgentView is a copy of an agent's bookkeeping.
+type AgentView struct {
+	ID, Hostname string
+	Up           bool
+	Total        mesos.Resources // reservations and volumes included
+	Used         mesos.Resources // held by tasks and executors
+	// Reserved lists the dynamically reserved resources, volumes
+	// included, with their reservation labels.
+	Reserved mesos.Resources
+	Volumes  []VolumeView
+}
+
+// OfferView is an outstanding offer.
+type OfferView struct {
+	ID, AgentID string
+	Resources   mesos.Resources
+}
+
+// ExecCall is a call the agent's executor endpoint received.
+type ExecCall struct {
+	AgentID string
+	Call    *executor.Call
+}
+
+// Tasks lists the tasks the master knows (live, or terminal with an
+// unacknowledged update, or lost with their agent), sorted by id.
+func (m *Master) Tasks() []TaskView {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []TaskView
+	for _, t := range m.tasksSortedLocked() {
+		out = append(out, t.view())
+	}
+	return out
+}
+
+// Task returns one task's view.
+func (m *Master) Task(id string) (TaskView, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t := m.mu.tasks[id]; t != nil {
+		return t.view(), true
+	}
+	return TaskView{}, false
+}
+
+// CompletedTasks lists tasks the master has forgotten: terminal and
+// acknowledged, or lost with a restarted agent; oldest first.
+func (m *Master) CompletedTasks() []TaskView {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]TaskView(nil), m.mu.completed...)
+}
+
+// Agent returns one agent's bookkeeping.
+func (m *Master) Agent(id string) (AgentView, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.mu.agents[id]
+	if a == nil {
+		return AgentView{}, fmt.Errorf("%w: %s", ErrNoAgent, id)
+	}
+	v := AgentView{ID: a.id, Hostname: a.hostname, Up: a.up, Total: a.total.Clone(), Used: a.used.Clone()}
+	for _, r := range a.total {
+		if r.IsDynamicallyReserved() {
+			v.Reserved = append(v.Reserved, r)
+		}
+		if r.IsPersistentVolume() {
+			p := r.GetDisk().GetPersistence().GetID()
+			v.Volumes = append(v.Volumes, VolumeView{
+				PersistenceID: p, ContainerPath: r.GetDisk().GetVolume().GetContainerPath(),
+				Dir: m.volumeDir(a.id, p), Resource: r,
+			})
+		}
+	}
+	return v, nil
+}
+
+// Offers lists the outstanding offers.
+func (m *Master) Offers() []OfferView {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []OfferView
+	for _, id := range m.mu.order {
+		for _, o := range m.mu.offers {
+			if o.agentID == id {
+				out = append(out, OfferView{ID: o.id, AgentID: o.agentID, Resources: o.resources.Clone()})
+			}
+		}
+	}
+	return out
+}
+
+// Calls returns every scheduler call received, in order (rejected ones
+// included). The calls are shared: do not modify them.
+func (m *Master) Calls() []*scheduler.Call {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*scheduler.Call(nil), m.mu.calls...)
+}
+
+// CallsOf returns the scheduler calls of one type, in order.
+func (m *Master) CallsOf(t scheduler.Call_Type) []*scheduler.Call {
+	var out []*scheduler.Call
+	for _, c := range m.Calls() {
+		if c.Type == t {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (m *Master) recordExecCallLocked(agentID string, c *executor.Call) {
+	m.mu.execCalls = append(m.mu.execCalls, ExecCall{AgentID: agentID, Call: c})
+}
+
+// ExecutorCalls returns every call the agents' executor endpoints
+// received, in order.
+func (m *Master) ExecutorCalls() []ExecCall {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]ExecCall(nil), m.mu.execCalls...)
+}
+
+// OperationErrors lists the offer operations the master refused (an
+// invalid operation is dropped, as Mesos does), as text, in order.
+func (m *Master) OperationErrors() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.mu.opErrors...)
+}
+
+// FrameworkID is the registered framework's id ("" if none).
+func (m *Master) FrameworkID() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.fw == nil {
+		return ""
+	}
+	return m.mu.fw.id
+}
+
+// Subscribed reports whether the framework has an open event stream.
+func (m *Master) Subscribed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mu.fw != nil && m.mu.fw.stream != nil
+}
+
+// Await blocks until cond returns true or ctx ends. cond is evaluated
+// now and after every change of the master's state; it may call the
+// inspection methods (it runs without the master's lock held).
+func (m *Master) Await(ctx context.Context, cond func() bool) error {
+	for {
+		m.mu.Lock()
+		ch := m.mu.changed
+		m.mu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("mesostest: await: %w", ctx.Err())
+		}
+	}
+}

@@ -1,0 +1,732 @@
+package mesostest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+)
+
+var (
+	// ErrMediaType: a request's Content-Type or Accept is not one the v1
+	// API speaks (answered with 406 Not Acceptable / 415).
+	ErrMediaType = errors.New("mesostest: unsupported media type")
+	// ErrNoAgent: no simulated agent has that id.
+	ErrNoAgent = errors.New("mesostest: no such agent")
+	// ErrNoOffer: no outstanding offer has that id.
+	ErrNoOffer = errors.New("mesostest: no such offer")
+	// ErrAgentExists: AddAgent was given an id already in use.
+	ErrAgentExists = errors.New("mesostest: agent already exists")
+)
+
+// Options tune a Master. The zero value gives Mesos' own defaults except
+// where a test needs speed (noted per field).
+type Options struct {
+	// HeartbeatInterval is announced in SUBSCRIBED and is the period of
+	// HEARTBEAT events. Default 15s (Mesos' default).
+	HeartbeatInterval time.Duration
+	// StatusRetryInterval is how long an agent waits for the
+	// scheduler's ACKNOWLEDGE before it sends a status update again.
+	// Default 10s (Mesos' first retry).
+	StatusRetryInterval time.Duration
+	// AllocationInterval is the period of the background allocation
+	// pass that makes offers once filters expire. Offers are also made
+	// at once whenever resources free up, a scheduler subscribes or
+	// revives, or an agent is added. Default 100ms (Mesos: 1s).
+	AllocationInterval time.Duration
+	// Now is the clock for offer filters (refuse_seconds) and status
+	// retries. Default time.Now. A test that wants simulated time gives
+	// its own clock and calls Master.Allocate after advancing it.
+	Now func() time.Time
+	// Dir holds the agents' sandboxes and persistent volumes. Default: a
+	// fresh temporary directory removed by Close.
+	Dir string
+	// ShutdownGracePeriod is how long an executor has after SHUTDOWN
+	// before its process is killed, and MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD.
+	// Default 2s.
+	ShutdownGracePeriod time.Duration
+}
+
+// Master is a fake Mesos master with simulated agents. All methods are
+// safe for concurrent use.
+type Master struct {
+	opts   Options
+	srv    *httptest.Server
+	ownDir bool
+	stop   chan struct{}
+	wg     sync.WaitGroup
+
+	mu struct {
+		sync.Mutex
+		fw        *framework
+		agents    map[string]*agent
+		order     []string // agent ids in the order added
+		offers    map[string]*offer
+		tasks     map[string]*task // by task id
+		completed []TaskView       // terminal tasks whose last update was acknowledged
+		calls     []*scheduler.Call
+		execCalls []ExecCall
+		opErrors  []string
+		nextID    int
+		changed   chan struct{} // closed and replaced on every change
+		closed    bool
+	}
+}
+
+type framework struct {
+	id             string
+	info           mesos.FrameworkInfo
+	stream         *stream // nil while disconnected
+	suppressed     bool
+	filters        []offerFilter
+	partitionAware bool
+}
+
+type offerFilter struct {
+	agentID   string
+	resources mesos.Resources
+	until     time.Time
+}
+
+type offer struct {
+	id        string
+	agentID   string
+	resources mesos.Resources
+}
+
+// NewMaster starts a fake master on 127.0.0.1 and registers its Close
+// with tb.Cleanup.
+func NewMaster(tb testing.TB, opts Options) *Master {
+	tb.Helper()
+	m, err := Start(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(m.Close)
+	return m
+}
+
+// Start starts a fake master on 127.0.0.1 (for use outside tests, e.g.
+// a development harness). The caller must Close it.
+func Start(opts Options) (*Master, error) {
+	if opts.HeartbeatInterval <= 0 {
+		opts.HeartbeatInterval = 15 * time.Second
+	}
+	if opts.StatusRetryInterval <= 0 {
+		opts.StatusRetryInterval = 10 * time.Second
+	}
+	if opts.AllocationInterval <= 0 {
+		opts.AllocationInterval = 100 * time.Millisecond
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.ShutdownGracePeriod <= 0 {
+		opts.ShutdownGracePeriod = 2 * time.Second
+	}
+	m := &Master{opts: opts, stop: make(chan struct{})}
+	if m.opts.Dir == "" {
+		d, err := os.MkdirTemp("", "mesostest-")
+		if err != nil {
+			return nil, fmt.Errorf("mesostest: %w", err)
+		}
+		m.opts.Dir, m.ownDir = d, true
+	}
+	m.mu.agents = map[string]*agent{}
+	m.mu.offers = map[string]*offer{}
+	m.mu.tasks = map[string]*task{}
+	m.mu.changed = make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/v1/scheduler", m.serveScheduler)
+	m.srv = httptest.NewServer(mux) // listens on 127.0.0.1
+	m.wg.Add(1)
+	go m.ticker()
+	return m, nil
+}
+
+// URL is the scheduler endpoint, http://127.0.0.1:PORT/api/v1/scheduler.
+func (m *Master) URL() string { return m.srv.URL + "/api/v1/scheduler" }
+
+// Close kills every task's process, ends every stream and stops the
+// servers. It is idempotent.
+func (m *Master) Close() {
+	m.mu.Lock()
+	if m.mu.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.mu.closed = true
+	var procs []*executorRun
+	var servers []*httptest.Server
+	for _, id := range m.mu.order {
+		a := m.mu.agents[id]
+		for _, er := range a.executors {
+			procs = append(procs, er)
+		}
+		servers = append(servers, a.srv)
+	}
+	if fw := m.mu.fw; fw != nil && fw.stream != nil {
+		fw.stream.close()
+	}
+	m.mu.Unlock()
+	close(m.stop)
+	for _, er := range procs {
+		er.terminate(true)
+	}
+	for _, er := range procs {
+		<-er.exitedCh
+	}
+	m.srv.CloseClientConnections()
+	m.srv.Close()
+	for _, s := range servers {
+		s.CloseClientConnections()
+		s.Close()
+	}
+	m.wg.Wait()
+	if m.ownDir {
+		os.RemoveAll(m.opts.Dir)
+	}
+}
+
+// ticker runs the periodic allocation pass and status update retries.
+func (m *Master) ticker() {
+	defer m.wg.Done()
+	t := time.NewTicker(m.opts.AllocationInterval)
+	defer t.Stop()
+	hb := time.NewTicker(m.opts.HeartbeatInterval)
+	defer hb.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-hb.C:
+			m.mu.Lock()
+			if fw := m.mu.fw; fw != nil && fw.stream != nil {
+				fw.stream.send(&scheduler.Event{Type: scheduler.Event_HEARTBEAT})
+			}
+			m.mu.Unlock()
+		case <-t.C:
+			m.mu.Lock()
+			m.retryUpdatesLocked(false)
+			m.allocateLocked()
+			m.mu.Unlock()
+		}
+	}
+}
+
+// Allocate runs one allocation pass now: every agent's free resources
+// that no filter covers are offered to a subscribed, unsuppressed
+// framework.
+func (m *Master) Allocate() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.allocateLocked()
+}
+
+// ResendUnacknowledged sends every task's oldest unacknowledged status
+// update again now, as an agent does when its retry timer fires.
+func (m *Master) ResendUnacknowledged() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.retryUpdatesLocked(true)
+}
+
+func (m *Master) newIDLocked(prefix string) string {
+	m.mu.nextID++
+	return fmt.Sprintf("%s-%04d", prefix, m.mu.nextID)
+}
+
+func (m *Master) changedLocked() {
+	close(m.mu.changed)
+	m.mu.changed = make(chan struct{})
+}
+
+func newUUID() []byte {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[6] = (b[6] & 0x0f) | 0x40
+	b[8] = (b[8] & 0x3f) | 0x80
+	return b
+}
+
+func newStreamID() string {
+	b := newUUID()
+	h := hex.EncodeToString(b)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// ---- scheduler endpoint ----
+
+func (m *Master) serveScheduler(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "Expecting 'POST'", http.StatusMethodNotAllowed)
+		return
+	}
+	in, out, err := negotiate(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotAcceptable)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	call := new(scheduler.Call)
+	if err := in.unmarshal(body, call); err != nil {
+		http.Error(w, "Failed to parse body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if call.Type == scheduler.Call_UNKNOWN {
+		http.Error(w, "Expecting 'type' to be present", http.StatusBadRequest)
+		return
+	}
+	if call.Type == scheduler.Call_SUBSCRIBE {
+		m.subscribe(w, r, call, out)
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mu.calls = append(m.mu.calls, call)
+	fw := m.mu.fw
+	// Real Mesos checks in this order: framework known (400), connected
+	// (403), Mesos-Stream-Id present and matching (400).
+	if fw == nil || call.FrameworkID == nil || call.FrameworkID.Value != fw.id {
+		http.Error(w, "Framework cannot be found", http.StatusBadRequest)
+		return
+	}
+	if fw.stream == nil {
+		http.Error(w, "Framework is not subscribed", http.StatusForbidden)
+		return
+	}
+	sid := r.Header.Get("Mesos-Stream-Id")
+	if sid == "" {
+		http.Error(w, "All non-subscribe calls should include the 'Mesos-Stream-Id' header", http.StatusBadRequest)
+		return
+	}
+	if sid != fw.stream.id {
+		http.Error(w, "The stream ID '"+sid+"' included in this request didn't match the stream ID currently associated with framework ID "+fw.id, http.StatusBadRequest)
+		return
+	}
+	if err := m.dispatchLocked(fw, call); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	m.changedLocked()
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, call *scheduler.Call, out wireFormat) {
+	info := call.GetSubscribe().GetFrameworkInfo()
+	if info == nil {
+		http.Error(w, "Expecting 'subscribe.framework_info' to be present", http.StatusBadRequest)
+		return
+	}
+	if call.FrameworkID != nil && (info.ID == nil || info.ID.Value != call.FrameworkID.Value) {
+		http.Error(w, "'framework_id' differs from 'subscribe.framework_info.id'", http.StatusBadRequest)
+		return
+	}
+	m.mu.Lock()
+	m.mu.calls = append(m.mu.calls, call)
+	fw := m.mu.fw
+	if fw != nil && (info.ID == nil || info.ID.Value != fw.id) {
+		// One framework at a time: a new framework replaces the old one,
+		// which is torn down as if its failover timeout had passed.
+		m.teardownLocked(fw)
+		fw = nil
+	}
+	if fw == nil {
+		fw = &framework{}
+		if info.ID != nil && info.ID.Value != "" {
+			fw.id = info.ID.Value // a framework re-registering after a master failover
+		} else {
+			fw.id = m.newIDLocked("framework")
+		}
+		m.mu.fw = fw
+	} else if fw.stream != nil {
+		fw.stream.send(&scheduler.Event{Type: scheduler.Event_ERROR, Error: &scheduler.Event_Error{Message: "Framework failed over"}})
+		fw.stream.close()
+	}
+	fw.info = *info
+	fw.info.ID = &mesos.FrameworkID{Value: fw.id}
+	fw.partitionAware = false
+	for _, c := range info.Capabilities {
+		if c.Type == mesos.FrameworkInfo_Capability_PARTITION_AWARE {
+			fw.partitionAware = true
+		}
+	}
+	fw.suppressed = false
+	s := newStream(newStreamID())
+	fw.stream = s
+	m.dropOffersLocked(false) // outstanding offers die with the old connection
+	hb := m.opts.HeartbeatInterval.Seconds()
+	s.send(&scheduler.Event{Type: scheduler.Event_SUBSCRIBED, Subscribed: &scheduler.Event_Subscribed{
+		FrameworkID:              &mesos.FrameworkID{Value: fw.id},
+		HeartbeatIntervalSeconds: &hb,
+	}})
+	m.retryUpdatesLocked(true)
+	m.allocateLocked()
+	m.changedLocked()
+	m.mu.Unlock()
+
+	w.Header().Set("Mesos-Stream-Id", s.id)
+	s.serve(w, r, out, func() { m.schedulerGone(s) })
+}
+
+// schedulerGone runs when the scheduler's end of stream s went away.
+func (m *Master) schedulerGone(s *stream) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if fw := m.mu.fw; fw != nil && fw.stream == s {
+		s.close()
+		fw.stream = nil
+		m.dropOffersLocked(false)
+		m.changedLocked()
+	}
+}
+
+// DisconnectScheduler ends the scheduler's event stream from the
+// master's side, as a master failover or a network cut does. The
+// framework stays registered (its tasks keep running); every call is
+// answered 403 until it subscribes again with its framework id.
+func (m *Master) DisconnectScheduler() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if fw := m.mu.fw; fw != nil && fw.stream != nil {
+		fw.stream.close()
+		fw.stream = nil
+		m.dropOffersLocked(false)
+		m.changedLocked()
+	}
+}
+
+func (m *Master) sendLocked(ev *scheduler.Event) {
+	if fw := m.mu.fw; fw != nil && fw.stream != nil {
+		fw.stream.send(ev)
+	}
+}
+
+func (m *Master) dispatchLocked(fw *framework, call *scheduler.Call) error {
+	switch call.Type {
+	case scheduler.Call_TEARDOWN:
+		m.teardownLocked(fw)
+	case scheduler.Call_ACCEPT:
+		if call.Accept == nil {
+			return errors.New("expecting 'accept' to be present")
+		}
+		m.acceptLocked(fw, call.Accept.OfferIDs, call.Accept.Operations, call.Accept.Filters)
+	case scheduler.Call_DECLINE:
+		if call.Decline == nil {
+			return errors.New("expecting 'decline' to be present")
+		}
+		m.acceptLocked(fw, call.Decline.OfferIDs, nil, call.Decline.Filters)
+	case scheduler.Call_REVIVE:
+		fw.filters = nil
+		fw.suppressed = false
+		m.allocateLocked()
+	case scheduler.Call_SUPPRESS:
+		fw.suppressed = true
+	case scheduler.Call_KILL:
+		if call.Kill == nil {
+			return errors.New("expecting 'kill' to be present")
+		}
+		m.killLocked(fw, call.Kill.TaskID.Value)
+	case scheduler.Call_SHUTDOWN:
+		if call.Shutdown == nil {
+			return errors.New("expecting 'shutdown' to be present")
+		}
+		if a := m.mu.agents[call.Shutdown.AgentID.Value]; a != nil {
+			if er := a.executors[call.Shutdown.ExecutorID.Value]; er != nil {
+				m.shutdownExecutorLocked(er)
+			}
+		}
+	case scheduler.Call_ACKNOWLEDGE:
+		if call.Acknowledge == nil {
+			return errors.New("expecting 'acknowledge' to be present")
+		}
+		m.acknowledgeLocked(call.Acknowledge.TaskID.Value, call.Acknowledge.UUID)
+	case scheduler.Call_RECONCILE:
+		if call.Reconcile == nil {
+			return errors.New("expecting 'reconcile' to be present")
+		}
+		m.reconcileLocked(fw, call.Reconcile.Tasks)
+	case scheduler.Call_MESSAGE:
+		if call.Message == nil {
+			return errors.New("expecting 'message' to be present")
+		}
+		if a := m.mu.agents[call.Message.AgentID.Value]; a != nil && a.up {
+			if er := a.executors[call.Message.ExecutorID.Value]; er != nil && er.stream != nil {
+				er.stream.send(execEvent(execMessage(call.Message.Data)))
+			}
+		}
+	case scheduler.Call_REQUEST:
+	default:
+		return fmt.Errorf("unsupported call type %v", call.Type)
+	}
+	return nil
+}
+
+// ---- offers ----
+
+func (m *Master) roles(fw *framework) []string {
+	if len(fw.info.Roles) > 0 {
+		return fw.info.Roles
+	}
+	return []string{fw.info.GetRole()}
+}
+
+func (m *Master) allocateLocked() {
+	fw := m.mu.fw
+	if fw == nil || fw.stream == nil || fw.suppressed || m.mu.closed {
+		return
+	}
+	now := m.opts.Now()
+	live := fw.filters[:0]
+	for _, f := range fw.filters {
+		if now.Before(f.until) {
+			live = append(live, f)
+		}
+	}
+	fw.filters = live
+	var made []mesos.Offer
+	for _, id := range m.mu.order {
+		a := m.mu.agents[id]
+		if !a.up {
+			continue
+		}
+		var free mesos.Resources
+		for _, r := range m.freeLocked(a) {
+			for _, role := range m.roles(fw) {
+				if r.IsAllocatableTo(role) {
+					free.Add1(r)
+					break
+				}
+			}
+		}
+		if len(free) == 0 {
+			continue
+		}
+		filtered := false
+		for _, f := range fw.filters {
+			if f.agentID == id && containsAll(f.resources, free) {
+				filtered = true
+				break
+			}
+		}
+		if filtered {
+			continue
+		}
+		o := &offer{id: m.newIDLocked("offer"), agentID: id, resources: free}
+		m.mu.offers[o.id] = o
+		made = append(made, m.offerProto(fw, a, o))
+	}
+	if len(made) > 0 {
+		fw.stream.send(&scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: made}})
+		m.changedLocked()
+	}
+}
+
+func (m *Master) offerProto(fw *framework, a *agent, o *offer) mesos.Offer {
+	var eids []mesos.ExecutorID
+	for _, er := range a.executorsSorted() {
+		if !er.exited {
+			eids = append(eids, mesos.ExecutorID{Value: er.id})
+		}
+	}
+	return mesos.Offer{
+		ID:          mesos.OfferID{Value: o.id},
+		FrameworkID: mesos.FrameworkID{Value: fw.id},
+		AgentID:     mesos.AgentID{Value: a.id},
+		Hostname:    a.hostname,
+		Resources:   o.resources.Clone(),
+		ExecutorIDs: eids,
+	}
+}
+
+// dropOffersLocked forgets every outstanding offer, sending RESCIND for
+// each when rescind is set.
+func (m *Master) dropOffersLocked(rescind bool) {
+	for id := range m.mu.offers {
+		m.rescindLocked(id, rescind)
+	}
+}
+
+func (m *Master) rescindLocked(id string, send bool) {
+	delete(m.mu.offers, id)
+	if send {
+		m.sendLocked(&scheduler.Event{Type: scheduler.Event_RESCIND, Rescind: &scheduler.Event_Rescind{OfferID: mesos.OfferID{Value: id}}})
+	}
+}
+
+// RescindOffer withdraws an outstanding offer: the scheduler gets
+// RESCIND, and the resources go back to the pool (and are offered again
+// by the next allocation pass).
+func (m *Master) RescindOffer(offerID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.offers[offerID] == nil {
+		return fmt.Errorf("%w: %s", ErrNoOffer, offerID)
+	}
+	m.rescindLocked(offerID, true)
+	m.changedLocked()
+	return nil
+}
+
+func (m *Master) addFilterLocked(fw *framework, agentID string, rs mesos.Resources, filters *mesos.Filters) {
+	if filters == nil || len(rs) == 0 {
+		return
+	}
+	secs := filters.GetRefuseSeconds()
+	if secs <= 0 {
+		return
+	}
+	fw.filters = append(fw.filters, offerFilter{
+		agentID:   agentID,
+		resources: rs.Clone(),
+		until:     m.opts.Now().Add(time.Duration(secs * float64(time.Second))),
+	})
+}
+
+// ---- reconciliation, acknowledgement, kill ----
+
+func (m *Master) reconcileLocked(fw *framework, list []scheduler.Call_Reconcile_Task) {
+	reason := mesos.REASON_RECONCILIATION
+	source := mesos.SOURCE_MASTER
+	send := func(st mesos.TaskStatus) {
+		st.Reason = &reason
+		st.Source = &source
+		st.UUID = nil
+		st.Message = strPtr("Reconciliation: latest task status")
+		m.sendLocked(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})
+	}
+	if len(list) == 0 {
+		for _, t := range m.tasksSortedLocked() {
+			send(t.status)
+		}
+		return
+	}
+	for _, rt := range list {
+		if t := m.mu.tasks[rt.TaskID.Value]; t != nil {
+			send(t.status)
+			continue
+		}
+		state := mesos.TASK_LOST
+		if fw.partitionAware {
+			state = mesos.TASK_UNKNOWN
+		}
+		st := mesos.TaskStatus{TaskID: rt.TaskID, State: &state, AgentID: rt.AgentID}
+		send(st)
+	}
+}
+
+func (m *Master) acknowledgeLocked(taskID string, uuid []byte) {
+	t := m.mu.tasks[taskID]
+	if t == nil || len(t.pending) == 0 || string(t.pending[0].UUID) != string(uuid) {
+		return
+	}
+	t.pending = t.pending[1:]
+	if len(t.pending) > 0 {
+		m.forwardHeadLocked(t)
+		return
+	}
+	if isTerminal(t.state) {
+		m.forgetTaskLocked(t)
+	}
+}
+
+func (m *Master) forgetTaskLocked(t *task) {
+	delete(m.mu.tasks, t.info.TaskID.Value)
+	m.mu.completed = append(m.mu.completed, t.view())
+}
+
+func (m *Master) killLocked(fw *framework, taskID string) {
+	t := m.mu.tasks[taskID]
+	if t == nil || isTerminal(t.state) {
+		state := mesos.TASK_LOST
+		if fw.partitionAware {
+			state = mesos.TASK_UNKNOWN
+		}
+		if t != nil {
+			state = t.state
+		}
+		source := mesos.SOURCE_MASTER
+		reason := mesos.REASON_RECONCILIATION
+		m.sendLocked(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: mesos.TaskStatus{
+			TaskID: mesos.TaskID{Value: taskID}, State: &state, Source: &source, Reason: &reason,
+			Message: strPtr("Attempted to kill an unknown task"),
+		}}})
+		return
+	}
+	a := m.mu.agents[t.agentID]
+	if !a.up {
+		return // the kill is lost with the agent, as in Mesos
+	}
+	t.killRequested = true
+	er := t.executor
+	switch {
+	case er.command:
+		er.terminate(false)
+	case er.stream != nil:
+		er.stream.send(execEvent(execKill(t.info.TaskID)))
+	default:
+		// Not yet subscribed: the agent kills the task itself.
+		m.agentUpdateLocked(t, t.newStatus(mesos.TASK_KILLED, mesos.SOURCE_AGENT, nil, "Killed before delivery to the executor"))
+		m.maybeStopIdleExecutorLocked(er)
+	}
+}
+
+func (m *Master) teardownLocked(fw *framework) {
+	for _, t := range m.tasksSortedLocked() {
+		t.executor.agent.releaseTask(t)
+		delete(m.mu.tasks, t.info.TaskID.Value)
+	}
+	for _, id := range m.mu.order {
+		for _, er := range m.mu.agents[id].executors {
+			m.shutdownExecutorLocked(er)
+		}
+	}
+	m.dropOffersLocked(false)
+	if fw.stream != nil {
+		fw.stream.close()
+	}
+	if m.mu.fw == fw {
+		m.mu.fw = nil
+	}
+}
+
+func (m *Master) tasksSortedLocked() []*task {
+	ts := make([]*task, 0, len(m.mu.tasks))
+	for _, t := range m.mu.tasks {
+		ts = append(ts, t)
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].info.TaskID.Value < ts[j].info.TaskID.Value })
+	return ts
+}
+
+func strPtr(s string) *string { return &s }
+
+func isTerminal(s mesos.TaskState) bool {
+	switch s {
+	case mesos.TASK_FINISHED, mesos.TASK_FAILED, mesos.TASK_KILLED, mesos.TASK_LOST,
+		mesos.TASK_ERROR, mesos.TASK_DROPPED, mesos.TASK_GONE, mesos.TASK_GONE_BY_OPERATOR:
+		return true
+	}
+	return false
+}
+
+func sandboxPath(base, agentID, fwID, execID string, run int) string {
+	return filepath.Join(base, "agents", agentID, "frameworks", fwID, "executors", execID, "runs", itoa(run))
+}
