@@ -84,8 +84,9 @@
 // (records above MaxRecordSize), a sync escape that does not match the
 // header, bad zlib data, or a file that ends inside a record. All of these
 // return an error wrapping ErrCorrupt with the byte offset where the
-// problem was found; the reader never panics and never allocates more
-// than a small multiple of the bytes actually present. A file that ends
+// problem was found. The reader never panics; it grows buffers only as
+// bytes actually arrive, and bounds every decompressed field (MaxRecordSize
+// per record, twice that per block section). A file that ends
 // exactly between records (or blocks) is not detectable as damage: the
 // format has no trailer, and callers compare the events read with the
 // chunk's expected range.

@@ -20,8 +20,8 @@ func FuzzReader(f *testing.F) {
 			if err != nil {
 				f.Fatal(err)
 			}
-			if len(b) > 8192 {
-				b = b[:8192] // keep seeds small; the cut is itself a case
+			if len(b) > 2048 {
+				b = b[:2048] // keep seeds small; the cut is itself a case
 			}
 			f.Add(b)
 		}
