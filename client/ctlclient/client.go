@@ -328,6 +328,20 @@ func (c *Client) Tier2URI(ctx context.Context) (string, error) {
 	return body.URI, err
 }
 
+// StreamTier returns the tier-2 state of a stream's segments.
+func (c *Client) StreamTier(ctx context.Context, scope, stream string) (api.StreamTier, error) {
+	var st api.StreamTier
+	err := c.do(ctx, http.MethodGet, streamPath(scope, stream)+"/tier", nil, &st)
+	return st, err
+}
+
+// NodeTiers returns every live node's tier-2 counters, per container.
+func (c *Client) NodeTiers(ctx context.Context) (api.NodeTierList, error) {
+	var l api.NodeTierList
+	err := c.do(ctx, http.MethodGet, "/v1/nodes/tier", nil, &l)
+	return l, err
+}
+
 // CreateTxn opens a transaction leased for lease (0: the controller's
 // default), rounded down to milliseconds.
 func (c *Client) CreateTxn(ctx context.Context, scope, stream string, lease time.Duration) (api.TxnInfo, error) {

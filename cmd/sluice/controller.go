@@ -24,6 +24,7 @@ import (
 	"github.com/sluice-streams/sluice/controller"
 	"github.com/sluice-streams/sluice/controller/leader"
 	"github.com/sluice-streams/sluice/controller/rest"
+	"github.com/sluice-streams/sluice/tier2/backend"
 )
 
 // controllerOptions are the flags of `sluice controller`.
@@ -57,6 +58,9 @@ type controllerOptions struct {
 	// Advertise is the REST address other processes reach this controller
 	// at (--advertise); the listener's address if empty.
 	Advertise string
+	// Tier2 is the nodes' tier-2 URI (--tier2), which the API reports
+	// for readers of tier 2 such as `sluice hive ddl`.
+	Tier2 string
 }
 
 // HaltEnv names an environment variable for tests only: set to
@@ -128,6 +132,11 @@ func controllerCommand(g *globalOptions) *cli.Command {
 				Usage:       "`ADDR` other processes reach this controller's REST API at (cluster mode; default: the listener's address)",
 				Destination: &o.Advertise,
 			},
+			&cli.StringFlag{
+				Name:        "tier2",
+				Usage:       "the nodes' tier-2 storage `URI`, reported by GET /v1/tier2",
+				Destination: &o.Tier2,
+			},
 		},
 		Action: func(c *cli.Context) error { return runController(c, g, o) },
 	}
@@ -179,6 +188,13 @@ func runController(c *cli.Context, g *globalOptions, o *controllerOptions) error
 	defer stop()
 
 	opts := controller.Options{Logger: log, StepHook: haltHook(os.Getenv(HaltEnv), c.App.Writer, log)}
+	if o.Tier2 != "" {
+		uri, err := backend.URI(o.Tier2)
+		if err != nil {
+			return fmt.Errorf("controller: --tier2: %w", err)
+		}
+		opts.Tier2URI = uri
+	}
 	var (
 		st     cluster.Store
 		loc    controller.SegmentLocator

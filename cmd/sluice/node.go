@@ -51,6 +51,8 @@ type nodeOptions struct {
 	// Advertise is the address clients reach the node at (--advertise);
 	// the listener's address if empty.
 	Advertise string
+	// Tier is tier 2 (--tier2 and --tier-*); none by default.
+	Tier tierOptions
 }
 
 func nodeCommand(g *globalOptions) *cli.Command {
@@ -58,7 +60,7 @@ func nodeCommand(g *globalOptions) *cli.Command {
 	return &cli.Command{
 		Name:  "node",
 		Usage: "run a segment store node (the data plane)",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{
 				Name:        "data",
 				Usage:       "`DIR` for the node's WAL and metadata",
@@ -128,7 +130,7 @@ func nodeCommand(g *globalOptions) *cli.Command {
 				Usage:       "`ADDR` clients reach this node at (cluster mode; default: the listener's address)",
 				Destination: &o.Advertise,
 			},
-		},
+		}, o.Tier.flags("tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default: none, the logs keep everything)", "")...),
 		Action: func(c *cli.Context) error { return runNode(c, g, o) },
 	}
 }
@@ -146,6 +148,13 @@ func runNode(c *cli.Context, _ *globalOptions, o *nodeOptions) error {
 		Dir: o.DataDir, Containers: o.Containers, CacheSize: o.CacheSize,
 		WALFileSize: o.WALFileSize, WALPreallocate: o.WALPreallocate,
 		CheckpointBytes: o.CheckpointBytes, Logger: logrus.StandardLogger(),
+	}
+	_, tierStore, err := o.Tier.open(&cfg)
+	if err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	if tierStore != nil {
+		defer tierStore.Close()
 	}
 	if o.ZK != "" {
 		cfg.Hosted = []int{} // the assignment decides

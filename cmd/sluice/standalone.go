@@ -35,6 +35,8 @@ type standaloneOptions struct {
 	Containers int
 	// CacheSize is the node's block cache in bytes (--cache-size).
 	CacheSize int64
+	// Tier is tier 2 (--tier2 and --tier-*); DIR/tier2 by default.
+	Tier tierOptions
 }
 
 func standaloneCommand(g *globalOptions) *cli.Command {
@@ -42,13 +44,13 @@ func standaloneCommand(g *globalOptions) *cli.Command {
 	return &cli.Command{
 		Name:  "standalone",
 		Usage: "run a controller (embedded metadata store) and a node in one process",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "data", Usage: "`DIR` for the node's logs and the controller's metadata", Value: "./data", Destination: &o.DataDir},
 			&cli.StringFlag{Name: "controller-addr", Usage: "serve the REST API on `ADDR` (port 0: pick a free one)", Value: "127.0.0.1:10080", Destination: &o.ControllerAddr},
 			&cli.StringFlag{Name: "node-addr", Usage: "serve segments on `ADDR` (port 0: pick a free one)", Value: "127.0.0.1:12345", Destination: &o.NodeAddr},
 			&cli.IntFlag{Name: "containers", Usage: "number of segment containers `N`", Value: node.DefaultContainers, Destination: &o.Containers},
 			&cli.Int64Flag{Name: "cache-size", Usage: "node block cache size in `BYTES`", Value: node.DefaultCacheSize, Destination: &o.CacheSize},
-		},
+		}, o.Tier.flags("tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default DIR/tier2 under --data; none: off)", "")...),
 		Action: func(c *cli.Context) error { return runStandalone(c, g, o) },
 	}
 }
@@ -63,10 +65,21 @@ func runStandalone(c *cli.Context, g *globalOptions, o *standaloneOptions) error
 		return err
 	}
 	log := newLogger(g, c.App.ErrWriter)
-	n, err := node.Open(node.Config{
+	ncfg := node.Config{
 		Dir: filepath.Join(o.DataDir, "node"), Containers: o.Containers, CacheSize: o.CacheSize,
 		WALPreallocate: true, Logger: log,
-	})
+	}
+	if o.Tier.URI == "" {
+		o.Tier.URI = filepath.Join(o.DataDir, "tier2")
+	}
+	tierURI, tierStore, err := o.Tier.open(&ncfg)
+	if err != nil {
+		return fmt.Errorf("standalone: %w", err)
+	}
+	if tierStore != nil {
+		defer tierStore.Close()
+	}
+	n, err := node.Open(ncfg)
 	if err != nil {
 		return err
 	}
@@ -95,7 +108,7 @@ func runStandalone(c *cli.Context, g *globalOptions, o *standaloneOptions) error
 	}
 	segs := controller.NewNodeSegments(controller.StaticLocator(nl.Addr().String()))
 	defer segs.Close()
-	svc := controller.New(st, segs, controller.Options{Logger: log})
+	svc := controller.New(st, segs, controller.Options{Logger: log, Tier2URI: tierURI})
 	defer svc.Close()
 	hsrv := &http.Server{
 		Handler:           rest.NewHandler(svc, log, rest.WithLocator(controller.StaticNode{Addr: nl.Addr().String(), Containers: o.Containers})),
@@ -113,7 +126,7 @@ func runStandalone(c *cli.Context, g *globalOptions, o *standaloneOptions) error
 	go func() { httpServed <- hsrv.Serve(cl) }()
 	fmt.Fprintf(c.App.Writer, "node listening on %s\n", nl.Addr())
 	fmt.Fprintf(c.App.Writer, "controller listening on %s\n", cl.Addr())
-	log.WithFields(logrus.Fields{"controller": "http://" + cl.Addr().String(), "node": nl.Addr().String(), "data": o.DataDir}).
+	log.WithFields(logrus.Fields{"controller": "http://" + cl.Addr().String(), "node": nl.Addr().String(), "data": o.DataDir, "tier2": tierURI}).
 		Info("standalone: serving")
 
 	var serveErr error

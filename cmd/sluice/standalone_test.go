@@ -22,14 +22,14 @@ type runningStandalone struct {
 	stderr    *lockedBuffer
 }
 
-func startStandalone(t *testing.T, dir string) *runningStandalone {
+func startStandalone(t *testing.T, dir string, extra ...string) *runningStandalone {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	rs := &runningStandalone{stop: cancel, exit: make(chan int, 1), stderr: &lockedBuffer{}}
 	go func() {
-		code := runContext(ctx, []string{"sluice", "--log-level", "warn", "standalone", "--data", dir,
-			"--controller-addr", "127.0.0.1:0", "--node-addr", "127.0.0.1:0"}, pw, rs.stderr)
+		code := runContext(ctx, append([]string{"sluice", "--log-level", "warn", "standalone", "--data", dir,
+			"--controller-addr", "127.0.0.1:0", "--node-addr", "127.0.0.1:0"}, extra...), pw, rs.stderr)
 		pw.Close()
 		rs.exit <- code
 	}()

@@ -288,6 +288,10 @@ type streamDescription struct {
 	Stream   api.StreamInfo     `json:"stream"`
 	Segments []api.SegmentRange `json:"segments"`
 	Head     api.StreamCut      `json:"head"`
+	// Tier is the tier-2 state of the stream's segments; TierError says
+	// why it is missing (a node down).
+	Tier      *api.StreamTier `json:"tier,omitempty"`
+	TierError string          `json:"tierError,omitempty"`
 }
 
 func streamDescribe(c *cli.Context, g *globalOptions) error {
@@ -310,6 +314,11 @@ func streamDescribe(c *cli.Context, g *globalOptions) error {
 	if d.Head, err = cl.HeadCut(c.Context, scope, stream); err != nil {
 		return err
 	}
+	if t, err := cl.StreamTier(c.Context, scope, stream); err != nil {
+		d.TierError = err.Error()
+	} else {
+		d.Tier = &t
+	}
 	if g.Output == formatJSON {
 		return p.Print(output{JSON: d})
 	}
@@ -323,11 +332,42 @@ func streamDescribe(c *cli.Context, g *globalOptions) error {
 		{"TAGS", tagText(info.Tags)},
 		{"CREATED", time.UnixMilli(info.CreationTime).UTC().Format(time.RFC3339)},
 		{"HEAD", d.Head.String()},
+		{"TIER 2", tierSummary(d)},
 	}}); err != nil {
 		return err
 	}
 	fmt.Fprintln(c.App.Writer)
-	return p.Print(segmentOutput(d.Segments))
+	if err := p.Print(segmentOutput(d.Segments)); err != nil {
+		return err
+	}
+	if d.Tier == nil || len(d.Tier.Segments) == 0 {
+		return nil
+	}
+	fmt.Fprintln(c.App.Writer)
+	return p.Print(tierOutput(d.Tier.Segments))
+}
+
+func tierSummary(d streamDescription) string {
+	if d.Tier == nil {
+		return "unknown: " + d.TierError
+	}
+	return fmt.Sprintf("%d bytes tiered, %d waiting, lag %v", d.Tier.TieredBytes, d.Tier.UntieredBytes,
+		time.Duration(d.Tier.LagMillis)*time.Millisecond)
+}
+
+// tierOutput is the per-segment tier-2 table of `stream describe`.
+func tierOutput(segs []api.SegmentTier) output {
+	o := output{Columns: []string{"SEGMENT", "START", "LENGTH", "TIERED TO", "WAITING", "LAG", "TIER-2 ERROR"}, JSON: segs}
+	for _, s := range segs {
+		errText := s.Tier2Error
+		if errText == "" {
+			errText = "-"
+		}
+		o.Rows = append(o.Rows, []string{s.Segment, strconv.FormatInt(s.StartOffset, 10), strconv.FormatInt(s.Length, 10),
+			strconv.FormatInt(s.TieredOffset, 10), strconv.FormatInt(s.UntieredBytes, 10),
+			(time.Duration(s.LagMillis) * time.Millisecond).String(), errText})
+	}
+	return o
 }
 
 func streamScale(c *cli.Context, g *globalOptions, o *streamScaleOptions) error {

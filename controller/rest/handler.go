@@ -444,6 +444,32 @@ func (h *handler) tier2(*http.Request) (int, any, error) {
 	return http.StatusOK, Tier2{URI: uri}, nil
 }
 
+// streamTier serves the tier-2 state of a stream's segments.
+func (h *handler) streamTier(r *http.Request) (int, any, error) {
+	st, err := h.svc.StreamTier(r.Context(), r.PathValue("scope"), r.PathValue("stream"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, st, nil
+}
+
+// nodeTiers serves each live node's tier-2 counters.
+func (h *handler) nodeTiers(r *http.Request) (int, any, error) {
+	lister, ok := h.loc.(controller.NodeLister)
+	if !ok {
+		return 0, nil, fmt.Errorf("%w: this controller was started without a node locator", protocol.ErrContainerUnavailable)
+	}
+	nodes, err := lister.Nodes(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	l, err := h.svc.NodeTiers(r.Context(), nodes)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, l, nil
+}
+
 // Transactions.
 
 func decodeLease(r *http.Request) (time.Duration, error) {

@@ -126,6 +126,16 @@ func TestEveryRoute(t *testing.T) {
 	got, err := c.GetStream(ctx, "sales", "orders")
 	must(t, err)
 	equal(t, "stream", got, info)
+	// This node has no tier 2: nothing is tiered, and it reports no writers.
+	tier, err := c.StreamTier(ctx, "sales", "orders")
+	must(t, err)
+	equal(t, "stream tier", tier, api.StreamTier{Scope: "sales", Stream: "orders", Segments: []api.SegmentTier{
+		{Segment: "sales/orders/0.#epoch.0"}, {Segment: "sales/orders/1.#epoch.0"}}})
+	nodes, err := c.NodeTiers(ctx)
+	must(t, err)
+	equal(t, "node tiers", nodes, api.NodeTierList{Nodes: []api.NodeTier{{Node: "standalone", Addr: nodeAddr, Containers: []api.ContainerTier{}}}})
+	_, err = c.StreamTier(ctx, "sales", "nothing")
+	wantErr(t, err, ctlclient.ErrNotFound, "stream sales/nothing: not found")
 	cfg.RetentionPolicy = &api.RetentionPolicy{Type: api.RetentionLimitedDays, Value: 7}
 	upd, err := c.UpdateStream(ctx, "sales", "orders", cfg)
 	must(t, err)

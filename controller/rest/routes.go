@@ -52,6 +52,8 @@ var routes = []route{
 	{Route{"GET", "/v1/segments/{segment}/successors"}, (*handler).successors},
 	{Route{"GET", "/v1/segments/{segment}/uri"}, (*handler).segmentURI},
 	{Route{"GET", "/v1/tier2"}, (*handler).tier2},
+	{Route{"GET", "/v1/scopes/{scope}/streams/{stream}/tier"}, (*handler).streamTier},
+	{Route{"GET", "/v1/nodes/tier"}, (*handler).nodeTiers},
 
 	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/transactions"}, (*handler).createTxn},
 	{Route{"GET", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}"}, (*handler).getTxn},

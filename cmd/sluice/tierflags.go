@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sluice-streams/sluice/node"
+	"github.com/sluice-streams/sluice/node/tiering"
+	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/backend"
+	"github.com/sluice-streams/sluice/tier2/seqfile"
+)
+
+// tierOptions are the tier-2 flags of `sluice standalone` and `sluice node`.
+type tierOptions struct {
+	// URI is the tier-2 storage (--tier2): a directory, file:///dir or
+	// hdfs://namenode:port/dir; "none" turns tiering off.
+	URI string
+	// MaxLag bounds how long an event waits for tier 2 (--tier-max-lag).
+	MaxLag time.Duration
+	// SegmentBytes tiers a segment once this much waits (--tier-segment-bytes).
+	SegmentBytes int64
+	// ChunkBytes bounds a chunk (--tier-chunk-bytes).
+	ChunkBytes int64
+	// MaxUntiered bounds a container's bytes waiting for tier 2 before
+	// appends are refused (--tier-max-untiered).
+	MaxUntiered int64
+	// Compress writes block-compressed (zlib) chunks (--tier-compress).
+	Compress bool
+}
+
+func (o *tierOptions) flags(uriUsage, uriDefault string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "tier2", Usage: uriUsage, Value: uriDefault, Destination: &o.URI},
+		&cli.DurationFlag{Name: "tier-max-lag", Usage: "an event is in tier 2 within `D` of being written (while tier 2 keeps up)", Value: tiering.DefaultMaxLag, Destination: &o.MaxLag},
+		&cli.Int64Flag{Name: "tier-segment-bytes", Usage: "tier a segment once `BYTES` of it wait", Value: tiering.DefaultSegmentBytes, Destination: &o.SegmentBytes},
+		&cli.Int64Flag{Name: "tier-chunk-bytes", Usage: "a tier-2 chunk holds at most about `BYTES`", Value: tiering.DefaultChunkBytes, Destination: &o.ChunkBytes},
+		&cli.Int64Flag{Name: "tier-max-untiered", Usage: "refuse appends (retriably) once a container has `BYTES` waiting for tier 2", Value: node.DefaultMaxUntieredBytes, Destination: &o.MaxUntiered},
+		&cli.BoolFlag{Name: "tier-compress", Usage: "write zlib block-compressed chunks", Destination: &o.Compress},
+	}
+}
+
+// open opens the tier-2 storage and sets it in cfg; it returns the
+// storage's canonical URI ("" if tiering is off) and the storage to close
+// after the node.
+func (o *tierOptions) open(cfg *node.Config) (string, tier2.Storage, error) {
+	if o.URI == "" || o.URI == "none" {
+		return "", nil, nil
+	}
+	uri, err := backend.URI(o.URI)
+	if err != nil {
+		return "", nil, err
+	}
+	st, err := backend.Open(uri)
+	if err != nil {
+		return "", nil, fmt.Errorf("tier 2: %w", err)
+	}
+	cfg.Tier2 = st
+	cfg.TierPolicy = tiering.Policy{MaxLag: o.MaxLag, SegmentBytes: o.SegmentBytes, ChunkBytes: o.ChunkBytes}
+	cfg.MaxUntieredBytes = o.MaxUntiered
+	if o.Compress {
+		cfg.TierCompression = seqfile.Block
+	}
+	return uri, st, nil
+}
