@@ -11,6 +11,12 @@
 //   - SyncLatency: the latency of one small append (4 KiB) followed by an
 //     fsync, repeated. This bounds the latency of one acknowledged append.
 //
+// Tier 2's catch-up reads are compared with a third limit:
+//
+//   - SequentialRead: bandwidth of large sequential reads (1 MiB) of a file
+//     whose page cache was dropped first (DropCache: posix_fadvise
+//     DONTNEED on that file alone), the disk's cold read speed.
+//
 // Both append to a fresh file that grows as it is written, as the WAL does, so
 // every fsync also commits the file's new size. Files are created in the given
 // directory under a name starting with ".diskprobe-" and removed before the
