@@ -1,0 +1,56 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// snapshotVersion is the version of the serialized form.
+const snapshotVersion = 1
+
+// snapshot is the serialized plan: what must survive a scheduler
+// failover. Offers and reconciliation progress are not in it: they die
+// with the scheduler's connection, and Start reconciles again.
+type snapshot struct {
+	Version   int      `msgpack:"v"`
+	Spec      Spec     `msgpack:"spec"`
+	Pods      []Pod    `msgpack:"pods"`
+	Orphans   []orphan `msgpack:"orphans"`
+	Seq       int      `msgpack:"seq"`
+	Rebalance []string `msgpack:"rebalance"`
+}
+
+// Marshal returns the plan's serialized form (msgpack, a map with the
+// keys of the struct tags: "v" (version, 1), "spec", "pods" (in deploy
+// order), "orphans", "seq", "rebalance"), to be stored in ZooKeeper.
+func (p *Plan) Marshal() ([]byte, error) {
+	s := snapshot{Version: snapshotVersion, Spec: p.spec, Pods: p.Pods(), Orphans: p.orphans, Seq: p.seq, Rebalance: p.rebalance}
+	b, err := msgpack.Marshal(&s)
+	if err != nil {
+		return nil, fmt.Errorf("plan: marshal: %w", err)
+	}
+	return b, nil
+}
+
+// Unmarshal rebuilds a plan from Marshal's output. The driver calls
+// Start on it once subscribed.
+func Unmarshal(b []byte) (*Plan, error) {
+	var s snapshot
+	if err := msgpack.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	if s.Version != snapshotVersion {
+		return nil, fmt.Errorf("%w: %d", ErrVersion, s.Version)
+	}
+	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}, orphans: s.Orphans, seq: s.Seq, rebalance: s.Rebalance}
+	p.setSpec(s.Spec)
+	for i := range s.Pods {
+		pod := s.Pods[i]
+		if pod.Name == "" || p.pods[pod.Name] != nil {
+			return nil, fmt.Errorf("%w: pod %q missing or repeated", ErrFormat, pod.Name)
+		}
+		p.pods[pod.Name] = &pod
+	}
+	return p, nil
+}

@@ -1,0 +1,82 @@
+// Package plan is the Mesos scheduler's deterministic core: it holds
+// the desired state (how many controllers and nodes, the resources of
+// each) and what is known of each pod, takes events (offers, status
+// updates, agent loss, operator requests, timer ticks) and returns
+// decisions for the driver to carry out. It does no I/O and reads no
+// clock; the driver (`sluice scheduler`) turns decisions into v1
+// scheduler calls and feeds events back, from one goroutine.
+//
+// # Pods and tasks
+//
+// Pods are named controller-0..C-1 and node-0..N-1. A pod's task id is
+// "<pod>__<attempt>" (node-2__3), so every launch has a new id and an
+// older attempt is recognised (and killed if it still runs). A node
+// pod owns a dynamic reservation on one agent, labelled
+// sluice.framework=<framework name>, sluice.pod=<pod> and
+// sluice.reservation=<reservation id> ("<pod>.r<n>"), and a persistent
+// volume made from it (persistence id "<reservation id>.vol", container
+// path Spec.VolumePath, default "wal") that holds the node's WAL.
+// Controllers keep their state in ZooKeeper: they take unreserved
+// resources and may run anywhere.
+//
+// # Rules
+//
+//   - Deploy order: every controller runs before any node is first
+//     placed. At most one pod of a kind per agent.
+//   - A new node: one ACCEPT with RESERVE (cpus, mem, disk), CREATE
+//     (the volume) and LAUNCH. A failed or killed node task is
+//     relaunched in place: only an offer from its agent that carries
+//     its reservation is used (CREATE again if the volume is gone).
+//   - Agent lost (OnAgentLost, or TASK_LOST/TASK_UNREACHABLE): the pod
+//     waits for its agent to offer the reservation again; it is never
+//     moved unless the operator calls Replace, which abandons the old
+//     reservation (destroyed and unreserved if the agent ever returns)
+//     and places the pod anew.
+//   - An unconfirmed placement (the ACCEPT's reservation never seen in
+//     an offer nor used by a running task) whose agent offers without
+//     it is forgotten and the pod placed again.
+//   - Offers that fit nothing, or that no pending pod may use, are
+//     declined with a filter: Timing.ShortRefuse while some pod waits,
+//     Timing.LongRefuse when none does; with nothing left to do the
+//     plan emits SUPPRESS, and REVIVE once something waits again.
+//   - Lowering N: the highest-index nodes are drained first (DRAIN; the
+//     driver hands their containers to other nodes and calls
+//     OnDrained), then killed; after the terminal status their volume
+//     is destroyed and their reservation released (DESTROY + UNRESERVE
+//     on the next offer from their agent). Lowering C kills
+//     controllers at once. Raising N adds pods; once they all run, a
+//     REBALANCE names them.
+//   - Reconciliation: Start (after every SUBSCRIBED) revives and
+//     reconciles every task believed live explicitly; offers are held
+//     until each is answered (rescinded ones are dropped, OnRescind),
+//     and the unanswered are asked again every Timing.ReconcileRetry.
+//     OnTick asks for implicit reconciliation every
+//     Timing.ImplicitReconcile. An update for a task the plan does not
+//     want is answered with KILL.
+//
+// Acknowledging status updates is the driver's business; so is
+// building Offer values from protobuf offers (resources reserved to the
+// role, grouped by the sluice.reservation label) and mesos resources
+// from Ops (reservation labels as above; a RESERVE's Resources include
+// the disk the volume is made from, a LAUNCH's do not).
+//
+// # Serialized form and progress
+//
+// Marshal gives the plan's durable part as msgpack, for ZooKeeper:
+//
+//	map {
+//	  "v":         1                      (format version)
+//	  "spec":      Spec                   (counts, resources, timing)
+//	  "pods":      [Pod ...]              (deploy order: name, kind, index,
+//	                                       goal, agent, reservation, reserved,
+//	                                       volume, confirmed, task, state,
+//	                                       attempts, agentLost, draining)
+//	  "orphans":   [{agent, pod, reservation, reserved, volume} ...]
+//	  "seq":       int                    (last reservation number)
+//	  "rebalance": [pod name ...]         (added nodes awaiting REBALANCE)
+//	}
+//
+// Progress gives the phases "controllers" and "nodes" (and
+// "decommission" while pods are being removed), each step PENDING,
+// STARTING or COMPLETE, for the scheduler's HTTP API.
+package plan

@@ -1,0 +1,592 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Goal is what the operator wants of a pod.
+type Goal string
+
+const (
+	GoalRun          Goal = "run"
+	GoalDecommission Goal = "decommission" // lowering the count: drain, kill, destroy, unreserve
+)
+
+// Pod is one controller or node instance and what the plan knows of
+// it. A node pod keeps its agent, reservation and volume across task
+// restarts: it is relaunched only where its volume is.
+type Pod struct {
+	Name  string  `msgpack:"name"`
+	Kind  PodKind `msgpack:"kind"`
+	Index int     `msgpack:"index"`
+	Goal  Goal    `msgpack:"goal"`
+
+	AgentID       string    `msgpack:"agent"`
+	ReservationID string    `msgpack:"reservation"`
+	Reserved      Resources `msgpack:"reserved"` // besides the volume
+	Volume        *Volume   `msgpack:"volume"`
+	// Confirmed: the reservation is known to exist (seen in an offer or
+	// used by a running task). An unconfirmed placement whose agent
+	// offers without the reservation is forgotten (the ACCEPT failed).
+	Confirmed bool `msgpack:"confirmed"`
+
+	TaskID    string    `msgpack:"task"`
+	State     TaskState `msgpack:"state"`
+	Attempts  int       `msgpack:"attempts"`
+	AgentLost bool      `msgpack:"agentLost"`
+	Draining  bool      `msgpack:"draining"`
+}
+
+func (p *Pod) live() bool { return p.TaskID != "" && !p.State.Terminal() }
+
+func (p *Pod) persistent() bool { return p.Kind == Node }
+
+// orphan is a reservation (and volume) no pod owns any more, to be
+// destroyed and unreserved when its agent offers it.
+type orphan struct {
+	AgentID       string    `msgpack:"agent"`
+	Pod           string    `msgpack:"pod"`
+	ReservationID string    `msgpack:"reservation"`
+	Reserved      Resources `msgpack:"reserved"`
+	Volume        *Volume   `msgpack:"volume"`
+}
+
+// Plan is the scheduler's deterministic core: events in, decisions
+// out. It does no I/O and reads no clock (times are arguments). It is
+// not safe for concurrent use: the driver calls it from one goroutine.
+type Plan struct {
+	spec    Spec
+	timing  Timing
+	pods    map[string]*Pod
+	orphans []orphan
+	seq     int
+	// rebalance lists nodes added by a scale-up whose Rebalance is due
+	// once they all run.
+	rebalance []string
+
+	suppressed      bool
+	reconciling     map[string]TaskRef
+	reconcileSentAt time.Time
+	lastImplicit    time.Time
+	held            []Offer // offers held while explicit reconciliation runs
+}
+
+// New returns a plan for spec with no tasks known.
+func New(spec Spec) *Plan {
+	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}}
+	p.setSpec(spec)
+	p.ensurePods()
+	return p
+}
+
+func (p *Plan) setSpec(spec Spec) {
+	if spec.VolumePath == "" {
+		spec.VolumePath = "wal"
+	}
+	p.spec = spec
+	p.timing = spec.Timing.withDefaults()
+}
+
+// Spec returns the desired state.
+func (p *Plan) Spec() Spec { return p.spec }
+
+// Pods returns copies of the pods in deploy order (controllers, then
+// nodes, each by index).
+func (p *Plan) Pods() []Pod {
+	var out []Pod
+	for _, pod := range p.ordered() {
+		out = append(out, *pod)
+	}
+	return out
+}
+
+// Pod returns a copy of one pod.
+func (p *Plan) Pod(name string) (Pod, bool) {
+	if pod := p.pods[name]; pod != nil {
+		return *pod, true
+	}
+	return Pod{}, false
+}
+
+func podName(kind PodKind, i int) string { return fmt.Sprintf("%s-%d", kind, i) }
+
+func (p *Plan) ordered() []*Pod {
+	out := make([]*Pod, 0, len(p.pods))
+	for _, pod := range p.pods {
+		out = append(out, pod)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Kind != b.Kind {
+			return a.Kind == Controller
+		}
+		return a.Index < b.Index
+	})
+	return out
+}
+
+// ensurePods creates the pods the counts call for; it returns the new
+// node pods' names.
+func (p *Plan) ensurePods() (addedNodes []string) {
+	for kind, n := range map[PodKind]int{Controller: p.spec.Controllers, Node: p.spec.Nodes} {
+		for i := 0; i < n; i++ {
+			name := podName(kind, i)
+			if pod := p.pods[name]; pod != nil {
+				if pod.Goal == GoalDecommission && !pod.Draining && !pod.live() {
+					pod.Goal = GoalRun // raised again before anything was done
+				}
+				continue
+			}
+			p.pods[name] = &Pod{Name: name, Kind: kind, Index: i, Goal: GoalRun}
+			if kind == Node {
+				addedNodes = append(addedNodes, name)
+			}
+		}
+	}
+	sort.Strings(addedNodes)
+	return addedNodes
+}
+
+// SetCounts changes the desired numbers of controllers and nodes.
+// Raising starts new pods (and, for nodes, a Rebalance once they all
+// run). Lowering removes the highest indexes: a node with a live task
+// is drained first (Drain; the driver calls OnDrained when its
+// containers are handed over), then killed, then its volume destroyed
+// and its reservation released; a controller is killed at once.
+func (p *Plan) SetCounts(controllers, nodes int) []Decision {
+	p.spec.Controllers, p.spec.Nodes = controllers, nodes
+	var ds []Decision
+	added := p.ensurePods()
+	if len(added) > 0 {
+		p.rebalance = append(p.rebalance, added...)
+	}
+	for _, pod := range p.ordered() {
+		limit := p.spec.Nodes
+		if pod.Kind == Controller {
+			limit = p.spec.Controllers
+		}
+		if pod.Index < limit || pod.Goal == GoalDecommission {
+			continue
+		}
+		pod.Goal = GoalDecommission
+		p.dropFromRebalance(pod.Name)
+		switch {
+		case pod.Kind == Node && pod.live() && pod.State == TaskRunning:
+			pod.Draining = true
+			ds = append(ds, Decision{Kind: Drain, Pod: pod.Name, AgentID: pod.AgentID})
+		case pod.live():
+			ds = append(ds, p.kill(pod))
+		default:
+			p.retire(pod)
+		}
+	}
+	return append(ds, p.reviveIfNeeded()...)
+}
+
+func (p *Plan) dropFromRebalance(name string) {
+	out := p.rebalance[:0]
+	for _, n := range p.rebalance {
+		if n != name {
+			out = append(out, n)
+		}
+	}
+	p.rebalance = out
+}
+
+// OnDrained tells the plan that a draining node's containers now live
+// elsewhere: its task is killed.
+func (p *Plan) OnDrained(podName string) []Decision {
+	pod := p.pods[podName]
+	if pod == nil || pod.Goal != GoalDecommission || !pod.Draining {
+		return nil
+	}
+	pod.Draining = false
+	if pod.live() {
+		return []Decision{p.kill(pod)}
+	}
+	p.retire(pod)
+	return p.reviveIfNeeded()
+}
+
+// Replace abandons a node's reservation and volume (the operator's
+// "replace", e.g. for an agent that will not come back): the pod is
+// launched anew wherever resources are offered; the old reservation is
+// destroyed if its agent ever offers it again.
+func (p *Plan) Replace(podName string) ([]Decision, error) {
+	pod := p.pods[podName]
+	if pod == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNoPod, podName)
+	}
+	var ds []Decision
+	if pod.ReservationID != "" {
+		p.orphans = append(p.orphans, orphan{AgentID: pod.AgentID, Pod: pod.Name, ReservationID: pod.ReservationID, Reserved: pod.Reserved, Volume: pod.Volume})
+	}
+	if pod.live() && !pod.AgentLost {
+		ds = append(ds, p.kill(pod))
+	}
+	pod.AgentID, pod.ReservationID, pod.Reserved, pod.Volume, pod.Confirmed, pod.AgentLost = "", "", Resources{}, nil, false, false
+	if pod.State == TaskUnreachable {
+		pod.State = TaskLost
+	}
+	return append(ds, p.reviveIfNeeded()...), nil
+}
+
+func (p *Plan) kill(pod *Pod) Decision {
+	pod.State = TaskKilling
+	return Decision{Kind: Kill, TaskID: pod.TaskID, AgentID: pod.AgentID, Pod: pod.Name}
+}
+
+// retire removes a decommissioned pod whose task is gone, keeping its
+// reservation as an orphan to clean up.
+func (p *Plan) retire(pod *Pod) {
+	if pod.ReservationID != "" {
+		p.orphans = append(p.orphans, orphan{AgentID: pod.AgentID, Pod: pod.Name, ReservationID: pod.ReservationID, Reserved: pod.Reserved, Volume: pod.Volume})
+	}
+	delete(p.pods, pod.Name)
+}
+
+func (p *Plan) podByTask(taskID string) *Pod {
+	for _, pod := range p.pods {
+		if pod.TaskID == taskID && taskID != "" {
+			return pod
+		}
+	}
+	return nil
+}
+
+// Start is called once the driver has subscribed (first time or after
+// a failover): it revives offers and reconciles every task the plan
+// believes live, explicitly. Offers are held, not used, until each of
+// those tasks has been answered.
+func (p *Plan) Start(now time.Time) []Decision {
+	p.suppressed = false
+	p.lastImplicit = now
+	p.reconciling = map[string]TaskRef{}
+	p.held = nil
+	ds := []Decision{{Kind: Revive}}
+	var refs []TaskRef
+	for _, pod := range p.ordered() {
+		if pod.live() || pod.State == TaskUnreachable {
+			ref := TaskRef{TaskID: pod.TaskID, AgentID: pod.AgentID}
+			refs = append(refs, ref)
+			p.reconciling[pod.TaskID] = ref
+		}
+	}
+	if len(refs) > 0 {
+		p.reconcileSentAt = now
+		ds = append(ds, Decision{Kind: Reconcile, Tasks: refs})
+	}
+	return ds
+}
+
+// Reconciling reports whether explicit reconciliation is still waiting
+// for answers.
+func (p *Plan) Reconciling() bool { return len(p.reconciling) > 0 }
+
+// OnTick is the driver's timer: it resends explicit reconciliation for
+// tasks still unanswered after Timing.ReconcileRetry, and asks for
+// implicit reconciliation every Timing.ImplicitReconcile.
+func (p *Plan) OnTick(now time.Time) []Decision {
+	if len(p.reconciling) > 0 {
+		if now.Sub(p.reconcileSentAt) < p.timing.ReconcileRetry {
+			return nil
+		}
+		p.reconcileSentAt = now
+		var refs []TaskRef
+		for _, id := range sortedKeys(p.reconciling) {
+			refs = append(refs, p.reconciling[id])
+		}
+		return []Decision{{Kind: Reconcile, Tasks: refs}}
+	}
+	if now.Sub(p.lastImplicit) >= p.timing.ImplicitReconcile {
+		p.lastImplicit = now
+		return []Decision{{Kind: Reconcile}}
+	}
+	return nil
+}
+
+// OnStatus takes a task status update. (Acknowledging it is the
+// driver's business.)
+func (p *Plan) OnStatus(st Status) []Decision {
+	var ds []Decision
+	_, wasReconciling := p.reconciling[st.TaskID]
+	delete(p.reconciling, st.TaskID)
+	pod := p.podByTask(st.TaskID)
+	switch {
+	case pod == nil:
+		// A task of ours the plan no longer wants (an older attempt, or
+		// a pod removed meanwhile): make sure it is gone.
+		if !st.State.Terminal() && st.State != TaskUnreachable {
+			ds = append(ds, Decision{Kind: Kill, TaskID: st.TaskID, AgentID: st.AgentID})
+		}
+	case pod.State == TaskKilling && !st.State.Terminal() && st.Reconciliation:
+		// Still being killed; a reconciliation answer changes nothing.
+	default:
+		ds = append(ds, p.podStatus(pod, st)...)
+	}
+	if wasReconciling && len(p.reconciling) == 0 && len(p.held) > 0 {
+		held := p.held
+		p.held = nil
+		ds = append(ds, p.useOffers(held)...)
+	}
+	return ds
+}
+
+func (p *Plan) podStatus(pod *Pod, st Status) []Decision {
+	pod.State = st.State
+	if st.State == TaskRunning {
+		pod.AgentLost = false
+		if pod.ReservationID != "" {
+			pod.Confirmed = true
+		}
+		return p.rebalanceIfReady()
+	}
+	if st.State == TaskUnreachable {
+		pod.AgentLost = true
+		return nil
+	}
+	if !st.State.Terminal() {
+		return nil
+	}
+	if st.State == TaskLost || st.State == TaskGone || st.State == TaskUnknown {
+		pod.AgentLost = pod.persistent()
+	}
+	if pod.Goal == GoalDecommission {
+		if pod.Draining {
+			// The task died while its containers were being handed over:
+			// the drain goes on without it; OnDrained retires the pod.
+			return nil
+		}
+		p.retire(pod)
+	}
+	return p.reviveIfNeeded()
+}
+
+// OnAgentLost marks the tasks on a lost agent (Mesos FAILURE event for
+// the agent). Node pods wait for the agent to come back: they are never
+// moved unless the operator calls Replace.
+func (p *Plan) OnAgentLost(agentID string) []Decision {
+	for _, pod := range p.ordered() {
+		if pod.AgentID != agentID || !pod.live() {
+			continue
+		}
+		pod.State = TaskLost
+		pod.AgentLost = pod.persistent()
+		delete(p.reconciling, pod.TaskID)
+		if pod.Goal == GoalDecommission && !pod.Draining {
+			p.retire(pod)
+		}
+	}
+	return p.reviveIfNeeded()
+}
+
+// OnRescind forgets a rescinded offer the plan was holding.
+func (p *Plan) OnRescind(offerID string) {
+	out := p.held[:0]
+	for _, o := range p.held {
+		if o.ID != offerID {
+			out = append(out, o)
+		}
+	}
+	p.held = out
+}
+
+// OnOffers decides what to do with offers: each is accepted (reserve,
+// create a volume, launch; or launch on an existing reservation; or
+// destroy and unreserve an orphan) or declined with a filter. During
+// explicit reconciliation offers are held and used once it ends.
+func (p *Plan) OnOffers(offers []Offer) []Decision {
+	if len(p.reconciling) > 0 {
+		p.held = append(p.held, offers...)
+		return nil
+	}
+	return p.useOffers(offers)
+}
+
+func (p *Plan) needsLaunch(pod *Pod) bool {
+	if pod.Goal != GoalRun {
+		return false
+	}
+	if pod.TaskID == "" || pod.State.Terminal() {
+		return true
+	}
+	return pod.State == TaskUnreachable && !pod.persistent()
+}
+
+func (p *Plan) controllersReady() bool {
+	for _, pod := range p.pods {
+		if pod.Kind == Controller && pod.Goal == GoalRun && pod.State != TaskRunning {
+			return false
+		}
+	}
+	return true
+}
+
+// pendingWork reports whether offers are still wanted.
+func (p *Plan) pendingWork() bool {
+	if len(p.orphans) > 0 {
+		return true
+	}
+	for _, pod := range p.pods {
+		if p.needsLaunch(pod) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Plan) reviveIfNeeded() []Decision {
+	if p.suppressed && p.pendingWork() {
+		p.suppressed = false
+		return []Decision{{Kind: Revive}}
+	}
+	return nil
+}
+
+func (p *Plan) rebalanceIfReady() []Decision {
+	if len(p.rebalance) == 0 {
+		return nil
+	}
+	for _, name := range p.rebalance {
+		if pod := p.pods[name]; pod != nil && pod.State != TaskRunning {
+			return nil
+		}
+	}
+	pods := p.rebalance
+	p.rebalance = nil
+	return []Decision{{Kind: Rebalance, Pods: pods}}
+}
+
+func (p *Plan) launch(pod *Pod, reservationID string, res Resources, vol *Volume) Op {
+	pod.Attempts++
+	pod.TaskID = fmt.Sprintf("%s__%d", pod.Name, pod.Attempts)
+	pod.State = TaskStaging
+	pod.AgentLost = false
+	return Op{Kind: OpLaunch, Pod: pod.Name, PodKind: pod.Kind, Index: pod.Index, ReservationID: reservationID, Resources: res, Volume: vol, TaskID: pod.TaskID}
+}
+
+func (p *Plan) useOffers(offers []Offer) []Decision {
+	offers = append([]Offer(nil), offers...)
+	sort.Slice(offers, func(i, j int) bool { return offers[i].ID < offers[j].ID })
+	var ds []Decision
+	for _, o := range offers {
+		ops := p.useOffer(o)
+		if len(ops) > 0 {
+			ds = append(ds, Decision{Kind: Accept, OfferIDs: []string{o.ID}, AgentID: o.AgentID, Ops: ops})
+			continue
+		}
+		refuse := p.timing.LongRefuse
+		if p.pendingWork() {
+			refuse = p.timing.ShortRefuse
+		}
+		ds = append(ds, Decision{Kind: Decline, OfferIDs: []string{o.ID}, RefuseSeconds: refuse.Seconds()})
+	}
+	if !p.suppressed && !p.pendingWork() && len(offers) > 0 {
+		p.suppressed = true
+		ds = append(ds, Decision{Kind: Suppress})
+	}
+	return ds
+}
+
+func (p *Plan) useOffer(o Offer) []Op {
+	var ops []Op
+	ours := map[string]OfferedReservation{}
+	for _, r := range o.Reservations {
+		if r.Framework == p.spec.Framework && r.ReservationID != "" {
+			ours[r.ReservationID] = r
+		}
+	}
+	// 1. Orphaned reservations on this agent: destroy and unreserve.
+	keep := p.orphans[:0]
+	for _, or := range p.orphans {
+		r, ok := ours[or.ReservationID]
+		if or.AgentID != o.AgentID || !ok {
+			keep = append(keep, or)
+			continue
+		}
+		unreserve := r.Resources
+		if r.Volume != nil {
+			ops = append(ops, Op{Kind: OpDestroy, Pod: or.Pod, ReservationID: or.ReservationID, Volume: r.Volume})
+			unreserve.DiskMB += r.Volume.SizeMB
+		}
+		ops = append(ops, Op{Kind: OpUnreserve, Pod: or.Pod, ReservationID: or.ReservationID, Resources: unreserve})
+	}
+	p.orphans = keep
+
+	// 2. Pods placed on this agent: relaunch in place on their
+	// reservation, never anywhere else.
+	hosts := map[PodKind]string{} // kind -> a pod of that kind placed on this agent
+	for _, pod := range p.ordered() {
+		if pod.AgentID == o.AgentID && (pod.ReservationID != "" || pod.live()) {
+			hosts[pod.Kind] = pod.Name
+		}
+	}
+	ready := p.controllersReady()
+	for _, pod := range p.ordered() {
+		if pod.AgentID != o.AgentID || pod.ReservationID == "" {
+			continue
+		}
+		r, ok := ours[pod.ReservationID]
+		if !ok {
+			if !pod.Confirmed && !pod.live() {
+				// The ACCEPT that was to reserve never took effect.
+				pod.AgentID, pod.ReservationID, pod.Reserved, pod.Volume = "", "", Resources{}, nil
+				delete(hosts, pod.Kind)
+			}
+			continue
+		}
+		pod.Confirmed = true
+		// A relaunch in place is not held back by the controllers:
+		// only a node's first placement waits for them.
+		if !p.needsLaunch(pod) || !pod.Reserved.fitsIn(r.Resources) {
+			continue
+		}
+		vol := pod.Volume
+		if r.Volume == nil {
+			ops = append(ops, Op{Kind: OpCreate, Pod: pod.Name, ReservationID: pod.ReservationID, Volume: vol})
+		}
+		ops = append(ops, p.launch(pod, pod.ReservationID, pod.Reserved, vol))
+	}
+
+	// 3. New placements from unreserved resources, one pod of a kind
+	// per agent.
+	free := o.Unreserved
+	for _, pod := range p.ordered() {
+		if !p.needsLaunch(pod) || (pod.persistent() && pod.ReservationID != "") {
+			continue
+		}
+		if pod.Kind == Node && !ready {
+			continue
+		}
+		if h, ok := hosts[pod.Kind]; ok && h != pod.Name {
+			continue
+		}
+		need := p.spec.Controller
+		if pod.Kind == Node {
+			need = p.spec.Node
+		}
+		if !need.fitsIn(free) {
+			continue
+		}
+		free = free.minus(need)
+		hosts[pod.Kind] = pod.Name
+		pod.AgentID = o.AgentID
+		if !pod.persistent() {
+			ops = append(ops, p.launch(pod, "", need, nil))
+			continue
+		}
+		p.seq++
+		pod.ReservationID = fmt.Sprintf("%s.r%d", pod.Name, p.seq)
+		pod.Reserved = Resources{CPUs: need.CPUs, MemMB: need.MemMB}
+		pod.Volume = &Volume{ID: pod.ReservationID + ".vol", ContainerPath: p.spec.VolumePath, SizeMB: need.DiskMB}
+		pod.Confirmed = false
+		ops = append(ops,
+			Op{Kind: OpReserve, Pod: pod.Name, ReservationID: pod.ReservationID, Resources: need},
+			Op{Kind: OpCreate, Pod: pod.Name, ReservationID: pod.ReservationID, Volume: pod.Volume},
+			p.launch(pod, pod.ReservationID, pod.Reserved, pod.Volume),
+		)
+	}
+	return ops
+}

@@ -1,0 +1,299 @@
+package plan
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+var t0 = time.Unix(1_700_000_000, 0)
+
+func testSpec(c, n int) Spec {
+	return Spec{
+		Framework: "sluice", Role: "sluice", Controllers: c, Nodes: n,
+		Controller: Resources{CPUs: 0.5, MemMB: 256},
+		Node:       Resources{CPUs: 1, MemMB: 512, DiskMB: 1024},
+	}
+}
+
+func big(id, agent string, rs ...OfferedReservation) Offer {
+	return Offer{ID: id, AgentID: agent, Unreserved: Resources{CPUs: 4, MemMB: 4096, DiskMB: 10000}, Reservations: rs}
+}
+
+func small(id, agent string) Offer {
+	return Offer{ID: id, AgentID: agent, Unreserved: Resources{CPUs: 0.1, MemMB: 64, DiskMB: 10}}
+}
+
+// reserved is the reservation the plan made for pod (as Mesos would
+// offer it back), with its volume when withVolume.
+func reserved(p *Plan, pod string, withVolume bool) OfferedReservation {
+	pd, ok := p.Pod(pod)
+	if !ok || pd.ReservationID == "" {
+		panic("no reservation for " + pod)
+	}
+	r := OfferedReservation{Framework: "sluice", Pod: pod, ReservationID: pd.ReservationID, Resources: pd.Reserved}
+	if withVolume {
+		v := *pd.Volume
+		r.Volume = &v
+	} else {
+		r.Resources.DiskMB += pd.Volume.SizeMB
+	}
+	return r
+}
+
+type step struct {
+	say string
+	do  func(p *Plan) []Decision
+}
+
+func offers(os ...Offer) func(*Plan) []Decision {
+	return func(p *Plan) []Decision { return p.OnOffers(os) }
+}
+
+func status(pod string, state TaskState) func(*Plan) []Decision {
+	return func(p *Plan) []Decision {
+		pd, _ := p.Pod(pod)
+		return p.OnStatus(Status{TaskID: pd.TaskID, AgentID: pd.AgentID, State: state})
+	}
+}
+
+// deploy brings testSpec(1, 2) up: controller-0 on a1, node-0 on a1,
+// node-1 on a2, all running.
+var deploy = []step{
+	{"start", func(p *Plan) []Decision { return p.Start(t0) }},
+	{"offers, one too small; nodes wait for the controller", offers(big("o1", "a1"), big("o2", "a2"), small("o3", "a4"))},
+	{"controller-0 running", status("controller-0", TaskRunning)},
+	{"offers", offers(big("o4", "a1"), big("o5", "a2"), big("o6", "a3"))},
+	{"node-0 running", status("node-0", TaskRunning)},
+	{"node-1 running", status("node-1", TaskRunning)},
+}
+
+func then(base []step, more ...step) []step { return append(append([]step(nil), base...), more...) }
+
+var scenarios = map[string][]step{
+	"deploy": deploy,
+	"relaunch_in_place": then(deploy,
+		step{"node-0 fails", status("node-0", TaskFailed)},
+		step{"an offer from another agent is no use to node-0", offers(big("o7", "a2"))},
+		step{"its own agent offers its reservation and volume", func(p *Plan) []Decision {
+			return p.OnOffers([]Offer{big("o8", "a1", reserved(p, "node-0", true))})
+		}},
+		step{"running again", status("node-0", TaskRunning)},
+	),
+	"agent_lost": then(deploy,
+		step{"agent a2 lost", func(p *Plan) []Decision { return p.OnAgentLost("a2") }},
+		step{"lost update arrives too", status("node-1", TaskLost)},
+		step{"other agents' offers are declined", offers(big("o7", "a3"))},
+		step{"a2 is back with the reservation", func(p *Plan) []Decision {
+			return p.OnOffers([]Offer{big("o8", "a2", reserved(p, "node-1", true))})
+		}},
+		step{"running on a2 again", status("node-1", TaskRunning)},
+	),
+	"scale_down": then(deploy,
+		step{"nodes 2 -> 1", func(p *Plan) []Decision { return p.SetCounts(1, 1) }},
+		step{"drain confirmed", func(p *Plan) []Decision { return p.OnDrained("node-1") }},
+		step{"killed", func(p *Plan) []Decision {
+			return p.OnStatus(Status{TaskID: "node-1__1", AgentID: "a2", State: TaskKilled})
+		}},
+		step{"a2 offers the orphaned reservation", func(p *Plan) []Decision {
+			return p.OnOffers([]Offer{big("o7", "a2", OfferedReservation{
+				Framework: "sluice", Pod: "node-1", ReservationID: "node-1.r2",
+				Resources: Resources{CPUs: 1, MemMB: 512}, Volume: &Volume{ID: "node-1.r2.vol", ContainerPath: "wal", SizeMB: 1024},
+			})})
+		}},
+		step{"nothing left to do", offers(big("o8", "a2"))},
+	),
+	"scale_up": then(deploy,
+		step{"nodes 2 -> 3", func(p *Plan) []Decision { return p.SetCounts(1, 3) }},
+		step{"offers: a1 and a2 host nodes already", offers(big("o7", "a1"), big("o8", "a2"), big("o9", "a3"))},
+		step{"node-2 running: rebalance", status("node-2", TaskRunning)},
+	),
+	"failover_reconcile": {
+		{"restore a deployed plan and start", func(p *Plan) []Decision { return p.Start(t0.Add(time.Hour)) }},
+		{"offers are held while reconciling", offers(big("o1", "a1"), big("o2", "a3"))},
+		{"o1 rescinded", func(p *Plan) []Decision { p.OnRescind("o1"); return nil }},
+		{"controller-0 answered running", func(p *Plan) []Decision {
+			return p.OnStatus(Status{TaskID: "controller-0__1", AgentID: "a1", State: TaskRunning, Reconciliation: true})
+		}},
+		{"no answer yet for the rest: retry after 30s", func(p *Plan) []Decision { return p.OnTick(t0.Add(time.Hour + 31*time.Second)) }},
+		{"node-0 running", func(p *Plan) []Decision {
+			return p.OnStatus(Status{TaskID: "node-0__1", AgentID: "a1", State: TaskRunning, Reconciliation: true})
+		}},
+		{"node-1 unknown to Mesos (lost): held offers used now", func(p *Plan) []Decision {
+			return p.OnStatus(Status{TaskID: "node-1__1", AgentID: "a2", State: TaskLost, Reconciliation: true})
+		}},
+		{"a stray older task is killed", func(p *Plan) []Decision {
+			return p.OnStatus(Status{TaskID: "node-1__0", AgentID: "a2", State: TaskRunning, Reconciliation: true})
+		}},
+		{"implicit reconciliation on the timer", func(p *Plan) []Decision { return p.OnTick(t0.Add(time.Hour + 11*time.Minute)) }},
+		{"not again before the interval", func(p *Plan) []Decision { return p.OnTick(t0.Add(time.Hour + 12*time.Minute)) }},
+	},
+	"replace": then(deploy,
+		step{"a2 lost", func(p *Plan) []Decision { return p.OnAgentLost("a2") }},
+		step{"operator replaces node-1", func(p *Plan) []Decision { ds, _ := p.Replace("node-1"); return ds }},
+		step{"placed anew on a3", offers(big("o7", "a3"))},
+		step{"running", status("node-1", TaskRunning)},
+		step{"a2 comes back with the old reservation: cleaned up", func(p *Plan) []Decision {
+			return p.OnOffers([]Offer{big("o8", "a2", OfferedReservation{
+				Framework: "sluice", Pod: "node-1", ReservationID: "node-1.r2",
+				Resources: Resources{CPUs: 1, MemMB: 512}, Volume: &Volume{ID: "node-1.r2.vol", ContainerPath: "wal", SizeMB: 1024},
+			})})
+		}},
+	),
+	"controllers_first": {
+		{"start", func(p *Plan) []Decision { return p.Start(t0) }},
+		{"one controller per agent", offers(big("o1", "a1"), big("o2", "a2"))},
+		{"controller-0 running", status("controller-0", TaskRunning)},
+		{"nodes wait until every controller runs", offers(big("o3", "a3"))},
+		{"controller-1 running", status("controller-1", TaskRunning)},
+		{"too small for a node", offers(Offer{ID: "o4", AgentID: "a3", Unreserved: Resources{CPUs: 0.9, MemMB: 4096, DiskMB: 10000}})},
+		{"big enough", offers(big("o5", "a3"))},
+		{"node-0 running", status("node-0", TaskRunning)},
+		{"controllers 2 -> 1: killed at once", func(p *Plan) []Decision { return p.SetCounts(1, 1) }},
+		{"controller-1 killed", status("controller-1", TaskKilled)},
+	},
+	"failed_accept": {
+		{"start", func(p *Plan) []Decision { return p.Start(t0) }},
+		{"controller offer", offers(big("o1", "a1"))},
+		{"controller running", status("controller-0", TaskRunning)},
+		{"node-0 placed on a2", offers(big("o2", "a2"))},
+		{"the offer was stale: launch dropped", status("node-0", TaskDropped)},
+		{"a2 offers without the reservation: placement forgotten, placed again", offers(big("o3", "a2"))},
+	},
+}
+
+func newScenarioPlan(name string) *Plan {
+	if name == "failover_reconcile" {
+		p := New(testSpec(1, 2))
+		run(p, deploy)
+		b, err := p.Marshal()
+		if err != nil {
+			panic(err)
+		}
+		q, err := Unmarshal(b)
+		if err != nil {
+			panic(err)
+		}
+		return q
+	}
+	if name == "controllers_first" {
+		return New(testSpec(2, 1))
+	}
+	if name == "failed_accept" {
+		return New(testSpec(1, 1))
+	}
+	return New(testSpec(1, 2))
+}
+
+func run(p *Plan, steps []step) string {
+	var b strings.Builder
+	for _, s := range steps {
+		fmt.Fprintf(&b, "> %s\n", s.say)
+		for _, d := range s.do(p) {
+			fmt.Fprintf(&b, "%s\n", d)
+		}
+	}
+	fmt.Fprintf(&b, "= progress %s\n", p.Progress().Status)
+	for _, ph := range p.Progress().Phases {
+		fmt.Fprintf(&b, "  %s %s:", ph.Name, ph.Status)
+		for _, st := range ph.Steps {
+			fmt.Fprintf(&b, " %s=%s", st.Pod, st.Status)
+			if st.Waiting != "" {
+				fmt.Fprintf(&b, "(%s)", st.Waiting)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func TestScenarios(t *testing.T) {
+	for name, steps := range scenarios {
+		t.Run(name, func(t *testing.T) {
+			got := run(newScenarioPlan(name), steps)
+			path := filepath.Join("testdata", name+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create)", err)
+			}
+			if got != string(want) {
+				t.Fatalf("decisions differ from %s:\n--- got\n%s--- want\n%s", path, got, want)
+			}
+			// Same events, same decisions: the plan is deterministic.
+			if again := run(newScenarioPlan(name), steps); again != got {
+				t.Fatalf("a second run decided differently:\n%s", again)
+			}
+		})
+	}
+}
+
+func TestMarshalRoundTrip(t *testing.T) {
+	p := New(testSpec(1, 2))
+	run(p, then(deploy, step{"nodes 2 -> 1", func(p *Plan) []Decision { return p.SetCounts(1, 1) }}))
+	b, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p.Pods(), q.Pods()) || !reflect.DeepEqual(p.Spec(), q.Spec()) || !reflect.DeepEqual(p.orphans, q.orphans) || p.seq != q.seq {
+		t.Fatalf("round trip changed the plan:\n%+v\n%+v", p.Pods(), q.Pods())
+	}
+	if _, err := Unmarshal(b[:len(b)/2]); !errors.Is(err, ErrFormat) {
+		t.Fatalf("truncated: %v", err)
+	}
+	bad, _ := (&Plan{pods: map[string]*Pod{}}).Marshal()
+	bad[2]++ // "v" -> 2 (map header, key "v" fixstr, value)
+	if _, err := Unmarshal(bad); !errors.Is(err, ErrVersion) {
+		t.Fatalf("version 2: %v", err)
+	}
+}
+
+func TestReplaceUnknownPod(t *testing.T) {
+	if _, err := New(testSpec(1, 1)).Replace("node-9"); !errors.Is(err, ErrNoPod) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestProgressWhileDraining(t *testing.T) {
+	p := New(testSpec(1, 2))
+	run(p, deploy)
+	p.SetCounts(1, 1)
+	prog := p.Progress()
+	if len(prog.Phases) != 3 || prog.Phases[2].Name != "decommission" || prog.Status != Starting {
+		t.Fatalf("progress %+v", prog)
+	}
+	if st := prog.Phases[2].Steps; len(st) != 1 || st[0].Pod != "node-1" || st[0].Status != Starting {
+		t.Fatalf("decommission steps %+v", st)
+	}
+	if pod, _ := p.Pod("node-1"); !pod.Draining || pod.Goal != GoalDecommission {
+		t.Fatalf("node-1 %+v", pod)
+	}
+	// A drain in progress survives a failover.
+	b, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds := q.OnDrained("node-1"); len(ds) != 1 || ds[0].Kind != Kill || ds[0].TaskID != "node-1__1" {
+		t.Fatalf("after failover, drained: %v", ds)
+	}
+}

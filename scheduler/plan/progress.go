@@ -1,0 +1,102 @@
+package plan
+
+// StepStatus is the progress of one pod, or of a phase.
+type StepStatus string
+
+const (
+	Pending  StepStatus = "PENDING"  // no task running or starting
+	Starting StepStatus = "STARTING" // launched, not yet running; or being decommissioned
+	Complete StepStatus = "COMPLETE" // running
+)
+
+// Step is one pod in the progress view.
+type Step struct {
+	Pod     string     `json:"pod"`
+	Status  StepStatus `json:"status"`
+	TaskID  string     `json:"taskId,omitempty"`
+	AgentID string     `json:"agentId,omitempty"`
+	State   TaskState  `json:"state,omitempty"`
+	// Waiting says why a pending step cannot proceed, e.g. its agent is
+	// lost, or the controllers are not all running yet.
+	Waiting string `json:"waiting,omitempty"`
+}
+
+// Phase is a group of steps: "controllers", "nodes", and
+// "decommission" while pods are being removed.
+type Phase struct {
+	Name   string     `json:"name"`
+	Status StepStatus `json:"status"`
+	Steps  []Step     `json:"steps"`
+}
+
+// Progress is the plan's progress view, for the scheduler's HTTP API.
+type Progress struct {
+	Status StepStatus `json:"status"`
+	Phases []Phase    `json:"phases"`
+}
+
+// Progress reports deployment progress.
+func (p *Plan) Progress() Progress {
+	phases := []Phase{{Name: "controllers"}, {Name: "nodes"}}
+	var decom Phase
+	decom.Name = "decommission"
+	ready := p.controllersReady()
+	for _, pod := range p.ordered() {
+		st := Step{Pod: pod.Name, TaskID: pod.TaskID, AgentID: pod.AgentID, State: pod.State}
+		switch {
+		case pod.Goal == GoalDecommission:
+			st.Status = Starting
+			decom.Steps = append(decom.Steps, st)
+			continue
+		case pod.State == TaskRunning:
+			st.Status = Complete
+		case pod.live():
+			st.Status = Starting
+		default:
+			st.Status = Pending
+			switch {
+			case pod.AgentLost:
+				st.Waiting = "agent " + pod.AgentID + " lost"
+			case pod.Kind == Node && !ready:
+				st.Waiting = "controllers"
+			}
+		}
+		i := 0
+		if pod.Kind == Node {
+			i = 1
+		}
+		phases[i].Steps = append(phases[i].Steps, st)
+	}
+	if len(decom.Steps) > 0 {
+		phases = append(phases, decom)
+	}
+	for i := range phases {
+		phases[i].Status = summarize(phases[i].Steps)
+	}
+	prog := Progress{Phases: phases}
+	var all []Step
+	for _, ph := range phases {
+		all = append(all, ph.Steps...)
+	}
+	prog.Status = summarize(all)
+	return prog
+}
+
+func summarize(steps []Step) StepStatus {
+	complete, pending := 0, 0
+	for _, s := range steps {
+		switch s.Status {
+		case Complete:
+			complete++
+		case Pending:
+			pending++
+		}
+	}
+	switch {
+	case complete == len(steps):
+		return Complete
+	case pending == len(steps):
+		return Pending
+	}
+	return Starting
+}

@@ -1,0 +1,270 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Reservation labels: every reservation the scheduler makes carries
+// these three labels, so that its offers can be told apart from other
+// frameworks' and matched to pods.
+const (
+	LabelFramework   = "sluice.framework"   // the framework's name
+	LabelPod         = "sluice.pod"         // the pod's name, e.g. node-3
+	LabelReservation = "sluice.reservation" // the plan's reservation id
+)
+
+// PodKind is the role of a pod.
+type PodKind string
+
+const (
+	Controller PodKind = "controller"
+	Node       PodKind = "node"
+)
+
+// Resources are the scalar resources of one pod (its task and executor
+// together). For a node, DiskMB is the size of its persistent volume.
+type Resources struct {
+	CPUs   float64 `msgpack:"cpus"`
+	MemMB  float64 `msgpack:"mem"`
+	DiskMB float64 `msgpack:"disk"`
+}
+
+func (r Resources) fitsIn(have Resources) bool {
+	const eps = 1e-9
+	return r.CPUs <= have.CPUs+eps && r.MemMB <= have.MemMB+eps && r.DiskMB <= have.DiskMB+eps
+}
+
+func (r Resources) minus(o Resources) Resources {
+	return Resources{CPUs: r.CPUs - o.CPUs, MemMB: r.MemMB - o.MemMB, DiskMB: r.DiskMB - o.DiskMB}
+}
+
+func (r Resources) String() string {
+	return fmt.Sprintf("cpus:%g mem:%g disk:%g", r.CPUs, r.MemMB, r.DiskMB)
+}
+
+// Spec is the desired state, set by the operator.
+type Spec struct {
+	Framework   string    `msgpack:"framework"` // framework name: the LabelFramework value
+	Role        string    `msgpack:"role"`
+	Controllers int       `msgpack:"controllers"`
+	Nodes       int       `msgpack:"nodes"`
+	Controller  Resources `msgpack:"controllerResources"`
+	Node        Resources `msgpack:"nodeResources"`
+	// VolumePath is the container path of a node's persistent volume
+	// (relative to the sandbox). Default "wal".
+	VolumePath string `msgpack:"volumePath"`
+	Timing     Timing `msgpack:"timing"`
+}
+
+// Timing holds the plan's intervals; zero fields take the defaults.
+type Timing struct {
+	// ShortRefuse is the decline filter while some pod waits for
+	// resources (default 5s); LongRefuse when none does (default 120s).
+	ShortRefuse time.Duration `msgpack:"shortRefuse"`
+	LongRefuse  time.Duration `msgpack:"longRefuse"`
+	// ReconcileRetry: explicit reconciliation is sent again for tasks
+	// still unanswered after this long (default 30s).
+	ReconcileRetry time.Duration `msgpack:"reconcileRetry"`
+	// ImplicitReconcile is the period of implicit reconciliation
+	// (default 10m).
+	ImplicitReconcile time.Duration `msgpack:"implicitReconcile"`
+}
+
+func (t Timing) withDefaults() Timing {
+	if t.ShortRefuse <= 0 {
+		t.ShortRefuse = 5 * time.Second
+	}
+	if t.LongRefuse <= 0 {
+		t.LongRefuse = 120 * time.Second
+	}
+	if t.ReconcileRetry <= 0 {
+		t.ReconcileRetry = 30 * time.Second
+	}
+	if t.ImplicitReconcile <= 0 {
+		t.ImplicitReconcile = 10 * time.Minute
+	}
+	return t
+}
+
+// Offer is a Mesos offer as the plan needs it: the unreserved resources
+// and, grouped by reservation, the ones reserved to the framework's
+// role with its labels. The driver builds it from the protobuf offer.
+type Offer struct {
+	ID           string
+	AgentID      string
+	Hostname     string
+	Unreserved   Resources
+	Reservations []OfferedReservation
+}
+
+// OfferedReservation is one labelled reservation in an offer.
+type OfferedReservation struct {
+	Framework     string // LabelFramework
+	Pod           string // LabelPod
+	ReservationID string // LabelReservation
+	// Resources reserved and not in a volume.
+	Resources Resources
+	// Volume is the persistent volume made from this reservation, if any.
+	Volume *Volume
+}
+
+// Volume is a persistent volume.
+type Volume struct {
+	ID            string  `msgpack:"id"` // persistence id
+	ContainerPath string  `msgpack:"path"`
+	SizeMB        float64 `msgpack:"size"`
+}
+
+// TaskState mirrors the Mesos task states the plan distinguishes (the
+// Mesos enum names, e.g. "TASK_RUNNING").
+type TaskState string
+
+const (
+	TaskNone        TaskState = ""
+	TaskStaging     TaskState = "TASK_STAGING"
+	TaskStarting    TaskState = "TASK_STARTING"
+	TaskRunning     TaskState = "TASK_RUNNING"
+	TaskKilling     TaskState = "TASK_KILLING"
+	TaskFinished    TaskState = "TASK_FINISHED"
+	TaskFailed      TaskState = "TASK_FAILED"
+	TaskKilled      TaskState = "TASK_KILLED"
+	TaskError       TaskState = "TASK_ERROR"
+	TaskLost        TaskState = "TASK_LOST"
+	TaskDropped     TaskState = "TASK_DROPPED"
+	TaskUnreachable TaskState = "TASK_UNREACHABLE"
+	TaskGone        TaskState = "TASK_GONE"
+	TaskUnknown     TaskState = "TASK_UNKNOWN"
+)
+
+// Terminal reports whether the task will not run again.
+func (s TaskState) Terminal() bool {
+	switch s {
+	case TaskFinished, TaskFailed, TaskKilled, TaskError, TaskLost, TaskDropped, TaskGone, TaskUnknown:
+		return true
+	}
+	return false
+}
+
+// Status is a task status update, as the plan needs it.
+type Status struct {
+	TaskID  string
+	AgentID string
+	State   TaskState
+	// Reconciliation is set for answers to RECONCILE (reason
+	// REASON_RECONCILIATION).
+	Reconciliation bool
+}
+
+// Kind is a decision's kind.
+type Kind string
+
+const (
+	Accept    Kind = "ACCEPT"    // apply Ops to OfferIDs (one agent)
+	Decline   Kind = "DECLINE"   // decline OfferIDs with filter RefuseSeconds
+	Kill      Kind = "KILL"      // kill TaskID on AgentID
+	Drain     Kind = "DRAIN"     // hand Pod's containers to other nodes, then call OnDrained
+	Reconcile Kind = "RECONCILE" // Tasks listed (explicit) or none (implicit)
+	Rebalance Kind = "REBALANCE" // new nodes Pods are up: spread containers over all nodes
+	Revive    Kind = "REVIVE"
+	Suppress  Kind = "SUPPRESS"
+)
+
+// OpKind is the kind of an offer operation in an Accept.
+type OpKind string
+
+const (
+	OpReserve   OpKind = "RESERVE"
+	OpCreate    OpKind = "CREATE"
+	OpLaunch    OpKind = "LAUNCH"
+	OpDestroy   OpKind = "DESTROY"
+	OpUnreserve OpKind = "UNRESERVE"
+)
+
+// Op is one offer operation. Reservation operations carry the labels
+// (Framework, Pod, ReservationID) the driver must put on the resources.
+type Op struct {
+	Kind          OpKind
+	Pod           string
+	PodKind       PodKind
+	Index         int
+	ReservationID string    // "" for an unreserved launch
+	Resources     Resources // RESERVE/UNRESERVE: the reserved amounts besides the volume; LAUNCH: the task's
+	Volume        *Volume   // CREATE/DESTROY; LAUNCH on a volume
+	TaskID        string    // LAUNCH
+}
+
+// TaskRef names a task for explicit reconciliation.
+type TaskRef struct {
+	TaskID  string
+	AgentID string
+}
+
+// Decision is one thing the driver must do.
+type Decision struct {
+	Kind          Kind
+	OfferIDs      []string
+	AgentID       string
+	Ops           []Op
+	RefuseSeconds float64
+	TaskID        string
+	Pod           string
+	Tasks         []TaskRef
+	Pods          []string
+}
+
+// String renders a decision on one line (the golden files' form).
+func (d Decision) String() string {
+	var b strings.Builder
+	b.WriteString(string(d.Kind))
+	switch d.Kind {
+	case Accept:
+		fmt.Fprintf(&b, " offers=%s agent=%s", strings.Join(d.OfferIDs, ","), d.AgentID)
+		for _, op := range d.Ops {
+			fmt.Fprintf(&b, " [%s pod=%s", op.Kind, op.Pod)
+			if op.ReservationID != "" {
+				fmt.Fprintf(&b, " res=%s", op.ReservationID)
+			}
+			if op.Kind != OpCreate && op.Kind != OpDestroy {
+				fmt.Fprintf(&b, " %s", op.Resources)
+			}
+			if op.Volume != nil {
+				fmt.Fprintf(&b, " vol=%s:%s:%g", op.Volume.ID, op.Volume.ContainerPath, op.Volume.SizeMB)
+			}
+			if op.TaskID != "" {
+				fmt.Fprintf(&b, " task=%s", op.TaskID)
+			}
+			b.WriteString("]")
+		}
+	case Decline:
+		fmt.Fprintf(&b, " offers=%s refuse=%gs", strings.Join(d.OfferIDs, ","), d.RefuseSeconds)
+	case Kill:
+		fmt.Fprintf(&b, " task=%s agent=%s", d.TaskID, d.AgentID)
+		if d.Pod != "" {
+			fmt.Fprintf(&b, " pod=%s", d.Pod)
+		}
+	case Drain:
+		fmt.Fprintf(&b, " pod=%s agent=%s", d.Pod, d.AgentID)
+	case Reconcile:
+		if len(d.Tasks) == 0 {
+			b.WriteString(" implicit")
+		}
+		for _, t := range d.Tasks {
+			fmt.Fprintf(&b, " %s@%s", t.TaskID, t.AgentID)
+		}
+	case Rebalance:
+		fmt.Fprintf(&b, " added=%s", strings.Join(d.Pods, ","))
+	}
+	return b.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
