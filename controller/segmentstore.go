@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 
 	"github.com/sluice-streams/sluice/client/segclient"
@@ -18,7 +19,10 @@ type SegmentStore interface {
 	// CreateSegment creates an empty segment. A segment that exists already
 	// is success: segment names are never reused, so it is the one an
 	// earlier attempt created.
-	CreateSegment(ctx context.Context, segment string) error
+	CreateSegment(ctx context.Context, segment string, attrs map[string]int64) error
+	// SetAttributes sets attributes of a segment (repeating it is
+	// harmless).
+	SetAttributes(ctx context.Context, segment string, attrs map[string]int64) error
 	// SealSegment seals a segment and returns its length. Sealing a sealed
 	// segment is success (the node's seal is idempotent).
 	SealSegment(ctx context.Context, segment string) (length int64, err error)
@@ -129,14 +133,24 @@ func (n *NodeSegments) do(ctx context.Context, segment string, op func(*segclien
 }
 
 // CreateSegment implements SegmentStore.
-func (n *NodeSegments) CreateSegment(ctx context.Context, segment string) error {
+func (n *NodeSegments) CreateSegment(ctx context.Context, segment string, attrs map[string]int64) error {
 	return n.do(ctx, segment, func(c *segclient.Conn) error {
-		err := c.CreateSegment(ctx, segment)
+		err := c.CreateSegmentWith(ctx, segment, attrs)
 		if errors.Is(err, protocol.ErrSegmentExists) {
 			return nil
 		}
 		return err
 	})
+}
+
+// SetAttributes implements SegmentStore.
+func (n *NodeSegments) SetAttributes(ctx context.Context, segment string, attrs map[string]int64) error {
+	updates := make([]protocol.AttributeUpdate, 0, len(attrs))
+	for k, v := range attrs {
+		updates = append(updates, protocol.AttributeUpdate{Key: k, Kind: protocol.Replace, Value: v})
+	}
+	sort.Slice(updates, func(i, j int) bool { return updates[i].Key < updates[j].Key })
+	return n.do(ctx, segment, func(c *segclient.Conn) error { return c.UpdateAttributes(ctx, segment, updates) })
 }
 
 // SealSegment implements SegmentStore.

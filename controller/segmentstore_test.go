@@ -15,8 +15,8 @@ func TestNodeSegments(t *testing.T) {
 	defer n.Close()
 	ctx := ctxT(t)
 	seg := protocol.SegmentName("sc", "st", 0, 0)
-	must(t, n.CreateSegment(ctx, seg))
-	must(t, n.CreateSegment(ctx, seg)) // exists: success
+	must(t, n.CreateSegment(ctx, seg, nil))
+	must(t, n.CreateSegment(ctx, seg, nil)) // exists: success
 
 	n.mu.Lock()
 	n.mu.conns[addr].Close() // the pooled connection breaks
@@ -39,7 +39,7 @@ func TestNodeSegments(t *testing.T) {
 		t.Fatalf("merge of a missing segment: %v, want ErrNoSuchSegment (not hidden)", err)
 	}
 	must(t, n.Close())
-	if err := n.CreateSegment(ctx, seg); err == nil {
+	if err := n.CreateSegment(ctx, seg, nil); err == nil {
 		t.Fatal("CreateSegment after Close succeeded")
 	}
 }

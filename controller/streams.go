@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 
 	"github.com/sluice-streams/sluice/cluster"
@@ -132,15 +133,22 @@ func (s *Service) UpdateStream(ctx context.Context, scope, stream string, cfg ap
 	if err := cfg.Validate(); err != nil {
 		return api.StreamInfo{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	var tierChanged bool
 	r, err := s.update(ctx, scope, stream, func(r *streamRec) error {
 		if r.Sealed {
 			return fmt.Errorf("%w: stream %s/%s is sealed", ErrConflict, scope, stream)
 		}
+		tierChanged = !reflect.DeepEqual(tierAttrs(r.Config), tierAttrs(cfg))
 		r.Config = cfg
 		return nil
 	})
 	if err != nil {
 		return api.StreamInfo{}, err
+	}
+	if tierChanged {
+		if err := s.applyTierPolicy(ctx, r); err != nil {
+			return api.StreamInfo{}, err
+		}
 	}
 	return r.info(), nil
 }

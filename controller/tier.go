@@ -42,6 +42,40 @@ func (s *Service) StreamTier(ctx context.Context, scope, stream string) (api.Str
 	return out, nil
 }
 
+// tierAttrs are the segment attributes that carry a stream's tiering
+// policy to the nodes (nil if the stream keeps the nodes' settings).
+func tierAttrs(cfg api.StreamConfig) map[string]int64 {
+	t := cfg.TieringPolicy
+	if t == nil || (t.MaxLagMillis == 0 && t.SegmentBytes == 0) {
+		return nil
+	}
+	attrs := map[string]int64{}
+	if t.MaxLagMillis > 0 {
+		attrs[protocol.AttrTierMaxLagMillis] = t.MaxLagMillis
+	}
+	if t.SegmentBytes > 0 {
+		attrs[protocol.AttrTierSegmentBytes] = t.SegmentBytes
+	}
+	return attrs
+}
+
+// applyTierPolicy sets a stream's tiering policy on its current segments
+// after an update changed it (new segments get it at creation). A zero
+// field sets 0, which the nodes read as "the node's setting".
+func (s *Service) applyTierPolicy(ctx context.Context, r *streamRec) error {
+	attrs := map[string]int64{protocol.AttrTierMaxLagMillis: 0, protocol.AttrTierSegmentBytes: 0}
+	for k, v := range tierAttrs(r.Config) {
+		attrs[k] = v
+	}
+	for _, n := range r.current().Segments {
+		name := r.name(r.Segments[n])
+		if err := s.segs.SetAttributes(ctx, name, attrs); err != nil {
+			return fmt.Errorf("controller: set the tiering policy of %s: %w (repeat the update)", name, err)
+		}
+	}
+	return nil
+}
+
 // NodeInfo is a live node: its id and data-plane address.
 type NodeInfo struct {
 	ID   string

@@ -101,7 +101,7 @@ func (s *Service) CreateTxn(ctx context.Context, scope, stream string, lease tim
 			return api.TxnInfo{}, fmt.Errorf("%w: stream %s/%s keeps scaling", ErrConflict, scope, stream)
 		}
 		for _, seg := range t.Segments {
-			if err := s.segs.CreateSegment(ctx, seg); err != nil {
+			if err := s.segs.CreateSegment(ctx, seg, nil); err != nil {
 				if aerr := s.AbortTxn(ctx, scope, stream, t.ID); aerr != nil {
 					s.log.WithError(aerr).Warn("abort of a transaction whose creation failed; the sweeper retries")
 				}

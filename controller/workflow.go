@@ -37,7 +37,7 @@ var workflows = map[string][]wfStep{
 	kindCreate: {
 		{name: "createSegments", act: func(s *Service, ctx context.Context, r *streamRec, w *workflowRec) error {
 			for _, n := range r.Epochs[0].Segments {
-				if err := s.segs.CreateSegment(ctx, r.name(r.Segments[n])); err != nil {
+				if err := s.segs.CreateSegment(ctx, r.name(r.Segments[n]), tierAttrs(r.Config)); err != nil {
 					return err
 				}
 			}
@@ -48,7 +48,7 @@ var workflows = map[string][]wfStep{
 	kindScale: {
 		{name: "createSegments", act: func(s *Service, ctx context.Context, r *streamRec, w *workflowRec) error {
 			for _, sg := range w.New {
-				if err := s.segs.CreateSegment(ctx, r.name(sg)); err != nil {
+				if err := s.segs.CreateSegment(ctx, r.name(sg), tierAttrs(r.Config)); err != nil {
 					return err
 				}
 			}

@@ -197,7 +197,20 @@ type Hello struct {
 type CreateSegment struct {
 	RequestID int64  `msgpack:"id"`
 	Segment   string `msgpack:"s"`
+	// Attributes are set on the new segment in the same record (at most
+	// MaxCreateAttributes), e.g. the stream's tiering policy.
+	Attributes map[string]int64 `msgpack:"a,omitempty"`
 }
+
+// MaxCreateAttributes bounds CreateSegment.Attributes.
+const MaxCreateAttributes = 64
+
+// Attributes through which a stream overrides the nodes' tiering policy
+// for its segments (set by the controller at creation and on update).
+const (
+	AttrTierSegmentBytes = "_tier.segmentBytes" // tier once this many bytes wait
+	AttrTierMaxLagMillis = "_tier.maxLagMillis" // bound on an event's wait for tier 2
+)
 
 // SegmentCreated answers CreateSegment.
 type SegmentCreated struct {
@@ -569,7 +582,12 @@ func (m *Hello) Validate() error {
 }
 
 // Validate checks the segment name.
-func (m *CreateSegment) Validate() error { return ValidateSegmentName(m.Segment) }
+func (m *CreateSegment) Validate() error {
+	if len(m.Attributes) > MaxCreateAttributes {
+		return fmt.Errorf("%w: %d attributes on create, at most %d", ErrInvalidArgument, len(m.Attributes), MaxCreateAttributes)
+	}
+	return ValidateSegmentName(m.Segment)
+}
 
 // Validate checks the segment name.
 func (m *GetSegmentInfo) Validate() error { return ValidateSegmentName(m.Segment) }

@@ -308,7 +308,13 @@ func asReply[T protocol.Reply](reqType protocol.Type, m protocol.Message) (T, er
 // CreateSegment creates an empty segment. It fails with
 // protocol.ErrSegmentExists if the segment exists.
 func (c *Conn) CreateSegment(ctx context.Context, segment string) error {
-	_, err := roundTrip[*protocol.SegmentCreated](ctx, c, &protocol.CreateSegment{RequestID: c.nextID(), Segment: segment})
+	return c.CreateSegmentWith(ctx, segment, nil)
+}
+
+// CreateSegmentWith creates a segment with attributes set in the same
+// step (at most protocol.MaxCreateAttributes).
+func (c *Conn) CreateSegmentWith(ctx context.Context, segment string, attrs map[string]int64) error {
+	_, err := roundTrip[*protocol.SegmentCreated](ctx, c, &protocol.CreateSegment{RequestID: c.nextID(), Segment: segment, Attributes: attrs})
 	return err
 }
 

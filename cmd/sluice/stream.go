@@ -23,6 +23,10 @@ type streamCreateOptions struct {
 	RetentionTime string   // --retention-time: whole days ("7d", "168h")
 	RetentionSize string   // --retention-size: bytes ("512MiB")
 	Tags          []string // --tag k=v, repeated
+	// TierMaxLag and TierSegmentBytes override the nodes' tiering policy
+	// for this stream (--tier-max-lag, --tier-segment-bytes).
+	TierMaxLag       time.Duration
+	TierSegmentBytes int64
 }
 
 // streamScaleOptions are the flags of `sluice stream scale`.
@@ -53,6 +57,8 @@ func streamCommand(g *globalOptions) *cli.Command {
 					&cli.StringFlag{Name: "retention-time", Usage: "keep `D` (whole days: 7d, 168h)", Destination: &co.RetentionTime},
 					&cli.StringFlag{Name: "retention-size", Usage: "keep `BYTES` (512MiB, 10GiB; counted in MiB)", Destination: &co.RetentionSize},
 					&cli.StringSliceFlag{Name: "tag", Usage: "tag `k=v` (repeat for several)"},
+					&cli.DurationFlag{Name: "tier-max-lag", Usage: "events reach tier 2 within `D` (default: the nodes' setting)", Destination: &co.TierMaxLag},
+					&cli.Int64Flag{Name: "tier-segment-bytes", Usage: "tier a segment once `BYTES` of it wait (default: the nodes' setting)", Destination: &co.TierSegmentBytes},
 				},
 				Action: func(c *cli.Context) error {
 					co.Tags = c.StringSlice("tag")
@@ -253,6 +259,12 @@ func streamCreate(c *cli.Context, g *globalOptions, o *streamCreateOptions) erro
 	if cfg.Tags, err = parseTags(o.Tags, false); err != nil {
 		return err
 	}
+	if o.TierMaxLag < 0 || o.TierSegmentBytes < 0 {
+		return fmt.Errorf("--tier-max-lag and --tier-segment-bytes must not be negative")
+	}
+	if o.TierMaxLag > 0 || o.TierSegmentBytes > 0 {
+		cfg.TieringPolicy = &api.TieringPolicy{MaxLagMillis: o.TierMaxLag.Milliseconds(), SegmentBytes: o.TierSegmentBytes}
+	}
 	info, err := apiClient(g).CreateStream(c.Context, cfg)
 	if err != nil {
 		return err
@@ -329,6 +341,7 @@ func streamDescribe(c *cli.Context, g *globalOptions) error {
 		{"EPOCH", strconv.FormatInt(info.Epoch, 10)},
 		{"SCALING", scaling(info.ScalingPolicy)},
 		{"RETENTION", retention(info.RetentionPolicy)},
+		{"TIERING", tieringPolicy(info.TieringPolicy)},
 		{"TAGS", tagText(info.Tags)},
 		{"CREATED", time.UnixMilli(info.CreationTime).UTC().Format(time.RFC3339)},
 		{"HEAD", d.Head.String()},
@@ -345,6 +358,20 @@ func streamDescribe(c *cli.Context, g *globalOptions) error {
 	}
 	fmt.Fprintln(c.App.Writer)
 	return p.Print(tierOutput(d.Tier.Segments))
+}
+
+func tieringPolicy(t *api.TieringPolicy) string {
+	if t == nil || (t.MaxLagMillis == 0 && t.SegmentBytes == 0) {
+		return "the nodes' policy"
+	}
+	var parts []string
+	if t.MaxLagMillis > 0 {
+		parts = append(parts, "max lag "+(time.Duration(t.MaxLagMillis)*time.Millisecond).String())
+	}
+	if t.SegmentBytes > 0 {
+		parts = append(parts, fmt.Sprintf("tier every %d bytes", t.SegmentBytes))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func tierSummary(d streamDescription) string {

@@ -15,16 +15,20 @@ import (
 )
 
 // TestStandaloneTiersToADirectory runs the standalone server with its
-// default tier 2 (DIR/tier2) and a short lag bound, writes events, waits
+// default tier 2 (DIR/tier2) and its default lag bound of 30 s, creates a
+// stream that overrides it with 400 ms, writes events, waits
 // (bounded) until `stream describe` reports nothing waiting, and checks the
 // chunks hold every event once, that reads still return them, and that
 // `hive ddl` points at the directory.
 func TestStandaloneTiersToADirectory(t *testing.T) {
 	dir := t.TempDir()
-	rs := startStandalone(t, dir, "--tier-max-lag", "400ms", "--cache-size", "1")
+	rs := startStandalone(t, dir, "--cache-size", "1")
 	c := []string{"--controller", rs.URL}
 	mustRun(t, append(c, "scope", "create", "sc")...)
-	mustRun(t, append(c, "stream", "create", "sc/st", "--segments", "2")...)
+	mustRun(t, append(c, "stream", "create", "sc/st", "--segments", "2", "--tier-max-lag", "400ms")...)
+	if out := mustRun(t, append(c, "stream", "describe", "sc/st")...); !strings.Contains(out, "max lag 400ms") {
+		t.Fatalf("describe does not show the stream's tiering policy:\n%s", out)
+	}
 	var want []string
 	for i := range 300 {
 		want = append(want, fmt.Sprintf("event-%03d", i))

@@ -74,6 +74,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"ScopeList":       api.ScopeList{},
 		"ScalingPolicy":   api.ScalingPolicy{},
 		"RetentionPolicy": api.RetentionPolicy{},
+		"TieringPolicy":   api.TieringPolicy{},
 		"StreamConfig":    api.StreamConfig{},
 		"StreamInfo":      api.StreamInfo{},
 		"StreamList":      api.StreamList{},

@@ -282,7 +282,7 @@ func (c *conn) dispatch(req protocol.Request) (last *protocol.ErrorReply, ok boo
 
 	case *protocol.CreateSegment:
 		return nil, c.spawn(c.ops, func() {
-			err := c.onContainer(r.Segment, func(ct *container.Container) error { return ct.Create(r.Segment, nil) })
+			err := c.onContainer(r.Segment, func(ct *container.Container) error { return ct.Create(r.Segment, r.Attributes) })
 			c.reply(r.RequestID, err, r.Segment, &protocol.SegmentCreated{RequestID: r.RequestID, Segment: r.Segment})
 		})
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/node/container"
+	"github.com/sluice-streams/sluice/protocol"
 )
 
 // Defaults of Policy.
@@ -17,8 +18,8 @@ const (
 // Attributes through which a stream overrides the policy for its
 // segments.
 const (
-	AttrSegmentBytes = container.TierAttrPrefix + "segmentBytes"
-	AttrMaxLagMillis = container.TierAttrPrefix + "maxLagMillis"
+	AttrSegmentBytes = protocol.AttrTierSegmentBytes
+	AttrMaxLagMillis = protocol.AttrTierMaxLagMillis
 )
 
 // Policy says when a segment's data moves to tier 2.

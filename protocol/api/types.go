@@ -69,7 +69,17 @@ type StreamConfig struct {
 	StreamName      string            `json:"streamName"`
 	ScalingPolicy   ScalingPolicy     `json:"scalingPolicy"`
 	RetentionPolicy *RetentionPolicy  `json:"retentionPolicy,omitempty"`
+	TieringPolicy   *TieringPolicy    `json:"tieringPolicy,omitempty"`
 	Tags            map[string]string `json:"tags,omitempty"`
+}
+
+// TieringPolicy overrides, for one stream's segments, when the nodes move
+// data to tier 2 (zero fields keep the nodes' settings).
+type TieringPolicy struct {
+	// MaxLagMillis bounds how long an event waits before it is in tier 2.
+	MaxLagMillis int64 `json:"maxLagMillis,omitempty"`
+	// SegmentBytes: a segment is tiered once this many of its bytes wait.
+	SegmentBytes int64 `json:"segmentBytes,omitempty"`
 }
 
 // Validate checks the policies and tags (not the names: the controller
@@ -105,6 +115,9 @@ func (c *StreamConfig) Validate() error {
 		if r.Value <= 0 {
 			return fmt.Errorf("%w: retentionPolicy.value %d: must be > 0", ErrInvalid, r.Value)
 		}
+	}
+	if t := c.TieringPolicy; t != nil && (t.MaxLagMillis < 0 || t.SegmentBytes < 0) {
+		return fmt.Errorf("%w: tieringPolicy: maxLagMillis %d and segmentBytes %d must not be negative", ErrInvalid, t.MaxLagMillis, t.SegmentBytes)
 	}
 	keys := make([]string, 0, len(c.Tags))
 	for k := range c.Tags {
