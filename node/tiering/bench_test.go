@@ -1,0 +1,417 @@
+package tiering_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/internal/latency"
+	"github.com/sluice-streams/sluice/node"
+	"github.com/sluice-streams/sluice/node/cache"
+	"github.com/sluice-streams/sluice/node/container"
+	"github.com/sluice-streams/sluice/node/diskprobe"
+	"github.com/sluice-streams/sluice/node/diskprobe/diskprobetest"
+	"github.com/sluice-streams/sluice/node/tiering"
+	"github.com/sluice-streams/sluice/protocol"
+	tier2fs "github.com/sluice-streams/sluice/tier2/fs"
+)
+
+const (
+	benchEventSize   = 1024
+	benchBlockEvents = 64        // 64 KiB blocks, as a batching client sends under load
+	benchWindow      = 64        // blocks in flight while filling (4 MiB)
+	benchDataBytes   = 256 << 20 // event bytes in the container of the throughput benchmarks
+)
+
+// benchBlock is one append block of benchBlockEvents 1 KiB events.
+func benchBlock() []byte {
+	event := bytes.Repeat([]byte("e"), benchEventSize)
+	var blk []byte
+	for range benchBlockEvents {
+		blk = protocol.AppendEvent(blk, event)
+	}
+	return blk
+}
+
+// fill appends eventBytes of 1 KiB events in 64 KiB blocks, round-robin
+// over the segments, keeping benchWindow blocks in flight, and waits until
+// every block is durable.
+func fill(c *container.Container, names []string, eventBytes int64) error {
+	blk := benchBlock()
+	blocks := int(eventBytes / (benchBlockEvents * benchEventSize))
+	inflight := make(chan *container.PendingAppend, benchWindow)
+	done := make(chan error, 1)
+	go func() {
+		var first error
+		for p := range inflight {
+			if _, err := p.Wait(); err != nil && first == nil {
+				first = err
+			}
+		}
+		done <- first
+	}()
+	for i := range blocks {
+		p, err := c.AppendAsync(container.Append{Segment: names[i%len(names)], Writer: "w", EventNumber: int64(i + 1),
+			EventCount: benchBlockEvents, ExpectedOffset: protocol.NoExpectedOffset, Data: blk})
+		if err != nil {
+			close(inflight)
+			<-done
+			return err
+		}
+		inflight <- p
+	}
+	close(inflight)
+	return <-done
+}
+
+// createSegments creates n segments of stream bench/s in c.
+func createSegments(c *container.Container, n int) ([]string, error) {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = protocol.SegmentName("bench", "s", int64(i), 0)
+		if err := c.Create(names[i], nil); err != nil {
+			return nil, err
+		}
+	}
+	return names, nil
+}
+
+// BenchmarkTierFlush: tiering throughput into the fs backend. Each op
+// fills a fresh container (its own log, 512 MiB cache, so the blocks are
+// cached as freshly written ones are) with 256 MiB of durable 1 KiB events
+// in 64 KiB blocks over 4 segments, not timed; then times Writer.Flush,
+// which writes them to tier 2 as SequenceFile chunks of 16 MiB (the
+// default), each fsync'd and renamed into place, records them and takes a
+// checkpoint. After each flush, with the timer stopped, the disk's fsync'd
+// sequential bandwidth (1 MiB writes each followed by fsync) is measured
+// for as many bytes in the same directory. Reports MB/s of event bytes
+// (event-MB/s, also Go's MB/s), the disk's (disk-MB/s) and the ratio
+// (%disk).
+func BenchmarkTierFlush(b *testing.B) {
+	const segments = 4
+	var flushTime, diskTime time.Duration
+	var flushed, probed int64
+	b.SetBytes(benchDataBytes)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dir := diskprobetest.Dir(b)
+		store, err := tier2fs.New(filepath.Join(dir, "tier2"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := container.Open(container.Config{Dir: filepath.Join(dir, "log"), Cache: cache.New(512 << 20),
+			WALPreallocate: true, Chunks: tiering.Reader{Store: store}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		names, err := createSegments(c, segments)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := fill(c, names, benchDataBytes); err != nil {
+			b.Fatal(err)
+		}
+		w := tiering.New(tiering.Config{Container: c, Store: store})
+		b.StartTimer()
+		start := time.Now()
+		if err := w.Flush(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		flushTime += time.Since(start)
+		b.StopTimer()
+		st := w.Stats()
+		if st.TieredBytes != benchDataBytes+int64(benchDataBytes/benchEventSize)*4 || st.Untiered != 0 {
+			b.Fatalf("flushed %d bytes, %d left untiered; want all %d event bytes and their 4-byte frames", st.TieredBytes, st.Untiered, benchDataBytes)
+		}
+		flushed += benchDataBytes
+		if err := c.Close(); err != nil {
+			b.Fatal(err)
+		}
+		r, err := diskprobe.SequentialSync(dir, diskprobe.DefaultBlockSize, benchDataBytes)
+		if err != nil {
+			b.Fatal(err)
+		}
+		diskTime += r.Elapsed
+		probed += r.Bytes
+		if err := os.RemoveAll(dir); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	mbps := float64(flushed) / flushTime.Seconds() / 1e6
+	limit := float64(probed) / diskTime.Seconds() / 1e6
+	b.ReportMetric(mbps, "event-MB/s")
+	b.ReportMetric(limit, "disk-MB/s")
+	b.ReportMetric(100*mbps/limit, "%disk")
+}
+
+// BenchmarkCatchUpRead: a reader catching up from tier 2 with a cold
+// cache. Set up once (not timed): a container with 256 MiB of 1 KiB events
+// in one segment, flushed to the fs backend (16 MiB chunks) with its log
+// trimmed, then closed and reopened with a small block cache. One op reads
+// the whole segment from offset 0 through container.Read with maxBytes =
+// container.MaxReadSize (8 MiB), after dropping the page cache of every
+// chunk file (diskprobe.DropCache, posix_fadvise DONTNEED), so that every
+// chunk comes from the disk and is decoded by tiering.Reader. After each
+// op, with the timer stopped, the disk's cold sequential read speed
+// (diskprobe.SequentialRead, 1 MiB reads) is measured for as many bytes in
+// the same directory. Reports event-MB/s (the segment's bytes, frames
+// included, over the read time), disk-read-MB/s and %disk.
+//
+// cache=1B holds nothing, so each 8 MiB read loads its whole 16 MiB chunk
+// (each chunk is read from tier 2 twice); cache=32MiB holds the chunk
+// being read, so each chunk is loaded once.
+func BenchmarkCatchUpRead(b *testing.B) {
+	dir := diskprobetest.Dir(b)
+	store, err := tier2fs.New(filepath.Join(dir, "tier2"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := container.Config{Dir: filepath.Join(dir, "log"), Cache: cache.New(512 << 20), WALPreallocate: true,
+		Chunks: tiering.Reader{Store: store}}
+	c, err := container.Open(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	names, err := createSegments(c, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	name := names[0]
+	if err := fill(c, names, benchDataBytes); err != nil {
+		b.Fatal(err)
+	}
+	if err := tiering.New(tiering.Config{Container: c, Store: store}).Flush(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		b.Fatal(err)
+	}
+	var chunkFiles []string
+	err = filepath.WalkDir(store.Root(), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".seq") {
+			chunkFiles = append(chunkFiles, p)
+		}
+		return err
+	})
+	if err != nil || len(chunkFiles) == 0 {
+		b.Fatalf("no chunks in tier 2 (%v)", err)
+	}
+	for _, cacheSize := range []int64{1, 32 << 20} {
+		b.Run(fmt.Sprintf("cache=%s", sizeName(cacheSize)), func(b *testing.B) {
+			cfg.Cache = cache.New(cacheSize)
+			c, err := container.Open(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			info, err := c.Info(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ts, err := c.TierState(name); err != nil || ts.Tiered != info.Length || ts.Untiered != 0 {
+				b.Fatalf("segment not wholly in tier 2: %+v, %v (length %d)", ts, err, info.Length)
+			}
+			var readTime, diskTime time.Duration
+			var read, probed int64
+			b.SetBytes(info.Length)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				for _, p := range chunkFiles {
+					if err := diskprobe.DropCache(p); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				start := time.Now()
+				for off := info.StartOffset; off < info.Length; {
+					r, err := c.Read(context.Background(), name, off, container.MaxReadSize)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if r.Len() == 0 {
+						b.Fatalf("empty read at %d of %d", off, info.Length)
+					}
+					off += int64(r.Len())
+				}
+				readTime += time.Since(start)
+				read += info.Length - info.StartOffset
+				b.StopTimer()
+				r, err := diskprobe.SequentialRead(dir, diskprobe.DefaultBlockSize, info.Length)
+				if err != nil {
+					b.Fatal(err)
+				}
+				diskTime += r.Elapsed
+				probed += r.Bytes
+				b.StartTimer()
+			}
+			b.StopTimer()
+			mbps := float64(read) / readTime.Seconds() / 1e6
+			limit := float64(probed) / diskTime.Seconds() / 1e6
+			b.ReportMetric(mbps, "event-MB/s")
+			b.ReportMetric(limit, "disk-read-MB/s")
+			b.ReportMetric(100*mbps/limit, "%disk")
+		})
+	}
+}
+
+func sizeName(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%dMiB", n>>20)
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// BenchmarkTierLag10MBps: how long events wait between their
+// acknowledgement and their arrival in tier 2, under a steady load. A
+// node.Node (4 containers, preallocated logs as `sluice node` runs) with
+// the fs backend and TierPolicy{MaxLag: 2s}; one writer submits 1 KiB
+// events, each its own block, round-robin over 4 segments, on a fixed
+// schedule of 10 MB/s (latency.RunPaced; one op is one event, so
+// -benchtime 200000x is 20 s). Every 10 ms a sampler reads each segment's
+// TierState().Tiered and stamps the events that crossed it since the last
+// sample; each event's lag is that stamp minus the time its append was
+// acknowledged (as the writer's wait returned). The run ends once every
+// event is in tier 2. Reports lag p50/p99/max in ms, the bound, and
+// p99 / bound. The sampling adds up to 10 ms to a lag.
+func BenchmarkTierLag10MBps(b *testing.B) {
+	const (
+		segments = 4
+		maxLag   = 2 * time.Second
+		sample   = 10 * time.Millisecond
+		frame    = benchEventSize + 4 // an event's bytes in its segment
+	)
+	interval := time.Duration(float64(time.Second) / (10e6 / benchEventSize))
+	dir := diskprobetest.Dir(b)
+	store, err := tier2fs.New(filepath.Join(dir, "tier2"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	quiet := logrus.New()
+	quiet.SetLevel(logrus.WarnLevel)
+	n, err := node.Open(node.Config{Dir: filepath.Join(dir, "node"), Containers: 4, WALPreallocate: true,
+		Tier2: store, TierPolicy: tiering.Policy{MaxLag: maxLag}, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer n.Close()
+	names := make([]string, segments)
+	cs := make([]*container.Container, segments)
+	for i := range names {
+		names[i] = protocol.SegmentName("bench", "lag", int64(i), 0)
+		if cs[i], err = n.ContainerFor(names[i]); err != nil {
+			b.Fatal(err)
+		}
+		if err := cs[i].Create(names[i], nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	perSeg := b.N/segments + 1
+	acked := make([][]time.Time, segments)   // written by the waits only
+	visible := make([][]time.Time, segments) // written by the sampler only
+	for i := range acked {
+		acked[i] = make([]time.Time, perSeg)
+		visible[i] = make([]time.Time, perSeg)
+	}
+	var total [segments]int // events submitted per segment, once RunPaced returns
+
+	// The sampler runs until the writer is done (stop) and every event it
+	// wrote is in tier 2, or until 10 × the bound after that.
+	stop := make(chan struct{})
+	sampled := make(chan error, 1)
+	go func() {
+		t := time.NewTicker(sample)
+		defer t.Stop()
+		var next [segments]int // first event not yet seen in tier 2
+		var deadline time.Time
+		for {
+			now := <-t.C
+			stopped := false
+			select {
+			case <-stop:
+				stopped = true
+				if deadline.IsZero() {
+					deadline = now.Add(10 * maxLag)
+				}
+			default:
+			}
+			done := stopped
+			for s, name := range names {
+				ts, err := cs[s].TierState(name)
+				if err != nil {
+					sampled <- err
+					return
+				}
+				for next[s] < perSeg && int64(next[s]+1)*frame <= ts.Tiered {
+					visible[s][next[s]] = now
+					next[s]++
+				}
+				done = done && next[s] >= total[s]
+			}
+			if done {
+				sampled <- nil
+				return
+			}
+			if stopped && now.After(deadline) {
+				sampled <- fmt.Errorf("not all events in tier 2 %v after the writer stopped: %v of %v", 10*maxLag, next, total)
+				return
+			}
+		}
+	}()
+
+	blk := protocol.AppendEvent(nil, bytes.Repeat([]byte("e"), benchEventSize))
+	var evNo [segments]int64
+	b.SetBytes(benchEventSize)
+	b.ResetTimer()
+	err = latency.RunPaced(b.N, interval, latency.NewRecorder(b.N), func(i int) (func() error, error) {
+		s, k := i%segments, i/segments
+		evNo[s]++
+		p, err := cs[s].AppendAsync(container.Append{Segment: names[s], Writer: "w", EventNumber: evNo[s], EventCount: 1,
+			ExpectedOffset: protocol.NoExpectedOffset, Data: blk})
+		if err != nil {
+			return nil, err
+		}
+		total[s] = k + 1
+		return func() error {
+			_, err := p.Wait()
+			acked[s][k] = time.Now()
+			return err
+		}, nil
+	})
+	close(stop)
+	if err != nil {
+		<-sampled
+		b.Fatal(err)
+	}
+	if err := <-sampled; err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	lags := make([]time.Duration, 0, b.N)
+	for s := range names {
+		for k := 0; k < total[s]; k++ {
+			if visible[s][k].IsZero() {
+				b.Fatalf("segment %s: event %d never seen in tier 2", names[s], k)
+			}
+			lags = append(lags, visible[s][k].Sub(acked[s][k]))
+		}
+	}
+	sorted := latency.Sort(lags)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(sorted.Percentile(50)), "lag-p50-ms")
+	b.ReportMetric(ms(sorted.Percentile(99)), "lag-p99-ms")
+	b.ReportMetric(ms(sorted.Max()), "lag-max-ms")
+	b.ReportMetric(ms(maxLag), "bound-ms")
+	b.ReportMetric(float64(sorted.Percentile(99))/float64(maxLag), "p99/bound")
+}
