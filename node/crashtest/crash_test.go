@@ -41,10 +41,13 @@ type nodeProc struct {
 	addr string
 }
 
-func startNode(t *testing.T, dataDir string) *nodeProc {
+// startNode starts a node on dataDir with small log files (256 KiB) and a
+// checkpoint every 64 KiB of log; extra flags follow those.
+func startNode(t *testing.T, dataDir string, extra ...string) *nodeProc {
 	t.Helper()
-	p := proctest.Start(t, sluiceBin, "node", nil, "--log-level", "warn", "node", "--data", dataDir,
-		"--listen", "127.0.0.1:0", "--containers", "3", "--wal-file-size", "262144", "--checkpoint-bytes", "65536")
+	args := []string{"--log-level", "warn", "node", "--data", dataDir,
+		"--listen", "127.0.0.1:0", "--containers", "3", "--wal-file-size", "262144", "--checkpoint-bytes", "65536"}
+	p := proctest.Start(t, sluiceBin, "node", nil, append(args, extra...)...)
 	return &nodeProc{Proc: p, addr: p.Line(t, "node listening on ", 60*time.Second)}
 }
 
@@ -182,6 +185,25 @@ func (w *writer) run(addr string, rng *rand.Rand, acks *atomic.Int64, stop <-cha
 	}
 }
 
+// readSegment reads a segment from offset 0 to its durable tail.
+func readSegment(ctx context.Context, t *testing.T, conn *segclient.Conn, seg string) []byte {
+	t.Helper()
+	var data []byte
+	for off := int64(0); ; {
+		r, err := conn.ReadSegment(ctx, seg, off, 1<<20, 0)
+		if err != nil {
+			t.Fatalf("read %s@%d: %v", seg, off, err)
+		}
+		for _, d := range r.Data {
+			data = append(data, d...)
+			off += int64(len(d))
+		}
+		if r.AtTail {
+			return data
+		}
+	}
+}
+
 // verify reads every segment and checks each writer's events: numbers
 // 0..n-1 exactly once and in order (none lost, none duplicated, none
 // reordered), every acknowledged one present, bytes intact.
@@ -196,20 +218,7 @@ func verify(t *testing.T, addr string, segments []string, writers []*writer) {
 	defer conn.Close()
 	seen := map[string]int64{}
 	for _, seg := range segments {
-		var data []byte
-		for off := int64(0); ; {
-			r, err := conn.ReadSegment(ctx, seg, off, 1<<20, 0)
-			if err != nil {
-				t.Fatalf("read %s@%d: %v", seg, off, err)
-			}
-			for _, d := range r.Data {
-				data = append(data, d...)
-				off += int64(len(d))
-			}
-			if r.AtTail {
-				break
-			}
-		}
+		data := readSegment(ctx, t, conn, seg)
 		for len(data) > 0 {
 			e, rest, err := protocol.NextEvent(data)
 			if err != nil {
@@ -240,26 +249,61 @@ func verify(t *testing.T, addr string, segments []string, writers []*writer) {
 	}
 }
 
-func TestCrashKill9UnderLoad(t *testing.T) {
-	cycles := 20
+// soakCycles is n, or soak under SLUICE_SOAK.
+func soakCycles(n, soak int) int {
 	if os.Getenv("SLUICE_SOAK") != "" {
-		cycles = 300
+		return soak
 	}
+	return n
+}
+
+// crashRun is what differs between the crash tests.
+type crashRun struct {
+	scope    string   // of the three segments, stream "s"
+	cycles   int      // kill -9 cycles
+	dataDir  string   // the node's --data
+	nodeArgs []string // flags after startNode's own
+	// check, if set, runs after every restart once verify has passed;
+	// cycle is cfg.cycles after the final clean restart.
+	check func(t *testing.T, cycle int, p *nodeProc, segments []string)
+	// killed, if set, runs after each kill -9, before the restart.
+	killed func(t *testing.T, cycle int)
+}
+
+func TestCrashKill9UnderLoad(t *testing.T) {
+	runCrash(t, crashRun{scope: "crash", cycles: soakCycles(20, 300), dataDir: t.TempDir()})
+}
+
+// runCrash runs cfg.cycles cycles of writers appending until a kill -9,
+// a restart and a verify, then a final round that ends with a clean stop
+// and restart.
+func runCrash(t *testing.T, cfg crashRun) {
+	t.Helper()
+	cycles := cfg.cycles
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))
-	dir := t.TempDir()
+	dir := cfg.dataDir
 	segments := []string{
-		protocol.SegmentName("crash", "s", 0, 0),
-		protocol.SegmentName("crash", "s", 1, 0),
-		protocol.SegmentName("crash", "s", 2, 0),
+		protocol.SegmentName(cfg.scope, "s", 0, 0),
+		protocol.SegmentName(cfg.scope, "s", 1, 0),
+		protocol.SegmentName(cfg.scope, "s", 2, 0),
 	}
 	var writers []*writer
 	for i := 0; i < 6; i++ {
 		writers = append(writers, &writer{id: fmt.Sprintf("w%d", i), segment: segments[i%len(segments)], acked: -1})
 	}
+	restart := func(cycle int) *nodeProc {
+		t.Helper()
+		p := startNode(t, dir, cfg.nodeArgs...)
+		verify(t, p.addr, segments, writers)
+		if cfg.check != nil {
+			cfg.check(t, cycle, p, segments)
+		}
+		return p
+	}
 
-	p := startNode(t, dir)
+	p := startNode(t, dir, cfg.nodeArgs...)
 	ctx := context.Background()
 	conn, err := segclient.Dial(ctx, p.addr)
 	if err != nil {
@@ -300,8 +344,10 @@ func TestCrashKill9UnderLoad(t *testing.T) {
 			}
 		}
 		totalAcks += acks.Load()
-		p = startNode(t, dir)
-		verify(t, p.addr, segments, writers)
+		if cfg.killed != nil {
+			cfg.killed(t, cycle)
+		}
+		p = restart(cycle)
 	}
 	// A last round of writers reconnects, resends, and the node stops
 	// cleanly; everything is there after a clean restart too.
@@ -326,8 +372,7 @@ func TestCrashKill9UnderLoad(t *testing.T) {
 		}
 	}
 	p.stop(t)
-	p = startNode(t, dir)
-	verify(t, p.addr, segments, writers)
+	p = restart(cycles)
 	for _, w := range writers {
 		if len(w.unacked) != 0 {
 			t.Fatalf("writer %s: %d blocks still unacknowledged after a clean round", w.id, len(w.unacked))
