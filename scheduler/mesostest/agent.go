@@ -713,3 +713,20 @@ func (m *Master) shutdownExecutorLocked(er *executorRun) {
 	er.stream.send(execEvent(&executor.Event{Type: executor.Event_SHUTDOWN}))
 	er.graceTimer = time.AfterFunc(m.opts.ShutdownGracePeriod, func() { er.terminate(true) })
 }
+
+// FailTask kills the process that runs a task (its executor, or the
+// command of a command task) with SIGKILL, as a crash would, and
+// returns once it is gone. The agent then reports the task TASK_FAILED.
+func (m *Master) FailTask(taskID string) error {
+	m.mu.Lock()
+	t := m.mu.tasks[taskID]
+	if t == nil || t.executor.exited {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrNoTask, taskID)
+	}
+	er := t.executor
+	m.mu.Unlock()
+	er.terminate(true)
+	<-er.exitedCh
+	return nil
+}

@@ -27,6 +27,8 @@ var (
 	ErrNoAgent = errors.New("mesostest: no such agent")
 	// ErrNoOffer: no outstanding offer has that id.
 	ErrNoOffer = errors.New("mesostest: no such offer")
+	// ErrNoTask: no live task has that id.
+	ErrNoTask = errors.New("mesostest: no such task")
 	// ErrAgentExists: AddAgent was given an id already in use.
 	ErrAgentExists = errors.New("mesostest: agent already exists")
 )

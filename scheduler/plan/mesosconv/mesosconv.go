@@ -1,0 +1,244 @@
+package mesosconv
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/sluice-streams/sluice/scheduler/plan"
+)
+
+// ErrDecision: a decision cannot be expressed as a Mesos call.
+var ErrDecision = errors.New("mesosconv: bad decision")
+
+// Offer converts a protobuf offer: unreserved cpus, mem and disk (not
+// volumes) are summed; resources dynamically reserved to role and
+// labelled by framework are grouped by their plan.LabelReservation
+// label. Everything else (other roles, other frameworks, ports) is left
+// out.
+func Offer(o mesos.Offer, framework, role string) plan.Offer {
+	out := plan.Offer{ID: o.ID.Value, AgentID: o.AgentID.Value, Hostname: o.Hostname}
+	byID := map[string]int{}
+	for _, r := range o.Resources {
+		if r.IsUnreserved() {
+			if !r.IsPersistentVolume() {
+				addScalar(&out.Unreserved, r)
+			}
+			continue
+		}
+		if r.ReservationRole() != role {
+			continue
+		}
+		labels := reservationLabels(r)
+		if labels[plan.LabelFramework] != framework || labels[plan.LabelReservation] == "" {
+			continue
+		}
+		id := labels[plan.LabelReservation]
+		i, ok := byID[id]
+		if !ok {
+			i = len(out.Reservations)
+			byID[id] = i
+			out.Reservations = append(out.Reservations, plan.OfferedReservation{
+				Framework: framework, Pod: labels[plan.LabelPod], ReservationID: id,
+			})
+		}
+		res := &out.Reservations[i]
+		if r.IsPersistentVolume() {
+			res.Volume = &plan.Volume{
+				ID:            r.GetDisk().GetPersistence().GetID(),
+				ContainerPath: r.GetDisk().GetVolume().GetContainerPath(),
+				SizeMB:        r.GetScalar().GetValue(),
+			}
+			continue
+		}
+		addScalar(&res.Resources, r)
+	}
+	return out
+}
+
+func addScalar(to *plan.Resources, r mesos.Resource) {
+	v := r.GetScalar().GetValue()
+	switch r.Name {
+	case "cpus":
+		to.CPUs += v
+	case "mem":
+		to.MemMB += v
+	case "disk":
+		to.DiskMB += v
+	}
+}
+
+// reservationLabels returns the labels of the resource's own (last)
+// reservation, in either the refined or the older single form.
+func reservationLabels(r mesos.Resource) map[string]string {
+	var ls *mesos.Labels
+	if n := len(r.Reservations); n > 0 {
+		ls = r.Reservations[n-1].GetLabels()
+	} else if r.Reservation != nil {
+		ls = r.Reservation.GetLabels()
+	}
+	out := map[string]string{}
+	for _, l := range ls.GetLabels() {
+		out[l.Key] = l.GetValue()
+	}
+	return out
+}
+
+// Status converts a protobuf status update.
+func Status(st mesos.TaskStatus) plan.Status {
+	return plan.Status{
+		TaskID:         st.TaskID.Value,
+		AgentID:        st.GetAgentID().GetValue(),
+		State:          plan.TaskState(st.GetState().String()),
+		Reconciliation: st.GetReason() == mesos.REASON_RECONCILIATION,
+	}
+}
+
+// TaskBuilder makes the TaskInfo of a LAUNCH: the plan gives the op,
+// the agent and the task's resources (reserved ones labelled, and the
+// volume); the builder adds the command or executor, and may hand part
+// of the resources to the executor.
+type TaskBuilder func(op plan.Op, agentID string, resources mesos.Resources) mesos.TaskInfo
+
+// Converter turns decisions into scheduler calls for one framework.
+type Converter struct {
+	Framework   string // plan.Spec.Framework: the reservation label
+	Role        string
+	FrameworkID string
+	Build       TaskBuilder
+}
+
+// Call returns the scheduler call for a decision, or nil for decisions
+// that are not Mesos calls (DRAIN and REBALANCE, which the driver
+// carries out with Sluice's controller).
+func (c Converter) Call(d plan.Decision) (*scheduler.Call, error) {
+	var call *scheduler.Call
+	switch d.Kind {
+	case plan.Accept:
+		ops := make([]mesos.Offer_Operation, 0, len(d.Ops))
+		for _, op := range d.Ops {
+			mop, err := c.operation(op, d.AgentID)
+			if err != nil {
+				return nil, err
+			}
+			ops = append(ops, mop)
+		}
+		ids := make([]mesos.OfferID, len(d.OfferIDs))
+		for i, id := range d.OfferIDs {
+			ids[i] = mesos.OfferID{Value: id}
+		}
+		call = calls.Accept(calls.OfferOperations(ops).WithOffers(ids...))
+	case plan.Decline:
+		ids := make([]mesos.OfferID, len(d.OfferIDs))
+		for i, id := range d.OfferIDs {
+			ids[i] = mesos.OfferID{Value: id}
+		}
+		call = calls.Decline(ids...).With(calls.RefuseSeconds(time.Duration(d.RefuseSeconds * float64(time.Second))))
+	case plan.Kill:
+		call = calls.Kill(d.TaskID, d.AgentID)
+	case plan.Reconcile:
+		tasks := map[string]string{}
+		for _, t := range d.Tasks {
+			tasks[t.TaskID] = t.AgentID
+		}
+		call = calls.Reconcile(calls.ReconcileTasks(tasks))
+	case plan.Revive:
+		call = calls.Revive()
+	case plan.Suppress:
+		call = calls.Suppress()
+	case plan.Drain, plan.Rebalance:
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("%w: kind %q", ErrDecision, d.Kind)
+	}
+	return call.With(calls.Framework(c.FrameworkID)), nil
+}
+
+func (c Converter) reservation(op plan.Op) mesos.Resource_ReservationInfo {
+	typ := mesos.Resource_ReservationInfo_DYNAMIC
+	role := c.Role
+	label := func(k, v string) mesos.Label { return mesos.Label{Key: k, Value: &v} }
+	return mesos.Resource_ReservationInfo{
+		Type: &typ, Role: &role,
+		Labels: &mesos.Labels{Labels: []mesos.Label{
+			label(plan.LabelFramework, c.Framework),
+			label(plan.LabelPod, op.Pod),
+			label(plan.LabelReservation, op.ReservationID),
+		}},
+	}
+}
+
+func scalars(r plan.Resources, ri *mesos.Resource_ReservationInfo) mesos.Resources {
+	var out mesos.Resources
+	for _, s := range []struct {
+		name string
+		v    float64
+	}{{"cpus", r.CPUs}, {"mem", r.MemMB}, {"disk", r.DiskMB}} {
+		if s.v <= 0 {
+			continue
+		}
+		t := mesos.SCALAR
+		res := mesos.Resource{Name: s.name, Type: &t, Scalar: &mesos.Value_Scalar{Value: s.v}}
+		if ri != nil {
+			res.Reservations = []mesos.Resource_ReservationInfo{*ri}
+		}
+		out.Add1(res)
+	}
+	return out
+}
+
+func (c Converter) volume(op plan.Op, v *plan.Volume) mesos.Resource {
+	ri := c.reservation(op)
+	disk := scalars(plan.Resources{DiskMB: v.SizeMB}, &ri)[0]
+	mode := mesos.RW
+	disk.Disk = &mesos.Resource_DiskInfo{
+		Persistence: &mesos.Resource_DiskInfo_Persistence{ID: v.ID},
+		Volume:      &mesos.Volume{ContainerPath: v.ContainerPath, Mode: &mode},
+	}
+	return disk
+}
+
+func (c Converter) operation(op plan.Op, agentID string) (mesos.Offer_Operation, error) {
+	switch op.Kind {
+	case plan.OpReserve:
+		ri := c.reservation(op)
+		return calls.OpReserve(scalars(op.Resources, &ri)...), nil
+	case plan.OpUnreserve:
+		ri := c.reservation(op)
+		return calls.OpUnreserve(scalars(op.Resources, &ri)...), nil
+	case plan.OpCreate, plan.OpDestroy:
+		if op.Volume == nil {
+			return mesos.Offer_Operation{}, fmt.Errorf("%w: %s without a volume", ErrDecision, op.Kind)
+		}
+		if op.Kind == plan.OpCreate {
+			return calls.OpCreate(c.volume(op, op.Volume)), nil
+		}
+		return calls.OpDestroy(c.volume(op, op.Volume)), nil
+	case plan.OpLaunch:
+		var res mesos.Resources
+		if op.ReservationID != "" {
+			ri := c.reservation(op)
+			res = scalars(op.Resources, &ri)
+		} else {
+			res = scalars(op.Resources, nil)
+		}
+		if op.Volume != nil {
+			res.Add1(c.volume(op, op.Volume))
+		}
+		if c.Build == nil {
+			return mesos.Offer_Operation{}, fmt.Errorf("%w: no TaskBuilder", ErrDecision)
+		}
+		ti := c.Build(op, agentID, res)
+		ti.TaskID = mesos.TaskID{Value: op.TaskID}
+		ti.AgentID = mesos.AgentID{Value: agentID}
+		if ti.Name == "" {
+			ti.Name = op.Pod
+		}
+		return calls.OpLaunch(ti), nil
+	}
+	return mesos.Offer_Operation{}, fmt.Errorf("%w: op %q", ErrDecision, op.Kind)
+}
