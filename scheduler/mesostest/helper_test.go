@@ -42,7 +42,8 @@ func TestMain(m *testing.M) {
 // $MESOS_SANDBOX/data/runs (the persistent volume) and reports
 // TASK_RUNNING; a task whose data is "crash" exits once RUNNING is
 // acknowledged, without a terminal update. KILL answers TASK_KILLED and
-// exits once that is acknowledged.
+// exits once that is acknowledged. A MESSAGE is echoed back, prefixed
+// "echo:".
 func runExecutor() error {
 	cfg, err := config.FromEnv()
 	if err != nil {
@@ -96,6 +97,14 @@ func runExecutor() error {
 		case executor.Event_ACKNOWLEDGED:
 			if exitOnAck[ev.Acknowledged.TaskID.Value] {
 				return nil
+			}
+		case executor.Event_MESSAGE:
+			resp, err := cli.Do(ecalls.Message(append([]byte("echo:"), ev.Message.Data...)).With(opts...))
+			if resp != nil {
+				resp.Close()
+			}
+			if err != nil {
+				return err
 			}
 		case executor.Event_SHUTDOWN:
 			return nil

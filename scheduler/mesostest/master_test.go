@@ -128,6 +128,20 @@ func TestPodLifecycle(t *testing.T) {
 	}
 	runs := filepath.Join(av.Volumes[0].Dir, "runs")
 
+	// Framework messages both ways.
+	s.call(calls.Message("a1", "exec-node-0", []byte("hello")))
+	msg := s.next(func(e *scheduler.Event) bool { return e.Type == scheduler.Event_MESSAGE })
+	if string(msg.Message.Data) != "echo:hello" || msg.Message.ExecutorID.Value != "exec-node-0" || msg.Message.AgentID.Value != "a1" {
+		t.Fatalf("message %+v", msg.Message)
+	}
+	var kinds []string
+	for _, c := range m.ExecutorCalls() {
+		kinds = append(kinds, c.Call.Type.String())
+	}
+	if got := strings.Join(kinds, ","); got != "SUBSCRIBE,UPDATE,MESSAGE" {
+		t.Fatalf("executor calls %s", got)
+	}
+
 	// Kill: the executor answers TASK_KILLED; resources come back with
 	// the reservation and the volume in a later offer.
 	s.call(calls.Kill("node-0", "a1"))
@@ -355,4 +369,32 @@ func TestHeartbeat(t *testing.T) {
 	m := NewMaster(t, Options{HeartbeatInterval: 5 * time.Millisecond})
 	s := subscribe(t, m, "", codecs.MediaTypeProtobuf)
 	s.next(func(e *scheduler.Event) bool { return e.Type == scheduler.Event_HEARTBEAT })
+}
+
+func TestTeardown(t *testing.T) {
+	m := NewMaster(t, Options{ShutdownGracePeriod: 50 * time.Millisecond})
+	if err := m.AddAgent(AgentSpec{ID: "a1", CPUs: 1, MemMB: 64}); err != nil {
+		t.Fatal(err)
+	}
+	s := subscribe(t, m, "", codecs.MediaTypeProtobuf)
+	o := s.nextOffer(func(mesos.Offer) bool { return true })
+	ti := mesos.TaskInfo{Name: "sleep", TaskID: mesos.TaskID{Value: "sleep"}, AgentID: o.AgentID,
+		Resources: []mesos.Resource{scalar("cpus", 1)}, Command: &mesos.CommandInfo{Value: strPtr("exec sleep 600")}}
+	s.call(calls.Accept(calls.OfferOperations{calls.OpLaunch(ti)}.WithOffers(o.ID)))
+	s.update("sleep", mesos.TASK_RUNNING)
+	s.call(&scheduler.Call{Type: scheduler.Call_TEARDOWN})
+	select {
+	case <-s.ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("stream open after TEARDOWN")
+	}
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := m.Await(c, func() bool {
+		av, _ := m.Agent("a1")
+		return m.FrameworkID() == "" && len(m.Tasks()) == 0 && len(av.Used) == 0
+	}); err != nil {
+		av, _ := m.Agent("a1")
+		t.Fatalf("%v: tasks %v, used %v", err, m.Tasks(), av.Used)
+	}
 }
