@@ -78,6 +78,7 @@ type Container struct {
 	source BlockSource // where blocks missing from the cache come from
 	l      logrus.FieldLogger
 	fenced atomic.Bool // set by Fence: changes fail with protocol.ErrWrongHost
+	frozen atomic.Bool // set by Freeze: clients' changes fail with protocol.ErrWrongHost; tiering goes on
 
 	mu struct {
 		sync.Mutex
@@ -202,8 +203,18 @@ func (c *Container) errorf(sentinel error, segment, format string, args ...any) 
 	return fmt.Errorf("container %d: segment %q: %w%s", c.cfg.ID, segment, sentinel, msg)
 }
 
-// usableLocked reports why the container takes no changes, if it does not.
+// usableLocked reports why the container takes no changes from clients,
+// if it does not.
 func (c *Container) usableLocked() error {
+	if c.frozen.Load() {
+		return fmt.Errorf("container %d: %w: moving to another node (hand-over)", c.cfg.ID, protocol.ErrWrongHost)
+	}
+	return c.internalUsableLocked()
+}
+
+// internalUsableLocked reports why the container takes no changes at all
+// (the storage writer's records included), if it does not.
+func (c *Container) internalUsableLocked() error {
 	if err := c.fenceErr(); err != nil {
 		return err
 	}

@@ -134,8 +134,14 @@ func (c *Container) UntieredBlocks(name string, maxBytes int64) (offset int64, b
 // untiered offset and length a whole number of its blocks (as
 // UntieredBlocks returned them).
 func (c *Container) CommitChunk(name string, offset, length int64) error {
-	s, err := c.lockForChange(name)
+	c.mu.Lock()
+	if err := c.internalUsableLocked(); err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	s, err := c.segmentLocked(name)
 	if err != nil {
+		c.mu.Unlock()
 		return err
 	}
 	r := tieredRecord{ID: s.id, Offset: offset, Length: length}
@@ -176,7 +182,7 @@ func (c *Container) Gone() []string {
 // Forget records that a deleted segment's tier-2 chunks are removed.
 func (c *Container) Forget(name string) error {
 	c.mu.Lock()
-	if err := c.usableLocked(); err != nil {
+	if err := c.internalUsableLocked(); err != nil {
 		c.mu.Unlock()
 		return err
 	}

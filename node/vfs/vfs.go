@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -150,4 +151,31 @@ func ReadFile(fs FS, name string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(f)
+}
+
+// RemoveAll removes path and everything under it through fs; a missing
+// path is not an error.
+func RemoveAll(fs FS, path string) error {
+	st, err := fs.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		names, err := fs.List(path)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if err := RemoveAll(fs, filepath.Join(path, n)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := fs.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }

@@ -1,0 +1,238 @@
+package container
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/sluice-streams/sluice/node/vfs"
+	"github.com/sluice-streams/sluice/node/wal"
+)
+
+// A hand-over moves a container between live nodes through tier 2 (see
+// doc.go, "Hand-over"). The old owner freezes the container, tiers every
+// segment's bytes, and exports the result; the new owner imports it into a
+// fresh directory under the next epoch.
+//
+// The export is one blob, little-endian:
+//
+//	0          8         12        16               24
+//	+----------+---------+---------+----------------+------------------+
+//	| SLUICEHO | version | CRC32C  | body length    | msgpack body     |
+//	|          | u32 = 1 | of body | u64            |                  |
+//	+----------+---------+---------+----------------+------------------+
+//
+// The body is the container's checkpoint (as in checkpoint files, extents
+// left out) and, for each segment that still has bytes only in the log
+// (transaction segments, which are never tiered), those bytes.
+const (
+	handoverMagic   = "SLUICEHO"
+	handoverVersion = 1
+)
+
+// ErrBadHandover means a hand-over blob failed its checks.
+var ErrBadHandover = errors.New("container: bad hand-over")
+
+type handover struct {
+	Checkpoint checkpoint `msgpack:"ckpt"`
+	// Logged holds, by segment id, the bytes of the segment from its
+	// first untiered offset: they go into the new owner's log.
+	Logged map[uint64][]byte `msgpack:"logged,omitempty"`
+}
+
+// Freeze stops clients' changes (they fail with protocol.ErrWrongHost: the
+// container is moving) while the storage writer may still record chunks.
+// Like Fence, there is no way back.
+func (c *Container) Freeze() { c.frozen.Store(true) }
+
+// Frozen reports whether Freeze was called.
+func (c *Container) Frozen() bool { return c.frozen.Load() }
+
+// ExportHandover returns the container's state for its next owner. The
+// container must be frozen, and should have every non-transaction byte
+// in tier 2 (the storage writer's Flush): whatever is only in the log is
+// carried in the blob.
+func (c *Container) ExportHandover() ([]byte, error) {
+	if !c.Frozen() {
+		return nil, fmt.Errorf("container %d: export for a hand-over needs a frozen container", c.cfg.ID)
+	}
+	c.mu.Lock()
+	if c.mu.failed != nil {
+		err := c.mu.failed
+		c.mu.Unlock()
+		return nil, err
+	}
+	lsn := c.mu.lastLSN
+	cp := c.mu.st.snapshotLocked(lsn)
+	type logged struct {
+		id   uint64
+		exts []extent
+	}
+	var rest []logged
+	for _, s := range c.mu.st.byID {
+		if len(s.extents) > 0 {
+			rest = append(rest, logged{s.id, append([]extent(nil), s.extents...)})
+		}
+	}
+	c.mu.Unlock()
+	if err := c.log.WaitDurable(lsn); err != nil {
+		return nil, c.fail(err)
+	}
+	h := handover{Checkpoint: cp, Logged: map[uint64][]byte{}}
+	for i := range h.Checkpoint.Segments {
+		h.Checkpoint.Segments[i].ExtentBase, h.Checkpoint.Segments[i].Extents = 0, nil
+	}
+	sort.Slice(rest, func(i, j int) bool { return rest[i].id < rest[j].id })
+	for _, r := range rest {
+		var data []byte
+		for _, e := range r.exts {
+			b, ok := c.cache.Get(c.cacheKey(e.addr))
+			if !ok {
+				var err error
+				if b, err = c.source.LoadBlock(e.addr, e.dataOff, e.length); err != nil {
+					return nil, fmt.Errorf("container %d: export: read block at offset %d: %w", c.cfg.ID, e.offset, err)
+				}
+			}
+			data = append(data, b...)
+		}
+		h.Logged[r.id] = data
+	}
+	body, err := msgpack.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("container %d: encode hand-over: %w", c.cfg.ID, err)
+	}
+	b := make([]byte, ckptHeaderSize, ckptHeaderSize+len(body))
+	copy(b[0:8], handoverMagic)
+	binary.LittleEndian.PutUint32(b[8:12], handoverVersion)
+	binary.LittleEndian.PutUint32(b[12:16], crc32.Checksum(body, crcTable))
+	binary.LittleEndian.PutUint64(b[16:24], uint64(len(body)))
+	return append(b, body...), nil
+}
+
+func decodeHandover(b []byte) (handover, error) {
+	if len(b) < ckptHeaderSize || string(b[0:8]) != handoverMagic {
+		return handover{}, fmt.Errorf("%w: no hand-over header", ErrBadHandover)
+	}
+	if v := binary.LittleEndian.Uint32(b[8:12]); v != handoverVersion {
+		return handover{}, fmt.Errorf("%w: unsupported version %d", ErrBadHandover, v)
+	}
+	body := b[ckptHeaderSize:]
+	if n := binary.LittleEndian.Uint64(b[16:24]); n != uint64(len(body)) {
+		return handover{}, fmt.Errorf("%w: body is %d bytes, header says %d", ErrBadHandover, len(body), n)
+	}
+	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(b[12:16]) {
+		return handover{}, fmt.Errorf("%w: checksum mismatch", ErrBadHandover)
+	}
+	var h handover
+	if err := msgpack.Unmarshal(body, &h); err != nil {
+		return handover{}, fmt.Errorf("%w: %v", ErrBadHandover, err)
+	}
+	return h, nil
+}
+
+// ImportHandover makes cfg.Dir the container a hand-over blob describes
+// and opens it: it builds the container in a fresh directory beside
+// cfg.Dir (a checkpoint of the exported metadata, then the bytes that were
+// only in the old owner's log appended to the new log), then replaces
+// cfg.Dir with it in one rename, so a crash leaves either the old
+// directory or the whole import. cfg.Epoch is recorded as for Open.
+func ImportHandover(cfg Config, blob []byte) (*Container, error) {
+	h, err := decodeHandover(blob)
+	if err != nil {
+		return nil, fmt.Errorf("container %d: %w", cfg.ID, err)
+	}
+	fs := cfg.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	tmp := cfg.Dir + ".import"
+	if err := vfs.RemoveAll(fs, tmp); err != nil {
+		return nil, fmt.Errorf("container %d: clear %s: %w", cfg.ID, tmp, err)
+	}
+	if err := fs.MkdirAll(tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("container %d: create %s: %w", cfg.ID, tmp, err)
+	}
+	// The metadata, with each segment's length cut back to where its
+	// logged bytes start: they are appended again below.
+	cp := h.Checkpoint
+	cp.LSN = 0
+	logged := map[uint64]int64{}
+	for i := range cp.Segments {
+		cs := &cp.Segments[i]
+		if data, ok := h.Logged[cs.ID]; ok {
+			cs.Length -= int64(len(data))
+			logged[cs.ID] = cs.Length
+		}
+	}
+	if _, err := writeCheckpoint(fs, tmp, cp); err != nil {
+		return nil, fmt.Errorf("container %d: import: %w", cfg.ID, err)
+	}
+	icfg := cfg
+	icfg.Dir = tmp
+	icfg.CheckpointBytes = -1
+	c, err := Open(icfg)
+	if err != nil {
+		return nil, fmt.Errorf("container %d: import: %w", cfg.ID, err)
+	}
+	ids := make([]uint64, 0, len(h.Logged))
+	for id := range h.Logged {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		if err := c.importLogged(id, logged[id], h.Logged[id]); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("container %d: import: %w", cfg.ID, err)
+		}
+	}
+	if err := c.Close(); err != nil { // a checkpoint of the whole import
+		return nil, fmt.Errorf("container %d: import: %w", cfg.ID, err)
+	}
+	if err := vfs.RemoveAll(fs, cfg.Dir); err != nil {
+		return nil, fmt.Errorf("container %d: replace %s: %w", cfg.ID, cfg.Dir, err)
+	}
+	if err := fs.Rename(tmp, cfg.Dir); err != nil {
+		return nil, fmt.Errorf("container %d: rename %s into place: %w", cfg.ID, tmp, err)
+	}
+	if err := fs.SyncDir(filepath.Dir(cfg.Dir)); err != nil {
+		return nil, fmt.Errorf("container %d: sync %s: %w", cfg.ID, filepath.Dir(cfg.Dir), err)
+	}
+	return Open(cfg)
+}
+
+// importLogged appends a segment's bytes that were only in the old
+// owner's log, as one append record with no writer (the writers' event
+// numbers came with the metadata).
+func (c *Container) importLogged(id uint64, offset int64, data []byte) error {
+	c.mu.Lock()
+	s, ok := c.mu.st.byID[id]
+	if !ok || s.length != offset {
+		c.mu.Unlock()
+		return fmt.Errorf("segment id %d: logged bytes at %d do not fit", id, offset)
+	}
+	hdr := appendHeader(s.id, s.length, 0, "")
+	p, err := c.logLocked(recAppend, hdr, data)
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	r := appendRecord{segID: s.id, offset: s.length, dataOff: len(hdr), data: data}
+	c.mu.st.applyAppend(s, r, p.Addr, time.Now().UnixNano())
+	length := s.length
+	c.mu.Unlock()
+	if err := c.wait(p); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	s.markDurableLocked(length)
+	c.mu.Unlock()
+	return nil
+}
+
+var _ = wal.Addr{}
