@@ -126,9 +126,19 @@ type sched struct {
 
 func subscribe(t *testing.T, m *Master, fwID string, codec encoding.MediaType) *sched {
 	t.Helper()
+	info := &mesos.FrameworkInfo{User: "sluice", Name: "sluice", Role: strPtr("sluice"), Checkpoint: boolPtr(true)}
+	return subscribeCodec(t, m, info, fwID, codec)
+}
+
+func subscribeWith(t *testing.T, m *Master, info *mesos.FrameworkInfo) *sched {
+	t.Helper()
+	return subscribeCodec(t, m, info, "", codecs.MediaTypeProtobuf)
+}
+
+func subscribeCodec(t *testing.T, m *Master, info *mesos.FrameworkInfo, fwID string, codec encoding.MediaType) *sched {
+	t.Helper()
 	cli := httpcli.New(httpcli.Endpoint(m.URL()), httpcli.Codec(codecs.ByMediaType[codec]))
 	s := &sched{t: t, caller: httpsched.NewCaller(cli), events: make(chan *scheduler.Event, 1024), ended: make(chan error, 1), autoAck: true}
-	info := &mesos.FrameworkInfo{User: "sluice", Name: "sluice", Role: strPtr("sluice"), Checkpoint: boolPtr(true)}
 	call := calls.Subscribe(info)
 	if fwID != "" {
 		call = call.With(calls.SubscribeTo(fwID))

@@ -398,3 +398,24 @@ func TestTeardown(t *testing.T) {
 		t.Fatalf("%v: tasks %v, used %v", err, m.Tasks(), av.Used)
 	}
 }
+
+func TestPartitionAware(t *testing.T) {
+	m := NewMaster(t, Options{})
+	if err := m.AddAgent(AgentSpec{ID: "a1", CPUs: 1, MemMB: 64}); err != nil {
+		t.Fatal(err)
+	}
+	cli := subscribeWith(t, m, &mesos.FrameworkInfo{User: "u", Name: "pa", Capabilities: []mesos.FrameworkInfo_Capability{
+		{Type: mesos.FrameworkInfo_Capability_PARTITION_AWARE},
+	}})
+	o := cli.nextOffer(func(mesos.Offer) bool { return true })
+	ti := mesos.TaskInfo{Name: "s", TaskID: mesos.TaskID{Value: "s"}, AgentID: o.AgentID,
+		Resources: []mesos.Resource{scalar("cpus", 1)}, Command: &mesos.CommandInfo{Value: strPtr("exec sleep 600")}}
+	cli.call(calls.Accept(calls.OfferOperations{calls.OpLaunch(ti)}.WithOffers(o.ID)))
+	cli.update("s", mesos.TASK_RUNNING)
+	if err := m.KillAgent("a1"); err != nil {
+		t.Fatal(err)
+	}
+	cli.update("s", mesos.TASK_UNREACHABLE)
+	cli.call(calls.Reconcile(calls.ReconcileTasks(map[string]string{"gone": ""})))
+	cli.update("gone", mesos.TASK_UNKNOWN)
+}

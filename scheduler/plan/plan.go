@@ -344,8 +344,8 @@ func (p *Plan) podStatus(pod *Pod, st Status) []Decision {
 		return p.rebalanceIfReady()
 	}
 	if st.State == TaskUnreachable {
-		pod.AgentLost = true
-		return nil
+		pod.AgentLost = pod.persistent()
+		return p.reviveIfNeeded() // a controller is relaunched elsewhere
 	}
 	if !st.State.Terminal() {
 		return nil

@@ -160,6 +160,16 @@ var scenarios = map[string][]step{
 		{"controllers 2 -> 1: killed at once", func(p *Plan) []Decision { return p.SetCounts(1, 1) }},
 		{"controller-1 killed", status("controller-1", TaskKilled)},
 	},
+	"unreachable": then(deploy,
+		step{"node-1 unreachable: waits for its agent", status("node-1", TaskUnreachable)},
+		step{"controller-0 unreachable: relaunched elsewhere", status("controller-0", TaskUnreachable)},
+		step{"offers", offers(big("o7", "a3"))},
+		step{"new controller running", status("controller-0", TaskRunning)},
+		step{"a2 back: node-1's task is gone", status("node-1", TaskGone)},
+		step{"relaunched in place", func(p *Plan) []Decision {
+			return p.OnOffers([]Offer{big("o8", "a2", reserved(p, "node-1", true))})
+		}},
+	),
 	"failed_accept": {
 		{"start", func(p *Plan) []Decision { return p.Start(t0) }},
 		{"controller offer", offers(big("o1", "a1"))},
