@@ -11,7 +11,7 @@ NODE_ADDR ?= 127.0.0.1:12345
 # Benchmark time per benchmark; the disk probes need a few hundred fsyncs to settle.
 BENCHTIME ?= 2s
 
-.PHONY: all build run test bench lint soak clean universe
+.PHONY: all build run test bench lint soak clean harness universe
 
 all: build
 
@@ -24,6 +24,7 @@ run: build
 
 test:
 	bash scripts/test-deps.sh
+	$(MAKE) harness
 	$(GO) vet ./...
 	$(GO) test -race=false -count=1 -timeout 15m ./...
 
@@ -32,6 +33,18 @@ test:
 # `make test` runs the same checks (they are Go tests under ./...).
 universe:
 	$(GO) test -count=1 ./universe/...
+
+# The Hadoop test harness (tier2/hadooptest): real HDFS, SequenceFile.Reader
+# and MapReduce for tier 2's tests. Maven fetches Hadoop into ~/.m2 on the
+# first run; nothing is done while the classes are newer than their sources.
+HARNESS := tier2/hadooptest/harness
+HARNESS_SRC := $(HARNESS)/pom.xml $(shell find $(HARNESS)/src -name '*.java' 2>/dev/null)
+
+harness: $(HARNESS)/target/classpath.txt
+
+$(HARNESS)/target/classpath.txt: $(HARNESS_SRC)
+	mvn -B -q -Dstyle.color=never -f $(HARNESS)/pom.xml compile
+	touch $@
 
 # Disk limits (node/diskprobe) come first so the node's numbers can be read
 # against them, then the append path in process (node/container) and over
@@ -54,4 +67,4 @@ soak:
 	SLUICE_SOAK=1 $(GO) test -run Crash -count=1 -timeout 60m ./...
 
 clean:
-	rm -rf bin
+	rm -rf bin $(HARNESS)/target

@@ -36,10 +36,11 @@ install_missing() {
 
 # Needed now (DESIGN.md §7):
 need_pkg zookeeper            /usr/share/java/zookeeper.jar  # cluster: ZooKeeper server for tests (clustertest.StartZooKeeper)
-need_pkg default-jre-headless java                           # runs ZooKeeper; later MiniDFSCluster, Hadoop readers
+need_pkg default-jre-headless java                           # runs ZooKeeper and the Hadoop harness
+need_pkg default-jdk-headless javac                          # make harness: compiles tier2/hadooptest/harness
+need_pkg maven                mvn                            # make harness: fetches Hadoop (hadoop-client-minicluster)
 #
 # Needed as the parts that use them land (DESIGN.md §7):
-# need_pkg maven                mvn                            # fetch hadoop-client-minicluster
 # need_pkg hdfs-cli             hdfs                           # tier2/hdfs, hdfsgateway: an independent HDFS client
 # need_pkg libnfs-utils         nfs-ls                         # nfsexport: NFS client
 # need_pkg kcat                 kcat                           # kafka head: Kafka client
