@@ -199,16 +199,24 @@ func (n *Node) containerConfig(id int, epoch int64) container.Config {
 // openContainer opens a container and starts its storage writer.
 func (n *Node) openContainer(id int, epoch int64) (*container.Container, error) {
 	c, err := container.Open(n.containerConfig(id, epoch))
-	if err != nil || n.cfg.Tier2 == nil {
-		return c, err
+	if err != nil {
+		return nil, err
+	}
+	n.startTiering(c)
+	return c, nil
+}
+
+// startTiering starts a container's storage writer, if the node has tier 2.
+func (n *Node) startTiering(c *container.Container) {
+	if n.cfg.Tier2 == nil {
+		return
 	}
 	w := tiering.New(tiering.Config{Container: c, Store: n.cfg.Tier2, Policy: n.cfg.TierPolicy,
 		Compression: n.cfg.TierCompression, Logger: n.cfg.Logger})
 	n.tiersMu.Lock()
-	n.tiers[id] = w
+	n.tiers[c.ID()] = w
 	n.tiersMu.Unlock()
 	w.Start()
-	return c, nil
 }
 
 // closeContainer stops a container's storage writer and closes it.
@@ -272,7 +280,13 @@ func (n *Node) ContainerFor(segment string) (*container.Container, error) {
 // records epoch there before replaying its log. Hosting a container already
 // hosted under the same epoch and not fenced does nothing; under another
 // epoch, or fenced, it is an error: Unhost it first.
-func (n *Node) Host(id int, epoch int64) error {
+func (n *Node) Host(id int, epoch int64) error { return n.HostFrom(id, epoch, 0) }
+
+// HostFrom is Host for a container handed over to this node: unless its
+// directory already holds epoch, it is built from the hand-over its
+// previous owner left in tier 2 under fromEpoch (see Release). fromEpoch
+// 0 is Host.
+func (n *Node) HostFrom(id int, epoch, fromEpoch int64) error {
 	if err := n.checkID(id); err != nil {
 		return err
 	}
@@ -301,7 +315,13 @@ func (n *Node) Host(id int, epoch int64) error {
 	n.mu.Unlock()
 	defer n.busyWG.Done()
 
-	c, err := n.openContainer(id, epoch)
+	var c *container.Container
+	var err error
+	if fromEpoch > 0 {
+		c, err = n.importContainer(id, epoch, fromEpoch)
+	} else {
+		c, err = n.openContainer(id, epoch)
+	}
 
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -35,6 +35,13 @@ func TempChunkPath(scope, stream string, segment, firstOffset int64) string {
 	return SegmentDir(scope, stream, segment) + "/" + tmpPrefix + ChunkName(firstOffset)
 }
 
+// HandoverPath is where the owner of a container leaves it for the next
+// owner when it releases it under epoch (a hand-over; package
+// node/container). The leading '_' keeps Hadoop and Hive out.
+func HandoverPath(container int, epoch int64) string {
+	return fmt.Sprintf("_sluice/handover/container-%d/%020d.bin", container, epoch)
+}
+
 // ParseChunkName returns the first offset of a chunk's base name; ok is
 // false for anything else (temporaries included).
 func ParseChunkName(name string) (firstOffset int64, ok bool) {
