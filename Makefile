@@ -53,7 +53,7 @@ $(HARNESS)/target/classpath.txt: $(HARNESS_SRC)
 # to benchmark another disk than TMPDIR's.
 bench:
 	$(GO) test -p 1 -run '^$$' -bench . -benchtime $(BENCHTIME) \
-		./node/diskprobe/ ./node/container/ ./node/server/ ./internal/latency/
+		./node/diskprobe/ ./node/container/ ./node/server/ ./node/tiering/ ./internal/latency/
 
 lint:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi
