@@ -278,8 +278,9 @@ func sizeName(n int64) string {
 // node.Node (4 containers, preallocated logs as `sluice node` runs) with
 // the fs backend and TierPolicy{MaxLag: 2s}; one writer submits 1 KiB
 // events, each its own block, round-robin over 4 segments, on a fixed
-// schedule of 10 MB/s (latency.RunPaced; one op is one event, so
-// -benchtime 200000x is 20 s). Every 10 ms a sampler reads each segment's
+// schedule of 10 MB/s (latency.RunPaced). One op is one second of that
+// load (9765 events), so -benchtime 20x is 20 s, and a run at the default
+// -benchtime stops after one op, as it takes more than a second. Every 10 ms a sampler reads each segment's
 // TierState().Tiered and stamps the events that crossed it since the last
 // sample; each event's lag is that stamp minus the time its append was
 // acknowledged (as the writer's wait returned). The run ends once every
@@ -317,7 +318,8 @@ func BenchmarkTierLag10MBps(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	perSeg := b.N/segments + 1
+	events := b.N * int(time.Second/interval)
+	perSeg := events/segments + 1
 	acked := make([][]time.Time, segments)   // written by the waits only
 	visible := make([][]time.Time, segments) // written by the sampler only
 	for i := range acked {
@@ -372,9 +374,9 @@ func BenchmarkTierLag10MBps(b *testing.B) {
 
 	blk := protocol.AppendEvent(nil, bytes.Repeat([]byte("e"), benchEventSize))
 	var evNo [segments]int64
-	b.SetBytes(benchEventSize)
+	b.SetBytes(int64(time.Second/interval) * benchEventSize)
 	b.ResetTimer()
-	err = latency.RunPaced(b.N, interval, latency.NewRecorder(b.N), func(i int) (func() error, error) {
+	err = latency.RunPaced(events, interval, latency.NewRecorder(events), func(i int) (func() error, error) {
 		s, k := i%segments, i/segments
 		evNo[s]++
 		p, err := cs[s].AppendAsync(container.Append{Segment: names[s], Writer: "w", EventNumber: evNo[s], EventCount: 1,
@@ -398,7 +400,7 @@ func BenchmarkTierLag10MBps(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.StopTimer()
-	lags := make([]time.Duration, 0, b.N)
+	lags := make([]time.Duration, 0, events)
 	for s := range names {
 		for k := 0; k < total[s]; k++ {
 			if visible[s][k].IsZero() {
