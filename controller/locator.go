@@ -25,7 +25,18 @@ const (
 	NodesKey = "cluster/nodes"
 	// AssignmentKey holds the published assignment.Map JSON.
 	AssignmentKey = "cluster/assignment"
+	// DrainKey holds one child per node an operator is emptying
+	// (DrainKey + "/" + id); the leader moves its containers away.
+	DrainKey = "cluster/drain"
+	// HandoverKey holds one child per container whose owner confirmed a
+	// release: HandoverKey + "/" + container, JSON {"epoch": E}.
+	HandoverKey = "cluster/handover"
 )
+
+// Released is the value of a HandoverKey child.
+type Released struct {
+	Epoch int64 `json:"epoch"`
+}
 
 // Location is where a segment is served: the node's address, the segment's
 // container and the epoch of that container's assignment.

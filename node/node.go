@@ -231,6 +231,10 @@ func (n *Node) closeContainer(c *container.Container) error {
 	return c.Close()
 }
 
+// HasTier2 reports whether the node has tier 2 (and so can hand
+// containers over).
+func (n *Node) HasTier2() bool { return n.cfg.Tier2 != nil }
+
 // TierWriter returns the storage writer of container id, nil if the
 // container is not open or the node has no tier 2.
 func (n *Node) TierWriter(id int) *tiering.Writer {

@@ -11,6 +11,12 @@ import (
 type Owner struct {
 	Node  string `json:"node"`
 	Epoch int64  `json:"epoch"`
+	// MoveTo, when set, asks Node to hand the container over to MoveTo:
+	// release it through tier 2 under Epoch and confirm (Input.Released).
+	MoveTo string `json:"moveTo,omitempty"`
+	// From, when set, is the epoch of the hand-over Node builds the
+	// container from (its previous owner released it under From).
+	From int64 `json:"from,omitempty"`
 }
 
 // Map is the assignment of every container, published in the metadata
@@ -80,81 +86,204 @@ func (m Map) Unavailable(live []string) []int {
 	return out
 }
 
-// Plan returns the next map: every unassigned container given to the live
-// node with the fewest containers (dead nodes' containers count for their
-// node, so a returning node is not overloaded), nothing else changed.
-// changed reports whether the map differs from m.
+// Input is what the leader knows besides the published map.
+type Input struct {
+	// Live are the registered nodes.
+	Live []string
+	// Draining are nodes an operator is emptying: they get no container,
+	// and theirs move to other live nodes.
+	Draining []string
+	// Released holds, per container, the epoch under which its owner
+	// confirmed a release (hand-over written to tier 2).
+	Released map[int]int64
+	// MaxMoves bounds the hand-overs in flight at once; 0 starts none
+	// (moves in flight still complete).
+	MaxMoves int
+	// NoHandover are live nodes that cannot take part in a hand-over (no
+	// tier 2): their containers stay, and no move goes to them.
+	NoHandover []string
+}
+
+// Plan returns the next map when nothing moves: unassigned containers go to
+// the least loaded live nodes. See PlanWith.
 func Plan(m Map, live []string) (next Map, changed bool) {
+	return PlanWith(m, Input{Live: live})
+}
+
+// PlanWith returns the next map and whether it differs from m:
+//
+//  1. A container whose owner released it for a move (Released holds its
+//     epoch) goes to MoveTo under the next epoch, built from the hand-over
+//     (From).
+//  2. A move whose target is no longer live, or drains, is pointed at
+//     another target, or cancelled if there is none.
+//  3. Unassigned containers go to the live, not draining node with the
+//     fewest containers (dead nodes' containers count for their node, so
+//     a returning node is not overloaded; ties: the smallest id).
+//  4. While fewer than MaxMoves are in flight, new moves start: first the
+//     containers of draining nodes, then those that balance the live
+//     nodes (Moves). A dead node's containers never move: their logs are
+//     on its disk. Nodes in NoHandover neither give nor take moves.
+func PlanWith(m Map, in Input) (next Map, changed bool) {
 	next = m.Clone()
-	if len(live) == 0 {
-		return next, false
-	}
-	nodes := append([]string(nil), live...)
+	nodes := append([]string(nil), in.Live...)
 	sort.Strings(nodes)
+	isLive, draining, pinned := set(nodes), set(in.Draining), set(in.NoHandover)
+	var targets, moveTargets []string
+	for _, n := range nodes {
+		if !draining[n] {
+			targets = append(targets, n)
+			if !pinned[n] {
+				moveTargets = append(moveTargets, n)
+			}
+		}
+	}
 	load := map[string]int{}
 	for _, o := range next.Containers {
 		if o.Node != "" {
 			load[o.Node]++
 		}
-	}
-	for i, o := range next.Containers {
-		if o.Node != "" {
-			continue
+		if o.MoveTo != "" {
+			load[o.MoveTo]++ // the container is on its way there
 		}
-		best := nodes[0]
-		for _, n := range nodes[1:] {
-			if load[n] < load[best] {
+	}
+	least := func(among []string, except string) string {
+		best := ""
+		for _, n := range among {
+			if n != except && (best == "" || load[n] < load[best]) {
 				best = n
 			}
 		}
+		return best
+	}
+	inFlight := 0
+	for i, o := range next.Containers {
+		if o.MoveTo == "" {
+			continue
+		}
+		if e, ok := in.Released[i]; ok && e == o.Epoch {
+			load[o.Node]--
+			next.Containers[i] = Owner{Node: o.MoveTo, Epoch: o.Epoch + 1, From: o.Epoch}
+			changed = true
+			continue
+		}
+		if !isLive[o.MoveTo] || draining[o.MoveTo] {
+			load[o.MoveTo]--
+			o.MoveTo = least(moveTargets, o.Node)
+			if o.MoveTo != "" {
+				load[o.MoveTo]++
+			}
+			next.Containers[i] = o
+			changed = true
+		}
+		if o.MoveTo != "" {
+			inFlight++
+		}
+	}
+	for i, o := range next.Containers {
+		if o.Node != "" || len(targets) == 0 {
+			continue
+		}
+		best := least(targets, "")
 		next.Containers[i] = Owner{Node: best, Epoch: o.Epoch + 1}
 		load[best]++
 		changed = true
 	}
+	if inFlight < in.MaxMoves {
+		var movable []string
+		for _, n := range nodes {
+			if !pinned[n] {
+				movable = append(movable, n)
+			}
+		}
+		for _, mv := range Moves(next, movable, in.Draining) {
+			if inFlight >= in.MaxMoves {
+				break
+			}
+			o := next.Containers[mv.Container]
+			if o.MoveTo != "" {
+				continue
+			}
+			o.MoveTo = mv.To
+			next.Containers[mv.Container] = o
+			inFlight++
+			changed = true
+		}
+	}
 	return next, changed
 }
 
-// Balance returns the moves that would leave every live node with the same
-// number of containers, give or take one, moving as few as possible and
-// moving dead nodes' containers first. Plan does not apply them: a move
-// needs a hand-over through tier 2.
-func Balance(m Map, live []string) []Move {
-	if len(live) == 0 {
-		return nil
-	}
-	nodes := append([]string(nil), live...)
-	sort.Strings(nodes)
-	isLive := set(nodes)
-	owned := map[string][]int{}
-	var orphans []int // containers of dead nodes (or unassigned)
+// Moving returns the containers with a move in flight, sorted.
+func (m Map) Moving() []int {
+	var out []int
 	for i, o := range m.Containers {
-		if o.Node != "" && isLive[o.Node] {
-			owned[o.Node] = append(owned[o.Node], i)
-		} else {
-			orphans = append(orphans, i)
+		if o.MoveTo != "" {
+			out = append(out, i)
 		}
 	}
-	n := len(m.Containers)
-	// Targets: n/len each, the first n%len nodes one more.
+	return out
+}
+
+// Moves returns the moves that would empty the draining nodes and leave
+// every live, not draining node with the same number of containers, give
+// or take one, moving as few as possible: containers of draining nodes
+// first, by container number. Only live owners' containers move, and a
+// container already moving counts for its target.
+func Moves(m Map, live, drainingNodes []string) []Move {
+	isLive, draining := set(live), set(drainingNodes)
+	var targets []string
+	for _, n := range live {
+		if !draining[n] {
+			targets = append(targets, n)
+		}
+	}
+	sort.Strings(targets)
+	if len(targets) == 0 {
+		return nil
+	}
+	owned := map[string][]int{}
+	var pool []int // must move: on draining live nodes
+	total := 0
+	for i, o := range m.Containers {
+		holder := o.Node
+		if o.MoveTo != "" {
+			holder = o.MoveTo
+		}
+		switch {
+		case holder == "" || !isLive[o.Node]:
+			// unassigned, or with a dead node: not ours to move
+		case draining[holder]:
+			total++
+			if o.MoveTo == "" {
+				pool = append(pool, i)
+			}
+		default:
+			total++
+			owned[holder] = append(owned[holder], i)
+		}
+	}
 	target := map[string]int{}
-	for k, node := range nodes {
-		target[node] = n / len(nodes)
-		if k < n%len(nodes) {
+	for k, node := range targets {
+		target[node] = total / len(targets)
+		if k < total%len(targets) {
 			target[node]++
 		}
 	}
-	// Take from nodes above their target, then hand out orphans and those.
-	pool := orphans
-	for _, node := range nodes {
+	var extra []int
+	for _, node := range targets {
 		for len(owned[node]) > target[node] {
 			last := owned[node][len(owned[node])-1]
 			owned[node] = owned[node][:len(owned[node])-1]
-			pool = append(pool, last)
+			if m.Containers[last].MoveTo == "" {
+				extra = append(extra, last)
+			}
 		}
 	}
 	sort.Ints(pool)
+	sort.Ints(extra)
+	pool = append(pool, extra...)
 	var moves []Move
-	for _, node := range nodes {
+	for _, node := range targets {
 		for len(owned[node]) < target[node] && len(pool) > 0 {
 			c := pool[0]
 			pool = pool[1:]

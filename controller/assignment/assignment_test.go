@@ -48,9 +48,8 @@ func TestDeadNodeKeepsItsContainers(t *testing.T) {
 	if next, changed := Plan(m, []string{"b", "c"}); changed || len(next.Of("c")) != 0 {
 		t.Fatalf("a new node took containers without a hand-over: %s", owners(next))
 	}
-	// ...but Balance says what a hand-over would move: a's (dead) first.
-	moves := Balance(m, []string{"b", "c"})
-	if len(moves) != 2 || moves[0].From != "a" || moves[1].From != "a" {
+	// ...and no move takes a dead node's containers, whose logs are on its disk.
+	if moves := Moves(m, []string{"b", "c"}, nil); len(moves) != 1 || moves[0].From != "b" || moves[0].To != "c" {
 		t.Fatalf("moves %+v", moves)
 	}
 }
@@ -70,10 +69,80 @@ func TestUnassignedEpochsKeepGrowing(t *testing.T) {
 	}
 }
 
-func TestBalanceOfABalancedMapIsEmpty(t *testing.T) {
+func TestMovesOfABalancedMapIsEmpty(t *testing.T) {
 	m, _ := Plan(New(7), []string{"a", "b", "c"})
-	if moves := Balance(m, []string{"a", "b", "c"}); len(moves) != 0 {
+	if moves := Moves(m, []string{"a", "b", "c"}, nil); len(moves) != 0 {
 		t.Fatalf("moves %+v", moves)
+	}
+}
+
+// TestHandOverSequence walks a node joining, the moves onto it one at a
+// time, their completion, and then the draining of a node.
+func TestHandOverSequence(t *testing.T) {
+	m, _ := Plan(New(6), []string{"a", "b"})
+	in := Input{Live: []string{"a", "b", "c"}, MaxMoves: 1, Released: map[int]int64{}}
+	step := func(what string) {
+		t.Helper()
+		var changed bool
+		m, changed = PlanWith(m, in)
+		if !changed {
+			t.Fatalf("%s: nothing changed: %s", what, owners(m))
+		}
+	}
+	step("c joins")
+	if mv := m.Moving(); len(mv) != 1 || m.Containers[mv[0]].MoveTo != "c" {
+		t.Fatalf("one move onto c expected: %+v", m.Containers)
+	}
+	c0 := m.Moving()[0]
+	// Nothing more while it is in flight.
+	if again, changed := PlanWith(m, in); changed {
+		t.Fatalf("a second move started with MaxMoves 1: %+v", again.Containers)
+	}
+	// The owner confirms: c owns it under the next epoch, built from the hand-over.
+	old := m.Containers[c0]
+	in.Released[c0] = old.Epoch
+	step("released")
+	if got := m.Containers[c0]; got.Node != "c" || got.Epoch != old.Epoch+1 || got.From != old.Epoch || got.MoveTo != "" {
+		t.Fatalf("after the release: %+v (was %+v)", got, old)
+	}
+	for len(m.Moving()) > 0 || len(Moves(m, in.Live, nil)) > 0 {
+		if mv := m.Moving(); len(mv) > 0 {
+			in.Released[mv[0]] = m.Containers[mv[0]].Epoch
+		}
+		step("balancing")
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		if len(m.Of(n)) != 2 {
+			t.Fatalf("not balanced: %s", owners(m))
+		}
+	}
+	// Drain b: its containers move to a and c, b gets nothing new.
+	in.Draining = []string{"b"}
+	for len(m.Of("b")) > 0 {
+		if mv := m.Moving(); len(mv) > 0 {
+			if to := m.Containers[mv[0]].MoveTo; to == "b" {
+				t.Fatalf("a move onto a draining node: %+v", m.Containers[mv[0]])
+			}
+			in.Released[mv[0]] = m.Containers[mv[0]].Epoch
+		}
+		step("draining")
+	}
+	if len(m.Of("a")) != 3 || len(m.Of("c")) != 3 {
+		t.Fatalf("after draining b: %s", owners(m))
+	}
+	// A move whose target dies is pointed elsewhere.
+	in = Input{Live: []string{"a", "c", "d"}, MaxMoves: 1, Released: map[int]int64{}}
+	step("d joins")
+	mv := m.Moving()[0]
+	in.Live = []string{"a", "c", "e"}
+	step("d dies mid-move")
+	if to := m.Containers[mv].MoveTo; to != "e" {
+		t.Fatalf("the move now goes to %q, want e", to)
+	}
+	// A dead owner's move waits for it (its log is on its disk).
+	in.Live = []string{"e"}
+	if next, _ := PlanWith(m, in); next.Containers[mv].Node != m.Containers[mv].Node {
+		t.Fatal("a dead owner's container moved")
 	}
 }
 
@@ -85,5 +154,21 @@ func TestParseRejectsWrongSize(t *testing.T) {
 	got, err := Parse(m.Encode(), 3)
 	if err != nil || !reflect.DeepEqual(got, m) {
 		t.Fatalf("round trip: %v %v", got, err)
+	}
+}
+
+func TestNoHandoverNodesAreLeftAlone(t *testing.T) {
+	m, _ := Plan(New(4), []string{"a"})
+	in := Input{Live: []string{"a", "b"}, MaxMoves: 2, NoHandover: []string{"a"}}
+	if next, changed := PlanWith(m, in); changed {
+		t.Fatalf("moves from a node without tier 2: %s", owners(next))
+	}
+	in.NoHandover = []string{"b"}
+	if next, changed := PlanWith(m, in); changed {
+		t.Fatalf("moves to a node without tier 2: %s", owners(next))
+	}
+	// Unassigned containers still go to it.
+	if next, _ := PlanWith(New(2), in); len(next.Of("b")) != 1 {
+		t.Fatalf("a node without tier 2 got no new container: %s", owners(next))
 	}
 }

@@ -64,7 +64,7 @@ func TestDecide(t *testing.T) {
 			live: []string{"a"}, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, changed, err := Decide(tc.published, tc.exists, tc.live, 4)
+			got, changed, err := Decide(tc.published, tc.exists, assignment.Input{Live: tc.live}, 4)
 			if tc.wantErr {
 				if err == nil || changed {
 					t.Fatalf("Decide = %v, %v, %v; want an error and no change", got, changed, err)
@@ -78,5 +78,16 @@ func TestDecide(t *testing.T) {
 				t.Fatalf("Decide = %+v, changed %v; want %+v, changed %v", got, changed, tc.want, tc.changed)
 			}
 		})
+	}
+}
+
+func TestReleased(t *testing.T) {
+	got := Released([]cluster.KV{
+		{Key: "cluster/handover/3", Value: []byte(`{"epoch":7}`)},
+		{Key: "cluster/handover/x", Value: []byte(`{"epoch":1}`)},
+		{Key: "cluster/handover/4", Value: []byte(`garbage`)},
+	})
+	if !reflect.DeepEqual(got, map[int]int64{3: 7}) {
+		t.Fatalf("Released = %v", got)
 	}
 }

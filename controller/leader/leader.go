@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
 	"github.com/sluice-streams/sluice/controller"
+	"github.com/sluice-streams/sluice/controller/assignment"
 )
 
 // Keys in the metadata store (see the package documentation).
@@ -37,6 +38,7 @@ type Registration struct {
 // Defaults of Config.
 const (
 	DefaultReconcileInterval = time.Second
+	DefaultMaxMoves          = 1
 	DefaultResumeInterval    = 5 * time.Second
 )
 
@@ -79,6 +81,9 @@ type Config struct {
 	// (DefaultResumeInterval if 0) pace the leader's loops.
 	ReconcileInterval time.Duration
 	ResumeInterval    time.Duration
+	// MaxMoves bounds the container hand-overs in flight at once
+	// (DefaultMaxMoves if 0; none start if negative).
+	MaxMoves int
 	// Logger; discarded if nil.
 	Logger logrus.FieldLogger
 }
@@ -109,6 +114,9 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 	}
 	if err := cluster.CheckKey(ControllerKey(cfg.ID)); err != nil {
 		return nil, fmt.Errorf("leader: controller id %q: %w", cfg.ID, err)
+	}
+	if cfg.MaxMoves == 0 {
+		cfg.MaxMoves = DefaultMaxMoves
 	}
 	if cfg.ReconcileInterval <= 0 {
 		cfg.ReconcileInterval = DefaultReconcileInterval
@@ -351,12 +359,22 @@ func (m *Member) reconcileOnce(ctx context.Context, st cluster.Store) error {
 		return fmt.Errorf("list %s: %w", controller.NodesKey, err)
 	}
 	live := LiveNodes(children)
+	drain, err := st.List(ctx, controller.DrainKey)
+	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
+		return fmt.Errorf("list %s: %w", controller.DrainKey, err)
+	}
+	acks, err := st.List(ctx, controller.HandoverKey)
+	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
+		return fmt.Errorf("list %s: %w", controller.HandoverKey, err)
+	}
 	kv, err := st.Get(ctx, controller.AssignmentKey)
 	exists := err == nil
 	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
 		return fmt.Errorf("read %s: %w", controller.AssignmentKey, err)
 	}
-	next, changed, err := Decide(kv.Value, exists, live, m.cfg.Containers)
+	in := assignment.Input{Live: live, Draining: LiveNodes(drain), Released: Released(acks), MaxMoves: m.cfg.MaxMoves,
+		NoHandover: NoHandover(children)}
+	next, changed, err := Decide(kv.Value, exists, in, m.cfg.Containers)
 	if err != nil || !changed {
 		return err
 	}
@@ -372,7 +390,7 @@ func (m *Member) reconcileOnce(ctx context.Context, st cluster.Store) error {
 	for _, n := range live {
 		byNode[n] = next.Of(n)
 	}
-	m.log.WithFields(logrus.Fields{"live": live, "containers": byNode}).Info("leader: published the container assignment")
+	m.log.WithFields(logrus.Fields{"live": live, "containers": byNode, "moving": next.Moving()}).Info("leader: published the container assignment")
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
+	"strconv"
 	"sync"
 	"time"
 
@@ -22,7 +24,16 @@ const (
 	NodesKey = "cluster/nodes"
 	// AssignmentKey holds the assignment.Map JSON the leader publishes.
 	AssignmentKey = "cluster/assignment"
+	// HandoverKey holds one child per container whose owner confirmed a
+	// release: HandoverKey + "/" + container, JSON Released.
+	HandoverKey = "cluster/handover"
 )
+
+// Released is the value of a HandoverKey child: the epoch the container
+// was released under.
+type Released struct {
+	Epoch int64 `json:"epoch"`
+}
 
 // NodeKey is the key of node id's registration.
 func NodeKey(id string) string { return NodesKey + "/" + id }
@@ -32,6 +43,9 @@ type Registration struct {
 	ID      string    `json:"id"`
 	Addr    string    `json:"addr"`
 	Started time.Time `json:"started"`
+	// Tier2: the node has tier 2, so containers can be handed over to
+	// and from it.
+	Tier2 bool `json:"tier2,omitempty"`
 }
 
 // Config configures a Member.
@@ -162,7 +176,7 @@ type applied struct {
 // reconciles once. It returns the watch (which lasts as long as watchCtx)
 // and what was applied.
 func (m *Member) join(ctx, watchCtx context.Context, st *zkstore.Store) (<-chan cluster.Event, applied, error) {
-	reg, err := json.Marshal(Registration{ID: m.cfg.ID, Addr: m.cfg.Addr, Started: m.started})
+	reg, err := json.Marshal(Registration{ID: m.cfg.ID, Addr: m.cfg.Addr, Started: m.started, Tier2: m.cfg.Node.HasTier2()})
 	if err != nil {
 		return nil, applied{}, err
 	}
@@ -321,7 +335,12 @@ func (m *Member) apply(value []byte, missing bool) bool {
 			am = parsed
 		}
 	}
-	actions := Reconcile(m.cfg.ID, n.Hosted(), am)
+	released, err := m.released()
+	if err != nil {
+		m.l.WithError(err).Error("membership: cannot read the confirmed hand-overs; retrying")
+		return false
+	}
+	actions := Reconcile(m.cfg.ID, n.Hosted(), am, released)
 	ok := true
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -341,7 +360,7 @@ func (m *Member) apply(value []byte, missing bool) bool {
 			wg.Add(1)
 			go func(a Action) {
 				defer wg.Done()
-				if err := n.Host(a.Container, a.Epoch); err != nil {
+				if err := n.HostFrom(a.Container, a.Epoch, a.From); err != nil {
 					m.l.WithError(err).WithField("container", a.Container).Error("membership: cannot host an assigned container")
 					mu.Lock()
 					ok = false
@@ -352,10 +371,99 @@ func (m *Member) apply(value []byte, missing bool) bool {
 		}
 	}
 	wg.Wait()
+	for _, a := range actions {
+		if a.Op != Release {
+			continue
+		}
+		wg.Add(1)
+		go func(a Action) {
+			defer wg.Done()
+			if err := m.release(a); err != nil {
+				m.l.WithError(err).WithField("container", a.Container).Error("membership: hand-over failed; retrying")
+				mu.Lock()
+				ok = false
+				failed[a.Container] = err
+				mu.Unlock()
+			}
+		}(a)
+	}
+	wg.Wait()
 	m.mu.Lock()
 	m.failed = failed
 	m.mu.Unlock()
 	return ok
+}
+
+// releaseTimeout bounds one hand-over (tiering everything, writing the
+// state to tier 2) and the store calls around it.
+const releaseTimeout = 5 * time.Minute
+
+// release hands a container over (hosting it first, after a restart) and
+// confirms it under HandoverKey for the leader.
+func (m *Member) release(a Action) error {
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	n := m.cfg.Node
+	hosted := false
+	for _, h := range n.Hosted() {
+		hosted = hosted || (h.ID == a.Container && h.Epoch == a.Epoch && !h.Fenced)
+	}
+	if !hosted {
+		if err := n.HostFrom(a.Container, a.Epoch, a.From); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	if err := n.Release(ctx, a.Container); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	st := m.store
+	m.mu.Unlock()
+	key := HandoverKey + "/" + strconv.Itoa(a.Container)
+	val, _ := json.Marshal(Released{Epoch: a.Epoch})
+	for {
+		kv, err := st.Get(ctx, key)
+		switch {
+		case errors.Is(err, cluster.ErrNotFound):
+			_, err = st.Create(ctx, key, val)
+		case err == nil:
+			_, err = st.CompareAndSet(ctx, key, val, kv.Version)
+		}
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, cluster.ErrExists) && !errors.Is(err, cluster.ErrVersionMismatch) {
+			return fmt.Errorf("membership: confirm the hand-over of container %d: %w", a.Container, err)
+		}
+	}
+	m.l.WithFields(logrus.Fields{"container": a.Container, "epoch": a.Epoch, "took": time.Since(start)}).Info("membership: container released for its next owner")
+	return nil
+}
+
+// released reads the confirmed hand-overs (HandoverKey).
+func (m *Member) released() (map[int]int64, error) {
+	m.mu.Lock()
+	st := m.store
+	m.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	children, err := st.List(ctx, HandoverKey)
+	if errors.Is(err, cluster.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]int64{}
+	for _, kv := range children {
+		id, err := strconv.Atoi(path.Base(kv.Key))
+		var r Released
+		if err == nil && json.Unmarshal(kv.Value, &r) == nil {
+			out[id] = r.Epoch
+		}
+	}
+	return out, nil
 }
 
 // sleep waits d or until ctx ends; false if ctx ended.

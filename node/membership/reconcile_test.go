@@ -50,13 +50,46 @@ func TestReconcile(t *testing.T) {
 			[]Action{fence(1), fence(3), unhost(1), unhost(2), unhost(3), host(0, 2), host(3, 2)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Reconcile("a", tc.hosted, tc.m)
+			got := Reconcile("a", tc.hosted, tc.m, nil)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("Reconcile =\n  %v\nwant\n  %v", got, tc.want)
 			}
 		})
 	}
-	if got := Reconcile("", []node.Hosting{h(0, 1, false)}, own("", 1)); !reflect.DeepEqual(got, []Action{fence(0), unhost(0)}) {
+	if got := Reconcile("", []node.Hosting{h(0, 1, false)}, own("", 1), nil); !reflect.DeepEqual(got, []Action{fence(0), unhost(0)}) {
 		t.Fatalf("empty self: %v", got)
+	}
+}
+
+func TestReconcileHandOver(t *testing.T) {
+	moving := func(node string, epoch int64, to string) assignment.Map {
+		return assignment.Map{Containers: []assignment.Owner{{Node: node, Epoch: epoch, MoveTo: to}}}
+	}
+	h := func(epoch int64, fenced bool) []node.Hosting { return []node.Hosting{{ID: 0, Epoch: epoch, Fenced: fenced}} }
+	release := Action{Op: Release, Container: 0, Epoch: 3}
+	for _, tc := range []struct {
+		name     string
+		hosted   []node.Hosting
+		m        assignment.Map
+		released map[int]int64
+		want     []Action
+	}{
+		{"hosted: release", h(3, false), moving("a", 3, "b"), nil, []Action{release}},
+		{"not hosted (a restart): release hosts first", nil, moving("a", 3, "b"), nil, []Action{release}},
+		{"fenced: reopen and release", h(3, true), moving("a", 3, "b"), nil, []Action{{Op: Unhost, Container: 0}, release}},
+		{"released already: nothing", nil, moving("a", 3, "b"), map[int]int64{0: 3}, nil},
+		{"released already but hosted: close it", h(3, false), moving("a", 3, "b"), map[int]int64{0: 3},
+			[]Action{{Op: Fence, Container: 0}, {Op: Unhost, Container: 0}}},
+		{"an older release does not count", h(3, false), moving("a", 3, "b"), map[int]int64{0: 2}, []Action{release}},
+		{"the target waits", nil, moving("b", 3, "a"), nil, nil},
+		{"the target builds from the hand-over", nil,
+			assignment.Map{Containers: []assignment.Owner{{Node: "a", Epoch: 4, From: 3}}}, map[int]int64{0: 3},
+			[]Action{{Op: Host, Container: 0, Epoch: 4, From: 3}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Reconcile("a", tc.hosted, tc.m, tc.released); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Reconcile =\n  %v\nwant\n  %v", got, tc.want)
+			}
+		})
 	}
 }
