@@ -65,7 +65,9 @@ func TestReconcileHandOver(t *testing.T) {
 	moving := func(node string, epoch int64, to string) assignment.Map {
 		return assignment.Map{Containers: []assignment.Owner{{Node: node, Epoch: epoch, MoveTo: to}}}
 	}
-	h := func(epoch int64, fenced bool) []node.Hosting { return []node.Hosting{{ID: 0, Epoch: epoch, Fenced: fenced}} }
+	h := func(epoch int64, fenced bool) []node.Hosting {
+		return []node.Hosting{{ID: 0, Epoch: epoch, Fenced: fenced}}
+	}
 	release := Action{Op: Release, Container: 0, Epoch: 3}
 	for _, tc := range []struct {
 		name     string
