@@ -72,6 +72,7 @@ func newApp(g *globalOptions, stdout, stderr io.Writer) *cli.App {
 			readCommand(g),
 			readerGroupCommand(g),
 			hiveCommand(g),
+			executorCommand(g),
 			versionCommand(g),
 		},
 	}

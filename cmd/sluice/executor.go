@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
+	"github.com/urfave/cli/v2"
+
+	"github.com/sluice-streams/sluice/executor"
+)
+
+// executorOptions are the flags of `sluice executor`.
+type executorOptions struct {
+	Role           string        // --role node|controller
+	HealthAddr     string        // --health-addr; empty: the address the role prints
+	HealthInterval time.Duration // --health-interval
+	HealthFailures int           // --health-failures
+	StartupTimeout time.Duration // --startup-timeout
+	KillGrace      time.Duration // --kill-grace
+}
+
+func executorCommand(g *globalOptions) *cli.Command {
+	o := &executorOptions{}
+	return &cli.Command{
+		Name:      "executor",
+		Usage:     "run a controller or node task as a Mesos executor (started by the agent, configured by MESOS_* variables)",
+		ArgsUsage: "-- ROLE-ARGS...",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "role", Usage: "the `ROLE` to run: node or controller", Required: true, Destination: &o.Role},
+			&cli.StringFlag{Name: "health-addr", Usage: "probe `HOST:PORT` (default: the address the role prints when it listens)", Destination: &o.HealthAddr},
+			&cli.DurationFlag{Name: "health-interval", Usage: "`TIME` between health checks", Value: 5 * time.Second, Destination: &o.HealthInterval},
+			&cli.IntFlag{Name: "health-failures", Usage: "fail the task after `N` failed health checks in a row", Value: 3, Destination: &o.HealthFailures},
+			&cli.DurationFlag{Name: "startup-timeout", Usage: "`TIME` the role has to become healthy after it starts", Value: 10 * time.Minute, Destination: &o.StartupTimeout},
+			&cli.DurationFlag{Name: "kill-grace", Usage: "`TIME` between SIGTERM and SIGKILL when the task's kill policy sets none", Value: 30 * time.Second, Destination: &o.KillGrace},
+		},
+		Action: func(c *cli.Context) error { return runExecutor(c, g, o) },
+	}
+}
+
+// runExecutor reads the agent's MESOS_* environment and runs the task
+// until it is over (package executor). SIGTERM or SIGINT stops the task
+// as a SHUTDOWN from the agent would.
+func runExecutor(c *cli.Context, g *globalOptions, o *executorOptions) error {
+	args := c.Args().Slice()
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return fmt.Errorf("executor: no role arguments after --")
+	}
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return fmt.Errorf("executor: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return executor.Run(ctx, cfg, executor.Options{
+		Role:           executor.Role(o.Role),
+		Args:           args,
+		HealthAddr:     o.HealthAddr,
+		HealthInterval: o.HealthInterval,
+		Core: executor.CoreConfig{
+			MaxHealthFailures: o.HealthFailures,
+			StartupTimeout:    o.StartupTimeout,
+			KillGrace:         o.KillGrace,
+		},
+		Stdout: c.App.Writer,
+		Logger: newLogger(g, c.App.ErrWriter),
+	})
+}
