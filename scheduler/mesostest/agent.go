@@ -87,6 +87,7 @@ type task struct {
 	sentAt        time.Time
 	released      bool
 	killRequested bool
+	seen          map[string]bool // uuids of the executor's updates taken
 }
 
 func (t *task) newStatus(state mesos.TaskState, source mesos.TaskStatus_Source, reason *mesos.TaskStatus_Reason, msg string) mesos.TaskStatus {
@@ -474,7 +475,7 @@ func (m *Master) launchLocked(fw *framework, a *agent, pool *mesos.Resources, ti
 			return err
 		}
 	}
-	t := &task{info: ti, agentID: a.id, executor: er, state: mesos.TASK_STAGING, resources: mesos.Resources(ti.Resources).Clone()}
+	t := &task{info: ti, agentID: a.id, executor: er, state: mesos.TASK_STAGING, resources: mesos.Resources(ti.Resources).Clone(), seen: map[string]bool{}}
 	t.status = mesos.TaskStatus{TaskID: ti.TaskID, State: &t.state, AgentID: &mesos.AgentID{Value: a.id}, ExecutorID: &mesos.ExecutorID{Value: er.id}}
 	a.used.Add(t.resources...)
 	m.mu.tasks[ti.TaskID.Value] = t
@@ -712,6 +713,26 @@ func (m *Master) shutdownExecutorLocked(er *executorRun) {
 	}
 	er.stream.send(execEvent(&executor.Event{Type: executor.Event_SHUTDOWN}))
 	er.graceTimer = time.AfterFunc(m.opts.ShutdownGracePeriod, func() { er.terminate(true) })
+}
+
+// DisconnectExecutors closes the event streams of an agent's executors
+// as an agent restart does (with checkpointing): their processes and
+// tasks stay, and each executor may SUBSCRIBE again.
+func (m *Master) DisconnectExecutors(agentID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.mu.agents[agentID]
+	if a == nil {
+		return fmt.Errorf("%w: %s", ErrNoAgent, agentID)
+	}
+	for _, er := range a.executorsSorted() {
+		if er.stream != nil {
+			er.stream.close()
+			er.stream = nil
+		}
+	}
+	m.changedLocked()
+	return nil
 }
 
 // FailTask kills the process that runs a task (its executor, or the

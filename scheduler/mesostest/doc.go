@@ -113,6 +113,9 @@
 // KillAgent (processes killed, offers rescinded, tasks TASK_LOST — or
 // TASK_UNREACHABLE when PARTITION_AWARE — and a FAILURE event),
 // RestartAgent (back with reservations and volumes, without tasks),
+// DisconnectExecutors (an agent restart with checkpointing: executor
+// streams closed, processes kept; a re-SUBSCRIBE's unacknowledged
+// updates are taken, once per uuid, as Mesos does),
 // FailTask (SIGKILL to a task's process: TASK_FAILED from the agent),
 // RescindOffer, DisconnectScheduler, and agents too small for a task.
 // Tasks, CompletedTasks, Agent (reservations with labels, volumes and

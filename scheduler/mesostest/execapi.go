@@ -87,6 +87,24 @@ func (m *Master) executorHandler(a *agent) http.Handler {
 				s.send(execLaunch(ti))
 			}
 			er.queued = nil
+			// As a Mesos agent does, take the updates the executor sent
+			// while disconnected (those it never saw, by uuid).
+			if sub := call.Subscribe; sub != nil {
+				for _, u := range sub.UnacknowledgedUpdates {
+					st := u.Status
+					t := m.mu.tasks[st.TaskID.Value]
+					if t == nil || t.executor != er || len(st.UUID) == 0 || t.seen[string(st.UUID)] {
+						continue
+					}
+					st.AgentID = &mesos.AgentID{Value: a.id}
+					st.ExecutorID = &mesos.ExecutorID{Value: er.id}
+					if !isTerminal(t.state) {
+						t.seen[string(st.UUID)] = true
+						m.agentUpdateLocked(t, st)
+					}
+					s.send(&executor.Event{Type: executor.Event_ACKNOWLEDGED, Acknowledged: &executor.Event_Acknowledged{TaskID: st.TaskID, UUID: st.UUID}})
+				}
+			}
 			m.changedLocked()
 			m.mu.Unlock()
 			s.serve(w, r, out, func() {
@@ -128,7 +146,8 @@ func (m *Master) executorHandler(a *agent) http.Handler {
 				src := mesos.SOURCE_EXECUTOR
 				st.Source = &src
 			}
-			if !isTerminal(t.state) {
+			if !isTerminal(t.state) && !t.seen[string(st.UUID)] {
+				t.seen[string(st.UUID)] = true
 				m.agentUpdateLocked(t, st)
 			}
 			er.stream.send(&executor.Event{Type: executor.Event_ACKNOWLEDGED, Acknowledged: &executor.Event_Acknowledged{TaskID: st.TaskID, UUID: st.UUID}})
