@@ -342,6 +342,20 @@ func (c *Client) NodeTiers(ctx context.Context) (api.NodeTierList, error) {
 	return l, err
 }
 
+// Nodes lists the cluster's nodes: live, draining, their containers.
+func (c *Client) Nodes(ctx context.Context) ([]api.NodeStatus, error) {
+	var l api.NodeList
+	err := c.do(ctx, http.MethodGet, "/v1/nodes", nil, &l)
+	return l.Nodes, err
+}
+
+// SetDrain asks the leader controller to move every container away from
+// node id (drain true) or stops asking. The node is drained once Nodes
+// shows it with no container.
+func (c *Client) SetDrain(ctx context.Context, id string, drain bool) error {
+	return c.do(ctx, http.MethodPut, "/v1/nodes/"+url.PathEscape(id)+"/drain", api.DrainRequest{Drain: drain}, nil)
+}
+
 // CreateTxn opens a transaction leased for lease (0: the controller's
 // default), rounded down to milliseconds.
 func (c *Client) CreateTxn(ctx context.Context, scope, stream string, lease time.Duration) (api.TxnInfo, error) {

@@ -470,6 +470,35 @@ func (h *handler) nodeTiers(r *http.Request) (int, any, error) {
 	return http.StatusOK, l, nil
 }
 
+// nodes serves the cluster's nodes; a standalone controller, whose store
+// knows no nodes, lists its one node.
+func (h *handler) nodes(r *http.Request) (int, any, error) {
+	l, err := h.svc.Nodes(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	if sn, ok := h.loc.(controller.StaticNode); ok && len(l.Nodes) == 0 {
+		all := make([]int, sn.Containers)
+		for i := range all {
+			all[i] = i
+		}
+		l.Nodes = append(l.Nodes, api.NodeStatus{ID: "standalone", Addr: sn.Addr, Live: true, Containers: all, Moving: []int{}})
+	}
+	return http.StatusOK, l, nil
+}
+
+// drain starts or stops draining a node.
+func (h *handler) drain(r *http.Request) (int, any, error) {
+	var req api.DrainRequest
+	if err := decode(r, &req, false); err != nil {
+		return 0, nil, err
+	}
+	if err := h.svc.SetDrain(r.Context(), r.PathValue("id"), req.Drain); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
+}
+
 // Transactions.
 
 func decodeLease(r *http.Request) (time.Duration, error) {

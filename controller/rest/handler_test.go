@@ -134,6 +134,16 @@ func TestEveryRoute(t *testing.T) {
 	nodes, err := c.NodeTiers(ctx)
 	must(t, err)
 	equal(t, "node tiers", nodes, api.NodeTierList{Nodes: []api.NodeTier{{Node: "standalone", Addr: nodeAddr, Containers: []api.ContainerTier{}}}})
+	// Nodes: the standalone node; draining is recorded (for a cluster's leader).
+	nl, err := c.Nodes(ctx)
+	must(t, err)
+	equal(t, "nodes", nl, []api.NodeStatus{{ID: "standalone", Addr: nodeAddr, Live: true, Containers: []int{0, 1, 2, 3}, Moving: []int{}}})
+	must(t, c.SetDrain(ctx, "node-7", true))
+	nl, err = c.Nodes(ctx)
+	must(t, err)
+	equal(t, "nodes while draining", nl, []api.NodeStatus{{ID: "node-7", Draining: true, Containers: []int{}, Moving: []int{}}})
+	must(t, c.SetDrain(ctx, "node-7", false))
+	wantErr(t, c.SetDrain(ctx, "a/b", true), ctlclient.ErrInvalid, "node id")
 	_, err = c.StreamTier(ctx, "sales", "nothing")
 	wantErr(t, err, ctlclient.ErrNotFound, "stream sales/nothing: not found")
 	cfg.RetentionPolicy = &api.RetentionPolicy{Type: api.RetentionLimitedDays, Value: 7}
@@ -276,7 +286,7 @@ func TestEveryRoute(t *testing.T) {
 		}
 		want := http.StatusOK
 		switch {
-		case rt.Method == "DELETE" || strings.HasSuffix(rt.Pattern, "/truncate") || strings.HasSuffix(rt.Pattern, "/commit"):
+		case rt.Method == "DELETE" || strings.HasSuffix(rt.Pattern, "/truncate") || strings.HasSuffix(rt.Pattern, "/commit") || strings.HasSuffix(rt.Pattern, "/drain"):
 			want = http.StatusNoContent
 		case rt.Method == "POST" && (rt.Pattern == "/v1/scopes" || strings.HasSuffix(rt.Pattern, "/streams") || strings.HasSuffix(rt.Pattern, "/transactions") || strings.HasSuffix(rt.Pattern, "/readergroups")):
 			want = http.StatusCreated

@@ -422,20 +422,8 @@ func (m *Member) release(a Action) error {
 	m.mu.Unlock()
 	key := HandoverKey + "/" + strconv.Itoa(a.Container)
 	val, _ := json.Marshal(Released{Epoch: a.Epoch})
-	for {
-		kv, err := st.Get(ctx, key)
-		switch {
-		case errors.Is(err, cluster.ErrNotFound):
-			_, err = st.Create(ctx, key, val)
-		case err == nil:
-			_, err = st.CompareAndSet(ctx, key, val, kv.Version)
-		}
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, cluster.ErrExists) && !errors.Is(err, cluster.ErrVersionMismatch) {
-			return fmt.Errorf("membership: confirm the hand-over of container %d: %w", a.Container, err)
-		}
+	if _, err := st.Put(ctx, key, val); err != nil {
+		return fmt.Errorf("membership: confirm the hand-over of container %d: %w", a.Container, err)
 	}
 	m.l.WithFields(logrus.Fields{"container": a.Container, "epoch": a.Epoch, "took": time.Since(start)}).Info("membership: container released for its next owner")
 	return nil

@@ -54,3 +54,27 @@ type ContainerTier struct {
 	LastError     string `json:"lastError,omitempty"`
 	Stalled       bool   `json:"stalled"`
 }
+
+// NodeList is the cluster's nodes (GET /v1/nodes): those registered now
+// and those the container assignment names.
+type NodeList struct {
+	Nodes []NodeStatus `json:"nodes"`
+}
+
+// NodeStatus is one node: whether it is registered (live), draining,
+// whether it has tier 2 (so its containers can be handed over), the
+// containers the assignment gives it and those moving away from it.
+type NodeStatus struct {
+	ID         string `json:"id"`
+	Addr       string `json:"addr,omitempty"`
+	Live       bool   `json:"live"`
+	Draining   bool   `json:"draining"`
+	Tier2      bool   `json:"tier2"`
+	Containers []int  `json:"containers"`
+	Moving     []int  `json:"moving"`
+}
+
+// DrainRequest is the body of PUT /v1/nodes/{id}/drain.
+type DrainRequest struct {
+	Drain bool `json:"drain"`
+}

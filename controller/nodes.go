@@ -1,0 +1,96 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/controller/assignment"
+	"github.com/sluice-streams/sluice/protocol/api"
+)
+
+// Nodes lists the cluster's nodes from the store: the registered ones
+// (NodesKey), those the published assignment names, and those being
+// drained (DrainKey). A standalone controller's store has none of these.
+func (s *Service) Nodes(ctx context.Context) (api.NodeList, error) {
+	byID := map[string]*api.NodeStatus{}
+	get := func(id string) *api.NodeStatus {
+		n, ok := byID[id]
+		if !ok {
+			n = &api.NodeStatus{ID: id, Containers: []int{}, Moving: []int{}}
+			byID[id] = n
+		}
+		return n
+	}
+	regs, err := s.store.List(ctx, NodesKey)
+	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
+		return api.NodeList{}, fmt.Errorf("controller: list %s: %w", NodesKey, err)
+	}
+	for _, kv := range regs {
+		var reg struct {
+			Addr  string `json:"addr"`
+			Tier2 bool   `json:"tier2"`
+		}
+		json.Unmarshal(kv.Value, &reg)
+		n := get(path.Base(kv.Key))
+		n.Live, n.Addr, n.Tier2 = true, reg.Addr, reg.Tier2
+	}
+	drains, err := s.store.List(ctx, DrainKey)
+	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
+		return api.NodeList{}, fmt.Errorf("controller: list %s: %w", DrainKey, err)
+	}
+	for _, kv := range drains {
+		get(path.Base(kv.Key)).Draining = true
+	}
+	kv, err := s.store.Get(ctx, AssignmentKey)
+	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
+		return api.NodeList{}, fmt.Errorf("controller: read %s: %w", AssignmentKey, err)
+	}
+	if err == nil {
+		var m assignment.Map
+		if err := json.Unmarshal(kv.Value, &m); err != nil {
+			return api.NodeList{}, fmt.Errorf("controller: read %s: %w", AssignmentKey, err)
+		}
+		for i, o := range m.Containers {
+			if o.Node == "" {
+				continue
+			}
+			n := get(o.Node)
+			n.Containers = append(n.Containers, i)
+			if o.MoveTo != "" {
+				n.Moving = append(n.Moving, i)
+			}
+		}
+	}
+	out := api.NodeList{Nodes: []api.NodeStatus{}}
+	for _, n := range byID {
+		out.Nodes = append(out.Nodes, *n)
+	}
+	sort.Slice(out.Nodes, func(i, j int) bool { return out.Nodes[i].ID < out.Nodes[j].ID })
+	return out, nil
+}
+
+// SetDrain asks the leader to move every container away from node id
+// (drain true), or stops asking (false). The node need not be live. A
+// node is drained when it holds no container (Nodes).
+func (s *Service) SetDrain(ctx context.Context, id string, drain bool) error {
+	if id == "" || len(id) > 255 || strings.ContainsAny(id, "/") {
+		return fmt.Errorf("%w: node id %q", ErrInvalid, id)
+	}
+	key := DrainKey + "/" + id
+	if drain {
+		if _, err := s.store.Put(ctx, key, []byte("{}")); err != nil {
+			return fmt.Errorf("controller: drain node %s: %w", id, err)
+		}
+		return nil
+	}
+	if err := s.store.Delete(ctx, key, cluster.AnyVersion); err != nil && !errors.Is(err, cluster.ErrNotFound) {
+		return fmt.Errorf("controller: stop draining node %s: %w", id, err)
+	}
+	return nil
+}
