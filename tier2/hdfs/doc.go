@@ -1,0 +1,35 @@
+// Package hdfs is the tier-2 backend for HDFS, over the native client
+// github.com/colinmarc/hdfs/v2 (NameNode RPC and DataNode data transfer;
+// no JVM). A Storage maps a storage path (see package tier2) onto
+//
+//	<Options.Root>/<scope>/<stream>/segment=<segment number>/<first offset>.seq
+//
+// so MapReduce and Hive read chunks in place.
+//
+// # Durability
+//
+// Create makes missing parent directories (0755) and creates the file
+// with the create flag alone (never overwrite), mode 0444: the NameNode
+// refuses a path that exists or is being written. Writer.Close flushes the
+// last packets, waits for the DataNodes' acknowledgements, and completes
+// the file on the NameNode, retrying while the NameNode answers that the
+// last block is not yet reported by enough DataNodes (Hadoop's Java client
+// does the same); only then is the file whole and its length final.
+// Rename is the NameNode's rename with overwrite, atomic, and logged to
+// the NameNode's edit log before it answers.
+//
+// A Reader fetches the file's block locations when it is opened, so a
+// rename or removal afterwards never makes it read another file's bytes:
+// it reads the old blocks or fails.
+//
+// # Errors and timeouts
+//
+// Errors name the storage path and wrap the cause. A missing path matches
+// tier2.ErrNotExist, a taken one tier2.ErrExist. tier2.ErrUnavailable is
+// matched by every error that is not an answer about the path: a NameNode
+// or DataNode that cannot be reached or stops answering within
+// Options.Timeout (connections carry a deadline on every read and write),
+// and the NameNode's refusals that pass with time: safe mode, standby,
+// retriable, too busy, name or space quota exceeded, and a block that no
+// DataNode can take (a full cluster).
+package hdfs
