@@ -18,6 +18,9 @@ const (
 	RoleController Role = "controller"
 )
 
+// Valid reports whether r is a role an executor runs.
+func (r Role) Valid() bool { return r == RoleNode || r == RoleController }
+
 // ListenPrefix is the start of the stdout line by which the role tells
 // the address it serves ("node listening on 127.0.0.1:12345").
 func (r Role) ListenPrefix() string { return string(r) + " listening on " }

@@ -60,7 +60,7 @@ type Options struct {
 // after SHUTDOWN, or with ErrAgentLost. ctx ending stops the task as
 // SHUTDOWN does.
 func Run(ctx context.Context, cfg config.Config, o Options) error {
-	if o.Role != RoleNode && o.Role != RoleController {
+	if !o.Role.Valid() {
 		return fmt.Errorf("%w: role %q: want node or controller", ErrConfig, o.Role)
 	}
 	if len(o.Args) == 0 {
@@ -462,7 +462,7 @@ func (d *driver) cleanup() {
 	if d.stream != nil {
 		d.stream.Close()
 	}
-	if d.child != nil && d.child.ProcessState == nil && d.core.Phase() != PhaseDone {
+	if d.child != nil && d.core.Phase() != PhaseDone {
 		_ = d.child.Process.Kill()
 	}
 	close(d.done)

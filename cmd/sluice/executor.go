@@ -45,6 +45,9 @@ func executorCommand(g *globalOptions) *cli.Command {
 // until it is over (package executor). SIGTERM or SIGINT stops the task
 // as a SHUTDOWN from the agent would.
 func runExecutor(c *cli.Context, g *globalOptions, o *executorOptions) error {
+	if !executor.Role(o.Role).Valid() {
+		return fmt.Errorf("executor: --role %q: want node or controller", o.Role)
+	}
 	args := c.Args().Slice()
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
