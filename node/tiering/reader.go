@@ -1,7 +1,7 @@
 package tiering
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +33,9 @@ func segmentDir(segment string) (string, error) {
 	return tier2.SegmentDir(q.Scope, q.Stream, q.Number), nil
 }
 
+// readStep is the size of one read of a chunk file.
+const readStep = 1 << 20
+
 // Reader reads chunks back from tier 2 (container.ChunkSource).
 type Reader struct {
 	Store tier2.Storage
@@ -50,7 +53,28 @@ func (r Reader) LoadChunk(segment string, offset, length int64) ([]byte, error) 
 		return nil, fmt.Errorf("tiering: open chunk %s: %w", path, err)
 	}
 	defer f.Close()
-	sr, err := seqfile.NewReader(bufio.NewReaderSize(io.NewSectionReader(f, 0, f.Size()), 1<<20))
+	// One read of the whole file, then the events compacted in place: a
+	// chunk's values are already framed as the segment holds them.
+	file := make([]byte, f.Size())
+	for off := 0; off < len(file); {
+		// In steps, in order, as the kernel's read-ahead expects.
+		n, err := f.ReadAt(file[off:min(off+readStep, len(file))], int64(off))
+		off += n
+		if n == 0 && err != nil {
+			return nil, fmt.Errorf("tiering: read chunk %s at byte %d of %d: %w", path, off, len(file), err)
+		}
+	}
+	events, ok, err := seqfile.EventsInPlace(file, offset)
+	if err != nil {
+		return nil, fmt.Errorf("tiering: chunk %s: %w: %v", path, ErrBadChunk, err)
+	}
+	if ok {
+		if int64(len(events)) != length {
+			return nil, fmt.Errorf("tiering: chunk %s: %w: holds %d bytes of events, recorded %d", path, ErrBadChunk, len(events), length)
+		}
+		return events, nil
+	}
+	sr, err := seqfile.NewReader(bytes.NewReader(file))
 	if err != nil {
 		return nil, fmt.Errorf("tiering: chunk %s: %w", path, err)
 	}

@@ -151,21 +151,24 @@ var (
 )
 
 func TestFlushPutsEverythingInTier2OnceAndTrimsTheLog(t *testing.T) {
+	newFS := func(t *testing.T) tier2.Storage {
+		s, err := fs.New(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
 	for _, backend := range []struct {
 		name string
 		new  func(t *testing.T) tier2.Storage
+		comp seqfile.Compression
 	}{
-		{"mem", func(*testing.T) tier2.Storage { return tier2test.NewMem() }},
-		{"fs", func(t *testing.T) tier2.Storage {
-			s, err := fs.New(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		}},
+		{"mem", func(*testing.T) tier2.Storage { return tier2test.NewMem() }, seqfile.None},
+		{"fs", newFS, seqfile.None},
+		{"fs, zlib blocks", newFS, seqfile.Block},
 	} {
 		t.Run(backend.name, func(t *testing.T) {
-			f := newFixture(t, backend.new(t), nil)
+			f := newFixture(t, backend.new(t), func(_ *container.Config, w *Config) { w.Compression = backend.comp })
 			f.create(segA, segB)
 			f.write(segA, 300)
 			f.write(segB, 50)
