@@ -238,7 +238,7 @@ func (c *Core) Step(in Input) []Action {
 		if c.phase != PhaseStarting && c.phase != PhaseRunning {
 			return nil
 		}
-		return []Action{WatchHealth{in.Addr}}
+		return []Action{WatchHealth(in)}
 	case HealthChecked:
 		return c.health(in.Err)
 	case TimerFired:

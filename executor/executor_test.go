@@ -375,3 +375,37 @@ func TestNeverHealthy(t *testing.T) {
 	}
 	h.awaitTaskCompleted("controller-0")
 }
+
+// TestUpdateWhileDisconnected: the node dies while the agent connection
+// is down; its TASK_FAILED reaches the scheduler once, whether it went
+// with the re-SUBSCRIBE's unacknowledged updates or as an UPDATE after.
+func TestUpdateWhileDisconnected(t *testing.T) {
+	h := newHarness(t)
+	h.launch("node-0", nodeArgs)
+	h.update(mesos.TASK_RUNNING)
+	pid, err := strconv.Atoi(h.logged("node-0", "stderr", childPidRE))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.m.DisconnectExecutors("a1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	failed := h.update(mesos.TASK_FAILED)
+	if failed.GetMessage() != "node was killed by signal killed" {
+		t.Fatalf("TASK_FAILED %q", failed.GetMessage())
+	}
+	h.awaitTaskCompleted("node-0")
+	if got := h.states(); got != "TASK_STARTING,TASK_RUNNING,TASK_FAILED" {
+		t.Fatalf("updates %s", got)
+	}
+	var carried int
+	for _, c := range h.m.ExecutorCalls() {
+		if c.Call.Type == executor.Call_SUBSCRIBE {
+			carried += len(c.Call.Subscribe.UnacknowledgedUpdates)
+		}
+	}
+	t.Logf("unacknowledged updates carried by SUBSCRIBE calls: %d", carried)
+}
