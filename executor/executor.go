@@ -339,7 +339,7 @@ func (d *driver) startChild() {
 		err = cmd.Start()
 	}
 	if err != nil {
-		d.post(ChildStartFailed{Err: err.Error()})
+		go d.post(ChildStartFailed{Err: err.Error()}) // not from the loop itself: the channel may be full
 		return
 	}
 	d.child = cmd
