@@ -314,12 +314,19 @@ func (m *Member) setLeading(v bool) {
 }
 
 // assignLoop reconciles the published assignment at once, on every tick,
-// and whenever the published map changes, until ctx ends.
+// whenever the published map changes, and whenever a node confirms a
+// hand-over (it writes controller.HandoverKey itself after its child, since
+// watches report no child changes), until ctx ends.
 func (m *Member) assignLoop(ctx context.Context, st cluster.Store) {
 	watch, err := st.Watch(ctx, controller.AssignmentKey)
 	if err != nil {
 		m.log.WithError(err).Warn("leader: cannot watch the assignment; reconciling on the ticker only")
 		watch = nil
+	}
+	handovers, err := st.Watch(ctx, controller.HandoverKey)
+	if err != nil {
+		m.log.WithError(err).Warn("leader: cannot watch hand-overs; completing them on the ticker only")
+		handovers = nil
 	}
 	tick := time.NewTicker(m.cfg.ReconcileInterval)
 	defer tick.Stop()
@@ -334,6 +341,10 @@ func (m *Member) assignLoop(ctx context.Context, st cluster.Store) {
 		case _, ok := <-watch:
 			if !ok {
 				watch = nil
+			}
+		case _, ok := <-handovers:
+			if !ok {
+				handovers = nil
 			}
 		}
 	}

@@ -425,6 +425,11 @@ func (m *Member) release(a Action) error {
 	if _, err := st.Put(ctx, key, val); err != nil {
 		return fmt.Errorf("membership: confirm the hand-over of container %d: %w", a.Container, err)
 	}
+	// Wake the leader: its watch on the parent sees this write, not the
+	// child's.
+	if _, err := st.Put(ctx, HandoverKey, []byte(key)); err != nil {
+		m.l.WithError(err).Warn("membership: could not signal the hand-over; the leader sees it at its next tick")
+	}
 	m.l.WithFields(logrus.Fields{"container": a.Container, "epoch": a.Epoch, "took": time.Since(start)}).Info("membership: container released for its next owner")
 	return nil
 }
