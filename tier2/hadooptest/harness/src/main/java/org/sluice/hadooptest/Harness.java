@@ -59,10 +59,21 @@ import org.apache.hadoop.util.ReflectionUtils;
 public final class Harness {
     private Harness() {}
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
         if (args.length < 1) {
             usage();
         }
+        try {
+            run(args);
+        } catch (Throwable e) {
+            // Exit even when Hadoop left non-daemon threads behind (a
+            // cluster that failed half-way through starting).
+            e.printStackTrace();
+            System.exit(1);
+        }
+    }
+
+    private static void run(String[] args) throws Exception {
         switch (args[0]) {
             case "hdfs" -> {
                 if (args.length != 2) usage();
