@@ -46,7 +46,6 @@ type conn struct {
 	cancelReads context.CancelFunc
 
 	out   chan protocol.Message // reply queue, closed once every sender is done
-	w     replyWriter           // the socket's writing side, shared by writeLoop and ackLoop
 	acks  chan ackItem          // append FIFO; the reader is its only sender
 	reads chan struct{}         // read slots (Options.MaxReadsPerConn)
 	ops   chan struct{}         // slots of other waiting requests
@@ -90,7 +89,6 @@ func newConn(s *Server, nc net.Conn) *conn {
 	}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	c.readCtx, c.cancelReads = context.WithCancel(c.ctx)
-	c.w.init(c)
 	c.mu.writers = map[string]*writerState{}
 	return c
 }
@@ -425,28 +423,20 @@ func (c *conn) appendBlock(r *protocol.AppendBlock) ackItem {
 	return it
 }
 
-// ackLoop answers the appends in FIFO order, each once it is durable. It
-// writes each answer to the socket itself and flushes it at once, rather
-// than queueing it for writeLoop: an acknowledgement is what a writer
-// waits for, and the hand-off to another goroutine cost a wake-up on the
-// way from the fsync to the socket. (It cannot leave an answer in the
-// buffer for the next one: the next append may wait for a later sync.)
+// ackLoop answers the appends in FIFO order, each once it is durable.
 func (c *conn) ackLoop(done chan<- struct{}) {
 	defer close(done)
 	for it := range c.acks {
-		var m protocol.Message
 		if it.err == nil {
 			res, err := it.p.Wait()
 			if err == nil {
-				m = &protocol.DataAppended{RequestID: it.reqID, WriterID: it.writer, EventNumber: it.eventNumber,
-					PreviousEventNumber: res.PreviousEventNumber, CurrentOffset: res.Offset}
+				c.send(&protocol.DataAppended{RequestID: it.reqID, WriterID: it.writer, EventNumber: it.eventNumber,
+					PreviousEventNumber: res.PreviousEventNumber, CurrentOffset: res.Offset})
+				continue
 			}
 			it.err = err
 		}
-		if it.err != nil {
-			m = c.errorReply(it.reqID, it.err, it.segment, it.writer)
-		}
-		c.w.writeAndFlush(m)
+		c.send(c.errorReply(it.reqID, it.err, it.segment, it.writer))
 	}
 }
 
@@ -542,101 +532,67 @@ func (c *conn) merge(target, source string) (int64, error) {
 	return ct.Merge(target, source)
 }
 
-// replyWriter is the writing side of the socket. writeLoop and ackLoop
-// both write through it, each message whole under mu.
-type replyWriter struct {
-	c  *conn
-	mu struct {
-		sync.Mutex
-		bw       *bufio.Writer
-		buffered *protocol.Encoder // into bw
-		direct   *protocol.Encoder // to the socket (after bw is flushed)
-		failed   error             // the first write error: the connection is dead
-	}
-}
-
-func (w *replyWriter) init(c *conn) {
-	w.c = c
-	w.mu.bw = bufio.NewWriterSize(c.nc, writeBufferSize)
-	w.mu.buffered = protocol.NewEncoder(w.mu.bw)
-	w.mu.direct = protocol.NewEncoder(c.nc)
-}
-
-// writeLocked encodes m; a SegmentRead with data goes out at once (header
-// and cached blocks in one writev, no copy), the rest into the buffer.
-// After a write error it drops m.
-func (w *replyWriter) writeLocked(m protocol.Message) {
-	if w.mu.failed != nil {
-		return
-	}
-	var err error
-	if sr, ok := m.(*protocol.SegmentRead); ok && len(sr.Data) > 0 {
-		if err = w.mu.bw.Flush(); err == nil {
-			err = w.mu.direct.WriteMessage(m)
-		}
-	} else {
-		err = w.mu.buffered.WriteMessage(m)
-	}
-	if errors.Is(err, protocol.ErrFrameTooLarge) {
-		// Nothing was written: answer the request with the error.
-		if r, ok := m.(protocol.Reply); ok {
-			w.c.log.WithError(err).Error("server: reply does not fit a frame")
-			err = w.mu.buffered.WriteMessage(protocol.NewErrorReply(r.ReqID(), fmt.Errorf("%w: %w", protocol.ErrInternal, err)))
-		}
-	}
-	w.failLocked(err)
-}
-
-// flushLocked writes out the buffer.
-func (w *replyWriter) flushLocked() {
-	if w.mu.failed == nil {
-		w.failLocked(w.mu.bw.Flush())
-	}
-}
-
-// failLocked records the first write error and kills the connection.
-func (w *replyWriter) failLocked(err error) {
-	if err == nil || w.mu.failed != nil {
-		return
-	}
-	w.mu.failed = err
-	if w.c.ctx.Err() == nil {
-		w.c.log.WithError(err).Debug("server: connection write failed")
-		w.c.cancel()
-		w.c.nc.Close()
-	}
-}
-
-// writeAndFlush writes m and flushes it with whatever else is buffered.
-func (w *replyWriter) writeAndFlush(m protocol.Message) {
-	w.mu.Lock()
-	w.writeLocked(m)
-	w.flushLocked()
-	w.mu.Unlock()
-}
-
 // writeLoop writes the reply queue until it is closed, flushing whenever
-// it is empty (so nothing is left buffered when it returns). After a
-// write error the replies are dropped (the connection is dead), but it
-// keeps draining, so that no sender blocks.
+// it is empty (so nothing is left buffered when it returns). After a write error it drops replies (the connection is
+// dead) but keeps draining, so that no sender blocks.
 func (c *conn) writeLoop(done chan<- struct{}) {
 	defer close(done)
-	for m := range c.out {
-		c.w.mu.Lock()
-		c.w.writeLocked(m)
+	bw := bufio.NewWriterSize(c.nc, writeBufferSize)
+	buffered := protocol.NewEncoder(bw)
+	direct := protocol.NewEncoder(c.nc)
+	var failed error
+	write := func(m protocol.Message) {
+		if failed != nil {
+			return
+		}
+		var err error
+		if sr, ok := m.(*protocol.SegmentRead); ok && len(sr.Data) > 0 {
+			// Header and cached blocks in one writev, no copy.
+			if err = bw.Flush(); err == nil {
+				err = direct.WriteMessage(m)
+			}
+		} else {
+			err = buffered.WriteMessage(m)
+		}
+		if errors.Is(err, protocol.ErrFrameTooLarge) {
+			// Nothing was written: answer the request with the error.
+			if r, ok := m.(protocol.Reply); ok {
+				c.log.WithError(err).Error("server: reply does not fit a frame")
+				err = buffered.WriteMessage(protocol.NewErrorReply(r.ReqID(), fmt.Errorf("%w: %w", protocol.ErrInternal, err)))
+			}
+		}
+		if err != nil {
+			failed = err
+		}
+	}
+	for {
+		m, ok := <-c.out
+		if !ok {
+			break
+		}
+		write(m)
 	drain:
 		for {
 			select {
-			case m, ok := <-c.out:
+			case m, ok = <-c.out:
 				if !ok {
 					break drain
 				}
-				c.w.writeLocked(m)
+				write(m)
 			default:
 				break drain
 			}
 		}
-		c.w.flushLocked()
-		c.w.mu.Unlock()
+		if failed == nil {
+			failed = bw.Flush()
+		}
+		if failed != nil && c.ctx.Err() == nil {
+			c.log.WithError(failed).Debug("server: connection write failed")
+			c.cancel()
+			c.nc.Close()
+		}
+		if !ok {
+			break
+		}
 	}
 }
