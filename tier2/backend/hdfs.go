@@ -1,12 +1,13 @@
 package backend
 
 import (
-	"fmt"
 	"net/url"
 
 	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/hdfs"
 )
 
+// openHDFS opens hdfs://[user@]namenode:port/dir.
 func openHDFS(u *url.URL) (tier2.Storage, error) {
-	return nil, fmt.Errorf("%w: %s: the HDFS backend is not built in yet", ErrBadURI, u)
+	return hdfs.New(hdfs.Options{NameNodes: []string{u.Host}, Root: u.Path, User: u.User.Username()})
 }
