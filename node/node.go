@@ -49,7 +49,9 @@ type Config struct {
 	// Tier2 is the long-term storage; nil means none (the logs keep
 	// everything). With it, each hosted container gets a storage writer
 	// (package node/tiering) that tiers by TierPolicy.
-	Tier2           tier2.Storage
+	Tier2 tier2.Storage
+	// TierPolicy is the storage writers' policy; a zero PressureBytes
+	// becomes half of a container's share of the cache.
 	TierPolicy      tiering.Policy
 	TierCompression seqfile.Compression
 	// MaxUntieredBytes bounds each container's bytes waiting for tier 2
@@ -211,7 +213,13 @@ func (n *Node) startTiering(c *container.Container) {
 	if n.cfg.Tier2 == nil {
 		return
 	}
-	w := tiering.New(tiering.Config{Container: c, Store: n.cfg.Tier2, Policy: n.cfg.TierPolicy,
+	policy := n.cfg.TierPolicy
+	if policy.PressureBytes == 0 {
+		// Past half a container's share of the cache, untiered blocks
+		// start to fall out of it and catch-up reads go to the log.
+		policy.PressureBytes = n.cfg.CacheSize / int64(2*n.cfg.Containers)
+	}
+	w := tiering.New(tiering.Config{Container: c, Store: n.cfg.Tier2, Policy: policy,
 		Compression: n.cfg.TierCompression, Logger: n.cfg.Logger})
 	n.tiersMu.Lock()
 	n.tiers[c.ID()] = w

@@ -365,3 +365,32 @@ func TestAgePolicyBoundsTheLag(t *testing.T) {
 		t.Fatalf("at half the lag bound: %+v", st)
 	}
 }
+
+// TestSlowTier2DoesNotSlowWriting holds tier 2's Create: the pass waits,
+// appends go on and are acknowledged meanwhile, and tiering completes once
+// tier 2 answers.
+func TestSlowTier2DoesNotSlowWriting(t *testing.T) {
+	f := newFixture(t, tier2test.NewMem(), func(_ *container.Config, w *Config) { w.Policy.SegmentBytes = 1 })
+	f.create(segA)
+	f.write(segA, 10)
+	hold := f.store.Hold(tier2test.OpCreate, nil)
+	passed := make(chan error, 1)
+	go func() { passed <- f.w.Pass(t.Context()) }()
+	<-hold.Entered()
+	f.write(segA, 100) // acknowledged while tier 2 hangs
+	select {
+	case err := <-passed:
+		t.Fatalf("the pass ended while tier 2 was held: %v", err)
+	default:
+	}
+	hold.Release()
+	if err := <-passed; err != nil {
+		t.Fatal(err)
+	}
+	if err := f.w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, events := f.chunks(segA); !bytes.Equal(events, f.wrote[segA]) {
+		t.Fatal("tier 2 does not hold every event once")
+	}
+}
