@@ -1,0 +1,119 @@
+package scheduler
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/scheduler/plan"
+)
+
+// Config is what Run needs. Zero durations take the defaults noted.
+type Config struct {
+	// Framework identity (FrameworkInfo): Name is also the plan's
+	// reservation label; Principal may be empty.
+	Name, Role, Principal, User string
+	// Master is the Mesos master's URL; a URL without a path gets
+	// /api/v1/scheduler.
+	Master string
+	// ZK is the ensemble ("host:port" each), ZKRoot this service's root
+	// znode, ZKSessionTimeout the session timeout (default 10s).
+	ZK               []string
+	ZKRoot           string
+	ZKSessionTimeout time.Duration
+	// ID is this scheduler's id in the election (default: host name).
+	ID string
+
+	// Spec is the desired state on first start; once a plan is stored
+	// in ZooKeeper, the stored one wins (counts change through the API).
+	Spec plan.Spec
+
+	// The tasks' command lines (TaskCommand).
+	Binary         string // the sluice binary in the sandbox, default "./sluice"
+	ArtifactURI    string // fetched into each task's sandbox (extracted)
+	HDFSConfigURL  string // base URL of hdfs-site.xml and core-site.xml; may be empty
+	Containers     int    // --containers of every task
+	Tier2          string // --tier2 of every task; may be empty
+	ControllerPort int    // 0: a port from the offer
+	NodePort       int    // 0: a port from the offer
+	// Build overrides the TaskInfo builder (tests use stand-in
+	// commands); nil builds the executor task of TaskCommand.
+	Build TaskBuilder
+
+	// FailoverTimeout is the framework's failover timeout (default a week).
+	FailoverTimeout time.Duration
+	// BackoffMin and BackoffMax bound the re-subscription backoff
+	// (default 250ms and 15s).
+	BackoffMin, BackoffMax time.Duration
+	// Tick is the period of plan.OnTick and the heartbeat check
+	// (default 1s). DrainPoll is the period of the drain watcher's calls
+	// to the controller (default 1s).
+	Tick, DrainPoll time.Duration
+	// HTTPClient calls the controllers (default: a client with a 10s timeout).
+	HTTPClient *http.Client
+	Logger     logrus.FieldLogger
+}
+
+// ClusterRoot is the --zk-root given to the controller and node tasks.
+func (c Config) ClusterRoot() string { return strings.TrimSuffix(c.ZKRoot, "/") + "/cluster" }
+
+func (c Config) withDefaults() (Config, error) {
+	switch {
+	case c.Name == "" || c.Role == "" || c.User == "":
+		return c, fmt.Errorf("%w: name, role and user are required", ErrConfig)
+	case c.Master == "":
+		return c, fmt.Errorf("%w: no Mesos master", ErrConfig)
+	case len(c.ZK) == 0 || c.ZKRoot == "":
+		return c, fmt.Errorf("%w: no ZooKeeper", ErrConfig)
+	case c.Spec.Controllers < 1 || c.Spec.Nodes < 1:
+		return c, fmt.Errorf("%w: want at least 1 controller and 1 node (have %d and %d)", ErrConfig, c.Spec.Controllers, c.Spec.Nodes)
+	case c.Containers < 1:
+		return c, fmt.Errorf("%w: containers %d: want at least 1", ErrConfig, c.Containers)
+	}
+	u, err := url.Parse(c.Master)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return c, fmt.Errorf("%w: master URL %q", ErrConfig, c.Master)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/api/v1/scheduler"
+	}
+	c.Master = u.String()
+	c.Spec.Framework, c.Spec.Role = c.Name, c.Role
+	if c.ZKSessionTimeout <= 0 {
+		c.ZKSessionTimeout = 10 * time.Second
+	}
+	if c.ID == "" {
+		c.ID = hostname()
+	}
+	if c.Binary == "" {
+		c.Binary = "./sluice"
+	}
+	if c.FailoverTimeout <= 0 {
+		c.FailoverTimeout = 7 * 24 * time.Hour
+	}
+	if c.BackoffMin <= 0 {
+		c.BackoffMin = 250 * time.Millisecond
+	}
+	if c.BackoffMax < c.BackoffMin {
+		c.BackoffMax = max(15*time.Second, c.BackoffMin)
+	}
+	if c.Tick <= 0 {
+		c.Tick = time.Second
+	}
+	if c.DrainPoll <= 0 {
+		c.DrainPoll = time.Second
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if c.Logger == nil {
+		l := logrus.New()
+		l.SetLevel(logrus.WarnLevel)
+		c.Logger = l
+	}
+	return c, nil
+}

@@ -1,0 +1,472 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/cluster/zkstore"
+	"github.com/sluice-streams/sluice/scheduler/plan"
+	"github.com/sluice-streams/sluice/scheduler/plan/mesosconv"
+)
+
+// Driver runs the plan against Mesos. Make it with New, serve Handler,
+// and call Run once.
+type Driver struct {
+	cfg Config
+	log logrus.FieldLogger
+
+	reqs   chan func()   // closures run by the owner goroutine
+	ready  atomic.Bool   // subscribed with the plan loaded
+	loaded atomic.Bool   // the plan is loaded: the owner goroutine serves d.reqs
+	done   chan struct{} // closed when Run's loop has ended
+
+	// Owned by Run's goroutine.
+	runCtx   context.Context // Run's, for work started by API requests
+	store    *zkstore.Store
+	st       *state
+	p        *plan.Plan
+	eps      map[string]Endpoint
+	fwID     string
+	conv     mesosconv.Converter
+	caller   calls.Caller // nil while not subscribed
+	gen      int          // subscription generation
+	cancel   context.CancelFunc
+	lastSeen time.Time
+	beat     time.Duration
+	backoff  time.Duration
+	offers   map[string]mesos.Offer // outstanding offers by id
+	accept   []string               // the offer ids of the ACCEPT being built
+	used     map[int]bool           // ports taken by the ACCEPT being built
+	drains   map[string]bool
+	persist  error // a failed write: Run ends with it
+	in       chan streamMsg
+	drained  chan string
+	wg       sync.WaitGroup
+}
+
+// streamMsg is what a subscription's goroutine reports.
+type streamMsg struct {
+	gen    int
+	caller calls.Caller // set with resp once subscribed
+	resp   mesos.Response
+	ev     *scheduler.Event
+	err    error // the subscription failed or the stream ended
+}
+
+// New checks cfg and returns a driver.
+func New(cfg Config) (*Driver, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Driver{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		reqs:    make(chan func()),
+		done:    make(chan struct{}),
+		in:      make(chan streamMsg, 64),
+		drained: make(chan string, 8),
+		drains:  map[string]bool{},
+		offers:  map[string]mesos.Offer{},
+	}, nil
+}
+
+// Ready reports whether the scheduler is subscribed with its plan loaded.
+func (d *Driver) Ready() bool { return d.ready.Load() }
+
+// do runs f on the owner goroutine and waits for it.
+func (d *Driver) do(ctx context.Context, f func()) error {
+	ran := make(chan struct{})
+	select {
+	case d.reqs <- func() { defer close(ran); f() }:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-d.done:
+		return ErrNotReady
+	}
+	<-ran
+	return nil
+}
+
+// Run wins the election, loads the state, subscribes and drives the
+// plan until ctx ends (nil) or leadership, the ZooKeeper session or a
+// state write is lost (an error: the process should exit and be
+// restarted).
+func (d *Driver) Run(ctx context.Context) error {
+	defer close(d.done)
+	ctx, cancelAll := context.WithCancel(ctx)
+	defer d.wg.Wait()
+	defer cancelAll()
+
+	d.runCtx = ctx
+	store, err := zkstore.Open(d.cfg.ZK, d.cfg.ZKRoot, d.cfg.ZKSessionTimeout, d.log)
+	if err != nil {
+		return fmt.Errorf("scheduler: ZooKeeper: %w", err)
+	}
+	defer store.Close()
+	d.store = store
+	lead, err := store.Elect(ctx, keyLeader, d.cfg.ID)
+	if err != nil {
+		return fmt.Errorf("scheduler: election: %w", err)
+	}
+	defer lead.Resign()
+	if !lead.IsLeader() {
+		d.log.WithField("id", d.cfg.ID).Info("scheduler: waiting to lead")
+	}
+	for !lead.IsLeader() {
+		select {
+		case _, ok := <-lead.Changed():
+			if !ok {
+				return fmt.Errorf("%w: the candidacy ended", ErrLeadership)
+			}
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	if err := d.load(ctx); err != nil {
+		return err
+	}
+	d.loaded.Store(true)
+	d.log.WithFields(logrus.Fields{"framework": d.fwID, "master": d.cfg.Master}).Info("scheduler: leading; subscribing")
+
+	tick := time.NewTicker(d.cfg.Tick)
+	defer tick.Stop()
+	resub := time.NewTimer(0) // subscribe at once
+	defer resub.Stop()
+	defer d.closeStream()
+	for {
+		if d.persist != nil {
+			return d.persist
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-lead.Changed():
+			if !ok || !lead.IsLeader() {
+				return fmt.Errorf("%w: another scheduler leads", ErrLeadership)
+			}
+		case <-store.Expired():
+			return fmt.Errorf("%w: %w", ErrLeadership, zkstore.ErrSessionExpired)
+		case <-resub.C:
+			d.subscribe(ctx)
+		case m := <-d.in:
+			if m.gen != d.gen {
+				if m.resp != nil {
+					m.resp.Close()
+				}
+				continue
+			}
+			if m.err != nil {
+				d.log.WithError(m.err).Warn("scheduler: no subscription; retrying")
+				d.closeStream()
+				resub.Reset(d.nextBackoff())
+				continue
+			}
+			if m.resp != nil {
+				d.caller = m.caller
+				d.lastSeen = time.Now()
+				continue
+			}
+			d.lastSeen = time.Now()
+			d.handle(ctx, m.ev)
+		case now := <-tick.C:
+			if d.caller != nil && d.beat > 0 && now.Sub(d.lastSeen) > 3*d.beat {
+				d.log.Warn("scheduler: no heartbeat from the master; re-subscribing")
+				d.closeStream()
+				resub.Reset(d.nextBackoff())
+				continue
+			}
+			if d.Ready() {
+				d.exec(ctx, d.p.OnTick(now))
+			}
+		case pod := <-d.drained:
+			delete(d.drains, pod)
+			d.log.WithField("pod", pod).Info("scheduler: node drained")
+			d.exec(ctx, d.p.OnDrained(pod))
+		case f := <-d.reqs:
+			f()
+		}
+	}
+}
+
+// load reads the framework id, plan and endpoints from ZooKeeper, or
+// makes a new plan from the configured spec (stored at once).
+func (d *Driver) load(ctx context.Context) error {
+	d.st = newState()
+	fwID, p, eps, err := d.st.load(ctx, d.store)
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		p = plan.New(d.cfg.Spec)
+		d.log.WithFields(logrus.Fields{"controllers": d.cfg.Spec.Controllers, "nodes": d.cfg.Spec.Nodes}).Info("scheduler: new plan")
+	} else {
+		sp := p.Spec()
+		if sp.Controllers != d.cfg.Spec.Controllers || sp.Nodes != d.cfg.Spec.Nodes {
+			d.log.WithFields(logrus.Fields{"controllers": sp.Controllers, "nodes": sp.Nodes}).Info("scheduler: the stored counts win over the command line's; change them with PUT /v1/counts")
+		}
+	}
+	if err := d.st.savePlan(ctx, d.store, p); err != nil {
+		return err
+	}
+	d.p, d.eps, d.fwID = p, eps, fwID
+	build := d.cfg.Build
+	if build == nil {
+		build = d.cfg.executorTask
+	}
+	d.conv = mesosconv.Converter{Framework: d.cfg.Name, Role: d.cfg.Role, FrameworkID: fwID, Build: d.taskBuilder(build)}
+	return nil
+}
+
+func (d *Driver) nextBackoff() time.Duration {
+	b := d.backoff
+	if b == 0 {
+		b = d.cfg.BackoffMin
+	}
+	d.backoff = min(2*b, d.cfg.BackoffMax)
+	return b
+}
+
+func (d *Driver) frameworkInfo() *mesos.FrameworkInfo {
+	role := d.cfg.Role
+	checkpoint := true
+	failover := d.cfg.FailoverTimeout.Seconds()
+	fi := &mesos.FrameworkInfo{
+		Name: d.cfg.Name, User: d.cfg.User, Role: &role,
+		Checkpoint: &checkpoint, FailoverTimeout: &failover,
+		Capabilities: []mesos.FrameworkInfo_Capability{
+			{Type: mesos.FrameworkInfo_Capability_RESERVATION_REFINEMENT},
+			{Type: mesos.FrameworkInfo_Capability_PARTITION_AWARE},
+		},
+	}
+	if d.cfg.Principal != "" {
+		p := d.cfg.Principal
+		fi.Principal = &p
+	}
+	if d.fwID != "" {
+		fi.ID = &mesos.FrameworkID{Value: d.fwID}
+	}
+	return fi
+}
+
+// subscribe starts a new subscription; its goroutine reports on d.in.
+func (d *Driver) subscribe(ctx context.Context) {
+	d.closeStream()
+	d.gen++
+	gen := d.gen
+	sctx, cancel := context.WithCancel(ctx)
+	d.cancel = cancel
+	call := calls.Subscribe(d.frameworkInfo())
+	send := func(m streamMsg) bool {
+		m.gen = gen
+		select {
+		case d.in <- m:
+			return true
+		case <-sctx.Done():
+			return false
+		}
+	}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		caller := httpsched.NewCaller(httpcli.New(httpcli.Endpoint(d.cfg.Master)))
+		resp, err := caller.Call(sctx, call)
+		if err != nil {
+			send(streamMsg{err: err})
+			return
+		}
+		defer resp.Close()
+		if !send(streamMsg{caller: caller, resp: resp}) {
+			return
+		}
+		for {
+			ev := new(scheduler.Event)
+			if err := resp.Decode(ev); err != nil {
+				if sctx.Err() == nil {
+					send(streamMsg{err: fmt.Errorf("event stream: %w", err)})
+				}
+				return
+			}
+			if !send(streamMsg{ev: ev}) {
+				return
+			}
+		}
+	}()
+}
+
+// closeStream ends the current subscription, if any.
+func (d *Driver) closeStream() {
+	if d.cancel != nil {
+		d.cancel()
+		d.cancel = nil
+	}
+	d.caller = nil
+	d.offers = map[string]mesos.Offer{}
+	d.ready.Store(false)
+}
+
+func (d *Driver) handle(ctx context.Context, ev *scheduler.Event) {
+	switch ev.Type {
+	case scheduler.Event_SUBSCRIBED:
+		sub := ev.Subscribed
+		id := sub.FrameworkID.Value
+		if id != d.fwID {
+			if err := d.st.frameworkID.store(ctx, d.store, []byte(id)); err != nil {
+				d.persist = err
+				return
+			}
+			d.log.WithField("framework", id).Info("scheduler: registered")
+		}
+		d.fwID, d.conv.FrameworkID = id, id
+		d.beat = time.Duration(sub.GetHeartbeatIntervalSeconds() * float64(time.Second))
+		d.backoff = 0
+		d.ready.Store(true)
+		d.log.WithField("framework", id).Info("scheduler: subscribed; reconciling")
+		d.exec(ctx, d.p.Start(time.Now()))
+		// Drains a previous scheduler began go on.
+		for _, pod := range d.p.Pods() {
+			if pod.Draining {
+				d.startDrain(ctx, pod.Name)
+			}
+		}
+	case scheduler.Event_OFFERS:
+		var os []plan.Offer
+		for _, o := range ev.Offers.Offers {
+			d.offers[o.ID.Value] = o
+			os = append(os, mesosconv.Offer(o, d.cfg.Name, d.cfg.Role))
+		}
+		d.exec(ctx, d.p.OnOffers(os))
+	case scheduler.Event_RESCIND:
+		delete(d.offers, ev.Rescind.OfferID.Value)
+		d.p.OnRescind(ev.Rescind.OfferID.Value)
+	case scheduler.Event_UPDATE:
+		st := ev.Update.Status
+		d.log.WithFields(logrus.Fields{"task": st.TaskID.Value, "state": st.GetState().String(), "message": st.GetMessage()}).Debug("scheduler: status")
+		d.exec(ctx, d.p.OnStatus(mesosconv.Status(st)))
+		if len(st.UUID) > 0 && d.persist == nil {
+			// Acknowledged once the plan has seen and stored it.
+			d.call(ctx, calls.Acknowledge(st.GetAgentID().GetValue(), st.TaskID.Value, st.UUID).With(calls.Framework(d.fwID)))
+		}
+	case scheduler.Event_FAILURE:
+		if a := ev.Failure.GetAgentID(); a != nil && ev.Failure.ExecutorID == nil {
+			d.log.WithField("agent", a.Value).Warn("scheduler: agent lost")
+			d.exec(ctx, d.p.OnAgentLost(a.Value))
+		}
+	case scheduler.Event_ERROR:
+		d.log.WithField("message", ev.Error.GetMessage()).Error("scheduler: the master reports an error")
+	}
+}
+
+// exec stores the plan, then carries out its decisions. A failed write
+// stops everything (d.persist); a failed Mesos call is logged: the
+// plan's reconciliation and offer cycle recover from lost calls.
+func (d *Driver) exec(ctx context.Context, ds []plan.Decision) {
+	if d.persist != nil {
+		return
+	}
+	if err := d.st.savePlan(ctx, d.store, d.p); err != nil {
+		d.persist = err
+		return
+	}
+	for _, dec := range ds {
+		switch dec.Kind {
+		case plan.Drain:
+			d.startDrain(ctx, dec.Pod)
+			continue
+		case plan.Rebalance:
+			d.log.WithField("pods", dec.Pods).Info("scheduler: nodes added; the controller rebalances containers onto them")
+			continue
+		}
+		d.accept, d.used = dec.OfferIDs, map[int]bool{}
+		call, err := d.conv.Call(dec)
+		d.accept, d.used = nil, nil
+		if err != nil {
+			d.log.WithError(err).WithField("decision", dec.String()).Error("scheduler: decision dropped")
+			continue
+		}
+		if dec.Kind == plan.Accept {
+			// The endpoints the builder chose are stored before the launch.
+			if err := d.st.saveEndpoints(ctx, d.store, d.eps); err != nil {
+				d.persist = err
+				return
+			}
+		}
+		for _, id := range dec.OfferIDs {
+			delete(d.offers, id)
+		}
+		d.log.WithField("decision", dec.String()).Debug("scheduler: call")
+		d.call(ctx, call)
+	}
+}
+
+func (d *Driver) call(ctx context.Context, call *scheduler.Call) {
+	if d.caller == nil {
+		d.log.WithField("call", call.Type.String()).Warn("scheduler: not subscribed; call dropped")
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	resp, err := d.caller.Call(cctx, call)
+	if resp != nil {
+		resp.Close()
+	}
+	if err != nil {
+		d.log.WithError(err).WithField("call", call.Type.String()).Warn("scheduler: call failed")
+	}
+}
+
+// taskBuilder wraps build: it picks the task's port from the offer being
+// accepted and records the task's endpoint.
+func (d *Driver) taskBuilder(build TaskBuilder) mesosconv.TaskBuilder {
+	return func(op plan.Op, agentID string, res mesos.Resources) mesos.TaskInfo {
+		want := d.cfg.NodePort
+		if op.PodKind == plan.Controller {
+			want = d.cfg.ControllerPort
+		}
+		var offer *mesos.Offer
+		for _, id := range d.accept {
+			if o, ok := d.offers[id]; ok {
+				offer = &o
+				break
+			}
+		}
+		host := ""
+		if offer != nil {
+			host = offer.Hostname
+		}
+		port, portRes := portFrom(offer, want, d.used)
+		if portRes != nil {
+			res = append(res, *portRes)
+		} else if want == 0 {
+			d.log.WithField("pod", op.Pod).Warn("scheduler: the offer has no port for the task")
+		}
+		ep := Endpoint{TaskID: op.TaskID, Host: host, Port: port}
+		d.eps[op.Pod] = ep
+		return build(op, ep, res)
+	}
+}
+
+// restart kills a pod's task; the plan relaunches it in place.
+func (d *Driver) restart(name string) error {
+	pod, ok := d.p.Pod(name)
+	if !ok {
+		return fmt.Errorf("%w: %s", plan.ErrNoPod, name)
+	}
+	if pod.TaskID == "" || pod.State.Terminal() {
+		return fmt.Errorf("%w: pod %s has no live task (state %q)", ErrBadRequest, name, pod.State)
+	}
+	d.log.WithFields(logrus.Fields{"pod": name, "task": pod.TaskID}).Info("scheduler: restarting pod")
+	// The plan relaunches it in place on the terminal status.
+	d.exec(d.runCtx, []plan.Decision{{Kind: plan.Kill, TaskID: pod.TaskID, AgentID: pod.AgentID, Pod: name}})
+	return nil
+}
