@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -163,38 +164,52 @@ func restore(cp checkpoint) (state, error) {
 }
 
 func encodeCheckpoint(cp checkpoint) ([]byte, error) {
-	body, err := msgpack.Marshal(cp)
+	return encodeBlob(ckptMagic, ckptVersion, cp)
+}
+
+func decodeCheckpoint(b []byte) (checkpoint, error) {
+	var cp checkpoint
+	err := decodeBlob(b, ckptMagic, []uint32{1, ckptVersion}, ErrBadCheckpoint, &cp)
+	return cp, err
+}
+
+// encodeBlob frames v's msgpack encoding as a checkpoint file or a
+// hand-over is framed: magic (8 bytes), version, CRC32C of the body, body
+// length, body (see doc.go).
+func encodeBlob(magic string, version uint32, v any) ([]byte, error) {
+	body, err := msgpack.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	b := make([]byte, ckptHeaderSize, ckptHeaderSize+len(body))
-	copy(b[0:8], ckptMagic)
-	binary.LittleEndian.PutUint32(b[8:12], ckptVersion)
+	copy(b[0:8], magic)
+	binary.LittleEndian.PutUint32(b[8:12], version)
 	binary.LittleEndian.PutUint32(b[12:16], crc32.Checksum(body, crcTable))
 	binary.LittleEndian.PutUint64(b[16:24], uint64(len(body)))
 	return append(b, body...), nil
 }
 
-func decodeCheckpoint(b []byte) (checkpoint, error) {
-	if len(b) < ckptHeaderSize || string(b[0:8]) != ckptMagic {
-		return checkpoint{}, fmt.Errorf("%w: no checkpoint header", ErrBadCheckpoint)
+// decodeBlob checks a blob framed by encodeBlob (magic, one of versions,
+// length, checksum) and decodes its body into v; failures wrap bad.
+func decodeBlob(b []byte, magic string, versions []uint32, bad error, v any) error {
+	if len(b) < ckptHeaderSize || string(b[0:8]) != magic {
+		return fmt.Errorf("%w: no %s header", bad, magic)
 	}
-	if v := binary.LittleEndian.Uint32(b[8:12]); v != ckptVersion && v != 1 {
-		return checkpoint{}, fmt.Errorf("%w: unsupported version %d", ErrBadCheckpoint, v)
+	if ver := binary.LittleEndian.Uint32(b[8:12]); !slices.Contains(versions, ver) {
+		return fmt.Errorf("%w: unsupported version %d", bad, ver)
 	}
 	n := binary.LittleEndian.Uint64(b[16:24])
 	if n != uint64(len(b)-ckptHeaderSize) {
-		return checkpoint{}, fmt.Errorf("%w: body is %d bytes, header says %d", ErrBadCheckpoint, len(b)-ckptHeaderSize, n)
+		return fmt.Errorf("%w: body is %d bytes, header says %d", bad, len(b)-ckptHeaderSize, n)
 	}
 	body := b[ckptHeaderSize:]
 	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(b[12:16]) {
-		return checkpoint{}, fmt.Errorf("%w: checksum mismatch", ErrBadCheckpoint)
+		return fmt.Errorf("%w: checksum mismatch", bad)
 	}
-	var cp checkpoint
-	if err := msgpack.Unmarshal(body, &cp); err != nil {
-		return checkpoint{}, fmt.Errorf("%w: %v", ErrBadCheckpoint, err)
+	if err := msgpack.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("%w: %v", bad, err)
 	}
-	return cp, nil
+	return nil
 }
 
 func ckptName(lsn uint64) string { return fmt.Sprintf("%s%020d%s", ckptPrefix, lsn, ckptSuffix) }

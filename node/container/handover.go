@@ -1,18 +1,13 @@
 package container
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"path/filepath"
 	"sort"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/sluice-streams/sluice/node/vfs"
-	"github.com/sluice-streams/sluice/node/wal"
 )
 
 // A hand-over moves a container between live nodes through tier 2 (see
@@ -103,37 +98,17 @@ func (c *Container) ExportHandover() ([]byte, error) {
 		}
 		h.Logged[r.id] = data
 	}
-	body, err := msgpack.Marshal(h)
+	b, err := encodeBlob(handoverMagic, handoverVersion, h)
 	if err != nil {
 		return nil, fmt.Errorf("container %d: encode hand-over: %w", c.cfg.ID, err)
 	}
-	b := make([]byte, ckptHeaderSize, ckptHeaderSize+len(body))
-	copy(b[0:8], handoverMagic)
-	binary.LittleEndian.PutUint32(b[8:12], handoverVersion)
-	binary.LittleEndian.PutUint32(b[12:16], crc32.Checksum(body, crcTable))
-	binary.LittleEndian.PutUint64(b[16:24], uint64(len(body)))
-	return append(b, body...), nil
+	return b, nil
 }
 
 func decodeHandover(b []byte) (handover, error) {
-	if len(b) < ckptHeaderSize || string(b[0:8]) != handoverMagic {
-		return handover{}, fmt.Errorf("%w: no hand-over header", ErrBadHandover)
-	}
-	if v := binary.LittleEndian.Uint32(b[8:12]); v != handoverVersion {
-		return handover{}, fmt.Errorf("%w: unsupported version %d", ErrBadHandover, v)
-	}
-	body := b[ckptHeaderSize:]
-	if n := binary.LittleEndian.Uint64(b[16:24]); n != uint64(len(body)) {
-		return handover{}, fmt.Errorf("%w: body is %d bytes, header says %d", ErrBadHandover, len(body), n)
-	}
-	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(b[12:16]) {
-		return handover{}, fmt.Errorf("%w: checksum mismatch", ErrBadHandover)
-	}
 	var h handover
-	if err := msgpack.Unmarshal(body, &h); err != nil {
-		return handover{}, fmt.Errorf("%w: %v", ErrBadHandover, err)
-	}
-	return h, nil
+	err := decodeBlob(b, handoverMagic, []uint32{handoverVersion}, ErrBadHandover, &h)
+	return h, err
 }
 
 // ImportHandover makes cfg.Dir the container a hand-over blob describes
@@ -234,5 +209,3 @@ func (c *Container) importLogged(id uint64, offset int64, data []byte) error {
 	c.mu.Unlock()
 	return nil
 }
-
-var _ = wal.Addr{}
