@@ -25,6 +25,7 @@ import (
 	"github.com/sluice-streams/sluice/node/membership"
 	"github.com/sluice-streams/sluice/node/server"
 	"github.com/sluice-streams/sluice/protocol"
+	"github.com/sluice-streams/sluice/tier2"
 )
 
 const (
@@ -119,10 +120,13 @@ func newClusterOn(t *testing.T, dir string) (*cluster_, *clustertest.ZooKeeper) 
 	return c, z
 }
 
-func (c *cluster_) start(id, dir string) *member {
+func (c *cluster_) start(id, dir string) *member { return c.startWith(id, dir, nil) }
+
+// startWith starts a member whose node has tier 2 (if not nil).
+func (c *cluster_) startWith(id, dir string, tier tier2.Storage) *member {
 	t := c.t
 	t.Helper()
-	n, err := node.Open(node.Config{Dir: dir, Containers: containers, Hosted: []int{}, Logger: quiet()})
+	n, err := node.Open(node.Config{Dir: dir, Containers: containers, Hosted: []int{}, Logger: quiet(), Tier2: tier})
 	if err != nil {
 		t.Fatal(err)
 	}
