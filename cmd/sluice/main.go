@@ -72,6 +72,8 @@ func newApp(g *globalOptions, stdout, stderr io.Writer) *cli.App {
 			readCommand(g),
 			readerGroupCommand(g),
 			hiveCommand(g),
+			schedulerCommand(g),
+			clusterCommand(g),
 			executorCommand(g),
 			versionCommand(g),
 		},

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/urfave/cli/v2"
+
+	"github.com/sluice-streams/sluice/scheduler"
+	"github.com/sluice-streams/sluice/scheduler/plan"
+)
+
+// schedulerOptions are the flags of `sluice scheduler`: exactly the
+// command-line contract of universe/README.md.
+type schedulerOptions struct {
+	Name, Role, Principal, User string
+	MesosMaster                 string
+	ZK, ZKRoot                  string
+	APIPort                     int
+	ArtifactURI                 string
+	Controllers                 int
+	ControllerCPUs              float64
+	ControllerMem               float64
+	ControllerPort              int
+	Nodes                       int
+	NodeCPUs, NodeMem, NodeDisk float64
+	NodeDiskType                string
+	NodePort                    int
+	Containers                  int
+	Tier2                       string
+	HDFSConfigURL               string
+}
+
+// Environment variables for tests and for agents that do not fetch
+// --artifact-uri: SchedulerAPIHostEnv is the host the API listens on
+// (default: every interface); TaskBinaryEnv is the sluice binary the
+// tasks run (default ./sluice, the fetched artifact).
+const (
+	SchedulerAPIHostEnv = "SLUICE_SCHEDULER_API_HOST"
+	TaskBinaryEnv       = "SLUICE_TASK_BINARY"
+)
+
+func schedulerCommand(g *globalOptions) *cli.Command {
+	o := &schedulerOptions{}
+	str := func(name, usage, value string, dst *string) cli.Flag {
+		return &cli.StringFlag{Name: name, Usage: usage, Value: value, Destination: dst}
+	}
+	num := func(name, usage string, value float64, dst *float64) cli.Flag {
+		return &cli.Float64Flag{Name: name, Usage: usage, Value: value, Destination: dst}
+	}
+	integer := func(name, usage string, value int, dst *int) cli.Flag {
+		return &cli.IntFlag{Name: name, Usage: usage, Value: value, Destination: dst}
+	}
+	return &cli.Command{
+		Name:  "scheduler",
+		Usage: "run the Mesos framework scheduler: launch and keep the controller and node tasks (DC/OS: see universe/)",
+		Flags: []cli.Flag{
+			str("name", "service `NAME` = Mesos framework name", "sluice", &o.Name),
+			str("role", "Mesos `ROLE` the resources are reserved to", "sluice-role", &o.Role),
+			str("principal", "Mesos `PRINCIPAL` (may be empty)", "", &o.Principal),
+			str("user", "`USER` the tasks run as", "nobody", &o.User),
+			str("mesos-master", "Mesos master HTTP API `URL`", "http://leader.mesos:5050", &o.MesosMaster),
+			str("zk", "ZooKeeper `HOSTS` (host:port,...)", "master.mesos:2181", &o.ZK),
+			str("zk-root", "root `ZNODE` of this service's keys (default /dcos-service-NAME)", "", &o.ZKRoot),
+			integer("api-port", "serve the scheduler's HTTP API on `PORT` (0: pick one and print it)", 0, &o.APIPort),
+			str("artifact-uri", "`URI` of the sluice tarball the tasks fetch", "", &o.ArtifactURI),
+			integer("controllers", "number of controllers `N`", 1, &o.Controllers),
+			num("controller-cpus", "`CPUS` per controller", 1, &o.ControllerCPUs),
+			num("controller-mem", "memory per controller, `MIB`", 1024, &o.ControllerMem),
+			integer("controller-port", "controller REST `PORT` (0: a port from the offer)", 10080, &o.ControllerPort),
+			integer("nodes", "number of nodes `N`", 3, &o.Nodes),
+			num("node-cpus", "`CPUS` per node", 2, &o.NodeCPUs),
+			num("node-mem", "memory per node, `MIB`", 4096, &o.NodeMem),
+			num("node-disk", "persistent volume per node (its WAL), `MIB`", 10240, &o.NodeDisk),
+			str("node-disk-type", "`TYPE` of the nodes' disk: ROOT or MOUNT", "ROOT", &o.NodeDiskType),
+			integer("node-port", "node data `PORT` (0: a port from the offer)", 12345, &o.NodePort),
+			integer("containers", "segment containers `N` of the whole cluster; fixed at install", 4, &o.Containers),
+			str("tier2", "tier-2 `URI` of every node: file:///DIR or hdfs://HOST:PORT/DIR", "", &o.Tier2),
+			str("hdfs-config-url", "`URL` the tasks fetch hdfs-site.xml and core-site.xml from (may be empty)", "", &o.HDFSConfigURL),
+		},
+		Action: func(c *cli.Context) error { return runScheduler(c, g, o) },
+	}
+}
+
+// schedulerConfig turns the flags into the driver's configuration.
+func schedulerConfig(o *schedulerOptions, log logrus.FieldLogger) (scheduler.Config, error) {
+	switch o.NodeDiskType {
+	case "ROOT":
+	case "MOUNT":
+		log.Warn("scheduler: --node-disk-type MOUNT is not supported yet: the nodes' volumes are made on ROOT disk")
+	default:
+		return scheduler.Config{}, fmt.Errorf("scheduler: --node-disk-type %q: want ROOT or MOUNT", o.NodeDiskType)
+	}
+	for _, p := range []struct {
+		flag string
+		v    int
+	}{{"api-port", o.APIPort}, {"controller-port", o.ControllerPort}, {"node-port", o.NodePort}} {
+		if p.v < 0 || p.v > 65535 {
+			return scheduler.Config{}, fmt.Errorf("scheduler: --%s %d: not a port", p.flag, p.v)
+		}
+	}
+	root := o.ZKRoot
+	if root == "" {
+		root = "/dcos-service-" + strings.ReplaceAll(strings.Trim(o.Name, "/"), "/", "__")
+	}
+	var zk []string
+	for _, h := range strings.Split(o.ZK, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			zk = append(zk, h)
+		}
+	}
+	cfg := scheduler.Config{
+		Name: o.Name, Role: o.Role, Principal: o.Principal, User: o.User,
+		Master: o.MesosMaster, ZK: zk, ZKRoot: root,
+		Spec: plan.Spec{
+			Controllers: o.Controllers, Nodes: o.Nodes,
+			Controller: plan.Resources{CPUs: o.ControllerCPUs, MemMB: o.ControllerMem},
+			Node:       plan.Resources{CPUs: o.NodeCPUs, MemMB: o.NodeMem, DiskMB: o.NodeDisk},
+		},
+		Binary:      os.Getenv(TaskBinaryEnv),
+		ArtifactURI: o.ArtifactURI, HDFSConfigURL: o.HDFSConfigURL,
+		Containers: o.Containers, Tier2: o.Tier2,
+		ControllerPort: o.ControllerPort, NodePort: o.NodePort,
+		Logger: log,
+	}
+	return cfg, nil
+}
+
+// runScheduler serves the API and runs the driver until SIGINT or
+// SIGTERM (or the end of c.Context). The line "scheduler API listening
+// on ADDR" on stdout tells scripts and tests the port.
+func runScheduler(c *cli.Context, g *globalOptions, o *schedulerOptions) error {
+	if _, err := args(c); err != nil {
+		return err
+	}
+	log := newLogger(g, c.App.ErrWriter)
+	cfg, err := schedulerConfig(o, log)
+	if err != nil {
+		return err
+	}
+	d, err := scheduler.New(cfg)
+	if err != nil {
+		return err
+	}
+	addr := net.JoinHostPort(os.Getenv(SchedulerAPIHostEnv), strconv.Itoa(o.APIPort))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("scheduler: listen on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	fmt.Fprintf(c.App.Writer, "scheduler API listening on %s\n", l.Addr())
+	log.WithFields(logrus.Fields{"api": l.Addr().String(), "master": cfg.Master, "zk": o.ZK, "root": cfg.ZKRoot}).Info("scheduler: starting")
+
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	runErr := d.Run(ctx)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && runErr == nil {
+		runErr = fmt.Errorf("scheduler: shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) && runErr == nil {
+		runErr = fmt.Errorf("scheduler: serve: %w", err)
+	}
+	return runErr
+}
