@@ -39,8 +39,10 @@ type TierState struct {
 	Sealed bool
 	// Transaction: a transaction's shadow segment, never tiered.
 	Transaction bool
-	// Chunks are the first offsets of the segment's chunks, in order.
-	Chunks []int64
+	// FirstChunk is the first offset of the segment's first chunk (-1 if
+	// it has none); truncation drops chunks from the front only. Chunks
+	// lists them all.
+	FirstChunk int64
 	// Attrs holds the attributes whose names start with "_tier." (the
 	// stream's overrides of the tiering policy).
 	Attrs map[string]int64
@@ -75,13 +77,13 @@ func (c *Container) TierState(name string) (TierState, error) {
 }
 
 func (c *Container) tierStateLocked(s *segment) TierState {
-	ts := TierState{Name: s.name, Tiered: s.tieredEnd(), Sealed: s.sealDurable, Transaction: isTransaction(s.name)}
+	ts := TierState{Name: s.name, Tiered: s.tieredEnd(), Sealed: s.sealDurable, Transaction: isTransaction(s.name), FirstChunk: -1}
 	if d := s.durable - ts.Tiered; d > 0 {
 		ts.Untiered = d
 		ts.Oldest = time.Unix(0, s.extents[0].appended)
 	}
-	for _, ch := range s.chunks {
-		ts.Chunks = append(ts.Chunks, ch.offset)
+	if len(s.chunks) > 0 {
+		ts.FirstChunk = s.chunks[0].offset
 	}
 	for k, v := range s.attrs {
 		if len(k) > len(TierAttrPrefix) && k[:len(TierAttrPrefix)] == TierAttrPrefix {
@@ -92,6 +94,21 @@ func (c *Container) tierStateLocked(s *segment) TierState {
 		}
 	}
 	return ts
+}
+
+// Chunks returns the first offsets of a segment's chunks, in order.
+func (c *Container) Chunks(name string) ([]int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, err := c.segmentLocked(name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(s.chunks))
+	for i, ch := range s.chunks {
+		out[i] = ch.offset
+	}
+	return out, nil
 }
 
 // UntieredBlocks returns the durable blocks of a segment that are only in

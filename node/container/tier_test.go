@@ -102,8 +102,8 @@ func TestTieredBytesReadBackFromChunks(t *testing.T) {
 		t.Fatalf("chunks at %d (+%d) and %d (+%d): want contiguous from 0", off1, n1, off2, n2)
 	}
 	ts, _ := c.TierState(name)
-	if ts.Tiered != n1+n2 || ts.Untiered != int64(len(want))-n1-n2 || !reflect.DeepEqual(ts.Chunks, []int64{0, n1}) {
-		t.Fatalf("tier state %+v", ts)
+	if cs, _ := c.Chunks(name); ts.Tiered != n1+n2 || ts.Untiered != int64(len(want))-n1-n2 || ts.FirstChunk != 0 || !reflect.DeepEqual(cs, []int64{0, n1}) {
+		t.Fatalf("tier state %+v, chunks %v", ts, cs)
 	}
 	if got := readBytes(t, c, name); !bytes.Equal(got, want) {
 		t.Fatalf("read back %q\nwant %q", got, want)
@@ -214,8 +214,11 @@ func TestTruncateDeleteAndForgetSurviveRestart(t *testing.T) {
 	if _, err := c.Truncate(a, n1+1); err != nil {
 		t.Fatal(err)
 	}
-	if ts, _ := c.TierState(a); len(ts.Chunks) != 1 || ts.Chunks[0] != n1 {
-		t.Fatalf("after truncating past the first chunk, chunks are %v, want [%d]", ts.Chunks, n1)
+	if cs, _ := c.Chunks(a); len(cs) != 1 || cs[0] != n1 {
+		t.Fatalf("after truncating past the first chunk, chunks are %v, want [%d]", cs, n1)
+	}
+	if ts, _ := c.TierState(a); ts.FirstChunk != n1 {
+		t.Fatalf("first chunk %d, want %d", ts.FirstChunk, n1)
 	}
 	c.Delete(b)
 	c.Delete(tx)

@@ -348,6 +348,13 @@ func (w *Writer) reconcile() error {
 		if ts.Transaction {
 			continue
 		}
+		chunks, err := w.c.Chunks(ts.Name)
+		if errors.Is(err, protocol.ErrNoSuchSegment) {
+			continue // deleted meanwhile: Gone has it
+		}
+		if err != nil {
+			return err
+		}
 		dir, err := segmentDir(ts.Name)
 		if err != nil {
 			return err
@@ -362,7 +369,7 @@ func (w *Writer) reconcile() error {
 		have := map[int64]bool{}
 		for _, e := range entries {
 			off, ok := tier2.ParseChunkName(e.Name)
-			if ok && slices.Contains(ts.Chunks, off) {
+			if ok && slices.Contains(chunks, off) {
 				have[off] = true
 				continue
 			}
@@ -373,34 +380,37 @@ func (w *Writer) reconcile() error {
 				w.l.WithField("file", dir+"/"+e.Name).Info("tiering: removed a chunk no record refers to")
 			}
 		}
-		for _, off := range ts.Chunks {
+		for _, off := range chunks {
 			if !have[off] {
 				w.l.WithField("file", dir+"/"+tier2.ChunkName(off)).Error("tiering: a recorded chunk is missing from tier 2")
 			}
 		}
-		known[ts.Name] = slices.Clone(ts.Chunks)
+		known[ts.Name] = chunks
 	}
 	w.known = known
 	return nil
 }
 
-// removeDropped removes the files of chunks that truncation dropped.
+// removeDropped removes the files of chunks that truncation dropped: the
+// known chunks below a segment's first chunk now (all of them if it has
+// none left).
 func (w *Writer) removeDropped(states []container.TierState) error {
 	for _, ts := range states {
 		prev := w.known[ts.Name]
-		for _, off := range prev {
-			if slices.Contains(ts.Chunks, off) {
-				continue
-			}
-			p, err := chunkPath(ts.Name, off)
+		n := 0
+		for n < len(prev) && (ts.FirstChunk < 0 || prev[n] < ts.FirstChunk) {
+			p, err := chunkPath(ts.Name, prev[n])
 			if err != nil {
 				return err
 			}
 			if err := w.cfg.Store.Remove(p); err != nil && !errors.Is(err, tier2.ErrNotExist) {
 				return fmt.Errorf("tiering: remove truncated chunk %s: %w", p, err)
 			}
+			n++
 		}
-		w.known[ts.Name] = slices.Clone(ts.Chunks)
+		if n > 0 {
+			w.known[ts.Name] = prev[n:]
+		}
 	}
 	return nil
 }
