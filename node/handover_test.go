@@ -91,3 +91,32 @@ func TestReleaseAndHostFrom(t *testing.T) {
 		t.Fatal("a release without tier 2 succeeded")
 	}
 }
+
+func TestFlushTierTiersEveryContainer(t *testing.T) {
+	store := tier2test.NewMem()
+	n, err := Open(Config{Dir: t.TempDir(), Containers: 3, Tier2: store, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	var segs []string
+	for id := range 3 {
+		seg := segmentIn(t, id, 3)
+		segs = append(segs, seg)
+		c, _ := n.ContainerFor(seg)
+		c.Create(seg, nil)
+		if _, err := c.Append(container.Append{Segment: seg, EventCount: 1, ExpectedOffset: protocol.NoExpectedOffset,
+			Data: protocol.AppendEvent(nil, []byte("x"))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n.FlushTier(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, seg := range segs {
+		c, _ := n.ContainerFor(seg)
+		if ts, _ := c.TierState(seg); ts.Untiered != 0 || ts.Tiered == 0 {
+			t.Fatalf("%s after FlushTier: %+v", seg, ts)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -237,6 +238,21 @@ func (n *Node) closeContainer(c *container.Container) error {
 		w.Stop()
 	}
 	return c.Close()
+}
+
+// FlushTier has every storage writer tier what is durable now (see
+// tiering.Writer.Flush), one container after another, until done or ctx
+// ends; it returns the first failure.
+func (n *Node) FlushTier(ctx context.Context) error {
+	var errs []error
+	for _, c := range n.Containers() {
+		if w := n.TierWriter(c.ID()); w != nil {
+			if err := w.Flush(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("container %d: %w", c.ID(), err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // HasTier2 reports whether the node has tier 2 (and so can hand

@@ -198,6 +198,15 @@ func runNode(c *cli.Context, _ *globalOptions, o *nodeOptions) error {
 			logrus.Info("node: shutting down")
 		}
 	}
+	if n.HasTier2() {
+		// Leave tier 2 up to date for its readers while the node is away;
+		// the logs keep everything in any case.
+		fctx, cancel := context.WithTimeout(context.Background(), o.Tier.ShutdownFlush)
+		if ferr := n.FlushTier(fctx); ferr != nil {
+			logrus.WithError(ferr).Warn("node: tier 2 not flushed before shutdown; the logs keep what is missing")
+		}
+		cancel()
+	}
 	if member != nil {
 		if cerr := member.Close(); err == nil {
 			err = cerr

@@ -146,6 +146,13 @@ func runStandalone(c *cli.Context, g *globalOptions, o *standaloneOptions) error
 	if err := nsrv.Close(); err != nil && serveErr == nil {
 		serveErr = fmt.Errorf("standalone: node: close: %w", err)
 	}
+	if n.HasTier2() {
+		fctx, cancel := context.WithTimeout(context.Background(), o.Tier.ShutdownFlush)
+		if err := n.FlushTier(fctx); err != nil {
+			log.WithError(err).Warn("standalone: tier 2 not flushed before shutdown; the log keeps what is missing")
+		}
+		cancel()
+	}
 	if err := n.Close(); err != nil && serveErr == nil {
 		serveErr = err
 	}

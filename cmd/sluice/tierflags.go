@@ -29,6 +29,9 @@ type tierOptions struct {
 	MaxUntiered int64
 	// Compress writes block-compressed (zlib) chunks (--tier-compress).
 	Compress bool
+	// ShutdownFlush bounds the tiering of what is durable when the node
+	// stops (--tier-shutdown-flush).
+	ShutdownFlush time.Duration
 }
 
 func (o *tierOptions) flags(uriUsage, uriDefault string) []cli.Flag {
@@ -39,6 +42,7 @@ func (o *tierOptions) flags(uriUsage, uriDefault string) []cli.Flag {
 		&cli.Int64Flag{Name: "tier-chunk-bytes", Usage: "a tier-2 chunk holds at most about `BYTES`", Value: tiering.DefaultChunkBytes, Destination: &o.ChunkBytes},
 		&cli.Int64Flag{Name: "tier-max-untiered", Usage: "refuse appends (retriably) once a container has `BYTES` waiting for tier 2", Value: node.DefaultMaxUntieredBytes, Destination: &o.MaxUntiered},
 		&cli.BoolFlag{Name: "tier-compress", Usage: "write zlib block-compressed chunks", Destination: &o.Compress},
+		&cli.DurationFlag{Name: "tier-shutdown-flush", Usage: "on shutdown, tier what is durable for at most `D`", Value: 10 * time.Second, Destination: &o.ShutdownFlush},
 	}
 }
 
