@@ -20,10 +20,13 @@ type ControllerNode struct {
 	Live       bool   `json:"live"`
 	Draining   bool   `json:"draining"`
 	Containers []int  `json:"containers"`
+	Moving     []int  `json:"moving"` // containers being handed over from it
 }
 
 // Drained reports whether the node's containers are all handed over.
-func (n ControllerNode) Drained() bool { return n.Live && n.Draining && len(n.Containers) == 0 }
+func (n ControllerNode) Drained() bool {
+	return n.Live && n.Draining && len(n.Containers) == 0 && len(n.Moving) == 0
+}
 
 // controllerURLs returns the REST URLs of the running controllers.
 func (d *Driver) controllerURLs() []string {

@@ -1,0 +1,301 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/sluice-streams/sluice/cluster/clustertest"
+	"github.com/sluice-streams/sluice/protocol/api"
+	"github.com/sluice-streams/sluice/scheduler"
+	"github.com/sluice-streams/sluice/scheduler/mesostest"
+	"github.com/sluice-streams/sluice/scheduler/plan"
+)
+
+// freePorts returns n ports that were free on 127.0.0.1 a moment ago.
+func freePorts(t *testing.T, n int) []int {
+	var ls []net.Listener
+	var out []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return out
+}
+
+// cli runs the binary under test to completion with stdin and returns
+// its stdout; it fails the test on a non-zero exit.
+func cli(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	out, err := tryCLI(stdin, args...)
+	if err != nil {
+		t.Fatalf("sluice %s: %v", strings.Join(args, " "), err)
+	}
+	return out
+}
+
+func tryCLI(stdin string, args ...string) (string, error) {
+	cmd := exec.Command(sluiceBin, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%v; stderr %q", err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+// rolePID finds the process of `sluice node|controller ... --id id` (the
+// executor's child) in /proc.
+func rolePID(role, id string) (int, bool) {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if len(args) < 2 || args[0] != sluiceBin || args[1] != role {
+			continue
+		}
+		for i := 2; i+1 < len(args); i++ {
+			if args[i] == "--id" && args[i+1] == id {
+				return pid, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func controllerNodes(url string) (api.NodeList, error) {
+	var l api.NodeList
+	resp, err := http.Get(url + "/v1/nodes")
+	if err != nil {
+		return l, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return l, fmt.Errorf("GET /v1/nodes: %s", resp.Status)
+	}
+	return l, json.NewDecoder(resp.Body).Decode(&l)
+}
+
+// events returns n distinct event lines starting at from.
+func events(from, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("event-%04d", from+i)
+	}
+	return out
+}
+
+// TestMesosFramework is the scheduler issue's proof, on the fake Mesos
+// master (no real Mesos runs here): `sluice scheduler` deploys a
+// controller and two nodes, each a real `sluice executor` supervising
+// the real role process; events are written and read through the
+// controller the scheduler reports; a node is killed with SIGKILL and
+// relaunched in place on its volume (every acknowledged event is read
+// back); the nodes are raised to 3 and lowered to 2 with `sluice cluster
+// nodes --set`, the removed node drained through tier 2 before its task
+// is killed; every event is still read back exactly once.
+func TestMesosFramework(t *testing.T) {
+	zk := clustertest.StartZooKeeper(t)
+	m := mesostest.NewMaster(t, mesostest.Options{AllocationInterval: 50 * time.Millisecond, Dir: t.TempDir()})
+	ports := freePorts(t, 6)
+	for i := range 3 {
+		var rs []mesos.Value_Range
+		for _, p := range ports[2*i : 2*i+2] {
+			rs = append(rs, mesos.Value_Range{Begin: uint64(p), End: uint64(p)})
+		}
+		sort.Slice(rs, func(a, b int) bool { return rs[a].Begin < rs[b].Begin })
+		if err := m.AddAgent(mesostest.AgentSpec{ID: fmt.Sprintf("agent-%d", i), Hostname: "127.0.0.1", CPUs: 4, MemMB: 4096, DiskMB: 4096, Ports: rs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, tv := range append(m.Tasks(), m.CompletedTasks()...) {
+			for _, f := range []string{"stdout", "stderr"} {
+				b, _ := os.ReadFile(filepath.Join(tv.Sandbox, f))
+				t.Logf("task %s (%v) %s:\n%s", tv.ID, tv.State, f, b)
+			}
+		}
+	})
+	tier2 := t.TempDir()
+	sched := start(t, "scheduler", []string{"SLUICE_SCHEDULER_API_HOST=127.0.0.1", "SLUICE_TASK_BINARY=" + sluiceBin},
+		"--log-level", "info", "scheduler",
+		"--name", "sluice", "--role", "sluice-role", "--principal", "sluice-principal", "--user", "nobody",
+		"--mesos-master", strings.TrimSuffix(m.URL(), "/api/v1/scheduler"),
+		"--zk", zk, "--zk-root", "/dcos-service-sluice", "--api-port", "0", "--artifact-uri", "",
+		"--controllers", "1", "--controller-cpus", "0.5", "--controller-mem", "256", "--controller-port", "0",
+		"--nodes", "2", "--node-cpus", "0.5", "--node-mem", "256", "--node-disk", "512", "--node-disk-type", "ROOT", "--node-port", "0",
+		"--containers", "4", "--tier2", "file://"+tier2, "--hdfs-config-url", "")
+	api := "http://" + sched.Line(t, "scheduler API listening on ", waitTimeout)
+	sc, err := scheduler.NewClient(api, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	deployed := func() (bool, string) {
+		p, err := sc.Plan(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		if _, err := sc.Health(ctx); err != nil {
+			return false, err.Error()
+		}
+		return p.Status == plan.Complete, fmt.Sprintf("%+v", p)
+	}
+	waitFor(t, "deployed", 2*waitTimeout, deployed)
+	eps, err := sc.Endpoints(ctx)
+	if err != nil || len(eps.Controllers) != 1 || len(eps.Nodes) != 2 {
+		t.Fatalf("endpoints %+v, %v", eps, err)
+	}
+	ctl := eps.Controllers[0]
+	waitFor(t, "both nodes registered", waitTimeout, func() (bool, string) {
+		l, err := controllerNodes(ctl)
+		if err != nil {
+			return false, err.Error()
+		}
+		live := 0
+		for _, n := range l.Nodes {
+			if n.Live && len(n.Containers) > 0 {
+				live++
+			}
+		}
+		return live == 2, fmt.Sprintf("%+v", l)
+	})
+
+	cli(t, "", "--controller", ctl, "scope", "create", "e2e")
+	cli(t, "", "--controller", ctl, "stream", "create", "e2e/s", "--segments", "4")
+	var written []string
+	write := func(evs []string) {
+		t.Helper()
+		cli(t, strings.Join(evs, "\n")+"\n", "--controller", ctl, "write", "e2e/s", "--timeout", "60s")
+		written = append(written, evs...)
+	}
+	readAll := func(what string) {
+		t.Helper()
+		out := cli(t, "", "--controller", ctl, "read", "e2e/s", "--max", strconv.Itoa(len(written)), "--timeout", "20s")
+		got := strings.Fields(out)
+		sort.Strings(got)
+		want := append([]string(nil), written...)
+		sort.Strings(want)
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("%s: read %d events, wrote %d; first difference in\n got %v\nwant %v", what, len(got), len(want), got, want)
+		}
+	}
+	write(events(0, 200))
+	readAll("after the deploy")
+
+	// kill -9 node-0's process: relaunched in place, on its volume.
+	before, _ := sc.Pods(ctx)
+	var node0 scheduler.PodInfo
+	for _, p := range before {
+		if p.Name == "node-0" {
+			node0 = p
+		}
+	}
+	pid, ok := rolePID("node", "node-0")
+	if !ok {
+		t.Fatal("node-0's process not found")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "node-0 relaunched", 2*waitTimeout, func() (bool, string) {
+		ps, err := sc.Pods(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, p := range ps {
+			if p.Name == "node-0" {
+				return p.TaskID != node0.TaskID && p.State == plan.TaskRunning, fmt.Sprintf("%+v", p)
+			}
+		}
+		return false, "no node-0"
+	})
+	after, _ := sc.Pods(ctx)
+	for _, p := range after {
+		if p.Name == "node-0" && p.AgentID != node0.AgentID {
+			t.Fatalf("node-0 moved from %s to %s", node0.AgentID, p.AgentID)
+		}
+		if p.Name != "node-0" {
+			for _, b := range before {
+				if b.Name == p.Name && b.TaskID != p.TaskID {
+					t.Fatalf("%s was relaunched too: %s -> %s", p.Name, b.TaskID, p.TaskID)
+				}
+			}
+		}
+	}
+	readAll("after node-0's kill -9")
+	write(events(200, 100))
+
+	// Raise to 3 nodes: the controller rebalances onto node-2.
+	cli(t, "", "cluster", "nodes", "--set", "3", "--scheduler", api)
+	waitFor(t, "node-2 running", 2*waitTimeout, deployed)
+	waitFor(t, "node-2 given containers", 2*waitTimeout, func() (bool, string) {
+		l, err := controllerNodes(ctl)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, n := range l.Nodes {
+			if n.ID == "node-2" && n.Live && len(n.Containers) > 0 && len(n.Moving) == 0 {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%+v", l)
+	})
+	write(events(300, 100))
+	readAll("after raising to 3 nodes")
+
+	// Lower to 2: node-2 is drained (its containers handed over through
+	// tier 2), then its task killed and its volume released.
+	out := cli(t, "", "cluster", "nodes", "--set", "2", "--timeout", "2m", "--scheduler", api)
+	if !strings.Contains(out, "node-2: draining") || !strings.Contains(out, "node-2: removed") || !strings.Contains(out, "nodes: 2") {
+		t.Fatalf("nodes --set 2 printed:\n%s", out)
+	}
+	l, err := controllerNodes(ctl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range l.Nodes {
+		if n.ID == "node-2" && len(n.Containers) > 0 {
+			t.Fatalf("node-2 still holds containers: %+v", n)
+		}
+	}
+	if _, ok := rolePID("node", "node-2"); ok {
+		t.Fatal("node-2's process still runs")
+	}
+	readAll("after lowering to 2 nodes")
+	write(events(400, 50))
+	readAll("after writing to 2 nodes again")
+	sched.Stop(t, waitTimeout)
+}
