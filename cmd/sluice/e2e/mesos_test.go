@@ -20,6 +20,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/sluice-streams/sluice/cluster/clustertest"
+	"github.com/sluice-streams/sluice/internal/proctest"
 	"github.com/sluice-streams/sluice/protocol/api"
 	"github.com/sluice-streams/sluice/scheduler"
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
@@ -149,19 +150,24 @@ func TestMesosFramework(t *testing.T) {
 		}
 	})
 	tier2 := t.TempDir()
-	sched := start(t, "scheduler", []string{"SLUICE_SCHEDULER_API_HOST=127.0.0.1", "SLUICE_TASK_BINARY=" + sluiceBin},
-		"--log-level", "info", "scheduler",
-		"--name", "sluice", "--role", "sluice-role", "--principal", "sluice-principal", "--user", "nobody",
-		"--mesos-master", strings.TrimSuffix(m.URL(), "/api/v1/scheduler"),
-		"--zk", zk, "--zk-root", "/dcos-service-sluice", "--api-port", "0", "--artifact-uri", "",
-		"--controllers", "1", "--controller-cpus", "0.5", "--controller-mem", "256", "--controller-port", "0",
-		"--nodes", "2", "--node-cpus", "0.5", "--node-mem", "256", "--node-disk", "512", "--node-disk-type", "ROOT", "--node-port", "0",
-		"--containers", "4", "--tier2", "file://"+tier2, "--hdfs-config-url", "")
-	api := "http://" + sched.Line(t, "scheduler API listening on ", waitTimeout)
-	sc, err := scheduler.NewClient(api, nil)
-	if err != nil {
-		t.Fatal(err)
+	startScheduler := func() (*proctest.Proc, *scheduler.Client, string) {
+		t.Helper()
+		sched := start(t, "scheduler", []string{"SLUICE_SCHEDULER_API_HOST=127.0.0.1", "SLUICE_TASK_BINARY=" + sluiceBin},
+			"--log-level", "info", "scheduler",
+			"--name", "sluice", "--role", "sluice-role", "--principal", "sluice-principal", "--user", "nobody",
+			"--mesos-master", strings.TrimSuffix(m.URL(), "/api/v1/scheduler"),
+			"--zk", zk, "--zk-root", "/dcos-service-sluice", "--api-port", "0", "--artifact-uri", "",
+			"--controllers", "1", "--controller-cpus", "0.5", "--controller-mem", "256", "--controller-port", "0",
+			"--nodes", "2", "--node-cpus", "0.5", "--node-mem", "256", "--node-disk", "512", "--node-disk-type", "ROOT", "--node-port", "0",
+			"--containers", "4", "--tier2", "file://"+tier2, "--hdfs-config-url", "")
+		api := "http://" + sched.Line(t, "scheduler API listening on ", waitTimeout)
+		sc, err := scheduler.NewClient(api, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sched, sc, api
 	}
+	sched, sc, api := startScheduler()
 	ctx := context.Background()
 	deployed := func() (bool, string) {
 		p, err := sc.Plan(ctx)
@@ -256,6 +262,24 @@ func TestMesosFramework(t *testing.T) {
 		}
 	}
 	readAll("after node-0's kill -9")
+
+	// A new scheduler resumes from ZooKeeper: same framework, same tasks.
+	fwID := m.FrameworkID()
+	sched.Stop(t, waitTimeout)
+	sched, sc, api = startScheduler()
+	waitFor(t, "the new scheduler reconciled", 2*waitTimeout, deployed)
+	resumed, err := sc.Pods(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range resumed {
+		if p.TaskID != after[i].TaskID || p.Name != after[i].Name {
+			t.Fatalf("after the scheduler's restart %s has task %s, had %s", p.Name, p.TaskID, after[i].TaskID)
+		}
+	}
+	if m.FrameworkID() != fwID {
+		t.Fatalf("framework %s after the restart, was %s", m.FrameworkID(), fwID)
+	}
 	write(events(200, 100))
 
 	// Raise to 3 nodes: the controller rebalances onto node-2.
