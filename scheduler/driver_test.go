@@ -479,3 +479,43 @@ func TestNotReady(t *testing.T) {
 		}
 	}
 }
+
+// TestFencedWrites: when another writer changes the stored plan, the
+// driver stops with ErrLeadership at its next write instead of acting
+// on a plan it does not own.
+func TestFencedWrites(t *testing.T) {
+	h := newHarness(t, 2)
+	h.cfg.Spec.Nodes = 1
+	r := h.start("s1")
+	eventually(t, "deployed", r.complete(t))
+	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zst.Close()
+	kv, err := zst.Get(context.Background(), keyPlan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zst.Put(context.Background(), keyPlan, kv.Value); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.c.SetCounts(context.Background(), CountsRequest{Nodes: ptr(2)}); err == nil {
+		t.Fatal("SetCounts succeeded on a plan written by someone else")
+	}
+	select {
+	case err := <-r.errc:
+		if !errors.Is(err, ErrLeadership) {
+			t.Fatalf("Run: %v, want ErrLeadership", err)
+		}
+		r.cancel()
+		r.cancel = nil
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run goes on after a fenced write")
+	}
+	if n := len(h.m.CallsOf(sched.Call_ACCEPT)); n > 2 {
+		// The deploy took one ACCEPT per pod; nothing was placed for the
+		// second node.
+		t.Fatalf("%d ACCEPTs", n)
+	}
+}

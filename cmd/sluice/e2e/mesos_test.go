@@ -167,7 +167,7 @@ func TestMesosFramework(t *testing.T) {
 		}
 		return sched, sc, api
 	}
-	sched, sc, api := startScheduler()
+	sched, sc, _ := startScheduler()
 	ctx := context.Background()
 	deployed := func() (bool, string) {
 		p, err := sc.Plan(ctx)
@@ -266,7 +266,7 @@ func TestMesosFramework(t *testing.T) {
 	// A new scheduler resumes from ZooKeeper: same framework, same tasks.
 	fwID := m.FrameworkID()
 	sched.Stop(t, waitTimeout)
-	sched, sc, api = startScheduler()
+	sched, sc, api := startScheduler()
 	waitFor(t, "the new scheduler reconciled", 2*waitTimeout, deployed)
 	resumed, err := sc.Pods(ctx)
 	if err != nil {
