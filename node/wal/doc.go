@@ -12,9 +12,11 @@
 // so far as one batch, writes it (one write call per 1 MiB slab) and starts
 // the batch's sync (fdatasync, or fsync when the file grew). Syncs are
 // pipelined: the flusher may write and start the next batch's sync while
-// the previous sync still runs (at most two in flight); while both are
-// busy, new records gather in one pending batch that one later sync
-// covers. A batch completes, in order, only when its own sync and every
+// the previous sync still runs (at most two in flight) once that batch
+// holds at least 32 KiB (a sync beside another is slower than one alone,
+// so at light load a small batch waits for the running sync instead);
+// while the slots are busy, new records gather in one pending batch that
+// one later sync covers. A batch completes, in order, only when its own sync and every
 // earlier batch's have returned; only then are its records acknowledged.
 // Write and sync errors are sticky: after one, that batch and every later
 // one fail, every Append returns ErrFailed and the container stops; the log

@@ -187,7 +187,9 @@ func TestGroupCommit(t *testing.T) {
 	})
 	var held []Pending
 	for i := 0; i < maxSyncsInFlight; i++ {
-		p, err := w.Append(testType, []byte(fmt.Sprint("held-", i)))
+		// Large enough to get a sync beside a running one.
+		payload := append([]byte(fmt.Sprint("held-", i)), make([]byte, pipelineMinBytes)...)
+		p, err := w.Append(testType, payload)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,6 +225,75 @@ func TestGroupCommit(t *testing.T) {
 	}
 }
 
+// TestSmallBatchWaitsForTheRunningSync: a batch below pipelineMinBytes
+// does not get a sync beside a running one; it is synced once that one
+// returns.
+func TestSmallBatchWaitsForTheRunningSync(t *testing.T) {
+	efs := vfstest.New(vfs.Default)
+	w, _ := mustOpen(t, Options{Dir: t.TempDir(), FS: efs}, 1)
+	defer w.Close()
+	entered := make(chan struct{}, 16)
+	release := make(chan struct{}, 16)
+	efs.SetInjector(func(op vfstest.Op, path string) error {
+		if isSync(op) && strings.HasSuffix(path, fileSuffix) {
+			entered <- struct{}{}
+			<-release
+		}
+		return nil
+	})
+	first, err := w.Append(testType, []byte("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	second, err := w.Append(testType, []byte("second, small"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A large record joins the small batch: now it may overlap.
+	third, err := w.Append(testType, make([]byte, pipelineMinBytes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-entered // the second sync started while the first is held
+	select {
+	case <-second.Done():
+		t.Fatal("acknowledged before its sync returned")
+	default:
+	}
+	release <- struct{}{}
+	release <- struct{}{}
+	for _, p := range []Pending{first, second, third} {
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Small records alone: one sync at a time.
+	small, err := w.Append(testType, []byte("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	next, err := w.Append(testType, []byte("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered:
+		t.Fatal("a small batch got a sync beside a running one")
+	default:
+	}
+	release <- struct{}{}
+	<-entered // its own sync, once the first returned
+	release <- struct{}{}
+	if err := small.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestBatchesCompleteInOrder: a later batch whose sync returns first is
 // not acknowledged before the earlier one.
 func TestBatchesCompleteInOrder(t *testing.T) {
@@ -243,8 +314,8 @@ func TestBatchesCompleteInOrder(t *testing.T) {
 	})
 	a, _ := w.Append(testType, []byte("a"))
 	<-entered
-	b, _ := w.Append(testType, []byte("b"))
-	<-entered // b's sync runs (and returns at once)
+	b, _ := w.Append(testType, make([]byte, pipelineMinBytes)) // large: it gets a sync beside a's
+	<-entered                                                  // b's sync runs (and returns at once)
 	select {
 	case <-b.Done():
 		t.Fatal("the second batch completed before the first")
