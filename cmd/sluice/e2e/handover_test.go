@@ -3,9 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -95,110 +93,8 @@ func TestClusterHandOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	w, err := cl.NewWriter(ctx, "ho", "st")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// The writer: keys k0..k15, each with its own sequence; one event at a
-	// time per round so an ack's wait shows the pause.
-	var (
-		mu       sync.Mutex
-		acked    = map[string]int{} // key -> events acknowledged (0..n-1)
-		maxWait  time.Duration
-		stop     = make(chan struct{})
-		writerWG sync.WaitGroup
-		writeErr error
-	)
-	writerWG.Add(1)
-	go func() {
-		defer writerWG.Done()
-		seq := map[string]int{}
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			key := fmt.Sprintf("k%d", i%16)
-			t0 := time.Now()
-			ack, err := w.Write(ctx, key, []byte(fmt.Sprintf("%s:%d", key, seq[key])))
-			if err == nil {
-				err = ack.Wait(ctx)
-			}
-			if err != nil {
-				mu.Lock()
-				writeErr = err
-				mu.Unlock()
-				return
-			}
-			mu.Lock()
-			acked[key] = seq[key] + 1
-			maxWait = max(maxWait, time.Since(t0))
-			mu.Unlock()
-			seq[key]++
-		}
-	}()
-	progress := func(what string) {
-		t.Helper()
-		mu.Lock()
-		n := 0
-		for _, c := range acked {
-			n += c
-		}
-		mu.Unlock()
-		waitFor(t, "the writer to go on "+what, waitTimeout, func() (bool, string) {
-			mu.Lock()
-			defer mu.Unlock()
-			m := 0
-			for _, c := range acked {
-				m += c
-			}
-			if writeErr != nil {
-				t.Fatalf("writer failed: %v", writeErr)
-			}
-			return m > n+50, fmt.Sprintf("%d acked", m)
-		})
-	}
-	// The reader follows the stream during the moves: each key's events
-	// exactly once, in order.
-	r, err := cl.NewReader(ctx, "ho", "st")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var (
-		rmu     sync.Mutex
-		got     = map[string]int{}
-		readN   int
-		readErr error
-	)
-	readCtx, stopReading := context.WithCancel(ctx)
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		for {
-			ev, err := r.ReadNext(readCtx)
-			if err != nil {
-				if readCtx.Err() == nil {
-					rmu.Lock()
-					readErr = err
-					rmu.Unlock()
-				}
-				return
-			}
-			key, num, _ := strings.Cut(string(ev.Data), ":")
-			i, _ := strconv.Atoi(num)
-			rmu.Lock()
-			if i != got[key] && readErr == nil {
-				readErr = fmt.Errorf("key %s: event %d after %d events (duplicate or out of order)", key, i, got[key])
-			}
-			got[key]++
-			readN++
-			rmu.Unlock()
-		}
-	}()
-	progress("before any move")
+	ld := startLoad(t, ctx, cl, "ho", "st")
+	ld.progress("before any move")
 
 	startTieredNode(t, zkAddr, "n3", t.TempDir(), tier2)
 	took := waitFor(t, "containers handed over to n3", waitTimeout, func() (bool, string) {
@@ -207,7 +103,7 @@ func TestClusterHandOver(t *testing.T) {
 		})
 	})
 	t.Logf("rebalance onto n3 took %v", took)
-	progress("after the rebalance")
+	ld.progress("after the rebalance")
 
 	if err := ctl.SetDrain(ctx, "n1", true); err != nil {
 		t.Fatal(err)
@@ -216,52 +112,7 @@ func TestClusterHandOver(t *testing.T) {
 		return nodesSettled(ctx, ctl, func(n map[string]int) bool { return n["n1"] == 0 && n["n2"] == 2 && n["n3"] == 2 })
 	})
 	t.Logf("draining n1 took %v", took)
-	progress("after the drain")
-
-	close(stop)
-	writerWG.Wait()
-	if writeErr != nil {
-		t.Fatalf("writer failed: %v", writeErr)
-	}
-	if err := w.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	total := 0
-	for _, c := range acked {
-		total += c
-	}
-	t.Logf("%d events acknowledged; the longest wait for one ack was %v", total, maxWait)
-	mu.Unlock()
-
-	waitFor(t, "the reader to read every acknowledged event", waitTimeout, func() (bool, string) {
-		rmu.Lock()
-		defer rmu.Unlock()
-		if readErr != nil {
-			t.Fatalf("reader: %v", readErr)
-		}
-		return readN >= total, fmt.Sprintf("%d of %d read", readN, total)
-	})
-	// Nothing beyond the acknowledged events comes (the writer is closed).
-	extra := time.NewTimer(time.Second)
-	defer extra.Stop()
-	select {
-	case <-readDone:
-	case <-extra.C:
-	}
-	stopReading()
-	<-readDone
-	rmu.Lock()
-	defer rmu.Unlock()
-	if readErr != nil {
-		t.Fatalf("reader: %v", readErr)
-	}
-	if readN != total {
-		t.Fatalf("read %d events, %d acknowledged", readN, total)
-	}
-	for k, n := range acked {
-		if got[k] != n {
-			t.Fatalf("key %s: read %d events, %d acknowledged", k, got[k], n)
-		}
-	}
+	ld.progress("after the drain")
+	total, wait := ld.finish(ctx)
+	t.Logf("%d events acknowledged and read back once each, in order per key; the longest wait for one ack was %v", total, wait)
 }

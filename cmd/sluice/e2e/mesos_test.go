@@ -19,6 +19,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/sluice-streams/sluice/client"
 	"github.com/sluice-streams/sluice/cluster/clustertest"
 	"github.com/sluice-streams/sluice/internal/proctest"
 	"github.com/sluice-streams/sluice/protocol/api"
@@ -282,6 +283,16 @@ func TestMesosFramework(t *testing.T) {
 	}
 	write(events(200, 100))
 
+	// A writer and a reader keep going through the scaling below.
+	cli(t, "", "--controller", ctl, "stream", "create", "e2e/live", "--segments", "8")
+	cl, err := client.New(ctx, ctl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ld := startLoad(t, ctx, cl, "e2e", "live")
+	ld.progress("before scaling")
+
 	// Raise to 3 nodes: the controller rebalances onto node-2.
 	cli(t, "", "cluster", "nodes", "--set", "3", "--scheduler", api)
 	waitFor(t, "node-2 running", 2*waitTimeout, deployed)
@@ -297,6 +308,7 @@ func TestMesosFramework(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%+v", l)
 	})
+	ld.progress("after raising to 3 nodes")
 	write(events(300, 100))
 	readAll("after raising to 3 nodes")
 
@@ -319,6 +331,9 @@ func TestMesosFramework(t *testing.T) {
 		t.Fatal("node-2's process still runs")
 	}
 	readAll("after lowering to 2 nodes")
+	ld.progress("after lowering to 2 nodes")
+	total, wait := ld.finish(ctx)
+	t.Logf("e2e/live: %d events written while scaling, each read once and in order per key; the longest wait for one ack was %v", total, wait)
 	write(events(400, 50))
 	readAll("after writing to 2 nodes again")
 	sched.Stop(t, waitTimeout)
