@@ -26,8 +26,22 @@ func DropCache(path string) error {
 	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
 		return fmt.Errorf("diskprobe: fadvise %s: %w", path, err)
 	}
+	if os.Getenv(DropAllEnv) == "1" {
+		// The machine's whole page cache (root only): on a virtual
+		// machine, fadvise may leave the file's pages where the next read
+		// still finds them quickly.
+		unix.Sync()
+		if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("1"), 0); err != nil {
+			return fmt.Errorf("diskprobe: %s=1: drop the page cache: %w", DropAllEnv, err)
+		}
+	}
 	return nil
 }
+
+// DropAllEnv, set to 1, makes DropCache drop the whole machine's page
+// cache too (root only; it slows every other process on the machine for a
+// while, so it is for benchmark runs on a machine of one's own).
+const DropAllEnv = "SLUICE_BENCH_DROP_ALL"
 
 // SequentialRead writes total bytes to a new temporary file in dir and
 // fsyncs it (not timed), drops the file's page cache (DropCache), then
