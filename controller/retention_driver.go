@@ -63,31 +63,12 @@ func (s *Service) retainer() {
 // returns the first error and goes on with the other streams.
 func (s *Service) RetentionStep(ctx context.Context) error {
 	ctx = WithInternal(ctx)
-	var first error
-	keep := func(err error) {
-		if err != nil && first == nil {
-			first = err
+	return s.eachStream(ctx, func(scope, stream string) error {
+		if err := s.retainStream(ctx, scope, stream); err != nil && !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("controller: retention of %s/%s: %w", scope, stream, err)
 		}
-	}
-	scopes, err := s.list(ctx, "scopes")
-	if err != nil {
-		return err
-	}
-	for _, sc := range scopes {
-		scope := sc.Key[len("scopes/"):]
-		streams, err := s.list(ctx, streamsKey(scope))
-		if err != nil {
-			keep(err)
-			continue
-		}
-		for _, st := range streams {
-			stream := st.Key[len(streamsKey(scope))+1:]
-			if err := s.retainStream(ctx, scope, stream); err != nil && !errors.Is(err, ErrNotFound) {
-				keep(fmt.Errorf("controller: retention of %s/%s: %w", scope, stream, err))
-			}
-		}
-	}
-	return first
+		return nil
+	})
 }
 
 // retainStream is RetentionStep for one stream.

@@ -438,34 +438,22 @@ func (s *Service) sweeper() {
 // sweepExpiredTxns aborts every OPEN transaction whose lease has expired.
 func (s *Service) sweepExpiredTxns(ctx context.Context) error {
 	ctx = WithInternal(ctx)
-	var first error
-	scopes, err := s.list(ctx, "scopes")
-	if err != nil {
-		return err
-	}
-	for _, sc := range scopes {
-		scope := sc.Key[len("scopes/"):]
-		streams, err := s.list(ctx, streamsKey(scope))
+	return s.eachStream(ctx, func(scope, stream string) error {
+		kvs, err := s.list(ctx, txnsKey(scope, stream))
 		if err != nil {
 			return err
 		}
-		for _, st := range streams {
-			stream := st.Key[len(streamsKey(scope))+1:]
-			kvs, err := s.list(ctx, txnsKey(scope, stream))
-			if err != nil {
-				return err
+		var first error
+		now := s.nowMillis()
+		for _, kv := range kvs {
+			var t txnRec
+			if json.Unmarshal(kv.Value, &t) != nil || t.Status != api.TxnOpen || now < t.ExpiryTime {
+				continue
 			}
-			now := s.nowMillis()
-			for _, kv := range kvs {
-				var t txnRec
-				if json.Unmarshal(kv.Value, &t) != nil || t.Status != api.TxnOpen || now < t.ExpiryTime {
-					continue
-				}
-				if err := s.abortTxn(ctx, scope, stream, t.ID, true); err != nil && first == nil && !errors.Is(err, ErrConflict) {
-					first = err
-				}
+			if err := s.abortTxn(ctx, scope, stream, t.ID, true); err != nil && first == nil && !errors.Is(err, ErrConflict) {
+				first = err
 			}
 		}
-	}
-	return first
+		return first
+	})
 }

@@ -203,6 +203,15 @@ func (s *Service) removeStreamRecords(ctx context.Context, scope, stream string)
 // any time is safe, also while another controller runs the same workflows.
 // It goes on past a failed workflow and returns the first error.
 func (s *Service) Resume(ctx context.Context) error {
+	return s.eachStream(ctx, func(scope, stream string) error {
+		return errors.Join(s.runWorkflow(ctx, scope, stream), s.resumeTxns(ctx, scope, stream))
+	})
+}
+
+// eachStream calls fn for every stream of every scope in the store. It goes
+// on past a failure (of fn, or of listing one scope's streams) and returns
+// the first one; only a failure to list the scopes stops it at once.
+func (s *Service) eachStream(ctx context.Context, fn func(scope, stream string) error) error {
 	var first error
 	keep := func(err error) {
 		if err != nil && first == nil {
@@ -221,9 +230,7 @@ func (s *Service) Resume(ctx context.Context) error {
 			continue
 		}
 		for _, st := range streams {
-			stream := st.Key[len(streamsKey(scope))+1:]
-			keep(s.runWorkflow(ctx, scope, stream))
-			keep(s.resumeTxns(ctx, scope, stream))
+			keep(fn(scope, st.Key[len(streamsKey(scope))+1:]))
 		}
 	}
 	return first
