@@ -345,6 +345,19 @@ func (m *Member) apply(value []byte, missing bool) bool {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	failed := map[int]error{}
+	inParallel := func(a Action, what string, do func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := do(); err != nil {
+				m.l.WithError(err).WithField("container", a.Container).Error(what)
+				mu.Lock()
+				ok = false
+				failed[a.Container] = err
+				mu.Unlock()
+			}
+		}()
+	}
 	for _, a := range actions {
 		switch a.Op {
 		case Fence:
@@ -357,35 +370,17 @@ func (m *Member) apply(value []byte, missing bool) bool {
 			}
 		case Host:
 			// Containers open (replay) in parallel.
-			wg.Add(1)
-			go func(a Action) {
-				defer wg.Done()
-				if err := n.HostFrom(a.Container, a.Epoch, a.From); err != nil {
-					m.l.WithError(err).WithField("container", a.Container).Error("membership: cannot host an assigned container")
-					mu.Lock()
-					ok = false
-					failed[a.Container] = err
-					mu.Unlock()
-				}
-			}(a)
+			inParallel(a, "membership: cannot host an assigned container", func() error {
+				return n.HostFrom(a.Container, a.Epoch, a.From)
+			})
 		}
 	}
 	wg.Wait()
+	// Releases after hosting: one may have to host its container first.
 	for _, a := range actions {
-		if a.Op != Release {
-			continue
+		if a.Op == Release {
+			inParallel(a, "membership: hand-over failed; retrying", func() error { return m.release(a) })
 		}
-		wg.Add(1)
-		go func(a Action) {
-			defer wg.Done()
-			if err := m.release(a); err != nil {
-				m.l.WithError(err).WithField("container", a.Container).Error("membership: hand-over failed; retrying")
-				mu.Lock()
-				ok = false
-				failed[a.Container] = err
-				mu.Unlock()
-			}
-		}(a)
 	}
 	wg.Wait()
 	m.mu.Lock()
