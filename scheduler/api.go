@@ -192,6 +192,9 @@ func (d *Driver) setCounts(w http.ResponseWriter, r *http.Request) {
 		if req.Nodes != nil {
 			n = *req.Nodes
 		}
+		if n < sp.Nodes && d.cfg.Tier2 == "" {
+			return fmt.Errorf("%w: lowering the nodes from %d to %d needs tier 2 (--tier2): a node's containers move to the others through it", ErrBadRequest, sp.Nodes, n)
+		}
 		d.log.WithFields(logrus.Fields{"controllers": c, "nodes": n}).Info("scheduler: counts changed")
 		d.exec(d.runCtx, d.p.SetCounts(c, n))
 		prog = d.p.Progress()

@@ -150,7 +150,7 @@ func newHarness(t *testing.T, agents int) *harness {
 			Node:       plan.Resources{CPUs: 0.5, MemMB: 128, DiskMB: 256},
 			Timing:     plan.Timing{ShortRefuse: 100 * time.Millisecond},
 		},
-		Containers: 4, Build: standIn, ControllerPort: h.ctrl.port,
+		Containers: 4, Tier2: "file://" + t.TempDir(), Build: standIn, ControllerPort: h.ctrl.port,
 		BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
 		Tick: 50 * time.Millisecond, DrainPoll: 20 * time.Millisecond,
 		Logger: log,
@@ -517,5 +517,16 @@ func TestFencedWrites(t *testing.T) {
 		// The deploy took one ACCEPT per pod; nothing was placed for the
 		// second node.
 		t.Fatalf("%d ACCEPTs", n)
+	}
+}
+
+func TestLoweringNodesNeedsTier2(t *testing.T) {
+	h := newHarness(t, 3)
+	h.cfg.Tier2 = ""
+	r := h.start("s1")
+	eventually(t, "deployed", r.complete(t))
+	_, err := r.c.SetCounts(context.Background(), CountsRequest{Nodes: ptr(1)})
+	if err == nil || !strings.Contains(err.Error(), "needs tier 2") {
+		t.Fatalf("lowering the nodes without tier 2: %v", err)
 	}
 }
