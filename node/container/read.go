@@ -2,6 +2,7 @@ package container
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/sluice-streams/sluice/node/wal"
@@ -72,6 +73,39 @@ type span struct {
 // that is not sealed waits like a tail read, for the segment to grow past
 // it; beyond the end of a sealed segment it is protocol.ErrInvalidArgument.
 func (c *Container) Read(ctx context.Context, name string, offset int64, maxBytes int) (ReadResult, error) {
+	for attempt := 0; ; attempt++ {
+		res, err := c.read(ctx, name, offset, maxBytes)
+		if err == nil || attempt == 2 || !c.tieredSince(name, err) {
+			return res, err
+		}
+		// The block went to tier 2 (and its log file away) between finding
+		// it and loading it: find it again, in its chunk now.
+	}
+}
+
+// errLogBlockGone marks a failed load of a block from the log.
+type errLogBlockGone struct {
+	offset int64
+	err    error
+}
+
+func (e *errLogBlockGone) Error() string { return e.err.Error() }
+func (e *errLogBlockGone) Unwrap() error { return e.err }
+
+// tieredSince reports whether err is a failed load of a log block whose
+// bytes are in a tier-2 chunk now.
+func (c *Container) tieredSince(name string, err error) bool {
+	var gone *errLogBlockGone
+	if !errors.As(err, &gone) {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, serr := c.segmentLocked(name)
+	return serr == nil && s.tieredEnd() > gone.offset
+}
+
+func (c *Container) read(ctx context.Context, name string, offset int64, maxBytes int) (ReadResult, error) {
 	if maxBytes <= 0 || offset < 0 {
 		return ReadResult{}, c.errorf(protocol.ErrInvalidArgument, name, "read of %d bytes at offset %d", maxBytes, offset)
 	}
@@ -145,7 +179,8 @@ func (c *Container) Read(ctx context.Context, name string, offset int64, maxByte
 		if !ok {
 			var err error
 			if data, err = c.source.LoadBlock(sp.ext.addr, sp.ext.dataOff, sp.ext.length); err != nil {
-				return ReadResult{}, fmt.Errorf("container %d: segment %q: read block at offset %d: %w", c.cfg.ID, name, sp.ext.offset, err)
+				return ReadResult{}, &errLogBlockGone{offset: sp.ext.offset,
+					err: fmt.Errorf("container %d: segment %q: read block at offset %d: %w", c.cfg.ID, name, sp.ext.offset, err)}
 			}
 			c.cache.Put(key, data)
 		}

@@ -7,9 +7,11 @@ import (
 	"math/rand"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sluice-streams/sluice/node/cache"
+	"github.com/sluice-streams/sluice/node/wal"
 	"github.com/sluice-streams/sluice/protocol"
 )
 
@@ -327,5 +329,57 @@ func TestTieringReplayAgreesWithLiveState(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// raceSource tiers the segment, checkpoints and trims the log the first
+// time the container asks it for a block: what the storage writer could do
+// between a read finding a block in the log and loading it.
+type raceSource struct {
+	inner BlockSource
+	done  atomic.Bool
+	do    func()
+}
+
+func (r *raceSource) LoadBlock(addr wal.Addr, dataOff int32, length int64) ([]byte, error) {
+	if r.done.CompareAndSwap(false, true) {
+		r.do() // tiering loads blocks through here too
+	}
+	return r.inner.LoadBlock(addr, dataOff, length)
+}
+
+// TestReadFindsABlockTieredUnderIt: a read whose block went to tier 2 (and
+// whose log file was removed) while it was being read reads it from the
+// chunk instead of failing.
+func TestReadFindsABlockTieredUnderIt(t *testing.T) {
+	chunks := newMemChunks()
+	c := open(t, Config{Dir: t.TempDir(), Chunks: chunks, WALFileSize: 4096, CheckpointBytes: -1, Cache: cache.New(1)})
+	name := protocol.SegmentName("sc", "st", 0, 0)
+	c.Create(name, nil)
+	var want []byte
+	for i := range 100 {
+		e := fmt.Sprintf("event-%03d-%s", i, bytes.Repeat([]byte("p"), 40))
+		want = append(want, block(e)...)
+		appendEvents(t, c, name, "w", int64(i+1), e)
+	}
+	c.source = &raceSource{inner: c.source, do: func() {
+		for {
+			if _, n := chunks.tier(t, c, name, 1000); n == 0 {
+				break
+			}
+		}
+		appendEvents(t, c, name, "w", 1000, "x")
+		c.Checkpoint()
+		appendEvents(t, c, name, "w", 1001, "y")
+		if err := c.Checkpoint(); err != nil {
+			t.Error(err)
+		}
+	}}
+	r, err := c.Read(t.Context(), name, 0, len(want))
+	if err != nil {
+		t.Fatalf("read across a tiering and a trim: %v", err)
+	}
+	if got := bytes.Join(r.Data, nil); !bytes.Equal(got, want) {
+		t.Fatal("read back different bytes")
 	}
 }
