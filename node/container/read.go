@@ -78,8 +78,8 @@ func (c *Container) Read(ctx context.Context, name string, offset int64, maxByte
 		if err == nil || attempt == 2 || !c.tieredSince(name, err) {
 			return res, err
 		}
-		// The block went to tier 2 (and its log file away) between finding
-		// it and loading it: find it again, in its chunk now.
+		// The block left the log (to tier 2, or truncated or deleted, and
+		// its log file removed) between finding it and loading it.
 	}
 }
 
@@ -92,8 +92,10 @@ type errLogBlockGone struct {
 func (e *errLogBlockGone) Error() string { return e.err.Error() }
 func (e *errLogBlockGone) Unwrap() error { return e.err }
 
-// tieredSince reports whether err is a failed load of a log block whose
-// bytes are in a tier-2 chunk now.
+// tieredSince reports whether err is a failed load of a log block that
+// the segment no longer keeps in the log: its bytes went to a tier-2
+// chunk, or were truncated away, or the segment was deleted. Reading again
+// then gives the chunk's bytes, or the error that says so.
 func (c *Container) tieredSince(name string, err error) bool {
 	var gone *errLogBlockGone
 	if !errors.As(err, &gone) {
@@ -102,7 +104,7 @@ func (c *Container) tieredSince(name string, err error) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s, serr := c.segmentLocked(name)
-	return serr == nil && s.tieredEnd() > gone.offset
+	return serr != nil || s.tieredEnd() > gone.offset || gone.offset < s.start
 }
 
 func (c *Container) read(ctx context.Context, name string, offset int64, maxBytes int) (ReadResult, error) {
