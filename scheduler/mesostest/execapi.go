@@ -1,7 +1,6 @@
 package mesostest
 
 import (
-	"io"
 	"net/http"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -27,24 +26,9 @@ func execMessage(data []byte) *executor.Event {
 func (m *Master) executorHandler(a *agent) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v1/executor", func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", "POST")
-			http.Error(w, "Expecting 'POST'", http.StatusMethodNotAllowed)
-			return
-		}
-		in, out, err := negotiate(r)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusNotAcceptable)
-			return
-		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
 		call := new(executor.Call)
-		if err := in.unmarshal(body, call); err != nil {
-			http.Error(w, "Failed to parse body: "+err.Error(), http.StatusBadRequest)
+		_, out, ok := readCall(w, r, call)
+		if !ok {
 			return
 		}
 		m.mu.Lock()

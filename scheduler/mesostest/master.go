@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -272,24 +271,9 @@ func newStreamID() string {
 // ---- scheduler endpoint ----
 
 func (m *Master) serveScheduler(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		http.Error(w, "Expecting 'POST'", http.StatusMethodNotAllowed)
-		return
-	}
-	in, out, err := negotiate(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusNotAcceptable)
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
 	call := new(scheduler.Call)
-	if err := in.unmarshal(body, call); err != nil {
-		http.Error(w, "Failed to parse body: "+err.Error(), http.StatusBadRequest)
+	_, out, ok := readCall(w, r, call)
+	if !ok {
 		return
 	}
 	if call.Type == scheduler.Call_UNKNOWN {

@@ -3,6 +3,7 @@ package mesostest
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -154,6 +155,34 @@ func (f wireFormat) unmarshal(b []byte, v interface {
 		return json.Unmarshal(b, v)
 	}
 	return v.Unmarshal(b)
+}
+
+// readCall checks that r is a POST, negotiates its encodings and decodes
+// its body into call, answering the request itself (405, 406 or 400) and
+// returning false when it cannot, as the master and agent do.
+func readCall(w http.ResponseWriter, r *http.Request, call interface {
+	Unmarshal([]byte) error
+}) (in, out wireFormat, ok bool) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "Expecting 'POST'", http.StatusMethodNotAllowed)
+		return in, out, false
+	}
+	in, out, err := negotiate(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotAcceptable)
+		return in, out, false
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return in, out, false
+	}
+	if err := in.unmarshal(body, call); err != nil {
+		http.Error(w, "Failed to parse body: "+err.Error(), http.StatusBadRequest)
+		return in, out, false
+	}
+	return in, out, true
 }
 
 // negotiate reads the request's Content-Type (the call's encoding) and
