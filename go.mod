@@ -1,6 +1,6 @@
 module github.com/sluice-streams/sluice
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/cbroglie/mustache v1.4.2
@@ -13,6 +13,7 @@ require (
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	go.etcd.io/bbolt v1.5.0
 	go.yaml.in/yaml/v3 v3.0.5
+	golang.org/x/sync v0.25.0
 	golang.org/x/sys v0.45.0
 )
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/sluice-streams/sluice/node/cache"
 	"github.com/sluice-streams/sluice/node/vfs"
@@ -80,6 +81,11 @@ type Container struct {
 	fenced atomic.Bool // set by Fence: changes fail with protocol.ErrWrongHost
 	frozen atomic.Bool // set by Freeze: clients' changes fail with protocol.ErrWrongHost; tiering goes on
 
+	// Tier-2 chunk loads: one load per chunk at a time (a reader and the
+	// read-ahead share it), and at most one read-ahead in flight.
+	chunkLoads singleflight.Group
+	readAhead  chan struct{}
+
 	mu struct {
 		sync.Mutex
 		st      state
@@ -120,6 +126,7 @@ func Open(cfg Config) (*Container, error) {
 		cfg: cfg, fs: cfg.FS, cache: cfg.Cache,
 		l:    cfg.Logger.WithField("container", cfg.ID),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{}),
+		readAhead: make(chan struct{}, readAheadChunks),
 	}
 	if err := c.fs.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("container %d: create %s: %w", cfg.ID, cfg.Dir, err)
@@ -658,6 +665,9 @@ func (c *Container) Close() error {
 	c.mu.Unlock()
 	close(c.stop)
 	<-c.stopped
+	for range readAheadChunks { // waits for the read-aheads in flight; no new one starts
+		c.readAhead <- struct{}{}
+	}
 	var err error
 	if failed == nil {
 		err = c.Checkpoint()

@@ -117,6 +117,7 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 	c.mu.Lock()
 	var spans []span
 	var res ReadResult
+	var ahead []chunk // the chunks after the last one read, for read-ahead
 	for {
 		s, err := c.segmentLocked(name)
 		if err != nil {
@@ -136,6 +137,10 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 			for i := s.findChunk(offset); i < len(s.chunks) && s.chunks[i].offset < end; i++ {
 				ch := s.chunks[i]
 				spans = append(spans, span{chunk: &ch, from: max(offset, ch.offset) - ch.offset, to: min(end, ch.end()) - ch.offset})
+				ahead = ahead[:0]
+				for j := i + 1; j < len(s.chunks) && j <= i+readAheadChunks; j++ {
+					ahead = append(ahead, s.chunks[j])
+				}
 			}
 			for i := s.findExtent(offset); i < len(s.extents) && s.extents[i].offset < end; i++ {
 				e := s.extents[i]
@@ -166,6 +171,9 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 	}
 	segID := c.mu.st.byName[name].id
 	c.mu.Unlock()
+	for _, ch := range ahead {
+		c.readChunkAhead(name, segID, ch)
+	}
 
 	for _, sp := range spans {
 		if sp.chunk != nil {
@@ -192,6 +200,7 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 }
 
 // loadChunk returns a tier-2 chunk's bytes, from the cache or tier 2.
+// Concurrent loads of one chunk (readers, the read-ahead) share one read.
 func (c *Container) loadChunk(name string, segID uint64, ch chunk) ([]byte, error) {
 	key := c.chunkCacheKey(segID, ch.offset)
 	if data, ok := c.cache.Get(key); ok {
@@ -201,13 +210,51 @@ func (c *Container) loadChunk(name string, segID uint64, ch chunk) ([]byte, erro
 		return nil, fmt.Errorf("container %d: segment %q: %w: the chunk at offset %d is in tier 2, which is not configured",
 			c.cfg.ID, name, protocol.ErrContainerUnavailable, ch.offset)
 	}
-	data, err := c.cfg.Chunks.LoadChunk(name, ch.offset, ch.length)
+	v, err, _ := c.chunkLoads.Do(fmt.Sprint(segID, "@", ch.offset), func() (any, error) {
+		if data, ok := c.cache.Get(key); ok {
+			return data, nil
+		}
+		data, err := c.cfg.Chunks.LoadChunk(name, ch.offset, ch.length)
+		if err != nil {
+			return nil, fmt.Errorf("container %d: segment %q: read tier-2 chunk at offset %d: %w", c.cfg.ID, name, ch.offset, err)
+		}
+		if int64(len(data)) != ch.length {
+			return nil, fmt.Errorf("container %d: segment %q: tier-2 chunk at offset %d holds %d bytes, want %d", c.cfg.ID, name, ch.offset, len(data), ch.length)
+		}
+		c.cache.Put(key, data)
+		return data, nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("container %d: segment %q: read tier-2 chunk at offset %d: %w", c.cfg.ID, name, ch.offset, err)
+		return nil, err
 	}
-	if int64(len(data)) != ch.length {
-		return nil, fmt.Errorf("container %d: segment %q: tier-2 chunk at offset %d holds %d bytes, want %d", c.cfg.ID, name, ch.offset, len(data), ch.length)
+	return v.([]byte), nil
+}
+
+// readAheadChunks is how many chunks past the one read are loaded ahead,
+// in parallel (a catch-up reader's loads then use every core).
+const readAheadChunks = 2
+
+// readChunkAhead loads a segment's next chunk in the background while the
+// reader is served from the current one, as a catch-up reader will want it
+// next: at most one read-ahead at a time, and only if the cache holds
+// three chunks (the one being read, the next, and room for others), so
+// the read-ahead never pushes out the chunk being read.
+func (c *Container) readChunkAhead(name string, segID uint64, ch chunk) {
+	if c.cfg.Chunks == nil || (readAheadChunks+2)*ch.length > c.cache.Max() {
+		return
 	}
-	c.cache.Put(key, data)
-	return data, nil
+	if _, ok := c.cache.Get(c.chunkCacheKey(segID, ch.offset)); ok {
+		return
+	}
+	select {
+	case c.readAhead <- struct{}{}:
+	default:
+		return // one is in flight
+	}
+	go func() {
+		defer func() { <-c.readAhead }()
+		if _, err := c.loadChunk(name, segID, ch); err != nil {
+			c.l.WithError(err).Debug("container: read-ahead of a tier-2 chunk failed; the reader loads it itself")
+		}
+	}()
 }

@@ -383,3 +383,55 @@ func TestReadFindsABlockTieredUnderIt(t *testing.T) {
 		t.Fatal("read back different bytes")
 	}
 }
+
+// TestReadAheadLoadsTheNextChunks: reading a chunk loads the next ones
+// (readAheadChunks) in the background when the cache can hold them; the
+// next reads find them cached.
+func TestReadAheadLoadsTheNextChunks(t *testing.T) {
+	chunks := newMemChunks()
+	c := open(t, Config{Dir: t.TempDir(), Chunks: chunks, Cache: cache.New(64 << 10)})
+	name := protocol.SegmentName("sc", "st", 0, 0)
+	c.Create(name, nil)
+	for i := range 80 {
+		appendEvents(t, c, name, "w", int64(i+1), fmt.Sprintf("event-%02d", i))
+	}
+	var bounds []int64
+	for {
+		off, n := chunks.tier(t, c, name, 200)
+		if n == 0 {
+			break
+		}
+		bounds = append(bounds, off+n)
+	}
+	if len(bounds) < readAheadChunks+2 {
+		t.Fatalf("%d chunks; the test needs %d", len(bounds), readAheadChunks+2)
+	}
+	c.cache = cache.New(64 << 10) // evict what tiering cached: only loads count from here
+	settle := func() {            // the read-aheads in flight are done
+		for range readAheadChunks {
+			c.readAhead <- struct{}{}
+		}
+		for range readAheadChunks {
+			<-c.readAhead
+		}
+	}
+	loads := func() int {
+		chunks.mu.Lock()
+		defer chunks.mu.Unlock()
+		return chunks.loads
+	}
+	if _, err := c.Read(t.Context(), name, 0, int(bounds[0])); err != nil {
+		t.Fatal(err)
+	}
+	settle()
+	if got := loads(); got != 1+readAheadChunks {
+		t.Fatalf("%d chunk loads after reading the first chunk, want %d (it and the next, read ahead)", got, 1+readAheadChunks)
+	}
+	if _, err := c.Read(t.Context(), name, bounds[0], int(bounds[1]-bounds[0])); err != nil {
+		t.Fatal(err)
+	}
+	settle()
+	if got := loads(); got != 2+readAheadChunks {
+		t.Fatalf("%d chunk loads after reading the second, want %d (it came from the cache; one more read ahead)", got, 2+readAheadChunks)
+	}
+}

@@ -207,7 +207,7 @@ func BenchmarkCatchUpRead(b *testing.B) {
 	if err != nil || len(chunkFiles) == 0 {
 		b.Fatalf("no chunks in tier 2 (%v)", err)
 	}
-	for _, cacheSize := range []int64{1, 32 << 20} {
+	for _, cacheSize := range []int64{1, 32 << 20, 64 << 20} {
 		b.Run(fmt.Sprintf("cache=%s", sizeName(cacheSize)), func(b *testing.B) {
 			cfg.Cache = cache.New(cacheSize)
 			c, err := container.Open(cfg)
