@@ -87,10 +87,11 @@ func (s *Service) SetDrain(ctx context.Context, id string, drain bool) error {
 		if _, err := s.store.Put(ctx, key, []byte("{}")); err != nil {
 			return fmt.Errorf("controller: drain node %s: %w", id, err)
 		}
-		return nil
-	}
-	if err := s.store.Delete(ctx, key, cluster.AnyVersion); err != nil && !errors.Is(err, cluster.ErrNotFound) {
+	} else if err := s.store.Delete(ctx, key, cluster.AnyVersion); err != nil && !errors.Is(err, cluster.ErrNotFound) {
 		return fmt.Errorf("controller: stop draining node %s: %w", id, err)
 	}
+	// Wake the leader's watch on the parent (watches report no child
+	// changes); it would see the change at its next tick anyway.
+	s.store.Put(ctx, DrainKey, []byte(id))
 	return nil
 }

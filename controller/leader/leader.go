@@ -314,9 +314,10 @@ func (m *Member) setLeading(v bool) {
 }
 
 // assignLoop reconciles the published assignment at once, on every tick,
-// whenever the published map changes, and whenever a node confirms a
-// hand-over (it writes controller.HandoverKey itself after its child, since
-// watches report no child changes), until ctx ends.
+// whenever the published map changes, whenever a node confirms a hand-over
+// or registers, and whenever a drain is asked for (each writer writes the
+// parent key, controller.HandoverKey, NodesKey or DrainKey, after its
+// child, since watches report no child changes), until ctx ends.
 func (m *Member) assignLoop(ctx context.Context, st cluster.Store) {
 	watch, err := st.Watch(ctx, controller.AssignmentKey)
 	if err != nil {
@@ -327,6 +328,16 @@ func (m *Member) assignLoop(ctx context.Context, st cluster.Store) {
 	if err != nil {
 		m.log.WithError(err).Warn("leader: cannot watch hand-overs; completing them on the ticker only")
 		handovers = nil
+	}
+	joins, err := st.Watch(ctx, controller.NodesKey)
+	if err != nil {
+		m.log.WithError(err).Warn("leader: cannot watch node registrations; noticing new nodes on the ticker only")
+		joins = nil
+	}
+	drains, err := st.Watch(ctx, controller.DrainKey)
+	if err != nil {
+		m.log.WithError(err).Warn("leader: cannot watch drain requests; noticing them on the ticker only")
+		drains = nil
 	}
 	tick := time.NewTicker(m.cfg.ReconcileInterval)
 	defer tick.Stop()
@@ -345,6 +356,14 @@ func (m *Member) assignLoop(ctx context.Context, st cluster.Store) {
 		case _, ok := <-handovers:
 			if !ok {
 				handovers = nil
+			}
+		case _, ok := <-joins:
+			if !ok {
+				joins = nil
+			}
+		case _, ok := <-drains:
+			if !ok {
+				drains = nil
 			}
 		}
 	}

@@ -194,6 +194,11 @@ func (m *Member) join(ctx, watchCtx context.Context, st *zkstore.Store) (<-chan 
 		}
 	}
 	m.l.WithField("addr", m.cfg.Addr).Info("membership: registered")
+	// Wake the leader: its watch on the parent sees this write (watches
+	// report no child changes), so a new node gets containers at once.
+	if _, err := st.Put(ctx, NodesKey, []byte(m.cfg.ID)); err != nil {
+		m.l.WithError(err).Warn("membership: could not signal the registration; the leader sees it at its next tick")
+	}
 	watchCtx, stopWatch := context.WithCancel(watchCtx)
 	events, err := st.Watch(watchCtx, AssignmentKey)
 	if err != nil {
