@@ -131,7 +131,9 @@ func (st *state) applyCreate(r createRecord, now int64) *segment {
 }
 
 func (st *state) applyAppend(s *segment, r appendRecord, addr wal.Addr, now int64) {
-	defer st.track(s)()
+	// An appended block is only in the log: it adds its bytes to the
+	// untiered count (done here, not through track, on the hot path).
+	st.untiered += int64(len(r.data))
 	s.extents = append(s.extents, extent{offset: s.length, length: int64(len(r.data)), addr: addr, dataOff: int32(r.dataOff), appended: now})
 	s.length += int64(len(r.data))
 	if r.writer != "" {
