@@ -13,6 +13,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sluice-streams/sluice/internal/benchtest"
 	"github.com/sluice-streams/sluice/internal/latency"
 	"github.com/sluice-streams/sluice/node"
 	"github.com/sluice-streams/sluice/node/cache"
@@ -148,11 +149,7 @@ func BenchmarkTierFlush(b *testing.B) {
 		b.StartTimer()
 	}
 	b.StopTimer()
-	mbps := float64(flushed) / flushTime.Seconds() / 1e6
-	limit := float64(probed) / diskTime.Seconds() / 1e6
-	b.ReportMetric(mbps, "event-MB/s")
-	b.ReportMetric(limit, "disk-MB/s")
-	b.ReportMetric(100*mbps/limit, "%disk")
+	benchtest.ReportAgainstDisk(b, flushed, flushTime, probed, diskTime, "disk-MB/s")
 }
 
 // BenchmarkCatchUpRead: a reader catching up from tier 2 with a cold
@@ -257,11 +254,7 @@ func BenchmarkCatchUpRead(b *testing.B) {
 				b.StartTimer()
 			}
 			b.StopTimer()
-			mbps := float64(read) / readTime.Seconds() / 1e6
-			limit := float64(probed) / diskTime.Seconds() / 1e6
-			b.ReportMetric(mbps, "event-MB/s")
-			b.ReportMetric(limit, "disk-read-MB/s")
-			b.ReportMetric(100*mbps/limit, "%disk")
+			benchtest.ReportAgainstDisk(b, read, readTime, probed, diskTime, "disk-read-MB/s")
 		})
 	}
 }
