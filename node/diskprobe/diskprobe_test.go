@@ -23,18 +23,21 @@ func assertEmpty(t *testing.T, dir string) {
 	}
 }
 
+// probeSizes are the sizes both sequential probes are tested with: syncs
+// (or reads) is how many blocks they take.
+var probeSizes = []struct {
+	name      string
+	blockSize int
+	total     int64
+	syncs     int
+}{
+	{"exact multiple", 4096, 4 * 4096, 4},
+	{"short last block", 4096, 4*4096 + 100, 5},
+	{"total below block", 1 << 20, 1000, 1},
+}
+
 func TestSequentialSync(t *testing.T) {
-	tests := []struct {
-		name      string
-		blockSize int
-		total     int64
-		syncs     int
-	}{
-		{"exact multiple", 4096, 4 * 4096, 4},
-		{"short last block", 4096, 4*4096 + 100, 5},
-		{"total below block", 1 << 20, 1000, 1},
-	}
-	for _, tt := range tests {
+	for _, tt := range probeSizes {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			res, err := SequentialSync(dir, tt.blockSize, tt.total)

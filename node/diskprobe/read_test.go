@@ -10,25 +10,15 @@ import (
 )
 
 func TestSequentialRead(t *testing.T) {
-	tests := []struct {
-		name      string
-		blockSize int
-		total     int64
-		reads     int
-	}{
-		{"exact multiple", 4096, 4 * 4096, 4},
-		{"short last block", 4096, 4*4096 + 100, 5},
-		{"total below block", 1 << 20, 1000, 1},
-	}
-	for _, tt := range tests {
+	for _, tt := range probeSizes {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			res, err := SequentialRead(dir, tt.blockSize, tt.total)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Bytes != tt.total || res.Syncs != tt.reads || res.BlockSize != tt.blockSize {
-				t.Fatalf("got %+v, want %d bytes in %d reads", res, tt.total, tt.reads)
+			if res.Bytes != tt.total || res.Syncs != tt.syncs || res.BlockSize != tt.blockSize {
+				t.Fatalf("got %+v, want %d bytes in %d reads", res, tt.total, tt.syncs)
 			}
 			if res.Elapsed <= 0 || res.BytesPerSecond() <= 0 {
 				t.Fatalf("nothing timed: %+v", res)
