@@ -21,6 +21,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster/clustertest"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
+	"github.com/sluice-streams/sluice/internal/proctest"
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
@@ -204,16 +205,10 @@ func (r *running) stop(t *testing.T) {
 	}
 }
 
-// eventually polls cond (every 20ms, for at most 30s).
+// eventually polls cond for at most 30s (proctest.WaitFor).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	proctest.WaitFor(t, what, 30*time.Second, func() (bool, string) { return cond(), "" })
 }
 
 func (r *running) pods(t *testing.T) map[string]PodInfo {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-streams/sluice/internal/proctest"
 	"github.com/sluice-streams/sluice/tier2/seqfile"
 )
 
@@ -39,8 +40,7 @@ func TestStandaloneTiersToADirectory(t *testing.T) {
 	}
 
 	var d streamDescription
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	proctest.WaitFor(t, "every byte in tier 2", 20*time.Second, func() (bool, string) {
 		code, stdout, stderr := runArgs(t, append(c, "--output", "json", "stream", "describe", "sc/st")...)
 		if code != 0 {
 			t.Fatalf("describe: %s", stderr)
@@ -49,14 +49,8 @@ func TestStandaloneTiersToADirectory(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &d); err != nil {
 			t.Fatalf("describe output %q: %v", stdout, err)
 		}
-		if d.Tier != nil && d.Tier.UntieredBytes == 0 && d.Tier.TieredBytes > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting for tier 2 after 20 s: %+v %s", d.Tier, d.TierError)
-		}
-		time.Sleep(50 * time.Millisecond) // polling a state that a timer changes
-	}
+		return d.Tier != nil && d.Tier.UntieredBytes == 0 && d.Tier.TieredBytes > 0, fmt.Sprintf("%+v %s", d.Tier, d.TierError)
+	})
 	if len(d.Tier.Segments) != 2 || d.Tier.LagMillis != 0 {
 		t.Fatalf("tier state %+v", d.Tier)
 	}
