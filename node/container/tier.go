@@ -3,6 +3,7 @@ package container
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/sluice-streams/sluice/node/cache"
@@ -86,7 +87,7 @@ func (c *Container) tierStateLocked(s *segment) TierState {
 		ts.FirstChunk = s.chunks[0].offset
 	}
 	for k, v := range s.attrs {
-		if len(k) > len(TierAttrPrefix) && k[:len(TierAttrPrefix)] == TierAttrPrefix {
+		if strings.HasPrefix(k, TierAttrPrefix) {
 			if ts.Attrs == nil {
 				ts.Attrs = map[string]int64{}
 			}

@@ -69,6 +69,8 @@ const (
 	ReasonSize     Reason = "size"
 	ReasonAge      Reason = "age"
 	ReasonPressure Reason = "pressure"
+	// ReasonFlush: Writer.Flush asked for everything durable.
+	ReasonFlush Reason = "flush"
 )
 
 // Decision is one segment to tier now.

@@ -208,7 +208,7 @@ func (w *Writer) pass(ctx context.Context, all bool) error {
 	if all {
 		for _, ts := range states {
 			if !ts.Transaction && ts.Untiered > 0 {
-				todo = append(todo, Decision{ts.Name, "flush"})
+				todo = append(todo, Decision{ts.Name, ReasonFlush})
 			}
 		}
 	} else {
