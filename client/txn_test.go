@@ -156,19 +156,7 @@ func TestTxnCommit(t *testing.T) {
 }
 
 func TestTxnAbort(t *testing.T) {
-	d := clienttest.Start(t)
-	d.CreateStream("s", "x", 2)
-	c := newClient(t, d)
-	ctx := testCtx(t)
-	w, err := c.NewWriter(ctx, "s", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close(ctx)
-	txn, err := w.BeginTxn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, _, _, txn, ctx := startTxn(t, 2)
 	tsegs := txnSegments(t, d.Controller, "s", "x", txn.ID())
 	for i := range 100 {
 		if err := txn.Write(ctx, fmt.Sprint(i%7), []byte(fmt.Sprintf("txn:%d:%d", i%7, i))); err != nil {
@@ -201,19 +189,7 @@ func TestTxnAbort(t *testing.T) {
 }
 
 func TestTxnEventTooLarge(t *testing.T) {
-	d := clienttest.Start(t)
-	d.CreateStream("s", "x", 1)
-	c := newClient(t, d)
-	ctx := testCtx(t)
-	w, err := c.NewWriter(ctx, "s", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close(ctx)
-	txn, err := w.BeginTxn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, _, _, txn, ctx := startTxn(t, 1)
 	if err := txn.Write(ctx, "k", make([]byte, protocol.MaxEventSize+1)); !errors.Is(err, protocol.ErrEventTooLarge) {
 		t.Fatalf("Write of a too large event: %v, want ErrEventTooLarge", err)
 	}
@@ -442,24 +418,12 @@ func TestTxnReconnect(t *testing.T) {
 // TestTxnScaleWaits: a manual scale is refused (409) while a transaction is
 // open, and succeeds once it is committed.
 func TestTxnScaleWaits(t *testing.T) {
-	d := clienttest.Start(t)
-	d.CreateStream("s", "x", 2)
-	c := newClient(t, d)
-	ctx := testCtx(t)
-	w, err := c.NewWriter(ctx, "s", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close(ctx)
-	txn, err := w.BeginTxn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, _, _, txn, ctx := startTxn(t, 2)
 	if err := txn.Write(ctx, "k", []byte("txn:k:0")); err != nil {
 		t.Fatal(err)
 	}
 	req := api.ScaleRequest{SealedSegments: []int64{0}, NewRanges: []api.KeyRange{{Low: 0, High: 0.25}, {Low: 0.25, High: 0.5}}}
-	_, err = d.Controller.Scale(ctx, "s", "x", req)
+	_, err := d.Controller.Scale(ctx, "s", "x", req)
 	var ce *ctlclient.Error
 	if !errors.Is(err, ctlclient.ErrConflict) || !errors.As(err, &ce) || ce.StatusCode != 409 {
 		t.Fatalf("scale with an open transaction: %v, want 409 CONFLICT", err)
@@ -470,4 +434,24 @@ func TestTxnScaleWaits(t *testing.T) {
 	if _, err := d.Controller.Scale(ctx, "s", "x", req); err != nil {
 		t.Fatalf("scale after commit: %v", err)
 	}
+}
+
+// startTxn starts a deployment with stream s/x of segments segments, a
+// client, a writer (closed at the end of the test) and a transaction.
+func startTxn(t *testing.T, segments int) (*clienttest.Deployment, *client.Client, *client.Writer, *client.Txn, context.Context) {
+	t.Helper()
+	d := clienttest.Start(t)
+	d.CreateStream("s", "x", segments)
+	c := newClient(t, d)
+	ctx := testCtx(t)
+	w, err := c.NewWriter(ctx, "s", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close(ctx) })
+	txn, err := w.BeginTxn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, c, w, txn, ctx
 }
