@@ -156,7 +156,7 @@ func TestTxnCommit(t *testing.T) {
 }
 
 func TestTxnAbort(t *testing.T) {
-	d, _, _, txn, ctx := startTxn(t, 2)
+	d, txn, ctx := startTxn(t, 2)
 	tsegs := txnSegments(t, d.Controller, "s", "x", txn.ID())
 	for i := range 100 {
 		if err := txn.Write(ctx, fmt.Sprint(i%7), []byte(fmt.Sprintf("txn:%d:%d", i%7, i))); err != nil {
@@ -189,7 +189,7 @@ func TestTxnAbort(t *testing.T) {
 }
 
 func TestTxnEventTooLarge(t *testing.T) {
-	d, _, _, txn, ctx := startTxn(t, 1)
+	d, txn, ctx := startTxn(t, 1)
 	if err := txn.Write(ctx, "k", make([]byte, protocol.MaxEventSize+1)); !errors.Is(err, protocol.ErrEventTooLarge) {
 		t.Fatalf("Write of a too large event: %v, want ErrEventTooLarge", err)
 	}
@@ -418,7 +418,7 @@ func TestTxnReconnect(t *testing.T) {
 // TestTxnScaleWaits: a manual scale is refused (409) while a transaction is
 // open, and succeeds once it is committed.
 func TestTxnScaleWaits(t *testing.T) {
-	d, _, _, txn, ctx := startTxn(t, 2)
+	d, txn, ctx := startTxn(t, 2)
 	if err := txn.Write(ctx, "k", []byte("txn:k:0")); err != nil {
 		t.Fatal(err)
 	}
@@ -437,8 +437,9 @@ func TestTxnScaleWaits(t *testing.T) {
 }
 
 // startTxn starts a deployment with stream s/x of segments segments, a
-// client, a writer (closed at the end of the test) and a transaction.
-func startTxn(t *testing.T, segments int) (*clienttest.Deployment, *client.Client, *client.Writer, *client.Txn, context.Context) {
+// client and a writer (closed at the end of the test), and begins a
+// transaction.
+func startTxn(t *testing.T, segments int) (*clienttest.Deployment, *client.Txn, context.Context) {
 	t.Helper()
 	d := clienttest.Start(t)
 	d.CreateStream("s", "x", segments)
@@ -453,5 +454,5 @@ func startTxn(t *testing.T, segments int) (*clienttest.Deployment, *client.Clien
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d, c, w, txn, ctx
+	return d, txn, ctx
 }
