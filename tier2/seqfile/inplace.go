@@ -23,45 +23,68 @@ func EventsInPlace(file []byte, first int64) (events []byte, ok bool, err error)
 		return nil, false, err
 	}
 	hdr := r.Header()
-	if hdr.KeyClass != LongWritable || hdr.ValueClass != BytesWritable {
-		return nil, false, fmt.Errorf("%w: key %s, value %s", ErrClassMismatch, hdr.KeyClass, hdr.ValueClass)
-	}
 	if hdr.Compression != None {
+		if err := checkEventClasses(hdr); err != nil {
+			return nil, false, err
+		}
 		return nil, false, nil
 	}
-	corrupt := func(at int, format string, args ...any) error {
-		return fmt.Errorf("%w at byte %d: %s", ErrCorrupt, at, fmt.Sprintf(format, args...))
+	events, err = EventsInPlaceAt(hdr, file[hdr.Size:], hdr.Size, first)
+	return events, err == nil, err
+}
+
+// EventsInPlaceAt is EventsInPlace for part of a file: records holds
+// whole records (sync escapes allowed) starting at byte at of a file whose
+// header is hdr, the first of them the event at offset first. A writer
+// learns where such parts may start from Writer.Boundary. The events are
+// compacted to the front of records; errors name positions in the file.
+func EventsInPlaceAt(hdr Header, records []byte, at, first int64) ([]byte, error) {
+	if err := checkEventClasses(hdr); err != nil {
+		return nil, err
 	}
-	w, pos, want := 0, int(hdr.Size), first
-	for pos < len(file) {
-		if len(file)-pos < 4 {
-			return nil, false, corrupt(pos, "file ends inside a record length")
+	if hdr.Compression != None {
+		return nil, fmt.Errorf("%w: in-place reading of %s-compressed records", ErrUnsupported, hdr.Compression)
+	}
+	corrupt := func(pos int, format string, args ...any) error {
+		return fmt.Errorf("%w at byte %d: %s", ErrCorrupt, at+int64(pos), fmt.Sprintf(format, args...))
+	}
+	w, pos, want := 0, 0, first
+	for pos < len(records) {
+		if len(records)-pos < 4 {
+			return nil, corrupt(pos, "records end inside a record length")
 		}
-		recLen := int32(binary.BigEndian.Uint32(file[pos:]))
+		recLen := int32(binary.BigEndian.Uint32(records[pos:]))
 		if recLen == syncEscape {
-			if len(file)-pos < 4+16 || !bytes.Equal(file[pos+4:pos+20], hdr.Sync[:]) {
-				return nil, false, corrupt(pos, "bad sync escape")
+			if len(records)-pos < 4+16 || !bytes.Equal(records[pos+4:pos+20], hdr.Sync[:]) {
+				return nil, corrupt(pos, "bad sync escape")
 			}
 			pos += 20
 			continue
 		}
 		// record length, key length, key (8), value (4 + n).
-		if recLen < 8+4 || len(file)-pos-8 < int(recLen) {
-			return nil, false, corrupt(pos, "record length %d", recLen)
+		if recLen < 8+4 || len(records)-pos-8 < int(recLen) {
+			return nil, corrupt(pos, "record length %d", recLen)
 		}
-		if kl := binary.BigEndian.Uint32(file[pos+4:]); kl != 8 {
-			return nil, false, corrupt(pos+4, "key length %d, a LongWritable has 8", kl)
+		if kl := binary.BigEndian.Uint32(records[pos+4:]); kl != 8 {
+			return nil, corrupt(pos+4, "key length %d, a LongWritable has 8", kl)
 		}
-		if key := int64(binary.BigEndian.Uint64(file[pos+8:])); key != want {
-			return nil, false, corrupt(pos+8, "key %d, want the next event's offset %d", key, want)
+		if key := int64(binary.BigEndian.Uint64(records[pos+8:])); key != want {
+			return nil, corrupt(pos+8, "key %d, want the next event's offset %d", key, want)
 		}
-		value := file[pos+16 : pos+8+int(recLen)]
+		value := records[pos+16 : pos+8+int(recLen)]
 		if n := binary.BigEndian.Uint32(value); int(n) != len(value)-4 {
-			return nil, false, corrupt(pos+16, "BytesWritable length %d in a value of %d bytes", n, len(value))
+			return nil, corrupt(pos+16, "BytesWritable length %d in a value of %d bytes", n, len(value))
 		}
-		w += copy(file[w:], value)
+		w += copy(records[w:], value)
 		want += int64(len(value))
 		pos += 8 + int(recLen)
 	}
-	return file[:w], true, nil
+	return records[:w], nil
+}
+
+func checkEventClasses(hdr Header) error {
+	if hdr.KeyClass != LongWritable || hdr.ValueClass != BytesWritable {
+		return fmt.Errorf("%w: key %s, value %s", ErrClassMismatch, hdr.KeyClass, hdr.ValueClass)
+	}
+	return nil
 }

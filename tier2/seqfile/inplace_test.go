@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -64,7 +64,115 @@ func TestEventsInPlace(t *testing.T) {
 	if _, _, err := EventsInPlace(o.Bytes(), 0); !errors.Is(err, ErrClassMismatch) {
 		t.Fatalf("other classes: %v", err)
 	}
-	_ = fmt.Sprint
+}
+
+// TestEventsInPlaceAtBoundaries reads a file in parts cut where the
+// writer said records may start (Boundary, taken before appending an
+// event), each part on its own with only the header known, and checks the
+// parts give the events of their offsets, including parts that begin with
+// a sync escape.
+func TestEventsInPlaceAtBoundaries(t *testing.T) {
+	var file bytes.Buffer
+	w, err := NewWriter(&file, WriterOptions{KeyClass: LongWritable, ValueClass: BytesWritable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type mark struct{ offset, pos int64 }
+	var marks []mark
+	var want []byte
+	off := int64(500)
+	for i := range 2000 {
+		pos, ok := w.Boundary()
+		if !ok {
+			t.Fatal("an uncompressed file has a boundary before every record")
+		}
+		if i%7 == 0 {
+			marks = append(marks, mark{off, pos})
+		}
+		ev := bytes.Repeat([]byte{byte(i)}, i%300)
+		if err := w.AppendEvent(off, ev); err != nil {
+			t.Fatal(err)
+		}
+		want = protocolEvent(want, ev)
+		off += int64(4 + len(ev))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	marks = append(marks, mark{off, w.Written()})
+	if w.Written() != int64(file.Len()) {
+		t.Fatalf("Written %d, file %d bytes", w.Written(), file.Len())
+	}
+	r, err := NewReader(bytes.NewReader(file.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr := r.Header()
+	if marks[0].pos != hdr.Size {
+		t.Fatalf("first boundary %d, header ends at %d", marks[0].pos, hdr.Size)
+	}
+	syncFirst := 0
+	for i := 0; i+1 < len(marks); i++ {
+		m, next := marks[i], marks[i+1]
+		part := bytes.Clone(file.Bytes()[m.pos:next.pos])
+		if int32(binary.BigEndian.Uint32(part)) == syncEscape {
+			syncFirst++
+		}
+		got, err := EventsInPlaceAt(hdr, part, m.pos, m.offset)
+		if err != nil {
+			t.Fatalf("part %d at byte %d: %v", i, m.pos, err)
+		}
+		if w := want[m.offset-500 : next.offset-500]; !bytes.Equal(got, w) {
+			t.Fatalf("part %d: %d bytes of events, want %d", i, len(got), len(w))
+		}
+		// The wrong first offset and a part cut short are damage, and
+		// the error names the byte of the file.
+		if _, err := EventsInPlaceAt(hdr, bytes.Clone(file.Bytes()[m.pos:next.pos]), m.pos, m.offset+4); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("part %d with a wrong first offset: %v", i, err)
+		}
+		_, err = EventsInPlaceAt(hdr, bytes.Clone(file.Bytes()[m.pos:next.pos-1]), m.pos, m.offset)
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "at byte") {
+			t.Fatalf("part %d cut short: %v", i, err)
+		}
+	}
+	if syncFirst == 0 {
+		t.Fatal("no part began with a sync escape; the test does not cover them")
+	}
+	// A compressed header is refused: its records cannot be compacted.
+	zhdr := hdr
+	zhdr.Compression = Record
+	if _, err := EventsInPlaceAt(zhdr, nil, hdr.Size, 0); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("record-compressed: %v", err)
+	}
+}
+
+// TestBoundaryOfBlockCompressedFiles: only between blocks.
+func TestBoundaryOfBlockCompressedFiles(t *testing.T) {
+	var file bytes.Buffer
+	w, err := NewWriter(&file, WriterOptions{KeyClass: LongWritable, ValueClass: BytesWritable, Compression: Block, BlockSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.Boundary(); !ok {
+		t.Fatal("no boundary before the first record")
+	}
+	if err := w.AppendEvent(0, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.Boundary(); ok {
+		t.Fatal("a boundary inside an unfinished block")
+	}
+	if err := w.AppendEvent(5, bytes.Repeat([]byte("y"), 200)); err != nil { // closes the block
+		t.Fatal(err)
+	}
+	if pos, ok := w.Boundary(); !ok || pos != w.Written() {
+		t.Fatalf("after a block: boundary %d %v, written %d", pos, ok, w.Written())
+	}
+}
+
+func protocolEvent(b, ev []byte) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(len(ev)))
+	return append(b, ev...)
 }
 
 func FuzzEventsInPlace(f *testing.F) {
@@ -77,5 +185,8 @@ func FuzzEventsInPlace(f *testing.F) {
 	f.Add(file.Bytes(), int64(0))
 	f.Fuzz(func(t *testing.T, b []byte, first int64) {
 		EventsInPlace(b, first) // must not panic
+		if r, err := NewReader(bytes.NewReader(file.Bytes())); err == nil {
+			EventsInPlaceAt(r.Header(), b, 0, first) // nor on a part
+		}
 	})
 }

@@ -180,6 +180,16 @@ func boolByte(v bool) byte {
 // not counting records held for an unfinished block.
 func (w *Writer) Written() int64 { return w.pos }
 
+// Boundary reports whether a reader that knows the header may start
+// reading records at the file's current end (Written): always for
+// uncompressed and record-compressed files, and between blocks (no records
+// held) for block-compressed ones. What follows may be a sync escape.
+// Recording these positions lets a reader read part of a file
+// (EventsInPlaceAt) without scanning for a sync marker.
+func (w *Writer) Boundary() (int64, bool) {
+	return w.pos, w.opts.Compression != Block || w.nrec == 0
+}
+
 func (w *Writer) write(p []byte) {
 	if w.err != nil {
 		return
