@@ -57,6 +57,9 @@ type ckptSegment struct {
 	// Tier-2 chunks, contiguous from ChunkBase, packed as uvarint lengths.
 	ChunkBase int64  `msgpack:"cb,omitempty"`
 	Chunks    []byte `msgpack:"c,omitempty"`
+	// ChunkMarks, one entry per chunk when any chunk has marks
+	// (encodeMarks; empty for a chunk without).
+	ChunkMarks [][]byte `msgpack:"cm,omitempty"`
 }
 
 // snapshotLocked copies the durable part of the state for a checkpoint at
@@ -79,6 +82,15 @@ func (st *state) snapshotLocked(lsn uint64) checkpoint {
 			cs.ChunkBase = s.chunks[0].offset
 			for _, ch := range s.chunks {
 				cs.Chunks = binary.AppendUvarint(cs.Chunks, uint64(ch.length))
+			}
+			for i, ch := range s.chunks {
+				if len(ch.marks) == 0 {
+					continue
+				}
+				if cs.ChunkMarks == nil {
+					cs.ChunkMarks = make([][]byte, len(s.chunks))
+				}
+				cs.ChunkMarks[i] = encodeMarks(ch.marks, ch.offset)
 			}
 		}
 		if len(s.extents) > 0 {
@@ -127,8 +139,18 @@ func restore(cp checkpoint) (state, error) {
 				return state{}, fmt.Errorf("segment %q: chunk list is damaged", cs.Name)
 			}
 			b = b[n:]
-			s.chunks = append(s.chunks, chunk{offset: off, length: int64(v)})
+			ch := chunk{offset: off, length: int64(v)}
+			if i := len(s.chunks); i < len(cs.ChunkMarks) {
+				var err error
+				if ch.marks, err = decodeMarks(cs.ChunkMarks[i], ch.offset, ch.length); err != nil {
+					return state{}, fmt.Errorf("segment %q: chunk at offset %d: %w", cs.Name, ch.offset, err)
+				}
+			}
+			s.chunks = append(s.chunks, ch)
 			off += int64(v)
+		}
+		if len(cs.ChunkMarks) > len(s.chunks) {
+			return state{}, fmt.Errorf("segment %q: marks for %d chunks, %d chunks", cs.Name, len(cs.ChunkMarks), len(s.chunks))
 		}
 		if len(s.chunks) > 0 && len(cs.Extents) > 0 && off != cs.ExtentBase {
 			return state{}, fmt.Errorf("segment %q: chunks end at %d, extents begin at %d", cs.Name, off, cs.ExtentBase)

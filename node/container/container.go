@@ -126,7 +126,7 @@ func Open(cfg Config) (*Container, error) {
 		cfg: cfg, fs: cfg.FS, cache: cfg.Cache,
 		l:    cfg.Logger.WithField("container", cfg.ID),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{}),
-		readAhead: make(chan struct{}, readAheadChunks),
+		readAhead: make(chan struct{}, readAheadParts),
 	}
 	if err := c.fs.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("container %d: create %s: %w", cfg.ID, cfg.Dir, err)
@@ -665,7 +665,7 @@ func (c *Container) Close() error {
 	c.mu.Unlock()
 	close(c.stop)
 	<-c.stopped
-	for range readAheadChunks { // waits for the read-aheads in flight; no new one starts
+	for range readAheadParts { // waits for the read-aheads in flight; no new one starts
 		c.readAhead <- struct{}{}
 	}
 	var err error

@@ -57,12 +57,44 @@ func (s logSource) LoadBlock(addr wal.Addr, dataOff int32, length int64) ([]byte
 	return rec.Payload[dataOff:], nil
 }
 
-// span is part of one block to read: a log extent, or a tier-2 chunk
-// when chunk is set.
+// span is part of one block to read: a log extent, or a part of a tier-2
+// chunk when tiered is set.
 type span struct {
 	ext      extent
-	chunk    *chunk
+	tiered   bool
+	part     partRef
 	from, to int64 // offsets within the block's data
+}
+
+// partRef names a part of a tier-2 chunk.
+type partRef struct {
+	chunk int64 // the chunk's first offset
+	ChunkPart
+}
+
+// partsFrom returns the parts of the segment's chunks that hold bytes of
+// [offset, end), and the n parts after the last of them (for read-ahead).
+func (s *segment) partsFrom(offset, end int64, n int) (parts, after []partRef) {
+	i := s.findChunk(offset)
+	j := 0
+	if i < len(s.chunks) {
+		j = s.chunks[i].findPart(offset)
+	}
+	for ; i < len(s.chunks); i, j = i+1, 0 {
+		ch := s.chunks[i]
+		for ; j < ch.numParts(); j++ {
+			p := partRef{chunk: ch.offset, ChunkPart: ch.part(j)}
+			switch {
+			case p.Offset < end:
+				parts = append(parts, p)
+			case len(after) < n:
+				after = append(after, p)
+			default:
+				return parts, after
+			}
+		}
+	}
+	return parts, after
 }
 
 // Read returns up to maxBytes of a segment from offset. If nothing is
@@ -117,7 +149,7 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 	c.mu.Lock()
 	var spans []span
 	var res ReadResult
-	var ahead []chunk // the chunks after the last one read, for read-ahead
+	var ahead []partRef // the chunk parts after the last one read, for read-ahead
 	for {
 		s, err := c.segmentLocked(name)
 		if err != nil {
@@ -134,13 +166,11 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 		}
 		if offset < s.durable {
 			end := min(s.durable, offset+int64(maxBytes))
-			for i := s.findChunk(offset); i < len(s.chunks) && s.chunks[i].offset < end; i++ {
-				ch := s.chunks[i]
-				spans = append(spans, span{chunk: &ch, from: max(offset, ch.offset) - ch.offset, to: min(end, ch.end()) - ch.offset})
-				ahead = ahead[:0]
-				for j := i + 1; j < len(s.chunks) && j <= i+readAheadChunks; j++ {
-					ahead = append(ahead, s.chunks[j])
-				}
+			var parts []partRef
+			parts, ahead = s.partsFrom(offset, end, readAheadParts)
+			for _, p := range parts {
+				spans = append(spans, span{tiered: true, part: p,
+					from: max(offset, p.Offset) - p.Offset, to: min(end, p.Offset+p.Length) - p.Offset})
 			}
 			for i := s.findExtent(offset); i < len(s.extents) && s.extents[i].offset < end; i++ {
 				e := s.extents[i]
@@ -171,13 +201,15 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 	}
 	segID := c.mu.st.byName[name].id
 	c.mu.Unlock()
-	for _, ch := range ahead {
-		c.readChunkAhead(name, segID, ch)
+	if len(ahead) > 0 && len(spans) > 0 && spans[0].tiered {
+		for _, p := range ahead {
+			c.readPartAhead(name, segID, p)
+		}
 	}
 
 	for _, sp := range spans {
-		if sp.chunk != nil {
-			data, err := c.loadChunk(name, segID, *sp.chunk)
+		if sp.tiered {
+			data, err := c.loadPart(name, segID, sp.part)
 			if err != nil {
 				return ReadResult{}, err
 			}
@@ -199,27 +231,29 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 	return res, nil
 }
 
-// loadChunk returns a tier-2 chunk's bytes, from the cache or tier 2.
-// Concurrent loads of one chunk (readers, the read-ahead) share one read.
-func (c *Container) loadChunk(name string, segID uint64, ch chunk) ([]byte, error) {
-	key := c.chunkCacheKey(segID, ch.offset)
+// loadPart returns a tier-2 chunk part's bytes, from the cache or tier 2.
+// Concurrent loads of one part (readers, the read-ahead) share one read.
+func (c *Container) loadPart(name string, segID uint64, p partRef) ([]byte, error) {
+	key := c.chunkCacheKey(segID, p.Offset)
 	if data, ok := c.cache.Get(key); ok {
 		return data, nil
 	}
 	if c.cfg.Chunks == nil {
 		return nil, fmt.Errorf("container %d: segment %q: %w: the chunk at offset %d is in tier 2, which is not configured",
-			c.cfg.ID, name, protocol.ErrContainerUnavailable, ch.offset)
+			c.cfg.ID, name, protocol.ErrContainerUnavailable, p.chunk)
 	}
-	v, err, _ := c.chunkLoads.Do(fmt.Sprint(segID, "@", ch.offset), func() (any, error) {
+	v, err, _ := c.chunkLoads.Do(fmt.Sprint(segID, "@", p.Offset), func() (any, error) {
 		if data, ok := c.cache.Get(key); ok {
 			return data, nil
 		}
-		data, err := c.cfg.Chunks.LoadChunk(name, ch.offset, ch.length)
+		data, err := c.cfg.Chunks.LoadChunk(name, p.chunk, p.ChunkPart)
 		if err != nil {
-			return nil, fmt.Errorf("container %d: segment %q: read tier-2 chunk at offset %d: %w", c.cfg.ID, name, ch.offset, err)
+			return nil, fmt.Errorf("container %d: segment %q: read tier-2 chunk at offset %d (bytes %d to %d): %w",
+				c.cfg.ID, name, p.chunk, p.Offset, p.Offset+p.Length, err)
 		}
-		if int64(len(data)) != ch.length {
-			return nil, fmt.Errorf("container %d: segment %q: tier-2 chunk at offset %d holds %d bytes, want %d", c.cfg.ID, name, ch.offset, len(data), ch.length)
+		if int64(len(data)) != p.Length {
+			return nil, fmt.Errorf("container %d: segment %q: tier-2 chunk at offset %d gave %d bytes from %d, want %d",
+				c.cfg.ID, name, p.chunk, len(data), p.Offset, p.Length)
 		}
 		c.cache.Put(key, data)
 		return data, nil
@@ -230,30 +264,31 @@ func (c *Container) loadChunk(name string, segID uint64, ch chunk) ([]byte, erro
 	return v.([]byte), nil
 }
 
-// readAheadChunks is how many chunks past the one read are loaded ahead,
-// in parallel (a catch-up reader's loads then use every core).
-const readAheadChunks = 2
+// readAheadParts is how many chunk parts past the last one read are
+// loaded ahead, in parallel (a catch-up reader's loads then use every core
+// and keep the disk busy).
+const readAheadParts = 2
 
-// readChunkAhead loads a segment's next chunk in the background while the
-// reader is served from the current one, as a catch-up reader will want it
-// next: at most one read-ahead at a time, and only if the cache holds
-// three chunks (the one being read, the next, and room for others), so
-// the read-ahead never pushes out the chunk being read.
-func (c *Container) readChunkAhead(name string, segID uint64, ch chunk) {
-	if c.cfg.Chunks == nil || (readAheadChunks+2)*ch.length > c.cache.Max() {
+// readPartAhead loads a chunk part in the background while the reader is
+// served from the current one, as a catch-up reader will want it next: at
+// most readAheadParts at a time, and only if the cache holds four parts
+// (the one being read, the ones ahead, and room for others), so that the
+// read-ahead never pushes out the part being read.
+func (c *Container) readPartAhead(name string, segID uint64, p partRef) {
+	if c.cfg.Chunks == nil || (readAheadParts+2)*p.Length > c.cache.Max() {
 		return
 	}
-	if _, ok := c.cache.Get(c.chunkCacheKey(segID, ch.offset)); ok {
+	if _, ok := c.cache.Get(c.chunkCacheKey(segID, p.Offset)); ok {
 		return
 	}
 	select {
 	case c.readAhead <- struct{}{}:
 	default:
-		return // one is in flight
+		return // as many as allowed are in flight
 	}
 	go func() {
 		defer func() { <-c.readAhead }()
-		if _, err := c.loadChunk(name, segID, ch); err != nil {
+		if _, err := c.loadPart(name, segID, p); err != nil {
 			c.l.WithError(err).Debug("container: read-ahead of a tier-2 chunk failed; the reader loads it itself")
 		}
 	}()

@@ -106,6 +106,9 @@ type tieredRecord struct {
 	ID     uint64 `msgpack:"id"`
 	Offset int64  `msgpack:"o"`
 	Length int64  `msgpack:"l"`
+	// Marks are the chunk's ChunkMarks (encodeMarks); absent in records
+	// written before chunks had them, whose chunks are read whole.
+	Marks []byte `msgpack:"m,omitempty"`
 }
 
 // forgetRecord says a deleted segment's tier-2 chunks are removed.

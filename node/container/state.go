@@ -32,6 +32,7 @@ func (e extent) end() int64 { return e.offset + e.length }
 type chunk struct {
 	offset int64
 	length int64
+	marks  []ChunkMark // where its file can be read from; none: read it whole
 }
 
 func (c chunk) end() int64 { return c.offset + c.length }
@@ -174,6 +175,10 @@ func (st *state) applyDelete(s *segment) {
 // the place of the extents it covers, which must be exactly the first
 // ones.
 func (st *state) applyTiered(s *segment, r tieredRecord) error {
+	marks, err := decodeMarks(r.Marks, r.Offset, r.Length)
+	if err != nil {
+		return fmt.Errorf("chunk of segment %q at offset %d: %w", s.name, r.Offset, err)
+	}
 	if r.Offset != s.tieredEnd() {
 		return fmt.Errorf("chunk of segment %q at offset %d, but its untiered bytes start at %d", s.name, r.Offset, s.tieredEnd())
 	}
@@ -187,7 +192,7 @@ func (st *state) applyTiered(s *segment, r tieredRecord) error {
 	}
 	defer st.track(s)()
 	s.extents = append([]extent(nil), s.extents[n:]...)
-	s.chunks = append(s.chunks, chunk{offset: r.Offset, length: r.Length})
+	s.chunks = append(s.chunks, chunk{offset: r.Offset, length: r.Length, marks: marks})
 	return nil
 }
 

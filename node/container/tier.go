@@ -10,12 +10,14 @@ import (
 	"github.com/sluice-streams/sluice/protocol"
 )
 
-// ChunkSource reads tier-2 chunks: the bytes [offset, offset+length) of a
-// segment, which a storage writer put in tier 2 as one chunk, returned as
-// the segment holds them (framed events). The container caches what it
-// returns; the caller must not keep or change the slice.
+// ChunkSource reads tier-2 chunks. A storage writer put the segment's
+// bytes from chunkOffset in tier 2 as one chunk; LoadChunk returns part of
+// it (the whole chunk if part.Whole()): the bytes [part.Offset,
+// part.Offset+part.Length) as the segment holds them (framed events). The
+// container caches what it returns; the source must not keep or change
+// the slice.
 type ChunkSource interface {
-	LoadChunk(segment string, offset, length int64) ([]byte, error)
+	LoadChunk(segment string, chunkOffset int64, part ChunkPart) ([]byte, error)
 }
 
 // chunkKeyBit marks a cache key as a tier-2 chunk's rather than a log
@@ -150,8 +152,9 @@ func (c *Container) UntieredBlocks(name string, maxBytes int64) (offset int64, b
 // are durable in tier 2 as one chunk, so that the log may drop them once
 // a checkpoint holds the record. offset must be the segment's first
 // untiered offset and length a whole number of its blocks (as
-// UntieredBlocks returned them).
-func (c *Container) CommitChunk(name string, offset, length int64) error {
+// UntieredBlocks returned them). marks, if any, say where the chunk's file
+// can be read from (ChunkMark); without them it is read whole.
+func (c *Container) CommitChunk(name string, offset, length int64, marks []ChunkMark) error {
 	c.mu.Lock()
 	if err := c.internalUsableLocked(); err != nil {
 		c.mu.Unlock()
@@ -162,7 +165,11 @@ func (c *Container) CommitChunk(name string, offset, length int64) error {
 		c.mu.Unlock()
 		return err
 	}
-	r := tieredRecord{ID: s.id, Offset: offset, Length: length}
+	if err := checkMarks(marks, offset, length); err != nil {
+		c.mu.Unlock()
+		return c.errorf(protocol.ErrInvalidArgument, name, "%v", err)
+	}
+	r := tieredRecord{ID: s.id, Offset: offset, Length: length, Marks: encodeMarks(marks, offset)}
 	// Check on a copy first: a record that does not fit is refused, not
 	// logged.
 	probe, scratch := segment{name: s.name, length: s.length, chunks: s.chunks, extents: s.extents}, state{}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,15 +22,24 @@ type memChunks struct {
 	mu     sync.Mutex
 	chunks map[string]map[int64][]byte
 	loads  int
+	parts  []ChunkPart // the parts loaded, in order
 	fail   error
+	// partBytes > 0: tier records marks, one at the first event boundary
+	// after each partBytes of a chunk, as the storage writer does.
+	partBytes int64
 }
+
+// memHeader stands for a chunk file's header in the positions of marks:
+// a chunk's byte at offset o is at file position memHeader + o - first.
+const memHeader = 100
 
 func newMemChunks() *memChunks { return &memChunks{chunks: map[string]map[int64][]byte{}} }
 
-func (m *memChunks) LoadChunk(segment string, offset, length int64) ([]byte, error) {
+func (m *memChunks) LoadChunk(segment string, offset int64, part ChunkPart) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.loads++
+	m.parts = append(m.parts, part)
 	if m.fail != nil {
 		return nil, m.fail
 	}
@@ -37,7 +47,14 @@ func (m *memChunks) LoadChunk(segment string, offset, length int64) ([]byte, err
 	if !ok {
 		return nil, fmt.Errorf("no chunk of %s at %d", segment, offset)
 	}
-	return bytes.Clone(b), nil
+	if part.Whole() {
+		return bytes.Clone(b), nil
+	}
+	from, to := part.Offset-offset, part.Offset-offset+part.Length
+	if from < 0 || to > int64(len(b)) || part.Pos != memHeader+from || part.End != memHeader+to {
+		return nil, fmt.Errorf("part %+v is not in the chunk of %s at %d (%d bytes)", part, segment, offset, len(b))
+	}
+	return bytes.Clone(b[from:to]), nil
 }
 
 // tier moves up to maxBytes of a segment's untiered bytes into one chunk
@@ -57,8 +74,27 @@ func (m *memChunks) tier(t *testing.T, c *Container, name string, maxBytes int64
 		m.chunks[name] = map[int64][]byte{}
 	}
 	m.chunks[name][offset] = data
+	partBytes := m.partBytes
 	m.mu.Unlock()
-	if err := c.CommitChunk(name, offset, int64(len(data))); err != nil {
+	var marks []ChunkMark
+	if partBytes > 0 {
+		marks = append(marks, ChunkMark{Offset: offset, Pos: memHeader})
+		last := int64(0)
+		for rest, at := data, int64(0); len(rest) > 0; {
+			if at-last >= partBytes {
+				marks = append(marks, ChunkMark{Offset: offset + at, Pos: memHeader + at})
+				last = at
+			}
+			_, r, err := protocol.NextEvent(rest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at += int64(len(rest) - len(r))
+			rest = r
+		}
+		marks = append(marks, ChunkMark{Offset: offset + int64(len(data)), Pos: memHeader + int64(len(data))})
+	}
+	if err := c.CommitChunk(name, offset, int64(len(data)), marks); err != nil {
 		t.Fatalf("CommitChunk(%s, %d, %d): %v", name, offset, len(data), err)
 	}
 	return offset, int64(len(data))
@@ -125,6 +161,102 @@ func TestTieredBytesReadBackFromChunks(t *testing.T) {
 	}
 }
 
+// TestChunkPartsAreLoadedAlone: a chunk recorded with marks is loaded a
+// part at a time, only the parts a read needs, and its marks survive a
+// replay of the log and a checkpoint.
+func TestChunkPartsAreLoadedAlone(t *testing.T) {
+	dir := t.TempDir()
+	chunks := newMemChunks()
+	chunks.partBytes = 60
+	c := open(t, Config{Dir: dir, Chunks: chunks, Cache: cache.New(1)})
+	name := protocol.SegmentName("sc", "st", 0, 0)
+	if err := c.Create(name, nil); err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for i := range 40 {
+		e := fmt.Sprintf("event-%02d", i)
+		want = append(want, block(e)...)
+		appendEvents(t, c, name, "w", int64(i+1), e)
+	}
+	if _, n := chunks.tier(t, c, name, 300); n == 0 {
+		t.Fatal("nothing tiered")
+	}
+	chunks.tier(t, c, name, 1000)
+	check := func(c *Container, when string) {
+		t.Helper()
+		chunks.mu.Lock()
+		chunks.parts = nil
+		chunks.mu.Unlock()
+		// A small read from the middle of the first chunk loads one part.
+		r, err := c.Read(t.Context(), name, 70, 5)
+		if err != nil || !bytes.Equal(bytes.Join(r.Data, nil), want[70:75]) {
+			t.Fatalf("%s: Read(70, 5) = %q, %v; want %q", when, bytes.Join(r.Data, nil), err, want[70:75])
+		}
+		chunks.mu.Lock()
+		parts := chunks.parts
+		chunks.mu.Unlock()
+		if len(parts) != 1 || parts[0].Whole() || parts[0].Offset > 70 || parts[0].Offset+parts[0].Length < 75 || parts[0].Length > 60+14 {
+			t.Fatalf("%s: a 5-byte read loaded %+v, want the one part holding it", when, parts)
+		}
+		if got := readBytes(t, c, name); !bytes.Equal(got, want) {
+			t.Fatalf("%s: read back %q\nwant %q", when, got, want)
+		}
+	}
+	check(c, "live")
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c = open(t, Config{Dir: dir, Chunks: chunks, Cache: cache.New(1)})
+	check(c, "after a replay")
+	if err := c.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c = open(t, Config{Dir: dir, Chunks: chunks, Cache: cache.New(1)})
+	check(c, "after a checkpoint")
+}
+
+// TestChunkMarksAreChecked: marks that do not describe the chunk are
+// refused by CommitChunk, and damaged ones by decodeMarks.
+func TestChunkMarksAreChecked(t *testing.T) {
+	c := open(t, Config{Dir: t.TempDir(), Chunks: newMemChunks()})
+	name := protocol.SegmentName("sc", "st", 0, 0)
+	c.Create(name, nil)
+	appendEvents(t, c, name, "w", 1, "abc", "defg")
+	n := int64(len(block("abc", "defg")))
+	for _, marks := range [][]ChunkMark{
+		{{0, 50}},                            // one mark
+		{{0, 50}, {n - 1, 90}},               // does not reach the end
+		{{1, 50}, {n, 90}},                   // does not start at the chunk
+		{{0, 0}, {n, 90}},                    // no header
+		{{0, 50}, {7, 50}, {n, 90}},          // positions do not rise
+		{{0, 50}, {7, 60}, {7, 70}, {n, 90}}, // offsets do not rise
+	} {
+		if err := c.CommitChunk(name, 0, n, marks); !errors.Is(err, protocol.ErrInvalidArgument) {
+			t.Errorf("CommitChunk with marks %v = %v, want ErrInvalidArgument", marks, err)
+		}
+	}
+	if ts, _ := c.TierState(name); ts.Tiered != 0 {
+		t.Fatalf("a refused chunk was recorded: %+v", ts)
+	}
+	good := []ChunkMark{{0, 50}, {7, 61}, {n, 90}}
+	b := encodeMarks(good, 0)
+	if got, err := decodeMarks(b, 0, n); err != nil || !reflect.DeepEqual(got, good) {
+		t.Fatalf("decodeMarks(encodeMarks) = %v, %v", got, err)
+	}
+	for cut := 1; cut < len(b); cut++ {
+		if _, err := decodeMarks(b[:cut], 0, n); err == nil {
+			t.Fatalf("marks cut to %d bytes decoded", cut)
+		}
+	}
+	if err := c.CommitChunk(name, 0, n, good); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestCommitChunkRefusesWhatDoesNotFit(t *testing.T) {
 	chunks := newMemChunks()
 	c := open(t, Config{Dir: t.TempDir(), Chunks: chunks})
@@ -141,14 +273,14 @@ func TestCommitChunkRefusesWhatDoesNotFit(t *testing.T) {
 		{"beyond the length", 0, 1000},
 		{"empty", 0, 0},
 	} {
-		if err := c.CommitChunk(name, tc.offset, tc.length); !errors.Is(err, protocol.ErrInvalidArgument) {
+		if err := c.CommitChunk(name, tc.offset, tc.length, nil); !errors.Is(err, protocol.ErrInvalidArgument) {
 			t.Errorf("%s: CommitChunk(%d, %d) = %v, want ErrInvalidArgument", tc.what, tc.offset, tc.length, err)
 		}
 	}
 	if ts, _ := c.TierState(name); ts.Tiered != 0 {
 		t.Fatalf("a refused chunk moved the tiered offset to %d", ts.Tiered)
 	}
-	if err := c.CommitChunk(protocol.SegmentName("sc", "st", 9, 0), 0, 1); !errors.Is(err, protocol.ErrNoSuchSegment) {
+	if err := c.CommitChunk(protocol.SegmentName("sc", "st", 9, 0), 0, 1, nil); !errors.Is(err, protocol.ErrNoSuchSegment) {
 		t.Fatalf("unknown segment: %v", err)
 	}
 }
@@ -290,6 +422,7 @@ func TestTieringReplayAgreesWithLiveState(t *testing.T) {
 					e := fmt.Sprint("e", op, bytes.Repeat([]byte("x"), rng.Intn(60)))
 					c.Append(Append{Segment: names[i], EventCount: 1, ExpectedOffset: protocol.NoExpectedOffset, Data: block(e)})
 				case 4, 5:
+					chunks.partBytes = int64(rng.Intn(2) * 40) // chunks with marks and without
 					chunks.tier(t, c, names[i], int64(rng.Intn(400)))
 				case 6:
 					if info, err := c.Info(names[i]); err == nil && rng.Intn(4) == 0 {
@@ -385,7 +518,7 @@ func TestReadFindsABlockTieredUnderIt(t *testing.T) {
 }
 
 // TestReadAheadLoadsTheNextChunks: reading a chunk loads the next ones
-// (readAheadChunks) in the background when the cache can hold them; the
+// (readAheadParts) in the background when the cache can hold them; the
 // next reads find them cached.
 func TestReadAheadLoadsTheNextChunks(t *testing.T) {
 	chunks := newMemChunks()
@@ -403,15 +536,15 @@ func TestReadAheadLoadsTheNextChunks(t *testing.T) {
 		}
 		bounds = append(bounds, off+n)
 	}
-	if len(bounds) < readAheadChunks+2 {
-		t.Fatalf("%d chunks; the test needs %d", len(bounds), readAheadChunks+2)
+	if len(bounds) < readAheadParts+2 {
+		t.Fatalf("%d chunks; the test needs %d", len(bounds), readAheadParts+2)
 	}
 	c.cache = cache.New(64 << 10) // evict what tiering cached: only loads count from here
 	settle := func() {            // the read-aheads in flight are done
-		for range readAheadChunks {
+		for range readAheadParts {
 			c.readAhead <- struct{}{}
 		}
-		for range readAheadChunks {
+		for range readAheadParts {
 			<-c.readAhead
 		}
 	}
@@ -424,14 +557,78 @@ func TestReadAheadLoadsTheNextChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	settle()
-	if got := loads(); got != 1+readAheadChunks {
-		t.Fatalf("%d chunk loads after reading the first chunk, want %d (it and the next, read ahead)", got, 1+readAheadChunks)
+	if got := loads(); got != 1+readAheadParts {
+		t.Fatalf("%d chunk loads after reading the first chunk, want %d (it and the next, read ahead)", got, 1+readAheadParts)
 	}
 	if _, err := c.Read(t.Context(), name, bounds[0], int(bounds[1]-bounds[0])); err != nil {
 		t.Fatal(err)
 	}
 	settle()
-	if got := loads(); got != 2+readAheadChunks {
-		t.Fatalf("%d chunk loads after reading the second, want %d (it came from the cache; one more read ahead)", got, 2+readAheadChunks)
+	if got := loads(); got != 2+readAheadParts {
+		t.Fatalf("%d chunk loads after reading the second, want %d (it came from the cache; one more read ahead)", got, 2+readAheadParts)
+	}
+}
+
+// TestReadAheadLoadsTheNextParts: with marks, read-ahead works on parts,
+// across chunk boundaries: reading one part loads the next
+// readAheadParts, consecutive, even where they belong to the next chunk.
+func TestReadAheadLoadsTheNextParts(t *testing.T) {
+	chunks := newMemChunks()
+	chunks.partBytes = 50
+	c := open(t, Config{Dir: t.TempDir(), Chunks: chunks, Cache: cache.New(64 << 10)})
+	name := protocol.SegmentName("sc", "st", 0, 0)
+	c.Create(name, nil)
+	for i := range 80 {
+		appendEvents(t, c, name, "w", int64(i+1), fmt.Sprintf("event-%02d", i))
+	}
+	for {
+		if _, n := chunks.tier(t, c, name, 130); n == 0 {
+			break
+		}
+	}
+	c.cache = cache.New(64 << 10)
+	settle := func() {
+		for range readAheadParts {
+			c.readAhead <- struct{}{}
+		}
+		for range readAheadParts {
+			<-c.readAhead
+		}
+	}
+	next := int64(0)
+	for step := 0; step < 6; step++ {
+		chunks.mu.Lock()
+		chunks.parts = nil
+		chunks.mu.Unlock()
+		r, err := c.Read(t.Context(), name, next, 1)
+		if err != nil || r.Len() != 1 {
+			t.Fatalf("Read(%d): %d bytes, %v", next, r.Len(), err)
+		}
+		settle()
+		chunks.mu.Lock()
+		parts := chunks.parts
+		chunks.mu.Unlock()
+		// The first read loads its part and the next ones; later reads find
+		// their part cached and load one more ahead.
+		want := 1
+		if step == 0 {
+			want = 1 + readAheadParts
+		}
+		if len(parts) != want {
+			t.Fatalf("step %d: %d loads %+v, want %d", step, len(parts), parts, want)
+		}
+		sort.Slice(parts, func(i, j int) bool { return parts[i].Offset < parts[j].Offset })
+		for i := 1; i < len(parts); i++ {
+			if parts[i].Offset != parts[i-1].Offset+parts[i-1].Length {
+				t.Fatalf("step %d: parts loaded are not consecutive: %+v", step, parts)
+			}
+		}
+		// The part after the one read.
+		cur := r.Offset
+		c.mu.Lock()
+		s := c.mu.st.byName[name]
+		ps, _ := s.partsFrom(cur, cur+1, 0)
+		c.mu.Unlock()
+		next = ps[0].Offset + ps[0].Length
 	}
 }

@@ -153,46 +153,69 @@ func BenchmarkTierFlush(b *testing.B) {
 }
 
 // BenchmarkCatchUpRead: a reader catching up from tier 2 with a cold
-// cache. Set up once (not timed): a container with 256 MiB of 1 KiB events
-// in one segment, flushed to the fs backend (16 MiB chunks) with its log
-// trimmed, then closed and reopened with a small block cache. One op reads
-// the whole segment from offset 0 through container.Read with maxBytes =
-// container.MaxReadSize (8 MiB), after dropping the page cache of every
-// chunk file (diskprobe.DropCache, posix_fadvise DONTNEED), so that every
-// chunk comes from the disk and is decoded by tiering.Reader. After each
-// op, with the timer stopped, the disk's cold sequential read speed
-// (diskprobe.SequentialRead, 1 MiB reads) is measured for as many bytes in
-// the same directory. Reports event-MB/s (the segment's bytes, frames
-// included, over the read time), disk-read-MB/s and %disk.
+// cache. Set up once per chunk size (not timed): a container with 256 MiB
+// of 1 KiB events in one segment, flushed to the fs backend in chunks of
+// that size (each recorded with its marks, so read in parts of
+// DefaultPartBytes), its log trimmed. One op, not timed: the container
+// closed and reopened with a new, empty block cache of the case's size,
+// and the page cache of every chunk file dropped (diskprobe.DropCache,
+// posix_fadvise DONTNEED). Timed: reading the whole segment from offset 0
+// through container.Read with maxBytes = container.MaxReadSize (8 MiB);
+// every part comes from the disk and is decoded by tiering.Reader. After
+// each op, with the timer stopped, the disk's cold sequential read speed
+// (diskprobe.SequentialRead: one file as large as the segment, 1 MiB
+// reads) is measured in the same directory. Reports event-MB/s (the
+// segment's bytes, frames included, over the read time), disk-read-MB/s
+// and %disk.
 //
-// cache=1B holds nothing, so each 8 MiB read loads its whole 16 MiB chunk
-// (each chunk is read from tier 2 twice); cache=32MiB holds the chunk
-// being read, so each chunk is loaded once.
+// cache=1B holds nothing, so a read that starts inside a part loads it
+// again; cache=32MiB holds four parts, so the read-ahead of the next two
+// parts runs; cache=256MiB is the node's default.
 func BenchmarkCatchUpRead(b *testing.B) {
 	dir := diskprobetest.Dir(b)
-	store, err := tier2fs.New(filepath.Join(dir, "tier2"))
-	if err != nil {
-		b.Fatal(err)
+	for _, chunkBytes := range []int64{16 << 20, tiering.DefaultChunkBytes} {
+		root := filepath.Join(dir, fmt.Sprint("chunk", chunkBytes))
+		store, err := tier2fs.New(filepath.Join(root, "tier2"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg := container.Config{Dir: filepath.Join(root, "log"), Cache: cache.New(512 << 20), WALPreallocate: true,
+			Chunks: tiering.Reader{Store: store}}
+		name, chunkFiles, err := tieredSegment(cfg, store, chunkBytes)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, cacheSize := range []int64{1, 32 << 20, 256 << 20} {
+			b.Run(fmt.Sprintf("chunk=%s/cache=%s", sizeName(chunkBytes), sizeName(cacheSize)), func(b *testing.B) {
+				benchCatchUp(b, cfg, cacheSize, name, chunkFiles, dir)
+			})
+		}
+		if err := os.RemoveAll(root); err != nil {
+			b.Fatal(err)
+		}
 	}
-	cfg := container.Config{Dir: filepath.Join(dir, "log"), Cache: cache.New(512 << 20), WALPreallocate: true,
-		Chunks: tiering.Reader{Store: store}}
+}
+
+
+// tieredSegment fills a container with one segment of benchDataBytes of
+// events, flushes it to store in chunks of chunkBytes and closes it. It
+// returns the segment's name and the chunk files.
+func tieredSegment(cfg container.Config, store *tier2fs.Storage, chunkBytes int64) (string, []string, error) {
 	c, err := container.Open(cfg)
 	if err != nil {
-		b.Fatal(err)
+		return "", nil, err
 	}
+	defer c.Close()
 	names, err := createSegments(c, 1)
 	if err != nil {
-		b.Fatal(err)
+		return "", nil, err
 	}
-	name := names[0]
 	if err := fill(c, names, benchDataBytes); err != nil {
-		b.Fatal(err)
+		return "", nil, err
 	}
-	if err := tiering.New(tiering.Config{Container: c, Store: store}).Flush(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	if err := c.Close(); err != nil {
-		b.Fatal(err)
+	w := tiering.New(tiering.Config{Container: c, Store: store, Policy: tiering.Policy{ChunkBytes: chunkBytes}})
+	if err := w.Flush(context.Background()); err != nil {
+		return "", nil, err
 	}
 	var chunkFiles []string
 	err = filepath.WalkDir(store.Root(), func(p string, d fs.DirEntry, err error) error {
@@ -202,61 +225,71 @@ func BenchmarkCatchUpRead(b *testing.B) {
 		return err
 	})
 	if err != nil || len(chunkFiles) == 0 {
-		b.Fatalf("no chunks in tier 2 (%v)", err)
+		return "", nil, fmt.Errorf("no chunks in tier 2 (%v)", err)
 	}
-	for _, cacheSize := range []int64{1, 32 << 20, 64 << 20} {
-		b.Run(fmt.Sprintf("cache=%s", sizeName(cacheSize)), func(b *testing.B) {
-			cfg.Cache = cache.New(cacheSize)
-			c, err := container.Open(cfg)
+	return names[0], chunkFiles, c.Close()
+}
+
+// benchCatchUp runs BenchmarkCatchUpRead's ops for one cache size.
+func benchCatchUp(b *testing.B, cfg container.Config, cacheSize int64, name string, chunkFiles []string, dir string) {
+	var c *container.Container
+	defer func() {
+		if c != nil {
+			c.Close()
+		}
+	}()
+	var readTime, diskTime time.Duration
+	var read, probed int64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		if c != nil {
+			if err := c.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		cfg.Cache = cache.New(cacheSize) // cold: nothing of the last op
+		var err error
+		if c, err = container.Open(cfg); err != nil {
+			b.Fatal(err)
+		}
+		info, err := c.Info(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if ts, err := c.TierState(name); err != nil || ts.Tiered != info.Length || ts.Untiered != 0 {
+			b.Fatalf("segment not wholly in tier 2: %+v, %v (length %d)", ts, err, info.Length)
+		}
+		for _, p := range chunkFiles {
+			if err := diskprobe.DropCache(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.SetBytes(info.Length)
+		b.StartTimer()
+		start := time.Now()
+		for off := info.StartOffset; off < info.Length; {
+			r, err := c.Read(context.Background(), name, off, container.MaxReadSize)
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer c.Close()
-			info, err := c.Info(name)
-			if err != nil {
-				b.Fatal(err)
+			if r.Len() == 0 {
+				b.Fatalf("empty read at %d of %d", off, info.Length)
 			}
-			if ts, err := c.TierState(name); err != nil || ts.Tiered != info.Length || ts.Untiered != 0 {
-				b.Fatalf("segment not wholly in tier 2: %+v, %v (length %d)", ts, err, info.Length)
-			}
-			var readTime, diskTime time.Duration
-			var read, probed int64
-			b.SetBytes(info.Length)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				for _, p := range chunkFiles {
-					if err := diskprobe.DropCache(p); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.StartTimer()
-				start := time.Now()
-				for off := info.StartOffset; off < info.Length; {
-					r, err := c.Read(context.Background(), name, off, container.MaxReadSize)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if r.Len() == 0 {
-						b.Fatalf("empty read at %d of %d", off, info.Length)
-					}
-					off += int64(r.Len())
-				}
-				readTime += time.Since(start)
-				read += info.Length - info.StartOffset
-				b.StopTimer()
-				r, err := diskprobe.SequentialRead(dir, diskprobe.DefaultBlockSize, info.Length)
-				if err != nil {
-					b.Fatal(err)
-				}
-				diskTime += r.Elapsed
-				probed += r.Bytes
-				b.StartTimer()
-			}
-			b.StopTimer()
-			benchtest.ReportAgainstDisk(b, read, readTime, probed, diskTime, "disk-read-MB/s")
-		})
+			off += int64(r.Len())
+		}
+		readTime += time.Since(start)
+		read += info.Length - info.StartOffset
+		b.StopTimer()
+		r, err := diskprobe.SequentialRead(dir, diskprobe.DefaultBlockSize, info.Length)
+		if err != nil {
+			b.Fatal(err)
+		}
+		diskTime += r.Elapsed
+		probed += r.Bytes
+		b.StartTimer()
 	}
+	b.StopTimer()
+	benchtest.ReportAgainstDisk(b, read, readTime, probed, diskTime, "disk-read-MB/s")
 }
 
 func sizeName(n int64) string {

@@ -10,9 +10,19 @@ import (
 
 // Defaults of Policy.
 const (
-	DefaultChunkBytes   = 16 << 20
-	DefaultSegmentBytes = 8 << 20
+	// DefaultChunkBytes: large files read back faster (each file costs a
+	// fresh start of the kernel's read-ahead: 16 MiB files read at ~70 %
+	// of one large file's speed, 64 MiB ones at ~92 %, docs/BENCHMARKS.md)
+	// and suit Hadoop, which splits input by its 128 MiB blocks.
+	DefaultChunkBytes = 64 << 20
+	// DefaultSegmentBytes matches DefaultChunkBytes, so that a busy
+	// segment is tiered in whole chunks.
+	DefaultSegmentBytes = 64 << 20
 	DefaultMaxLag       = 30 * time.Second
+	// DefaultPartBytes is Config.PartBytes' default: a read loads about
+	// this much of a chunk, as much as one read returns
+	// (container.MaxReadSize).
+	DefaultPartBytes = container.MaxReadSize
 )
 
 // Attributes through which a stream overrides the policy for its

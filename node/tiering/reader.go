@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sluice-streams/sluice/node/container"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/seqfile"
@@ -36,15 +37,68 @@ func segmentDir(segment string) (string, error) {
 // readStep is the size of one read of a chunk file.
 const readStep = 1 << 20
 
+// headerBytes is the most of a chunk's header read before its records: a
+// Sluice chunk's header is about 100 bytes (no metadata).
+const headerBytes = 4 << 10
+
+// readRange reads bytes [from, to) of a chunk file in steps, in order, as
+// the kernel's read-ahead expects.
+func readRange(f tier2.Reader, path string, from, to int64) ([]byte, error) {
+	if to > f.Size() || from > to {
+		return nil, fmt.Errorf("tiering: chunk %s: %w: bytes %d to %d of a %d-byte file", path, ErrBadChunk, from, to, f.Size())
+	}
+	buf := make([]byte, to-from)
+	for off := 0; off < len(buf); {
+		n, err := f.ReadAt(buf[off:min(off+readStep, len(buf))], from+int64(off))
+		off += n
+		if n == 0 && err != nil {
+			return nil, fmt.Errorf("tiering: read chunk %s at byte %d of %d: %w", path, from+int64(off), f.Size(), err)
+		}
+	}
+	return buf, nil
+}
+
+// loadPart reads one part of a chunk: the header, to know the sync
+// marker, then the part's records, compacted in place.
+func loadPart(f tier2.Reader, path string, part container.ChunkPart) ([]byte, error) {
+	head, err := readRange(f, path, 0, min(headerBytes, part.Pos))
+	if err != nil {
+		return nil, err
+	}
+	sr, err := seqfile.NewReader(bytes.NewReader(head))
+	if err != nil {
+		return nil, fmt.Errorf("tiering: chunk %s: %w: %v", path, ErrBadChunk, err)
+	}
+	hdr := sr.Header()
+	if hdr.Size > part.Pos {
+		return nil, fmt.Errorf("tiering: chunk %s: %w: a part at byte %d, inside the %d-byte header", path, ErrBadChunk, part.Pos, hdr.Size)
+	}
+	records, err := readRange(f, path, part.Pos, part.End)
+	if err != nil {
+		return nil, err
+	}
+	events, err := seqfile.EventsInPlaceAt(hdr, records, part.Pos, part.Offset)
+	if err != nil {
+		return nil, fmt.Errorf("tiering: chunk %s: %w: %v", path, ErrBadChunk, err)
+	}
+	if int64(len(events)) != part.Length {
+		return nil, fmt.Errorf("tiering: chunk %s: %w: bytes %d to %d hold %d bytes of events from %d, recorded %d",
+			path, ErrBadChunk, part.Pos, part.End, len(events), part.Offset, part.Length)
+	}
+	return events, nil
+}
+
 // Reader reads chunks back from tier 2 (container.ChunkSource).
 type Reader struct {
 	Store tier2.Storage
 }
 
-// LoadChunk returns the framed events of the chunk of segment at offset,
-// checking that they are exactly length bytes of consecutive events.
-func (r Reader) LoadChunk(segment string, offset, length int64) ([]byte, error) {
-	path, err := chunkPath(segment, offset)
+// LoadChunk returns the framed events of part of the chunk of segment at
+// chunkOffset (container.ChunkSource): a part read alone when the chunk
+// was recorded with marks, else the whole chunk. It checks that they are
+// exactly the part's bytes of consecutive events.
+func (r Reader) LoadChunk(segment string, chunkOffset int64, part container.ChunkPart) ([]byte, error) {
+	path, err := chunkPath(segment, chunkOffset)
 	if err != nil {
 		return nil, err
 	}
@@ -53,17 +107,16 @@ func (r Reader) LoadChunk(segment string, offset, length int64) ([]byte, error) 
 		return nil, fmt.Errorf("tiering: open chunk %s: %w", path, err)
 	}
 	defer f.Close()
-	// One read of the whole file, then the events compacted in place: a
-	// chunk's values are already framed as the segment holds them.
-	file := make([]byte, f.Size())
-	for off := 0; off < len(file); {
-		// In steps, in order, as the kernel's read-ahead expects.
-		n, err := f.ReadAt(file[off:min(off+readStep, len(file))], int64(off))
-		off += n
-		if n == 0 && err != nil {
-			return nil, fmt.Errorf("tiering: read chunk %s at byte %d of %d: %w", path, off, len(file), err)
-		}
+	if !part.Whole() {
+		return loadPart(f, path, part)
 	}
+	offset, length := chunkOffset, part.Length
+	file, err := readRange(f, path, 0, f.Size())
+	if err != nil {
+		return nil, err
+	}
+	// The events are compacted in place: a chunk's values are already
+	// framed as the segment holds them.
 	events, ok, err := seqfile.EventsInPlace(file, offset)
 	if err != nil {
 		return nil, fmt.Errorf("tiering: chunk %s: %w: %v", path, ErrBadChunk, err)

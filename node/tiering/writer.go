@@ -29,7 +29,12 @@ type Config struct {
 	// Compression of the chunks (seqfile.None by default; seqfile.Block
 	// for zlib blocks).
 	Compression seqfile.Compression
-	Logger      logrus.FieldLogger
+	// PartBytes: an uncompressed chunk is recorded with a mark (a record
+	// boundary, container.ChunkMark) after about every PartBytes of
+	// events, so that reads load a part of it, not the whole file
+	// (default DefaultPartBytes).
+	PartBytes int64
+	Logger    logrus.FieldLogger
 	// Now is the clock (time.Now if nil).
 	Now func() time.Time
 	// Tick is the time between passes (default: MaxLag/8, at most 1 s).
@@ -83,6 +88,9 @@ func New(cfg Config) *Writer {
 	}
 	if cfg.CheckpointEvery <= 0 {
 		cfg.CheckpointEvery = 5 * time.Second
+	}
+	if cfg.PartBytes <= 0 {
+		cfg.PartBytes = DefaultPartBytes
 	}
 	if cfg.Logger == nil {
 		l := logrus.New()
@@ -281,7 +289,7 @@ func (w *Writer) writeChunk(name string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("tiering: create %s: %w", tmp, err)
 	}
-	length, err := writeEvents(f, offset, blocks, w.cfg.Compression)
+	length, marks, err := writeEvents(f, offset, blocks, w.cfg.Compression, w.cfg.PartBytes)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("tiering: close %s: %w", tmp, cerr)
 	}
@@ -292,7 +300,7 @@ func (w *Writer) writeChunk(name string) (int64, error) {
 	if err := w.cfg.Store.Rename(tmp, final); err != nil {
 		return 0, fmt.Errorf("tiering: rename %s into place: %w", tmp, err)
 	}
-	if err := w.c.CommitChunk(name, offset, length); err != nil {
+	if err := w.c.CommitChunk(name, offset, length, marks); err != nil {
 		// The file is an orphan; the next reconcile removes it.
 		return 0, err
 	}
@@ -305,36 +313,56 @@ func (w *Writer) writeChunk(name string) (int64, error) {
 }
 
 // writeEvents writes blocks of framed events starting at offset as one
-// SequenceFile and returns the bytes of events written.
-func writeEvents(f tier2.Writer, offset int64, blocks [][]byte, comp seqfile.Compression) (int64, error) {
+// SequenceFile and returns the bytes of events written and, for an
+// uncompressed file, its marks: the first record, then the first record
+// boundary after every partBytes of events, then the file's end.
+func writeEvents(f tier2.Writer, offset int64, blocks [][]byte, comp seqfile.Compression, partBytes int64) (int64, []container.ChunkMark, error) {
 	bw := bufio.NewWriterSize(f, 1<<20)
 	sw, err := seqfile.NewWriter(bw, seqfile.WriterOptions{
 		KeyClass: seqfile.LongWritable, ValueClass: seqfile.BytesWritable, Compression: comp,
 	})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
+	}
+	// Only uncompressed records can be compacted in place, part by part.
+	indexed := comp == seqfile.None
+	var marks []container.ChunkMark
+	mark := func(at int64) {
+		if pos, ok := sw.Boundary(); ok {
+			marks = append(marks, container.ChunkMark{Offset: at, Pos: pos})
+		}
+	}
+	if indexed {
+		mark(offset)
 	}
 	pos := offset
 	for _, b := range blocks {
 		for rest := b; len(rest) > 0; {
 			ev, r, err := protocol.NextEvent(rest)
 			if err != nil {
-				return 0, fmt.Errorf("tiering: block at offset %d: %w", pos, err)
+				return 0, nil, fmt.Errorf("tiering: block at offset %d: %w", pos, err)
+			}
+			if indexed && pos-marks[len(marks)-1].Offset >= partBytes {
+				mark(pos)
 			}
 			if err := sw.AppendEvent(pos, ev); err != nil {
-				return 0, fmt.Errorf("tiering: write chunk: %w", err)
+				return 0, nil, fmt.Errorf("tiering: write chunk: %w", err)
 			}
 			pos += int64(len(rest) - len(r))
 			rest = r
 		}
 	}
 	if err := sw.Close(); err != nil {
-		return 0, fmt.Errorf("tiering: write chunk: %w", err)
+		return 0, nil, fmt.Errorf("tiering: write chunk: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
-		return 0, fmt.Errorf("tiering: write chunk: %w", err)
+		return 0, nil, fmt.Errorf("tiering: write chunk: %w", err)
 	}
-	return pos - offset, nil
+	if !indexed {
+		return pos - offset, nil, nil
+	}
+	mark(pos)
+	return pos - offset, marks, nil
 }
 
 // reconcile makes tier 2 hold exactly the chunks the container records:

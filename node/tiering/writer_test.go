@@ -159,16 +159,20 @@ func TestFlushPutsEverythingInTier2OnceAndTrimsTheLog(t *testing.T) {
 		return s
 	}
 	for _, backend := range []struct {
-		name string
-		new  func(t *testing.T) tier2.Storage
-		comp seqfile.Compression
+		name      string
+		new       func(t *testing.T) tier2.Storage
+		comp      seqfile.Compression
+		partBytes int64
 	}{
-		{"mem", func(*testing.T) tier2.Storage { return tier2test.NewMem() }, seqfile.None},
-		{"fs", newFS, seqfile.None},
-		{"fs, zlib blocks", newFS, seqfile.Block},
+		{"mem", func(*testing.T) tier2.Storage { return tier2test.NewMem() }, seqfile.None, 0},
+		{"fs", newFS, seqfile.None, 0},
+		{"fs, parts of 500 bytes", newFS, seqfile.None, 500},
+		{"fs, zlib blocks", newFS, seqfile.Block, 0},
 	} {
 		t.Run(backend.name, func(t *testing.T) {
-			f := newFixture(t, backend.new(t), func(_ *container.Config, w *Config) { w.Compression = backend.comp })
+			f := newFixture(t, backend.new(t), func(_ *container.Config, w *Config) {
+				w.Compression, w.PartBytes = backend.comp, backend.partBytes
+			})
 			f.create(segA, segB)
 			f.write(segA, 300)
 			f.write(segB, 50)
