@@ -44,6 +44,15 @@ type Cache struct {
 type entry struct {
 	key  Key
 	data []byte
+	ref  Ref // nil for memory the garbage collector reclaims
+}
+
+// Ref counts the holders of a block's memory, so that its owner can reuse
+// the memory once nobody holds it (a pool). Retain adds a holder; Release
+// drops one.
+type Ref interface {
+	Retain()
+	Release()
 }
 
 // New makes a cache that holds at most maxBytes.
@@ -53,7 +62,8 @@ func New(maxBytes int64) *Cache {
 	return c
 }
 
-// Get returns the block under k. The slice must not be modified.
+// Get returns the block under k. The slice must not be modified. For a
+// block put with PutRef, use GetRef.
 func (c *Cache) Get(k Key) ([]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -67,12 +77,56 @@ func (c *Cache) Get(k Key) ([]byte, bool) {
 	return el.Value.(*entry).data, true
 }
 
+// GetRef returns the block under k and, if it was put with a Ref, that
+// Ref retained for the caller, who must Release it once done with the
+// slice (the memory may be reused after). ref is nil for a block put with
+// Put.
+func (c *Cache) GetRef(k Key) (data []byte, ref Ref, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.mu.byKey[k]
+	if !ok {
+		c.mu.misses++
+		return nil, nil, false
+	}
+	c.mu.hits++
+	c.mu.lru.MoveToFront(el)
+	e := el.Value.(*entry)
+	if e.ref != nil {
+		e.ref.Retain()
+	}
+	return e.data, e.ref, true
+}
+
+// Has reports whether a block is cached under k, without counting a hit
+// or a miss.
+func (c *Cache) Has(k Key) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.mu.byKey[k]
+	return ok
+}
+
 // Put stores a block under k, evicting the least recently used blocks to
 // stay within the bound. A block larger than the whole cache is not kept.
 // The cache takes the slice as it is: the caller must not modify it after.
-func (c *Cache) Put(k Key, data []byte) {
+func (c *Cache) Put(k Key, data []byte) { c.PutRef(k, data, nil) }
+
+// PutRef is Put for memory counted by ref: the cache takes over one of
+// the caller's holds and releases it when the block leaves the cache
+// (evicted, replaced, or not kept at all).
+func (c *Cache) PutRef(k Key, data []byte, ref Ref) {
+	var released []Ref
+	defer func() { // outside the lock: a release may return memory to a pool
+		for _, r := range released {
+			r.Release()
+		}
+	}()
 	cost := int64(len(data)) + entryOverhead
 	if cost > c.max {
+		if ref != nil {
+			released = append(released, ref)
+		}
 		return
 	}
 	c.mu.Lock()
@@ -80,10 +134,13 @@ func (c *Cache) Put(k Key, data []byte) {
 	if el, ok := c.mu.byKey[k]; ok {
 		e := el.Value.(*entry)
 		c.mu.size += int64(len(data)) - int64(len(e.data))
-		e.data = data
+		if e.ref != nil {
+			released = append(released, e.ref)
+		}
+		e.data, e.ref = data, ref
 		c.mu.lru.MoveToFront(el)
 	} else {
-		c.mu.byKey[k] = c.mu.lru.PushFront(&entry{key: k, data: data})
+		c.mu.byKey[k] = c.mu.lru.PushFront(&entry{key: k, data: data, ref: ref})
 		c.mu.size += cost
 	}
 	for c.mu.size > c.max {
@@ -93,6 +150,9 @@ func (c *Cache) Put(k Key, data []byte) {
 		delete(c.mu.byKey, e.key)
 		c.mu.size -= int64(len(e.data)) + entryOverhead
 		c.mu.evicted++
+		if e.ref != nil {
+			released = append(released, e.ref)
+		}
 	}
 }
 

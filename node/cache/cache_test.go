@@ -72,3 +72,63 @@ func TestConcurrentUseStaysBounded(t *testing.T) {
 		t.Fatalf("cache holds %d bytes, bound %d", st.Bytes, c.Max())
 	}
 }
+
+// countRef counts holds; it fails the test if released more than held.
+type countRef struct {
+	t    *testing.T
+	mu   sync.Mutex
+	held int
+}
+
+func (r *countRef) Retain() { r.mu.Lock(); r.held++; r.mu.Unlock() }
+func (r *countRef) Release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held--; r.held < 0 {
+		r.t.Error("released more often than held")
+	}
+}
+func (r *countRef) holds() int { r.mu.Lock(); defer r.mu.Unlock(); return r.held }
+
+// TestRefsAreHeldWhileCachedAndRead: the cache holds one reference while
+// a block is cached and GetRef one per reader; eviction, replacement and
+// refusal release the cache's, never a reader's.
+func TestRefsAreHeldWhileCachedAndRead(t *testing.T) {
+	c := New(2 * (100 + entryOverhead))
+	a := &countRef{t: t, held: 1} // the caller's hold, handed to the cache
+	c.PutRef(key(1), make([]byte, 100), a)
+	data, ref, ok := c.GetRef(key(1))
+	if !ok || len(data) != 100 || ref != a || a.holds() != 2 {
+		t.Fatalf("GetRef: ok %v, ref %v, holds %d; want the block and 2 holds", ok, ref, a.holds())
+	}
+	if !c.Has(key(1)) || c.Has(key(9)) {
+		t.Fatal("Has disagrees with the contents")
+	}
+	// Evicted by two newer blocks: the cache's hold goes, the reader's stays.
+	c.PutRef(key(2), make([]byte, 100), &countRef{t: t, held: 1})
+	c.Put(key(3), make([]byte, 100))
+	if c.Has(key(1)) || a.holds() != 1 {
+		t.Fatalf("after eviction: cached %v, holds %d; want gone with the reader's hold", c.Has(key(1)), a.holds())
+	}
+	ref.Release()
+	if a.holds() != 0 {
+		t.Fatalf("holds %d after the reader's release", a.holds())
+	}
+	// Replaced: the old block's hold goes.
+	b, b2 := &countRef{t: t, held: 1}, &countRef{t: t, held: 1}
+	c.PutRef(key(4), make([]byte, 10), b)
+	c.PutRef(key(4), make([]byte, 10), b2)
+	if b.holds() != 0 || b2.holds() != 1 {
+		t.Fatalf("after replacement: old holds %d, new %d", b.holds(), b2.holds())
+	}
+	// Too large to keep: released at once.
+	big := &countRef{t: t, held: 1}
+	c.PutRef(key(5), make([]byte, 1000), big)
+	if big.holds() != 0 || c.Has(key(5)) {
+		t.Fatalf("an oversize block: holds %d, cached %v", big.holds(), c.Has(key(5)))
+	}
+	// A plain block has no ref.
+	if _, ref, ok := c.GetRef(key(3)); !ok || ref != nil {
+		t.Fatalf("plain block: ok %v, ref %v", ok, ref)
+	}
+}

@@ -9,5 +9,10 @@
 // hard to reason about.
 //
 // Cached slices are never modified, by the cache or by its users; an
-// evicted slice stays valid for whoever still holds it.
+// evicted slice stays valid for whoever still holds it. A block put with
+// PutRef is the exception that makes memory reusable: its owner counts
+// holders (Ref), the cache holds one while the block is cached and
+// GetRef retains one for each reader; once the count falls to zero the
+// owner may reuse the memory, so a reader must not touch the slice after
+// its Release.
 package cache

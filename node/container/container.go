@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/sluice-streams/sluice/node/cache"
 	"github.com/sluice-streams/sluice/node/vfs"
@@ -81,10 +80,13 @@ type Container struct {
 	fenced atomic.Bool // set by Fence: changes fail with protocol.ErrWrongHost
 	frozen atomic.Bool // set by Freeze: clients' changes fail with protocol.ErrWrongHost; tiering goes on
 
-	// Tier-2 chunk loads: one load per chunk at a time (a reader and the
-	// read-ahead share it), and at most one read-ahead in flight.
-	chunkLoads singleflight.Group
-	readAhead  chan struct{}
+	// Tier-2 chunk part loads: one load per part at a time (a reader and
+	// the read-ahead share it), at most readAheadParts read-aheads in
+	// flight, and the buffers parts are loaded into.
+	loadsMu   sync.Mutex
+	loads     map[cache.Key]*partLoad
+	readAhead chan struct{}
+	parts     partPool
 
 	mu struct {
 		sync.Mutex
@@ -127,6 +129,8 @@ func Open(cfg Config) (*Container, error) {
 		l:    cfg.Logger.WithField("container", cfg.ID),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{}),
 		readAhead: make(chan struct{}, readAheadParts),
+		loads:     map[cache.Key]*partLoad{},
+		parts:     partPool{max: partPoolBuffers},
 	}
 	if err := c.fs.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("container %d: create %s: %w", cfg.ID, cfg.Dir, err)

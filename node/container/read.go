@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
+	"github.com/sluice-streams/sluice/node/cache"
 	"github.com/sluice-streams/sluice/node/wal"
 	"github.com/sluice-streams/sluice/protocol"
 )
@@ -23,6 +25,29 @@ type ReadResult struct {
 	AtTail bool
 	// EndOfSegment: the segment is sealed and the data ends at its end.
 	EndOfSegment bool
+
+	held *heldParts // tier-2 memory Data refers to, until Release
+}
+
+// heldParts are the holds a read result has on reusable memory.
+type heldParts struct {
+	once sync.Once
+	refs []cache.Ref
+}
+
+// Release lets the container reuse the memory of the tier-2 chunk parts
+// Data refers to: call it once done with Data (for example once it is
+// written to a socket), and do not touch Data after. Calling it more than
+// once is harmless; never calling it only leaves that memory to the
+// garbage collector.
+func (r ReadResult) Release() {
+	if r.held != nil {
+		r.held.once.Do(func() {
+			for _, ref := range r.held.refs {
+				ref.Release()
+			}
+		})
+	}
 }
 
 // Len is the number of bytes in r.Data.
@@ -209,9 +234,16 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 
 	for _, sp := range spans {
 		if sp.tiered {
-			data, err := c.loadPart(name, segID, sp.part)
+			data, ref, err := c.loadPart(name, segID, sp.part)
 			if err != nil {
+				res.Release()
 				return ReadResult{}, err
+			}
+			if ref != nil {
+				if res.held == nil {
+					res.held = &heldParts{}
+				}
+				res.held.refs = append(res.held.refs, ref)
 			}
 			res.Data = append(res.Data, data[sp.from:sp.to])
 			continue
@@ -221,6 +253,7 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 		if !ok {
 			var err error
 			if data, err = c.source.LoadBlock(sp.ext.addr, sp.ext.dataOff, sp.ext.length); err != nil {
+				res.Release()
 				return ReadResult{}, &errLogBlockGone{offset: sp.ext.offset,
 					err: fmt.Errorf("container %d: segment %q: read block at offset %d: %w", c.cfg.ID, name, sp.ext.offset, err)}
 			}
@@ -231,37 +264,91 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 	return res, nil
 }
 
-// loadPart returns a tier-2 chunk part's bytes, from the cache or tier 2.
-// Concurrent loads of one part (readers, the read-ahead) share one read.
-func (c *Container) loadPart(name string, segID uint64, p partRef) ([]byte, error) {
+// partLoad is one load of a chunk part in flight, which later readers of
+// the part wait for instead of loading it again.
+type partLoad struct {
+	done    chan struct{}
+	waiters int // readers waiting besides the loader; each gets a hold
+	data    []byte
+	ref     cache.Ref
+	err     error
+}
+
+// loadPart returns a tier-2 chunk part's bytes, from the cache or tier 2,
+// and a hold on their memory (nil if none is needed) that the caller must
+// release. Concurrent loads of one part (readers, the read-ahead) share
+// one read.
+func (c *Container) loadPart(name string, segID uint64, p partRef) ([]byte, cache.Ref, error) {
 	key := c.chunkCacheKey(segID, p.Offset)
-	if data, ok := c.cache.Get(key); ok {
-		return data, nil
+	if data, ref, ok := c.cache.GetRef(key); ok {
+		return data, ref, nil
 	}
 	if c.cfg.Chunks == nil {
-		return nil, fmt.Errorf("container %d: segment %q: %w: the chunk at offset %d is in tier 2, which is not configured",
+		return nil, nil, fmt.Errorf("container %d: segment %q: %w: the chunk at offset %d is in tier 2, which is not configured",
 			c.cfg.ID, name, protocol.ErrContainerUnavailable, p.chunk)
 	}
-	v, err, _ := c.chunkLoads.Do(fmt.Sprint(segID, "@", p.Offset), func() (any, error) {
-		if data, ok := c.cache.Get(key); ok {
-			return data, nil
-		}
-		data, err := c.cfg.Chunks.LoadChunk(name, p.chunk, p.ChunkPart)
-		if err != nil {
-			return nil, fmt.Errorf("container %d: segment %q: read tier-2 chunk at offset %d (bytes %d to %d): %w",
-				c.cfg.ID, name, p.chunk, p.Offset, p.Offset+p.Length, err)
-		}
-		if int64(len(data)) != p.Length {
-			return nil, fmt.Errorf("container %d: segment %q: tier-2 chunk at offset %d gave %d bytes from %d, want %d",
-				c.cfg.ID, name, p.chunk, len(data), p.Offset, p.Length)
-		}
-		c.cache.Put(key, data)
-		return data, nil
-	})
-	if err != nil {
-		return nil, err
+	c.loadsMu.Lock()
+	if l := c.loads[key]; l != nil {
+		l.waiters++
+		c.loadsMu.Unlock()
+		<-l.done
+		return l.data, l.ref, l.err
 	}
-	return v.([]byte), nil
+	// A load that ended since the first look has put the part in the cache
+	// before it left c.loads.
+	if data, ref, ok := c.cache.GetRef(key); ok {
+		c.loadsMu.Unlock()
+		return data, ref, nil
+	}
+	l := &partLoad{done: make(chan struct{})}
+	c.loads[key] = l
+	c.loadsMu.Unlock()
+
+	data, ref, err := c.readPart(name, p)
+	c.loadsMu.Lock()
+	delete(c.loads, key)
+	if err == nil {
+		if ref != nil {
+			for range l.waiters + 1 { // theirs, and the cache's
+				ref.Retain()
+			}
+		}
+		c.cache.PutRef(key, data, ref)
+	}
+	l.data, l.ref, l.err = data, ref, err
+	c.loadsMu.Unlock()
+	close(l.done)
+	return data, ref, err
+}
+
+// readPart reads a chunk part from tier 2: a part read alone into a
+// pooled buffer (returned held once), a whole chunk into new memory.
+func (c *Container) readPart(name string, p partRef) ([]byte, cache.Ref, error) {
+	var pb *partBuffer
+	var buf []byte
+	if !p.Whole() {
+		pb = c.parts.get(int(p.End - p.Pos))
+		buf = pb.buf
+	}
+	data, err := c.cfg.Chunks.LoadChunk(name, p.chunk, p.ChunkPart, buf)
+	if err == nil && int64(len(data)) != p.Length {
+		err = fmt.Errorf("gave %d bytes from %d, want %d", len(data), p.Offset, p.Length)
+	}
+	if err != nil {
+		if pb != nil {
+			pb.Release()
+		}
+		return nil, nil, fmt.Errorf("container %d: segment %q: read tier-2 chunk at offset %d (bytes %d to %d): %w",
+			c.cfg.ID, name, p.chunk, p.Offset, p.Offset+p.Length, err)
+	}
+	if pb == nil {
+		return data, nil, nil
+	}
+	if len(data) == 0 || &data[:1][0] != &buf[:1][0] {
+		pb.Release() // the source used memory of its own
+		return data, nil, nil
+	}
+	return data, pb, nil
 }
 
 // readAheadParts is how many chunk parts past the last one read are
@@ -278,7 +365,7 @@ func (c *Container) readPartAhead(name string, segID uint64, p partRef) {
 	if c.cfg.Chunks == nil || (readAheadParts+2)*p.Length > c.cache.Max() {
 		return
 	}
-	if _, ok := c.cache.Get(c.chunkCacheKey(segID, p.Offset)); ok {
+	if c.cache.Has(c.chunkCacheKey(segID, p.Offset)) {
 		return
 	}
 	select {
@@ -288,8 +375,12 @@ func (c *Container) readPartAhead(name string, segID uint64, p partRef) {
 	}
 	go func() {
 		defer func() { <-c.readAhead }()
-		if _, err := c.loadPart(name, segID, p); err != nil {
+		_, ref, err := c.loadPart(name, segID, p)
+		if err != nil {
 			c.l.WithError(err).Debug("container: read-ahead of a tier-2 chunk failed; the reader loads it itself")
+		}
+		if ref != nil {
+			ref.Release() // the cache keeps it for the reader
 		}
 	}()
 }

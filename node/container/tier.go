@@ -13,11 +13,13 @@ import (
 // ChunkSource reads tier-2 chunks. A storage writer put the segment's
 // bytes from chunkOffset in tier 2 as one chunk; LoadChunk returns part of
 // it (the whole chunk if part.Whole()): the bytes [part.Offset,
-// part.Offset+part.Length) as the segment holds them (framed events). The
+// part.Offset+part.Length) as the segment holds them (framed events).
+// For a part read alone, buf (part.End-part.Pos bytes) is memory to read
+// the part's records into; the result is then a prefix of it. The
 // container caches what it returns; the source must not keep or change
-// the slice.
+// the slice, nor buf.
 type ChunkSource interface {
-	LoadChunk(segment string, chunkOffset int64, part ChunkPart) ([]byte, error)
+	LoadChunk(segment string, chunkOffset int64, part ChunkPart, buf []byte) ([]byte, error)
 }
 
 // chunkKeyBit marks a cache key as a tier-2 chunk's rather than a log

@@ -35,7 +35,7 @@ const memHeader = 100
 
 func newMemChunks() *memChunks { return &memChunks{chunks: map[string]map[int64][]byte{}} }
 
-func (m *memChunks) LoadChunk(segment string, offset int64, part ChunkPart) ([]byte, error) {
+func (m *memChunks) LoadChunk(segment string, offset int64, part ChunkPart, buf []byte) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.loads++
@@ -54,7 +54,10 @@ func (m *memChunks) LoadChunk(segment string, offset int64, part ChunkPart) ([]b
 	if from < 0 || to > int64(len(b)) || part.Pos != memHeader+from || part.End != memHeader+to {
 		return nil, fmt.Errorf("part %+v is not in the chunk of %s at %d (%d bytes)", part, segment, offset, len(b))
 	}
-	return bytes.Clone(b[from:to]), nil
+	if int64(len(buf)) != part.End-part.Pos {
+		return nil, fmt.Errorf("part %+v: a buffer of %d bytes", part, len(buf))
+	}
+	return buf[:copy(buf, b[from:to])], nil
 }
 
 // tier moves up to maxBytes of a segment's untiered bytes into one chunk
@@ -631,4 +634,46 @@ func TestReadAheadLoadsTheNextParts(t *testing.T) {
 		c.mu.Unlock()
 		next = ps[0].Offset + ps[0].Length
 	}
+}
+
+// TestHeldPartsKeepTheirBytes: a read result's chunk parts stay as they
+// were while it is held, however many parts are loaded, evicted and their
+// memory reused meanwhile; once results are released, loads reuse pooled
+// memory instead of allocating.
+func TestHeldPartsKeepTheirBytes(t *testing.T) {
+	chunks := newMemChunks()
+	chunks.partBytes = 100
+	c := open(t, Config{Dir: t.TempDir(), Chunks: chunks, Cache: cache.New(300)}) // about two parts
+	name := protocol.SegmentName("sc", "st", 0, 0)
+	c.Create(name, nil)
+	var want []byte
+	for i := range 200 {
+		e := fmt.Sprintf("event-%03d", i)
+		want = append(want, block(e)...)
+		appendEvents(t, c, name, "w", int64(i+1), e)
+	}
+	chunks.tier(t, c, name, 1<<20)
+	c.cache = cache.New(300)
+	held, err := c.Read(t.Context(), name, 0, 50)
+	if err != nil || held.held == nil {
+		t.Fatalf("first read: %v, holds %v", err, held.held)
+	}
+	made := c.parts.made.Load()
+	for off := int64(50); off < int64(len(want)); {
+		r, err := c.Read(t.Context(), name, off, 120)
+		if err != nil || !bytes.Equal(bytes.Join(r.Data, nil), want[off:off+int64(r.Len())]) {
+			t.Fatalf("Read(%d): %v or other bytes", off, err)
+		}
+		off += int64(r.Len())
+		r.Release()
+		r.Release() // twice is harmless
+	}
+	if got := bytes.Join(held.Data, nil); !bytes.Equal(got, want[:50]) {
+		t.Fatalf("a held result changed under its reader: %q, want %q", got, want[:50])
+	}
+	loads := len(chunks.parts)
+	if n := c.parts.made.Load() - made; n > partPoolBuffers+2 || loads < 10 {
+		t.Fatalf("%d buffers made for %d part loads; released results should let loads reuse them", n, loads)
+	}
+	held.Release()
 }

@@ -122,11 +122,28 @@ func (c *conn) serve() {
 // send queues a reply; it gives up if the connection is dead.
 func (c *conn) send(m protocol.Message) {
 	if c.ctx.Err() != nil {
+		releaseHeld(m)
 		return
 	}
 	select {
 	case c.out <- m:
 	case <-c.ctx.Done():
+		releaseHeld(m)
+	}
+}
+
+// heldRead is a SegmentRead whose data the container lends (tier-2 chunk
+// parts in reusable memory) until the reply is written.
+type heldRead struct {
+	*protocol.SegmentRead
+	release func()
+}
+
+// releaseHeld gives back what a reply borrowed, once it is written or
+// dropped.
+func releaseHeld(m protocol.Message) {
+	if h, ok := m.(heldRead); ok {
+		h.release()
 	}
 }
 
@@ -511,8 +528,12 @@ func (c *conn) read(r *protocol.ReadSegment) {
 		res, err = ct.Read(ctx, r.Segment, r.Offset, int(r.MaxBytes))
 		return err
 	})
-	c.reply(r.RequestID, err, r.Segment, &protocol.SegmentRead{RequestID: r.RequestID, Segment: r.Segment,
-		Offset: r.Offset, AtTail: res.AtTail, EndOfSegment: res.EndOfSegment, Data: res.Data})
+	if err != nil {
+		c.reply(r.RequestID, err, r.Segment, nil)
+		return
+	}
+	c.send(heldRead{release: res.Release, SegmentRead: &protocol.SegmentRead{RequestID: r.RequestID, Segment: r.Segment,
+		Offset: r.Offset, AtTail: res.AtTail, EndOfSegment: res.EndOfSegment, Data: res.Data}})
 }
 
 // merge merges source into target, which must live in the same container.
@@ -542,6 +563,10 @@ func (c *conn) writeLoop(done chan<- struct{}) {
 	direct := protocol.NewEncoder(c.nc)
 	var failed error
 	write := func(m protocol.Message) {
+		if h, ok := m.(heldRead); ok {
+			defer h.release() // written (writev, no copy) or dropped: the data is no longer needed
+			m = h.SegmentRead
+		}
 		if failed != nil {
 			return
 		}

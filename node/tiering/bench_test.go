@@ -196,7 +196,6 @@ func BenchmarkCatchUpRead(b *testing.B) {
 	}
 }
 
-
 // tieredSegment fills a container with one segment of benchDataBytes of
 // events, flushes it to store in chunks of chunkBytes and closes it. It
 // returns the segment's name and the chunk files.
@@ -276,6 +275,7 @@ func benchCatchUp(b *testing.B, cfg container.Config, cacheSize int64, name stri
 				b.Fatalf("empty read at %d of %d", off, info.Length)
 			}
 			off += int64(r.Len())
+			r.Release() // as the server does once the reply is written
 		}
 		readTime += time.Since(start)
 		read += info.Length - info.StartOffset

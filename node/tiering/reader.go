@@ -42,12 +42,17 @@ const readStep = 1 << 20
 const headerBytes = 4 << 10
 
 // readRange reads bytes [from, to) of a chunk file in steps, in order, as
-// the kernel's read-ahead expects.
-func readRange(f tier2.Reader, path string, from, to int64) ([]byte, error) {
+// the kernel's read-ahead expects: into buf if it has room, else into new
+// memory.
+func readRange(f tier2.Reader, path string, from, to int64, buf []byte) ([]byte, error) {
 	if to > f.Size() || from > to {
 		return nil, fmt.Errorf("tiering: chunk %s: %w: bytes %d to %d of a %d-byte file", path, ErrBadChunk, from, to, f.Size())
 	}
-	buf := make([]byte, to-from)
+	if int64(cap(buf)) >= to-from {
+		buf = buf[:to-from]
+	} else {
+		buf = make([]byte, to-from)
+	}
 	for off := 0; off < len(buf); {
 		n, err := f.ReadAt(buf[off:min(off+readStep, len(buf))], from+int64(off))
 		off += n
@@ -60,8 +65,8 @@ func readRange(f tier2.Reader, path string, from, to int64) ([]byte, error) {
 
 // loadPart reads one part of a chunk: the header, to know the sync
 // marker, then the part's records, compacted in place.
-func loadPart(f tier2.Reader, path string, part container.ChunkPart) ([]byte, error) {
-	head, err := readRange(f, path, 0, min(headerBytes, part.Pos))
+func loadPart(f tier2.Reader, path string, part container.ChunkPart, buf []byte) ([]byte, error) {
+	head, err := readRange(f, path, 0, min(headerBytes, part.Pos), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +78,7 @@ func loadPart(f tier2.Reader, path string, part container.ChunkPart) ([]byte, er
 	if hdr.Size > part.Pos {
 		return nil, fmt.Errorf("tiering: chunk %s: %w: a part at byte %d, inside the %d-byte header", path, ErrBadChunk, part.Pos, hdr.Size)
 	}
-	records, err := readRange(f, path, part.Pos, part.End)
+	records, err := readRange(f, path, part.Pos, part.End, buf)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +102,7 @@ type Reader struct {
 // chunkOffset (container.ChunkSource): a part read alone when the chunk
 // was recorded with marks, else the whole chunk. It checks that they are
 // exactly the part's bytes of consecutive events.
-func (r Reader) LoadChunk(segment string, chunkOffset int64, part container.ChunkPart) ([]byte, error) {
+func (r Reader) LoadChunk(segment string, chunkOffset int64, part container.ChunkPart, buf []byte) ([]byte, error) {
 	path, err := chunkPath(segment, chunkOffset)
 	if err != nil {
 		return nil, err
@@ -108,10 +113,10 @@ func (r Reader) LoadChunk(segment string, chunkOffset int64, part container.Chun
 	}
 	defer f.Close()
 	if !part.Whole() {
-		return loadPart(f, path, part)
+		return loadPart(f, path, part, buf)
 	}
 	offset, length := chunkOffset, part.Length
-	file, err := readRange(f, path, 0, f.Size())
+	file, err := readRange(f, path, 0, f.Size(), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -53,12 +53,12 @@ func TestReaderLoadsParts(t *testing.T) {
 			t.Fatalf("part %d holds %d bytes, want at least 700", i, next.Offset-m.Offset)
 		}
 		part := container.ChunkPart{Offset: m.Offset, Length: next.Offset - m.Offset, Pos: m.Pos, End: next.Pos}
-		got, err := r.LoadChunk(seg, first, part)
+		got, err := r.LoadChunk(seg, first, part, nil)
 		if err != nil || !bytes.Equal(got, data[m.Offset-first:next.Offset-first]) {
 			t.Fatalf("part %d (%+v): %d bytes, %v", i, part, len(got), err)
 		}
 	}
-	if got, err := r.LoadChunk(seg, first, container.ChunkPart{Offset: first, Length: length}); err != nil || !bytes.Equal(got, data) {
+	if got, err := r.LoadChunk(seg, first, container.ChunkPart{Offset: first, Length: length}, nil); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("whole chunk: %d bytes, %v", len(got), err)
 	}
 	m, next := marks[1], marks[2]
@@ -74,7 +74,7 @@ func TestReaderLoadsParts(t *testing.T) {
 		{"an end beyond the file", container.ChunkPart{Offset: good.Offset, Length: good.Length, Pos: good.Pos, End: size.Size + 10}},
 		{"a position inside the header", container.ChunkPart{Offset: first, Length: marks[1].Offset - first, Pos: 10, End: marks[1].Pos}},
 	} {
-		if got, err := r.LoadChunk(seg, first, bad.part); !errors.Is(err, ErrBadChunk) {
+		if got, err := r.LoadChunk(seg, first, bad.part, nil); !errors.Is(err, ErrBadChunk) {
 			t.Errorf("%s: %d bytes, %v; want ErrBadChunk", bad.what, len(got), err)
 		}
 	}

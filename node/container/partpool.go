@@ -1,0 +1,87 @@
+package container
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// partBuffer is memory a tier-2 chunk part is loaded into. It counts its
+// holders (cache.Ref): the cache while the part is cached, and each read
+// result that returned a slice of it until its Release. When the count
+// falls to zero the buffer goes back to its pool for the next load, which
+// then needs no fresh memory: a catch-up reader's loads otherwise spend
+// as long faulting in and zeroing new memory as reading the file.
+type partBuffer struct {
+	pool *partPool
+	buf  []byte
+	refs atomic.Int32
+}
+
+func (b *partBuffer) Retain() {
+	if b.refs.Add(1) <= 1 {
+		panic("container: retained a chunk part buffer that nobody held")
+	}
+}
+
+func (b *partBuffer) Release() {
+	switch n := b.refs.Add(-1); {
+	case n == 0:
+		b.pool.put(b)
+	case n < 0:
+		panic("container: a chunk part buffer released more often than held")
+	}
+}
+
+// partPool keeps up to max buffers no part holds, for reuse.
+type partPool struct {
+	max  int
+	made atomic.Int64 // buffers allocated, for tests
+	mu   struct {
+		sync.Mutex
+		free []*partBuffer
+	}
+}
+
+// partPoolBuffers is how many idle buffers a container keeps: the parts a
+// catch-up reader has in flight (the one read and the read-ahead) turn
+// over through them.
+const partPoolBuffers = readAheadParts + 2
+
+// partPoolMaxBuffer is the largest buffer kept: parts are about
+// tiering's DefaultPartBytes (MaxReadSize) of events plus their records'
+// framing; larger ones (a chunk of one huge block, or read whole) are
+// left to the garbage collector.
+const partPoolMaxBuffer = 2 * MaxReadSize
+
+// get returns a buffer of at least n bytes, held once by the caller.
+func (p *partPool) get(n int) *partBuffer {
+	p.mu.Lock()
+	for i, b := range p.mu.free {
+		if cap(b.buf) >= n {
+			last := len(p.mu.free) - 1
+			p.mu.free[i], p.mu.free[last] = p.mu.free[last], nil
+			p.mu.free = p.mu.free[:last]
+			p.mu.Unlock()
+			b.buf = b.buf[:n]
+			b.refs.Store(1)
+			return b
+		}
+	}
+	p.mu.Unlock()
+	// Room for parts a little larger than this one (one more event).
+	p.made.Add(1)
+	b := &partBuffer{pool: p, buf: make([]byte, n, n+n/16)}
+	b.refs.Store(1)
+	return b
+}
+
+func (p *partPool) put(b *partBuffer) {
+	if cap(b.buf) > partPoolMaxBuffer {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.mu.free) < p.max {
+		p.mu.free = append(p.mu.free, b)
+	}
+}
