@@ -153,24 +153,28 @@ func BenchmarkTierFlush(b *testing.B) {
 }
 
 // BenchmarkCatchUpRead: a reader catching up from tier 2 with a cold
-// cache. Set up once per chunk size (not timed): a container with 256 MiB
-// of 1 KiB events in one segment, flushed to the fs backend in chunks of
-// that size (each recorded with its marks, so read in parts of
-// DefaultPartBytes), its log trimmed. One op, not timed: the container
-// closed and reopened with a new, empty block cache of the case's size,
-// and the page cache of every chunk file dropped (diskprobe.DropCache,
-// posix_fadvise DONTNEED). Timed: reading the whole segment from offset 0
-// through container.Read with maxBytes = container.MaxReadSize (8 MiB);
-// every part comes from the disk and is decoded by tiering.Reader. After
-// each op, with the timer stopped, the disk's cold sequential read speed
+// cache. Set up once per chunk size (not timed): a container with two
+// segments of 256 MiB of 1 KiB events each, flushed to the fs backend in
+// chunks of that size (each recorded with its marks, so read in parts of
+// DefaultPartBytes), the log trimmed. One op drops the page cache of every
+// chunk file (diskprobe.DropCache, posix_fadvise DONTNEED; not timed) and
+// reads one segment whole from offset 0 through container.Read with
+// maxBytes = container.MaxReadSize (8 MiB), releasing each result as the
+// server does once its reply is written; every part comes from the disk
+// and is decoded by tiering.Reader. The ops alternate between the two
+// segments, so the block cache never holds a byte of the segment read: it
+// is full of the other one, as a running node's cache is full of other
+// data (an untimed read of the other segment comes first). After each op,
+// with the timer stopped, the disk's cold sequential read speed
 // (diskprobe.SequentialRead: one file as large as the segment, 1 MiB
 // reads) is measured in the same directory. Reports event-MB/s (the
 // segment's bytes, frames included, over the read time), disk-read-MB/s
 // and %disk.
 //
-// cache=1B holds nothing, so a read that starts inside a part loads it
-// again; cache=32MiB holds four parts, so the read-ahead of the next two
-// parts runs; cache=256MiB is the node's default.
+// cache=32MiB holds four parts (the read-ahead runs); cache=256MiB is the
+// node's default. cache=256MiB,new instead reopens the container with a new
+// cache before each op: the first reads after a start, when every part
+// is loaded into memory the process has not used before.
 func BenchmarkCatchUpRead(b *testing.B) {
 	dir := diskprobetest.Dir(b)
 	for _, chunkBytes := range []int64{16 << 20, tiering.DefaultChunkBytes} {
@@ -181,13 +185,20 @@ func BenchmarkCatchUpRead(b *testing.B) {
 		}
 		cfg := container.Config{Dir: filepath.Join(root, "log"), Cache: cache.New(512 << 20), WALPreallocate: true,
 			Chunks: tiering.Reader{Store: store}}
-		name, chunkFiles, err := tieredSegment(cfg, store, chunkBytes)
+		names, chunkFiles, err := tieredSegments(cfg, store, chunkBytes)
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, cacheSize := range []int64{1, 32 << 20, 256 << 20} {
-			b.Run(fmt.Sprintf("chunk=%s/cache=%s", sizeName(chunkBytes), sizeName(cacheSize)), func(b *testing.B) {
-				benchCatchUp(b, cfg, cacheSize, name, chunkFiles, dir)
+		for _, cs := range []struct {
+			size  int64
+			fresh bool
+		}{{32 << 20, false}, {256 << 20, false}, {256 << 20, true}} {
+			name := fmt.Sprintf("chunk=%s/cache=%s", sizeName(chunkBytes), sizeName(cs.size))
+			if cs.fresh {
+				name += ",new"
+			}
+			b.Run(name, func(b *testing.B) {
+				benchCatchUp(b, cfg, cs.size, cs.fresh, names, chunkFiles, dir)
 			})
 		}
 		if err := os.RemoveAll(root); err != nil {
@@ -196,25 +207,25 @@ func BenchmarkCatchUpRead(b *testing.B) {
 	}
 }
 
-// tieredSegment fills a container with one segment of benchDataBytes of
-// events, flushes it to store in chunks of chunkBytes and closes it. It
-// returns the segment's name and the chunk files.
-func tieredSegment(cfg container.Config, store *tier2fs.Storage, chunkBytes int64) (string, []string, error) {
+// tieredSegments fills a container with two segments of benchDataBytes of
+// events each, flushes them to store in chunks of chunkBytes and closes
+// it. It returns the segments' names and the chunk files.
+func tieredSegments(cfg container.Config, store *tier2fs.Storage, chunkBytes int64) ([]string, []string, error) {
 	c, err := container.Open(cfg)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	defer c.Close()
-	names, err := createSegments(c, 1)
+	names, err := createSegments(c, 2)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
-	if err := fill(c, names, benchDataBytes); err != nil {
-		return "", nil, err
+	if err := fill(c, names, 2*benchDataBytes); err != nil {
+		return nil, nil, err
 	}
 	w := tiering.New(tiering.Config{Container: c, Store: store, Policy: tiering.Policy{ChunkBytes: chunkBytes}})
 	if err := w.Flush(context.Background()); err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	var chunkFiles []string
 	err = filepath.WalkDir(store.Root(), func(p string, d fs.DirEntry, err error) error {
@@ -224,63 +235,79 @@ func tieredSegment(cfg container.Config, store *tier2fs.Storage, chunkBytes int6
 		return err
 	})
 	if err != nil || len(chunkFiles) == 0 {
-		return "", nil, fmt.Errorf("no chunks in tier 2 (%v)", err)
+		return nil, nil, fmt.Errorf("no chunks in tier 2 (%v)", err)
 	}
-	return names[0], chunkFiles, c.Close()
+	return names, chunkFiles, c.Close()
 }
 
-// benchCatchUp runs BenchmarkCatchUpRead's ops for one cache size.
-func benchCatchUp(b *testing.B, cfg container.Config, cacheSize int64, name string, chunkFiles []string, dir string) {
-	var c *container.Container
-	defer func() {
-		if c != nil {
-			c.Close()
+// readSegment reads a segment whole, releasing each result.
+func readSegment(c *container.Container, name string) (int64, error) {
+	info, err := c.Info(name)
+	if err != nil {
+		return 0, err
+	}
+	if ts, err := c.TierState(name); err != nil || ts.Tiered != info.Length || ts.Untiered != 0 {
+		return 0, fmt.Errorf("segment not wholly in tier 2: %+v, %v (length %d)", ts, err, info.Length)
+	}
+	for off := info.StartOffset; off < info.Length; {
+		r, err := c.Read(context.Background(), name, off, container.MaxReadSize)
+		if err != nil {
+			return 0, err
 		}
-	}()
-	var readTime, diskTime time.Duration
-	var read, probed int64
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
+		if r.Len() == 0 {
+			return 0, fmt.Errorf("empty read at %d of %d", off, info.Length)
+		}
+		off += int64(r.Len())
+		r.Release() // as the server does once the reply is written
+	}
+	return info.Length - info.StartOffset, nil
+}
+
+// benchCatchUp runs BenchmarkCatchUpRead's ops for one cache.
+func benchCatchUp(b *testing.B, cfg container.Config, cacheSize int64, fresh bool, names, chunkFiles []string, dir string) {
+	var c *container.Container
+	reopen := func() {
 		if c != nil {
 			if err := c.Close(); err != nil {
 				b.Fatal(err)
 			}
 		}
-		cfg.Cache = cache.New(cacheSize) // cold: nothing of the last op
+		cfg.Cache = cache.New(cacheSize)
 		var err error
 		if c, err = container.Open(cfg); err != nil {
 			b.Fatal(err)
 		}
-		info, err := c.Info(name)
-		if err != nil {
+	}
+	reopen()
+	defer func() { c.Close() }()
+	if !fresh { // a cache full of other data
+		if _, err := readSegment(c, names[1]); err != nil {
 			b.Fatal(err)
 		}
-		if ts, err := c.TierState(name); err != nil || ts.Tiered != info.Length || ts.Untiered != 0 {
-			b.Fatalf("segment not wholly in tier 2: %+v, %v (length %d)", ts, err, info.Length)
+	}
+	var readTime, diskTime time.Duration
+	var read, probed int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		if fresh {
+			reopen()
 		}
 		for _, p := range chunkFiles {
 			if err := diskprobe.DropCache(p); err != nil {
 				b.Fatal(err)
 			}
 		}
-		b.SetBytes(info.Length)
 		b.StartTimer()
 		start := time.Now()
-		for off := info.StartOffset; off < info.Length; {
-			r, err := c.Read(context.Background(), name, off, container.MaxReadSize)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if r.Len() == 0 {
-				b.Fatalf("empty read at %d of %d", off, info.Length)
-			}
-			off += int64(r.Len())
-			r.Release() // as the server does once the reply is written
+		n, err := readSegment(c, names[i%2])
+		if err != nil {
+			b.Fatal(err)
 		}
 		readTime += time.Since(start)
-		read += info.Length - info.StartOffset
+		read += n
 		b.StopTimer()
-		r, err := diskprobe.SequentialRead(dir, diskprobe.DefaultBlockSize, info.Length)
+		r, err := diskprobe.SequentialRead(dir, diskprobe.DefaultBlockSize, n)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -289,6 +316,7 @@ func benchCatchUp(b *testing.B, cfg container.Config, cacheSize int64, name stri
 		b.StartTimer()
 	}
 	b.StopTimer()
+	b.SetBytes(read / int64(b.N))
 	benchtest.ReportAgainstDisk(b, read, readTime, probed, diskTime, "disk-read-MB/s")
 }
 
