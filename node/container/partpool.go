@@ -45,7 +45,7 @@ type partPool struct {
 // partPoolBuffers is how many idle buffers a container keeps: the parts a
 // catch-up reader has in flight (the one read and the read-ahead) turn
 // over through them.
-const partPoolBuffers = readAheadParts + 2
+var partPoolBuffers = readAheadParts + 2
 
 // partPoolMaxBuffer is the largest buffer kept: parts are about
 // tiering's DefaultPartBytes (MaxReadSize) of events plus their records'

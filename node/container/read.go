@@ -1,6 +1,8 @@
 package container
 
 import (
+	"os"
+	"strconv"
 	"context"
 	"errors"
 	"fmt"
@@ -354,7 +356,7 @@ func (c *Container) readPart(name string, p partRef) ([]byte, cache.Ref, error) 
 // readAheadParts is how many chunk parts past the last one read are
 // loaded ahead, in parallel (a catch-up reader's loads then use every core
 // and keep the disk busy).
-const readAheadParts = 2
+var readAheadParts = envInt("SLUICE_RA", 2)
 
 // readPartAhead loads a chunk part in the background while the reader is
 // served from the current one, as a catch-up reader will want it next: at
@@ -362,7 +364,7 @@ const readAheadParts = 2
 // (the one being read, the ones ahead, and room for others), so that the
 // read-ahead never pushes out the part being read.
 func (c *Container) readPartAhead(name string, segID uint64, p partRef) {
-	if c.cfg.Chunks == nil || (readAheadParts+2)*p.Length > c.cache.Max() {
+	if c.cfg.Chunks == nil || int64(readAheadParts+2)*p.Length > c.cache.Max() {
 		return
 	}
 	if c.cache.Has(c.chunkCacheKey(segID, p.Offset)) {
@@ -383,4 +385,11 @@ func (c *Container) readPartAhead(name string, segID uint64, p partRef) {
 			ref.Release() // the cache keeps it for the reader
 		}
 	}()
+}
+
+func envInt(k string, d int) int {
+	if v, err := strconv.Atoi(os.Getenv(k)); err == nil {
+		return v
+	}
+	return d
 }

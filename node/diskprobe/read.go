@@ -44,55 +44,103 @@ func DropCache(path string) error {
 const DropAllEnv = "SLUICE_BENCH_DROP_ALL"
 
 // SequentialRead writes total bytes to a new temporary file in dir and
-// fsyncs it (not timed), drops the file's page cache (DropCache), then
-// reads it from start to end in reads of blockSize bytes and reports the
-// read bandwidth: the disk's cold sequential read speed. Result.Syncs is
-// the number of reads. The file is removed.
+// fsyncs it (not timed), then measures reading it as ReadFile does: the
+// disk's cold sequential read speed for a file just written. The file is
+// removed.
 func SequentialRead(dir string, blockSize int, total int64) (Result, error) {
 	if blockSize <= 0 || total <= 0 {
 		return Result{}, fmt.Errorf("%w: blockSize %d, total %d", ErrInvalidArgument, blockSize, total)
 	}
-	res := Result{BlockSize: blockSize}
+	var res Result
 	err := withTempFile(dir, func(f *os.File) error {
-		buf := pattern(int(min(int64(blockSize), total)))
-		for written := int64(0); written < total; {
-			n := int(min(int64(len(buf)), total-written))
-			if _, err := f.Write(buf[:n]); err != nil {
-				return fmt.Errorf("diskprobe: write: %w", err)
-			}
-			written += int64(n)
+		if err := writeSynced(f, blockSize, total); err != nil {
+			return err
 		}
-		if err := f.Sync(); err != nil {
-			return fmt.Errorf("diskprobe: fsync: %w", err)
+		var err error
+		res, err = readCold(f, blockSize)
+		if err == nil && res.Bytes != total {
+			err = fmt.Errorf("diskprobe: read %d bytes back, wrote %d", res.Bytes, total)
 		}
-		if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-			return fmt.Errorf("diskprobe: fadvise: %w", err)
-		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("diskprobe: seek: %w", err)
-		}
-		start := time.Now()
-		for {
-			n, err := f.Read(buf)
-			res.Bytes += int64(n)
-			if n > 0 {
-				res.Syncs++
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return fmt.Errorf("diskprobe: read: %w", err)
-			}
-		}
-		res.Elapsed = time.Since(start)
-		if res.Bytes != total {
-			return fmt.Errorf("diskprobe: read %d bytes back, wrote %d", res.Bytes, total)
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return Result{}, err
 	}
+	return res, nil
+}
+
+// WriteFile writes a new file of total bytes at path (not all zero) in
+// writes of blockSize and fsyncs it: a reference file for ReadFile, made
+// beside data that a benchmark reads later, so that both have been on the
+// disk equally long.
+func WriteFile(path string, blockSize int, total int64) (err error) {
+	if blockSize <= 0 || total <= 0 {
+		return fmt.Errorf("%w: blockSize %d, total %d", ErrInvalidArgument, blockSize, total)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("diskprobe: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("diskprobe: close: %w", cerr)
+		}
+	}()
+	return writeSynced(f, blockSize, total)
+}
+
+// ReadFile drops the page cache of the file at path (DropCache) and times
+// reading it from start to end in reads of blockSize bytes: the disk's
+// cold sequential read speed. Result.Syncs is the number of reads.
+func ReadFile(path string, blockSize int) (Result, error) {
+	if blockSize <= 0 {
+		return Result{}, fmt.Errorf("%w: blockSize %d", ErrInvalidArgument, blockSize)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Result{}, fmt.Errorf("diskprobe: %w", err)
+	}
+	defer f.Close()
+	return readCold(f, blockSize)
+}
+
+func writeSynced(f *os.File, blockSize int, total int64) error {
+	buf := pattern(int(min(int64(blockSize), total)))
+	for written := int64(0); written < total; {
+		n := int(min(int64(len(buf)), total-written))
+		if _, err := f.Write(buf[:n]); err != nil {
+			return fmt.Errorf("diskprobe: write: %w", err)
+		}
+		written += int64(n)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("diskprobe: fsync: %w", err)
+	}
+	return nil
+}
+
+// readCold drops f's page cache and times reading it whole from its start.
+func readCold(f *os.File, blockSize int) (Result, error) {
+	if err := DropCache(f.Name()); err != nil {
+		return Result{}, err
+	}
+	res := Result{BlockSize: blockSize}
+	buf := make([]byte, blockSize)
+	start := time.Now()
+	for off := int64(0); ; {
+		n, err := f.ReadAt(buf, off)
+		res.Bytes += int64(n)
+		off += int64(n)
+		if n > 0 {
+			res.Syncs++
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return Result{}, fmt.Errorf("diskprobe: read: %w", err)
+		}
+	}
+	res.Elapsed = time.Since(start)
 	return res, nil
 }

@@ -28,6 +28,40 @@ func TestSequentialRead(t *testing.T) {
 	}
 }
 
+// TestWriteFileThenReadFile: a reference file written once and read back
+// whole, twice, in reads of the block size.
+func TestWriteFileThenReadFile(t *testing.T) {
+	for _, tt := range probeSizes {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "ref")
+			if err := WriteFile(p, tt.blockSize, tt.total); err != nil {
+				t.Fatal(err)
+			}
+			if fi, err := os.Stat(p); err != nil || fi.Size() != tt.total {
+				t.Fatalf("file %v, %v; want %d bytes", fi, err, tt.total)
+			}
+			for range 2 {
+				res, err := ReadFile(p, tt.blockSize)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Bytes != tt.total || res.Syncs != tt.syncs || res.Elapsed <= 0 {
+					t.Fatalf("got %+v, want %d bytes in %d reads", res, tt.total, tt.syncs)
+				}
+			}
+			if err := WriteFile(p, tt.blockSize, tt.total); !errors.Is(err, os.ErrExist) {
+				t.Fatalf("WriteFile over an existing file: %v, want ErrExist", err)
+			}
+		})
+	}
+	if _, err := ReadFile(filepath.Join(t.TempDir(), "missing"), 4096); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	if err := WriteFile(filepath.Join(t.TempDir(), "x"), 0, 1); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("blockSize 0: %v", err)
+	}
+}
+
 func TestSequentialReadErrors(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := SequentialRead(dir, 0, 1); !errors.Is(err, ErrInvalidArgument) {

@@ -189,6 +189,12 @@ func BenchmarkCatchUpRead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		// The reference: a file as large as a segment, written right after
+		// the chunks and read like them, cold, in every op.
+		ref := filepath.Join(root, "reference")
+		if err := diskprobe.WriteFile(ref, diskprobe.DefaultBlockSize, segmentBytes(b, cfg, names[0])); err != nil {
+			b.Fatal(err)
+		}
 		for _, cs := range []struct {
 			size  int64
 			fresh bool
@@ -198,7 +204,7 @@ func BenchmarkCatchUpRead(b *testing.B) {
 				name += ",new"
 			}
 			b.Run(name, func(b *testing.B) {
-				benchCatchUp(b, cfg, cs.size, cs.fresh, names, chunkFiles, dir)
+				benchCatchUp(b, cfg, cs.size, cs.fresh, names, chunkFiles, ref, dir)
 			})
 		}
 		if err := os.RemoveAll(root); err != nil {
@@ -264,7 +270,7 @@ func readSegment(c *container.Container, name string) (int64, error) {
 }
 
 // benchCatchUp runs BenchmarkCatchUpRead's ops for one cache.
-func benchCatchUp(b *testing.B, cfg container.Config, cacheSize int64, fresh bool, names, chunkFiles []string, dir string) {
+func benchCatchUp(b *testing.B, cfg container.Config, cacheSize int64, fresh bool, names, chunkFiles []string, ref, dir string) {
 	var c *container.Container
 	reopen := func() {
 		if c != nil {
@@ -285,8 +291,8 @@ func benchCatchUp(b *testing.B, cfg container.Config, cacheSize int64, fresh boo
 			b.Fatal(err)
 		}
 	}
-	var readTime, diskTime time.Duration
-	var read, probed int64
+	var readTime, diskTime, newTime time.Duration
+	var read, probed, newProbed int64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -307,17 +313,37 @@ func benchCatchUp(b *testing.B, cfg container.Config, cacheSize int64, fresh boo
 		readTime += time.Since(start)
 		read += n
 		b.StopTimer()
-		r, err := diskprobe.SequentialRead(dir, diskprobe.DefaultBlockSize, n)
+		r, err := diskprobe.ReadFile(ref, diskprobe.DefaultBlockSize)
 		if err != nil {
 			b.Fatal(err)
 		}
 		diskTime += r.Elapsed
 		probed += r.Bytes
+		if r, err = diskprobe.SequentialRead(dir, diskprobe.DefaultBlockSize, n); err != nil {
+			b.Fatal(err)
+		}
+		newTime += r.Elapsed
+		newProbed += r.Bytes
 		b.StartTimer()
 	}
 	b.StopTimer()
 	b.SetBytes(read / int64(b.N))
 	benchtest.ReportAgainstDisk(b, read, readTime, probed, diskTime, "disk-read-MB/s")
+	b.ReportMetric(float64(newProbed)/newTime.Seconds()/1e6, "new-file-read-MB/s")
+}
+
+// segmentBytes is a segment's length.
+func segmentBytes(b *testing.B, cfg container.Config, name string) int64 {
+	c, err := container.Open(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	info, err := c.Info(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return info.Length
 }
 
 func sizeName(n int64) string {
