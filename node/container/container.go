@@ -81,7 +81,7 @@ type Container struct {
 	frozen atomic.Bool // set by Freeze: clients' changes fail with protocol.ErrWrongHost; tiering goes on
 
 	// Tier-2 chunk part loads: one load per part at a time (a reader and
-	// the read-ahead share it), at most readAheadParts read-aheads in
+	// the read-ahead share it), at most readAheadSlots read-aheads in
 	// flight, and the buffers parts are loaded into.
 	loadsMu   sync.Mutex
 	loads     map[cache.Key]*partLoad
@@ -128,7 +128,7 @@ func Open(cfg Config) (*Container, error) {
 		cfg: cfg, fs: cfg.FS, cache: cfg.Cache,
 		l:    cfg.Logger.WithField("container", cfg.ID),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{}),
-		readAhead: make(chan struct{}, readAheadParts),
+		readAhead: make(chan struct{}, readAheadSlots),
 		loads:     map[cache.Key]*partLoad{},
 		parts:     partPool{max: partPoolBuffers},
 	}
@@ -669,7 +669,7 @@ func (c *Container) Close() error {
 	c.mu.Unlock()
 	close(c.stop)
 	<-c.stopped
-	for range readAheadParts { // waits for the read-aheads in flight; no new one starts
+	for range readAheadSlots { // waits for the read-aheads in flight; no new one starts
 		c.readAhead <- struct{}{}
 	}
 	var err error

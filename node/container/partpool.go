@@ -42,10 +42,10 @@ type partPool struct {
 	}
 }
 
-// partPoolBuffers is how many idle buffers a container keeps: the parts a
-// catch-up reader has in flight (the one read and the read-ahead) turn
-// over through them.
-var partPoolBuffers = readAheadParts + 2
+// partPoolBuffers is how many idle buffers a container keeps: the parts
+// catch-up readers have in flight (the ones read and read ahead) turn over
+// through them.
+const partPoolBuffers = 2 * readAheadSlots
 
 // partPoolMaxBuffer is the largest buffer kept: parts are about
 // tiering's DefaultPartBytes (MaxReadSize) of events plus their records'

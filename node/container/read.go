@@ -1,8 +1,6 @@
 package container
 
 import (
-	"os"
-	"strconv"
 	"context"
 	"errors"
 	"fmt"
@@ -100,28 +98,28 @@ type partRef struct {
 }
 
 // partsFrom returns the parts of the segment's chunks that hold bytes of
-// [offset, end), and the n parts after the last of them (for read-ahead).
-func (s *segment) partsFrom(offset, end int64, n int) (parts, after []partRef) {
+// [offset, end) and, if the last of them ends its chunk, the first part of
+// the next chunk (for read-ahead; ok false if there is none).
+func (s *segment) partsFrom(offset, end int64) (parts []partRef, next partRef, ok bool) {
 	i := s.findChunk(offset)
-	j := 0
-	if i < len(s.chunks) {
-		j = s.chunks[i].findPart(offset)
+	if i == len(s.chunks) {
+		return nil, partRef{}, false
 	}
-	for ; i < len(s.chunks); i, j = i+1, 0 {
+	for j := s.chunks[i].findPart(offset); i < len(s.chunks); i, j = i+1, 0 {
 		ch := s.chunks[i]
 		for ; j < ch.numParts(); j++ {
 			p := partRef{chunk: ch.offset, ChunkPart: ch.part(j)}
-			switch {
-			case p.Offset < end:
-				parts = append(parts, p)
-			case len(after) < n:
-				after = append(after, p)
-			default:
-				return parts, after
+			if p.Offset >= end {
+				return parts, partRef{}, false
 			}
+			parts = append(parts, p)
+		}
+		if i+1 < len(s.chunks) && s.chunks[i+1].offset >= end {
+			next := s.chunks[i+1]
+			return parts, partRef{chunk: next.offset, ChunkPart: next.part(0)}, true
 		}
 	}
-	return parts, after
+	return parts, partRef{}, false
 }
 
 // Read returns up to maxBytes of a segment from offset. If nothing is
@@ -176,7 +174,8 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 	c.mu.Lock()
 	var spans []span
 	var res ReadResult
-	var ahead []partRef // the chunk parts after the last one read, for read-ahead
+	var ahead partRef // the next chunk's first part, for read-ahead
+	var readAhead bool
 	for {
 		s, err := c.segmentLocked(name)
 		if err != nil {
@@ -194,7 +193,7 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 		if offset < s.durable {
 			end := min(s.durable, offset+int64(maxBytes))
 			var parts []partRef
-			parts, ahead = s.partsFrom(offset, end, readAheadParts)
+			parts, ahead, readAhead = s.partsFrom(offset, end)
 			for _, p := range parts {
 				spans = append(spans, span{tiered: true, part: p,
 					from: max(offset, p.Offset) - p.Offset, to: min(end, p.Offset+p.Length) - p.Offset})
@@ -228,10 +227,8 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 	}
 	segID := c.mu.st.byName[name].id
 	c.mu.Unlock()
-	if len(ahead) > 0 && len(spans) > 0 && spans[0].tiered {
-		for _, p := range ahead {
-			c.readPartAhead(name, segID, p)
-		}
+	if readAhead {
+		c.readPartAhead(name, segID, ahead)
 	}
 
 	for _, sp := range spans {
@@ -353,18 +350,20 @@ func (c *Container) readPart(name string, p partRef) ([]byte, cache.Ref, error) 
 	return data, pb, nil
 }
 
-// readAheadParts is how many chunk parts past the last one read are
-// loaded ahead, in parallel (a catch-up reader's loads then use every core
-// and keep the disk busy).
-var readAheadParts = envInt("SLUICE_RA", 2)
+// readAheadSlots bounds a container's read-aheads in flight.
+const readAheadSlots = 2
 
-// readPartAhead loads a chunk part in the background while the reader is
-// served from the current one, as a catch-up reader will want it next: at
-// most readAheadParts at a time, and only if the cache holds four parts
-// (the one being read, the ones ahead, and room for others), so that the
-// read-ahead never pushes out the part being read.
+// readPartAhead loads the first part of the chunk after the one a read
+// reached the end of, in the background, as a catch-up reader will want
+// it next. Within a chunk's file the kernel reads ahead; at the next file
+// it starts afresh, so that start is overlapped with the reading of this
+// chunk's end. Parts of the same file are not read ahead: a second reader
+// of the file a little further on disturbs the kernel's read-ahead and
+// was measured slower (docs/BENCHMARKS.md). At most readAheadSlots at a
+// time, and only if the cache holds four parts, so that the read-ahead
+// never pushes out the part being read.
 func (c *Container) readPartAhead(name string, segID uint64, p partRef) {
-	if c.cfg.Chunks == nil || int64(readAheadParts+2)*p.Length > c.cache.Max() {
+	if c.cfg.Chunks == nil || 4*p.Length > c.cache.Max() {
 		return
 	}
 	if c.cache.Has(c.chunkCacheKey(segID, p.Offset)) {
@@ -373,7 +372,7 @@ func (c *Container) readPartAhead(name string, segID uint64, p partRef) {
 	select {
 	case c.readAhead <- struct{}{}:
 	default:
-		return // as many as allowed are in flight
+		return // readAheadSlots are in flight
 	}
 	go func() {
 		defer func() { <-c.readAhead }()
@@ -385,11 +384,4 @@ func (c *Container) readPartAhead(name string, segID uint64, p partRef) {
 			ref.Release() // the cache keeps it for the reader
 		}
 	}()
-}
-
-func envInt(k string, d int) int {
-	if v, err := strconv.Atoi(os.Getenv(k)); err == nil {
-		return v
-	}
-	return d
 }

@@ -520,9 +520,9 @@ func TestReadFindsABlockTieredUnderIt(t *testing.T) {
 	}
 }
 
-// TestReadAheadLoadsTheNextChunks: reading a chunk loads the next ones
-// (readAheadParts) in the background when the cache can hold them; the
-// next reads find them cached.
+// TestReadAheadLoadsTheNextChunks: reading a chunk (without marks: one
+// part) loads the next one in the background when the cache can hold
+// four; the next read finds it cached.
 func TestReadAheadLoadsTheNextChunks(t *testing.T) {
 	chunks := newMemChunks()
 	c := open(t, Config{Dir: t.TempDir(), Chunks: chunks, Cache: cache.New(64 << 10)})
@@ -539,43 +539,46 @@ func TestReadAheadLoadsTheNextChunks(t *testing.T) {
 		}
 		bounds = append(bounds, off+n)
 	}
-	if len(bounds) < readAheadParts+2 {
-		t.Fatalf("%d chunks; the test needs %d", len(bounds), readAheadParts+2)
+	if len(bounds) < 3 {
+		t.Fatalf("%d chunks; the test needs 3", len(bounds))
 	}
 	c.cache = cache.New(64 << 10) // evict what tiering cached: only loads count from here
-	settle := func() {            // the read-aheads in flight are done
-		for range readAheadParts {
-			c.readAhead <- struct{}{}
-		}
-		for range readAheadParts {
-			<-c.readAhead
-		}
-	}
-	loads := func() int {
-		chunks.mu.Lock()
-		defer chunks.mu.Unlock()
-		return chunks.loads
-	}
 	if _, err := c.Read(t.Context(), name, 0, int(bounds[0])); err != nil {
 		t.Fatal(err)
 	}
-	settle()
-	if got := loads(); got != 1+readAheadParts {
-		t.Fatalf("%d chunk loads after reading the first chunk, want %d (it and the next, read ahead)", got, 1+readAheadParts)
+	settleReadAhead(c)
+	if got := chunks.loadCount(); got != 2 {
+		t.Fatalf("%d chunk loads after reading the first chunk, want 2 (it and the next, read ahead)", got)
 	}
 	if _, err := c.Read(t.Context(), name, bounds[0], int(bounds[1]-bounds[0])); err != nil {
 		t.Fatal(err)
 	}
-	settle()
-	if got := loads(); got != 2+readAheadParts {
-		t.Fatalf("%d chunk loads after reading the second, want %d (it came from the cache; one more read ahead)", got, 2+readAheadParts)
+	settleReadAhead(c)
+	if got := chunks.loadCount(); got != 3 {
+		t.Fatalf("%d chunk loads after reading the second, want 3 (it came from the cache; the third read ahead)", got)
 	}
 }
 
-// TestReadAheadLoadsTheNextParts: with marks, read-ahead works on parts,
-// across chunk boundaries: reading one part loads the next
-// readAheadParts, consecutive, even where they belong to the next chunk.
-func TestReadAheadLoadsTheNextParts(t *testing.T) {
+// settleReadAhead waits until no read-ahead is in flight.
+func settleReadAhead(c *Container) {
+	for range readAheadSlots {
+		c.readAhead <- struct{}{}
+	}
+	for range readAheadSlots {
+		<-c.readAhead
+	}
+}
+
+func (m *memChunks) loadCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.loads
+}
+
+// TestReadAheadCrossesIntoTheNextChunk: with marks, reads within a chunk
+// load only their parts (the kernel reads ahead within a file); a read
+// that reaches a chunk's last part loads the next chunk's first part too.
+func TestReadAheadCrossesIntoTheNextChunk(t *testing.T) {
 	chunks := newMemChunks()
 	chunks.partBytes = 50
 	c := open(t, Config{Dir: t.TempDir(), Chunks: chunks, Cache: cache.New(64 << 10)})
@@ -585,54 +588,47 @@ func TestReadAheadLoadsTheNextParts(t *testing.T) {
 		appendEvents(t, c, name, "w", int64(i+1), fmt.Sprintf("event-%02d", i))
 	}
 	for {
-		if _, n := chunks.tier(t, c, name, 130); n == 0 {
+		if _, n := chunks.tier(t, c, name, 180); n == 0 {
 			break
 		}
 	}
 	c.cache = cache.New(64 << 10)
-	settle := func() {
-		for range readAheadParts {
-			c.readAhead <- struct{}{}
-		}
-		for range readAheadParts {
-			<-c.readAhead
-		}
+	c.mu.Lock()
+	s := c.mu.st.byName[name]
+	all, _, _ := s.partsFrom(0, s.length)
+	chunkList := append([]chunk(nil), s.chunks...)
+	c.mu.Unlock()
+	if len(chunkList) < 3 || chunkList[0].numParts() < 3 {
+		t.Fatalf("%d chunks of %d parts; the test needs 3 of 3 or more", len(chunkList), chunkList[0].numParts())
 	}
-	next := int64(0)
-	for step := 0; step < 6; step++ {
+	crossed := 0
+	for i, p := range all {
 		chunks.mu.Lock()
 		chunks.parts = nil
 		chunks.mu.Unlock()
-		r, err := c.Read(t.Context(), name, next, 1)
-		if err != nil || r.Len() != 1 {
-			t.Fatalf("Read(%d): %d bytes, %v", next, r.Len(), err)
+		if r, err := c.Read(t.Context(), name, p.Offset, 1); err != nil || r.Len() != 1 {
+			t.Fatalf("Read(%d): %d bytes, %v", p.Offset, r.Len(), err)
 		}
-		settle()
+		settleReadAhead(c)
 		chunks.mu.Lock()
-		parts := chunks.parts
+		loaded := chunks.parts
 		chunks.mu.Unlock()
-		// The first read loads its part and the next ones; later reads find
-		// their part cached and load one more ahead.
-		want := 1
-		if step == 0 {
-			want = 1 + readAheadParts
+		lastOfChunk := i+1 < len(all) && all[i+1].chunk != p.chunk
+		var want []ChunkPart
+		if i == 0 || all[i-1].chunk == p.chunk { // not read ahead: loaded by the read
+			want = append(want, p.ChunkPart)
 		}
-		if len(parts) != want {
-			t.Fatalf("step %d: %d loads %+v, want %d", step, len(parts), parts, want)
+		if lastOfChunk {
+			want = append(want, all[i+1].ChunkPart)
+			crossed++
 		}
-		sort.Slice(parts, func(i, j int) bool { return parts[i].Offset < parts[j].Offset })
-		for i := 1; i < len(parts); i++ {
-			if parts[i].Offset != parts[i-1].Offset+parts[i-1].Length {
-				t.Fatalf("step %d: parts loaded are not consecutive: %+v", step, parts)
-			}
+		sort.Slice(loaded, func(a, b int) bool { return loaded[a].Offset < loaded[b].Offset })
+		if !reflect.DeepEqual(loaded, want) && !(len(loaded) == 0 && len(want) == 0) {
+			t.Fatalf("read of part %d (%+v): loaded %+v, want %+v", i, p.ChunkPart, loaded, want)
 		}
-		// The part after the one read.
-		cur := r.Offset
-		c.mu.Lock()
-		s := c.mu.st.byName[name]
-		ps, _ := s.partsFrom(cur, cur+1, 0)
-		c.mu.Unlock()
-		next = ps[0].Offset + ps[0].Length
+	}
+	if crossed < 2 {
+		t.Fatalf("crossed %d chunk boundaries; the test needs 2", crossed)
 	}
 }
 

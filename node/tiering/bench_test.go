@@ -177,7 +177,7 @@ func BenchmarkTierFlush(b *testing.B) {
 // is loaded into memory the process has not used before.
 func BenchmarkCatchUpRead(b *testing.B) {
 	dir := diskprobetest.Dir(b)
-	for _, chunkBytes := range []int64{16 << 20, tiering.DefaultChunkBytes} {
+	for _, chunkBytes := range []int64{8 << 20, 16 << 20, 64 << 20} {
 		root := filepath.Join(dir, fmt.Sprint("chunk", chunkBytes))
 		store, err := tier2fs.New(filepath.Join(root, "tier2"))
 		if err != nil {

@@ -10,14 +10,14 @@ import (
 
 // Defaults of Policy.
 const (
-	// DefaultChunkBytes: large files read back faster (each file costs a
-	// fresh start of the kernel's read-ahead: 16 MiB files read at ~70 %
-	// of one large file's speed, 64 MiB ones at ~92 %, docs/BENCHMARKS.md)
-	// and suit Hadoop, which splits input by its 128 MiB blocks.
-	DefaultChunkBytes = 64 << 20
-	// DefaultSegmentBytes matches DefaultChunkBytes, so that a busy
-	// segment is tiered in whole chunks.
-	DefaultSegmentBytes = 64 << 20
+	// DefaultChunkBytes and DefaultSegmentBytes: catch-up reads of 8, 16
+	// and 64 MiB chunks were measured at 79-93 % of the disk
+	// (docs/BENCHMARKS.md), the smaller ones fastest; larger chunks mean
+	// fewer files for HDFS's NameNode and fewer input splits, at the cost
+	// of more memory while a chunk is written (--tier-chunk-bytes and
+	// --tier-segment-bytes raise them).
+	DefaultChunkBytes   = 16 << 20
+	DefaultSegmentBytes = 8 << 20
 	DefaultMaxLag       = 30 * time.Second
 	// DefaultPartBytes is Config.PartBytes' default: a read loads about
 	// this much of a chunk, as much as one read returns
