@@ -28,7 +28,7 @@
 // # Records
 //
 // Record types (wal.RecordType): 1 create, 2 append, 3 seal, 4 truncate,
-// 5 delete, 6 merge, 7 attributes. All but append are msgpack maps (see
+// 5 delete, 6 merge, 7 attributes, 8 tiered, 9 forget. All but append are msgpack maps (see
 // records.go). An append record is binary, so that its data is never
 // re-encoded, little-endian:
 //
@@ -54,11 +54,26 @@
 //	0          8         12        16               24
 //	+----------+---------+---------+----------------+------------------+
 //	| SLUICECK | version | CRC32C  | body length    | msgpack body     |
-//	|          | u32 = 1 | of body | u64            |                  |
+//	|          | u32 = 2 | of body | u64            |                  |
 //	+----------+---------+---------+----------------+------------------+
 //
 // Extents are packed in the body as uvarints (length, log file, offset in
-// the file, data offset in the record), contiguous from a base offset.
+// the file, data offset in the record), contiguous from a base offset;
+// tier-2 chunks likewise (their lengths), each with its marks if it has
+// any. Version 1 (no chunks) is still read.
+//
+// # Tier 2
+//
+// A segment's bytes are tier-2 chunks, then extents. A storage writer
+// (package tiering) takes UntieredBlocks, writes them to tier 2 and
+// records them with CommitChunk (a tiered record) with the chunk's marks
+// (ChunkMark: where its file can be read from), after which checkpoints
+// let the log drop those blocks. Reads of chunk bytes load parts
+// (ChunkPart) through the configured ChunkSource into pooled buffers
+// (partpool.go) that the cache and each ReadResult hold until released,
+// and read the next chunk's first part ahead when a read reaches a
+// chunk's end (read.go). Container hand-over (handover.go) exports the
+// metadata with its chunks to a new owner.
 //
 // Open loads the newest valid checkpoint (falling back to the older one,
 // with a warning, if the newest is damaged), replays the log after it, and

@@ -41,8 +41,20 @@
 //
 // # Reading (reader.go)
 //
-// Reader implements container.ChunkSource: it opens the chunk, decodes
-// every record, checks that keys are consecutive event offsets from the
-// chunk's first offset, and returns the events framed as the segment
-// holds them.
+// An uncompressed chunk is recorded with marks (container.ChunkMark): the
+// first record, a record boundary after about every Config.PartBytes of
+// events, and the file's end, as the SequenceFile writer reports them
+// (seqfile.Writer.Boundary). A reader then loads a part of a chunk, not
+// the whole file.
+//
+// # Reading (reader.go)
+//
+// Reader implements container.ChunkSource: for a part, it reads the
+// chunk's header (its sync marker) and the part's bytes into the buffer
+// the container lends, and compacts the events in place
+// (seqfile.EventsInPlaceAt); a whole chunk (compressed, or recorded
+// without marks) is decoded record by record. Either way it checks that
+// keys are consecutive event offsets from the first one and that the
+// bytes add up to what the container recorded (else ErrBadChunk), and
+// returns the events framed as the segment holds them.
 package tiering
