@@ -3,6 +3,9 @@ package container
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // partBuffer is memory a tier-2 chunk part is loaded into. It counts its
@@ -71,6 +74,7 @@ func (p *partPool) get(n int) *partBuffer {
 	// Room for parts a little larger than this one (one more event).
 	p.made.Add(1)
 	b := &partBuffer{pool: p, buf: make([]byte, n, n+n/16)}
+	adviseHugePages(b.buf[:cap(b.buf)])
 	b.refs.Store(1)
 	return b
 }
@@ -83,5 +87,28 @@ func (p *partPool) put(b *partBuffer) {
 	defer p.mu.Unlock()
 	if len(p.mu.free) < p.max {
 		p.mu.free = append(p.mu.free, b)
+	}
+}
+
+// hugePage is the size of an x86-64 or arm64 transparent huge page.
+const hugePage = 2 << 20
+
+// adviseHugePages asks the kernel to back the whole 2 MiB pages inside
+// buf, memory not yet touched, with transparent huge pages
+// (madvise(MADV_HUGEPAGE); the kernel's default policy, "madvise", uses
+// them only where asked). A part buffer is filled whole at once by the
+// file's read, so the fault of each 2 MiB page replaces 512 faults of 4
+// KiB pages: the first reads after a start, whose buffers are all new
+// memory, measured 73-75 % of the disk without and 81-84 % with
+// (docs/BENCHMARKS.md). It is advice only: where the kernel declines (no
+// huge page free, THP disabled) the memory is ordinary.
+func adviseHugePages(buf []byte) {
+	if len(buf) < hugePage {
+		return
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	skip := int((base+hugePage-1)&^(hugePage-1) - base)
+	if n := (len(buf) - skip) &^ (hugePage - 1); skip < len(buf) && n > 0 {
+		_ = unix.Madvise(buf[skip:skip+n], unix.MADV_HUGEPAGE)
 	}
 }
