@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/sluice-streams/sluice/client/segclient"
 	"github.com/sluice-streams/sluice/protocol"
@@ -56,8 +57,15 @@ func (l StaticLocator) NodeFor(context.Context, string) (string, error) { return
 
 // NodeSegments is the SegmentStore over the nodes' wire protocol: one
 // pooled segclient connection per node address, dialled on first use and
-// again when it broke.
+// again when it broke. An operation refused as retriable
+// (protocol.IsRetriable: the segment's container is moving between nodes,
+// opening, or not assigned yet) is located and sent again, with backoff,
+// for up to RetryFor.
 type NodeSegments struct {
+	// RetryFor bounds the retries of one operation (DefaultRetryFor from
+	// NewNodeSegments; 0: none).
+	RetryFor time.Duration
+
 	loc Locator
 	mu  struct {
 		sync.Mutex
@@ -66,9 +74,14 @@ type NodeSegments struct {
 	}
 }
 
+// DefaultRetryFor is how long an operation waits for its segment's
+// container: a hand-over pauses a container for tens of milliseconds, a
+// container opening after a crash replays its log first.
+const DefaultRetryFor = 15 * time.Second
+
 // NewNodeSegments returns a NodeSegments that finds nodes with loc.
 func NewNodeSegments(loc Locator) *NodeSegments {
-	n := &NodeSegments{loc: loc}
+	n := &NodeSegments{loc: loc, RetryFor: DefaultRetryFor}
 	n.mu.conns = map[string]*segclient.Conn{}
 	return n
 }
@@ -109,9 +122,30 @@ func (n *NodeSegments) conn(ctx context.Context, addr string) (*segclient.Conn, 
 	return nc, nil
 }
 
-// do runs op on the connection to segment's node, once more on a fresh
-// connection if the first one turns out to be broken.
+// do runs op on the connection to segment's node (doOnce), again while it
+// fails as retriable, until RetryFor has passed or ctx is done.
 func (n *NodeSegments) do(ctx context.Context, segment string, op func(*segclient.Conn) error) error {
+	deadline := time.Now().Add(n.RetryFor)
+	wait := 20 * time.Millisecond
+	for {
+		err := n.doOnce(ctx, segment, op)
+		if err == nil || !protocol.IsRetriable(err) || !time.Now().Add(wait).Before(deadline) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// doOnce locates segment's node and runs op on the connection to it, once
+// more on a fresh connection if the first one turns out to be broken.
+func (n *NodeSegments) doOnce(ctx context.Context, segment string, op func(*segclient.Conn) error) error {
 	addr, err := n.loc.NodeFor(ctx, segment)
 	if err != nil {
 		return err

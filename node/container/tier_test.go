@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -672,4 +673,61 @@ func TestHeldPartsKeepTheirBytes(t *testing.T) {
 		t.Fatalf("%d buffers made for %d part loads; released results should let loads reuse them", n, loads)
 	}
 	held.Release()
+}
+
+// TestConcurrentReadersOfParts: readers at random offsets of a tiered
+// segment, with a cache of a few parts (so parts are loaded, shared,
+// evicted and their buffers reused all the time) and the read-ahead on,
+// each check their bytes before releasing them.
+func TestConcurrentReadersOfParts(t *testing.T) {
+	chunks := newMemChunks()
+	chunks.partBytes = 300
+	c := open(t, Config{Dir: t.TempDir(), Chunks: chunks, Cache: cache.New(5 * (320 + 96))})
+	name := protocol.SegmentName("sc", "st", 0, 0)
+	c.Create(name, nil)
+	var want []byte
+	for i := range 600 {
+		e := fmt.Sprintf("event-%04d-%s", i, strings.Repeat("x", i%40))
+		want = append(want, block(e)...)
+		appendEvents(t, c, name, "w", int64(i+1), e)
+	}
+	for {
+		if _, n := chunks.tier(t, c, name, 1500); n == 0 {
+			break
+		}
+	}
+	c.cache = cache.New(5 * (320 + 96))
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(int64(g)))
+			for range 300 {
+				off := rng.Int63n(int64(len(want)))
+				r, err := c.Read(t.Context(), name, off, 1+rng.Intn(900))
+				if err != nil {
+					errs <- err
+					return
+				}
+				got := bytes.Join(r.Data, nil)
+				if !bytes.Equal(got, want[off:off+int64(len(got))]) || len(got) == 0 {
+					errs <- fmt.Errorf("reader %d: %d bytes at %d differ from what was written", g, len(got), off)
+					return
+				}
+				if rng.Intn(10) > 0 { // some results are never released
+					r.Release()
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if c.parts.made.Load() >= int64(chunks.loadCount()) {
+		t.Fatalf("%d buffers made for %d loads: none was reused", c.parts.made.Load(), chunks.loadCount())
+	}
 }
