@@ -67,7 +67,10 @@
 //
 // The node operations behind the steps are idempotent as SegmentStore
 // documents (creating an existing segment, sealing a sealed one, deleting a
-// missing one: success).
+// missing one: success). NodeSegments waits out a container that is moving
+// or opening: an operation refused as retriable (WrongHost,
+// ContainerUnavailable) is located and sent again, with backoff, for up to
+// 15 s (NodeSegments.RetryFor) before the step fails.
 //
 // # Transactions
 //
