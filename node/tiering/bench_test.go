@@ -271,6 +271,7 @@ func readSegment(c *container.Container, name string) (int64, error) {
 
 // benchCatchUp runs BenchmarkCatchUpRead's ops for one cache.
 func benchCatchUp(b *testing.B, cfg container.Config, cacheSize int64, fresh bool, names, chunkFiles []string, ref, dir string) {
+	b.ReportAllocs()
 	var c *container.Container
 	reopen := func() {
 		if c != nil {
