@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -39,6 +40,9 @@ type checkpoint struct {
 	NextID   uint64        `msgpack:"next"`
 	Segments []ckptSegment `msgpack:"segs"`
 	Gone     []string      `msgpack:"gone,omitempty"`
+	// Time is when the snapshot was taken (unix ns): every block logged
+	// after LSN was logged after it.
+	Time int64 `msgpack:"t,omitempty"`
 }
 
 type ckptSegment struct {
@@ -60,12 +64,16 @@ type ckptSegment struct {
 	// ChunkMarks, one entry per chunk when any chunk has marks
 	// (encodeMarks; empty for a chunk without).
 	ChunkMarks [][]byte `msgpack:"cm,omitempty"`
+	// UntieredSince is when the oldest extent was logged (unix ns; 0 if
+	// none), so that the age of untiered data, which bounds the tier-2
+	// lag, survives a restart.
+	UntieredSince int64 `msgpack:"us,omitempty"`
 }
 
 // snapshotLocked copies the durable part of the state for a checkpoint at
 // lsn. The caller holds the container's lock.
 func (st *state) snapshotLocked(lsn uint64) checkpoint {
-	cp := checkpoint{LSN: lsn, NextID: st.nextID, Segments: make([]ckptSegment, 0, len(st.byID))}
+	cp := checkpoint{LSN: lsn, NextID: st.nextID, Segments: make([]ckptSegment, 0, len(st.byID)), Time: time.Now().UnixNano()}
 	for _, s := range st.byID {
 		cs := ckptSegment{
 			ID: s.id, Name: s.name, Start: s.start, Length: s.length, Sealed: s.sealed,
@@ -94,6 +102,7 @@ func (st *state) snapshotLocked(lsn uint64) checkpoint {
 			}
 		}
 		if len(s.extents) > 0 {
+			cs.UntieredSince = s.extents[0].appended
 			cs.ExtentBase = s.extents[0].offset
 			buf := make([]byte, 0, len(s.extents)*12)
 			for _, e := range s.extents {
@@ -168,7 +177,10 @@ func restore(cp checkpoint) (state, error) {
 				}
 				vals[i], b = v, b[n:]
 			}
-			e := extent{offset: off, length: int64(vals[0]), addr: wal.Addr{File: vals[1], Offset: int64(vals[2])}, dataOff: int32(vals[3])}
+			// Each restored block counts as old as the oldest (its own
+			// time is not kept): tiered no later than the lag bound says.
+			e := extent{offset: off, length: int64(vals[0]), addr: wal.Addr{File: vals[1], Offset: int64(vals[2])}, dataOff: int32(vals[3]),
+				appended: cs.UntieredSince}
 			s.extents = append(s.extents, e)
 			off = e.end()
 		}

@@ -155,10 +155,18 @@ func Open(cfg Config) (*Container, error) {
 		st.tiering = cfg.Chunks != nil
 	}
 	now := time.Now().UnixNano()
+	// Blocks replayed from the log were logged after the checkpoint was
+	// taken, at a time the log does not keep: count them as old as that,
+	// so that the tier-2 lag bound holds across a restart (they may be
+	// tiered sooner than needed, never later).
+	logged := now
+	if found && cp.Time > 0 {
+		logged = min(now, cp.Time)
+	}
 	log, err := wal.Open(wal.Options{
 		Dir: filepath.Join(cfg.Dir, "wal"), FS: c.fs, FileSize: cfg.WALFileSize, Preallocate: cfg.WALPreallocate, Logger: c.l,
 	}, cp.LSN+1, func(rec wal.Record) error {
-		if err := st.replay(rec, now); err != nil {
+		if err := st.replay(rec, now, logged); err != nil {
 			return fmt.Errorf("%w: replaying LSN %d at %s offset %d: %v", wal.ErrCorrupt, rec.LSN,
 				filepath.Join(cfg.Dir, "wal", fmt.Sprintf("%016x.wal", rec.Addr.File)), rec.Addr.Offset, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -315,16 +316,26 @@ func TestTornMergeLeavesBothSegments(t *testing.T) {
 	}
 }
 
+// copyDir copies the tree under from to to, as it is on disk now: what a
+// kill would leave.
 func copyDir(t *testing.T, from, to string) {
 	t.Helper()
-	os.MkdirAll(to, 0o755)
-	names, _ := vfs.Default.List(from)
-	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(from, n))
+	err := filepath.WalkDir(from, func(p string, d iofs.DirEntry, err error) error {
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		os.WriteFile(filepath.Join(to, n), b, 0o644)
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

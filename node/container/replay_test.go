@@ -17,8 +17,10 @@ func durableState(c *Container) checkpoint {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cp := c.mu.st.snapshotLocked(0)
+	cp.Time = 0
 	for i := range cp.Segments {
 		cp.Segments[i].Modified = 0
+		cp.Segments[i].UntieredSince = 0
 	}
 	return cp
 }

@@ -222,7 +222,7 @@ func (st *state) applyAttributes(s *segment, r attributesRecord, now int64) {
 // replay applies one record read back from the log. Every record must fit
 // the state it finds; a record that does not is damage the checksums did
 // not catch (or a bug), and recovery stops.
-func (st *state) replay(rec wal.Record, now int64) error {
+func (st *state) replay(rec wal.Record, now, logged int64) error {
 	switch rec.Type {
 	case recAppend:
 		r, err := decodeAppend(rec.Payload)
@@ -236,7 +236,7 @@ func (st *state) replay(rec wal.Record, now int64) error {
 		if r.offset != s.length {
 			return fmt.Errorf("append to segment %q at offset %d, but its length is %d", s.name, r.offset, s.length)
 		}
-		st.applyAppend(s, r, rec.Addr, now)
+		st.applyAppend(s, r, rec.Addr, logged)
 	case recCreate:
 		var r createRecord
 		if err := msgpack.Unmarshal(rec.Payload, &r); err != nil {

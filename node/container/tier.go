@@ -37,8 +37,10 @@ type TierState struct {
 	Tiered int64
 	// Untiered is the durable bytes from Tiered that are only in the log.
 	Untiered int64
-	// Oldest is when the oldest untiered block was logged (zero if none);
-	// after a restart, the time of the restart.
+	// Oldest is when the oldest untiered block was logged (zero if none).
+	// After a restart it may be earlier than that, never later: blocks
+	// from the checkpoint count as old as its oldest, blocks replayed from
+	// the log as old as the checkpoint.
 	Oldest time.Time
 	// Sealed: the segment is sealed and its seal is durable.
 	Sealed bool

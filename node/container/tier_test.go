@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sluice-streams/sluice/node/cache"
 	"github.com/sluice-streams/sluice/node/wal"
@@ -729,5 +730,37 @@ func TestConcurrentReadersOfParts(t *testing.T) {
 	}
 	if c.parts.made.Load() >= int64(chunks.loadCount()) {
 		t.Fatalf("%d buffers made for %d loads: none was reused", c.parts.made.Load(), chunks.loadCount())
+	}
+}
+
+// TestUntieredAgeSurvivesARestart: the age of untiered data, which the
+// tier-2 lag bound counts from, is not reset by a restart: a block from
+// the checkpoint keeps its time, a block replayed from the log counts as
+// old as the checkpoint (earlier than it was logged, never later).
+func TestUntieredAgeSurvivesARestart(t *testing.T) {
+	dir := t.TempDir()
+	chunks := newMemChunks()
+	c := open(t, Config{Dir: dir, Chunks: chunks, CheckpointBytes: -1})
+	name := protocol.SegmentName("sc", "st", 0, 0)
+	c.Create(name, nil)
+	appendEvents(t, c, name, "w", 1, "first")
+	ts, _ := c.TierState(name)
+	first := ts.Oldest
+	if err := c.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	beforeSecond := time.Now()
+	appendEvents(t, c, name, "w", 2, "second")
+	crashed := t.TempDir() // a kill: the files as they are, no closing checkpoint
+	copyDir(t, dir, crashed)
+
+	c = open(t, Config{Dir: crashed, Chunks: chunks, CheckpointBytes: -1})
+	if ts, _ := c.TierState(name); !ts.Oldest.Equal(first) {
+		t.Fatalf("after a restart the oldest untiered block is from %v, want %v (when it was logged)", ts.Oldest, first)
+	}
+	chunks.tier(t, c, name, int64(len(block("first")))) // the first block goes
+	ts, _ = c.TierState(name)
+	if ts.Oldest.Before(first) || ts.Oldest.After(beforeSecond) {
+		t.Fatalf("the replayed block counts from %v; want between %v and %v", ts.Oldest, first, beforeSecond)
 	}
 }

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -55,11 +58,33 @@ func (f *fixture) open() {
 	f.t.Cleanup(func() { f.c.Close() })
 }
 
-// crash closes the container without its closing checkpoint, as a kill
-// would leave it (the log is durable; nothing else is written).
+// crash leaves the container as a kill would: a copy of its directory as
+// it is on disk (every acknowledged change is durable there; no checkpoint
+// or trim runs at the "kill") becomes the container's directory for the
+// next open; the running container is then closed in the old directory.
 func (f *fixture) crash() {
-	f.c.Fence() // refuse changes: Close then writes no checkpoint
+	f.t.Helper()
+	crashed := filepath.Join(f.t.TempDir(), "crashed")
+	err := filepath.WalkDir(f.cfg.Dir, func(p string, d iofs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(f.cfg.Dir, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(crashed, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(crashed, rel), b, 0o644)
+	})
+	if err != nil {
+		f.t.Fatalf("copy the container as it is on disk: %v", err)
+	}
+	f.c.Fence()
 	f.c.Close()
+	f.cfg.Dir = crashed
 }
 
 func (f *fixture) create(names ...string) {
