@@ -200,12 +200,24 @@ func TestKillStandaloneWhileWriting(t *testing.T) {
 	var mu sync.Mutex
 	ackedEvents := map[string]bool{} // acknowledged before the end
 	total := keys * perKey
+	// The last 1/(kills+2) of the events is written only after the last
+	// kill: however fast the writer, it cannot finish before the kills.
+	gate := total - total/(kills+2)
+	released := make(chan struct{})
 	writeErr := make(chan error, 1)
 	go func() {
 		var wg sync.WaitGroup
 		defer func() { wg.Wait(); close(writeErr) }()
 		for n := 0; n < perKey; n++ {
 			for k := 0; k < keys; k++ {
+				if n*keys+k == gate {
+					select {
+					case <-released:
+					case <-ctx.Done():
+						writeErr <- fmt.Errorf("waiting for the kills: %w", ctx.Err())
+						return
+					}
+				}
 				key := fmt.Sprintf("key-%d", k)
 				ev := fmt.Sprintf("%s:%d", key, n)
 				ack, err := w.Write(ctx, key, []byte(ev))
@@ -233,11 +245,12 @@ func TestKillStandaloneWhileWriting(t *testing.T) {
 	}()
 
 	// Kill i comes once i/(kills+2) of the events are acknowledged and the
-	// writer has made progress since the last restart, so every kill hits
-	// a writer that is connected and writing.
+	// writer has made progress since the last restart (at most up to the
+	// gate), so every kill hits a writer that is connected and writing, or
+	// has just reached the gate.
 	var sinceRestart int64
 	for round := 1; round <= kills; round++ {
-		want := max(int64(total*round/(kills+2)), sinceRestart+int64(total/50))
+		want := min(max(int64(total*round/(kills+2)), sinceRestart+int64(total/50)), int64(gate))
 		proctest.WaitFor(t, fmt.Sprintf("%d acknowledgements before kill %d", want, round), 20*time.Second, func() (bool, string) {
 			return acked.Load() >= want, fmt.Sprintf("%d acknowledged", acked.Load())
 		})
@@ -253,6 +266,7 @@ func TestKillStandaloneWhileWriting(t *testing.T) {
 		ctl.set(s.ctlURL)
 		t.Logf("kill %d after %d acknowledgements; restarted, controller now %s", round, before, s.ctlURL)
 	}
+	close(released)
 	if err := <-writeErr; err != nil {
 		t.Fatal(err)
 	}
