@@ -71,6 +71,7 @@ const DefaultMaxUntieredBytes = 1 << 30
 type Node struct {
 	cfg   Config
 	cache *cache.Cache
+	parts *container.PartPool // shared by the containers, like the cache
 
 	// mu serialises changes of the routing table (Host, Unhost, Close)
 	// and guards closed; the table itself is read without it.
@@ -131,7 +132,7 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.Tier2 != nil && cfg.MaxUntieredBytes == 0 {
 		cfg.MaxUntieredBytes = DefaultMaxUntieredBytes
 	}
-	n := &Node{cfg: cfg, cache: cache.New(cfg.CacheSize), tiers: map[int]*tiering.Writer{}}
+	n := &Node{cfg: cfg, cache: cache.New(cfg.CacheSize), parts: container.NewPartPool(0), tiers: map[int]*tiering.Writer{}}
 	for _, id := range cfg.Hosted {
 		if err := n.checkID(id); err != nil {
 			return nil, err
@@ -190,7 +191,7 @@ func (n *Node) containerConfig(id int, epoch int64) container.Config {
 	cfg := container.Config{
 		ID: id, Dir: n.ContainerDir(id), FS: n.cfg.FS, Epoch: epoch,
 		WALFileSize: n.cfg.WALFileSize, WALPreallocate: n.cfg.WALPreallocate, CheckpointBytes: n.cfg.CheckpointBytes,
-		Cache: n.cache, Logger: n.cfg.Logger,
+		Cache: n.cache, Parts: n.parts, Logger: n.cfg.Logger,
 	}
 	if n.cfg.Tier2 != nil {
 		cfg.Chunks = tiering.Reader{Store: n.cfg.Tier2}

@@ -49,6 +49,9 @@ type Config struct {
 	// Cache holds recent blocks; it may be shared by containers. A cache of
 	// 64 MiB is made if nil.
 	Cache *cache.Cache
+	// Parts is the pool of buffers tier-2 chunk parts are loaded into; it
+	// may be shared by containers. A pool of its own is made if nil.
+	Parts *PartPool
 	// Logger receives recovery and failure messages.
 	Logger logrus.FieldLogger
 	// Chunks serves blocks that are in tier 2 (see tier.go). Nil means
@@ -86,7 +89,7 @@ type Container struct {
 	loadsMu   sync.Mutex
 	loads     map[cache.Key]*partLoad
 	readAhead chan struct{}
-	parts     partPool
+	parts     *PartPool
 
 	mu struct {
 		sync.Mutex
@@ -116,6 +119,9 @@ func Open(cfg Config) (*Container, error) {
 	if cfg.Cache == nil {
 		cfg.Cache = cache.New(64 << 20)
 	}
+	if cfg.Parts == nil {
+		cfg.Parts = NewPartPool(0)
+	}
 	if cfg.CheckpointBytes == 0 {
 		cfg.CheckpointBytes = DefaultCheckpointBytes
 	}
@@ -130,7 +136,7 @@ func Open(cfg Config) (*Container, error) {
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{}),
 		readAhead: make(chan struct{}, readAheadSlots),
 		loads:     map[cache.Key]*partLoad{},
-		parts:     partPool{max: partPoolBuffers},
+		parts:     cfg.Parts,
 	}
 	if err := c.fs.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("container %d: create %s: %w", cfg.ID, cfg.Dir, err)

@@ -70,7 +70,8 @@
 // (ChunkMark: where its file can be read from), after which checkpoints
 // let the log drop those blocks. Reads of chunk bytes load parts
 // (ChunkPart) through the configured ChunkSource into pooled buffers
-// (partpool.go) that the cache and each ReadResult hold until released,
+// (partpool.go; Config.Parts, shared by a node's containers) that the
+// cache and each ReadResult hold until released,
 // and read the next chunk's first part ahead when a read reaches a
 // chunk's end (read.go). Container hand-over (handover.go) exports the
 // metadata with its chunks to a new owner.

@@ -15,7 +15,7 @@ import (
 // then needs no fresh memory: a catch-up reader's loads otherwise spend
 // as long faulting in and zeroing new memory as reading the file.
 type partBuffer struct {
-	pool *partPool
+	pool *PartPool
 	buf  []byte
 	refs atomic.Int32
 }
@@ -35,8 +35,9 @@ func (b *partBuffer) Release() {
 	}
 }
 
-// partPool keeps up to max buffers no part holds, for reuse.
-type partPool struct {
+// PartPool keeps up to max buffers no part holds, for reuse. Containers
+// may share one (Config.Parts), which bounds the idle memory per node.
+type PartPool struct {
 	max  int
 	made atomic.Int64 // buffers allocated, for tests
 	mu   struct {
@@ -45,10 +46,19 @@ type partPool struct {
 	}
 }
 
-// partPoolBuffers is how many idle buffers a container keeps: the parts
+// DefaultPartPoolBuffers is how many idle buffers a pool keeps: the parts
 // catch-up readers have in flight (the ones read and read ahead) turn over
-// through them.
-const partPoolBuffers = 2 * readAheadSlots
+// through them. At 8 MiB parts, at most about 34 MiB stay idle.
+const DefaultPartPoolBuffers = 2 * readAheadSlots
+
+// NewPartPool makes a pool that keeps up to maxBuffers idle buffers
+// (DefaultPartPoolBuffers if not positive).
+func NewPartPool(maxBuffers int) *PartPool {
+	if maxBuffers <= 0 {
+		maxBuffers = DefaultPartPoolBuffers
+	}
+	return &PartPool{max: maxBuffers}
+}
 
 // partPoolMaxBuffer is the largest buffer kept: parts are about
 // tiering's DefaultPartBytes (MaxReadSize) of events plus their records'
@@ -57,7 +67,7 @@ const partPoolBuffers = 2 * readAheadSlots
 const partPoolMaxBuffer = 2 * MaxReadSize
 
 // get returns a buffer of at least n bytes, held once by the caller.
-func (p *partPool) get(n int) *partBuffer {
+func (p *PartPool) get(n int) *partBuffer {
 	p.mu.Lock()
 	for i, b := range p.mu.free {
 		if cap(b.buf) >= n {
@@ -79,7 +89,7 @@ func (p *partPool) get(n int) *partBuffer {
 	return b
 }
 
-func (p *partPool) put(b *partBuffer) {
+func (p *PartPool) put(b *partBuffer) {
 	if cap(b.buf) > partPoolMaxBuffer {
 		return
 	}

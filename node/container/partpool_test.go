@@ -6,10 +6,10 @@ import (
 )
 
 // TestPartPoolReusesWhatNobodyHolds: a released buffer comes back for a
-// load that fits it, at most partPoolBuffers are kept idle, and a buffer
+// load that fits it, at most its maximum are kept idle, and a buffer
 // still held is never handed out.
 func TestPartPoolReusesWhatNobodyHolds(t *testing.T) {
-	p := &partPool{max: 2}
+	p := NewPartPool(2)
 	a := p.get(3 << 20)
 	a.Retain() // a second holder
 	a.Release()

@@ -670,7 +670,7 @@ func TestHeldPartsKeepTheirBytes(t *testing.T) {
 		t.Fatalf("a held result changed under its reader: %q, want %q", got, want[:50])
 	}
 	loads := len(chunks.parts)
-	if n := c.parts.made.Load() - made; n > partPoolBuffers+2 || loads < 10 {
+	if n := c.parts.made.Load() - made; n > DefaultPartPoolBuffers+2 || loads < 10 {
 		t.Fatalf("%d buffers made for %d part loads; released results should let loads reuse them", n, loads)
 	}
 	held.Release()
