@@ -212,6 +212,12 @@ func consume(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 			c.read(runCtx, stop, g, gr, i == 1 && cfg.KillAfter > 0)
 		}()
 	}
+	// Once every reader has stopped (the stream read, -max reached), so
+	// does the watch.
+	go func() {
+		wg.Wait()
+		stop()
+	}()
 	c.watch(runCtx, stop)
 	wg.Wait()
 
@@ -267,8 +273,13 @@ func (c *consumer) read(ctx context.Context, stop context.CancelFunc, g *client.
 		}
 	}()
 	for {
+		// With -max, each ReadNext first takes one reading of the budget.
+		// A reader that finds it spent leaves; the others finish the
+		// readings they hold (the group gives them the leaver's segments)
+		// and leave in turn. Stopping them all here instead would cut off
+		// readers whose reservation is about to be read, and -max would
+		// count fewer readings than asked.
 		if !c.reserve() {
-			stop()
 			return
 		}
 		ev, err := gr.ReadNext(ctx)
