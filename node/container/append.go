@@ -129,7 +129,8 @@ func (c *Container) AppendAsync(a Append) (*PendingAppend, error) {
 		return nil, err
 	}
 	r := appendRecord{segID: s.id, offset: s.length, eventNumber: a.EventNumber, writer: a.Writer, dataOff: len(hdr), data: a.Data}
-	c.mu.st.applyAppend(s, r, p.Addr, time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	c.mu.st.applyAppend(s, r, p.Addr, now, now)
 	c.cache.Put(c.cacheKey(p.Addr), a.Data)
 	return &PendingAppend{c: c, p: p, seg: s, result: AppendResult{PreviousEventNumber: prev, Offset: s.length}}, nil
 }

@@ -138,11 +138,13 @@ func ImportHandover(cfg Config, blob []byte) (*Container, error) {
 	cp := h.Checkpoint
 	cp.LSN = 0
 	logged := map[uint64]int64{}
+	since := map[uint64]int64{} // when the oldest of those bytes was logged
 	for i := range cp.Segments {
 		cs := &cp.Segments[i]
 		if data, ok := h.Logged[cs.ID]; ok {
 			cs.Length -= int64(len(data))
 			logged[cs.ID] = cs.Length
+			since[cs.ID] = cs.UntieredSince
 		}
 	}
 	if _, err := writeCheckpoint(fs, tmp, cp); err != nil {
@@ -161,7 +163,7 @@ func ImportHandover(cfg Config, blob []byte) (*Container, error) {
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
-		if err := c.importLogged(id, logged[id], h.Logged[id]); err != nil {
+		if err := c.importLogged(id, logged[id], h.Logged[id], since[id]); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("container %d: import: %w", cfg.ID, err)
 		}
@@ -183,8 +185,10 @@ func ImportHandover(cfg Config, blob []byte) (*Container, error) {
 
 // importLogged appends a segment's bytes that were only in the old
 // owner's log, as one append record with no writer (the writers' event
-// numbers came with the metadata).
-func (c *Container) importLogged(id uint64, offset int64, data []byte) error {
+// numbers came with the metadata). They count as logged at since, when
+// the oldest of them was (now if unknown), so that the hand-over does not
+// restart their age.
+func (c *Container) importLogged(id uint64, offset int64, data []byte, since int64) error {
 	c.mu.Lock()
 	s, ok := c.mu.st.byID[id]
 	if !ok || s.length != offset {
@@ -198,7 +202,11 @@ func (c *Container) importLogged(id uint64, offset int64, data []byte) error {
 		return err
 	}
 	r := appendRecord{segID: s.id, offset: s.length, dataOff: len(hdr), data: data}
-	c.mu.st.applyAppend(s, r, p.Addr, time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	if since <= 0 || since > now {
+		since = now
+	}
+	c.mu.st.applyAppend(s, r, p.Addr, since, now)
 	length := s.length
 	c.mu.Unlock()
 	if err := c.wait(p); err != nil {

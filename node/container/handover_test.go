@@ -78,6 +78,13 @@ func TestHandOverCarriesEverything(t *testing.T) {
 			t.Fatalf("%s reads back differently after the hand-over", name)
 		}
 	}
+	// Bytes still only in the log keep their age: the tier-2 lag bound
+	// does not restart at a hand-over.
+	was, _ := c.TierState(tx)
+	now, _ := n.TierState(tx)
+	if was.Untiered == 0 || now.Untiered != was.Untiered || !now.Oldest.Equal(was.Oldest) {
+		t.Fatalf("untiered bytes of %s: %d from %v before the hand-over, %d from %v after", tx, was.Untiered, was.Oldest, now.Untiered, now.Oldest)
+	}
 	// Writers resume where they were, the transaction commits.
 	if last, err := n.SetupAppend(a, "wa"); err != nil || last != 30 {
 		t.Fatalf("writer wa after the hand-over: last %d, %v; want 30", last, err)

@@ -131,11 +131,13 @@ func (st *state) applyCreate(r createRecord, now int64) *segment {
 	return s
 }
 
-func (st *state) applyAppend(s *segment, r appendRecord, addr wal.Addr, now int64) {
+// applyAppend adds a block logged at time logged (the age tiering counts
+// from) and applied at now.
+func (st *state) applyAppend(s *segment, r appendRecord, addr wal.Addr, logged, now int64) {
 	// An appended block is only in the log: it adds its bytes to the
 	// untiered count (done here, not through track, on the hot path).
 	st.untiered += int64(len(r.data))
-	s.extents = append(s.extents, extent{offset: s.length, length: int64(len(r.data)), addr: addr, dataOff: int32(r.dataOff), appended: now})
+	s.extents = append(s.extents, extent{offset: s.length, length: int64(len(r.data)), addr: addr, dataOff: int32(r.dataOff), appended: logged})
 	s.length += int64(len(r.data))
 	if r.writer != "" {
 		s.writers[r.writer] = r.eventNumber
@@ -236,7 +238,7 @@ func (st *state) replay(rec wal.Record, now, logged int64) error {
 		if r.offset != s.length {
 			return fmt.Errorf("append to segment %q at offset %d, but its length is %d", s.name, r.offset, s.length)
 		}
-		st.applyAppend(s, r, rec.Addr, logged)
+		st.applyAppend(s, r, rec.Addr, logged, now)
 	case recCreate:
 		var r createRecord
 		if err := msgpack.Unmarshal(rec.Payload, &r); err != nil {
