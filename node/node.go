@@ -187,6 +187,10 @@ func (n *Node) ContainerDir(id int) string {
 	return filepath.Join(n.cfg.Dir, fmt.Sprintf("container-%04d", id))
 }
 
+// PartPool is the pool the node's containers load tier-2 chunk parts
+// into.
+func (n *Node) PartPool() *container.PartPool { return n.parts }
+
 func (n *Node) containerConfig(id int, epoch int64) container.Config {
 	cfg := container.Config{
 		ID: id, Dir: n.ContainerDir(id), FS: n.cfg.FS, Epoch: epoch,

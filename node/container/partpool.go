@@ -39,7 +39,7 @@ func (b *partBuffer) Release() {
 // may share one (Config.Parts), which bounds the idle memory per node.
 type PartPool struct {
 	max  int
-	made atomic.Int64 // buffers allocated, for tests
+	made atomic.Int64 // buffers allocated
 	mu   struct {
 		sync.Mutex
 		free []*partBuffer
@@ -88,6 +88,10 @@ func (p *PartPool) get(n int) *partBuffer {
 	b.refs.Store(1)
 	return b
 }
+
+// Made is how many buffers the pool has allocated: loads beyond it reused
+// one.
+func (p *PartPool) Made() int64 { return p.made.Load() }
 
 func (p *PartPool) put(b *partBuffer) {
 	if cap(b.buf) > partPoolMaxBuffer {

@@ -82,3 +82,53 @@ func TestTierStateOverTheWire(t *testing.T) {
 		t.Fatalf("while stalled: %+v", info)
 	}
 }
+
+// TestTierReadsReleaseTheirBuffers: the server gives a read's tier-2
+// memory back once the reply is written, so many reads of parts that the
+// cache cannot hold reuse a few buffers instead of allocating one each.
+func TestTierReadsReleaseTheirBuffers(t *testing.T) {
+	store := tier2test.NewFaulty(tier2test.NewMem())
+	e := startWith(t, func(c *node.Config) { c.Tier2 = store; c.CacheSize = 1 })
+	e.t.Cleanup(e.stop)
+	c := e.dial()
+	ctx := ctxT(t)
+	s := seg(0)
+	if err := c.CreateSegment(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SetupAppend(ctx, "w", s); err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for i := range 40 {
+		b := block(fmt.Sprintf("event %d %s", i, strings.Repeat("y", i)))
+		want = append(want, b...)
+		if _, err := c.Append(ctx, "w", int64(i+1), 1, b, protocol.NoExpectedOffset); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ct := range e.node.Containers() {
+		if err := e.node.TierWriter(ct.ID()).Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	made := e.node.PartPool().Made()
+	reads := 0
+	for range 5 {
+		for off := int64(0); off < int64(len(want)); {
+			r, err := c.ReadSegment(ctx, s, off, 100, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := bytes.Join(r.Data, nil)
+			if len(got) == 0 || !bytes.Equal(got, want[off:off+int64(len(got))]) {
+				t.Fatalf("read at %d: %d bytes that differ from what was written", off, len(got))
+			}
+			off += int64(len(got))
+			reads++
+		}
+	}
+	if n := e.node.PartPool().Made() - made; n > 2 || reads < 50 {
+		t.Fatalf("%d part buffers allocated for %d reads from tier 2: the server does not release them", n, reads)
+	}
+}
