@@ -165,11 +165,14 @@ func BenchmarkTierFlush(b *testing.B) {
 // segments, so the block cache never holds a byte of the segment read: it
 // is full of the other one, as a running node's cache is full of other
 // data (an untimed read of the other segment comes first). After each op,
-// with the timer stopped, the disk's cold sequential read speed
-// (diskprobe.SequentialRead: one file as large as the segment, 1 MiB
-// reads) is measured in the same directory. Reports event-MB/s (the
-// segment's bytes, frames included, over the read time), disk-read-MB/s
-// and %disk.
+// with the timer stopped, the disk's cold sequential read speed is
+// measured on a reference file as large as a segment, written beside the
+// chunks at set-up and read like them, page cache dropped, in 1 MiB reads
+// (diskprobe.ReadFile). Reports event-MB/s (the segment's bytes, frames
+// included, over the read time), disk-read-MB/s, %disk, the allocations,
+// and once per case new-file-read-MB/s: a file written and read at once
+// (diskprobe.SequentialRead), which on a virtual disk swings with the
+// host's cache.
 //
 // cache=32MiB holds four parts (the read-ahead runs); cache=256MiB is the
 // node's default. cache=256MiB,new instead reopens the container with a new
