@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-streams/sluice/client/segclient"
 	"github.com/sluice-streams/sluice/node"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/tier2"
@@ -22,20 +23,7 @@ func TestTierStateOverTheWire(t *testing.T) {
 	c := e.dial()
 	ctx := ctxT(t)
 	s := seg(0)
-	if err := c.CreateSegment(ctx, s); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.SetupAppend(ctx, "w", s); err != nil {
-		t.Fatal(err)
-	}
-	var want []byte
-	for i := range 50 {
-		b := block(fmt.Sprintf("event %d %s", i, strings.Repeat("z", i)))
-		want = append(want, b...)
-		if _, err := c.Append(ctx, "w", int64(i+1), 1, b, protocol.NoExpectedOffset); err != nil {
-			t.Fatal(err)
-		}
-	}
+	want := fillSegment(t, c, s, 50)
 	info, err := c.GetSegmentInfo(ctx, s)
 	if err != nil {
 		t.Fatal(err)
@@ -43,11 +31,7 @@ func TestTierStateOverTheWire(t *testing.T) {
 	if info.TieredOffset != 0 || info.UntieredBytes != int64(len(want)) || info.OldestUntieredUnixNano == 0 {
 		t.Fatalf("before tiering: %+v", info)
 	}
-	for _, ct := range e.node.Containers() {
-		if err := e.node.TierWriter(ct.ID()).Flush(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	flushTier(t, e)
 	info, err = c.GetSegmentInfo(ctx, s)
 	if err != nil {
 		t.Fatal(err)
@@ -93,25 +77,8 @@ func TestTierReadsReleaseTheirBuffers(t *testing.T) {
 	c := e.dial()
 	ctx := ctxT(t)
 	s := seg(0)
-	if err := c.CreateSegment(ctx, s); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.SetupAppend(ctx, "w", s); err != nil {
-		t.Fatal(err)
-	}
-	var want []byte
-	for i := range 40 {
-		b := block(fmt.Sprintf("event %d %s", i, strings.Repeat("y", i)))
-		want = append(want, b...)
-		if _, err := c.Append(ctx, "w", int64(i+1), 1, b, protocol.NoExpectedOffset); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, ct := range e.node.Containers() {
-		if err := e.node.TierWriter(ct.ID()).Flush(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	want := fillSegment(t, c, s, 40)
+	flushTier(t, e)
 	made := e.node.PartPool().Made()
 	reads := 0
 	for range 5 {
@@ -130,5 +97,37 @@ func TestTierReadsReleaseTheirBuffers(t *testing.T) {
 	}
 	if n := e.node.PartPool().Made() - made; n > 2 || reads < 50 {
 		t.Fatalf("%d part buffers allocated for %d reads from tier 2: the server does not release them", n, reads)
+	}
+}
+
+// fillSegment creates segment s and appends n events of growing size, one
+// block each, as writer "w"; it returns the segment's bytes.
+func fillSegment(t *testing.T, c *segclient.Conn, s string, n int) []byte {
+	t.Helper()
+	ctx := ctxT(t)
+	if err := c.CreateSegment(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SetupAppend(ctx, "w", s); err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for i := range n {
+		b := block(fmt.Sprintf("event %d %s", i, strings.Repeat("z", i)))
+		want = append(want, b...)
+		if _, err := c.Append(ctx, "w", int64(i+1), 1, b, protocol.NoExpectedOffset); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return want
+}
+
+// flushTier tiers everything durable in every container.
+func flushTier(t *testing.T, e *env) {
+	t.Helper()
+	for _, ct := range e.node.Containers() {
+		if err := e.node.TierWriter(ct.ID()).Flush(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
