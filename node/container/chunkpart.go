@@ -73,9 +73,22 @@ func checkMarks(marks []ChunkMark, offset, length int64) error {
 		if marks[i].Offset <= marks[i-1].Offset || marks[i].Pos <= marks[i-1].Pos {
 			return fmt.Errorf("chunk marks %d and %d do not rise: %+v, %+v", i-1, i, marks[i-1], marks[i])
 		}
+		// A part is loaded into a buffer of its file bytes: they cannot
+		// exceed what its events take as records, so damaged marks never
+		// ask for more memory than the part needs.
+		if events, file := marks[i].Offset-marks[i-1].Offset, marks[i].Pos-marks[i-1].Pos; file > maxPartFileBytes(events) {
+			return fmt.Errorf("chunk marks %d and %d: %d file bytes for %d bytes of events", i-1, i, file, events)
+		}
 	}
 	return nil
 }
+
+// maxPartFileBytes bounds the file bytes of a part holding events bytes of
+// framed events: each event of a 4-byte frame and n bytes is a record of
+// 16 more bytes (record and key lengths, the key), at most 5 times its
+// frame for an empty event, plus a 20-byte sync escape at most every 2000
+// bytes and one before the first record.
+func maxPartFileBytes(events int64) int64 { return 6*events + 64 }
 
 // encodeMarks packs marks as uvarint deltas from (offset, 0).
 func encodeMarks(marks []ChunkMark, offset int64) []byte {

@@ -239,6 +239,7 @@ func TestChunkMarksAreChecked(t *testing.T) {
 		{{0, 0}, {n, 90}},                    // no header
 		{{0, 50}, {7, 50}, {n, 90}},          // positions do not rise
 		{{0, 50}, {7, 60}, {7, 70}, {n, 90}}, // offsets do not rise
+		{{0, 50}, {n, 50 + 6*n + 65}},        // more file bytes than the events can take
 	} {
 		if err := c.CommitChunk(name, 0, n, marks); !errors.Is(err, protocol.ErrInvalidArgument) {
 			t.Errorf("CommitChunk with marks %v = %v, want ErrInvalidArgument", marks, err)
