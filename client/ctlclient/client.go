@@ -1,7 +1,6 @@
 package ctlclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluice-streams/sluice/internal/jsonhttp"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
@@ -88,22 +88,10 @@ func (c *Client) BaseURL() string { return c.base }
 // do sends a request with in (if not nil) as its JSON body and decodes the
 // reply into out (if not nil). path is already escaped.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	req, err := jsonhttp.NewRequest(ctx, method, c.base+path, in)
 	if err != nil {
 		return fmt.Errorf("controller %s: %w", c.base, err)
 	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		var ue *url.Error
