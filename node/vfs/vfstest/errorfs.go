@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/sluice-streams/sluice/node/vfs"
 )
@@ -47,7 +48,8 @@ type Injector func(op Op, path string) error
 
 // ErrorFS wraps an FS and consults an Injector before every operation.
 // With TornWrites set, a failed write first writes half of its buffer, as a
-// crash in the middle of a write leaves it.
+// crash in the middle of a write leaves it. With SetFreeSpace, it also
+// models a disk of limited size (see space.go).
 type ErrorFS struct {
 	fs         vfs.FS
 	inject     atomic.Pointer[Injector]
@@ -55,6 +57,12 @@ type ErrorFS struct {
 
 	mu     sync.Mutex
 	counts [numOps]int
+
+	space struct {
+		sync.Mutex
+		limited bool
+		free    int64
+	}
 }
 
 // New wraps fs.
@@ -91,10 +99,17 @@ func (e *ErrorFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, e
 	if err := e.check(OpOpen, name); err != nil {
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
+	e.space.Lock()
+	defer e.space.Unlock()
+	var before int64
+	if flag&os.O_TRUNC != 0 {
+		before = e.sizeOf(name)
+	}
 	f, err := e.fs.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
+	e.releaseLocked(before)
 	return &errorFile{File: f, fs: e}, nil
 }
 
@@ -103,7 +118,14 @@ func (e *ErrorFS) Rename(oldname, newname string) error {
 	if err := e.check(OpRename, newname); err != nil {
 		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
 	}
-	return e.fs.Rename(oldname, newname)
+	e.space.Lock()
+	defer e.space.Unlock()
+	replaced := e.sizeOf(newname)
+	if err := e.fs.Rename(oldname, newname); err != nil {
+		return err
+	}
+	e.releaseLocked(replaced)
+	return nil
 }
 
 // Remove implements vfs.FS.
@@ -111,7 +133,14 @@ func (e *ErrorFS) Remove(name string) error {
 	if err := e.check(OpRemove, name); err != nil {
 		return &os.PathError{Op: "remove", Path: name, Err: err}
 	}
-	return e.fs.Remove(name)
+	e.space.Lock()
+	defer e.space.Unlock()
+	size := e.sizeOf(name)
+	if err := e.fs.Remove(name); err != nil {
+		return err
+	}
+	e.releaseLocked(size)
+	return nil
 }
 
 // MkdirAll implements vfs.FS.
@@ -149,7 +178,7 @@ func (f *errorFile) Write(p []byte) (int, error) {
 		}
 		return n, &os.PathError{Op: "write", Path: f.Name(), Err: err}
 	}
-	return f.File.Write(p)
+	return f.spaceWrite(p, -1, func(p []byte, _ int64) (int, error) { return f.File.Write(p) })
 }
 
 func (f *errorFile) WriteAt(p []byte, off int64) (int, error) {
@@ -160,7 +189,7 @@ func (f *errorFile) WriteAt(p []byte, off int64) (int, error) {
 		}
 		return n, &os.PathError{Op: "write", Path: f.Name(), Err: err}
 	}
-	return f.File.WriteAt(p, off)
+	return f.spaceWrite(p, off, f.File.WriteAt)
 }
 
 func (f *errorFile) SyncData() error {
@@ -195,5 +224,21 @@ func (f *errorFile) Truncate(size int64) error {
 	if err := f.fs.check(OpTruncate, f.Name()); err != nil {
 		return &os.PathError{Op: "truncate", Path: f.Name(), Err: err}
 	}
-	return f.File.Truncate(size)
+	e := f.fs
+	e.space.Lock()
+	defer e.space.Unlock()
+	var before int64
+	if st, err := f.File.Stat(); err == nil {
+		before = st.Size()
+	}
+	if e.space.limited && size-before > e.space.free {
+		return &os.PathError{Op: "truncate", Path: f.Name(), Err: syscall.ENOSPC}
+	}
+	if err := f.File.Truncate(size); err != nil {
+		return err
+	}
+	if e.space.limited {
+		e.space.free += before - size
+	}
+	return nil
 }
