@@ -146,21 +146,35 @@ func decodeAnyRecord(b []byte) (typ RecordType, lsn, synced uint64, payload []by
 	return typ, binary.LittleEndian.Uint64(b[9:17]), binary.LittleEndian.Uint64(b[17:25]), b[RecordHeaderSize:n], n, nil
 }
 
-// allZero reports whether b holds only zero bytes: the unwritten rest of
-// a preallocated file.
-func allZero(b []byte) bool {
-	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b) != 0 {
-			return false
-		}
-		b = b[8:]
+// lastNonZero returns the index of the last non-zero byte of b, or -1:
+// what follows it is the unwritten rest of a preallocated file.
+func lastNonZero(b []byte) int {
+	i := len(b)
+	for i >= 8 && binary.LittleEndian.Uint64(b[i-8:i]) == 0 {
+		i -= 8
 	}
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
+	for i > 0 && b[i-1] == 0 {
+		i--
 	}
-	return true
+	return i - 1
+}
+
+// describeDamage says what is at off, where the record with LSN want was
+// expected, for an operator reading a refusal or a repair.
+func describeDamage(b []byte, off int, want uint64) string {
+	rest := b[off:]
+	span := fmt.Sprintf("the file's last non-zero byte is at offset %d of %d", lastNonZero(b), len(b))
+	show := rest[:min(len(rest), 32)]
+	if len(rest) < RecordHeaderSize {
+		return fmt.Sprintf("%d bytes, too few for a record header (%x); %s", len(rest), show, span)
+	}
+	_, _, _, _, _, err := decodeAnyRecord(rest)
+	if err == nil {
+		err = fmt.Errorf("%w: %d, expected %d", errBadLSN, binary.LittleEndian.Uint64(rest[9:17]), want)
+	}
+	return fmt.Sprintf("%v: a header of length %d, type %d, LSN %d (expected %d), synced %d; first bytes %x; %s",
+		err, binary.LittleEndian.Uint32(rest[4:8]), rest[8], binary.LittleEndian.Uint64(rest[9:17]), want,
+		binary.LittleEndian.Uint64(rest[17:25]), show, span)
 }
 
 // provenDurable looks past damage at offset from, where the record with

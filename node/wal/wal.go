@@ -33,6 +33,22 @@ var (
 	ErrNotFound = errors.New("wal: no record at address")
 )
 
+// CorruptError is the refusal of recovery: damage that is not a torn
+// tail. It matches ErrCorrupt with errors.Is.
+type CorruptError struct {
+	File   string // path of the damaged file
+	Offset int64  // where in it the damage starts
+	Found  string // what is there
+	Why    string // why recovery may not repair it
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("%v: %s offset %d: %s; %s", ErrCorrupt, e.File, e.Offset, e.Found, e.Why)
+}
+
+// Unwrap makes errors.Is(err, ErrCorrupt) true.
+func (e *CorruptError) Unwrap() error { return ErrCorrupt }
+
 // DefaultFileSize is the size at which the log rolls to a new file.
 const DefaultFileSize = 64 << 20
 
@@ -81,7 +97,7 @@ type Record struct {
 type Repair struct {
 	File    string // path of the repaired file
 	Offset  int64  // where the log now ends in it
-	Dropped int64  // bytes zeroed from there to the end of the file (kept in File+".broken")
+	Dropped int64  // bytes zeroed from there: up to the last non-zero byte of the file
 }
 
 // Stats are cumulative counters, for tests and benchmarks.
@@ -183,7 +199,7 @@ func (c *chunk) write(p []byte, get func() []byte) {
 type batch struct {
 	bytes   int // record bytes in the batch
 	chunks  []chunk
-	synced  uint64 // every LSN <= synced is durable before this batch is written
+	synced  uint64 // every LSN <= synced was durable when the batch was formed
 	lastLSN uint64
 	done    chan struct{}
 	err     error // set before done is closed
@@ -211,10 +227,17 @@ func (p Pending) Wait() error {
 // valid only during the call. An error from replay stops Open and is
 // returned.
 //
-// A torn tail (damage in the last file after which no valid record proves
-// the damaged one had been durable, as a crash in the middle of a write
-// leaves) is copied to a ".broken" file and zeroed. Any other damage makes
-// Open fail with ErrCorrupt, naming the file and offset.
+// The caller vouches that every record with LSN < from had been made
+// durable (it checkpointed past them): damage to one of them, or a log
+// that ends before from-1, is never taken for a torn tail.
+//
+// Open scans the log and decides before it changes any file. A torn tail
+// (damage in the last file that nothing proves had been durable, as a
+// crash in the middle of a write leaves) is zeroed in place. Any other
+// damage makes Open fail with a *CorruptError (matching ErrCorrupt) that
+// names the file, the offset and what is there, and leaves every file
+// untouched. replay may have been called for the records before the
+// damage when Open fails.
 func Open(opts Options, from uint64, replay func(Record) error) (*WAL, error) {
 	if opts.FS == nil {
 		opts.FS = vfs.Default
@@ -254,6 +277,8 @@ func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (w *WAL) path(seq uint64) string { return filepath.Join(w.opts.Dir, fileName(seq)) }
 
 // recover reads the files, replays records and opens the tail for appends.
+// It scans and decides first and modifies only then: every refusal leaves
+// every file as it found it (see "Recovery" in doc.go for the rules).
 func (w *WAL) recover(from uint64, replay func(Record) error) error {
 	names, err := w.fs.List(w.opts.Dir)
 	if err != nil {
@@ -267,6 +292,10 @@ func (w *WAL) recover(from uint64, replay func(Record) error) error {
 	}
 	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
 	if len(seqs) == 0 {
+		if from > 1 {
+			return &CorruptError{File: w.opts.Dir, Found: "no log files",
+				Why: fmt.Sprintf("records up to LSN %d were made durable (replay starts at LSN %d)", from-1, from)}
+		}
 		// The first file grows as it is written: a node with many
 		// containers does not zero-fill them all when it starts, and a
 		// log that never rolls never costs a spare.
@@ -279,24 +308,24 @@ func (w *WAL) recover(from uint64, replay func(Record) error) error {
 	}
 	headers := make([]fileHeader, len(seqs))
 	for i, seq := range seqs {
+		if i > 0 && seq != seqs[i-1]+1 {
+			return &CorruptError{File: w.path(seqs[i-1] + 1), Found: fmt.Sprintf("no such file (the next one is %s)", w.path(seq)),
+				Why: "files are only removed oldest first, so one is missing from the middle of the log"}
+		}
 		h, err := w.readHeader(seq)
 		if err != nil {
 			return err
 		}
-		if i > 0 && seq != seqs[i-1]+1 {
-			return fmt.Errorf("%w: file %s is missing (found %s next)", ErrCorrupt,
-				w.path(seqs[i-1]+1), w.path(seq))
-		}
 		if i > 0 && h.firstLSN < headers[i-1].firstLSN {
-			return fmt.Errorf("%w: %s starts at LSN %d, before its predecessor's %d",
-				ErrCorrupt, w.path(seq), h.firstLSN, headers[i-1].firstLSN)
+			return &CorruptError{File: w.path(seq), Found: fmt.Sprintf("a header whose first LSN is %d", h.firstLSN),
+				Why: fmt.Sprintf("the file before it starts at LSN %d, later", headers[i-1].firstLSN)}
 		}
 		headers[i] = h
 	}
 	w.mu.files = headers
 	if from > 0 && from < headers[0].firstLSN {
-		return fmt.Errorf("%w: records from LSN %d are needed but the oldest file %s starts at %d",
-			ErrCorrupt, from, w.path(headers[0].seq), headers[0].firstLSN)
+		return &CorruptError{File: w.path(headers[0].seq), Found: fmt.Sprintf("a header whose first LSN is %d", headers[0].firstLSN),
+			Why: fmt.Sprintf("records from LSN %d are needed and this is the oldest file", from)}
 	}
 	// Skip files that end before from: file i ends before file i+1 starts.
 	start := 0
@@ -304,23 +333,34 @@ func (w *WAL) recover(from uint64, replay func(Record) error) error {
 		start++
 	}
 	want := headers[start].firstLSN
+	var tail scanned
 	for i := start; i < len(headers); i++ {
 		h := headers[i]
 		if h.firstLSN != want {
-			return fmt.Errorf("%w: %s starts at LSN %d, expected %d", ErrCorrupt,
-				w.path(h.seq), h.firstLSN, want)
+			prev := headers[i-1]
+			return &CorruptError{File: w.path(prev.seq), Offset: tail.end,
+				Found: fmt.Sprintf("the end of the records, where LSN %d was expected", want),
+				Why:   fmt.Sprintf("the next file %s starts at LSN %d", w.path(h.seq), h.firstLSN)}
 		}
 		last := i == len(headers)-1
-		end, next, err := w.replayFile(h, want, from, last, replay)
-		if err != nil {
+		if tail, err = w.scanFile(h, want, from, last, replay); err != nil {
 			return err
 		}
-		want = next
-		if last {
-			return w.openTail(h, end, next)
+		want = tail.next
+	}
+	h := headers[len(headers)-1]
+	if from > want {
+		return &CorruptError{File: w.path(h.seq), Offset: tail.end,
+			Found: fmt.Sprintf("the end of the log, where LSN %d was expected", want),
+			Why:   fmt.Sprintf("records up to LSN %d were made durable (replay starts at LSN %d)", from-1, from)}
+	}
+	// Decided: the log is sound up to tail.end. Only now change a file.
+	if tail.torn > 0 {
+		if err := w.cutTornTail(w.path(h.seq), tail.end, tail.torn, tail.found); err != nil {
+			return err
 		}
 	}
-	panic("unreachable")
+	return w.openTail(h, tail.end, want)
 }
 
 func (w *WAL) readHeader(seq uint64) (fileHeader, error) {
@@ -333,76 +373,99 @@ func (w *WAL) readHeader(seq uint64) (fileHeader, error) {
 	n, _ := f.ReadAt(b, 0)
 	h, err := decodeFileHeader(b[:n])
 	if err != nil {
-		return fileHeader{}, fmt.Errorf("%w: %s offset 0: %v", ErrCorrupt, w.path(seq), err)
+		return fileHeader{}, &CorruptError{File: w.path(seq), Found: fmt.Sprintf("%v (%d bytes: %x)", err, n, b[:n]),
+			Why: "a file appears whole, header first, so a bad header is not an interrupted write"}
 	}
 	if h.seq != seq {
-		return fileHeader{}, fmt.Errorf("%w: %s offset 0: header names file %d", ErrCorrupt, w.path(seq), h.seq)
+		return fileHeader{}, &CorruptError{File: w.path(seq), Found: fmt.Sprintf("a header that names file %d", h.seq),
+			Why: "a file's header names the file itself"}
 	}
 	return h, nil
 }
 
-// replayFile replays the records of one file, repairing a torn tail if the
-// file is the last. It returns where the valid records end and the LSN that
-// follows them.
-func (w *WAL) replayFile(h fileHeader, want, from uint64, last bool, replay func(Record) error) (int64, uint64, error) {
+// scanned is what scanning one file found.
+type scanned struct {
+	end   int64  // where the valid records end
+	next  uint64 // the LSN after them
+	torn  int64  // bytes from end to the last non-zero byte: a torn tail to zero
+	found string // what the torn tail starts with, for the log
+}
+
+// scanFile replays the records of one file and decides what follows them:
+// nothing or zeros (a clean end), a torn tail (only in the last file, and
+// only if nothing proves the damaged record durable), or damage, which is
+// a *CorruptError. It never changes the file.
+func (w *WAL) scanFile(h fileHeader, want, from uint64, last bool, replay func(Record) error) (scanned, error) {
 	name := w.path(h.seq)
 	data, err := vfs.ReadFile(w.fs, name)
 	if err != nil {
-		return 0, 0, fmt.Errorf("wal: read %s: %w", name, err)
+		return scanned{}, fmt.Errorf("wal: read %s: %w", name, err)
 	}
 	off := FileHeaderSize
 	for off < len(data) {
 		typ, payload, n, err := decodeRecord(data[off:], want)
 		if err != nil {
-			if allZero(data[off:]) {
-				// The unwritten rest of a preallocated file: a clean end.
-				return int64(off), want, nil
-			}
-			if !last {
-				return 0, 0, fmt.Errorf("%w: %s offset %d: %v (not the last file, so not a torn write)",
-					ErrCorrupt, name, off, err)
-			}
-			if p := provenDurable(data, off, want); p >= 0 {
-				return 0, 0, fmt.Errorf("%w: %s offset %d: %v, and the record at offset %d shows LSN %d had been durable",
-					ErrCorrupt, name, off, err, p, want)
-			}
-			if err := w.cutTornTail(name, data, int64(off)); err != nil {
-				return 0, 0, err
-			}
-			return int64(off), want, nil
+			break
 		}
 		if want >= from {
 			rec := Record{LSN: want, Type: typ, Payload: payload, Addr: Addr{File: h.seq, Offset: int64(off)}}
 			if err := replay(rec); err != nil {
-				return 0, 0, err
+				return scanned{}, err
 			}
 		}
 		want++
 		off += n
 	}
-	return int64(off), want, nil
+	end := lastNonZero(data) + 1
+	if end <= off {
+		// Nothing, or only zeros (the unwritten rest of a preallocated
+		// file), follows the records: a clean end.
+		return scanned{end: int64(off), next: want}, nil
+	}
+	found := describeDamage(data, off, want)
+	corrupt := func(why string) error {
+		return &CorruptError{File: name, Offset: int64(off), Found: found, Why: why}
+	}
+	switch {
+	case !last:
+		return scanned{}, corrupt("this is not the last file, and a file is fsynced whole before the next one starts, " +
+			"so this is not an interrupted write")
+	case want < from:
+		return scanned{}, corrupt(fmt.Sprintf("LSN %d had been made durable (replay starts at LSN %d), "+
+			"so this is damage to acknowledged data, not an interrupted write", want, from))
+	}
+	if p := provenDurable(data, off, want); p >= 0 {
+		_, lsn, synced, _, _, _ := decodeAnyRecord(data[p:])
+		return scanned{}, corrupt(fmt.Sprintf("the valid record at offset %d (LSN %d) was written after LSN %d had been made durable "+
+			"(its synced field is %d), so this is damage to acknowledged data, not an interrupted write", p, lsn, want, synced))
+	}
+	return scanned{end: int64(off), next: want, torn: int64(end - off), found: found}, nil
 }
 
-// cutTornTail keeps a copy of the damaged file and zeroes it from off to
-// its end (zeroing, not truncating, keeps a preallocated file's blocks).
-func (w *WAL) cutTornTail(name string, data []byte, off int64) error {
-	if err := vfs.WriteFileAtomic(w.fs, name+".broken", data, 0o644); err != nil {
-		return fmt.Errorf("wal: keep a copy of torn file %s: %w", name, err)
-	}
+// cutTornTail zeroes the torn tail [off, off+n) in place and syncs the
+// file. Zeroing, not truncating, keeps a preallocated file's blocks; and
+// writing over blocks the file already has needs no free space, so a node
+// whose disk filled up can recover once it can start at all.
+func (w *WAL) cutTornTail(name string, off, n int64, found string) error {
 	f, err := w.fs.OpenFile(name, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("wal: open torn file %s: %w", name, err)
 	}
 	defer f.Close()
-	if _, err := f.WriteAt(make([]byte, int64(len(data))-off), off); err != nil {
-		return fmt.Errorf("wal: zero torn file %s from %d: %w", name, off, err)
+	zeros := make([]byte, min(n, 1<<20))
+	for done := int64(0); done < n; {
+		k := min(int64(len(zeros)), n-done)
+		if _, err := f.WriteAt(zeros[:k], off+done); err != nil {
+			return fmt.Errorf("wal: zero torn tail of %s at %d: %w", name, off+done, err)
+		}
+		done += k
 	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("wal: sync torn file %s: %w", name, err)
 	}
-	w.repair = &Repair{File: name, Offset: off, Dropped: int64(len(data)) - off}
-	w.opts.Logger.WithFields(logrus.Fields{"file": name, "offset": off, "dropped": len(data) - int(off)}).
-		Warn("wal: zeroed a torn tail left by a crash; the damaged bytes are kept in the .broken file")
+	w.repair = &Repair{File: name, Offset: off, Dropped: n}
+	w.opts.Logger.WithFields(logrus.Fields{"file": name, "offset": off, "dropped": n, "found": found}).
+		Warn("wal: zeroed a torn tail left by an interrupted write; nothing in it had been acknowledged")
 	return nil
 }
 
@@ -464,8 +527,10 @@ func (w *WAL) Append(typ RecordType, parts ...[]byte) (Pending, error) {
 	}
 	b := w.mu.pending
 	if b == nil {
-		// Every batch before this one is written and synced before it is.
-		b = &batch{done: make(chan struct{}), synced: lsn - 1}
+		// What is durable now. Not lsn-1: with pipelined syncs the batch
+		// before this one may still be syncing when this one is written,
+		// and a torn crash may keep this batch's pages and lose its.
+		b = &batch{done: make(chan struct{}), synced: w.mu.durable}
 		w.mu.pending = b
 	}
 	if len(b.chunks) == 0 || b.chunks[len(b.chunks)-1].seq != w.mu.tailSeq {

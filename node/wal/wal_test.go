@@ -449,8 +449,11 @@ func writeLog(t *testing.T, dir string, n int, fileSize int64) []Pending {
 	return ps
 }
 
-// TestTornTailEveryLength cuts the last file at every length and checks
-// that recovery keeps exactly the whole records before the cut.
+// TestTornTailEveryLength tears the last record at every length, in a
+// file that grows (the tear is the end of the file) and in a preallocated
+// one (zeros follow the tear), and checks that recovery keeps exactly the
+// whole records before the tear, repairs the rest in place and leaves the
+// bytes before it alone.
 func TestTornTailEveryLength(t *testing.T) {
 	src := t.TempDir()
 	ps := writeLog(t, src, 6, 1<<20)
@@ -458,35 +461,52 @@ func TestTornTailEveryLength(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for cut := FileHeaderSize; cut <= len(full); cut++ {
-		dir := t.TempDir()
-		name := filepath.Join(dir, fileName(1))
-		if err := os.WriteFile(name, full[:cut], 0o644); err != nil {
-			t.Fatal(err)
-		}
-		whole := 0
-		for whole < len(ps) && (whole+1 == len(ps) && cut == len(full) || whole+1 < len(ps) && ps[whole+1].Addr.Offset <= int64(cut)) {
-			whole++
-		}
-		w, recs, err := openCollect(Options{Dir: dir}, 1)
-		if err != nil {
-			t.Fatalf("cut at %d: %v", cut, err)
-		}
-		checkRecords(t, recs, 1, 0, whole)
-		boundary := cut == FileHeaderSize || cut == len(full) || (whole < len(ps) && ps[whole].Addr.Offset == int64(cut))
-		if r := w.Repaired(); boundary != (r == nil) {
-			t.Fatalf("cut at %d (boundary=%v): repair = %+v", cut, boundary, r)
-		}
-		if r := w.Repaired(); r != nil {
-			if _, err := os.Stat(name + ".broken"); err != nil {
-				t.Fatalf("cut at %d: no .broken copy: %v", cut, err)
+	for _, shape := range []struct {
+		name string
+		pad  int // zeros after the tear
+	}{{"growing", 0}, {"preallocated", 4096}} {
+		for cut := FileHeaderSize; cut <= len(full); cut++ {
+			dir := t.TempDir()
+			name := filepath.Join(dir, fileName(1))
+			torn := append(append([]byte(nil), full[:cut]...), make([]byte, shape.pad)...)
+			if err := os.WriteFile(name, torn, 0o644); err != nil {
+				t.Fatal(err)
 			}
+			whole := 0
+			for whole < len(ps) && (whole+1 == len(ps) && cut == len(full) || whole+1 < len(ps) && ps[whole+1].Addr.Offset <= int64(cut)) {
+				whole++
+			}
+			w, recs, err := openCollect(Options{Dir: dir}, 1)
+			if err != nil {
+				t.Fatalf("%s, cut at %d: %v", shape.name, cut, err)
+			}
+			checkRecords(t, recs, 1, 0, whole)
+			boundary := cut == FileHeaderSize || cut == len(full) || (whole < len(ps) && ps[whole].Addr.Offset == int64(cut))
+			if r := w.Repaired(); boundary != (r == nil) {
+				t.Fatalf("%s, cut at %d (boundary=%v): repair = %+v", shape.name, cut, boundary, r)
+			}
+			// The repair zeroes from the tear to the last non-zero byte.
+			if r := w.Repaired(); r != nil && (r.Offset != ps[whole].Addr.Offset || r.Dropped != int64(lastNonZero(torn)+1)-r.Offset) {
+				t.Fatalf("%s, cut at %d: repair %+v, want offset %d and %d bytes", shape.name, cut, r, ps[whole].Addr.Offset, int64(lastNonZero(torn)+1)-ps[whole].Addr.Offset)
+			}
+			after, _ := os.ReadFile(name)
+			end := FileHeaderSize
+			if whole > 0 {
+				end = int(ps[whole-1].Addr.Offset) + len(appendRecord(nil, testType, 1, 0, payloadFor(whole-1)))
+			}
+			if len(after) != len(torn) || !bytes.Equal(after[:end], full[:end]) || lastNonZero(after) >= end {
+				t.Fatalf("%s, cut at %d: the repair did not zero exactly the torn bytes", shape.name, cut)
+			}
+			if _, err := os.Stat(name + ".broken"); !os.IsNotExist(err) {
+				t.Fatalf("%s, cut at %d: recovery made a copy: %v", shape.name, cut, err)
+			}
+			// The repaired log takes new appends after the surviving records.
+			writeN(t, w, whole, 1)
+			w.Close()
+			w, recs = mustOpen(t, Options{Dir: dir}, 1)
+			w.Close()
+			checkRecords(t, recs, 1, 0, whole+1)
 		}
-		// The repaired log takes new appends after the surviving records.
-		writeN(t, w, whole, 1)
-		w.Close()
-		_, recs = mustOpen(t, Options{Dir: dir}, 1)
-		checkRecords(t, recs, 1, 0, whole+1)
 	}
 }
 
@@ -671,8 +691,10 @@ func TestBitFlips(t *testing.T) {
 				}
 				os.WriteFile(filepath.Join(dir, m), b, 0o644)
 			}
+			before := dirHash(t, dir)
 			w, recs, err := openCollect(Options{Dir: dir}, 1)
 			torn := seq == lastSeq && int64(off) >= lastRecord
+			var ce *CorruptError
 			switch {
 			case torn:
 				if err != nil {
@@ -683,13 +705,33 @@ func TestBitFlips(t *testing.T) {
 			case err == nil:
 				w.Close()
 				t.Fatalf("flip at %s@%d went unnoticed", n, off)
-			case !errors.Is(err, ErrCorrupt):
-				t.Fatalf("flip at %s@%d: error %v is not ErrCorrupt", n, off, err)
-			case !strings.Contains(err.Error(), n):
-				t.Fatalf("flip at %s@%d: error %q does not name the file", n, off, err)
+			case !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce):
+				t.Fatalf("flip at %s@%d: error %v is not a *CorruptError", n, off, err)
+			case ce.File != filepath.Join(dir, n) || ce.Offset > int64(off) || !strings.Contains(err.Error(), n):
+				t.Fatalf("flip at %s@%d: error %q does not name the file and an offset at or before the flip", n, off, err)
+			case dirHash(t, dir) != before:
+				t.Fatalf("flip at %s@%d: the refusal changed the files", n, off)
 			}
 		}
 	}
+}
+
+// TestDamageInZerosOfAnEarlierFile: bytes in the zeroed rest of a file
+// that is not the last were written by nothing the log does (a file is
+// fsynced and done before the next starts): refused, not repaired.
+func TestDamageInZerosOfAnEarlierFile(t *testing.T) {
+	dir := t.TempDir()
+	writeLog(t, dir, 12, 256)
+	first := filepath.Join(dir, fileName(1))
+	b, _ := os.ReadFile(first)
+	end := int64(len(b))
+	b = append(b, make([]byte, 4096)...) // a preallocated rest: a clean end
+	os.WriteFile(first, b, 0o644)
+	w, recs := mustOpen(t, Options{Dir: dir}, 1)
+	w.Close()
+	checkRecords(t, recs, 1, 0, 12)
+	flipByte(t, first, end+1000, 0x80)
+	expectRefusal(t, Options{Dir: dir}, 1, first, end)
 }
 
 func TestMissingMiddleFileIsCorrupt(t *testing.T) {
