@@ -53,9 +53,11 @@
 // length is at most MaxPayloadSize. Type 0 is never written, so zeroed
 // bytes never decode as a record. The LSN makes every record's place in the
 // log checkable: a record whose LSN is not the one expected is damage.
-// synced is the highest LSN that was durable before the record's batch
-// was written (the batch's first LSN minus one): a record with synced >= X
-// proves that record X had been fsynced, that is, acknowledged.
+// synced is the log's durable LSN when the record's batch was formed: a
+// record with synced >= X proves that record X had been fsynced before
+// this one was written. (It is not the batch's first LSN minus one: with
+// pipelined syncs the previous batch may still be syncing when the next
+// is written, and a crash may keep the later batch and tear the earlier.)
 //
 // # Preallocation
 //
@@ -69,26 +71,62 @@
 //
 // # Recovery
 //
-// Open reads the files in order and replays records from a given LSN (the
-// one after the container's last checkpoint). At the first record that
-// does not decode (short, bad length, bad checksum, unexpected LSN):
+// Open replays records from a given LSN, from: the one after the
+// container's last checkpoint. The caller vouches that every record before
+// from had been made durable (a checkpoint is written only once the LSN it
+// covers is), and that is one of the two proofs recovery uses; the other
+// is the synced field of later records.
 //
-//   - if only zeros follow, it is the end of the log (the unwritten rest of
-//     a preallocated file), in any file;
-//   - in the last file, if no valid record after the damage proves (by its
-//     synced field) that the damaged record had been durable, it is a torn
-//     tail left by a crash in the middle of a write: the pages of the last,
-//     unsynced batch may have reached the disk in any order. The file is
-//     copied to "<name>.broken" and zeroed from where the damage starts.
-//     Nothing acked is lost: an append is acknowledged only after the fsync
-//     that covers it, and a torn batch had not been fsynced;
-//   - anywhere else, or if a later record proves the damaged one durable,
-//     Open refuses with ErrCorrupt, naming the file and offset: that is
-//     lost acknowledged data, not an interrupted write, and only an
-//     operator may decide what to do.
+// Open works in two steps. First it scans: it reads every file it replays,
+// in order, replaying the valid records (which changes no file) up to the
+// first record that does not decode (short, bad length, bad type, bad
+// checksum, unexpected LSN), and decides what the bytes from there to the
+// file's last non-zero byte are. Only when the whole log is judged does it
+// change anything. The rules, in order:
 //
-// Missing files in the middle of the sequence, headers that do not match
-// their names and LSN gaps between files are also ErrCorrupt.
+//  1. Nothing, or only zeros, after the records: the end of that file (the
+//     unwritten rest of a preallocated file is zeros), in any file. The
+//     next file must start at the LSN that follows.
+//  2. Damage in a file that is not the last: refused. A file is fsynced
+//     whole before the next one is started, so no interrupted write can
+//     leave damage in it, and nothing the log writes lands after a file's
+//     last record either.
+//  3. Damage where the record with an LSN below from was expected:
+//     refused. That record was durable; this is lost acknowledged data. A
+//     clean stop checkpoints every record, so after a clean stop any damage
+//     to a record is refused by this rule.
+//  4. Damage in the last file followed, anywhere before the last non-zero
+//     byte, by a valid record whose synced field is at least the damaged
+//     record's LSN: refused. That record was written after the damaged one
+//     had been fsynced.
+//  5. Otherwise, a torn tail: what a crash in the middle of a write leaves
+//     (the pages of the batches being written and synced may reach the
+//     disk in any order, some not at all). None of it had been
+//     acknowledged, since an append is acknowledged only after the fsync
+//     that covers it, and no record written after an acknowledgement is
+//     there to say otherwise. The tail is zeroed in place, from the damage
+//     to the file's last non-zero byte, and the file fsynced; Repaired
+//     reports it. No copy is made and no block is added, so recovery needs
+//     no free space: a node whose disk filled up starts again once there
+//     is room for its next appends. Bytes after the last record of the
+//     last file, where the next write would have gone, hold nothing
+//     acknowledged: they are a torn tail too, after a clean stop as well.
+//  6. The log ends (cleanly, rule 1) before the LSN from-1 the caller
+//     has: refused, naming the end.
+//
+// A refusal is a *CorruptError, which matches ErrCorrupt with errors.Is.
+// It names the file and the byte offset where the damage starts, says
+// what is there (the record header's fields, its first bytes and where
+// the file's non-zero bytes end) and which rule refused it; every file is
+// left byte for byte as it was, so an operator can examine it. Missing
+// files in the middle of the sequence, bad headers, headers that do not
+// match their names and LSN gaps between files are refused the same way.
+// Files before the one that holds from are neither read nor judged.
+//
+// What no rule can tell: damage to the newest acknowledged records after a
+// crash, before a later record or checkpoint covers them, looks exactly
+// like a torn tail and is repaired as one. Guarding those needs a second
+// copy of the log (replication), not a better rule.
 //
 // # Reads
 //

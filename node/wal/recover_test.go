@@ -369,3 +369,38 @@ func TestRestartAfterDiskFull(t *testing.T) {
 		})
 	}
 }
+
+// TestOperatorCutAfterRefusal follows what docs/OPERATIONS.md tells an
+// operator who accepts losing the damaged record and everything after it:
+// cut the named file at the named offset and move every later file aside.
+// The log then opens with exactly the records before the damage.
+func TestOperatorCutAfterRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		record int // index of the damaged record
+	}{{"in the newest file", 11}, {"in an older file", 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ps := writeLog(t, dir, 13, 256)
+			if newest := ps[tc.record].Addr.File == ps[len(ps)-1].Addr.File; newest != (tc.name == "in the newest file") || tc.record == len(ps)-1 {
+				t.Fatalf("record %d is at %v, the last at %v: not the case the test is named for", tc.record, ps[tc.record].Addr, ps[len(ps)-1].Addr)
+			}
+			name := filepath.Join(dir, fileName(ps[tc.record].Addr.File))
+			flipByte(t, name, ps[tc.record].Addr.Offset+RecordHeaderSize, 1)
+			ce := expectRefusal(t, Options{Dir: dir}, 1, name, ps[tc.record].Addr.Offset)
+			if err := os.Truncate(ce.File, ce.Offset); err != nil {
+				t.Fatal(err)
+			}
+			aside := t.TempDir()
+			for seq := ps[tc.record].Addr.File + 1; seq <= ps[len(ps)-1].Addr.File; seq++ {
+				if err := os.Rename(filepath.Join(dir, fileName(seq)), filepath.Join(aside, fileName(seq))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w, recs := mustOpen(t, Options{Dir: dir, FileSize: 256}, 1)
+			checkRecords(t, recs, 1, 0, tc.record)
+			writeN(t, w, tc.record, 3)
+			w.Close()
+		})
+	}
+}

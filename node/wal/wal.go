@@ -18,9 +18,11 @@ import (
 // Errors returned by the log. Match them with errors.Is.
 var (
 	// ErrCorrupt means a file holds damage that recovery may not repair
-	// silently: a bad record with valid records after it, a bad record in
-	// a file that is not the last, a bad file header, or a gap in the
-	// sequence of files or records. The message names the file and offset.
+	// silently (see "Recovery" in doc.go): a bad record that a later
+	// record or the caller's checkpoint proves had been durable, a bad
+	// record in a file that is not the last, a bad file header, or a gap
+	// in the sequence of files or records. Open returns it as a
+	// *CorruptError naming the file and offset; ReadAt wraps it.
 	ErrCorrupt = errors.New("wal: corrupt log")
 	// ErrFailed wraps the first write, fsync or roll error. It is sticky:
 	// once the log has failed, every later append returns it.
@@ -342,8 +344,11 @@ func (w *WAL) recover(from uint64, replay func(Record) error) error {
 				Found: fmt.Sprintf("the end of the records, where LSN %d was expected", want),
 				Why:   fmt.Sprintf("the next file %s starts at LSN %d", w.path(h.seq), h.firstLSN)}
 		}
-		last := i == len(headers)-1
-		if tail, err = w.scanFile(h, want, from, last, replay); err != nil {
+		var nextFirst uint64 // 0 for the last file
+		if i+1 < len(headers) {
+			nextFirst = headers[i+1].firstLSN
+		}
+		if tail, err = w.scanFile(h, want, from, nextFirst, replay); err != nil {
 			return err
 		}
 		want = tail.next
@@ -394,8 +399,9 @@ type scanned struct {
 // scanFile replays the records of one file and decides what follows them:
 // nothing or zeros (a clean end), a torn tail (only in the last file, and
 // only if nothing proves the damaged record durable), or damage, which is
-// a *CorruptError. It never changes the file.
-func (w *WAL) scanFile(h fileHeader, want, from uint64, last bool, replay func(Record) error) (scanned, error) {
+// a *CorruptError. nextFirst is the first LSN of the next file, 0 if this
+// is the last. It never changes the file.
+func (w *WAL) scanFile(h fileHeader, want, from, nextFirst uint64, replay func(Record) error) (scanned, error) {
 	name := w.path(h.seq)
 	data, err := vfs.ReadFile(w.fs, name)
 	if err != nil {
@@ -427,9 +433,12 @@ func (w *WAL) scanFile(h fileHeader, want, from uint64, last bool, replay func(R
 		return &CorruptError{File: name, Offset: int64(off), Found: found, Why: why}
 	}
 	switch {
-	case !last:
-		return scanned{}, corrupt("this is not the last file, and a file is fsynced whole before the next one starts, " +
-			"so this is not an interrupted write")
+	case nextFirst == want:
+		return scanned{}, corrupt(fmt.Sprintf("this is not the last file, and nothing the log writes lands after a file's last record; "+
+			"no record is missing (the next file starts at LSN %d), so these bytes hold nothing of the log", want))
+	case nextFirst != 0:
+		return scanned{}, corrupt(fmt.Sprintf("this is not the last file, and a file is fsynced whole before the next one starts, "+
+			"so this is not an interrupted write (LSN %d was expected here; replay starts at LSN %d)", want, from))
 	case want < from:
 		return scanned{}, corrupt(fmt.Sprintf("LSN %d had been made durable (replay starts at LSN %d), "+
 			"so this is damage to acknowledged data, not an interrupted write", want, from))
@@ -437,7 +446,8 @@ func (w *WAL) scanFile(h fileHeader, want, from uint64, last bool, replay func(R
 	if p := provenDurable(data, off, want); p >= 0 {
 		_, lsn, synced, _, _, _ := decodeAnyRecord(data[p:])
 		return scanned{}, corrupt(fmt.Sprintf("the valid record at offset %d (LSN %d) was written after LSN %d had been made durable "+
-			"(its synced field is %d), so this is damage to acknowledged data, not an interrupted write", p, lsn, want, synced))
+			"(its synced field is %d), so this is damage to acknowledged data, not an interrupted write (replay starts at LSN %d)",
+			p, lsn, want, synced, from))
 	}
 	return scanned{end: int64(off), next: want, torn: int64(end - off), found: found}, nil
 }
