@@ -7,9 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/sluice-streams/sluice/node/vfs"
+	"github.com/sluice-streams/sluice/node/vfs/vfstest"
 	"github.com/sluice-streams/sluice/node/wal"
+	"github.com/sluice-streams/sluice/protocol"
 )
 
 // TestDamageAfterACleanStopIsRefusedUntouched: a clean stop checkpoints
@@ -48,4 +52,46 @@ func TestDamageAfterACleanStopIsRefusedUntouched(t *testing.T) {
 	if !bytes.Equal(after, b) {
 		t.Fatal("the refused recovery changed the log file")
 	}
+}
+
+// TestRestartAfterDiskFull fills the disk under a container (a quota of
+// 256 KiB, far less than one log file), stops it, frees 64 KiB and
+// restarts it: every acknowledged event is there, and it takes appends
+// again.
+func TestRestartAfterDiskFull(t *testing.T) {
+	dir := t.TempDir()
+	efs := vfstest.New(vfs.Default)
+	efs.SetFreeSpace(256 << 10)
+	cfg := Config{Dir: dir, FS: efs, CheckpointBytes: 64 << 10}
+	c, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(seg, nil); err != nil {
+		t.Fatal(err)
+	}
+	var acked []string
+	for i := 1; ; i++ {
+		event := fmt.Sprintf("%06d%s", i, strings.Repeat("e", 994))
+		_, err := c.Append(Append{Segment: seg, Writer: "w", EventNumber: int64(i), EventCount: 1,
+			ExpectedOffset: protocol.NoExpectedOffset, Data: block(event)})
+		if err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("append %d on a full disk: %v, want ENOSPC", i, err)
+			}
+			break
+		}
+		acked = append(acked, event)
+	}
+	c.Close() // fails: the log failed, and there is no room for a checkpoint
+	if len(acked) < 100 {
+		t.Fatalf("only %d events fit", len(acked))
+	}
+	efs.AddFreeSpace(64 << 10)
+	c = open(t, cfg)
+	got := readAll(t, c, seg, 0)
+	if len(got) != len(acked) || strings.Join(got, ",") != strings.Join(acked, ",") {
+		t.Fatalf("after the restart the segment holds %d events, %d were acknowledged", len(got), len(acked))
+	}
+	appendEvents(t, c, seg, "w", int64(len(acked)+1), "after")
 }
