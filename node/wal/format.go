@@ -183,9 +183,10 @@ func describeDamage(b []byte, off int, want uint64) string {
 // returns that record's offset, or -1.
 //
 // Such a record means the damage hit acknowledged data: corruption. Without
-// one, every valid record after the damage belongs to the batch that was
-// being written when the process or machine stopped (its pages may reach
-// the disk in any order), none of it acknowledged: a torn tail.
+// one, every valid record after the damage belongs to the batches that
+// were being written or synced when the process or machine stopped (their
+// pages may reach the disk in any order), none of them acknowledged: a
+// torn tail.
 //
 // The LSN window is checked before the checksum so that scanning garbage
 // stays linear.
