@@ -285,8 +285,13 @@ func tmpfsDisk(t *testing.T, size int64) (string, vfs.FS, func(int64)) {
 		t.Fatalf("mount tmpfs on %s: %v", mnt, err)
 	}
 	t.Cleanup(func() {
+		// Cleanups run last first: the test's logs are closed by now. If
+		// something still holds a file, detach the mount anyway.
 		if err := syscall.Unmount(mnt, 0); err != nil {
 			t.Errorf("unmount %s: %v", mnt, err)
+			if err := syscall.Unmount(mnt, syscall.MNT_DETACH); err != nil {
+				t.Errorf("detach %s: %v", mnt, err)
+			}
 		}
 	})
 	ballast := filepath.Join(mnt, "ballast")
@@ -317,6 +322,7 @@ func canMount(t *testing.T) bool {
 		return false
 	}
 	if err := syscall.Unmount(mnt, 0); err != nil {
+		syscall.Unmount(mnt, syscall.MNT_DETACH)
 		t.Fatalf("unmount %s: %v", mnt, err)
 	}
 	return true
@@ -336,7 +342,12 @@ func TestRestartAfterDiskFull(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			dir, fs, free := d.make(t, d.size)
 			opts := Options{Dir: dir, FS: fs} // one 64 MiB file: the disk fills inside it
-			w, _ := mustOpen(t, opts, 1)
+			openLog := func() (*WAL, []Record) {
+				w, recs := mustOpen(t, opts, 1)
+				t.Cleanup(func() { w.Close() }) // before the unmount, even if the test fails
+				return w, recs
+			}
+			w, _ := openLog()
 			acked := fillDisk(t, w)
 			if err := w.Close(); !errors.Is(err, ErrFailed) {
 				t.Fatalf("Close after the disk filled = %v, want the sticky failure", err)
@@ -345,7 +356,7 @@ func TestRestartAfterDiskFull(t *testing.T) {
 				t.Fatalf("only %d records fit on a %d-byte disk", len(acked), d.size)
 			}
 			free(64 << 10)
-			w, recs := mustOpen(t, opts, 1)
+			w, recs := openLog()
 			if len(recs) != len(acked) {
 				t.Fatalf("recovered %d records, %d were acknowledged", len(recs), len(acked))
 			}
@@ -361,8 +372,7 @@ func TestRestartAfterDiskFull(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			w, recs = mustOpen(t, opts, 1)
-			w.Close()
+			_, recs = openLog()
 			if len(recs) != len(acked)+3 {
 				t.Fatalf("after the restart's appends: %d records, want %d", len(recs), len(acked)+3)
 			}
