@@ -93,8 +93,8 @@
 //     last record either.
 //  3. Damage where the record with an LSN below from was expected:
 //     refused. That record was durable; this is lost acknowledged data. A
-//     clean stop checkpoints every record, so after a clean stop any damage
-//     to a record is refused by this rule.
+//     container's clean stop checkpoints every record, so after a clean
+//     stop any damage to a record is refused by this rule.
 //  4. Damage in the last file followed, anywhere before the last non-zero
 //     byte, by a valid record whose synced field is at least the damaged
 //     record's LSN: refused. That record was written after the damaged one
@@ -121,7 +121,8 @@
 // left byte for byte as it was, so an operator can examine it. Missing
 // files in the middle of the sequence, bad headers, headers that do not
 // match their names and LSN gaps between files are refused the same way.
-// Files before the one that holds from are neither read nor judged.
+// Of the files before the one that holds from, only the headers are read
+// and judged.
 //
 // What no rule can tell: damage to the newest acknowledged records after a
 // crash, before a later record or checkpoint covers them, looks exactly
