@@ -79,6 +79,7 @@ func TestRequestGuards(t *testing.T) {
 		{"drain null", "PUT", "/v1/nodes/standalone/drain", `{"drain":null}`, js, 400, "INVALID", "drain: want true or false"},
 		{"drain of an unknown node", "PUT", "/v1/nodes/nobody/drain", `{"drain":true}`, js, 404, "NOT_FOUND", `node "nobody": not found`},
 		{"non-ASCII scope name", "POST", "/v1/scopes", `{"scopeName":"aé"}`, js, 400, "INVALID", `character "é" at byte 1`},
+		{"non-ASCII in malformed JSON", "POST", "/v1/scopes", `{"scopeName":é}`, js, 400, "INVALID", `malformed JSON at byte 13: character "é"`},
 		{"non-ASCII name in a path", "GET", "/v1/scopes/" + url.PathEscape("日本"), "", nil, 400, "INVALID", `character "日" at byte 0`},
 		{"tag query too long", "GET", "/v1/scopes/s/streams?tag=" + strings.Repeat("k", api.MaxTagLength+1), "", nil, 400, "INVALID", "tag"},
 

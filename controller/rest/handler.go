@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sirupsen/logrus"
 
@@ -260,11 +262,18 @@ func invalid(format string, args ...any) error {
 // Validate method if it has one (the ranges of api.Ranges). An empty body
 // is an error unless optional (then v is left as it is, unchecked).
 func decode(r *http.Request, v any, optional bool) error {
-	body := http.MaxBytesReader(nil, r.Body, MaxBodySize)
-	dec := json.NewDecoder(body)
+	// Read the body whole (it is small) so that errors can quote it.
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodySize))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return invalid("request body: larger than %d bytes", MaxBodySize)
+	case err != nil:
+		return invalid("request body: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
 		var syntax *json.SyntaxError
 		var typ *json.UnmarshalTypeError
 		switch {
@@ -273,24 +282,25 @@ func decode(r *http.Request, v any, optional bool) error {
 				return nil
 			}
 			return invalid("request body: empty, want a JSON object")
-		case errors.As(err, &tooBig):
-			return invalid("request body: larger than %d bytes", MaxBodySize)
 		case errors.Is(err, io.ErrUnexpectedEOF):
 			return invalid("request body: malformed JSON: it ends inside a value")
 		case errors.As(err, &syntax):
-			return invalid("request body: malformed JSON at byte %d: %v", syntax.Offset, err)
+			// The decoder read Offset bytes; the last is the bad one.
+			// Quote the whole UTF-8 character there: the decoder's own
+			// message shows one byte of it as a Latin-1 character.
+			at := max(int(syntax.Offset)-1, 0)
+			if at >= len(b) {
+				return invalid("request body: malformed JSON at byte %d: %v", at, err)
+			}
+			_, size := utf8.DecodeRune(b[at:])
+			return invalid("request body: malformed JSON at byte %d: character %q is not valid there", at, b[at:at+size])
 		case errors.As(err, &typ):
 			return invalid("request body: field %q: %s is not a %v", typ.Field, typ.Value, typ.Type)
 		default:
 			return invalid("request body: %v", strings.TrimPrefix(err.Error(), "json: "))
 		}
 	}
-	var extra json.RawMessage
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return invalid("request body: larger than %d bytes", MaxBodySize)
-		}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return invalid("request body: more than one JSON value")
 	}
 	if v, ok := v.(interface{ Validate() error }); ok {

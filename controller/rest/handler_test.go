@@ -452,6 +452,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown field", "POST", "/v1/scopes", `{"scopeName":"x","owner":"me"}`, 400, "INVALID", `unknown field "owner"`},
 		{"wrong type", "POST", "/v1/scopes", `{"scopeName":5}`, 400, "INVALID", `"scopeName"`},
 		{"two values", "POST", "/v1/scopes", `{"scopeName":"x"} {"scopeName":"y"}`, 400, "INVALID", "more than one JSON value"},
+		{"stray brace after the value", "POST", "/v1/scopes", `{"scopeName":"x"} }`, 400, "INVALID", "more than one JSON value"},
 		{"empty body", "POST", "/v1/scopes", "", 400, "INVALID", "empty"},
 		{"body over 1 MiB", "POST", "/v1/scopes", `{"scopeName":"` + strings.Repeat("x", rest.MaxBodySize) + `"}`, 400, "INVALID", "larger than 1048576 bytes"},
 		{"unknown field in a config", "PUT", st, `{"scalingPolicy":{"type":"FIXED_NUM_SEGMENTS","minSegments":1,"max":3}}`, 400, "INVALID", `unknown field "max"`},
