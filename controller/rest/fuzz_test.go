@@ -18,8 +18,8 @@ import (
 )
 
 // FuzzHandler feeds the handler, over a real controller and node,
-// arbitrary methods, paths, media types and bodies: it never panics and
-// never answers 5xx, and every 4xx is an api.Error as JSON.
+// arbitrary methods, paths, media types and bodies: it never panics,
+// redirects or answers 5xx, and every 4xx is an api.Error as JSON.
 func FuzzHandler(f *testing.F) {
 	ctl := resttest.StartController(f, resttest.StartNode(f))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -52,6 +52,9 @@ func FuzzHandler(f *testing.F) {
 	}
 	f.Add("PATCH", "/v1/scopes", "text/plain", []byte(`{"scopeName":"x"}`))
 	f.Add("GET", "/v1//scopes/../x", "", []byte(nil))
+	f.Add("GET", "/v1/scopes/%2E%2E/streams", "", []byte(nil))
+	f.Add("CONNECT", "//x", "", []byte(nil))
+	f.Add("HEAD", "/v1/scopes/", "", []byte(nil))
 	f.Add("POST", "/v1/scopes/s%01/streams", "application/json", []byte("{"))
 	f.Fuzz(func(t *testing.T, method, target, mediaType string, body []byte) {
 		req, err := http.NewRequest(method, "http://controller"+target, bytes.NewReader(body))
@@ -65,6 +68,9 @@ func FuzzHandler(f *testing.F) {
 		ctl.Handler.ServeHTTP(w, req)
 		if w.Code >= 500 {
 			t.Fatalf("%s %s (%s) %q: %d %s", method, target, mediaType, body, w.Code, w.Body)
+		}
+		if w.Code < 200 || w.Code >= 300 && w.Code < 400 {
+			t.Fatalf("%s %s (%s) %q: %d %s, want no redirect", method, target, mediaType, body, w.Code, w.Body)
 		}
 		if w.Code < 400 {
 			return

@@ -84,7 +84,7 @@ func (h *handler) guard(mux *http.ServeMux) http.Handler {
 					panic(v)
 				}
 				h.log.WithFields(logrus.Fields{"method": r.Method, "path": r.URL.Path, "panic": v}).Error("rest: request panicked")
-				h.writeError(w, r, http.StatusInternalServerError, api.CodeInternal, fmt.Sprintf("%s %s: internal error", r.Method, r.URL.Path))
+				h.writeError(w, r, http.StatusInternalServerError, api.CodeInternal, fmt.Sprintf("%s %q: internal error", r.Method, r.URL.Path))
 			}
 		}()
 		if p := r.URL.EscapedPath(); !strings.HasPrefix(p, "/") || path.Clean(p) != p {
@@ -93,7 +93,7 @@ func (h *handler) guard(mux *http.ServeMux) http.Handler {
 		}
 		if err := h.csrf.Check(r); err != nil {
 			h.writeError(w, r, http.StatusForbidden, api.CodeForbidden, fmt.Sprintf(
-				"%s %s from another origin (Origin %q, Sec-Fetch-Site %q): refused, the API serves changes only to same-origin and non-browser clients",
+				"%s %q from another origin (Origin %q, Sec-Fetch-Site %q): refused, the API serves changes only to same-origin and non-browser clients",
 				r.Method, r.URL.Path, r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site")))
 			return
 		}
