@@ -45,7 +45,8 @@
 // method: every number against its api.Range (docs/openapi.yaml states
 // the same ranges; TestOpenAPIRangesMatchCode keeps them equal). PUT
 // /v1/nodes/{node}/drain needs {"drain": true} or false, and a node the
-// cluster knows (404 otherwise).
+// cluster knows (404 otherwise; 409 for a standalone controller's one
+// node, which has nowhere to move its containers).
 //
 // # Segment names in paths
 //

@@ -77,6 +77,7 @@ func TestRequestGuards(t *testing.T) {
 		{"control character in a node id", "PUT", "/v1/nodes/n%01/drain", `{"drain":true}`, js, 400, "INVALID", `"n\x01"`},
 		{"drain with no field", "PUT", "/v1/nodes/standalone/drain", `{}`, js, 400, "INVALID", "drain: want true or false"},
 		{"drain null", "PUT", "/v1/nodes/standalone/drain", `{"drain":null}`, js, 400, "INVALID", "drain: want true or false"},
+		{"drain of the standalone node", "PUT", "/v1/nodes/standalone/drain", `{"drain":true}`, js, 409, "CONFLICT", "no other node"},
 		{"drain of an unknown node", "PUT", "/v1/nodes/nobody/drain", `{"drain":true}`, js, 404, "NOT_FOUND", `node "nobody": not found`},
 		{"non-ASCII scope name", "POST", "/v1/scopes", `{"scopeName":"aé"}`, js, 400, "INVALID", `character "é" at byte 1`},
 		{"non-ASCII in malformed JSON", "POST", "/v1/scopes", `{"scopeName":é}`, js, 400, "INVALID", `malformed JSON at byte 13: character "é"`},

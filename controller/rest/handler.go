@@ -583,6 +583,10 @@ func (h *handler) nodeTiers(r *http.Request) (int, any, error) {
 	return http.StatusOK, l, nil
 }
 
+// standaloneID is the id GET /v1/nodes gives a standalone controller's
+// one node.
+const standaloneID = "standalone"
+
 // nodes serves the cluster's nodes; a standalone controller, whose store
 // knows no nodes, lists its one node.
 func (h *handler) nodes(r *http.Request) (int, any, error) {
@@ -595,7 +599,7 @@ func (h *handler) nodes(r *http.Request) (int, any, error) {
 		for i := range all {
 			all[i] = i
 		}
-		l.Nodes = append(l.Nodes, api.NodeStatus{ID: "standalone", Addr: sn.Addr, Live: true, Containers: all, Moving: []int{}})
+		l.Nodes = append(l.Nodes, api.NodeStatus{ID: standaloneID, Addr: sn.Addr, Live: true, Containers: all, Moving: []int{}})
 	}
 	return http.StatusOK, l, nil
 }
@@ -620,6 +624,9 @@ func (h *handler) drain(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	if !slices.ContainsFunc(l.Nodes, func(n api.NodeStatus) bool { return n.ID == id }) {
+		if _, ok := h.loc.(controller.StaticNode); ok && id == standaloneID && len(l.Nodes) == 0 {
+			return 0, nil, fmt.Errorf("%w: node %q is this standalone controller's only node: there is no other node to move its containers to", controller.ErrConflict, id)
+		}
 		return 0, nil, fmt.Errorf("%w: node %q", controller.ErrNotFound, id)
 	}
 	if err := h.svc.SetDrain(r.Context(), id, *req.Drain); err != nil {
