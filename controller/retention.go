@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"math"
+	"math/bits"
 	"time"
 
 	"github.com/sluice-streams/sluice/protocol/api"
@@ -83,6 +85,11 @@ func decideRetention(p api.RetentionPolicy, now int64, head map[int64]int64, cut
 }
 
 // newestCandidate returns the index of the cut decideRetention picks, or -1.
+//
+// Its arithmetic is exact: the API bounds a policy's value
+// (api.RangeRetentionValue), but a record written before it did, or a
+// clock far off, must still never make a limit wrap around to a small or
+// negative one, which would truncate everything.
 func newestCandidate(p api.RetentionPolicy, now int64, head map[int64]int64, cuts []retentionCut, size int64) int {
 	if p.Value <= 0 {
 		return -1
@@ -90,24 +97,44 @@ func newestCandidate(p api.RetentionPolicy, now int64, head map[int64]int64, cut
 	best := -1
 	switch p.Type {
 	case api.RetentionLimitedDays:
-		limit := now - p.Value*dayMillis
+		hi, limit := bits.Mul64(uint64(p.Value), dayMillis)
+		if hi != 0 {
+			return -1 // longer than any two int64 clock readings apart
+		}
 		for i, c := range cuts {
-			if c.Time <= limit && candidate(c, head) && (best < 0 || c.Time >= cuts[best].Time) {
+			if apart(now, c.Time) >= limit && candidate(c, head) && (best < 0 || c.Time >= cuts[best].Time) {
 				best = i
 			}
 		}
 	case api.RetentionLimitedSizeMB:
-		limit := p.Value * mib
-		if size <= limit {
+		hi, limit := bits.Mul64(uint64(p.Value), mib)
+		if hi != 0 || size <= 0 || uint64(size) <= limit {
 			return -1
 		}
 		for i, c := range cuts {
-			if size-c.Size >= limit && candidate(c, head) && (best < 0 || c.Size >= cuts[best].Size) {
+			if apart(size, c.Size) >= limit && candidate(c, head) && (best < 0 || c.Size >= cuts[best].Size) {
 				best = i
 			}
 		}
 	}
 	return best
+}
+
+// apart returns a-b exactly (as uint64, where it always fits), or 0 if b
+// is not below a.
+func apart(a, b int64) uint64 {
+	if a <= b {
+		return 0
+	}
+	return uint64(a) - uint64(b)
+}
+
+// satMul returns a*b for a, b >= 0, or math.MaxInt64 if that overflows.
+func satMul(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
 }
 
 // trimRetention returns the cuts worth keeping: those after the head that
@@ -145,7 +172,7 @@ func older(p api.RetentionPolicy, a, b retentionCut) bool {
 // is worth recording after the newest recorded cut (see retentionGrain).
 // A tail equal to the head (size 0) never is.
 func shouldRecord(p api.RetentionPolicy, now int64, cuts []retentionCut, size int64) bool {
-	if size <= 0 {
+	if size <= 0 || p.Value <= 0 {
 		return false
 	}
 	if len(cuts) == 0 {
@@ -154,9 +181,9 @@ func shouldRecord(p api.RetentionPolicy, now int64, cuts []retentionCut, size in
 	last := cuts[len(cuts)-1]
 	switch p.Type {
 	case api.RetentionLimitedDays:
-		return now-last.Time >= p.Value*dayMillis/retentionGrain
+		return apart(now, last.Time) >= uint64(satMul(p.Value, dayMillis)/retentionGrain)
 	case api.RetentionLimitedSizeMB:
-		return size-last.Size >= p.Value*mib/retentionGrain
+		return apart(size, last.Size) >= uint64(satMul(p.Value, mib)/retentionGrain)
 	}
 	return false
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 const (
@@ -30,7 +31,11 @@ func ValidateName(name string) error {
 	}
 	for i := 0; i < len(name); i++ {
 		if !nameByte(name[i]) {
-			return fmt.Errorf("%w: name %q: character %q at %d not in [A-Za-z0-9_.-]", ErrInvalidArgument, name, name[i], i)
+			// Quote the whole UTF-8 character (or the one invalid byte),
+			// not name[i] as a rune: that would show 0xC3, the first byte
+			// of "é", as "Ã".
+			_, size := utf8.DecodeRuneInString(name[i:])
+			return fmt.Errorf("%w: name %q: character %q at byte %d not in [A-Za-z0-9_.-]", ErrInvalidArgument, name, name[i:i+size], i)
 		}
 	}
 	return nil

@@ -29,6 +29,29 @@ func TestValidateName(t *testing.T) {
 	}
 }
 
+// TestValidateNameQuotesUTF8 checks that the character an error names is
+// the one in the name, quoted as UTF-8 text: not one byte of it taken for
+// a Latin-1 character ("Ã" for the first byte of "é"), and an invalid byte
+// as an escape.
+func TestValidateNameQuotesUTF8(t *testing.T) {
+	cases := []struct{ name, want string }{
+		{"aé", `character "é" at byte 1`},
+		{"a日b", `character "日" at byte 1`},
+		{"a\xffb", `character "\xff" at byte 1`},
+		{"a\x00", `character "\x00" at byte 1`},
+		{"a b", `character " " at byte 1`},
+	}
+	for _, tc := range cases {
+		err := protocol.ValidateName(tc.name)
+		if !errors.Is(err, protocol.ErrInvalidArgument) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ValidateName(%q) = %v, want an error saying %s", tc.name, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "Ã") {
+			t.Errorf("ValidateName(%q) = %v: a byte quoted as a Latin-1 character", tc.name, err)
+		}
+	}
+}
+
 func TestSegmentNames(t *testing.T) {
 	if got := protocol.SegmentName("sc", "st", 12, 3); got != "sc/st/12.#epoch.3" {
 		t.Fatalf("SegmentName = %q", got)

@@ -14,7 +14,7 @@
 //     falls silent for three heartbeats;
 //   - carrying out the plan's decisions: Mesos calls through
 //     plan/mesosconv, DRAIN through the Sluice controller's REST API
-//     (PUT /v1/nodes/{id}/drain, then GET /v1/nodes until the node holds
+//     (PUT /v1/nodes/{node}/drain, then GET /v1/nodes until the node holds
 //     no container), REBALANCE logged (the controller rebalances by
 //     itself);
 //   - the scheduler's HTTP API (Handler) and a client for it (Client),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,10 @@ import (
 
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
+
+// errControllerNotFound is wrapped (with ErrController) by a controller's
+// 404.
+var errControllerNotFound = errors.New("not found")
 
 // ControllerNode is one node in the controller's GET /v1/nodes.
 type ControllerNode struct {
@@ -110,7 +115,14 @@ func drained(nodes []ControllerNode, id string) bool {
 
 func (d *Driver) requestDrain(ctx context.Context, base, id string) error {
 	body, _ := json.Marshal(map[string]bool{"drain": true})
-	return d.controllerCall(ctx, http.MethodPut, base+"/v1/nodes/"+url.PathEscape(id)+"/drain", body, nil)
+	err := d.controllerCall(ctx, http.MethodPut, base+"/v1/nodes/"+url.PathEscape(id)+"/drain", body, nil)
+	if errors.Is(err, errControllerNotFound) {
+		// The controller knows no such node (it never registered):
+		// nothing to drain, and GET /v1/nodes will not list it, which
+		// counts as drained.
+		return nil
+	}
+	return err
 }
 
 func (d *Driver) listNodes(ctx context.Context, base string) ([]ControllerNode, error) {
@@ -135,6 +147,9 @@ func (d *Driver) controllerCall(ctx context.Context, method, u string, body []by
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode == http.StatusNotFound {
+		return fmt.Errorf("%w: %w: %s %s: %s", ErrController, errControllerNotFound, method, u, bytes.TrimSpace(b))
+	}
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("%w: %s %s: %s: %s", ErrController, method, u, resp.Status, bytes.TrimSpace(b))
 	}

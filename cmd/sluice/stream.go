@@ -180,13 +180,23 @@ func (o *streamCreateOptions) retentionPolicy() (*api.RetentionPolicy, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--retention-time %q: %v", o.RetentionTime, err)
 		}
+		if max := api.RangeRetentionValue.Max; days > max {
+			return nil, fmt.Errorf("--retention-time %q: %d days, want at most %d", o.RetentionTime, days, max)
+		}
 		return &api.RetentionPolicy{Type: api.RetentionLimitedDays, Value: days}, nil
 	case o.RetentionSize != "":
 		b, err := parseBytes(o.RetentionSize)
 		if err != nil {
 			return nil, fmt.Errorf("--retention-size %q: %v", o.RetentionSize, err)
 		}
-		return &api.RetentionPolicy{Type: api.RetentionLimitedSizeMB, Value: (b + 1<<20 - 1) >> 20}, nil
+		mib := b >> 20 // rounded up below; b + 1<<20 - 1 could overflow
+		if b&(1<<20-1) != 0 {
+			mib++
+		}
+		if max := api.RangeRetentionValue.Max; mib > max {
+			return nil, fmt.Errorf("--retention-size %q: %d MiB, want at most %d", o.RetentionSize, mib, max)
+		}
+		return &api.RetentionPolicy{Type: api.RetentionLimitedSizeMB, Value: mib}, nil
 	}
 	return nil, nil
 }

@@ -168,6 +168,8 @@ func TestStreamCommands(t *testing.T) {
 		{"exclude each other", []string{"stream", "create", "sales/x", "--retention-time", "7d", "--retention-size", "1GiB"}},
 		{`--retention-time "90m": want whole days`, []string{"stream", "create", "sales/x", "--retention-time", "90m"}},
 		{`--retention-size "lots"`, []string{"stream", "create", "sales/x", "--retention-size", "lots"}},
+		{`--retention-size "9223372036854775807": 8796093022208 MiB, want at most 8589934592`, []string{"stream", "create", "sales/x", "--retention-size", "9223372036854775807"}},
+		{`--retention-time "107000000000d": 107000000000 days, want at most 8589934592`, []string{"stream", "create", "sales/x", "--retention-time", "107000000000d"}},
 		{`--tag "team": want k=v`, []string{"stream", "create", "sales/x", "--tag", "team"}},
 		{`--tag "=x"`, []string{"stream", "list", "sales", "--tag", "=x"}},
 		{"segments", []string{"stream", "create", "sales/x", "--segments", "many"}},

@@ -22,6 +22,32 @@
 // Request bodies are at most 1 MiB, must be one JSON value, and may carry
 // no unknown field.
 //
+// # Input checks
+//
+// Before a route runs, the handler checks what every route shares:
+//
+//   - the path: one the mux would redirect (an empty or dot element, a
+//     trailing slash) is a 404 like any unknown path;
+//   - the origin: a POST, PUT, PATCH or DELETE from another origin (an
+//     Origin header that is not this server's, or Sec-Fetch-Site other
+//     than same-origin or none; net/http.CrossOriginProtection) is a 403.
+//     The API has no authentication yet, so a web page in a browser on
+//     the controller's machine must not be able to change anything;
+//     clients outside browsers send neither header;
+//   - the media type: such a request with a body or a Content-Type must
+//     say application/json (415 otherwise: browsers send text/plain and
+//     form bodies across origins without asking first);
+//   - the path parameters, by wildcard name: scope, stream and group
+//     follow protocol.ValidateName, segment protocol.ValidateSegmentName,
+//     id api.ValidateTxnID, node api.ValidateNodeID (400 otherwise).
+//
+// Then the route decodes its body and checks it with the body's Validate
+// method: every number against its api.Range (docs/openapi.yaml states
+// the same ranges; TestOpenAPIRangesMatchCode keeps them equal). PUT
+// /v1/nodes/{node}/drain needs {"drain": true} or false, and a node the
+// cluster knows (404 otherwise; 409 for a standalone controller's one
+// node, which has nowhere to move its containers).
+//
 // # Segment names in paths
 //
 // A segment's qualified name ("sales/orders/3.#epoch.1") holds '/' and '#'.
@@ -37,14 +63,16 @@
 //
 //	400 INVALID             controller.ErrInvalid; malformed JSON, an unknown
 //	                        field, trailing data, a body over 1 MiB, a bad
-//	                        query parameter
+//	                        path or query parameter, a number out of range
+//	403 FORBIDDEN           a change asked from another origin
 //	404 NOT_FOUND           controller.ErrNotFound; a path no route serves
 //	405 METHOD_NOT_ALLOWED  a route's path with a method it does not serve
 //	                        (the Allow header lists those it does)
+//	415 UNSUPPORTED_MEDIA_TYPE  a request body that is not application/json
 //	409 EXISTS              controller.ErrExists
 //	409 CONFLICT            controller.ErrConflict
-//	500 INTERNAL            anything else (the store's or a node's failure),
-//	                        logged
+//	500 INTERNAL            anything else (the store's or a node's failure,
+//	                        a panic), logged
 //	503 UNAVAILABLE         protocol.ErrContainerUnavailable: a container the
 //	                        request needs has no live node now (cluster
 //	                        mode), or the handler has no locator

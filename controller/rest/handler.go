@@ -1,14 +1,18 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
+	"mime"
 	"net/http"
+	"path"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sirupsen/logrus"
 
@@ -21,9 +25,10 @@ import (
 const MaxBodySize = 1 << 20
 
 type handler struct {
-	svc *controller.Service
-	loc controller.SegmentLocator
-	log logrus.FieldLogger
+	svc  *controller.Service
+	loc  controller.SegmentLocator
+	log  logrus.FieldLogger
+	csrf *http.CrossOriginProtection
 }
 
 // HandlerOption configures NewHandler.
@@ -47,7 +52,7 @@ func NewHandler(svc *controller.Service, logger logrus.FieldLogger, opts ...Hand
 		l.SetOutput(io.Discard)
 		logger = l
 	}
-	h := &handler{svc: svc, log: logger}
+	h := &handler{svc: svc, log: logger, csrf: http.NewCrossOriginProtection()}
 	for _, o := range opts {
 		o(h)
 	}
@@ -62,10 +67,42 @@ func NewHandler(svc *controller.Service, logger logrus.FieldLogger, opts ...Hand
 	for pattern, methods := range allowed {
 		mux.Handle(pattern, methodNotAllowed(h, methods))
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		h.writeError(w, r, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+	mux.HandleFunc("/", h.notFound)
+	return h.guard(mux)
+}
+
+// guard runs before the routes: it turns a panic into a JSON 500, answers
+// paths that the mux would redirect (not clean, or not beginning with '/')
+// with a JSON 404, and refuses cross-origin browser requests with unsafe
+// methods (403): until the API has authentication, a web page open in a
+// browser on the controller's machine must not be able to change streams.
+func (h *handler) guard(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				h.log.WithFields(logrus.Fields{"method": r.Method, "path": r.URL.Path, "panic": v}).Error("rest: request panicked")
+				h.writeError(w, r, http.StatusInternalServerError, api.CodeInternal, fmt.Sprintf("%s %q: internal error", r.Method, r.URL.Path))
+			}
+		}()
+		if p := r.URL.EscapedPath(); !strings.HasPrefix(p, "/") || path.Clean(p) != p {
+			h.notFound(w, r)
+			return
+		}
+		if err := h.csrf.Check(r); err != nil {
+			h.writeError(w, r, http.StatusForbidden, api.CodeForbidden, fmt.Sprintf(
+				"%s %q from another origin (Origin %q, Sec-Fetch-Site %q): refused, the API serves changes only to same-origin and non-browser clients",
+				r.Method, r.URL.Path, r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site")))
+			return
+		}
+		mux.ServeHTTP(w, r)
 	})
-	return mux
+}
+
+func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
+	h.writeError(w, r, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no route for %s %q", r.Method, r.URL.Path))
 }
 
 func methodNotAllowed(h *handler, methods []string) http.Handler {
@@ -73,23 +110,87 @@ func methodNotAllowed(h *handler, methods []string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
 		h.writeError(w, r, http.StatusMethodNotAllowed, api.CodeMethodNotAllowed,
-			fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allow))
+			fmt.Sprintf("method %q not allowed on %q (allowed: %s)", r.Method, r.URL.Path, allow))
 	})
 }
 
-// wrap turns a route's function into a handler: it writes the body as
-// JSON with the status, or the error as an api.Error.
+// wrap turns a route's function into a handler: it checks the request's
+// media type and path parameters, then writes the body as JSON with the
+// status, or the error as an api.Error.
 func (h *handler) wrap(rt route) http.Handler {
+	params := wildcards(rt.Pattern)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		status, body, err := rt.serve(h, r)
-		if err != nil {
+		var status int
+		if err := checkMediaType(r); err != nil {
+			status = http.StatusUnsupportedMediaType
+			h.writeError(w, r, status, api.CodeUnsupportedMediaType, err.Error())
+		} else if err := checkParams(r, params); err != nil {
 			status = h.writeServiceError(w, r, err)
 		} else {
-			writeJSON(w, status, body)
+			var body any
+			status, body, err = rt.serve(h, r)
+			if err != nil {
+				status = h.writeServiceError(w, r, err)
+			} else {
+				writeJSON(w, status, body)
+			}
 		}
 		h.log.WithFields(logrus.Fields{"method": r.Method, "path": r.URL.Path, "status": status, "took": time.Since(start)}).Debug("rest: request")
 	})
+}
+
+// checkMediaType requires a request that changes something and carries a
+// body, or names its type, to be application/json: browsers send
+// text/plain and form types across origins without asking first.
+func checkMediaType(r *http.Request) error {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return nil
+	}
+	ct := r.Header.Get("Content-Type")
+	if ct == "" && r.ContentLength == 0 {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
+		return fmt.Errorf("request body of type %q: want application/json", ct)
+	}
+	return nil
+}
+
+// wildcards returns the names of a pattern's {wildcards}.
+func wildcards(pattern string) []string {
+	var out []string
+	for _, elem := range strings.Split(pattern, "/") {
+		if name, ok := strings.CutPrefix(elem, "{"); ok {
+			out = append(out, strings.TrimSuffix(name, "}"))
+		}
+	}
+	return out
+}
+
+// paramChecks validate path parameters by wildcard name; every wildcard
+// of routes has one (TestHostilePaths fails on one without). The
+// controller also checks names, with its reserved-name rule.
+var paramChecks = map[string]func(string) error{
+	"scope":   func(v string) error { return protocol.ValidateName(v) },
+	"stream":  func(v string) error { return protocol.ValidateName(v) },
+	"group":   func(v string) error { return protocol.ValidateName(v) },
+	"segment": func(v string) error { return protocol.ValidateSegmentName(v) },
+	"node":    func(v string) error { return api.ValidateNodeID(v) },
+	"id":      func(v string) error { return api.ValidateTxnID(v) },
+}
+
+// checkParams validates r's path parameters (names).
+func checkParams(r *http.Request, names []string) error {
+	for _, name := range names {
+		v := r.PathValue(name)
+		if err := paramChecks[name](v); err != nil {
+			return fmt.Errorf("%w: path parameter %s: %w", controller.ErrInvalid, name, err)
+		}
+	}
+	return nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, body any) {
@@ -157,14 +258,22 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{controller.ErrInvalid}, args...)...)
 }
 
-// decode reads r's body, one JSON value, into v. An empty body is an error
-// unless optional (then v is left as it is).
+// decode reads r's body, one JSON value, into v, and checks it with v's
+// Validate method if it has one (the ranges of api.Ranges). An empty body
+// is an error unless optional (then v is left as it is, unchecked).
 func decode(r *http.Request, v any, optional bool) error {
-	body := http.MaxBytesReader(nil, r.Body, MaxBodySize)
-	dec := json.NewDecoder(body)
+	// Read the body whole (it is small) so that errors can quote it.
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodySize))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return invalid("request body: larger than %d bytes", MaxBodySize)
+	case err != nil:
+		return invalid("request body: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
 		var syntax *json.SyntaxError
 		var typ *json.UnmarshalTypeError
 		switch {
@@ -173,25 +282,31 @@ func decode(r *http.Request, v any, optional bool) error {
 				return nil
 			}
 			return invalid("request body: empty, want a JSON object")
-		case errors.As(err, &tooBig):
-			return invalid("request body: larger than %d bytes", MaxBodySize)
 		case errors.Is(err, io.ErrUnexpectedEOF):
 			return invalid("request body: malformed JSON: it ends inside a value")
 		case errors.As(err, &syntax):
-			return invalid("request body: malformed JSON at byte %d: %v", syntax.Offset, err)
+			// The decoder read Offset bytes; the last is the bad one.
+			// Quote the whole UTF-8 character there: the decoder's own
+			// message shows one byte of it as a Latin-1 character.
+			at := max(int(syntax.Offset)-1, 0)
+			if at >= len(b) {
+				return invalid("request body: malformed JSON at byte %d: %v", at, err)
+			}
+			_, size := utf8.DecodeRune(b[at:])
+			return invalid("request body: malformed JSON at byte %d: character %q is not valid there", at, b[at:at+size])
 		case errors.As(err, &typ):
 			return invalid("request body: field %q: %s is not a %v", typ.Field, typ.Value, typ.Type)
 		default:
 			return invalid("request body: %v", strings.TrimPrefix(err.Error(), "json: "))
 		}
 	}
-	var extra json.RawMessage
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return invalid("request body: larger than %d bytes", MaxBodySize)
-		}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return invalid("request body: more than one JSON value")
+	}
+	if v, ok := v.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return fmt.Errorf("%w: request body: %w", controller.ErrInvalid, err)
+		}
 	}
 	return nil
 }
@@ -260,6 +375,9 @@ func (h *handler) listStreams(r *http.Request) (int, any, error) {
 		k, v, _ := strings.Cut(t, "=")
 		if k == "" {
 			return 0, nil, invalid("query parameter tag=%q: want KEY=VALUE or KEY", t)
+		}
+		if len(k) > api.MaxTagLength || len(v) > api.MaxTagLength {
+			return 0, nil, invalid("query parameter tag=%q: key and value are at most %d bytes each", t, api.MaxTagLength)
 		}
 		if tags == nil {
 			tags = map[string]string{}
@@ -378,14 +496,9 @@ func (h *handler) scalingEvents(r *http.Request) (int, any, error) {
 }
 
 func (h *handler) segmentsBetween(r *http.Request) (int, any, error) {
-	var cr api.CutRange
+	var cr api.CutRange // decode validates both cuts
 	if err := decode(r, &cr, false); err != nil {
 		return 0, nil, err
-	}
-	for _, c := range []api.StreamCut{cr.From, cr.To} {
-		if err := c.Validate(); err != nil {
-			return 0, nil, fmt.Errorf("%w: %w", controller.ErrInvalid, err)
-		}
 	}
 	segs, err := h.svc.SegmentsBetween(r.Context(), r.PathValue("scope"), r.PathValue("stream"), cr.From, cr.To)
 	if err != nil {
@@ -470,6 +583,10 @@ func (h *handler) nodeTiers(r *http.Request) (int, any, error) {
 	return http.StatusOK, l, nil
 }
 
+// standaloneID is the id GET /v1/nodes gives a standalone controller's
+// one node.
+const standaloneID = "standalone"
+
 // nodes serves the cluster's nodes; a standalone controller, whose store
 // knows no nodes, lists its one node.
 func (h *handler) nodes(r *http.Request) (int, any, error) {
@@ -482,18 +599,37 @@ func (h *handler) nodes(r *http.Request) (int, any, error) {
 		for i := range all {
 			all[i] = i
 		}
-		l.Nodes = append(l.Nodes, api.NodeStatus{ID: "standalone", Addr: sn.Addr, Live: true, Containers: all, Moving: []int{}})
+		l.Nodes = append(l.Nodes, api.NodeStatus{ID: standaloneID, Addr: sn.Addr, Live: true, Containers: all, Moving: []int{}})
 	}
 	return http.StatusOK, l, nil
 }
 
-// drain starts or stops draining a node.
+// drain starts or stops draining a node. The body must say which
+// ({"drain": true} or false; {} or null is refused), and the node must be
+// one the cluster knows (registered, assigned containers or draining), so
+// a mistyped id is not stored as a drain that nothing ever ends.
 func (h *handler) drain(r *http.Request) (int, any, error) {
-	var req api.DrainRequest
+	var req struct {
+		Drain *bool `json:"drain"` // api.DrainRequest, with absent told apart
+	}
 	if err := decode(r, &req, false); err != nil {
 		return 0, nil, err
 	}
-	if err := h.svc.SetDrain(r.Context(), r.PathValue("id"), req.Drain); err != nil {
+	if req.Drain == nil {
+		return 0, nil, invalid("request body: drain: want true or false")
+	}
+	id := r.PathValue("node")
+	l, err := h.svc.Nodes(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	if !slices.ContainsFunc(l.Nodes, func(n api.NodeStatus) bool { return n.ID == id }) {
+		if _, ok := h.loc.(controller.StaticNode); ok && id == standaloneID && len(l.Nodes) == 0 {
+			return 0, nil, fmt.Errorf("%w: node %q is this standalone controller's only node: there is no other node to move its containers to", controller.ErrConflict, id)
+		}
+		return 0, nil, fmt.Errorf("%w: node %q", controller.ErrNotFound, id)
+	}
+	if err := h.svc.SetDrain(r.Context(), id, *req.Drain); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
@@ -502,12 +638,9 @@ func (h *handler) drain(r *http.Request) (int, any, error) {
 // Transactions.
 
 func decodeLease(r *http.Request) (time.Duration, error) {
-	var req api.TxnRequest
+	var req api.TxnRequest // decode checks api.RangeLease
 	if err := decode(r, &req, true); err != nil {
 		return 0, err
-	}
-	if req.LeaseMillis < 0 || req.LeaseMillis > math.MaxInt64/int64(time.Millisecond) {
-		return 0, invalid("leaseMillis %d: must be >= 0 (0: the default lease)", req.LeaseMillis)
 	}
 	return time.Duration(req.LeaseMillis) * time.Millisecond, nil
 }

@@ -138,11 +138,16 @@ func TestEveryRoute(t *testing.T) {
 	nl, err := c.Nodes(ctx)
 	must(t, err)
 	equal(t, "nodes", nl, []api.NodeStatus{{ID: "standalone", Addr: nodeAddr, Live: true, Containers: []int{0, 1, 2, 3}, Moving: []int{}}})
+	// Only a node the cluster knows can be drained: register one as a
+	// node does.
+	_, err = ctl.Store.Put(ctx, controller.NodesKey+"/node-7", []byte(`{"addr":"127.0.0.1:1"}`))
+	must(t, err)
 	must(t, c.SetDrain(ctx, "node-7", true))
 	nl, err = c.Nodes(ctx)
 	must(t, err)
-	equal(t, "nodes while draining", nl, []api.NodeStatus{{ID: "node-7", Draining: true, Containers: []int{}, Moving: []int{}}})
+	equal(t, "nodes while draining", nl, []api.NodeStatus{{ID: "node-7", Addr: "127.0.0.1:1", Live: true, Draining: true, Containers: []int{}, Moving: []int{}}})
 	must(t, c.SetDrain(ctx, "node-7", false))
+	wantErr(t, c.SetDrain(ctx, "node-8", true), ctlclient.ErrNotFound, `node "node-8": not found`)
 	wantErr(t, c.SetDrain(ctx, "a/b", true), ctlclient.ErrInvalid, "node id")
 	_, err = c.StreamTier(ctx, "sales", "nothing")
 	wantErr(t, err, ctlclient.ErrNotFound, "stream sales/nothing: not found")
@@ -311,9 +316,19 @@ func wantErr(t *testing.T, err, sentinel error, msg string) {
 	}
 }
 
-// send sends a raw request and returns the status, the reply's headers
-// and body.
+// send sends a raw request (a body as application/json) and returns the
+// status, the reply's headers and body.
 func send(t *testing.T, method, u, body string) (int, http.Header, []byte) {
+	t.Helper()
+	var hdr map[string]string
+	if body != "" {
+		hdr = map[string]string{"Content-Type": "application/json"}
+	}
+	return sendHeaders(t, method, u, body, hdr)
+}
+
+// sendHeaders is send with the request headers hdr (and no others).
+func sendHeaders(t *testing.T, method, u, body string, hdr map[string]string) (int, http.Header, []byte) {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -321,6 +336,9 @@ func send(t *testing.T, method, u, body string) (int, http.Header, []byte) {
 	}
 	req, err := http.NewRequestWithContext(ctxT(t), method, u, rd)
 	must(t, err)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	must(t, err)
 	defer resp.Body.Close()
@@ -390,7 +408,7 @@ func TestBadInput(t *testing.T) {
 		{"transaction on unknown stream", "POST", "/v1/scopes/s/streams/nope/transactions", "", 404, "NOT_FOUND", "stream s/nope"},
 		{"unknown segment", "GET", "/v1/segments/" + url.PathEscape("s/st/9.#epoch.0") + "/successors", "", 404, "NOT_FOUND", "s/st/9.#epoch.0"},
 		{"unknown transaction", "GET", st + "/transactions/0b7f5a2c-1c9e-4a8b-9c1d-2e3f4a5b6c7d", "", 404, "NOT_FOUND", "0b7f5a2c"},
-		{"unknown route", "GET", "/v1/nothing", "", 404, "NOT_FOUND", "no route for GET /v1/nothing"},
+		{"unknown route", "GET", "/v1/nothing", "", 404, "NOT_FOUND", `no route for GET "/v1/nothing"`},
 		{"metrics not served yet", "GET", "/metrics", "", 404, "NOT_FOUND", "/metrics"},
 
 		// Existing things and the state.
@@ -409,7 +427,7 @@ func TestBadInput(t *testing.T) {
 		{"scale overlaps", "POST", st + "/scale", `{"sealedSegments":[0],"newRanges":[{"low":0,"high":0.3},{"low":0.2,"high":0.5}]}`, 400, "INVALID", "overlap"},
 		{"scale beyond the sealed ranges", "POST", st + "/scale", `{"sealedSegments":[0],"newRanges":[{"low":0,"high":0.6}]}`, 400, "INVALID", ""},
 		{"scale of an unknown segment", "POST", st + "/scale", `{"sealedSegments":[7],"newRanges":[{"low":0,"high":1}]}`, 400, "INVALID", "7"},
-		{"scale with no ranges", "POST", st + "/scale", `{"sealedSegments":[0],"newRanges":[]}`, 400, "INVALID", "no key ranges"},
+		{"scale with no ranges", "POST", st + "/scale", `{"sealedSegments":[0],"newRanges":[]}`, 400, "INVALID", "newRanges: 0 items"},
 		{"scale of nothing", "POST", st + "/scale", `{"sealedSegments":[],"newRanges":[{"low":0,"high":0.5}]}`, 400, "INVALID", ""},
 
 		// Bad configurations, cuts, leases and queries.
@@ -434,6 +452,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown field", "POST", "/v1/scopes", `{"scopeName":"x","owner":"me"}`, 400, "INVALID", `unknown field "owner"`},
 		{"wrong type", "POST", "/v1/scopes", `{"scopeName":5}`, 400, "INVALID", `"scopeName"`},
 		{"two values", "POST", "/v1/scopes", `{"scopeName":"x"} {"scopeName":"y"}`, 400, "INVALID", "more than one JSON value"},
+		{"stray brace after the value", "POST", "/v1/scopes", `{"scopeName":"x"} }`, 400, "INVALID", "more than one JSON value"},
 		{"empty body", "POST", "/v1/scopes", "", 400, "INVALID", "empty"},
 		{"body over 1 MiB", "POST", "/v1/scopes", `{"scopeName":"` + strings.Repeat("x", rest.MaxBodySize) + `"}`, 400, "INVALID", "larger than 1048576 bytes"},
 		{"unknown field in a config", "PUT", st, `{"scalingPolicy":{"type":"FIXED_NUM_SEGMENTS","minSegments":1,"max":3}}`, 400, "INVALID", `unknown field "max"`},

@@ -170,3 +170,89 @@ func jsonFields(t reflect.Type) []string {
 	}
 	return out
 }
+
+// TestOpenAPIRangesMatchCode checks that docs/openapi.yaml states, for
+// every number of a request body, exactly the range api.Ranges checks,
+// and states no range that the code does not check.
+func TestOpenAPIRangesMatchCode(t *testing.T) {
+	b, err := os.ReadFile(openAPIFile)
+	must(t, err)
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties           map[string]map[string]any `yaml:"properties"`
+				AdditionalProperties map[string]any            `yaml:"additionalProperties"`
+			} `yaml:"schemas"`
+		} `yaml:"components"`
+	}
+	must(t, yaml.Unmarshal(b, &doc))
+	// bound returns m[key] as an int64, or false if absent.
+	bound := func(where string, m map[string]any, key string) (int64, bool) {
+		v, ok := m[key]
+		if !ok {
+			return 0, false
+		}
+		switch n := v.(type) {
+		case int:
+			return int64(n), true
+		case uint64:
+			t.Fatalf("%s: %s %d overflows int64", where, key, n)
+		}
+		t.Fatalf("%s: %s is %T %v, want an integer", where, key, v, v)
+		return 0, false
+	}
+	// stated: where -> [min, max] as the document states them.
+	stated := map[string][2]int64{}
+	// Numbers only in replies may state a bound the code need not check.
+	replyOnly := map[string]bool{"SegmentURI.container": true}
+	note := func(where string, m map[string]any, minKey, maxKey string) {
+		if replyOnly[where] {
+			return
+		}
+		lo, okLo := bound(where, m, minKey)
+		hi, okHi := bound(where, m, maxKey)
+		switch {
+		case okLo && okHi:
+			stated[where] = [2]int64{lo, hi}
+		case okLo || okHi:
+			t.Errorf("%s: states only one of %s and %s", where, minKey, maxKey)
+		}
+	}
+	for name, schema := range doc.Components.Schemas {
+		for prop, p := range schema.Properties {
+			note(name+"."+prop, p, "minimum", "maximum")
+			note(name+"."+prop+"#count", p, "minItems", "maxItems")
+			if items, ok := p["items"].(map[string]any); ok {
+				note(name+"."+prop+"[]", items, "minimum", "maximum")
+			}
+		}
+		if schema.AdditionalProperties != nil {
+			note(name+".*", schema.AdditionalProperties, "minimum", "maximum")
+		}
+	}
+	checked := map[string][2]int64{}
+	for _, r := range api.Ranges() {
+		where := r.Schema + "." + r.Field
+		switch r.Of {
+		case api.OfItems:
+			where += "[]"
+		case api.OfCount:
+			where += "#count"
+		case api.OfMapValues:
+			where = r.Schema + ".*"
+		}
+		checked[where] = [2]int64{r.Min, r.Max}
+	}
+	for where, want := range checked {
+		if got, ok := stated[where]; !ok {
+			t.Errorf("%s: the code checks %d..%d, %s states no range", where, want[0], want[1], openAPIFile)
+		} else if got != want {
+			t.Errorf("%s: %s states %d..%d, the code checks %d..%d", where, openAPIFile, got[0], got[1], want[0], want[1])
+		}
+	}
+	for where, got := range stated {
+		if _, ok := checked[where]; !ok {
+			t.Errorf("%s: %s states %d..%d, the code checks no range (add it to api.Ranges)", where, openAPIFile, got[0], got[1])
+		}
+	}
+}

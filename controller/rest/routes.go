@@ -55,7 +55,7 @@ var routes = []route{
 	{Route{"GET", "/v1/scopes/{scope}/streams/{stream}/tier"}, (*handler).streamTier},
 	{Route{"GET", "/v1/nodes/tier"}, (*handler).nodeTiers},
 	{Route{"GET", "/v1/nodes"}, (*handler).nodes},
-	{Route{"PUT", "/v1/nodes/{id}/drain"}, (*handler).drain},
+	{Route{"PUT", "/v1/nodes/{node}/drain"}, (*handler).drain},
 
 	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/transactions"}, (*handler).createTxn},
 	{Route{"GET", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}"}, (*handler).getTxn},

@@ -30,6 +30,15 @@ func TestStreamConfigValidate(t *testing.T) {
 		{"retention days", StreamConfig{ScalingPolicy: fixed(1), RetentionPolicy: &RetentionPolicy{Type: RetentionLimitedDays, Value: 7}}, ""},
 		{"retention size", StreamConfig{ScalingPolicy: fixed(1), RetentionPolicy: &RetentionPolicy{Type: RetentionLimitedSizeMB, Value: 1}}, ""},
 		{"retention 0", StreamConfig{ScalingPolicy: fixed(1), RetentionPolicy: &RetentionPolicy{Type: RetentionLimitedDays}}, "retentionPolicy.value"},
+		{"retention days overflow ms", StreamConfig{ScalingPolicy: fixed(1), RetentionPolicy: &RetentionPolicy{Type: RetentionLimitedDays, Value: 107_000_000_000}}, "retentionPolicy.value 107000000000: not in 1..8589934592"},
+		{"retention size overflows bytes", StreamConfig{ScalingPolicy: fixed(1), RetentionPolicy: &RetentionPolicy{Type: RetentionLimitedSizeMB, Value: 1 << 43}}, "retentionPolicy.value"},
+		{"retention largest", StreamConfig{ScalingPolicy: fixed(1), RetentionPolicy: &RetentionPolicy{Type: RetentionLimitedSizeMB, Value: MaxRetentionValue}}, ""},
+		{"rate too high", StreamConfig{ScalingPolicy: ScalingPolicy{Type: ByRateInKBytesPerSec, TargetRate: MaxTargetRate + 1, ScaleFactor: 2, MinSegments: 1}}, "scalingPolicy.targetRate"},
+		{"factor too high", StreamConfig{ScalingPolicy: ScalingPolicy{Type: ByRateInKBytesPerSec, TargetRate: 5, ScaleFactor: MaxSegments + 1, MinSegments: 1}}, "scalingPolicy.scaleFactor"},
+		{"fixed with a negative rate", StreamConfig{ScalingPolicy: ScalingPolicy{Type: FixedNumSegments, TargetRate: -1, MinSegments: 1}}, "scalingPolicy.targetRate"},
+		{"tier lag overflows a Duration", StreamConfig{ScalingPolicy: fixed(1), TieringPolicy: &TieringPolicy{MaxLagMillis: 1 << 60}}, "tieringPolicy.maxLagMillis"},
+		{"tier bytes too many", StreamConfig{ScalingPolicy: fixed(1), TieringPolicy: &TieringPolicy{SegmentBytes: MaxTierSegmentBytes + 1}}, "tieringPolicy.segmentBytes"},
+		{"tier negative", StreamConfig{ScalingPolicy: fixed(1), TieringPolicy: &TieringPolicy{SegmentBytes: -1}}, "tieringPolicy.segmentBytes"},
 		{"retention type", StreamConfig{ScalingPolicy: fixed(1), RetentionPolicy: &RetentionPolicy{Type: "FOREVER", Value: 1}}, "retentionPolicy.type"},
 		{"tags ok", StreamConfig{ScalingPolicy: fixed(1), Tags: map[string]string{"a": "b", strings.Repeat("k", MaxTagLength): "v"}}, ""},
 		{"tag empty key", StreamConfig{ScalingPolicy: fixed(1), Tags: map[string]string{"": "b"}}, "tag key"},
@@ -134,5 +143,42 @@ func TestStreamCutValidate(t *testing.T) {
 		if err := c.Validate(); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Validate(%v) = %v, want ErrInvalid", c, err)
 		}
+	}
+}
+
+func TestRequestValidate(t *testing.T) {
+	cases := []struct {
+		name string
+		req  interface{ Validate() error }
+		want string // "" = valid; else a substring of the error
+	}{
+		{"scale ok", &ScaleRequest{SealedSegments: []int64{0}, NewRanges: []KeyRange{{0, 0.5}, {0.5, 1}}}, ""},
+		{"scale negative segment", &ScaleRequest{SealedSegments: []int64{-1}, NewRanges: []KeyRange{{0, 1}}}, "sealedSegments[0] -1"},
+		{"scale no segments", &ScaleRequest{NewRanges: []KeyRange{{0, 1}}}, "sealedSegments: 0 items"},
+		{"scale no ranges", &ScaleRequest{SealedSegments: []int64{0}}, "newRanges: 0 items"},
+		{"scale too many ranges", &ScaleRequest{SealedSegments: []int64{0}, NewRanges: make([]KeyRange, MaxSegments+1)}, "newRanges: 1025 items"},
+		{"scale key above 1", &ScaleRequest{SealedSegments: []int64{0}, NewRanges: []KeyRange{{0, 1.5}}}, "newRanges[0].high 1.5"},
+		{"scale key below 0", &ScaleRequest{SealedSegments: []int64{0}, NewRanges: []KeyRange{{-0.5, 1}}}, "newRanges[0].low -0.5"},
+		{"lease ok", &TxnRequest{LeaseMillis: 1000}, ""},
+		{"lease negative", &TxnRequest{LeaseMillis: -5}, "leaseMillis -5"},
+		{"lease overflows a Duration", &TxnRequest{LeaseMillis: MaxLeaseMillis + 1}, "leaseMillis"},
+		{"group version negative", &ReaderGroupState{Version: -1}, "version -1"},
+		{"cut range ok", &CutRange{From: StreamCut{"s/t/0.#epoch.0": 5}}, ""},
+		{"cut range negative", &CutRange{To: StreamCut{"s/t/0.#epoch.0": -5}}, "negative offset"},
+		{"group start cut negative", &ReaderGroupConfig{StartCut: StreamCut{"s/t/0.#epoch.0": -5}}, "negative offset"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.req.Validate()
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Validate = %v, want nil", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate = %v, want ErrInvalid mentioning %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -15,6 +15,11 @@ const (
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 	CodeInternal         = "INTERNAL"
 	CodeUnavailable      = "UNAVAILABLE"
+	// CodeForbidden: a change asked from another origin (a web page).
+	CodeForbidden = "FORBIDDEN"
+	// CodeUnsupportedMediaType: a request body that is not
+	// application/json.
+	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
 )
 
 // Health is the body of GET /health.

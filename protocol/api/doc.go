@@ -16,6 +16,18 @@
 //
 // A FIXED_NUM_SEGMENTS policy uses minSegments as the segment count.
 //
+// # Ranges
+//
+// Every number a request carries has one closed range, listed once in
+// Ranges (ranges.go) and checked by the Validate methods of the request
+// bodies (StreamConfig, ScaleRequest, TxnRequest, ReaderGroupState,
+// CutRange, ReaderGroupConfig, StreamCut). The bounds keep each
+// conversion the controller and nodes make (days to milliseconds, MiB to
+// bytes, milliseconds to a time.Duration) inside int64. docs/openapi.yaml
+// states the same ranges as minimum/maximum (minItems/maxItems for
+// counts). Node ids and transaction ids in paths are checked by
+// ValidateNodeID and ValidateTxnID.
+//
 // # Stream cuts
 //
 // A StreamCut maps segment qualified names (protocol.SegmentName) to

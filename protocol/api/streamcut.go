@@ -72,7 +72,7 @@ func (c StreamCut) String() string {
 }
 
 // Validate checks that every key is a stream segment name (not a
-// transaction segment) and every offset is >= 0. It does not check that the
+// transaction segment) and every offset is in RangeCutOffset. It does not check that the
 // segments form a consistent cut of their stream: only the controller knows
 // the stream's segments.
 func (c StreamCut) Validate() error {
@@ -84,7 +84,7 @@ func (c StreamCut) Validate() error {
 		if q.Transaction != "" {
 			return fmt.Errorf("%w: stream cut: %q is a transaction segment", ErrInvalid, k)
 		}
-		if off < 0 {
+		if off < RangeCutOffset.Min {
 			return fmt.Errorf("%w: stream cut: segment %q: negative offset %d", ErrInvalid, k, off)
 		}
 	}

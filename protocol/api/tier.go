@@ -74,7 +74,8 @@ type NodeStatus struct {
 	Moving     []int  `json:"moving"`
 }
 
-// DrainRequest is the body of PUT /v1/nodes/{id}/drain.
+// DrainRequest is the body of PUT /v1/nodes/{node}/drain. Drain is
+// required: true starts draining the node, false stops.
 type DrainRequest struct {
 	Drain bool `json:"drain"`
 }

@@ -83,41 +83,52 @@ type TieringPolicy struct {
 }
 
 // Validate checks the policies and tags (not the names: the controller
-// checks those with protocol.ValidateName and its reserved-name rule). The
-// error wraps ErrInvalid and names the field.
+// checks those with protocol.ValidateName and its reserved-name rule):
+// every number against its Range (Ranges), then what a policy's type
+// needs. The error wraps ErrInvalid and names the field.
 func (c *StreamConfig) Validate() error {
 	p := c.ScalingPolicy
 	switch p.Type {
-	case FixedNumSegments:
-		if p.MinSegments > MaxSegments {
-			return fmt.Errorf("%w: scalingPolicy.minSegments %d: at most %d", ErrInvalid, p.MinSegments, MaxSegments)
-		}
-		if p.MinSegments < 1 {
-			return fmt.Errorf("%w: scalingPolicy.minSegments %d: a fixed policy needs at least 1 segment", ErrInvalid, p.MinSegments)
-		}
-	case ByRateInEventsPerSec, ByRateInKBytesPerSec:
-		if p.TargetRate <= 0 {
-			return fmt.Errorf("%w: scalingPolicy.targetRate %d: must be > 0", ErrInvalid, p.TargetRate)
-		}
-		if p.ScaleFactor < 2 {
-			return fmt.Errorf("%w: scalingPolicy.scaleFactor %d: must be >= 2", ErrInvalid, p.ScaleFactor)
-		}
-		if p.MinSegments < 1 || p.MinSegments > MaxSegments {
-			return fmt.Errorf("%w: scalingPolicy.minSegments %d: must be in 1..%d", ErrInvalid, p.MinSegments, MaxSegments)
-		}
+	case FixedNumSegments, ByRateInEventsPerSec, ByRateInKBytesPerSec:
 	default:
 		return fmt.Errorf("%w: scalingPolicy.type %q: want %s, %s or %s", ErrInvalid, p.Type, FixedNumSegments, ByRateInEventsPerSec, ByRateInKBytesPerSec)
+	}
+	for _, f := range []struct {
+		r    Range
+		path string
+		v    int64
+	}{
+		{RangeTargetRate, "scalingPolicy.targetRate", p.TargetRate},
+		{RangeScaleFactor, "scalingPolicy.scaleFactor", int64(p.ScaleFactor)},
+		{RangeMinSegments, "scalingPolicy.minSegments", int64(p.MinSegments)},
+	} {
+		if err := f.r.Check(f.path, f.v); err != nil {
+			return err
+		}
+	}
+	if p.Type != FixedNumSegments {
+		if p.TargetRate < 1 {
+			return fmt.Errorf("%w: scalingPolicy.targetRate %d: a %s policy needs at least 1", ErrInvalid, p.TargetRate, p.Type)
+		}
+		if p.ScaleFactor < 2 {
+			return fmt.Errorf("%w: scalingPolicy.scaleFactor %d: a %s policy needs at least 2", ErrInvalid, p.ScaleFactor, p.Type)
+		}
 	}
 	if r := c.RetentionPolicy; r != nil {
 		if r.Type != RetentionLimitedDays && r.Type != RetentionLimitedSizeMB {
 			return fmt.Errorf("%w: retentionPolicy.type %q: want %s or %s", ErrInvalid, r.Type, RetentionLimitedDays, RetentionLimitedSizeMB)
 		}
-		if r.Value <= 0 {
-			return fmt.Errorf("%w: retentionPolicy.value %d: must be > 0", ErrInvalid, r.Value)
+		if err := RangeRetentionValue.Check("retentionPolicy.value", r.Value); err != nil {
+			return err
 		}
 	}
-	if t := c.TieringPolicy; t != nil && (t.MaxLagMillis < 0 || t.SegmentBytes < 0) {
-		return fmt.Errorf("%w: tieringPolicy: maxLagMillis %d and segmentBytes %d must not be negative", ErrInvalid, t.MaxLagMillis, t.SegmentBytes)
+	if t := c.TieringPolicy; t != nil {
+		if err := RangeTierLag.Check("tieringPolicy.maxLagMillis", t.MaxLagMillis); err != nil {
+			return err
+		}
+		if err := RangeTierBytes.Check("tieringPolicy.segmentBytes", t.SegmentBytes); err != nil {
+			return err
+		}
 	}
 	keys := make([]string, 0, len(c.Tags))
 	for k := range c.Tags {

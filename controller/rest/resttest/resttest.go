@@ -6,6 +6,7 @@ package resttest
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -34,6 +35,7 @@ type Controller struct {
 	URL     string        // http://127.0.0.1:PORT
 	Store   cluster.Store // its metadata store
 	Service *controller.Service
+	Handler http.Handler // what URL serves, to call without a connection
 }
 
 // Option changes the controller.Options of StartController.
@@ -56,14 +58,15 @@ func StartController(t testing.TB, nodeAddr string, opts ...Option) *Controller 
 		opt(&o)
 	}
 	svc := controller.New(st, segs, o)
-	srv := httptest.NewServer(rest.NewHandler(svc, QuietLogger(), rest.WithLocator(controller.StaticNode{Addr: nodeAddr, Containers: 4})))
+	h := rest.NewHandler(svc, QuietLogger(), rest.WithLocator(controller.StaticNode{Addr: nodeAddr, Containers: 4}))
+	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		srv.Close()
 		svc.Close()
 		segs.Close()
 		st.Close()
 	})
-	return &Controller{URL: srv.URL, Store: st, Service: svc}
+	return &Controller{URL: srv.URL, Store: st, Service: svc, Handler: h}
 }
 
 // Dump returns every key of st with its value, to compare the store before
