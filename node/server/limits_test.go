@@ -1,0 +1,154 @@
+package server_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sluice-streams/sluice/client/segclient"
+	"github.com/sluice-streams/sluice/node/server"
+	"github.com/sluice-streams/sluice/protocol"
+)
+
+// dialIdle opens n connections to e from the local IP from that send
+// nothing.
+func (e *env) dialIdle(from string, n int) []net.Conn {
+	e.t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: testTimeout}
+	out := make([]net.Conn, n)
+	for i := range out {
+		nc, err := d.Dial("tcp", e.addr)
+		if err != nil {
+			e.t.Fatalf("dial from %s: %v", from, err)
+		}
+		e.t.Cleanup(func() { nc.Close() })
+		out[i] = nc
+	}
+	return out
+}
+
+// expectEOF waits for the node to close nc, having sent nothing on it.
+func expectEOF(t *testing.T, what string, nc net.Conn) {
+	t.Helper()
+	nc.SetReadDeadline(time.Now().Add(testTimeout))
+	var b [1]byte
+	n, err := nc.Read(b[:])
+	if n == 0 && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
+		return
+	}
+	t.Fatalf("%s: read (%d bytes, %v), want the connection closed by the node", what, n, err)
+}
+
+// works proves that c can create a segment, append to it and read it
+// back.
+func works(t *testing.T, c *segclient.Conn, s string) {
+	t.Helper()
+	ctx := ctxT(t)
+	if err := c.CreateSegment(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SetupAppend(ctx, "w-"+s, s); err != nil {
+		t.Fatal(err)
+	}
+	data := block("a", "b")
+	if _, err := c.Append(ctx, "w-"+s, 2, 2, data, protocol.NoExpectedOffset); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, c, s, 0, int64(len(data))); !bytes.Equal(got, data) {
+		t.Fatalf("read back %q, want %q", got, data)
+	}
+}
+
+// More idle sockets than the whole node's cap, from one peer, do not lock
+// out a client from another peer: the peer's connections beyond its own
+// cap are closed as they are accepted. No timeout plays a part.
+func TestOnePeerCannotLockOutAnother(t *testing.T) {
+	e := startOpts(t, server.Options{MaxConnections: 8, MaxConnsPerPeer: 4, HandshakeTimeout: -1, IdleTimeout: -1})
+	idle := e.dialIdle("127.0.0.2", 16)
+
+	c := e.dial() // from 127.0.0.1
+	works(t, c, seg(1))
+
+	for i, nc := range idle[4:] {
+		expectEOF(t, "socket beyond the peer's cap "+string(rune('a'+i)), nc)
+	}
+	st := e.srv.Stats()
+	if st.Conns != 5 || st.RefusedPerPeer != 12 {
+		t.Fatalf("stats %+v: want 5 connections (4 idle, 1 client) and 12 refused", st)
+	}
+}
+
+// Sockets that never complete a first frame are closed after the
+// handshake timeout, which frees their slots: a client that waited behind
+// them at the cap gets in and works.
+func TestHandshakeTimeoutFreesSlots(t *testing.T) {
+	// Long enough that a real client's Hello, in the socket before the
+	// node accepts it, is never late even on a loaded machine.
+	const handshake = 2 * time.Second
+	e := startOpts(t, server.Options{MaxConnections: 4, MaxConnsPerPeer: 4, HandshakeTimeout: handshake, IdleTimeout: -1})
+	idle := e.dialIdle("127.0.0.2", 4)
+	// Two of them start a frame and stop: a partial header, a header
+	// announcing 100 bytes that never come.
+	idle[1].Write([]byte{0, 1, 0})
+	idle[2].Write(frame(protocol.TypeHello, 0, make([]byte, 100), nil)[:12])
+
+	c := e.dial() // waits at the cap until a slot is freed
+	works(t, c, seg(2))
+	for _, nc := range idle {
+		expectEOF(t, "silent socket", nc)
+	}
+	if st := e.srv.Stats(); st.TimedOut < 4 {
+		t.Fatalf("stats %+v: want at least 4 connections timed out", st)
+	}
+}
+
+// A connection with nothing registered on it is closed after the idle
+// timeout; one with a writer set up, or with a read in flight, is not. A
+// connection whose read completes is idle from then on.
+func TestIdleTimeoutSparesWritersAndParkedReads(t *testing.T) {
+	e := startOpts(t, server.Options{HandshakeTimeout: -1, IdleTimeout: 50 * time.Millisecond})
+	s := seg(3)
+	if err := e.dial().CreateSegment(ctxT(t), s); err != nil {
+		t.Fatal(err)
+	}
+	w := e.raw()
+	// The first frames of w and r register something, so neither is ever
+	// idle before the test means it to be.
+	w.send(&protocol.SetupAppend{RequestID: 2, Segment: s, WriterID: "w"})
+	if m := w.recv(); m.Type() != protocol.TypeAppendSetup {
+		t.Fatalf("setup: %s", describe(m))
+	}
+	r := e.raw()
+	r.send(&protocol.ReadSegment{RequestID: 1, Segment: s, Offset: 0, MaxBytes: 1 << 10, WaitMillis: int32(testTimeout / time.Millisecond)})
+
+	// Idle since its Hello was answered: closed.
+	i := e.raw()
+	i.send(&protocol.Hello{RequestID: 1, LowVersion: protocol.WireVersion, HighVersion: protocol.WireVersion})
+	if m := i.recv(); m.Type() != protocol.TypeHello {
+		t.Fatalf("hello: %s", describe(m))
+	}
+	i.expectClosed()
+
+	// The writer, older than i, still appends; the parked read gets the
+	// data, and then r is idle.
+	data := block("x")
+	w.send(&protocol.AppendBlock{RequestID: 3, WriterID: "w", LastEventNumber: 1, EventCount: 1, Data: data,
+		ExpectedOffset: protocol.NoExpectedOffset})
+	if m := w.recv(); m.Type() != protocol.TypeDataAppended {
+		t.Fatalf("append: %s", describe(m))
+	}
+	m := r.recv()
+	if sr, ok := m.(*protocol.SegmentRead); !ok || len(sr.Data) != 1 || !bytes.Equal(sr.Data[0], data) {
+		t.Fatalf("parked read: %s", describe(m))
+	}
+	r.expectClosed()
+
+	w.send(&protocol.GetSegmentInfo{RequestID: 4, Segment: s})
+	if m := w.recv(); m.Type() != protocol.TypeSegmentInfo {
+		t.Fatalf("info: %s", describe(m))
+	}
+}
