@@ -152,3 +152,56 @@ func TestIdleTimeoutSparesWritersAndParkedReads(t *testing.T) {
 		t.Fatalf("info: %s", describe(m))
 	}
 }
+
+// waitStats polls the server's counters until cond holds; the counters
+// are the observable event (they change as the node reads), bounded by
+// testTimeout.
+func (e *env) waitStats(what string, cond func(server.Stats) bool) server.Stats {
+	e.t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		st := e.srv.Stats()
+		if cond(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: stats %+v after %v", what, st, testTimeout)
+		}
+		<-tick.C
+	}
+}
+
+// Connections that each send the start of a maximal frame hold at most
+// the request memory, each peer at most its share; the others wait
+// unread. A client of another peer still appends, and everything held
+// comes back when the attackers go.
+func TestPartialFramesStayWithinRequestMemory(t *testing.T) {
+	const frame = protocol.MaxFrameSize
+	opts := server.Options{RequestMemory: 5 * frame, PeerRequestMemory: 2 * frame, HandshakeTimeout: -1, IdleTimeout: -1}
+	e := startOpts(t, opts)
+	payload := int64(len(partialFrame(t, 0)) - 12) // header bytes
+	payload = frame - 4 - payload                  // what each attacker's frame reserves
+
+	var attackers []net.Conn
+	for _, ip := range []string{"127.0.0.2", "127.0.0.3"} {
+		attackers = append(attackers, attack(t, e.addr, &net.TCPAddr{IP: net.ParseIP(ip)}, 10, 1<<10, testTimeout)...)
+	}
+	// Two frames per peer fit its share; the other 16 connections wait.
+	st := e.waitStats("attackers hold their shares", func(st server.Stats) bool { return st.HeldBytes == 4*payload })
+	if st.HeldBytes > opts.RequestMemory {
+		t.Fatalf("held %d bytes, above the request memory %d", st.HeldBytes, opts.RequestMemory)
+	}
+
+	c := e.dial()
+	works(t, c, seg(4))
+	if st := e.srv.Stats(); st.HeldBytes != 4*payload {
+		t.Fatalf("after the client's requests: held %d, want the attackers' %d", st.HeldBytes, 4*payload)
+	}
+
+	for _, nc := range attackers {
+		nc.Close()
+	}
+	e.waitStats("everything released", func(st server.Stats) bool { return st.HeldBytes == 0 })
+}
