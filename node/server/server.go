@@ -87,26 +87,28 @@ type Options struct {
 // (the defaults) always pass. New applies the same ranges by raising or
 // lowering a value to the nearest allowed one, and logs a warning.
 func (o Options) Validate() error {
-	var errs []error
 	maxConns := o.MaxConnections
-	if maxConns <= 0 {
+	if maxConns < 0 {
+		return fmt.Errorf("%w: max connections %d is negative", ErrInvalidOptions, maxConns)
+	}
+	if maxConns == 0 {
 		maxConns = DefaultMaxConnections
 	}
 	if o.MaxConnsPerPeer > maxConns {
-		errs = append(errs, fmt.Errorf("%w: max connections per peer %d is above max connections %d", ErrInvalidOptions, o.MaxConnsPerPeer, maxConns))
+		return fmt.Errorf("%w: max connections per peer %d is above max connections %d", ErrInvalidOptions, o.MaxConnsPerPeer, maxConns)
 	}
 	mem := o.RequestMemory
 	if mem != 0 && mem < MinRequestMemory {
-		errs = append(errs, fmt.Errorf("%w: request memory %d bytes is below the largest frame, %d", ErrInvalidOptions, mem, MinRequestMemory))
+		return fmt.Errorf("%w: request memory %d bytes is below %d, the largest frame", ErrInvalidOptions, mem, MinRequestMemory)
 	}
-	if mem <= 0 {
+	if mem == 0 {
 		mem = DefaultRequestMemory
 	}
 	if p := o.PeerRequestMemory; p != 0 && (p < MinRequestMemory || p > mem) {
-		errs = append(errs, fmt.Errorf("%w: request memory per peer %d bytes is outside [%d, %d] (the largest frame, the request memory)",
-			ErrInvalidOptions, p, MinRequestMemory, mem))
+		return fmt.Errorf("%w: request memory per peer %d bytes is outside [%d, %d] (the largest frame, the request memory)",
+			ErrInvalidOptions, p, MinRequestMemory, mem)
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // withDefaults returns o with every zero value replaced by its default and
