@@ -205,3 +205,80 @@ func TestPartialFramesStayWithinRequestMemory(t *testing.T) {
 	}
 	e.waitStats("everything released", func(st server.Stats) bool { return st.HeldBytes == 0 })
 }
+
+// A budget of exactly one maximal frame, node-wide and per peer, still
+// lets every frame through: two connections pipelining maximal blocks
+// take turns, each block waiting for the one before to be durable. No
+// frame waits while holding part of the budget, so nothing deadlocks.
+func TestOneFrameBudgetMakesProgress(t *testing.T) {
+	e := startOpts(t, server.Options{RequestMemory: server.MinRequestMemory, PeerRequestMemory: server.MinRequestMemory})
+	const blocks = 2
+	ev := bytes.Repeat([]byte{'e'}, protocol.MaxEventSize-4<<10)
+	data := protocol.AppendEvent(protocol.AppendEvent(nil, ev), ev) // two events: the frame is just under 16 MiB
+
+	errs := make(chan error, 2)
+	for i := range 2 {
+		c := e.dial()
+		s, w := seg(int64(10+i)), "big"+string(rune('a'+i))
+		ctx := ctxT(t)
+		if err := c.CreateSegment(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.SetupAppend(ctx, w, s); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			var fs []*segclient.AppendFuture
+			for b := range blocks {
+				f, err := c.AppendAsync(ctx, w, int64(2*b+2), 2, data, protocol.NoExpectedOffset)
+				if err != nil {
+					errs <- err
+					return
+				}
+				fs = append(fs, f)
+			}
+			for _, f := range fs {
+				if _, err := f.Wait(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.waitStats("everything released", func(st server.Stats) bool { return st.HeldBytes == 0 })
+}
+
+func TestOptionsValidate(t *testing.T) {
+	const min = server.MinRequestMemory
+	tests := []struct {
+		opts server.Options
+		ok   bool
+	}{
+		{server.Options{}, true},
+		{server.Options{MaxConnections: -1}, false},
+		{server.Options{MaxConnections: 10, MaxConnsPerPeer: 10}, true},
+		{server.Options{MaxConnections: 10, MaxConnsPerPeer: 11}, false},
+		{server.Options{MaxConnsPerPeer: server.DefaultMaxConnections + 1}, false},
+		{server.Options{MaxConnsPerPeer: -1, HandshakeTimeout: -1, IdleTimeout: -1}, true},
+		{server.Options{RequestMemory: min}, true},
+		{server.Options{RequestMemory: min - 1}, false},
+		{server.Options{RequestMemory: -1}, false},
+		{server.Options{PeerRequestMemory: min}, true},
+		{server.Options{PeerRequestMemory: min - 1}, false},
+		{server.Options{PeerRequestMemory: server.DefaultRequestMemory}, true},
+		{server.Options{PeerRequestMemory: server.DefaultRequestMemory + 1}, false},
+		{server.Options{RequestMemory: 2 * min, PeerRequestMemory: 2*min + 1}, false},
+	}
+	for _, tt := range tests {
+		err := tt.opts.Validate()
+		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, server.ErrInvalidOptions)) {
+			t.Errorf("%+v: Validate() = %v, want ok %v", tt.opts, err, tt.ok)
+		}
+	}
+}
