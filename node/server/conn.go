@@ -194,9 +194,10 @@ func (c *conn) errorReply(reqID int64, err error, segment, writer string) *proto
 func (c *conn) readLoop() *protocol.ErrorReply {
 	dec := protocol.NewDecoder(c.nc)
 	dec.SetBudget(connMemory{c})
-	handshake := true
+	handshake := true // no complete frame yet
 	for {
-		if !handshake && !c.hasWriters.Load() && !c.deadlineSet.Load() {
+		// While the handshake deadline is set, it is the only one.
+		if !c.hasWriters.Load() && !c.deadlineSet.Load() {
 			c.mu.Lock()
 			c.armIdleLocked()
 			c.mu.Unlock()
@@ -371,11 +372,16 @@ func (c *conn) spawn(sem chan struct{}, f func()) bool {
 	return true
 }
 
+// pushAck queues an append's reply in the ack FIFO; if the connection
+// died first, it releases the block's request memory itself.
 func (c *conn) pushAck(it ackItem) bool {
 	select {
 	case c.acks <- it:
 		return true
 	case <-c.ctx.Done():
+		if it.held > 0 {
+			c.releaseMem(it.held)
+		}
 		return false
 	}
 }
@@ -402,12 +408,7 @@ func (c *conn) dispatch(req protocol.Request) (last *protocol.ErrorReply, ok boo
 		c.send(&protocol.Hello{RequestID: r.RequestID, HighVersion: protocol.WireVersion, LowVersion: protocol.WireVersion})
 
 	case *protocol.AppendBlock:
-		it := c.appendBlock(r)
-		if !c.pushAck(it) {
-			c.releaseMem(it.held) // the acker will not see it
-			return nil, false
-		}
-		return nil, true
+		return nil, c.pushAck(c.appendBlock(r))
 
 	case *protocol.SetupAppend:
 		return nil, c.setupAppend(r)

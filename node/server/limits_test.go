@@ -110,14 +110,15 @@ func TestHandshakeTimeoutFreesSlots(t *testing.T) {
 // timeout; one with a writer set up, or with a read in flight, is not. A
 // connection whose read completes is idle from then on.
 func TestIdleTimeoutSparesWritersAndParkedReads(t *testing.T) {
-	e := startOpts(t, server.Options{HandshakeTimeout: -1, IdleTimeout: 50 * time.Millisecond})
+	// The handshake timeout covers each connection until its first frame;
+	// the first frames of w and r register something, so neither is ever
+	// idle before the test means it to be.
+	e := startOpts(t, server.Options{HandshakeTimeout: testTimeout, IdleTimeout: 50 * time.Millisecond})
 	s := seg(3)
-	if err := e.dial().CreateSegment(ctxT(t), s); err != nil {
+	if err := must(e.node.ContainerFor(s))(t).Create(s, nil); err != nil {
 		t.Fatal(err)
 	}
 	w := e.raw()
-	// The first frames of w and r register something, so neither is ever
-	// idle before the test means it to be.
 	w.send(&protocol.SetupAppend{RequestID: 2, Segment: s, WriterID: "w"})
 	if m := w.recv(); m.Type() != protocol.TypeAppendSetup {
 		t.Fatalf("setup: %s", describe(m))
