@@ -53,10 +53,10 @@ type Options struct {
 	// MaxConnections bounds the open connections; at the bound the server
 	// stops accepting until one closes.
 	MaxConnections int
-	// MaxConnsPerPeer bounds the open connections of one remote IP
-	// address, so that one peer cannot take every slot: a connection
-	// beyond it is closed as soon as it is accepted. At most
-	// MaxConnections.
+	// MaxConnsPerPeer bounds the open connections of one peer: one
+	// remote IPv4 address, or one IPv6 /64. So one peer cannot take every
+	// slot: a connection beyond it is closed as soon as it is accepted.
+	// At most MaxConnections.
 	MaxConnsPerPeer int
 	// HandshakeTimeout is how long a new connection has to deliver its
 	// first complete frame (normally Hello) before it is closed.
@@ -356,13 +356,19 @@ func (s *Server) untrack(c *conn) {
 	s.mu.Unlock()
 }
 
-// peerIP is the key of a remote address's peer: its IP address, or the
-// whole address for addresses that have none.
+// peerIP is the key of a remote address's peer: its IPv4 address, the /64
+// prefix of its IPv6 address (one host or site usually has a whole /64,
+// so single IPv6 addresses would cost it nothing), or the whole address
+// for addresses that have no IP.
 func peerIP(a net.Addr) string {
-	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.String()
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
 	}
-	return a.String()
+	if ip4 := ta.IP.To4(); ip4 != nil {
+		return ip4.String()
+	}
+	return ta.IP.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
 // acquireMem takes n bytes of request memory for a connection of p: the
