@@ -35,7 +35,7 @@ type serverOptions struct {
 func (o *serverOptions) flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "max-conns", Usage: "accept at most `N` connections at once", Value: server.DefaultMaxConnections, Destination: &o.MaxConns},
-		&cli.IntFlag{Name: "max-conns-per-peer", Usage: "close new connections from an IP address that already has `N` open (at most --max-conns; negative: no cap)", Value: server.DefaultMaxConnsPerPeer, Destination: &o.MaxConnsPerPeer},
+		&cli.IntFlag{Name: "max-conns-per-peer", Usage: "close new connections from an IP address (IPv6: a /64) that already has `N` open (at most --max-conns; negative: no cap)", Value: server.DefaultMaxConnsPerPeer, Destination: &o.MaxConnsPerPeer},
 		&cli.DurationFlag{Name: "handshake-timeout", Usage: "close a connection that sends no complete first request within `D` (negative: never)", Value: server.DefaultHandshakeTimeout, Destination: &o.HandshakeTimeout},
 		&cli.DurationFlag{Name: "idle-timeout", Usage: "close a connection with no writer and no request in flight after `D` (negative: never)", Value: server.DefaultIdleTimeout, Destination: &o.IdleTimeout},
 		&cli.Int64Flag{Name: "request-memory", Usage: fmt.Sprintf("hold at most `BYTES` of requests being read or waiting for their fsync, all connections together; beyond, stop reading (at least %d)", server.MinRequestMemory), Value: server.DefaultRequestMemory, Destination: &o.RequestMemory},

@@ -35,8 +35,9 @@
 // Every peer is assumed to be possibly hostile, and bounded (Options):
 //
 //   - MaxConnections open connections; at the cap Serve stops accepting.
-//     MaxConnsPerPeer of them per remote IP address: a connection beyond
-//     its peer's cap is closed as soon as it is accepted.
+//     MaxConnsPerPeer of them per peer (a remote IPv4 address, or an IPv6
+//     /64): a connection beyond its peer's cap is closed as soon as it is
+//     accepted.
 //   - HandshakeTimeout: a connection that has not delivered one complete
 //     frame by then is closed.
 //   - IdleTimeout: a connection with no writer set up, no request in
