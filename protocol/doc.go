@@ -33,6 +33,15 @@
 // The Encoder writes header and payload with one net.Buffers write (writev
 // on a TCP connection) so payloads are never copied on the way out.
 //
+// # Memory of the Decoder
+//
+// The Decoder allocates a frame's payload (and a msgpack header above its
+// 64 KiB scratch buffer) only as the bytes arrive: up to 1 MiB at once,
+// then doubling. A receiver that reads from many peers gives each Decoder
+// a shared Budget: the Decoder then acquires a frame's whole allocation
+// from it before reading the frame's body, and the payload's bytes pass
+// to the caller with the message (PayloadSize), who releases them.
+//
 // # Decode errors
 //
 // Fatal errors: the stream can no longer be trusted; the receiver closes

@@ -143,15 +143,56 @@ func (e *Encoder) WriteMessage(m Message) error {
 	return err
 }
 
+// Budget bounds the memory Decoders hold for frames. A Decoder given one
+// (SetBudget) acquires, once a frame's 12-byte prefix has been read and
+// checked and before it reads the rest, every byte it will allocate for
+// the frame: the payload of an AppendBlock or SegmentRead, and a msgpack
+// header too big for its scratch buffer. The frame's reservation is thus
+// taken whole or not at all, so Decoders that share a Budget never wait
+// for each other while holding part of a frame; a Budget of at least
+// MaxFrameSize always lets one frame through.
+//
+// The header's bytes are released once the header is decoded, and every
+// byte of a frame that fails to decode is released before ReadMessage
+// returns. The payload's bytes go to the caller with the message
+// (PayloadSize says how many): the caller releases them when it is done
+// with the payload.
+type Budget interface {
+	// Acquire blocks until n bytes are granted (n <= MaxFrameSize). An
+	// error (the caller gave up waiting) ends the stream: ReadMessage
+	// returns it, wrapped in a fatal *DecodeError, and holds nothing.
+	Acquire(n int) error
+	// Release gives back n bytes acquired before.
+	Release(n int)
+}
+
+// PayloadSize returns the payload bytes of a message the Decoder
+// returned: what a caller that gave the Decoder a Budget releases once it
+// is done with the payload. Zero for messages without payload.
+func PayloadSize(m Message) int {
+	switch p := m.(type) {
+	case *AppendBlock:
+		return len(p.Data)
+	case *SegmentRead:
+		n := 0
+		for _, d := range p.Data {
+			n += len(d)
+		}
+		return n
+	}
+	return 0
+}
+
 // Decoder reads frames from an io.Reader through its own bufio.Reader. It
 // is not safe for concurrent use. After a fatal error (see IsFatal) every
 // further ReadMessage returns the same error.
 type Decoder struct {
-	r    *bufio.Reader
-	hbuf []byte
-	hr   bytes.Reader
-	dec  *msgpack.Decoder
-	err  error // sticky fatal error
+	r      *bufio.Reader
+	hbuf   []byte
+	hr     bytes.Reader
+	dec    *msgpack.Decoder
+	budget Budget // nil: none
+	err    error  // sticky fatal error
 }
 
 // NewDecoder returns a Decoder reading from r.
@@ -161,6 +202,11 @@ func NewDecoder(r io.Reader) *Decoder {
 	return d
 }
 
+// SetBudget makes the Decoder acquire from b the bytes it allocates for
+// each frame before reading them (see Budget). Call it before the first
+// ReadMessage.
+func (d *Decoder) SetBudget(b Budget) { d.budget = b }
+
 // ReadMessage reads and decodes the next frame. It returns io.EOF if the
 // stream ends cleanly between frames; otherwise errors are *DecodeError
 // (classify with IsFatal and errors.Is) or the reader's own error. A
@@ -168,8 +214,8 @@ func NewDecoder(r io.Reader) *Decoder {
 //
 // The payload of AppendBlock and SegmentRead is a fresh allocation that the
 // caller owns. Nothing is allocated for it before the header has been
-// checked against MaxFrameSize, and beyond 1 MiB it grows only as bytes
-// arrive.
+// checked against MaxFrameSize (and, with a Budget, acquired from it), and
+// beyond 1 MiB it grows only as bytes arrive.
 func (d *Decoder) ReadMessage() (Message, error) {
 	if d.err != nil {
 		return nil, d.err
@@ -208,13 +254,35 @@ func (d *Decoder) readMessage() (Message, error) {
 		return nil, fatal(t, fmt.Errorf("%w: header length %d > body %d", ErrMalformedFrame, hdrLen, length-hdrLenSize))
 	}
 	payloadLen := int(length - hdrLenSize - hdrLen)
+	m := newMessage(t)
+
+	// What this frame will allocate, acquired whole before reading on.
+	var hdrHeld, payloadHeld int
+	if d.budget != nil {
+		if hdrLen > maxKeptHeaderBuf {
+			hdrHeld = int(hdrLen)
+		}
+		if m != nil && (t == TypeAppendBlock || t == TypeSegmentRead) {
+			payloadHeld = payloadLen
+		}
+		if hdrHeld+payloadHeld > 0 {
+			if err := d.budget.Acquire(hdrHeld + payloadHeld); err != nil {
+				return nil, fatal(t, err)
+			}
+			// Everything not handed to the caller goes back on return.
+			defer func() {
+				if n := hdrHeld + payloadHeld; n > 0 {
+					d.budget.Release(n)
+				}
+			}()
+		}
+	}
 
 	hdr, err := d.readHeader(int(hdrLen))
 	if err != nil {
 		return nil, d.fatalIO(t, err)
 	}
 
-	m := newMessage(t)
 	if m == nil {
 		if _, err := d.r.Discard(payloadLen); err != nil {
 			return nil, d.fatalIO(t, err)
@@ -256,6 +324,7 @@ func (d *Decoder) readMessage() (Message, error) {
 			p.Data = [][]byte{payload}
 		}
 	}
+	payloadHeld = 0 // the caller's now
 	return m, nil
 }
 

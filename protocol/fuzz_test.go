@@ -19,6 +19,8 @@ func FuzzDecoder(f *testing.F) {
 	f.Add(frame(uint16(protocol.TypeAppendBlock), 0, protocol.MaxFrameSize+1, 0, nil))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, in []byte) {
+		// With a Budget, what is held is exactly the payloads returned.
+		checkBudget(t, in)
 		dec := protocol.NewDecoder(bytes.NewReader(in))
 		for i := 0; ; i++ {
 			if i > len(in)/protocol.FrameHeaderSize+1 {

@@ -53,6 +53,8 @@ type nodeOptions struct {
 	Advertise string
 	// Tier is tier 2 (--tier2 and --tier-*); none by default.
 	Tier tierOptions
+	// Server holds the connection and memory limits (--max-conns...).
+	Server serverOptions
 }
 
 func nodeCommand(g *globalOptions) *cli.Command {
@@ -130,7 +132,8 @@ func nodeCommand(g *globalOptions) *cli.Command {
 				Usage:       "`ADDR` clients reach this node at (cluster mode; default: the listener's address)",
 				Destination: &o.Advertise,
 			},
-		}, o.Tier.flags("tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default: none, the logs keep everything)", "")...),
+		}, append(o.Tier.flags("tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default: none, the logs keep everything)", ""),
+			o.Server.flags()...)...),
 		Action: func(c *cli.Context) error { return runNode(c, g, o) },
 	}
 }
@@ -144,6 +147,10 @@ func nodeCommand(g *globalOptions) *cli.Command {
 // and hosts the containers the published assignment gives it
 // (package node/membership).
 func runNode(c *cli.Context, _ *globalOptions, o *nodeOptions) error {
+	srvOpts, err := o.Server.options(logrus.StandardLogger())
+	if err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
 	cfg := node.Config{
 		Dir: o.DataDir, Containers: o.Containers, CacheSize: o.CacheSize,
 		WALFileSize: o.WALFileSize, WALPreallocate: o.WALPreallocate,
@@ -175,7 +182,7 @@ func runNode(c *cli.Context, _ *globalOptions, o *nodeOptions) error {
 		n.Close()
 		return fmt.Errorf("node: listen on %s: %w", o.Listen, err)
 	}
-	srv := server.New(n, server.Options{Logger: logrus.StandardLogger()})
+	srv := server.New(n, srvOpts)
 	fmt.Fprintf(c.App.Writer, "node listening on %s\n", l.Addr())
 	logrus.WithFields(logrus.Fields{"addr": l.Addr().String(), "data": o.DataDir, "containers": o.Containers}).Info("node: serving")
 

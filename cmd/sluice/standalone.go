@@ -37,6 +37,8 @@ type standaloneOptions struct {
 	CacheSize int64
 	// Tier is tier 2 (--tier2 and --tier-*); DIR/tier2 by default.
 	Tier tierOptions
+	// Server holds the node's connection and memory limits (--max-conns...).
+	Server serverOptions
 }
 
 func standaloneCommand(g *globalOptions) *cli.Command {
@@ -50,7 +52,8 @@ func standaloneCommand(g *globalOptions) *cli.Command {
 			&cli.StringFlag{Name: "node-addr", Usage: "serve segments on `ADDR` (port 0: pick a free one)", Value: "127.0.0.1:12345", Destination: &o.NodeAddr},
 			&cli.IntFlag{Name: "containers", Usage: "number of segment containers `N`", Value: node.DefaultContainers, Destination: &o.Containers},
 			&cli.Int64Flag{Name: "cache-size", Usage: "node block cache size in `BYTES`", Value: node.DefaultCacheSize, Destination: &o.CacheSize},
-		}, o.Tier.flags("tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default DIR/tier2 under --data; none: off)", "")...),
+		}, append(o.Tier.flags("tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default DIR/tier2 under --data; none: off)", ""),
+			o.Server.flags()...)...),
 		Action: func(c *cli.Context) error { return runStandalone(c, g, o) },
 	}
 }
@@ -65,6 +68,10 @@ func runStandalone(c *cli.Context, g *globalOptions, o *standaloneOptions) error
 		return err
 	}
 	log := newLogger(g, c.App.ErrWriter)
+	srvOpts, err := o.Server.options(log)
+	if err != nil {
+		return fmt.Errorf("standalone: node: %w", err)
+	}
 	ncfg := node.Config{
 		Dir: filepath.Join(o.DataDir, "node"), Containers: o.Containers, CacheSize: o.CacheSize,
 		WALPreallocate: true, Logger: log,
@@ -88,7 +95,7 @@ func runStandalone(c *cli.Context, g *globalOptions, o *standaloneOptions) error
 	if err != nil {
 		return fmt.Errorf("standalone: node: listen on %s: %w", o.NodeAddr, err)
 	}
-	nsrv := server.New(n, server.Options{Logger: log})
+	nsrv := server.New(n, srvOpts)
 	defer nsrv.Close()
 	nodeServed := make(chan error, 1)
 	go func() { nodeServed <- nsrv.Serve(nl) }()

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -32,9 +34,10 @@ const writeBufferSize = 32 << 10
 // refused, the reply queue is closed and the writer drains it, and only
 // then is the socket closed.
 type conn struct {
-	s   *Server
-	nc  net.Conn
-	log logrus.FieldLogger
+	s    *Server
+	nc   net.Conn
+	peer *peer
+	log  logrus.FieldLogger
 
 	// ctx is done when the connection is dead (the writer failed, or the
 	// server closes): senders stop waiting on the reply queue.
@@ -51,9 +54,23 @@ type conn struct {
 	ops   chan struct{}         // slots of other waiting requests
 	wg    sync.WaitGroup        // request goroutines
 
+	// deadlineSet and hasWriters mirror mu.deadline and
+	// len(mu.writers) > 0, so that the reader of a busy connection checks
+	// them without the lock.
+	deadlineSet atomic.Bool
+	hasWriters  atomic.Bool
+
 	mu struct {
 		sync.Mutex
 		writers map[string]*writerState
+		// busy counts the requests in flight other than appends (reads,
+		// setups, other ops): while it is above 0 the connection is not
+		// idle.
+		busy int
+		// deadline is true while a handshake or idle read deadline is set.
+		// Invariant: an idle deadline is set only while busy == 0 and
+		// writers is empty.
+		deadline bool
 	}
 }
 
@@ -76,11 +93,14 @@ type ackItem struct {
 	eventNumber int64
 	p           *container.PendingAppend
 	err         error
+	// held is the request memory the block's bytes hold, released once
+	// the append is durable or refused.
+	held int
 }
 
-func newConn(s *Server, nc net.Conn) *conn {
+func newConn(s *Server, nc net.Conn, p *peer) *conn {
 	c := &conn{
-		s: s, nc: nc,
+		s: s, nc: nc, peer: p,
 		log:   s.log.WithField("remote", nc.RemoteAddr().String()),
 		out:   make(chan protocol.Message, replyQueue),
 		acks:  make(chan ackItem, s.opts.AckQueue),
@@ -95,6 +115,11 @@ func newConn(s *Server, nc net.Conn) *conn {
 
 func (c *conn) serve() {
 	c.log.Debug("server: connection opened")
+	if d := c.s.opts.HandshakeTimeout; d > 0 {
+		c.mu.Lock()
+		c.setDeadlineLocked(time.Now().Add(d))
+		c.mu.Unlock()
+	}
 	writerDone := make(chan struct{})
 	go c.writeLoop(writerDone)
 	ackDone := make(chan struct{})
@@ -168,19 +193,34 @@ func (c *conn) errorReply(reqID int64, err error, segment, writer string) *proto
 // be closed. It returns the ErrorReply to send before closing, if any.
 func (c *conn) readLoop() *protocol.ErrorReply {
 	dec := protocol.NewDecoder(c.nc)
+	dec.SetBudget(connMemory{c})
+	handshake := true // no complete frame yet
 	for {
+		// While the handshake deadline is set, it is the only one.
+		if !c.hasWriters.Load() && !c.deadlineSet.Load() {
+			c.mu.Lock()
+			c.armIdleLocked()
+			c.mu.Unlock()
+		}
 		m, err := dec.ReadMessage()
 		if err != nil {
 			if !protocol.IsFatal(err) {
 				if !c.decodeFailed(err) {
 					return nil
 				}
+				c.frameRead()
+				handshake = false
 				continue
 			}
-			return c.fatal(err)
+			return c.fatal(err, handshake)
 		}
+		c.frameRead()
+		handshake = false
 		req, ok := m.(protocol.Request)
 		if !ok {
+			if n := protocol.PayloadSize(m); n > 0 {
+				c.releaseMem(n) // a SegmentRead from a client: nobody keeps it
+			}
 			var id int64 = -1
 			if r, ok := m.(protocol.Reply); ok {
 				id = r.ReqID()
@@ -194,6 +234,72 @@ func (c *conn) readLoop() *protocol.ErrorReply {
 			return last
 		}
 	}
+}
+
+// connMemory is the protocol.Budget of a connection's decoder: the
+// server's request memory, the connection's peer's share first. A wait
+// ends when the connection dies or the server closes.
+type connMemory struct{ c *conn }
+
+func (m connMemory) Acquire(n int) error {
+	return m.c.s.acquireMem(m.c.ctx, m.c.peer, int64(n))
+}
+
+func (m connMemory) Release(n int) { m.c.releaseMem(n) }
+
+func (c *conn) releaseMem(n int) { c.s.releaseMem(c.peer, int64(n)) }
+
+// setDeadlineLocked sets the read deadline (handshake or idle).
+func (c *conn) setDeadlineLocked(t time.Time) {
+	c.nc.SetReadDeadline(t)
+	c.mu.deadline = true
+	c.deadlineSet.Store(true)
+}
+
+// clearDeadlineLocked removes the read deadline, if one is set.
+func (c *conn) clearDeadlineLocked() {
+	if c.mu.deadline {
+		c.nc.SetReadDeadline(time.Time{})
+		c.mu.deadline = false
+		c.deadlineSet.Store(false)
+	}
+}
+
+// armIdleLocked sets the idle deadline if the connection is idle: no
+// writer, nothing in flight, no deadline yet. The reader calls it before
+// it reads a frame, a request goroutine when it ends.
+func (c *conn) armIdleLocked() {
+	d := c.s.opts.IdleTimeout
+	if d <= 0 || c.mu.deadline || c.mu.busy > 0 || len(c.mu.writers) > 0 {
+		return
+	}
+	c.setDeadlineLocked(time.Now().Add(d))
+}
+
+// frameRead clears the handshake or idle deadline after a complete frame.
+// A connection with a writer has none to clear: it costs one atomic load.
+func (c *conn) frameRead() {
+	if c.deadlineSet.Load() {
+		c.mu.Lock()
+		c.clearDeadlineLocked()
+		c.mu.Unlock()
+	}
+}
+
+// startRequest and endRequest bracket a request in flight other than an
+// append: while one is, the connection is not idle.
+func (c *conn) startRequest() {
+	c.mu.Lock()
+	c.mu.busy++
+	c.clearDeadlineLocked()
+	c.mu.Unlock()
+}
+
+func (c *conn) endRequest() {
+	c.mu.Lock()
+	c.mu.busy--
+	c.armIdleLocked()
+	c.mu.Unlock()
 }
 
 // decodeFailed answers a frame that was skipped. The error of an
@@ -216,9 +322,17 @@ func (c *conn) decodeFailed(err error) bool {
 
 // fatal classifies the error that ended the stream and returns the reply
 // owed to the client, if the stream was refused rather than lost.
-func (c *conn) fatal(err error) *protocol.ErrorReply {
+func (c *conn) fatal(err error, handshake bool) *protocol.ErrorReply {
 	switch {
 	case errors.Is(err, io.EOF), c.ctx.Err() != nil:
+		return nil
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		c.s.timedOut.Add(1)
+		if handshake {
+			c.log.Debugf("server: no complete frame within the handshake timeout (%v); closing the connection", c.s.opts.HandshakeTimeout)
+		} else {
+			c.log.Debugf("server: connection idle for the idle timeout (%v); closing it", c.s.opts.IdleTimeout)
+		}
 		return nil
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		c.log.WithError(err).Debug("server: connection ended inside a frame")
@@ -247,20 +361,27 @@ func (c *conn) spawn(sem chan struct{}, f func()) bool {
 	if !c.acquire(sem) {
 		return false
 	}
+	c.startRequest()
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		defer func() { <-sem }()
+		defer c.endRequest()
 		f()
 	}()
 	return true
 }
 
+// pushAck queues an append's reply in the ack FIFO; if the connection
+// died first, it releases the block's request memory itself.
 func (c *conn) pushAck(it ackItem) bool {
 	select {
 	case c.acks <- it:
 		return true
 	case <-c.ctx.Done():
+		if it.held > 0 {
+			c.releaseMem(it.held)
+		}
 		return false
 	}
 }
@@ -270,7 +391,7 @@ func (c *conn) pushAck(it ackItem) bool {
 func (c *conn) dispatch(req protocol.Request) (last *protocol.ErrorReply, ok bool) {
 	if err := req.Validate(); err != nil {
 		if b, isAppend := req.(*protocol.AppendBlock); isAppend {
-			return nil, c.pushAck(ackItem{reqID: b.RequestID, writer: b.WriterID, err: err})
+			return nil, c.pushAck(ackItem{reqID: b.RequestID, writer: b.WriterID, err: err, held: len(b.Data)})
 		}
 		c.log.WithError(err).Debug("server: invalid request")
 		c.send(c.errorReply(req.ReqID(), err, "", ""))
@@ -417,7 +538,7 @@ func (c *conn) reply(reqID int64, err error, segment string, ok protocol.Message
 // appendBlock queues a block in its container, from the reader goroutine
 // so that a writer's blocks are logged in the order they arrived.
 func (c *conn) appendBlock(r *protocol.AppendBlock) ackItem {
-	it := ackItem{reqID: r.RequestID, writer: r.WriterID, eventNumber: r.LastEventNumber}
+	it := ackItem{reqID: r.RequestID, writer: r.WriterID, eventNumber: r.LastEventNumber, held: len(r.Data)}
 	c.mu.Lock()
 	if w := c.mu.writers[r.WriterID]; w != nil {
 		it.segment = w.segment
@@ -446,12 +567,17 @@ func (c *conn) ackLoop(done chan<- struct{}) {
 	for it := range c.acks {
 		if it.err == nil {
 			res, err := it.p.Wait()
+			if it.held > 0 {
+				c.releaseMem(it.held) // durable (or failed): the bytes are the cache's now
+			}
 			if err == nil {
 				c.send(&protocol.DataAppended{RequestID: it.reqID, WriterID: it.writer, EventNumber: it.eventNumber,
 					PreviousEventNumber: res.PreviousEventNumber, CurrentOffset: res.Offset})
 				continue
 			}
 			it.err = err
+		} else if it.held > 0 {
+			c.releaseMem(it.held)
 		}
 		c.send(c.errorReply(it.reqID, it.err, it.segment, it.writer))
 	}
@@ -470,9 +596,14 @@ func (c *conn) setupAppend(r *protocol.SetupAppend) bool {
 	if w == nil {
 		w = &writerState{}
 		c.mu.writers[r.WriterID] = w
+		c.hasWriters.Store(true)
 	}
 	busy := w.settingUp
 	w.settingUp = true
+	if !busy {
+		c.mu.busy++
+		c.clearDeadlineLocked()
+	}
 	c.mu.Unlock()
 	if busy {
 		<-c.ops
@@ -499,7 +630,10 @@ func (c *conn) setupAppend(r *protocol.SetupAppend) bool {
 			// A failed setup unbinds: the writer's next block must not go
 			// to a segment it meant to leave.
 			delete(c.mu.writers, r.WriterID)
+			c.hasWriters.Store(len(c.mu.writers) > 0)
 		}
+		c.mu.busy--
+		c.armIdleLocked()
 		c.mu.Unlock()
 		if err != nil {
 			c.send(c.errorReply(r.RequestID, err, r.Segment, r.WriterID))

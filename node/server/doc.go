@@ -30,6 +30,34 @@
 // with data is written straight to the socket after a flush: header and
 // the cached blocks in one writev, without a copy.
 //
+// # Limits on peers
+//
+// Every peer is assumed to be possibly hostile, and bounded (Options):
+//
+//   - MaxConnections open connections; at the cap Serve stops accepting.
+//     MaxConnsPerPeer of them per peer (a remote IPv4 address, or an IPv6
+//     /64): a connection beyond its peer's cap is closed as soon as it is
+//     accepted.
+//   - HandshakeTimeout: a connection that has not delivered one complete
+//     frame by then is closed.
+//   - IdleTimeout: a connection with no writer set up, no request in
+//     flight and no frame received for that long is closed. A connection
+//     with a writer is never idle. Both timeouts are the socket's read
+//     deadline, set and cleared under conn.mu as the connection's state
+//     changes (invariant: an idle deadline is set only while nothing is
+//     registered on the connection).
+//   - RequestMemory bytes held for requests, node-wide, and
+//     PeerRequestMemory per remote IP address: the reader acquires a
+//     frame's whole size (protocol.Budget) before it reads the frame's
+//     body, and an append's bytes are released once it is durable or
+//     refused. A reader that waits for budget reads nothing: back-pressure
+//     on its client, not allocation. Budgets are at least one maximal
+//     frame and reservations are whole frames, so no connection waits
+//     while holding part of one: the budget cannot deadlock.
+//
+// Server.Stats reports the open connections, the bytes held and the
+// connections refused or timed out.
+//
 // # Errors
 //
 // Every failed request gets an ErrorReply with its request id and the code

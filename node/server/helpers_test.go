@@ -51,6 +51,22 @@ func startNoCleanup(t *testing.T, fs vfs.FS) *env {
 // startWith is startNoCleanup with a node configuration of the test's.
 func startWith(t *testing.T, mod func(*node.Config)) *env {
 	t.Helper()
+	return startServer(t, mod, server.Options{})
+}
+
+// startOpts is start with server options of the test's (the Logger is
+// set here).
+func startOpts(t *testing.T, opts server.Options) *env {
+	t.Helper()
+	e := startServer(t, func(*node.Config) {}, opts)
+	t.Cleanup(e.stop)
+	return e
+}
+
+// startServer opens a node configured by mod and serves it with opts; the
+// caller stops it.
+func startServer(t *testing.T, mod func(*node.Config), opts server.Options) *env {
+	t.Helper()
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	log.SetLevel(logrus.DebugLevel)
@@ -65,7 +81,8 @@ func startWith(t *testing.T, mod func(*node.Config)) *env {
 		n.Close()
 		t.Fatal(err)
 	}
-	srv := server.New(n, server.Options{Logger: log})
+	opts.Logger = log
+	srv := server.New(n, opts)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	e := &env{t: t, node: n, srv: srv, addr: l.Addr().String()}

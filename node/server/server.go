@@ -3,21 +3,34 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/sluice-streams/sluice/node"
+	"github.com/sluice-streams/sluice/protocol"
 )
 
 // Defaults for Options.
 const (
-	DefaultMaxConnections  = 1024
-	DefaultMaxReadsPerConn = 64
-	DefaultAckQueue        = 1024
+	DefaultMaxConnections   = 1024
+	DefaultMaxConnsPerPeer  = 64
+	DefaultHandshakeTimeout = 10 * time.Second
+	DefaultIdleTimeout      = 5 * time.Minute
+	DefaultRequestMemory    = 256 << 20
+	DefaultMaxReadsPerConn  = 64
+	DefaultAckQueue         = 1024
 )
+
+// MinRequestMemory is the smallest RequestMemory and PeerRequestMemory:
+// one frame of the largest size must fit in the budget, or its connection
+// would wait for ever.
+const MinRequestMemory = protocol.MaxFrameSize
 
 // maxOpsPerConn bounds the requests of one connection, other than reads
 // and appends, that wait for the disk at once (creates, seals, setups...).
@@ -28,7 +41,11 @@ const maxOpsPerConn = 256
 // its last replies to a client that does not read them.
 const closeWriteTimeout = 5 * time.Second
 
-// Options configures a Server. Zero values take the defaults.
+// ErrInvalidOptions is the error of Options.Validate.
+var ErrInvalidOptions = errors.New("server: invalid options")
+
+// Options configures a Server. Zero values take the defaults; for the
+// timeouts and MaxConnsPerPeer a negative value means none.
 type Options struct {
 	// Logger receives connection events (debug) and failures (warn,
 	// error). logrus.StandardLogger() if nil.
@@ -36,12 +53,116 @@ type Options struct {
 	// MaxConnections bounds the open connections; at the bound the server
 	// stops accepting until one closes.
 	MaxConnections int
+	// MaxConnsPerPeer bounds the open connections of one peer: one
+	// remote IPv4 address, or one IPv6 /64. So one peer cannot take every
+	// slot: a connection beyond it is closed as soon as it is accepted.
+	// At most MaxConnections.
+	MaxConnsPerPeer int
+	// HandshakeTimeout is how long a new connection has to deliver its
+	// first complete frame (normally Hello) before it is closed.
+	HandshakeTimeout time.Duration
+	// IdleTimeout closes a connection that has had nothing registered on
+	// it for that long: no writer set up, no request in flight, no frame
+	// received. Connections with a writer are never idle.
+	IdleTimeout time.Duration
+	// RequestMemory bounds the bytes the node holds for requests, all
+	// connections together: frames being read, and appends until they are
+	// durable. A connection waits for budget before it reads a frame's
+	// body (back-pressure on the client). At least MinRequestMemory.
+	RequestMemory int64
+	// PeerRequestMemory is the share of RequestMemory one remote IP
+	// address may hold, so that one peer's slow or unfinished frames
+	// cannot stall everyone's; RequestMemory/4 by default. Between
+	// MinRequestMemory and RequestMemory.
+	PeerRequestMemory int64
 	// MaxReadsPerConn bounds the reads of one connection in progress at
 	// once (parked tail reads included).
 	MaxReadsPerConn int
 	// AckQueue is the length of a connection's ack FIFO: how many appends
 	// may wait for their fsync before the connection stops reading.
 	AckQueue int
+}
+
+// Validate checks the options that have an allowed range; zero values
+// (the defaults) always pass. New applies the same ranges by raising or
+// lowering a value to the nearest allowed one, and logs a warning.
+func (o Options) Validate() error {
+	maxConns := o.MaxConnections
+	if maxConns < 0 {
+		return fmt.Errorf("%w: max connections %d is negative", ErrInvalidOptions, maxConns)
+	}
+	if maxConns == 0 {
+		maxConns = DefaultMaxConnections
+	}
+	if o.MaxConnsPerPeer > maxConns {
+		return fmt.Errorf("%w: max connections per peer %d is above max connections %d", ErrInvalidOptions, o.MaxConnsPerPeer, maxConns)
+	}
+	mem := o.RequestMemory
+	if mem != 0 && mem < MinRequestMemory {
+		return fmt.Errorf("%w: request memory %d bytes is below %d, the largest frame", ErrInvalidOptions, mem, MinRequestMemory)
+	}
+	if mem == 0 {
+		mem = DefaultRequestMemory
+	}
+	if p := o.PeerRequestMemory; p != 0 && (p < MinRequestMemory || p > mem) {
+		return fmt.Errorf("%w: request memory per peer %d bytes is outside [%d, %d] (the largest frame, the request memory)",
+			ErrInvalidOptions, p, MinRequestMemory, mem)
+	}
+	return nil
+}
+
+// withDefaults returns o with every zero value replaced by its default and
+// every value out of its range moved into it (logging what was moved).
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = logrus.StandardLogger()
+	}
+	if err := o.Validate(); err != nil {
+		o.Logger.WithError(err).Warn("server: options out of range; using the nearest allowed values")
+	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
+	if o.MaxConnsPerPeer == 0 {
+		o.MaxConnsPerPeer = DefaultMaxConnsPerPeer
+	}
+	if o.MaxConnsPerPeer < 0 || o.MaxConnsPerPeer > o.MaxConnections {
+		o.MaxConnsPerPeer = o.MaxConnections
+	}
+	if o.HandshakeTimeout == 0 {
+		o.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.RequestMemory <= 0 {
+		o.RequestMemory = DefaultRequestMemory
+	}
+	o.RequestMemory = max(o.RequestMemory, MinRequestMemory)
+	if o.PeerRequestMemory <= 0 {
+		o.PeerRequestMemory = o.RequestMemory / 4
+	}
+	o.PeerRequestMemory = min(max(o.PeerRequestMemory, MinRequestMemory), o.RequestMemory)
+	if o.MaxReadsPerConn <= 0 {
+		o.MaxReadsPerConn = DefaultMaxReadsPerConn
+	}
+	if o.AckQueue <= 0 {
+		o.AckQueue = DefaultAckQueue
+	}
+	return o
+}
+
+// Stats are a server's counters, for tests and metrics.
+type Stats struct {
+	// Conns is the number of open connections.
+	Conns int
+	// HeldBytes is the request memory in use (see Options.RequestMemory).
+	HeldBytes int64
+	// RefusedPerPeer counts connections closed on accept because their
+	// peer was at Options.MaxConnsPerPeer.
+	RefusedPerPeer int64
+	// TimedOut counts connections closed by the handshake or idle timeout.
+	TimedOut int64
 }
 
 // Server serves one node over TCP.
@@ -52,38 +173,55 @@ type Server struct {
 
 	ctx    context.Context // canceled by Close
 	cancel context.CancelFunc
-	slots  chan struct{} // one token per open connection
+	slots  chan struct{}       // one token per open connection
+	mem    *semaphore.Weighted // Options.RequestMemory
 	wg     sync.WaitGroup
+
+	held     atomic.Int64 // bytes acquired from mem
+	refused  atomic.Int64
+	timedOut atomic.Int64
 
 	mu struct {
 		sync.Mutex
 		closed    bool
 		listeners map[net.Listener]struct{}
 		conns     map[*conn]struct{}
+		peers     map[string]*peer
 		addr      net.Addr
 	}
 }
 
-// New returns a server for n. It serves nothing until Serve.
+// peer is what the server counts per remote IP address. Its fields are
+// guarded by Server.mu; mem is safe for concurrent use.
+type peer struct {
+	ip    string
+	conns int
+	// refusing is set when the peer reaches its cap, so that the refusals
+	// of one flood are logged once.
+	refusing bool
+	// mem is the peer's share of the request memory.
+	mem *semaphore.Weighted
+}
+
+// New returns a server for n. It serves nothing until Serve. Options out
+// of range are moved into it (see Options.Validate).
 func New(n *node.Node, opts Options) *Server {
-	if opts.Logger == nil {
-		opts.Logger = logrus.StandardLogger()
-	}
-	if opts.MaxConnections <= 0 {
-		opts.MaxConnections = DefaultMaxConnections
-	}
-	if opts.MaxReadsPerConn <= 0 {
-		opts.MaxReadsPerConn = DefaultMaxReadsPerConn
-	}
-	if opts.AckQueue <= 0 {
-		opts.AckQueue = DefaultAckQueue
-	}
+	opts = opts.withDefaults()
 	s := &Server{node: n, opts: opts, log: opts.Logger.WithField("component", "server"),
-		slots: make(chan struct{}, opts.MaxConnections)}
+		slots: make(chan struct{}, opts.MaxConnections), mem: semaphore.NewWeighted(opts.RequestMemory)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mu.listeners = map[net.Listener]struct{}{}
 	s.mu.conns = map[*conn]struct{}{}
+	s.mu.peers = map[string]*peer{}
 	return s
+}
+
+// Stats returns the server's counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	conns := len(s.mu.conns)
+	s.mu.Unlock()
+	return Stats{Conns: conns, HeldBytes: s.held.Load(), RefusedPerPeer: s.refused.Load(), TimedOut: s.timedOut.Load()}
 }
 
 // Serve accepts connections on l until Close, and then returns nil; it
@@ -140,11 +278,14 @@ func (s *Server) Serve(l net.Listener) error {
 			return err
 		}
 		backoff = 0
-		c := newConn(s, nc)
-		if !s.track(c) {
+		c, err := s.track(nc)
+		if err != nil {
 			nc.Close()
 			<-s.slots
-			return nil
+			if errors.Is(err, errServerClosed) {
+				return nil
+			}
+			continue // the peer is at its cap
 		}
 		go func() {
 			defer s.wg.Done()
@@ -168,23 +309,88 @@ func (s *Server) closing() bool {
 	return s.mu.closed
 }
 
-// track registers a connection and counts its goroutine, unless the server
-// is closed.
-func (s *Server) track(c *conn) bool {
+// errServerClosed and errPeerFull are why track refuses a connection.
+var (
+	errServerClosed = errors.New("server: closed")
+	errPeerFull     = errors.New("server: peer at its connection cap")
+)
+
+// track registers a new connection and counts its goroutine, unless the
+// server is closed or the connection's peer is at its cap.
+func (s *Server) track(nc net.Conn) (*conn, error) {
+	ip := peerIP(nc.RemoteAddr())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {
-		return false
+		return nil, errServerClosed
 	}
+	p := s.mu.peers[ip]
+	if p == nil {
+		p = &peer{ip: ip, mem: semaphore.NewWeighted(s.opts.PeerRequestMemory)}
+		s.mu.peers[ip] = p
+	}
+	if p.conns >= s.opts.MaxConnsPerPeer {
+		s.refused.Add(1)
+		if !p.refusing {
+			p.refusing = true
+			s.log.WithField("peer", ip).Warnf("server: peer has %d connections, its cap; closing its new ones until it has fewer", p.conns)
+		}
+		return nil, errPeerFull
+	}
+	p.conns++
+	c := newConn(s, nc, p)
 	s.mu.conns[c] = struct{}{}
 	s.wg.Add(1)
-	return true
+	return c, nil
 }
 
 func (s *Server) untrack(c *conn) {
 	s.mu.Lock()
 	delete(s.mu.conns, c)
+	p := c.peer
+	p.conns--
+	p.refusing = false
+	if p.conns == 0 {
+		delete(s.mu.peers, p.ip)
+	}
 	s.mu.Unlock()
+}
+
+// peerIP is the key of a remote address's peer: its IPv4 address, the /64
+// prefix of its IPv6 address (one host or site usually has a whole /64,
+// so single IPv6 addresses would cost it nothing), or the whole address
+// for addresses that have no IP.
+func peerIP(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	if ip4 := ta.IP.To4(); ip4 != nil {
+		return ip4.String()
+	}
+	return ta.IP.Mask(net.CIDRMask(64, 128)).String() + "/64"
+}
+
+// acquireMem takes n bytes of request memory for a connection of p: the
+// peer's share first, then the node's. Every connection takes them in
+// this order, and whole frames at a time, so nobody waits while holding
+// part of what it needs.
+func (s *Server) acquireMem(ctx context.Context, p *peer, n int64) error {
+	if err := p.mem.Acquire(ctx, n); err != nil {
+		return err
+	}
+	if err := s.mem.Acquire(ctx, n); err != nil {
+		p.mem.Release(n)
+		return err
+	}
+	s.held.Add(n)
+	return nil
+}
+
+func (s *Server) releaseMem(p *peer, n int64) {
+	s.held.Add(-n)
+	s.mem.Release(n)
+	p.mem.Release(n)
 }
 
 // Addr returns the address of the first listener Serve was given, or nil

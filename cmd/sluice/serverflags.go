@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/urfave/cli/v2"
+
+	"github.com/sluice-streams/sluice/node/server"
+)
+
+// serverOptions are the limits of the node's TCP server, flags of
+// `sluice node` and `sluice standalone` (see server.Options).
+type serverOptions struct {
+	// MaxConns bounds the open connections (--max-conns).
+	MaxConns int
+	// MaxConnsPerPeer bounds the open connections of one remote IP
+	// address (--max-conns-per-peer).
+	MaxConnsPerPeer int
+	// HandshakeTimeout closes a connection with no complete first frame
+	// (--handshake-timeout).
+	HandshakeTimeout time.Duration
+	// IdleTimeout closes a connection with no writer and nothing in flight
+	// (--idle-timeout).
+	IdleTimeout time.Duration
+	// RequestMemory bounds the bytes held for requests, node-wide
+	// (--request-memory).
+	RequestMemory int64
+	// PeerRequestMemory is one remote IP address's share of it
+	// (--peer-request-memory).
+	PeerRequestMemory int64
+}
+
+func (o *serverOptions) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "max-conns", Usage: "accept at most `N` connections at once", Value: server.DefaultMaxConnections, Destination: &o.MaxConns},
+		&cli.IntFlag{Name: "max-conns-per-peer", Usage: "close new connections from an IP address (IPv6: a /64) that already has `N` open (at most --max-conns; negative: no cap)", Value: server.DefaultMaxConnsPerPeer, Destination: &o.MaxConnsPerPeer},
+		&cli.DurationFlag{Name: "handshake-timeout", Usage: "close a connection that sends no complete first request within `D` (negative: never)", Value: server.DefaultHandshakeTimeout, Destination: &o.HandshakeTimeout},
+		&cli.DurationFlag{Name: "idle-timeout", Usage: "close a connection with no writer and no request in flight after `D` (negative: never)", Value: server.DefaultIdleTimeout, Destination: &o.IdleTimeout},
+		&cli.Int64Flag{Name: "request-memory", Usage: fmt.Sprintf("hold at most `BYTES` of requests being read or waiting for their fsync, all connections together; beyond, stop reading (at least %d)", server.MinRequestMemory), Value: server.DefaultRequestMemory, Destination: &o.RequestMemory},
+		&cli.Int64Flag{Name: "peer-request-memory", Usage: "one IP address's share of --request-memory in `BYTES` (default: a quarter of it)", Destination: &o.PeerRequestMemory},
+	}
+}
+
+// options returns the server options, or the flags' error.
+func (o *serverOptions) options(log logrus.FieldLogger) (server.Options, error) {
+	opts := server.Options{Logger: log, MaxConnections: o.MaxConns, MaxConnsPerPeer: o.MaxConnsPerPeer,
+		HandshakeTimeout: o.HandshakeTimeout, IdleTimeout: o.IdleTimeout,
+		RequestMemory: o.RequestMemory, PeerRequestMemory: o.PeerRequestMemory}
+	if err := opts.Validate(); err != nil {
+		return server.Options{}, err
+	}
+	return opts, nil
+}
