@@ -131,7 +131,7 @@ func (s *segment) partsFrom(offset, end int64) (parts []partRef, next partRef, o
 // it; beyond the end of a sealed segment it is protocol.ErrInvalidArgument.
 func (c *Container) Read(ctx context.Context, name string, offset int64, maxBytes int) (ReadResult, error) {
 	for attempt := 0; ; attempt++ {
-		res, err := c.read(ctx, name, offset, maxBytes)
+		res, err := c.read(ctx, name, offset, maxBytes, false)
 		if err == nil || attempt == 2 || !c.tieredSince(name, err) {
 			return res, err
 		}
@@ -164,7 +164,10 @@ func (c *Container) tieredSince(name string, err error) bool {
 	return serr != nil || s.tieredEnd() > gone.offset || gone.offset < s.start
 }
 
-func (c *Container) read(ctx context.Context, name string, offset int64, maxBytes int) (ReadResult, error) {
+// read serves Read and, with atEvent, ReadAtEvent: the first block (or
+// chunk part) it loads is the one holding offset, and it checks that an
+// event starts there before returning any byte.
+func (c *Container) read(ctx context.Context, name string, offset int64, maxBytes int, atEvent bool) (ReadResult, error) {
 	if maxBytes <= 0 || offset < 0 {
 		return ReadResult{}, c.errorf(protocol.ErrInvalidArgument, name, "read of %d bytes at offset %d", maxBytes, offset)
 	}
@@ -231,12 +234,21 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 		c.readPartAhead(name, segID, ahead)
 	}
 
-	for _, sp := range spans {
+	for i, sp := range spans {
+		check := atEvent && i == 0 && sp.from > 0
 		if sp.tiered {
 			data, ref, err := c.loadPart(name, segID, sp.part)
 			if err != nil {
 				res.Release()
 				return ReadResult{}, err
+			}
+			if check {
+				if err := c.boundaryIn(name, data, sp.part.Offset, offset); err != nil {
+					if ref != nil {
+						ref.Release()
+					}
+					return ReadResult{}, err
+				}
 			}
 			if ref != nil {
 				if res.held == nil {
@@ -247,16 +259,16 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 			res.Data = append(res.Data, data[sp.from:sp.to])
 			continue
 		}
-		key := c.cacheKey(sp.ext.addr)
-		data, ok := c.cache.Get(key)
-		if !ok {
-			var err error
-			if data, err = c.source.LoadBlock(sp.ext.addr, sp.ext.dataOff, sp.ext.length); err != nil {
+		data, err := c.loadBlock(name, sp.ext)
+		if err != nil {
+			res.Release()
+			return ReadResult{}, err
+		}
+		if check {
+			if err := c.boundaryIn(name, data, sp.ext.offset, offset); err != nil {
 				res.Release()
-				return ReadResult{}, &errLogBlockGone{offset: sp.ext.offset,
-					err: fmt.Errorf("container %d: segment %q: read block at offset %d: %w", c.cfg.ID, name, sp.ext.offset, err)}
+				return ReadResult{}, err
 			}
-			c.cache.Put(key, data)
 		}
 		res.Data = append(res.Data, data[sp.from:sp.to])
 	}
