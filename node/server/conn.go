@@ -58,7 +58,7 @@ type conn struct {
 }
 
 // writerState is what a connection knows of a writer id. Its fields are
-// guarded by conn.mu.
+// guarded by conn.mu, which is never held while calling a container.
 type writerState struct {
 	// segment is the segment the writer is bound to by its last completed
 	// SetupAppend; "" while it has none.
@@ -71,6 +71,8 @@ type writerState struct {
 	// refused: a block of the writer was refused as retriable, which
 	// unbound it (see unbindLocked).
 	refused bool
+	// setups counts the writer's completed SetupAppends.
+	setups int
 }
 
 // unbindLocked unbinds a writer whose block was refused with a retriable
@@ -449,21 +451,23 @@ func (c *conn) reply(reqID int64, err error, segment string, ok protocol.Message
 func (c *conn) appendBlock(r *protocol.AppendBlock) ackItem {
 	it := ackItem{reqID: r.RequestID, writer: r.WriterID, eventNumber: r.LastEventNumber}
 	c.mu.Lock()
-	defer c.mu.Unlock() // the container's lock may be taken under it, never the reverse
 	w := c.mu.writers[r.WriterID]
 	if w == nil || w.segment == "" {
 		msg := fmt.Sprintf("%v: %q", protocol.ErrWriterNotSetUp, r.WriterID)
 		if w != nil && w.refused {
 			msg += ": an earlier block of the writer was refused; SetupAppend again before appending"
 		}
+		c.mu.Unlock()
 		it.err = &protocol.Error{Code: protocol.CodeWriterNotSetUp, WriterID: r.WriterID, Message: msg}
 		return it
 	}
 	it.segment = w.segment
-	if w.last != protocol.NoEventNumber && r.LastEventNumber <= w.last {
+	last, setups := w.last, w.setups
+	c.mu.Unlock()
+	if last != protocol.NoEventNumber && r.LastEventNumber <= last {
 		it.err = &protocol.Error{Code: protocol.CodeInvalidEventNumber, Segment: it.segment, WriterID: r.WriterID,
 			Message: fmt.Sprintf("%v: writer %q: block numbered %d after one numbered %d on this connection (event numbers go backwards)",
-				protocol.ErrInvalidEventNumber, r.WriterID, r.LastEventNumber, w.last)}
+				protocol.ErrInvalidEventNumber, r.WriterID, r.LastEventNumber, last)}
 		return it
 	}
 	ct, err := c.s.node.ContainerFor(it.segment)
@@ -473,14 +477,19 @@ func (c *conn) appendBlock(r *protocol.AppendBlock) ackItem {
 			EventCount: r.EventCount, ExpectedOffset: r.ExpectedOffset, Data: r.Data,
 		})
 	}
-	if err != nil {
-		it.err = err
-		if protocol.IsRetriable(err) {
+	it.err = err
+	c.mu.Lock()
+	// Only the reader goroutine changes last and refused; a SetupAppend
+	// that completed meanwhile starts afresh and is left alone.
+	if w.setups == setups {
+		switch {
+		case err == nil:
+			w.last = r.LastEventNumber
+		case protocol.IsRetriable(err):
 			c.unbindLocked(r.WriterID)
 		}
-		return it
 	}
-	w.last = r.LastEventNumber
+	c.mu.Unlock()
 	return it
 }
 
@@ -539,6 +548,7 @@ func (c *conn) setupAppend(r *protocol.SetupAppend) bool {
 		w.settingUp = false
 		if err == nil {
 			w.segment, w.last, w.refused = r.Segment, protocol.NoEventNumber, false
+			w.setups++
 		} else {
 			// A failed setup unbinds: the writer's next block must not go
 			// to a segment it meant to leave.
