@@ -2,8 +2,10 @@ package container
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/sluice-streams/sluice/node/cache"
@@ -76,6 +78,17 @@ func TestTruncateOnlyAtEventBoundaries(t *testing.T) {
 			}
 			if info, _ := c.Info(name); info.StartOffset != 0 {
 				t.Fatalf("refused truncations moved the start to %d", info.StartOffset)
+			}
+			// In random order, so that the boundaries found before (the
+			// hints checks start from) are everywhere: never a wrong answer.
+			r := rand.New(rand.NewPCG(uint64(len(tc.name)), 1))
+			for _, off := range r.Perm(len(all)) {
+				off := int64(off)
+				err := c.CheckBoundary(name, off)
+				_, rerr := c.ReadAtEvent(t.Context(), name, off, 10)
+				if good[off] != (err == nil) || good[off] != (rerr == nil) {
+					t.Fatalf("offset %d (boundary: %v): CheckBoundary %v, ReadAtEvent %v", off, good[off], err, rerr)
+				}
 			}
 			if got := readBytes(t, c, name); !bytes.Equal(got, all) {
 				t.Fatalf("after refused truncations read %q, want %q", got, all)
@@ -199,5 +212,64 @@ func TestEventNumberOutsideTheRangeIsRefused(t *testing.T) {
 	}
 	if got := readAll(t, c, seg, 0); fmt.Sprint(got) != "[stored last]" {
 		t.Fatalf("read %v", got)
+	}
+}
+
+// BenchmarkReadAtEvent compares reads with and without the boundary
+// check, on a 1 MiB block of 100-byte events: "sequential" reads 4 KiB at
+// a time from where the last read's whole events ended, as a reader does
+// (the check walks from the previous read's start, a hint); "far" starts
+// each read at the last event of the block, a different segment's hints
+// never helping (the check walks the whole block: the worst case).
+func BenchmarkReadAtEvent(b *testing.B) {
+	c, err := Open(Config{Dir: b.TempDir(), Cache: cache.New(64 << 20)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ev := bytes.Repeat([]byte{'x'}, 96)
+	var data []byte
+	n := 0
+	for len(data) < 1<<20 {
+		data = protocol.AppendEvent(data, ev)
+		n++
+	}
+	for i := range 2 {
+		name := protocol.SegmentName("sc", "st", int64(i), 0)
+		if err := c.Create(name, nil); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Append(Append{Segment: name, EventCount: int32(n), ExpectedOffset: protocol.NoExpectedOffset, Data: data}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	seq, far := protocol.SegmentName("sc", "st", 0, 0), protocol.SegmentName("sc", "st", 1, 0)
+	for _, tc := range []struct {
+		name string
+		read func(context.Context, string, int64, int) (ReadResult, error)
+	}{{"Read", c.Read}, {"ReadAtEvent", c.ReadAtEvent}} {
+		b.Run("sequential/"+tc.name, func(b *testing.B) {
+			off := int64(0)
+			for b.Loop() {
+				r, err := tc.read(context.Background(), seq, off, 4096)
+				if err != nil {
+					b.Fatal(err)
+				}
+				off += int64(r.Len()) / 100 * 100 // the whole events read
+				if off >= int64(len(data))-4096 {
+					off = 0
+				}
+			}
+		})
+		b.Run("far/"+tc.name, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				c.mu.Lock()
+				c.mu.st.byName[far].hints.at = [boundaryHints]int64{}
+				c.mu.Unlock()
+				if _, err := tc.read(context.Background(), far, int64(len(data)-100), 100); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

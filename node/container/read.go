@@ -179,6 +179,8 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 	var res ReadResult
 	var ahead partRef // the next chunk's first part, for read-ahead
 	var readAhead bool
+	var seg *segment
+	var walkFrom int64 // where the boundary check of offset starts (atEvent)
 	for {
 		s, err := c.segmentLocked(name)
 		if err != nil {
@@ -206,6 +208,9 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 				spans = append(spans, span{ext: e, from: max(offset, e.offset) - e.offset, to: min(end, e.end()) - e.offset})
 			}
 			res = ReadResult{Offset: offset, AtTail: end == s.durable, EndOfSegment: s.sealDurable && end == s.length}
+			if len(spans) > 0 {
+				seg, walkFrom = s, s.walkStartLocked(spans[0].blockOffset(), offset)
+			}
 			break
 		}
 		if s.sealDurable {
@@ -235,7 +240,7 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 	}
 
 	for i, sp := range spans {
-		check := atEvent && i == 0 && sp.from > 0
+		check := atEvent && i == 0 && walkFrom < offset
 		if sp.tiered {
 			data, ref, err := c.loadPart(name, segID, sp.part)
 			if err != nil {
@@ -243,7 +248,7 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 				return ReadResult{}, err
 			}
 			if check {
-				if err := c.boundaryIn(name, data, sp.part.Offset, offset); err != nil {
+				if err := c.boundaryIn(name, data[walkFrom-sp.part.Offset:], walkFrom, offset); err != nil {
 					if ref != nil {
 						ref.Release()
 					}
@@ -265,12 +270,17 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 			return ReadResult{}, err
 		}
 		if check {
-			if err := c.boundaryIn(name, data, sp.ext.offset, offset); err != nil {
+			if err := c.boundaryIn(name, data[walkFrom-sp.ext.offset:], walkFrom, offset); err != nil {
 				res.Release()
 				return ReadResult{}, err
 			}
 		}
 		res.Data = append(res.Data, data[sp.from:sp.to])
+	}
+	if atEvent && seg != nil && walkFrom < offset {
+		c.mu.Lock()
+		seg.addHintLocked(offset) // the reader's next check walks from here
+		c.mu.Unlock()
 	}
 	return res, nil
 }
