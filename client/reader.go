@@ -310,8 +310,11 @@ func (r *Reader) headCut(ctx context.Context) (api.StreamCut, error) {
 // (ErrEndOfStream), ctx is done (ctx.Err(); nothing is lost: the next call
 // continues where this one stood), or the Reader is closed (ErrClosed).
 // Failures that may pass are retried inside without end; ReadNext returns
-// an error otherwise (say, the stream was deleted). A call while another
-// is running returns ErrReaderBusy.
+// an error otherwise (say, the stream was deleted, or the reader stands
+// inside an event of a segment because it started from a bad cut: an
+// error wrapping protocol.ErrNotEventBoundary, returned again on every
+// call; the segment itself and other readers are unaffected). A call while
+// another is running returns ErrReaderBusy.
 func (r *Reader) ReadNext(ctx context.Context) (Event, error) {
 	// reading tells concurrent ReadNext calls apart from the group's
 	// heartbeat, which takes busy for a moment to change the segment set
