@@ -152,6 +152,9 @@ func (c *Container) cacheKey(a wal.Addr) cache.Key {
 //
 //   - last outside 0..protocol.MaxEventNumber, or count < 1: refused,
 //     with an error wrapping protocol.ErrInvalidEventNumber;
+//   - a stored number above MaxEventNumber (math.MaxInt64, which an older
+//     version stored): every block refused the same way, since any would
+//     count as a resend and be dropped; the writer must use a new id;
 //   - no stored number, or last > stored: new, to be applied (and stored
 //     becomes last);
 //   - last <= stored: a resend of a block already stored, acknowledged
@@ -167,6 +170,10 @@ func (c *Container) cacheKey(a wal.Addr) cache.Key {
 func classifyBlock(stored, last int64, count int32) (resend bool, err error) {
 	if err := protocol.CheckEventNumbers(last, count); err != nil {
 		return false, err
+	}
+	if stored > protocol.MaxEventNumber {
+		return false, fmt.Errorf("%w: %w: the writer's stored event number %d is above %d (an older version stored it); "+
+			"append with a new writer id", protocol.ErrInvalidEventNumber, protocol.ErrInvalidArgument, stored, protocol.MaxEventNumber)
 	}
 	return stored != protocol.NoEventNumber && last <= stored, nil
 }

@@ -215,6 +215,43 @@ func TestEventNumberOutsideTheRangeIsRefused(t *testing.T) {
 	}
 }
 
+// TestWriterPoisonedByAnOlderVersion: a writer whose stored number is
+// math.MaxInt64 (an older version accepted such a block) gets every block
+// refused, never acknowledged as a resend and dropped; other writers are
+// unaffected.
+func TestWriterPoisonedByAnOlderVersion(t *testing.T) {
+	c := open(t, Config{Dir: t.TempDir()})
+	if err := c.Create(seg, nil); err != nil {
+		t.Fatal(err)
+	}
+	// What an older version stored: an append record numbered MaxInt64.
+	c.mu.Lock()
+	s := c.mu.st.byName[seg]
+	data := block("poison")
+	hdr := appendHeader(s.id, s.length, 1<<63-1, "old")
+	p, err := c.logLocked(recAppend, hdr, data)
+	if err != nil {
+		c.mu.Unlock()
+		t.Fatal(err)
+	}
+	c.mu.st.applyAppend(s, appendRecord{segID: s.id, offset: s.length, eventNumber: 1<<63 - 1, writer: "old", dataOff: len(hdr), data: data}, p.Addr, 0, 0)
+	c.mu.Unlock()
+	if err := c.wait(p); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int64{0, 5, protocol.MaxEventNumber} {
+		_, err := c.Append(Append{Segment: seg, Writer: "old", EventNumber: n, EventCount: 1,
+			ExpectedOffset: protocol.NoExpectedOffset, Data: block("lost?")})
+		if !errors.Is(err, protocol.ErrInvalidEventNumber) {
+			t.Fatalf("append %d by the poisoned writer: %v, want ErrInvalidEventNumber", n, err)
+		}
+	}
+	appendEvents(t, c, seg, "new", 0, "fine")
+	if got := readAll(t, c, seg, 0); fmt.Sprint(got) != "[poison fine]" {
+		t.Fatalf("read %v", got)
+	}
+}
+
 // BenchmarkReadAtEvent compares reads with and without the boundary
 // check, on a 1 MiB block of 100-byte events: "sequential" reads 4 KiB at
 // a time from where the last read's whole events ended, as a reader does
