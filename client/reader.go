@@ -310,8 +310,11 @@ func (r *Reader) headCut(ctx context.Context) (api.StreamCut, error) {
 // (ErrEndOfStream), ctx is done (ctx.Err(); nothing is lost: the next call
 // continues where this one stood), or the Reader is closed (ErrClosed).
 // Failures that may pass are retried inside without end; ReadNext returns
-// an error otherwise (say, the stream was deleted). A call while another
-// is running returns ErrReaderBusy.
+// an error otherwise (say, the stream was deleted, or the reader stands
+// inside an event of a segment because it started from a bad cut: an
+// error wrapping protocol.ErrNotEventBoundary, returned again on every
+// call; the segment itself and other readers are unaffected). A call while
+// another is running returns ErrReaderBusy.
 func (r *Reader) ReadNext(ctx context.Context) (Event, error) {
 	// reading tells concurrent ReadNext calls apart from the group's
 	// heartbeat, which takes busy for a moment to change the segment set
@@ -468,7 +471,10 @@ func (r *Reader) maybeFetch(sr *segRead) {
 	r.gen++
 	sr.gen = r.gen
 	r.wg.Add(1)
-	go r.fetch(sr.name, sr.gen, sr.bufOff+int64(len(sr.buf)), int32(max))
+	// Holding no part of an event, the reader stands where one starts: the
+	// node checks that, so that a position inside an event is a clear
+	// error instead of garbage parsed as events.
+	go r.fetch(sr.name, sr.gen, sr.bufOff+int64(len(sr.buf)), int32(max), len(sr.buf) == 0)
 }
 
 func maxInt(a, b int) int {
@@ -550,12 +556,12 @@ func (r *Reader) truncate(sr *segRead, m *truncMove) {
 // result; at the end of a sealed segment it also finds the successors, and
 // on truncation where to go. It runs until it delivers or the Reader
 // closes.
-func (r *Reader) fetch(seg string, gen uint64, off int64, max int32) {
+func (r *Reader) fetch(seg string, gen uint64, off int64, max int32, atEvent bool) {
 	defer r.wg.Done()
 	res := fetchResult{seg: seg, gen: gen, off: off}
 	var bo backoffTimer
 	for {
-		read, err := r.readOnce(seg, off, max)
+		read, err := r.readOnce(seg, off, max, atEvent)
 		switch {
 		case err == nil && read.EndOfSegment:
 			res.data, res.eos = joinData(read.Data), true
@@ -609,16 +615,20 @@ func joinData(d [][]byte) []byte {
 
 // readOnce reads seg through the Client's pool, dropping the cached
 // endpoint when the node says it is not the segment's.
-func (r *Reader) readOnce(seg string, off int64, max int32) (*protocol.SegmentRead, error) {
+func (r *Reader) readOnce(seg string, off int64, max int32, atEvent bool) (*protocol.SegmentRead, error) {
 	conn, err := r.c.SegmentConn(r.ctx, seg)
 	if err != nil {
 		return nil, err
 	}
-	read, err := conn.ReadSegment(r.ctx, seg, off, max, r.cfg.tailWait)
+	read := conn.ReadSegment
+	if atEvent {
+		read = conn.ReadSegmentAtEvent
+	}
+	res, err := read(r.ctx, seg, off, max, r.cfg.tailWait)
 	if err != nil {
 		r.c.Invalidate(seg, conn, err)
 	}
-	return read, err
+	return res, err
 }
 
 // successors returns the successors of the sealed segment seg. A segment

@@ -61,7 +61,10 @@
 //	seal:         intent, finishTxns (abort OPEN transactions, complete
 //	              COMMITTING/ABORTING ones), sealSegments, markSealed
 //	truncate:     intent (the cut, the segments it deletes), truncateSegments,
-//	              publishHead, deleteSegments, cleanup
+//	              publishHead, deleteSegments, cleanup; before the intent
+//	              is recorded, every offset that moves a head is checked
+//	              with its node (CheckBoundary): a cut inside an event is
+//	              refused and records nothing
 //	delete:       intent (stream must be sealed), deleteSegments,
 //	              removeRecords (transaction records, then the stream record)
 //

@@ -28,8 +28,14 @@ type SegmentStore interface {
 	// segment is success (the node's seal is idempotent).
 	SealSegment(ctx context.Context, segment string) (length int64, err error)
 	// TruncateSegment makes the bytes below offset unreadable. Truncating
-	// below the current start offset is success and changes nothing.
+	// below the current start offset is success and changes nothing. Above
+	// it, offset must be an event boundary (protocol.ErrNotEventBoundary).
 	TruncateSegment(ctx context.Context, segment string, offset int64) error
+	// CheckBoundary returns nil if offset is an event boundary of the
+	// segment (where an event starts, or its length), else an error
+	// wrapping protocol.ErrNotEventBoundary that names the nearest ones.
+	// It changes nothing.
+	CheckBoundary(ctx context.Context, segment string, offset int64) error
 	// DeleteSegment deletes a segment. A segment that does not exist is
 	// success: the controller deletes only segments it has retired.
 	DeleteSegment(ctx context.Context, segment string) error
@@ -202,6 +208,11 @@ func (n *NodeSegments) TruncateSegment(ctx context.Context, segment string, offs
 		_, err := c.TruncateSegment(ctx, segment, offset)
 		return err
 	})
+}
+
+// CheckBoundary implements SegmentStore.
+func (n *NodeSegments) CheckBoundary(ctx context.Context, segment string, offset int64) error {
+	return n.do(ctx, segment, func(c *segclient.Conn) error { return c.CheckBoundary(ctx, segment, offset) })
 }
 
 // DeleteSegment implements SegmentStore.

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
@@ -214,8 +215,12 @@ func (s *Service) DeleteStream(ctx context.Context, scope, stream string) error 
 // cut are deleted, the cut's segments truncated at their offsets. The cut
 // must be a valid cut of the stream (ErrInvalid): its segments cover [0,1)
 // exactly once, are consistent with each other, none was deleted by an
-// earlier truncation, and no offset is beyond its segment's length.
-// Truncating at or before the current head changes nothing.
+// earlier truncation, no offset is beyond its segment's length, and every
+// offset that moves the head is an event boundary, as its node confirms
+// (else the error wraps both ErrInvalid and protocol.ErrNotEventBoundary).
+// All of that is checked before the truncation is recorded, so a refused
+// cut changes nothing, in the metadata or on any node. Truncating at or
+// before the current head changes nothing.
 func (s *Service) TruncateStream(ctx context.Context, scope, stream string, cut api.StreamCut) error {
 	if err := s.checkStream(ctx, scope, stream); err != nil {
 		return err
@@ -242,6 +247,15 @@ func (s *Service) TruncateStream(ctx context.Context, scope, stream string, cut 
 		}
 		if off > info.Length {
 			return fmt.Errorf("%w: stream cut: offset %d of %s is beyond its length %d", ErrInvalid, off, info.Segment, info.Length)
+		}
+		if h, ok := r.Head[n]; (ok && off <= h) || off <= info.StartOffset {
+			continue // changes nothing there
+		}
+		if err := s.segs.CheckBoundary(ctx, info.Segment, off); err != nil {
+			if errors.Is(err, protocol.ErrNotEventBoundary) {
+				return fmt.Errorf("%w: stream cut: offset %d of %s: %w", ErrInvalid, off, info.Segment, err)
+			}
+			return err
 		}
 	}
 	return s.startWorkflow(ctx, scope, stream, kindTruncate, func(r *streamRec, w *workflowRec) error {

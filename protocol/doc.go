@@ -83,6 +83,7 @@
 //	28 GetAttributes      -> 29 Attributes
 //	30 UpdateAttributes   -> 31 AttributesUpdated
 //	32 GetTierStats       -> 33 TierStats
+//	34 CheckBoundary      -> 35 BoundaryChecked
 //
 // A reply carries the request id of its request. Type and ErrorCode
 // numbers are never reused or renumbered.
@@ -100,6 +101,37 @@
 // length <= MaxEventSize (8 MiB); empty events are allowed. An AppendBlock
 // holds a whole number of events (CheckBlock), so events never straddle
 // blocks in a segment.
+//
+// An event boundary is an offset where an event starts, or the segment's
+// length. Only a boundary can be a truncation point (TruncateSegment above
+// the segment's start) or the start of a read with ReadSegment.AtEvent;
+// the node refuses any other offset with NotEventBoundary (code 20),
+// naming the boundaries on either side, and changes nothing. The node
+// finds boundaries from what it stores: every append block, tier-2 chunk
+// and chunk part starts at one, and the length prefixes lead from there.
+// CheckBoundary asks without changing anything. Offsets the system hands
+// out (a segment's length, a reader's position, a stream cut from the
+// controller) are boundaries.
+//
+// # Event numbers
+//
+// A writer numbers its events; AppendBlock.LastEventNumber is the number
+// of the block's last event and must lie in 0..MaxEventNumber (2^63-2),
+// else the block is refused with InvalidEventNumber (nothing is stored).
+// The node keeps each writer's last stored number per segment: a block
+// numbered above it is stored, one numbered at or below it is a resend
+// of a stored block and is acknowledged without being stored again. That
+// holds because the writer numbers each block once, rising (the Go client
+// numbers events consecutively from 0, or from AppendSetup's number + 1),
+// resends blocks unchanged and in order after a SetupAppend, and because a
+// connection:
+//
+//   - refuses (InvalidEventNumber) a writer's block numbered at or below
+//     its previous block on the connection since its SetupAppend; and
+//   - after refusing a writer's block with a retriable error (WrongHost,
+//     ContainerUnavailable) refuses its next blocks with WriterNotSetUp
+//     until it sets up again, so no later block is stored ahead of the one
+//     the writer will resend.
 //
 // # Names
 //

@@ -31,6 +31,7 @@ const (
 	CodeWriterNotSetUp         ErrorCode = 17 // AppendBlock for a writer with no completed SetupAppend on the connection
 	CodeInvalidArgument        ErrorCode = 18 // a request field fails validation
 	CodeInternal               ErrorCode = 19 // anything else; a bug or an unexpected I/O failure
+	CodeNotEventBoundary       ErrorCode = 20 // an offset that must start an event (truncate, checked read) does not
 )
 
 // Sentinel errors, one per ErrorCode. Classify with errors.Is; never match
@@ -55,6 +56,7 @@ var (
 	ErrWriterNotSetUp         = errors.New("sluice: writer not set up on this connection")
 	ErrInvalidArgument        = errors.New("sluice: invalid argument")
 	ErrInternal               = errors.New("sluice: internal error")
+	ErrNotEventBoundary       = errors.New("sluice: offset is not an event boundary")
 
 	// ErrUnknownType is the name the Decoder's documentation uses for
 	// ErrUnknownCommand; both are the same value.
@@ -86,6 +88,7 @@ var codeTable = [...]struct {
 	CodeWriterNotSetUp:         {ErrWriterNotSetUp, "WriterNotSetUp"},
 	CodeInvalidArgument:        {ErrInvalidArgument, "InvalidArgument"},
 	CodeInternal:               {ErrInternal, "Internal"},
+	CodeNotEventBoundary:       {ErrNotEventBoundary, "NotEventBoundary"},
 }
 
 // String returns the code's name, or "ErrorCode(N)" for a code this

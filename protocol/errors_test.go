@@ -11,7 +11,7 @@ import (
 
 func TestErrorCodes(t *testing.T) {
 	seen := map[error]protocol.ErrorCode{}
-	for c := protocol.CodeNoSuchSegment; c <= protocol.CodeInternal; c++ {
+	for c := protocol.CodeNoSuchSegment; c <= protocol.CodeNotEventBoundary; c++ {
 		err := c.Err()
 		if err == nil || !strings.HasPrefix(err.Error(), "sluice: ") {
 			t.Errorf("%v: sentinel %v", c, err)

@@ -15,6 +15,14 @@ const (
 	// NoEventNumber is AppendSetup.LastEventNumber for a writer that never
 	// appended to the segment.
 	NoEventNumber int64 = math.MinInt64
+	// MaxEventNumber is the highest event number a writer may give a
+	// block (AppendBlock.LastEventNumber, the number of its last event).
+	// Block numbers run from 0 to MaxEventNumber, so a writer's next number
+	// (last+1) never overflows, and a writer whose stored number is
+	// MaxEventNumber gets its next block refused (InvalidEventNumber)
+	// rather than taken for a resend: the node acknowledges a block
+	// numbered at or below the stored one without storing it.
+	MaxEventNumber int64 = math.MaxInt64 - 1
 	// NoExpectedOffset makes an AppendBlock unconditional.
 	NoExpectedOffset int64 = -1
 	// NoValue is an absent attribute: AttributeUpdate.Expected for
@@ -64,6 +72,8 @@ const (
 	TypeAttributesUpdated Type = 31
 	TypeGetTierStats      Type = 32
 	TypeTierStats         Type = 33
+	TypeCheckBoundary     Type = 34
+	TypeBoundaryChecked   Type = 35
 )
 
 var typeNames = map[Type]string{
@@ -93,6 +103,8 @@ var typeNames = map[Type]string{
 	TypeAttributesUpdated: "AttributesUpdated",
 	TypeGetTierStats:      "GetTierStats",
 	TypeTierStats:         "TierStats",
+	TypeCheckBoundary:     "CheckBoundary",
+	TypeBoundaryChecked:   "BoundaryChecked",
 }
 
 // String returns the message name, or "Type(N)" for an unknown type.
@@ -158,6 +170,10 @@ func newMessage(t Type) Message {
 		return new(TierStats)
 	case TypeAttributesUpdated:
 		return new(AttributesUpdated)
+	case TypeCheckBoundary:
+		return new(CheckBoundary)
+	case TypeBoundaryChecked:
+		return new(BoundaryChecked)
 	}
 	return nil
 }
@@ -317,13 +333,17 @@ type DataAppended struct {
 // ReadSegment reads up to MaxBytes from Offset. If no byte is available
 // there yet, the node waits up to WaitMillis for one (long poll). The node
 // may return fewer bytes than asked, and caps MaxBytes so that the reply
-// fits a frame. Reply: SegmentRead.
+// fits a frame. With AtEvent set, Offset must be where an event starts:
+// the node refuses any other with NotEventBoundary (a reader sets it
+// whenever it holds no part of an event, so that a bad position is one
+// clear error rather than garbage parsed as events). Reply: SegmentRead.
 type ReadSegment struct {
 	RequestID  int64  `msgpack:"id"`
 	Segment    string `msgpack:"s"`
 	Offset     int64  `msgpack:"o"`
 	MaxBytes   int32  `msgpack:"m"`
 	WaitMillis int32  `msgpack:"wt"`
+	AtEvent    bool   `msgpack:"ae"`
 }
 
 // SegmentRead answers ReadSegment with the bytes from Offset. AtTail: the
@@ -355,7 +375,10 @@ type SegmentSealed struct {
 	Length    int64  `msgpack:"l"`
 }
 
-// TruncateSegment discards the bytes before Offset. Reply: SegmentTruncated.
+// TruncateSegment discards the bytes before Offset, which must be an event
+// boundary (see CheckBoundary): the node refuses any other offset above
+// the segment's start with NotEventBoundary and logs nothing. Reply:
+// SegmentTruncated.
 type TruncateSegment struct {
 	RequestID int64  `msgpack:"id"`
 	Segment   string `msgpack:"s"`
@@ -367,6 +390,24 @@ type SegmentTruncated struct {
 	RequestID   int64  `msgpack:"id"`
 	Segment     string `msgpack:"s"`
 	StartOffset int64  `msgpack:"so"`
+}
+
+// CheckBoundary asks whether Offset is an event boundary of the segment:
+// where an event starts, or its current length. It changes nothing; the
+// controller asks it of every offset of a cut before recording a
+// truncation. Reply: BoundaryChecked, or NotEventBoundary naming the
+// nearest boundaries.
+type CheckBoundary struct {
+	RequestID int64  `msgpack:"id"`
+	Segment   string `msgpack:"s"`
+	Offset    int64  `msgpack:"o"`
+}
+
+// BoundaryChecked answers CheckBoundary: Offset is an event boundary.
+type BoundaryChecked struct {
+	RequestID int64  `msgpack:"id"`
+	Segment   string `msgpack:"s"`
+	Offset    int64  `msgpack:"o"`
 }
 
 // DeleteSegment deletes a segment. Reply: SegmentDeleted.
@@ -505,6 +546,8 @@ func (*UpdateAttributes) Type() Type  { return TypeUpdateAttributes }
 func (*AttributesUpdated) Type() Type { return TypeAttributesUpdated }
 func (*GetTierStats) Type() Type      { return TypeGetTierStats }
 func (*TierStats) Type() Type         { return TypeTierStats }
+func (*CheckBoundary) Type() Type     { return TypeCheckBoundary }
+func (*BoundaryChecked) Type() Type   { return TypeBoundaryChecked }
 
 func (m *Hello) ReqID() int64             { return m.RequestID }
 func (m *ErrorReply) ReqID() int64        { return m.RequestID }
@@ -532,6 +575,8 @@ func (m *UpdateAttributes) ReqID() int64  { return m.RequestID }
 func (m *AttributesUpdated) ReqID() int64 { return m.RequestID }
 func (m *GetTierStats) ReqID() int64      { return m.RequestID }
 func (m *TierStats) ReqID() int64         { return m.RequestID }
+func (m *CheckBoundary) ReqID() int64     { return m.RequestID }
+func (m *BoundaryChecked) ReqID() int64   { return m.RequestID }
 
 func (*Hello) reply()             {}
 func (*ErrorReply) reply()        {}
@@ -547,6 +592,7 @@ func (*SegmentsMerged) reply()    {}
 func (*Attributes) reply()        {}
 func (*AttributesUpdated) reply() {}
 func (*TierStats) reply()         {}
+func (*BoundaryChecked) reply()   {}
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
@@ -612,9 +658,6 @@ func (m *AppendBlock) Validate() error {
 	if m.EventCount < 1 {
 		return invalid("append: event count %d < 1", m.EventCount)
 	}
-	if m.LastEventNumber < 0 {
-		return invalid("append: last event number %d is negative", m.LastEventNumber)
-	}
 	if m.ExpectedOffset < 0 && m.ExpectedOffset != NoExpectedOffset {
 		return invalid("append: expected offset %d", m.ExpectedOffset)
 	}
@@ -625,7 +668,7 @@ func (m *AppendBlock) Validate() error {
 	if n != int(m.EventCount) {
 		return invalid("append: block holds %d events, event count says %d", n, m.EventCount)
 	}
-	return nil
+	return CheckEventNumbers(m.LastEventNumber, m.EventCount)
 }
 
 // Validate checks the segment name, offset, byte count and wait.
@@ -656,8 +699,33 @@ func (m *TruncateSegment) Validate() error {
 	return validateOffset("truncate offset", m.Offset)
 }
 
+// Validate checks the segment name and offset.
+func (m *CheckBoundary) Validate() error {
+	if err := ValidateSegmentName(m.Segment); err != nil {
+		return err
+	}
+	return validateOffset("boundary offset", m.Offset)
+}
+
 // Validate checks the segment name.
 func (m *DeleteSegment) Validate() error { return ValidateSegmentName(m.Segment) }
+
+// CheckEventNumbers checks a block's numbers: count >= 1 events, the
+// last numbered within 0..MaxEventNumber. (The node keeps and compares
+// only a block's last number; the Go client numbers events consecutively
+// from 0, so its blocks' first numbers are never negative either.) The
+// error wraps both ErrInvalidEventNumber (its wire code) and
+// ErrInvalidArgument.
+func CheckEventNumbers(last int64, count int32) error {
+	if count < 1 {
+		return fmt.Errorf("%w: %w: a block of %d events", ErrInvalidEventNumber, ErrInvalidArgument, count)
+	}
+	if last < 0 || last > MaxEventNumber {
+		return fmt.Errorf("%w: %w: block numbered %d, outside 0..%d",
+			ErrInvalidEventNumber, ErrInvalidArgument, last, MaxEventNumber)
+	}
+	return nil
+}
 
 // Validate checks both names and that they differ.
 func (m *MergeSegments) Validate() error {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/client/segclient"
+	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/boltstore"
 	"github.com/sluice-streams/sluice/controller"
 	"github.com/sluice-streams/sluice/controller/rest"
@@ -45,6 +46,8 @@ type Deployment struct {
 	Controller *ctlclient.Client
 	// Service is the controller itself.
 	Service *controller.Service
+	// Store is the controller's metadata store.
+	Store cluster.Store
 
 	t       testing.TB
 	nodeDir string
@@ -91,6 +94,7 @@ func Start(t testing.TB) *Deployment {
 	})
 	d.URL = hs.URL
 	d.Service = svc
+	d.Store = st
 	d.Controller = ctlclient.NewClient(hs.URL)
 	return d
 }

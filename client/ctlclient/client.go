@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/internal/jsonhttp"
+	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
@@ -39,7 +40,9 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// Is matches the package's sentinels by code.
+// Is matches the package's sentinels by code, and
+// protocol.ErrNotEventBoundary (a cut inside an event, which is also
+// ErrInvalid).
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrNotFound:
@@ -47,7 +50,9 @@ func (e *Error) Is(target error) bool {
 	case ErrExists:
 		return e.Code == api.CodeExists
 	case ErrInvalid:
-		return e.Code == api.CodeInvalid
+		return e.Code == api.CodeInvalid || e.Code == api.CodeNotEventBoundary
+	case protocol.ErrNotEventBoundary:
+		return e.Code == api.CodeNotEventBoundary
 	case ErrConflict:
 		return e.Code == api.CodeConflict
 	case ErrUnavailable:

@@ -338,12 +338,23 @@ func (c *Conn) GetTierStats(ctx context.Context) (*protocol.TierStats, error) {
 // the start offset fails with protocol.ErrSegmentTruncated. ctx should
 // outlast wait, or the call gives up first.
 func (c *Conn) ReadSegment(ctx context.Context, segment string, offset int64, maxBytes int32, wait time.Duration) (*protocol.SegmentRead, error) {
+	return c.readSegment(ctx, segment, offset, maxBytes, wait, false)
+}
+
+// ReadSegmentAtEvent is ReadSegment from an offset that must be where an
+// event starts: the node refuses any other with
+// protocol.ErrNotEventBoundary, for this read only.
+func (c *Conn) ReadSegmentAtEvent(ctx context.Context, segment string, offset int64, maxBytes int32, wait time.Duration) (*protocol.SegmentRead, error) {
+	return c.readSegment(ctx, segment, offset, maxBytes, wait, true)
+}
+
+func (c *Conn) readSegment(ctx context.Context, segment string, offset int64, maxBytes int32, wait time.Duration, atEvent bool) (*protocol.SegmentRead, error) {
 	ms := int64(0)
 	if wait > 0 {
 		ms = min((int64(wait)+int64(time.Millisecond)-1)/int64(time.Millisecond), math.MaxInt32)
 	}
 	return roundTrip[*protocol.SegmentRead](ctx, c, &protocol.ReadSegment{RequestID: c.nextID(), Segment: segment,
-		Offset: offset, MaxBytes: maxBytes, WaitMillis: int32(ms)})
+		Offset: offset, MaxBytes: maxBytes, WaitMillis: int32(ms), AtEvent: atEvent})
 }
 
 // SealSegment makes a segment read-only and returns its final length.
@@ -356,8 +367,20 @@ func (c *Conn) SealSegment(ctx context.Context, segment string) (length int64, e
 	return r.Length, nil
 }
 
+// CheckBoundary returns nil if offset is an event boundary of the segment
+// (where an event starts, or its length); otherwise the node's error, which
+// wraps protocol.ErrNotEventBoundary and names the nearest boundaries. It
+// changes nothing.
+func (c *Conn) CheckBoundary(ctx context.Context, segment string, offset int64) error {
+	_, err := roundTrip[*protocol.BoundaryChecked](ctx, c, &protocol.CheckBoundary{RequestID: c.nextID(),
+		Segment: segment, Offset: offset})
+	return err
+}
+
 // TruncateSegment makes the bytes below offset unreadable and returns the
-// segment's start offset afterwards.
+// segment's start offset afterwards. offset must be an event boundary
+// above the start (protocol.ErrNotEventBoundary otherwise), or at or below
+// the start (nothing changes).
 func (c *Conn) TruncateSegment(ctx context.Context, segment string, offset int64) (startOffset int64, err error) {
 	r, err := roundTrip[*protocol.SegmentTruncated](ctx, c, &protocol.TruncateSegment{RequestID: c.nextID(),
 		Segment: segment, Offset: offset})

@@ -103,8 +103,11 @@ func streamCommand(g *globalOptions) *cli.Command {
 				Name:      "truncate",
 				Usage:     "delete a stream's data before a stream cut",
 				ArgsUsage: "SCOPE/STREAM",
+				Description: "Each OFFSET must be an event boundary (where an event starts, or the segment's end), " +
+					"such as a position `sluice read` printed; the node refuses any other, naming the nearest boundaries, " +
+					"and nothing is truncated.",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "cut", Usage: "stream cut `CUT`: scope/stream:N.#epoch.E=OFFSET,...", Required: true, Destination: &cut},
+					&cli.StringFlag{Name: "cut", Usage: "stream cut `CUT`: scope/stream:N.#epoch.E=OFFSET,... (event boundaries)", Required: true, Destination: &cut},
 				},
 				Action: func(c *cli.Context) error { return streamTruncate(c, g, cut) },
 			},

@@ -64,6 +64,10 @@
 //	400 INVALID             controller.ErrInvalid; malformed JSON, an unknown
 //	                        field, trailing data, a body over 1 MiB, a bad
 //	                        path or query parameter, a number out of range
+//	400 NOT_EVENT_BOUNDARY  protocol.ErrNotEventBoundary: a truncation cut
+//	                        with an offset inside an event (the message
+//	                        names the segment, the offset and the nearest
+//	                        event boundaries)
 //	403 FORBIDDEN           a change asked from another origin
 //	404 NOT_FOUND           controller.ErrNotFound; a path no route serves
 //	405 METHOD_NOT_ALLOWED  a route's path with a method it does not serve

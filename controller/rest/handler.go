@@ -213,6 +213,8 @@ func (h *handler) writeServiceError(w http.ResponseWriter, r *http.Request, err 
 	var status int
 	var code, msg string
 	switch {
+	case errors.Is(err, protocol.ErrNotEventBoundary):
+		status, code, msg = http.StatusBadRequest, api.CodeNotEventBoundary, clean(err)
 	case errors.Is(err, controller.ErrInvalid):
 		status, code, msg = http.StatusBadRequest, api.CodeInvalid, clean(err)
 	case errors.Is(err, controller.ErrNotFound):

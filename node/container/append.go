@@ -14,9 +14,11 @@ import (
 type Append struct {
 	Segment string
 	// Writer identifies the writer for idempotence; EventNumber is the
-	// number of the block's last event. A block whose EventNumber is not
-	// above the last one stored for Writer is a resend: it is acknowledged
-	// without being applied again. An empty Writer turns this off.
+	// number of the block's last event, within 0..protocol.MaxEventNumber.
+	// What the block is follows from the last
+	// number stored for Writer (see classifyBlock): a resend (acknowledged
+	// without being applied again), new, or refused. An empty Writer turns
+	// this off.
 	Writer      string
 	EventNumber int64
 	// EventCount must match the events in Data.
@@ -101,14 +103,19 @@ func (c *Container) AppendAsync(a Append) (*PendingAppend, error) {
 	}
 	prev := protocol.NoEventNumber
 	if a.Writer != "" {
-		if v, ok := s.writers[a.Writer]; ok {
+		v, ok := s.writers[a.Writer]
+		if ok {
 			prev = v
-			if a.EventNumber <= v {
-				return &PendingAppend{c: c, result: AppendResult{PreviousEventNumber: v, Offset: s.length, Duplicate: true},
-					syncPoint: c.syncPointLocked()}, nil
-			}
 		} else if len(s.writers) >= MaxWriters {
 			return nil, c.errorf(protocol.ErrInvalidArgument, a.Segment, "more than %d writers", MaxWriters)
+		}
+		resend, err := classifyBlock(prev, a.EventNumber, a.EventCount)
+		if err != nil {
+			return nil, fmt.Errorf("container %d: segment %q: writer %q: %w", c.cfg.ID, a.Segment, a.Writer, err)
+		}
+		if resend {
+			return &PendingAppend{c: c, result: AppendResult{PreviousEventNumber: v, Offset: s.length, Duplicate: true},
+				syncPoint: c.syncPointLocked()}, nil
 		}
 	}
 	if s.sealed {
@@ -137,4 +144,36 @@ func (c *Container) AppendAsync(a Append) (*PendingAppend, error) {
 
 func (c *Container) cacheKey(a wal.Addr) cache.Key {
 	return cache.Key{Container: uint32(c.cfg.ID), File: a.File, Offset: a.Offset}
+}
+
+// classifyBlock decides what a writer's block of count events numbered up
+// to last is, the writer's last stored event number being stored
+// (protocol.NoEventNumber if it has none). The rule:
+//
+//   - last outside 0..protocol.MaxEventNumber, or count < 1: refused,
+//     with an error wrapping protocol.ErrInvalidEventNumber;
+//   - a stored number above MaxEventNumber (math.MaxInt64, which an older
+//     version stored): every block refused the same way, since any would
+//     count as a resend and be dropped; the writer must use a new id;
+//   - no stored number, or last > stored: new, to be applied (and stored
+//     becomes last);
+//   - last <= stored: a resend of a block already stored, acknowledged
+//     without being applied.
+//
+// A resend is acknowledged as stored, so the rule relies on what a writer
+// and a connection guarantee: a writer numbers each block once, rising,
+// and resends blocks unchanged, in order, after a SetupAppend that told it
+// the stored number; a connection refuses a writer's blocks that follow a
+// refused one until it sets up again (node/server). Then every number at
+// or below the stored one is in a stored block. Since MaxEventNumber is
+// below math.MaxInt64, a writer's next number (last+1) never overflows.
+func classifyBlock(stored, last int64, count int32) (resend bool, err error) {
+	if err := protocol.CheckEventNumbers(last, count); err != nil {
+		return false, err
+	}
+	if stored > protocol.MaxEventNumber {
+		return false, fmt.Errorf("%w: %w: the writer's stored event number %d is above %d (an older version stored it); "+
+			"append with a new writer id", protocol.ErrInvalidEventNumber, protocol.ErrInvalidArgument, stored, protocol.MaxEventNumber)
+	}
+	return stored != protocol.NoEventNumber && last <= stored, nil
 }

@@ -418,11 +418,23 @@ func (c *Container) Seal(name string) (int64, error) {
 }
 
 // Truncate makes the bytes below offset unreadable. Truncating below the
-// current start offset is not an error and changes nothing.
+// current start offset is not an error and changes nothing. Above it,
+// offset must be an event boundary (CheckBoundary): any other is refused
+// with protocol.ErrNotEventBoundary before anything is logged. The start
+// itself need not be one (a truncation an older version logged inside an
+// event), so truncating at the next boundary repairs such a segment.
 func (c *Container) Truncate(name string, offset int64) (int64, error) {
+	id, err := c.checkBoundary(name, offset, true)
+	if err != nil && !errors.Is(err, protocol.ErrInvalidArgument) {
+		return 0, err
+	}
 	s, err := c.lockForChange(name)
 	if err != nil {
 		return 0, err
+	}
+	if s.id != id {
+		c.mu.Unlock()
+		return 0, c.errorf(protocol.ErrNoSuchSegment, name, "deleted while its truncation was checked")
 	}
 	if offset > s.length || offset < 0 {
 		c.mu.Unlock()

@@ -7,13 +7,25 @@
 //
 // Create, Append (with writer idempotence and conditional appends), Read
 // (tail reads wait; catch-up reads of blocks no longer cached come from the
-// log), Info, Seal, Truncate, Delete, Merge (a sealed transaction segment
-// onto its parent, as one record) and attributes (64-bit values under
-// string keys, UUID keys in canonical text form, with compare-and-set).
+// log), ReadAtEvent (Read from an offset that must be an event boundary),
+// CheckBoundary, Info, Seal, Truncate (at event boundaries only), Delete,
+// Merge (a sealed transaction segment onto its parent, as one record) and
+// attributes (64-bit values under string keys, UUID keys in canonical
+// text form, with compare-and-set).
+//
+// Event boundaries (boundary.go): every block and every tier-2 chunk part
+// starts at an event, so whether an offset is a boundary is found by
+// walking the length prefixes of the block or part that holds it. A
+// truncation above the start at any other offset is refused with
+// protocol.ErrNotEventBoundary before anything is logged. The start itself
+// need not be a boundary (an older version logged truncations unchecked),
+// and the block holding it is kept whole, so a truncation at the next
+// boundary repairs such a segment.
 //
 // Writer idempotence: each append carries its writer id and the event
-// number of its last event, and the append record sets the writer's last
-// event number to it in the same record. Writers' numbers are kept apart
+// number of its last event (0..protocol.MaxEventNumber, else refused), and
+// the append record sets the writer's last event number to it in the same
+// record (the rule: classifyBlock in append.go). Writers' numbers are kept apart
 // from the attributes clients set, so no attribute update can change what
 // counts as a resend. A block whose event number
 // is not above the stored one is a resend: it is acknowledged without being

@@ -131,7 +131,7 @@ func (s *segment) partsFrom(offset, end int64) (parts []partRef, next partRef, o
 // it; beyond the end of a sealed segment it is protocol.ErrInvalidArgument.
 func (c *Container) Read(ctx context.Context, name string, offset int64, maxBytes int) (ReadResult, error) {
 	for attempt := 0; ; attempt++ {
-		res, err := c.read(ctx, name, offset, maxBytes)
+		res, err := c.read(ctx, name, offset, maxBytes, false)
 		if err == nil || attempt == 2 || !c.tieredSince(name, err) {
 			return res, err
 		}
@@ -164,7 +164,10 @@ func (c *Container) tieredSince(name string, err error) bool {
 	return serr != nil || s.tieredEnd() > gone.offset || gone.offset < s.start
 }
 
-func (c *Container) read(ctx context.Context, name string, offset int64, maxBytes int) (ReadResult, error) {
+// read serves Read and, with atEvent, ReadAtEvent: the first block (or
+// chunk part) it loads is the one holding offset, and it checks that an
+// event starts there before returning any byte.
+func (c *Container) read(ctx context.Context, name string, offset int64, maxBytes int, atEvent bool) (ReadResult, error) {
 	if maxBytes <= 0 || offset < 0 {
 		return ReadResult{}, c.errorf(protocol.ErrInvalidArgument, name, "read of %d bytes at offset %d", maxBytes, offset)
 	}
@@ -176,6 +179,8 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 	var res ReadResult
 	var ahead partRef // the next chunk's first part, for read-ahead
 	var readAhead bool
+	var seg *segment
+	var walkFrom int64 // where the boundary check of offset starts (atEvent)
 	for {
 		s, err := c.segmentLocked(name)
 		if err != nil {
@@ -203,6 +208,9 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 				spans = append(spans, span{ext: e, from: max(offset, e.offset) - e.offset, to: min(end, e.end()) - e.offset})
 			}
 			res = ReadResult{Offset: offset, AtTail: end == s.durable, EndOfSegment: s.sealDurable && end == s.length}
+			if len(spans) > 0 {
+				seg, walkFrom = s, s.walkStartLocked(spans[0].blockOffset(), offset)
+			}
 			break
 		}
 		if s.sealDurable {
@@ -231,12 +239,21 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 		c.readPartAhead(name, segID, ahead)
 	}
 
-	for _, sp := range spans {
+	for i, sp := range spans {
+		check := atEvent && i == 0 && walkFrom < offset
 		if sp.tiered {
 			data, ref, err := c.loadPart(name, segID, sp.part)
 			if err != nil {
 				res.Release()
 				return ReadResult{}, err
+			}
+			if check {
+				if err := c.boundaryIn(name, data[walkFrom-sp.part.Offset:], walkFrom, offset); err != nil {
+					if ref != nil {
+						ref.Release()
+					}
+					return ReadResult{}, err
+				}
 			}
 			if ref != nil {
 				if res.held == nil {
@@ -247,18 +264,23 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 			res.Data = append(res.Data, data[sp.from:sp.to])
 			continue
 		}
-		key := c.cacheKey(sp.ext.addr)
-		data, ok := c.cache.Get(key)
-		if !ok {
-			var err error
-			if data, err = c.source.LoadBlock(sp.ext.addr, sp.ext.dataOff, sp.ext.length); err != nil {
+		data, err := c.loadBlock(name, sp.ext)
+		if err != nil {
+			res.Release()
+			return ReadResult{}, err
+		}
+		if check {
+			if err := c.boundaryIn(name, data[walkFrom-sp.ext.offset:], walkFrom, offset); err != nil {
 				res.Release()
-				return ReadResult{}, &errLogBlockGone{offset: sp.ext.offset,
-					err: fmt.Errorf("container %d: segment %q: read block at offset %d: %w", c.cfg.ID, name, sp.ext.offset, err)}
+				return ReadResult{}, err
 			}
-			c.cache.Put(key, data)
 		}
 		res.Data = append(res.Data, data[sp.from:sp.to])
+	}
+	if atEvent && seg != nil && walkFrom < offset {
+		c.mu.Lock()
+		seg.addHintLocked(offset) // the reader's next check walks from here
+		c.mu.Unlock()
 	}
 	return res, nil
 }

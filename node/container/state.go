@@ -56,6 +56,13 @@ type segment struct {
 	durable     int64         // readers see [start, durable): every byte below is fsynced
 	sealDurable bool          // the seal record is fsynced: readers may see the end
 	changed     chan struct{} // closed when durable, sealDurable or existence changes; nil if nobody waits
+	// hints are offsets recently found to be event boundaries (0 is one),
+	// where a boundary check may start walking instead of at its block's
+	// start (boundary.go); next is the one to replace.
+	hints struct {
+		at   [boundaryHints]int64
+		next int
+	}
 }
 
 // notifyLocked wakes the readers waiting on s.

@@ -351,7 +351,7 @@ func TestTruncateDeleteAndForgetSurviveRestart(t *testing.T) {
 	}
 	_, n1 := chunks.tier(t, c, a, 10)
 	chunks.tier(t, c, a, 10)
-	if _, err := c.Truncate(a, n1+1); err != nil {
+	if _, err := c.Truncate(a, n1); err != nil {
 		t.Fatal(err)
 	}
 	if cs, _ := c.Chunks(a); len(cs) != 1 || cs[0] != n1 {

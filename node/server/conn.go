@@ -74,14 +74,36 @@ type conn struct {
 	}
 }
 
-// writerState is what a connection knows of a writer id. Both fields are
-// guarded by conn.mu.
+// writerState is what a connection knows of a writer id. Its fields are
+// guarded by conn.mu, which is never held while calling a container.
 type writerState struct {
 	// segment is the segment the writer is bound to by its last completed
 	// SetupAppend; "" while it has none.
 	segment string
 	// settingUp is true while a SetupAppend for the writer is in flight.
 	settingUp bool
+	// last is the event number of the writer's last block queued since
+	// its setup (protocol.NoEventNumber if none): the next must be above.
+	last int64
+	// refused: a block of the writer was refused as retriable, which
+	// unbound it (see unbindLocked).
+	refused bool
+	// setups counts the writer's completed SetupAppends.
+	setups int
+}
+
+// unbindLocked unbinds a writer whose block was refused with a retriable
+// error (protocol.IsRetriable: the container is moving or unavailable,
+// say over its untiered bound). The writer resends that block after a new
+// SetupAppend, so its blocks already sent behind it are refused too
+// (WriterNotSetUp) until then: were one of them stored, the SetupAppend
+// would report its number, above the refused block's, and the writer
+// would count the refused block as stored. After a refusal that is not
+// retriable the writer stays bound: it gives up those events itself.
+func (c *conn) unbindLocked(writer string) {
+	if w := c.mu.writers[writer]; w != nil {
+		w.segment, w.refused = "", true
+	}
 }
 
 // ackItem is one AppendBlock in the ack FIFO: either queued in a container
@@ -480,6 +502,12 @@ func (c *conn) dispatch(req protocol.Request) (last *protocol.ErrorReply, ok boo
 			c.reply(r.RequestID, err, r.Segment, &protocol.SegmentTruncated{RequestID: r.RequestID, Segment: r.Segment, StartOffset: start})
 		})
 
+	case *protocol.CheckBoundary:
+		return nil, c.spawn(c.ops, func() {
+			err := c.onContainer(r.Segment, func(ct *container.Container) error { return ct.CheckBoundary(r.Segment, r.Offset) })
+			c.reply(r.RequestID, err, r.Segment, &protocol.BoundaryChecked{RequestID: r.RequestID, Segment: r.Segment, Offset: r.Offset})
+		})
+
 	case *protocol.DeleteSegment:
 		return nil, c.spawn(c.ops, func() {
 			err := c.onContainer(r.Segment, func(ct *container.Container) error { return ct.Delete(r.Segment) })
@@ -536,28 +564,53 @@ func (c *conn) reply(reqID int64, err error, segment string, ok protocol.Message
 }
 
 // appendBlock queues a block in its container, from the reader goroutine
-// so that a writer's blocks are logged in the order they arrived.
+// so that a writer's blocks are logged in the order they arrived. A
+// writer's blocks on one connection must rise in event number from its
+// setup on (a resend follows a new SetupAppend: a block that goes back is
+// refused, not acknowledged as a resend), and a block refused as
+// retriable unbinds the writer (unbindLocked).
 func (c *conn) appendBlock(r *protocol.AppendBlock) ackItem {
 	it := ackItem{reqID: r.RequestID, writer: r.WriterID, eventNumber: r.LastEventNumber, held: len(r.Data)}
 	c.mu.Lock()
-	if w := c.mu.writers[r.WriterID]; w != nil {
-		it.segment = w.segment
+	w := c.mu.writers[r.WriterID]
+	if w == nil || w.segment == "" {
+		msg := fmt.Sprintf("%v: %q", protocol.ErrWriterNotSetUp, r.WriterID)
+		if w != nil && w.refused {
+			msg += ": an earlier block of the writer was refused; SetupAppend again before appending"
+		}
+		c.mu.Unlock()
+		it.err = &protocol.Error{Code: protocol.CodeWriterNotSetUp, WriterID: r.WriterID, Message: msg}
+		return it
 	}
+	it.segment = w.segment
+	last, setups := w.last, w.setups
 	c.mu.Unlock()
-	if it.segment == "" {
-		it.err = &protocol.Error{Code: protocol.CodeWriterNotSetUp, WriterID: r.WriterID,
-			Message: fmt.Sprintf("%v: %q", protocol.ErrWriterNotSetUp, r.WriterID)}
+	if last != protocol.NoEventNumber && r.LastEventNumber <= last {
+		it.err = &protocol.Error{Code: protocol.CodeInvalidEventNumber, Segment: it.segment, WriterID: r.WriterID,
+			Message: fmt.Sprintf("%v: writer %q: block numbered %d after one numbered %d on this connection (event numbers go backwards)",
+				protocol.ErrInvalidEventNumber, r.WriterID, r.LastEventNumber, last)}
 		return it
 	}
 	ct, err := c.s.node.ContainerFor(it.segment)
-	if err != nil {
-		it.err = err
-		return it
+	if err == nil {
+		it.p, err = ct.AppendAsync(container.Append{
+			Segment: it.segment, Writer: r.WriterID, EventNumber: r.LastEventNumber,
+			EventCount: r.EventCount, ExpectedOffset: r.ExpectedOffset, Data: r.Data,
+		})
 	}
-	it.p, it.err = ct.AppendAsync(container.Append{
-		Segment: it.segment, Writer: r.WriterID, EventNumber: r.LastEventNumber,
-		EventCount: r.EventCount, ExpectedOffset: r.ExpectedOffset, Data: r.Data,
-	})
+	it.err = err
+	c.mu.Lock()
+	// Only the reader goroutine changes last and refused; a SetupAppend
+	// that completed meanwhile starts afresh and is left alone.
+	if w.setups == setups {
+		switch {
+		case err == nil:
+			w.last = r.LastEventNumber
+		case protocol.IsRetriable(err):
+			c.unbindLocked(r.WriterID)
+		}
+	}
+	c.mu.Unlock()
 	return it
 }
 
@@ -625,7 +678,8 @@ func (c *conn) setupAppend(r *protocol.SetupAppend) bool {
 		c.mu.Lock()
 		w.settingUp = false
 		if err == nil {
-			w.segment = r.Segment
+			w.segment, w.last, w.refused = r.Segment, protocol.NoEventNumber, false
+			w.setups++
 		} else {
 			// A failed setup unbinds: the writer's next block must not go
 			// to a segment it meant to leave.
@@ -659,7 +713,11 @@ func (c *conn) read(r *protocol.ReadSegment) {
 	defer cancel()
 	var res container.ReadResult
 	err := c.onContainer(r.Segment, func(ct *container.Container) (err error) {
-		res, err = ct.Read(ctx, r.Segment, r.Offset, int(r.MaxBytes))
+		if r.AtEvent {
+			res, err = ct.ReadAtEvent(ctx, r.Segment, r.Offset, int(r.MaxBytes))
+		} else {
+			res, err = ct.Read(ctx, r.Segment, r.Offset, int(r.MaxBytes))
+		}
 		return err
 	})
 	if err != nil {

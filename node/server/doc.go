@@ -76,6 +76,11 @@
 // re-binds it when it completes). A second SetupAppend for a writer whose
 // setup is still in flight is refused with protocol.ErrSetupInProgress;
 // the first completes normally. An AppendBlock for a writer with no
-// completed setup gets protocol.ErrWriterNotSetUp. Hello is optional: a
+// completed setup gets protocol.ErrWriterNotSetUp. Within one setup a
+// writer's blocks must rise in event number (protocol.ErrInvalidEventNumber
+// otherwise, never an acknowledgement as a resend), and a block refused
+// with a retriable error unbinds the writer: its next blocks get
+// protocol.ErrWriterNotSetUp until it sets up again and resends, so none
+// is stored ahead of the refused one. Hello is optional: a
 // client should send it first to learn the node's version.
 package server

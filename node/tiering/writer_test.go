@@ -345,7 +345,7 @@ func TestTruncateAndDeleteRemoveChunks(t *testing.T) {
 	}
 	files, _ := f.chunks(segA)
 	second, _ := tier2.ParseChunkName(files[1])
-	if _, err := f.c.Truncate(segA, second+1); err != nil {
+	if _, err := f.c.Truncate(segA, second); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.c.Delete(segB); err != nil {

@@ -8,7 +8,10 @@ package api
 // Error codes of Error (controller/rest's package documentation maps them
 // to HTTP statuses).
 const (
-	CodeInvalid          = "INVALID"
+	CodeInvalid = "INVALID"
+	// CodeNotEventBoundary is a 400 for a stream cut with an offset that
+	// is not where an event starts in its segment (its node says so).
+	CodeNotEventBoundary = "NOT_EVENT_BOUNDARY"
 	CodeNotFound         = "NOT_FOUND"
 	CodeExists           = "EXISTS"
 	CodeConflict         = "CONFLICT"
