@@ -2,11 +2,13 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
 
+	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -110,9 +112,16 @@ func (a *Ack) Wait(ctx context.Context) error {
 }
 
 // NewWriter returns a writer of scope/stream. It asks the controller for the
-// stream's current segments (its errors, such as ctlclient.ErrNotFound for a
-// missing stream, are returned) and starts one goroutine per segment; it
-// does not wait for node connections.
+// stream's current segments and starts one goroutine per segment; it does
+// not wait for node connections.
+//
+// It blocks until the controller has answered or ctx is done. While the
+// controller is unreachable or unavailable (ctlclient.ErrUnreachable,
+// ErrUnavailable) it retries with the writer's backoff (WithBackoff),
+// calling the Client's WithRetryNotify hook before each retry; when ctx
+// ends first it returns ctx's error together with the last failure (both
+// match errors.Is). Other errors are returned at once: ctlclient.ErrNotFound
+// for a missing stream, protocol.ErrSegmentSealed for a sealed one.
 func (c *Client) NewWriter(ctx context.Context, scope, stream string, opts ...WriterOption) (*Writer, error) {
 	cfg := defaultWriterConfig()
 	for _, o := range opts {
@@ -121,6 +130,24 @@ func (c *Client) NewWriter(ctx context.Context, scope, stream string, opts ...Wr
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	for attempt := 0; ; attempt++ {
+		segs, err := c.writerSegments(ctx, scope, stream)
+		if err == nil {
+			return c.newWriter(scope, stream, cfg, segs, false), nil
+		}
+		if !errors.Is(err, ctlclient.ErrUnreachable) && !errors.Is(err, ctlclient.ErrUnavailable) {
+			return nil, err
+		}
+		c.retrying(attempt+1, err)
+		if serr := sleepCtx(ctx, backoff(cfg.backoffMin, cfg.backoffMax, attempt)); serr != nil {
+			return nil, fmt.Errorf("client: writer of %s/%s: %w; last failure: %w", scope, stream, serr, err)
+		}
+	}
+}
+
+// writerSegments returns the current segments of a stream open for
+// writing (one try).
+func (c *Client) writerSegments(ctx context.Context, scope, stream string) ([]api.SegmentRange, error) {
 	info, err := c.ctl.GetStream(ctx, scope, stream)
 	if err != nil {
 		return nil, fmt.Errorf("client: writer of %s/%s: %w", scope, stream, err)
@@ -135,7 +162,7 @@ func (c *Client) NewWriter(ctx context.Context, scope, stream string, opts ...Wr
 	if len(segs) == 0 {
 		return nil, fmt.Errorf("client: writer of %s/%s: the stream has no active segment", scope, stream)
 	}
-	return c.newWriter(scope, stream, cfg, segs, false), nil
+	return segs, nil
 }
 
 // newWriter returns a writer of scope/stream with configuration cfg and
