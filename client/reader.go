@@ -577,7 +577,10 @@ func (r *Reader) fetch(seg string, gen uint64, off int64, max int32) {
 			res.err = fmt.Errorf("client: read %s at %d: %w", seg, off, err)
 			break
 		}
-		r.c.retrying(bo.n+1, fmt.Errorf("client: read %s at %d: %w", seg, off, err))
+		if !errors.Is(err, errScaleUnpublished) && !errors.Is(err, errHeadUnpublished) {
+			// (Those two are the controller catching up, not failures.)
+			r.c.retrying(bo.n+1, fmt.Errorf("client: read %s at %d: %w", seg, off, err))
+		}
 		if !bo.wait(r.ctx) {
 			return
 		}

@@ -85,21 +85,28 @@ func runRead(c *cli.Context, g *globalOptions, o *readOptions) error {
 	// An interrupt ends the read normally: the position is still printed.
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cl, err := client.New(ctx, g.Controller)
+	stderr := c.App.ErrWriter
+	cl, err := client.New(ctx, g.Controller, newRetryReporter(stderr, g.Controller).option())
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	stderr := c.App.ErrWriter
-	if o.Group != "" {
-		return runGroupRead(ctx, c, cl, scope, stream, o)
+	// Without --follow, --timeout bounds the start too (the controller,
+	// and for --from tail the node, may not answer).
+	setup, cancelSetup := ctx, context.CancelFunc(func() {})
+	if !o.Follow {
+		setup, cancelSetup = context.WithTimeout(ctx, o.Timeout)
 	}
-	r, err := cl.NewReader(ctx, scope, stream, start, client.WithTruncationFunc(func(t client.Truncation) {
+	defer cancelSetup()
+	if o.Group != "" {
+		return runGroupRead(ctx, setup, c, cl, scope, stream, o)
+	}
+	r, err := cl.NewReader(setup, scope, stream, start, client.WithTruncationFunc(func(t client.Truncation) {
 		fmt.Fprintf(stderr, "warning: %s/%s was truncated past the reader: events of %s from offset %d were deleted unread; continuing at %s\n",
 			scope, stream, t.Segment, t.Offset, t.Head)
 	}))
 	if err != nil {
-		return fmt.Errorf("read %s/%s: %w", scope, stream, err)
+		return timeoutError(setup, o.Timeout, fmt.Errorf("read %s/%s: %w", scope, stream, err))
 	}
 	defer r.Close()
 
@@ -120,23 +127,24 @@ type eventReader interface {
 	ReadNext(ctx context.Context) (client.Event, error)
 }
 
-// runGroupRead is `sluice read --group`: it joins the group, reads, and
-// leaves at its position.
-func runGroupRead(ctx context.Context, c *cli.Context, cl *client.Client, scope, stream string, o *readOptions) error {
+// runGroupRead is `sluice read --group`: it joins the group (within
+// setup), reads (until ctx ends, or as readLoop says), and leaves at its
+// position.
+func runGroupRead(ctx, setup context.Context, c *cli.Context, cl *client.Client, scope, stream string, o *readOptions) error {
 	rg, err := cl.ReaderGroup(scope, o.Group)
 	if err != nil {
 		return err
 	}
-	_, gstream, _, err := rg.State(ctx)
+	_, gstream, _, err := rg.State(setup)
 	if err != nil {
-		return fmt.Errorf("read --group %s: %w", o.Group, err)
+		return timeoutError(setup, o.Timeout, fmt.Errorf("read --group %s: %w", o.Group, err))
 	}
 	if gstream != scope+"/"+stream {
 		return fmt.Errorf("read --group %s: %w: %s, not %s/%s", o.Group, errGroupStream, gstream, scope, stream)
 	}
-	gr, err := cl.JoinReaderGroup(ctx, scope, o.Group, groupReaderID())
+	gr, err := cl.JoinReaderGroup(setup, scope, o.Group, groupReaderID())
 	if err != nil {
-		return fmt.Errorf("read --group %s: %w", o.Group, err)
+		return timeoutError(setup, o.Timeout, fmt.Errorf("read --group %s: %w", o.Group, err))
 	}
 	out := bufio.NewWriterSize(c.App.Writer, 64<<10)
 	readErr := readLoop(ctx, gr, out, o)
@@ -144,7 +152,9 @@ func runGroupRead(ctx context.Context, c *cli.Context, cl *client.Client, scope,
 		readErr = fmt.Errorf("read: write stdout: %w", err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "position: %s\n", gr.Position())
-	lctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Leaving commits the position for the group's other readers: worth
+	// a few seconds even after an interrupt, never more.
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), groupLeaveTimeout)
 	defer cancel()
 	if err := gr.Close(lctx); err != nil && readErr == nil {
 		readErr = fmt.Errorf("leave group %s: %w", o.Group, err)
@@ -154,6 +164,10 @@ func runGroupRead(ctx context.Context, c *cli.Context, cl *client.Client, scope,
 	}
 	return nil
 }
+
+// groupLeaveTimeout bounds how long `sluice read --group` waits for the
+// controller when it leaves the group.
+const groupLeaveTimeout = 10 * time.Second
 
 // readLoop prints events until --max, --timeout without an event, the end
 // of a sealed stream, or ctx (an interrupt).
