@@ -143,7 +143,8 @@ func (c *Client) Endpoint(ctx context.Context, segment string) (string, error) {
 }
 
 // Conn returns the pooled connection to the node at addr, dialling it if
-// there is none or the one there is broken. ctx bounds the dial.
+// there is none or the one there is broken. ctx bounds the dial and the
+// handshake; it tries once.
 func (c *Client) Conn(ctx context.Context, addr string) (*segclient.Conn, error) {
 	c.mu.Lock()
 	if c.mu.closed {
@@ -179,7 +180,8 @@ func (c *Client) Conn(ctx context.Context, addr string) (*segclient.Conn, error)
 }
 
 // SegmentConn returns a connection to the node that serves segment now
-// (Endpoint, then Conn).
+// (Endpoint, then Conn). It blocks until both are done or ctx is, and
+// tries once.
 func (c *Client) SegmentConn(ctx context.Context, segment string) (*segclient.Conn, error) {
 	addr, err := c.Endpoint(ctx, segment)
 	if err != nil {
@@ -219,8 +221,10 @@ func NeedsRelocate(err error) bool {
 	return protocol.IsRetriable(err) || errors.Is(err, segclient.ErrConnectionClosed)
 }
 
-// Close closes every pooled connection. Writers and readers of the Client
-// should be closed first; calls made afterwards fail with ErrClosed.
+// Close closes every pooled connection (calls waiting on them fail with
+// segclient.ErrConnectionClosed) and returns without waiting on the
+// network. Writers and readers of the Client should be closed first;
+// calls made afterwards fail with ErrClosed.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -210,9 +210,10 @@ type truncMove struct {
 
 // NewReader returns a Reader of scope/stream starting at FromHead (the
 // default), FromTail or FromCut. It asks the controller (and for FromTail
-// the nodes) where to start, without retrying: an unknown stream, a cut of
-// another stream or an unreachable controller is an error. The Reader must
-// be closed.
+// the nodes) where to start, blocking until they answer or ctx is done,
+// without retrying: an unknown stream, a cut of another stream or an
+// unreachable controller is an error. ctx bounds only the start, not the
+// Reader's life. The Reader must be closed.
 func (c *Client) NewReader(ctx context.Context, scope, stream string, opts ...ReaderOption) (*Reader, error) {
 	cfg := readerConfig{start: startHead, readBuffer: DefaultReadBuffer, tailWait: tailWait}
 	for _, o := range opts {
@@ -732,9 +733,10 @@ func (r *Reader) isClosed() bool {
 	return r.mu.closed
 }
 
-// Close stops the reader's reads and waits for its goroutines. A running
-// ReadNext returns ErrClosed. Closing twice is not an error. It does not
-// close the Client.
+// Close stops the reader's reads and waits for its goroutines, which stop
+// at once (their calls run on a context Close cancels), also when a node
+// does not answer. A running ReadNext returns ErrClosed. Closing twice is
+// not an error. It does not close the Client.
 func (r *Reader) Close() error {
 	r.mu.Lock()
 	r.mu.closed = true

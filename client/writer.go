@@ -94,7 +94,8 @@ var settledGroup = func() *ackGroup {
 // (a scale): it closes with the other events first written in its block.
 func (a *Ack) Done() <-chan struct{} { return a.g.done }
 
-// Err returns the outcome once Done is closed: nil if the event is durable.
+// Err returns the outcome: nil if the event is durable. It waits until
+// Done is closed, without a bound: call it after Done, or use Wait.
 func (a *Ack) Err() error {
 	<-a.g.done
 	return a.err
@@ -281,7 +282,9 @@ func (w *Writer) releaseLocked(b *block) {
 
 // Flush blocks until every event written before it was called is
 // acknowledged or has failed, or ctx is done. It returns the first failure
-// (or ctx.Err()).
+// (or ctx.Err(); the events are still being written, and a later Flush or
+// Close waits for them again). Flush itself sends nothing: the segment
+// goroutines retry meanwhile, as they always do.
 func (w *Writer) Flush(ctx context.Context) error {
 	w.mu.Lock()
 	groups := make([]*ackGroup, 0, len(w.mu.groups))
@@ -303,7 +306,10 @@ func (w *Writer) Flush(ctx context.Context) error {
 	return first
 }
 
-// Close flushes (until ctx is done), then stops the writer's goroutines.
+// Close flushes (until ctx is done), then stops the writer's goroutines,
+// which it waits for: they stop at once, since each of their calls runs on
+// a context Close cancels. So Close returns soon after ctx is done, also
+// when a node does not answer; with a ctx already done it only stops.
 // Events not acknowledged by then fail with ErrClosed (they may still have
 // been stored). Writes after Close fail with ErrClosed. It returns Flush's
 // error. Closing twice is not an error.
