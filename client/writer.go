@@ -131,14 +131,19 @@ func (c *Client) NewWriter(ctx context.Context, scope, stream string, opts ...Wr
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	var last error // the last failure retried
 	for attempt := 0; ; attempt++ {
 		segs, err := c.writerSegments(ctx, scope, stream)
 		if err == nil {
 			return c.newWriter(scope, stream, cfg, segs, false), nil
 		}
+		if ctx.Err() != nil && last != nil {
+			return nil, fmt.Errorf("client: writer of %s/%s: %w; last failure: %w", scope, stream, ctx.Err(), last)
+		}
 		if !errors.Is(err, ctlclient.ErrUnreachable) && !errors.Is(err, ctlclient.ErrUnavailable) {
 			return nil, err
 		}
+		last = err
 		c.retrying(attempt+1, err)
 		if serr := sleepCtx(ctx, backoff(cfg.backoffMin, cfg.backoffMax, attempt)); serr != nil {
 			return nil, fmt.Errorf("client: writer of %s/%s: %w; last failure: %w", scope, stream, serr, err)

@@ -86,7 +86,7 @@ func runRead(c *cli.Context, g *globalOptions, o *readOptions) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	stderr := c.App.ErrWriter
-	cl, err := client.New(ctx, g.Controller, newRetryReporter(stderr, g.Controller).option())
+	cl, err := dataClient(ctx, g, stderr)
 	if err != nil {
 		return err
 	}

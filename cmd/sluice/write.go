@@ -69,7 +69,7 @@ func runWrite(c *cli.Context, g *globalOptions, o *writeOptions) error {
 	intr := watchInterrupts(stderr, stopInput, cancel)
 	defer intr.stop()
 
-	cl, err := client.New(ctx, g.Controller, newRetryReporter(stderr, g.Controller).option())
+	cl, err := dataClient(ctx, g, stderr)
 	if err != nil {
 		return err
 	}

@@ -126,7 +126,7 @@ func TestWriteUnreachable(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
 	withStdin(t, "x\n")
-	code, stdout, stderr := runArgs(t, "--controller", "http://"+addr, "write", "s/x", "--timeout", "1500ms")
+	code, stdout, stderr := runArgs(t, "--controller", "http://"+addr, "write", "s/x", "--timeout", "3s")
 	t.Logf("stderr:\n%s", stderr)
 	if code != 1 || stdout != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
@@ -135,7 +135,7 @@ func TestWriteUnreachable(t *testing.T) {
 	if !strings.HasPrefix(stderr, want) {
 		t.Fatalf("stderr %q does not start with %q", stderr, want)
 	}
-	if last := lastLine(stderr); !strings.HasPrefix(last, "sluice: timed out after 1.5s (--timeout): write s/x: nothing written: ") ||
+	if last := lastLine(stderr); !strings.HasPrefix(last, "sluice: timed out after 3s (--timeout): write s/x: nothing written: ") ||
 		!strings.Contains(last, "unreachable") {
 		t.Fatalf("last line %q, want the timeout and the controller's failure", last)
 	}
@@ -143,6 +143,35 @@ func TestWriteUnreachable(t *testing.T) {
 		if !strings.HasPrefix(line, "sluice: controller http://"+addr+" unreachable (connection refused); retrying (attempt ") && line != lastLine(stderr) {
 			t.Fatalf("unexpected line %q in %q", line, stderr)
 		}
+	}
+}
+
+// TestWriteControllerStopsAnswering: a controller that takes connections
+// and never answers is reported as unreachable once a request has waited
+// controllerRequestTimeout (lowered here), and retried; the command still
+// ends at --timeout. It used to stay silent until then.
+func TestWriteControllerStopsAnswering(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0") // never accepted: the kernel takes connections, nobody answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	old := controllerRequestTimeout
+	controllerRequestTimeout = 200 * time.Millisecond
+	defer func() { controllerRequestTimeout = old }()
+	withStdin(t, "x\n")
+	url := "http://" + l.Addr().String()
+	code, stdout, stderr := runAsync(t, "--controller", url, "write", "s/x", "--timeout", "3s")()
+	t.Logf("stderr:\n%s", stderr)
+	if code != 1 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	want := "sluice: controller " + url + " unreachable (no answer to GET /v1/scopes/s/streams/x within 200ms); retrying (attempt 1)\n"
+	if !strings.HasPrefix(stderr, want) {
+		t.Fatalf("stderr %q does not start with %q", stderr, want)
+	}
+	if last := lastLine(stderr); !strings.HasPrefix(last, "sluice: timed out after 3s (--timeout): write s/x: nothing written: controller "+url+" unreachable") {
+		t.Fatalf("last line %q", last)
 	}
 }
 

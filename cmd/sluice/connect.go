@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,21 @@ import (
 	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/client/segclient"
 )
+
+// controllerRequestTimeout bounds each controller request of `sluice
+// write` and `sluice read` (small reads of a stream's metadata and a
+// group's state): a controller that accepts connections but does not
+// answer then counts as unreachable, and is retried and reported, rather
+// than holding the command silent until its --timeout. Tests lower it.
+var controllerRequestTimeout = 10 * time.Second
+
+// dataClient returns the client library's Client of the data commands
+// (write, read): controller requests bounded by controllerRequestTimeout,
+// retries reported on stderr.
+func dataClient(ctx context.Context, g *globalOptions, stderr io.Writer) (*client.Client, error) {
+	ctl := ctlclient.NewClient(g.Controller, ctlclient.WithRequestTimeout(controllerRequestTimeout))
+	return client.New(ctx, g.Controller, client.WithController(ctl), newRetryReporter(stderr, g.Controller).option())
+}
 
 // retryReporter prints, on stderr, that a client command is retrying and
 // why: one line for the first retry, then at most one a second (several
@@ -71,7 +87,8 @@ func describeFailure(controller string, err error) string {
 }
 
 // rootCause is the system's word for why a connection failed
-// ("connection refused", "i/o timeout"), or the innermost error.
+// ("connection refused", "i/o timeout"), or the innermost error (of
+// several wrapped together, the last one's).
 func rootCause(err error) string {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
@@ -81,7 +98,15 @@ func rootCause(err error) string {
 		return "timed out"
 	}
 	for {
-		next := errors.Unwrap(err)
+		var next error
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			next = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			if errs := u.Unwrap(); len(errs) > 0 {
+				next = errs[len(errs)-1] // "...: %w; last failure: %w"
+			}
+		}
 		if next == nil {
 			return err.Error()
 		}
