@@ -33,7 +33,9 @@ func readCommand(g *globalOptions) *cli.Command {
 		Description: "Without --follow it stops when no event arrives for --timeout, after --max events, or at the end of a\n" +
 			"sealed stream. At the end it prints \"position: CUT\" on stderr: `--from CUT` continues right after it.\n" +
 			"With --group G it joins reader group SCOPE/G (see `sluice readergroup create`) and reads the segments the group\n" +
-			"gives it; on exit it leaves the group at its position, so the group's other readers continue from there.",
+			"gives it; on exit it leaves the group at its position, so the group's other readers continue from there.\n" +
+			"Without --follow the start (finding where to begin, joining the group) waits at most the larger of --timeout and\n" +
+			"10s. While the controller or a node cannot be reached it retries, saying so on stderr.",
 		ArgsUsage: "SCOPE/STREAM",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "group", Usage: "read as a member of reader group `G` of the stream's scope (--from is then the group's)", Destination: &o.Group},
@@ -91,11 +93,13 @@ func runRead(c *cli.Context, g *globalOptions, o *readOptions) error {
 		return err
 	}
 	defer cl.Close()
-	// Without --follow, --timeout bounds the start too (the controller,
-	// and for --from tail the node, may not answer).
+	// Without --follow the start is bounded too (the controller, and for
+	// --from tail the node, may not answer): by --timeout, but never below
+	// readStartTimeout, since a short --timeout is about events, not about
+	// how fast the controller answers.
 	setup, cancelSetup := ctx, context.CancelFunc(func() {})
 	if !o.Follow {
-		setup, cancelSetup = context.WithTimeout(ctx, o.Timeout)
+		setup, cancelSetup = context.WithTimeout(ctx, max(o.Timeout, readStartTimeout))
 	}
 	defer cancelSetup()
 	if o.Group != "" {
@@ -106,7 +110,7 @@ func runRead(c *cli.Context, g *globalOptions, o *readOptions) error {
 			scope, stream, t.Segment, t.Offset, t.Head)
 	}))
 	if err != nil {
-		return timeoutError(setup, o.Timeout, fmt.Errorf("read %s/%s: %w", scope, stream, err))
+		return startError(setup, o, fmt.Errorf("read %s/%s: %w", scope, stream, err))
 	}
 	defer r.Close()
 
@@ -137,14 +141,14 @@ func runGroupRead(ctx, setup context.Context, c *cli.Context, cl *client.Client,
 	}
 	_, gstream, _, err := rg.State(setup)
 	if err != nil {
-		return timeoutError(setup, o.Timeout, fmt.Errorf("read --group %s: %w", o.Group, err))
+		return startError(setup, o, fmt.Errorf("read --group %s: %w", o.Group, err))
 	}
 	if gstream != scope+"/"+stream {
 		return fmt.Errorf("read --group %s: %w: %s, not %s/%s", o.Group, errGroupStream, gstream, scope, stream)
 	}
 	gr, err := cl.JoinReaderGroup(setup, scope, o.Group, groupReaderID())
 	if err != nil {
-		return timeoutError(setup, o.Timeout, fmt.Errorf("read --group %s: %w", o.Group, err))
+		return startError(setup, o, fmt.Errorf("read --group %s: %w", o.Group, err))
 	}
 	out := bufio.NewWriterSize(c.App.Writer, 64<<10)
 	readErr := readLoop(ctx, gr, out, o)
@@ -163,6 +167,19 @@ func runGroupRead(ctx, setup context.Context, c *cli.Context, cl *client.Client,
 		return fmt.Errorf("read %s/%s: %w", scope, stream, readErr)
 	}
 	return nil
+}
+
+// readStartTimeout is the least time `sluice read` without --follow
+// gives its start (finding where to begin, joining the group); --timeout
+// gives more if it is longer. Tests lower it.
+var readStartTimeout = 10 * time.Second
+
+// startError says that the start ran out of time, when it did.
+func startError(setup context.Context, o *readOptions, err error) error {
+	if errors.Is(setup.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("could not start within %v (the larger of --timeout and %v): %w", max(o.Timeout, readStartTimeout), readStartTimeout, err)
+	}
+	return err
 }
 
 // groupLeaveTimeout bounds how long `sluice read --group` waits for the
