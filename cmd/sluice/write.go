@@ -74,7 +74,7 @@ func runWrite(c *cli.Context, g *globalOptions, o *writeOptions) error {
 		return err
 	}
 	defer cl.Close()
-	last := &lastState{}
+	last := &lastState{controller: g.Controller}
 	w, err := cl.NewWriter(input, scope, stream, client.WithStateFunc(last.record))
 	if err != nil {
 		if intr.interrupted() {
@@ -128,7 +128,8 @@ read:
 	flushErr := w.Flush(ctx)
 	w.Close(ctx) // settles what Flush left: ErrClosed
 	acked, prefix := acks.count()
-	fmt.Fprintln(stderr, acknowledgedLine(acked, prefix, bytes, time.Since(start)))
+	done := tooLarge == 0 && writeErr == nil && flushErr == nil && input.Err() == nil
+	fmt.Fprintln(stderr, acknowledgedLine(acked, prefix, bytes, time.Since(start), done))
 
 	switch {
 	case tooLarge > 0:
@@ -154,12 +155,16 @@ read:
 	return nil
 }
 
-// acknowledgedLine is what `sluice write` prints on stderr at the end.
-func acknowledgedLine(acked, prefix, bytes int64, took time.Duration) string {
-	if acked != prefix {
+// acknowledgedLine is what `sluice write` prints on stderr at the end;
+// done: every line of stdin was written and acknowledged.
+func acknowledgedLine(acked, prefix, bytes int64, took time.Duration, done bool) string {
+	switch {
+	case done:
+		return fmt.Sprintf("sluice: %s acknowledged (%d bytes in %v)", plural(acked, "event"), bytes, took.Round(time.Millisecond))
+	case acked != prefix:
 		return fmt.Sprintf("sluice: %s acknowledged: the first %d lines and %d later ones", plural(acked, "event"), prefix, acked-prefix)
 	}
-	return fmt.Sprintf("sluice: %s acknowledged (%d bytes read in %v)", plural(acked, "event"), bytes, took.Round(time.Millisecond))
+	return fmt.Sprintf("sluice: %s acknowledged", plural(acked, "event"))
 }
 
 // plural is "1 event", "2 events".
@@ -197,8 +202,9 @@ func timeoutError(ctx context.Context, timeout time.Duration, err error) error {
 // lastState keeps the writer's last connection state change, to say why
 // events were not acknowledged.
 type lastState struct {
-	mu sync.Mutex
-	sc *client.StateChange
+	controller string // --controller, to describe failures
+	mu         sync.Mutex
+	sc         *client.StateChange
 	// failure is the last change that carried an error.
 	failure error
 }
@@ -221,7 +227,7 @@ func (l *lastState) why(ctx context.Context) string {
 	case ctx.Err() == nil || l.sc == nil:
 		return ""
 	case l.failure != nil:
-		return fmt.Sprintf(" (last failure: %v)", l.failure)
+		return fmt.Sprintf(" (last failure: %s)", describeFailure(l.controller, l.failure))
 	case l.sc.Endpoint != "":
 		return fmt.Sprintf(" (the node at %s does not answer)", l.sc.Endpoint)
 	}

@@ -99,7 +99,7 @@ func TestWriteCommand(t *testing.T) {
 
 	withStdin(t, "one\ntwo\n\nlast without newline")
 	code, stdout, stderr := runArgs(t, append(c, "write", "s/x", "--key", "k")...)
-	if code != 0 || stdout != "" || !strings.HasPrefix(stderr, "sluice: 4 events acknowledged (26 bytes read in ") || strings.Count(stderr, "\n") != 1 {
+	if code != 0 || stdout != "" || !strings.HasPrefix(stderr, "sluice: 4 events acknowledged (26 bytes in ") || strings.Count(stderr, "\n") != 1 {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	got := segmentEvents(t, rs.Node, protocol.SegmentName("s", "x", 0, 0))
@@ -268,6 +268,32 @@ func TestWriteNodeStopsAnswering(t *testing.T) {
 	}
 	if got := segmentEvents(t, d.NodeAddr, seg); len(got) != 1 {
 		t.Fatalf("segment holds %q, want only the first line", got)
+	}
+}
+
+// TestWriteNodeDown: with the node's port closed, `sluice write` says
+// that it retries the node and why, and at --timeout counts what was
+// acknowledged (nothing) and names the last failure.
+func TestWriteNodeDown(t *testing.T) {
+	d := clienttest.Start(t)
+	d.CreateStream("s", "x", 1)
+	d.StopNode()
+	withStdin(t, "one\ntwo\n")
+	code, stdout, stderr := runArgs(t, "--controller", d.URL, "write", "s/x", "--timeout", "2s")
+	t.Logf("stderr:\n%s", stderr)
+	if code != 1 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	want := "sluice: node " + d.NodeAddr + " unreachable (connection refused); retrying (attempt 1)\n"
+	if !strings.HasPrefix(stderr, want) {
+		t.Fatalf("stderr %q does not start with %q", stderr, want)
+	}
+	if n := acknowledged(t, stderr); n != 0 {
+		t.Fatalf("%d events acknowledged, want 0", n)
+	}
+	if last := lastLine(stderr); !strings.HasPrefix(last, "sluice: timed out after 2s (--timeout): write s/x: 2 of 2 events not acknowledged (last failure: ") ||
+		!strings.Contains(last, "node "+d.NodeAddr+" unreachable (connection refused)") {
+		t.Fatalf("last line %q", last)
 	}
 }
 
