@@ -375,3 +375,43 @@ func TestWriteInterrupted(t *testing.T) {
 		t.Fatalf("stdout %q", stdout.String())
 	}
 }
+
+// TestLineSourceEdges: lines at the event limit pass whole, one byte more
+// is refused with its length (with or without a newline, at the end or
+// not), and what follows a refused line is read normally.
+func TestLineSourceEdges(t *testing.T) {
+	max := protocol.MaxEventSize
+	x := func(n int) string { return strings.Repeat("x", n) }
+	type want struct {
+		n    int64 // -1: no line
+		data string
+		over bool
+		eof  bool
+	}
+	for _, tc := range []struct {
+		name string
+		in   string
+		want []want
+	}{
+		{"empty input", "", []want{{n: -1, eof: true}}},
+		{"empty lines", "\n\n", []want{{n: 0}, {n: 0}, {n: -1, eof: true}}},
+		{"no final newline", "a\nb", []want{{n: 1, data: "a"}, {n: 1, data: "b", eof: true}}},
+		{"at the limit", x(max) + "\n", []want{{n: int64(max), data: x(max)}, {n: -1, eof: true}}},
+		{"at the limit, last", x(max), []want{{n: int64(max), data: x(max), eof: true}}},
+		{"one over", x(max+1) + "\nnext\n", []want{{n: int64(max + 1), over: true}, {n: 4, data: "next"}, {n: -1, eof: true}}},
+		{"one over, last", x(max + 1), []want{{n: int64(max + 1), over: true, eof: true}}},
+		{"far over", x(3*max) + "\n", []want{{n: int64(3 * max), over: true}, {n: -1, eof: true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := readLines(strings.NewReader(tc.in))
+			defer s.stop()
+			for i, w := range tc.want {
+				got := <-s.c
+				if got.n != w.n || (got.data == nil) != (w.over || w.n < 0) || string(got.data) != w.data || (got.err == io.EOF) != w.eof {
+					t.Fatalf("line %d: n %d, %d bytes (nil %v), err %v; want n %d, %d bytes, over %v, eof %v",
+						i+1, got.n, len(got.data), got.data == nil, got.err, w.n, len(w.data), w.over, w.eof)
+				}
+			}
+		})
+	}
+}
