@@ -25,10 +25,24 @@ var controllerRequestTimeout = 10 * time.Second
 
 // dataClient returns the client library's Client of the data commands
 // (write, read): controller requests bounded by controllerRequestTimeout,
-// retries reported on stderr.
+// retries reported on stderr, which must be safe for concurrent use
+// (lockedWriter).
 func dataClient(ctx context.Context, g *globalOptions, stderr io.Writer) (*client.Client, error) {
 	ctl := ctlclient.NewClient(g.Controller, ctlclient.WithRequestTimeout(controllerRequestTimeout))
 	return client.New(ctx, g.Controller, client.WithController(ctl), newRetryReporter(stderr, g.Controller).option())
+}
+
+// lockedWriter serialises the writes of a command's main goroutine and of
+// the library's goroutines (the retry reporter) to one stderr.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // retryReporter prints, on stderr, that a client command is retrying and

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -87,7 +88,7 @@ func runRead(c *cli.Context, g *globalOptions, o *readOptions) error {
 	// An interrupt ends the read normally: the position is still printed.
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	stderr := c.App.ErrWriter
+	stderr := &lockedWriter{w: c.App.ErrWriter} // the retry reporter writes too
 	cl, err := dataClient(ctx, g, stderr)
 	if err != nil {
 		return err
@@ -103,7 +104,7 @@ func runRead(c *cli.Context, g *globalOptions, o *readOptions) error {
 	}
 	defer cancelSetup()
 	if o.Group != "" {
-		return runGroupRead(ctx, setup, c, cl, scope, stream, o)
+		return runGroupRead(ctx, setup, c, stderr, cl, scope, stream, o)
 	}
 	r, err := cl.NewReader(setup, scope, stream, start, client.WithTruncationFunc(func(t client.Truncation) {
 		fmt.Fprintf(stderr, "warning: %s/%s was truncated past the reader: events of %s from offset %d were deleted unread; continuing at %s\n",
@@ -134,7 +135,7 @@ type eventReader interface {
 // runGroupRead is `sluice read --group`: it joins the group (within
 // setup), reads (until ctx ends, or as readLoop says), and leaves at its
 // position.
-func runGroupRead(ctx, setup context.Context, c *cli.Context, cl *client.Client, scope, stream string, o *readOptions) error {
+func runGroupRead(ctx, setup context.Context, c *cli.Context, stderr io.Writer, cl *client.Client, scope, stream string, o *readOptions) error {
 	rg, err := cl.ReaderGroup(scope, o.Group)
 	if err != nil {
 		return err
@@ -155,7 +156,7 @@ func runGroupRead(ctx, setup context.Context, c *cli.Context, cl *client.Client,
 	if err := out.Flush(); err != nil && readErr == nil {
 		readErr = fmt.Errorf("read: write stdout: %w", err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "position: %s\n", gr.Position())
+	fmt.Fprintf(stderr, "position: %s\n", gr.Position())
 	// Leaving commits the position for the group's other readers: worth
 	// a few seconds even after an interrupt, never more.
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), groupLeaveTimeout)

@@ -58,7 +58,7 @@ func runWrite(c *cli.Context, g *globalOptions, o *writeOptions) error {
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout %v: want more than 0", o.Timeout)
 	}
-	stderr := c.App.ErrWriter
+	stderr := &lockedWriter{w: c.App.ErrWriter} // the retry reporter and the interrupt watcher write too
 	start := time.Now()
 	// ctx bounds everything (--timeout); input ends at the first interrupt:
 	// no more lines are read, those read are still waited for.
