@@ -36,8 +36,9 @@ func writeCommand(g *globalOptions) *cli.Command {
 		Description: "It ends when stdin ends and every line is acknowledged (durable). While the controller or the node\n" +
 			"cannot be reached it retries, saying so on stderr, until --timeout (counted from the start). An interrupt\n" +
 			"(Ctrl-C) stops reading stdin and waits, within --timeout, for the lines read to be acknowledged; a second\n" +
-			"one stops at once. Whatever the end, it prints on stderr how many events were acknowledged\n" +
-			"(\"sluice: N events acknowledged\"): with --key, or a stream of one segment, those are the first N lines.",
+			"one stops at once. A line over the 8 MiB event limit ends the write, after the lines before it. However\n" +
+			"it ends once writing began, it prints on stderr how many events were acknowledged (\"sluice: N events acknowledged\"), so\n" +
+			"you know where to resume; when those are not the first N lines (possible without --key), it says which.",
 		ArgsUsage: "SCOPE/STREAM",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "key", Usage: "routing `KEY` of every event (default: none, events are spread)", Destination: &o.Key},
