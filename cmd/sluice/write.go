@@ -94,6 +94,7 @@ func runWrite(c *cli.Context, g *globalOptions, o *writeOptions) error {
 	defer lines.stop()
 	var writeErr error
 	tooLarge := int64(0) // the size of line acks.lines+1, if it is over the limit
+	eof := false         // every line of stdin was written
 read:
 	for {
 		var in inputLine
@@ -118,6 +119,7 @@ read:
 			bytes += int64(len(in.data))
 		}
 		if errors.Is(in.err, io.EOF) {
+			eof = true
 			break
 		}
 		if in.err != nil {
@@ -129,10 +131,12 @@ read:
 	flushErr := w.Flush(ctx)
 	w.Close(ctx) // settles what Flush left: ErrClosed
 	acked, prefix := acks.count()
-	done := tooLarge == 0 && writeErr == nil && flushErr == nil && input.Err() == nil
+	done := eof && flushErr == nil
 	fmt.Fprintln(stderr, acknowledgedLine(acked, prefix, bytes, time.Since(start), done))
 
 	switch {
+	case done:
+		return nil // an interrupt during the last flush changed nothing
 	case tooLarge > 0:
 		return fmt.Errorf("write %s/%s: line %d is %s, over the %s event limit; %s",
 			scope, stream, acks.lines+1, mib(tooLarge), mib(protocol.MaxEventSize), before(acks.lines, prefix, flushErr))
@@ -140,20 +144,18 @@ read:
 		return fmt.Errorf("write %s/%s: %w", scope, stream, writeErr)
 	case flushErr == nil && intr.interrupted():
 		return fmt.Errorf("write %s/%s: interrupted after line %d of stdin", scope, stream, acks.lines)
-	case flushErr == nil && input.Err() != nil:
+	case flushErr == nil:
 		return timeoutError(ctx, o.Timeout, fmt.Errorf("write %s/%s: stdin did not end (%d lines read, all acknowledged)", scope, stream, acks.lines))
-	case flushErr != nil:
-		why := ": " + flushErr.Error()
-		if errors.Is(flushErr, ctx.Err()) {
-			why = "" // the timeout or the interrupt says it
-		}
-		err := fmt.Errorf("write %s/%s: %d of %d events not acknowledged%s%s", scope, stream, acks.lines-acked, acks.lines, why, last.why(ctx))
-		if intr.interrupted() {
-			return fmt.Errorf("interrupted: %w", err)
-		}
-		return timeoutError(ctx, o.Timeout, err)
 	}
-	return nil
+	why := ": " + flushErr.Error()
+	if errors.Is(flushErr, ctx.Err()) {
+		why = "" // the timeout or the interrupt says it
+	}
+	err = fmt.Errorf("write %s/%s: %d of %d events not acknowledged%s%s", scope, stream, acks.lines-acked, acks.lines, why, last.why(ctx))
+	if intr.interrupted() {
+		return fmt.Errorf("interrupted: %w", err)
+	}
+	return timeoutError(ctx, o.Timeout, err)
 }
 
 // acknowledgedLine is what `sluice write` prints on stderr at the end;
