@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"flag"
@@ -414,4 +415,36 @@ func TestLineSourceEdges(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkStdinLines compares the line reader of `sluice write` (a
+// goroutine handing lines over a channel, at most 8 MiB kept per line)
+// with plain bufio.ReadBytes in the same run: the cost of being
+// interruptible while stdin blocks. 100-byte lines.
+func BenchmarkStdinLines(b *testing.B) {
+	line := strings.Repeat("x", 99) + "\n"
+	text := strings.Repeat(line, 10000)
+	b.Run("lineSource", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for range b.N {
+			s := readLines(strings.NewReader(text))
+			for in := range s.c {
+				if in.err != nil {
+					break
+				}
+			}
+			s.stop()
+		}
+	})
+	b.Run("ReadBytes", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for range b.N {
+			r := bufio.NewReaderSize(strings.NewReader(text), 64<<10)
+			for {
+				if _, err := r.ReadBytes('\n'); err != nil {
+					break
+				}
+			}
+		}
+	})
 }
