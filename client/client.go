@@ -27,8 +27,9 @@ var (
 // reply or ctx is done and retries nothing. Errors are ctlclient's (classify
 // with errors.Is against ctlclient.ErrNotFound, ErrUnavailable,
 // ErrUnreachable). While a writer has events to deliver it retries every
-// error of Successors and SegmentURI with backoff; NewWriter returns the
-// errors of GetStream and CurrentSegments to its caller.
+// error of Successors and SegmentURI with backoff; NewWriter retries
+// GetStream and CurrentSegments while the controller is unreachable or
+// unavailable, until its ctx is done, and returns their other errors.
 type Controller interface {
 	GetStream(ctx context.Context, scope, stream string) (api.StreamInfo, error)
 	CurrentSegments(ctx context.Context, scope, stream string) ([]api.SegmentRange, error)
@@ -40,8 +41,9 @@ type Controller interface {
 type Option func(*clientConfig)
 
 type clientConfig struct {
-	ctl  Controller
-	dial func(ctx context.Context, addr string) (*segclient.Conn, error)
+	ctl   Controller
+	dial  func(ctx context.Context, addr string) (*segclient.Conn, error)
+	retry func(attempt int, err error)
 }
 
 // WithController makes the Client call ctl instead of a new
@@ -52,13 +54,28 @@ func WithController(ctl Controller) Option {
 	return func(c *clientConfig) { c.ctl = ctl }
 }
 
+// WithRetryNotify calls f each time the Client's writers and readers are
+// about to retry after a failure that may pass, with why (err) and the
+// attempt number of that retry loop, from 1, so that a program can say
+// that it is waiting and on what: NewWriter while the controller is
+// unreachable or unavailable, a writer's segment reconnecting to its node
+// (or asking the controller where it went), a reader's fetch. Several
+// loops may run at once (one per segment), each counting its own
+// attempts. f is called from the library's goroutines: it must be safe
+// for concurrent use, return quickly and not call the Client. The library
+// itself logs nothing.
+func WithRetryNotify(f func(attempt int, err error)) Option {
+	return func(c *clientConfig) { c.retry = f }
+}
+
 // Client is a connection to a Sluice deployment: the controller, a pool of
 // node connections (one per node address, shared by every writer and reader
 // of the Client), and a cache of which node serves which segment. It is
 // safe for concurrent use. Writers and readers are made from it.
 type Client struct {
-	ctl  Controller
-	dial func(ctx context.Context, addr string) (*segclient.Conn, error)
+	ctl   Controller
+	dial  func(ctx context.Context, addr string) (*segclient.Conn, error)
+	retry func(attempt int, err error) // WithRetryNotify, or nil
 
 	mu struct {
 		sync.Mutex
@@ -83,10 +100,18 @@ func New(ctx context.Context, controllerURL string, opts ...Option) (*Client, er
 		}
 		cfg.ctl = ctlclient.NewClient(controllerURL)
 	}
-	c := &Client{ctl: cfg.ctl, dial: cfg.dial}
+	c := &Client{ctl: cfg.ctl, dial: cfg.dial, retry: cfg.retry}
 	c.mu.conns = map[string]*segclient.Conn{}
 	c.mu.endpoints = map[string]string{}
 	return c, nil
+}
+
+// retrying tells the WithRetryNotify hook, if any, that a retry loop is
+// about to make attempt (from 1) after err.
+func (c *Client) retrying(attempt int, err error) {
+	if c.retry != nil {
+		c.retry(attempt, err)
+	}
 }
 
 // Controller returns the controller the Client calls.
@@ -118,7 +143,8 @@ func (c *Client) Endpoint(ctx context.Context, segment string) (string, error) {
 }
 
 // Conn returns the pooled connection to the node at addr, dialling it if
-// there is none or the one there is broken. ctx bounds the dial.
+// there is none or the one there is broken. ctx bounds the dial and the
+// handshake; it tries once.
 func (c *Client) Conn(ctx context.Context, addr string) (*segclient.Conn, error) {
 	c.mu.Lock()
 	if c.mu.closed {
@@ -154,7 +180,8 @@ func (c *Client) Conn(ctx context.Context, addr string) (*segclient.Conn, error)
 }
 
 // SegmentConn returns a connection to the node that serves segment now
-// (Endpoint, then Conn).
+// (Endpoint, then Conn). It blocks until both are done or ctx is, and
+// tries once.
 func (c *Client) SegmentConn(ctx context.Context, segment string) (*segclient.Conn, error) {
 	addr, err := c.Endpoint(ctx, segment)
 	if err != nil {
@@ -194,8 +221,10 @@ func NeedsRelocate(err error) bool {
 	return protocol.IsRetriable(err) || errors.Is(err, segclient.ErrConnectionClosed)
 }
 
-// Close closes every pooled connection. Writers and readers of the Client
-// should be closed first; calls made afterwards fail with ErrClosed.
+// Close closes every pooled connection (calls waiting on them fail with
+// segclient.ErrConnectionClosed) and returns without waiting on the
+// network. Writers and readers of the Client should be closed first;
+// calls made afterwards fail with ErrClosed.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -12,6 +12,31 @@
 // GET /v1/segments/{segment}/uri and dropped when a node answers WrongHost
 // or ContainerUnavailable or the connection breaks (Invalidate).
 //
+// # Blocking, cancellation and retries
+//
+// Every call that can block takes a ctx and returns once it is done (with
+// ctx.Err(), wrapped, sometimes together with the last failure); none
+// replaces the caller's ctx with one of its own, so a caller's deadline
+// bounds the whole call, also when a node stops answering without closing
+// its connection. The calls without a ctx (Reader.Close, Txn.Close,
+// Client.Close, GroupReader's stop inside Close) only stop goroutines
+// whose every network call runs on a context they cancel, and close
+// sockets, so they return at once. Ack.Err waits for the outcome; Ack.Wait
+// is its bounded form.
+//
+// What is retried inside, with capped exponential backoff and full
+// jitter: a Writer's segment goroutines reconnect for ever until Close
+// (a broken connection, WrongHost, ContainerUnavailable, an unreachable
+// controller or node); NewWriter retries while the controller is
+// unreachable or unavailable, until ctx; a Reader's fetches retry what may
+// pass until Close; a GroupReader's heartbeat tries again on its next
+// tick; reader group updates retry compare-and-set conflicts until ctx;
+// Txn.Commit and Txn.Abort retry what may pass until ctx. Everything else
+// (Endpoint, NewReader, NewReaderGroup, JoinReaderGroup, State, BeginTxn,
+// Status, Ping, the Controller methods) tries once. WithRetryNotify
+// reports each retry to the program, which decides what to show; the
+// library logs nothing.
+//
 // # Routing
 //
 // An event's routing key is hashed with protocol.KeyHash into [0, 1); the

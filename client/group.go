@@ -98,7 +98,8 @@ func (c *Client) groupStore() (GroupStore, error) {
 
 // NewReaderGroup creates reader group scope/group of stream (in scope),
 // starting at GroupFrom (the head by default), and returns its handle.
-// It asks the controller and the nodes where to start, without retrying.
+// It asks the controller and the nodes where to start, blocking until they
+// answer or ctx is done, without retrying.
 // An existing group is an error (ctlclient.ErrExists).
 func (c *Client) NewReaderGroup(ctx context.Context, scope, group, stream string, opts ...GroupOption) (*ReaderGroup, error) {
 	gs, err := c.groupStore()
@@ -139,7 +140,8 @@ func (c *Client) ReaderGroup(scope, group string) (*ReaderGroup, error) {
 }
 
 // State returns the group's state, its stream ("scope/stream") and the
-// state's version.
+// state's version. It blocks until the controller answers or ctx is done
+// and tries once.
 func (g *ReaderGroup) State(ctx context.Context) (*GroupState, string, int64, error) {
 	rg, err := g.store.GetReaderGroup(ctx, g.scope, g.name)
 	if err != nil {
@@ -224,7 +226,8 @@ func (g *ReaderGroup) InitiateCheckpoint(ctx context.Context, name string) (api.
 
 // ResetToCut makes the group read from cut (a checkpoint's cut, or any
 // consistent cut of its stream): every reader drops its segments and
-// what it had fetched, and the group continues from cut.
+// what it had fetched, and the group continues from cut. It retries
+// compare-and-set conflicts until ctx is done, and nothing else.
 func (g *ReaderGroup) ResetToCut(ctx context.Context, cut api.StreamCut) error {
 	if err := cut.Validate(); err != nil {
 		return err
@@ -235,7 +238,8 @@ func (g *ReaderGroup) ResetToCut(ctx context.Context, cut api.StreamCut) error {
 	return g.update(ctx, func(s *GroupState) error { s.reset(cut); return nil })
 }
 
-// Delete deletes the group. Its readers fail on their next heartbeat.
+// Delete deletes the group. Its readers fail on their next heartbeat. It
+// blocks until the controller answers or ctx is done and tries once.
 func (g *ReaderGroup) Delete(ctx context.Context) error {
 	return g.store.DeleteReaderGroup(ctx, g.scope, g.name)
 }
@@ -276,7 +280,8 @@ type GroupReader struct {
 
 // JoinReaderGroup joins scope/group as reader readerID and returns the
 // reader. It blocks until its first heartbeat is written (it may already
-// have segments then). A reader that joins under an id already there
+// have segments then) or ctx is done, retrying only compare-and-set
+// conflicts; ctx bounds the join, not the reader's life. A reader that joins under an id already there
 // (a restart) first gives back that reader's segments at their committed
 // positions. Close it to leave.
 func (c *Client) JoinReaderGroup(ctx context.Context, scope, group, readerID string, opts ...GroupOption) (*GroupReader, error) {
@@ -324,7 +329,7 @@ func (c *Client) JoinReaderGroup(ctx context.Context, scope, group, readerID str
 func (gr *GroupReader) ID() string { return gr.id }
 
 // ReadNext returns the next event of the segments the reader holds, as
-// Reader.ReadNext does. With no segment to read it waits for the group to
+// Reader.ReadNext does (blocking until an event, ctx's end or Close). With no segment to read it waits for the group to
 // give it one. ErrEndOfStream once the group has read the whole (sealed)
 // stream; ErrNotMember... is not returned: a reader expired by the others
 // drops its segments and joins again.

@@ -210,9 +210,10 @@ type truncMove struct {
 
 // NewReader returns a Reader of scope/stream starting at FromHead (the
 // default), FromTail or FromCut. It asks the controller (and for FromTail
-// the nodes) where to start, without retrying: an unknown stream, a cut of
-// another stream or an unreachable controller is an error. The Reader must
-// be closed.
+// the nodes) where to start, blocking until they answer or ctx is done,
+// without retrying: an unknown stream, a cut of another stream or an
+// unreachable controller is an error. ctx bounds only the start, not the
+// Reader's life. The Reader must be closed.
 func (c *Client) NewReader(ctx context.Context, scope, stream string, opts ...ReaderOption) (*Reader, error) {
 	cfg := readerConfig{start: startHead, readBuffer: DefaultReadBuffer, tailWait: tailWait}
 	for _, o := range opts {
@@ -583,6 +584,10 @@ func (r *Reader) fetch(seg string, gen uint64, off int64, max int32, atEvent boo
 			res.err = fmt.Errorf("client: read %s at %d: %w", seg, off, err)
 			break
 		}
+		if !errors.Is(err, errScaleUnpublished) && !errors.Is(err, errHeadUnpublished) {
+			// (Those two are the controller catching up, not failures.)
+			r.c.retrying(bo.n+1, fmt.Errorf("client: read %s at %d: %w", seg, off, err))
+		}
 		if !bo.wait(r.ctx) {
 			return
 		}
@@ -738,9 +743,10 @@ func (r *Reader) isClosed() bool {
 	return r.mu.closed
 }
 
-// Close stops the reader's reads and waits for its goroutines. A running
-// ReadNext returns ErrClosed. Closing twice is not an error. It does not
-// close the Client.
+// Close stops the reader's reads and waits for its goroutines, which stop
+// at once (their calls run on a context Close cancels), also when a node
+// does not answer. A running ReadNext returns ErrClosed. Closing twice is
+// not an error. It does not close the Client.
 func (r *Reader) Close() error {
 	r.mu.Lock()
 	r.mu.closed = true

@@ -116,8 +116,8 @@ const txnAckCompact = 1024
 // BeginTxn opens a transaction on the Writer's stream: the controller
 // creates it (CreateTxn, leased WithLease) with one transaction segment per
 // active segment, and the Txn starts its segment goroutines and its
-// pinger. It blocks until the controller answers or ctx is done and
-// retries nothing: a stream being scaled or sealed answers
+// pinger. It blocks until the controller answers or ctx is done, never
+// longer, and retries nothing: a stream being scaled or sealed answers
 // ctlclient.ErrConflict, an unknown one ctlclient.ErrNotFound. The Txn
 // must end with Commit, Abort or Close.
 func (w *Writer) BeginTxn(ctx context.Context, opts ...TxnOption) (*Txn, error) {
@@ -147,10 +147,12 @@ func (w *Writer) BeginTxn(ctx context.Context, opts ...TxnOption) (*Txn, error) 
 	t.mu.compactAt = txnAckCompact
 	ranges, err := t.segmentRanges(ctx, info)
 	if err != nil {
-		// Nobody can use it: give it back now rather than at lease end.
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if aerr := tc.AbortTxn(actx, t.scope, t.stream, t.id); aerr != nil {
+		// Nobody can use it: give it back now rather than at lease end,
+		// within the caller's ctx (once that is done, the lease ends it).
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w (the transaction is left to its lease)", err)
+		}
+		if aerr := tc.AbortTxn(ctx, t.scope, t.stream, t.id); aerr != nil {
 			err = fmt.Errorf("%w (its abort failed too, the lease will end it: %v)", err, aerr)
 		}
 		return nil, err

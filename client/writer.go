@@ -2,11 +2,13 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
 
+	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -92,7 +94,8 @@ var settledGroup = func() *ackGroup {
 // (a scale): it closes with the other events first written in its block.
 func (a *Ack) Done() <-chan struct{} { return a.g.done }
 
-// Err returns the outcome once Done is closed: nil if the event is durable.
+// Err returns the outcome: nil if the event is durable. It waits until
+// Done is closed, without a bound: call it after Done, or use Wait.
 func (a *Ack) Err() error {
 	<-a.g.done
 	return a.err
@@ -110,9 +113,16 @@ func (a *Ack) Wait(ctx context.Context) error {
 }
 
 // NewWriter returns a writer of scope/stream. It asks the controller for the
-// stream's current segments (its errors, such as ctlclient.ErrNotFound for a
-// missing stream, are returned) and starts one goroutine per segment; it
-// does not wait for node connections.
+// stream's current segments and starts one goroutine per segment; it does
+// not wait for node connections.
+//
+// It blocks until the controller has answered or ctx is done. While the
+// controller is unreachable or unavailable (ctlclient.ErrUnreachable,
+// ErrUnavailable) it retries with the writer's backoff (WithBackoff),
+// calling the Client's WithRetryNotify hook before each retry; when ctx
+// ends first it returns ctx's error together with the last failure (both
+// match errors.Is). Other errors are returned at once: ctlclient.ErrNotFound
+// for a missing stream, protocol.ErrSegmentSealed for a sealed one.
 func (c *Client) NewWriter(ctx context.Context, scope, stream string, opts ...WriterOption) (*Writer, error) {
 	cfg := defaultWriterConfig()
 	for _, o := range opts {
@@ -121,6 +131,29 @@ func (c *Client) NewWriter(ctx context.Context, scope, stream string, opts ...Wr
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	var last error // the last failure retried
+	for attempt := 0; ; attempt++ {
+		segs, err := c.writerSegments(ctx, scope, stream)
+		if err == nil {
+			return c.newWriter(scope, stream, cfg, segs, false), nil
+		}
+		if ctx.Err() != nil && last != nil {
+			return nil, fmt.Errorf("client: writer of %s/%s: %w; last failure: %w", scope, stream, ctx.Err(), last)
+		}
+		if !errors.Is(err, ctlclient.ErrUnreachable) && !errors.Is(err, ctlclient.ErrUnavailable) {
+			return nil, err
+		}
+		last = err
+		c.retrying(attempt+1, err)
+		if serr := sleepCtx(ctx, backoff(cfg.backoffMin, cfg.backoffMax, attempt)); serr != nil {
+			return nil, fmt.Errorf("client: writer of %s/%s: %w; last failure: %w", scope, stream, serr, err)
+		}
+	}
+}
+
+// writerSegments returns the current segments of a stream open for
+// writing (one try).
+func (c *Client) writerSegments(ctx context.Context, scope, stream string) ([]api.SegmentRange, error) {
 	info, err := c.ctl.GetStream(ctx, scope, stream)
 	if err != nil {
 		return nil, fmt.Errorf("client: writer of %s/%s: %w", scope, stream, err)
@@ -135,7 +168,7 @@ func (c *Client) NewWriter(ctx context.Context, scope, stream string, opts ...Wr
 	if len(segs) == 0 {
 		return nil, fmt.Errorf("client: writer of %s/%s: the stream has no active segment", scope, stream)
 	}
-	return c.newWriter(scope, stream, cfg, segs, false), nil
+	return segs, nil
 }
 
 // newWriter returns a writer of scope/stream with configuration cfg and
@@ -254,7 +287,9 @@ func (w *Writer) releaseLocked(b *block) {
 
 // Flush blocks until every event written before it was called is
 // acknowledged or has failed, or ctx is done. It returns the first failure
-// (or ctx.Err()).
+// (or ctx.Err(); the events are still being written, and a later Flush or
+// Close waits for them again). Flush itself sends nothing: the segment
+// goroutines retry meanwhile, as they always do.
 func (w *Writer) Flush(ctx context.Context) error {
 	w.mu.Lock()
 	groups := make([]*ackGroup, 0, len(w.mu.groups))
@@ -276,7 +311,10 @@ func (w *Writer) Flush(ctx context.Context) error {
 	return first
 }
 
-// Close flushes (until ctx is done), then stops the writer's goroutines.
+// Close flushes (until ctx is done), then stops the writer's goroutines,
+// which it waits for: they stop at once, since each of their calls runs on
+// a context Close cancels. So Close returns soon after ctx is done, also
+// when a node does not answer; with a ctx already done it only stops.
 // Events not acknowledged by then fail with ErrClosed (they may still have
 // been stored). Writes after Close fail with ErrClosed. It returns Flush's
 // error. Closing twice is not an error.

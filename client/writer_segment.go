@@ -134,6 +134,7 @@ func (s *segWriter) run() {
 		if progress {
 			attempt = 0
 		}
+		s.w.c.retrying(attempt+1, fmt.Errorf("client: segment %s: %w", s.r.Segment, err))
 		if !s.w.sleep(s.w.backoff(attempt)) {
 			return
 		}
@@ -286,6 +287,7 @@ func (s *segWriter) moveToSuccessors() {
 		if err != nil {
 			c.forget(s.r.Segment)
 			s.report(StateDisconnected, err)
+			c.retrying(attempt+1, fmt.Errorf("client: sealed segment %s: %w", s.r.Segment, err))
 			continue
 		}
 		if err := s.setup(conn); err != nil {
@@ -294,6 +296,7 @@ func (s *segWriter) moveToSuccessors() {
 				return
 			}
 			s.report(StateDisconnected, err)
+			c.retrying(attempt+1, fmt.Errorf("client: sealed segment %s: %w", s.r.Segment, err))
 			continue
 		}
 		break
@@ -316,6 +319,7 @@ func (s *segWriter) moveToSuccessors() {
 			}
 		}
 		s.report(StateDisconnected, err)
+		c.retrying(attempt+1, fmt.Errorf("client: successors of %s: %w", s.r.Segment, err))
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -3,7 +3,9 @@
 // directory) served by node/server, and a controller (bbolt store, Service,
 // REST handler) served over HTTP, both on 127.0.0.1, wired like
 // `sluice standalone`. The node can be stopped and started again on the same
-// data directory and address, to test reconnection. Everything stops at the
+// data directory and address, to test reconnection; with ThroughProxy the
+// controller sends clients to a Proxy in front of the node that the test
+// can freeze, to test a node that stops answering. Everything stops at the
 // end of the test.
 package clienttest
 
@@ -49,6 +51,10 @@ type Deployment struct {
 	// Store is the controller's metadata store.
 	Store cluster.Store
 
+	// Proxy is the proxy in front of the node that the controller names
+	// to clients (ThroughProxy), or nil.
+	Proxy *Proxy
+
 	t       testing.TB
 	nodeDir string
 
@@ -66,9 +72,24 @@ func Quiet() *logrus.Logger {
 	return l
 }
 
+// Option configures a Deployment (Start).
+type Option func(*options)
+
+type options struct{ proxy bool }
+
+// ThroughProxy puts a Proxy in front of the node (Deployment.Proxy) and
+// makes the controller name the proxy as every segment's node, so that
+// clients reach the node only through it. NodeAddr stays the node's own
+// address.
+func ThroughProxy() Option { return func(o *options) { o.proxy = true } }
+
 // Start runs a node and a controller and stops both when the test ends.
-func Start(t testing.TB) *Deployment {
+func Start(t testing.TB, opts ...Option) *Deployment {
 	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	d := &Deployment{t: t, nodeDir: filepath.Join(t.TempDir(), "node")}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -77,6 +98,11 @@ func Start(t testing.TB) *Deployment {
 	d.NodeAddr = l.Addr().String()
 	d.startNode(l)
 	t.Cleanup(d.StopNode)
+	advertised := d.NodeAddr
+	if o.proxy {
+		d.Proxy = NewProxy(t, d.NodeAddr)
+		advertised = d.Proxy.Addr()
+	}
 
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "controller.db"))
 	if err != nil {
@@ -85,7 +111,7 @@ func Start(t testing.TB) *Deployment {
 	segs := controller.NewNodeSegments(controller.StaticLocator(d.NodeAddr))
 	svc := controller.New(st, segs, controller.Options{Logger: Quiet(), TxnSweepInterval: -1})
 	hs := httptest.NewServer(rest.NewHandler(svc, Quiet(),
-		rest.WithLocator(controller.StaticNode{Addr: d.NodeAddr, Containers: Containers})))
+		rest.WithLocator(controller.StaticNode{Addr: advertised, Containers: Containers})))
 	t.Cleanup(func() {
 		hs.Close()
 		svc.Close()

@@ -66,8 +66,9 @@ func (e *Error) Is(target error) bool {
 // blocks until the reply or ctx is done, and retries nothing. It is safe
 // for concurrent use.
 type Client struct {
-	base string
-	hc   *http.Client
+	base    string
+	hc      *http.Client
+	timeout time.Duration // WithRequestTimeout; 0: none
 }
 
 // ClientOption configures a Client.
@@ -76,6 +77,16 @@ type ClientOption func(*Client)
 // WithHTTPClient makes the Client send its requests with hc (timeouts,
 // TLS, a transport of the caller's) instead of a plain http.Client.
 func WithHTTPClient(hc *http.Client) ClientOption { return func(c *Client) { c.hc = hc } }
+
+// WithRequestTimeout bounds each request, from connecting to the last
+// byte of the reply, to d (0, the default: only the caller's ctx bounds
+// it). A controller that accepts connections but does not answer (stopped,
+// wedged) then fails a call with ErrUnreachable after d ("no answer within
+// d") rather than holding it until the caller's ctx ends: what a caller
+// that retries unreachable controllers needs to notice it.
+func WithRequestTimeout(d time.Duration) ClientOption {
+	return func(c *Client) { c.timeout = d }
+}
 
 // NewClient returns a Client of the controller at baseURL
 // ("http://127.0.0.1:10080"; a trailing '/' is ignored).
@@ -93,7 +104,13 @@ func (c *Client) BaseURL() string { return c.base }
 // do sends a request with in (if not nil) as its JSON body and decodes the
 // reply into out (if not nil). path is already escaped.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
-	req, err := jsonhttp.NewRequest(ctx, method, c.base+path, in)
+	rctx := ctx
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	req, err := jsonhttp.NewRequest(rctx, method, c.base+path, in)
 	if err != nil {
 		return fmt.Errorf("controller %s: %w", c.base, err)
 	}
@@ -103,14 +120,14 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("controller %s: %s %s: %w", c.base, method, path, ctx.Err())
-		}
-		return &unreachableError{base: c.base, err: err}
+		return c.noAnswer(ctx, rctx, method, path, err)
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxReply))
 	if err != nil {
+		if rctx.Err() != nil {
+			return c.noAnswer(ctx, rctx, method, path, err)
+		}
 		return fmt.Errorf("controller %s: %s %s: reading the reply: %w", c.base, method, path, err)
 	}
 	if resp.StatusCode >= 400 {
@@ -127,6 +144,22 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		}
 	}
 	return nil
+}
+
+// maxReply bounds the bytes of a reply read.
+const maxReply = 64 << 20
+
+// noAnswer is the error of a request that got no (whole) reply: the
+// caller's ctx error if that ended, ErrUnreachable otherwise (refused,
+// reset, or no answer within the request timeout).
+func (c *Client) noAnswer(ctx, rctx context.Context, method, path string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("controller %s: %s %s: %w", c.base, method, path, ctx.Err())
+	}
+	if rctx.Err() != nil {
+		err = fmt.Errorf("no answer to %s %s within %v", method, path, c.timeout)
+	}
+	return &unreachableError{base: c.base, err: err}
 }
 
 // unreachableError is a request that got no reply.

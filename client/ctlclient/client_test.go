@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -131,5 +132,27 @@ func TestSealBody(t *testing.T) {
 	}
 	if method != "PUT" || path != "/v1/scopes/sales/streams/orders/state" || body != `{"streamState":"SEALED"}` {
 		t.Fatalf("sent %s %s %s", method, path, body)
+	}
+}
+
+// TestRequestTimeout: a controller that accepts connections and never
+// answers fails a call with ErrUnreachable after WithRequestTimeout,
+// whatever the caller's ctx; without it only the ctx ends the call.
+func TestRequestTimeout(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0") // never accepts: the kernel does, nobody answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	url := "http://" + l.Addr().String()
+	err = ctlclient.NewClient(url, ctlclient.WithRequestTimeout(200*time.Millisecond)).Health(context.Background())
+	if !errors.Is(err, ctlclient.ErrUnreachable) || !strings.Contains(err.Error(), "no answer to GET /health within 200ms") {
+		t.Fatalf("err = %v, want ErrUnreachable, no answer within 200ms", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err = ctlclient.NewClient(url).Health(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ctlclient.ErrUnreachable) {
+		t.Fatalf("without a request timeout: err = %v, want the ctx's", err)
 	}
 }

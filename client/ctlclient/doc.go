@@ -9,8 +9,8 @@
 // # Calls
 //
 // Each Client method is one HTTP request to one route. It blocks until the
-// reply or until ctx is done, and retries nothing; a Client is safe for
-// concurrent use. Segment names travel path-escaped in one path element
+// reply or until ctx is done (or WithRequestTimeout's bound, if set), and
+// retries nothing; a Client is safe for concurrent use. Segment names travel path-escaped in one path element
 // ('/' is %2F, '#' is %23), as the routes expect.
 //
 // # Errors
@@ -25,7 +25,8 @@
 //	ErrConflict     409 CONFLICT
 //	ErrUnavailable  503 UNAVAILABLE: a container the request needs has no
 //	                live node now; retry later
-//	ErrUnreachable  no reply at all (refused, reset, not HTTP); not an *Error
+//	ErrUnreachable  no reply at all (refused, reset, not HTTP, none within
+//	                WithRequestTimeout); not an *Error
 //
 // A cancelled or expired ctx is returned wrapped (errors.Is(err,
 // context.Canceled) or context.DeadlineExceeded), not as ErrUnreachable.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -33,7 +34,9 @@ func readCommand(g *globalOptions) *cli.Command {
 		Description: "Without --follow it stops when no event arrives for --timeout, after --max events, or at the end of a\n" +
 			"sealed stream. At the end it prints \"position: CUT\" on stderr: `--from CUT` continues right after it.\n" +
 			"With --group G it joins reader group SCOPE/G (see `sluice readergroup create`) and reads the segments the group\n" +
-			"gives it; on exit it leaves the group at its position, so the group's other readers continue from there.",
+			"gives it; on exit it leaves the group at its position, so the group's other readers continue from there.\n" +
+			"Without --follow the start (finding where to begin, joining the group) waits at most the larger of --timeout and\n" +
+			"10s. While the controller or a node cannot be reached it retries, saying so on stderr.",
 		ArgsUsage: "SCOPE/STREAM",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "group", Usage: "read as a member of reader group `G` of the stream's scope (--from is then the group's)", Destination: &o.Group},
@@ -85,21 +88,30 @@ func runRead(c *cli.Context, g *globalOptions, o *readOptions) error {
 	// An interrupt ends the read normally: the position is still printed.
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cl, err := client.New(ctx, g.Controller)
+	stderr := &lockedWriter{w: c.App.ErrWriter} // the retry reporter writes too
+	cl, err := dataClient(ctx, g, stderr)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	stderr := c.App.ErrWriter
-	if o.Group != "" {
-		return runGroupRead(ctx, c, cl, scope, stream, o)
+	// Without --follow the start is bounded too (the controller, and for
+	// --from tail the node, may not answer): by --timeout, but never below
+	// readStartTimeout, since a short --timeout is about events, not about
+	// how fast the controller answers.
+	setup, cancelSetup := ctx, context.CancelFunc(func() {})
+	if !o.Follow {
+		setup, cancelSetup = context.WithTimeout(ctx, max(o.Timeout, readStartTimeout))
 	}
-	r, err := cl.NewReader(ctx, scope, stream, start, client.WithTruncationFunc(func(t client.Truncation) {
+	defer cancelSetup()
+	if o.Group != "" {
+		return runGroupRead(ctx, setup, c, stderr, cl, scope, stream, o)
+	}
+	r, err := cl.NewReader(setup, scope, stream, start, client.WithTruncationFunc(func(t client.Truncation) {
 		fmt.Fprintf(stderr, "warning: %s/%s was truncated past the reader: events of %s from offset %d were deleted unread; continuing at %s\n",
 			scope, stream, t.Segment, t.Offset, t.Head)
 	}))
 	if err != nil {
-		return fmt.Errorf("read %s/%s: %w", scope, stream, err)
+		return startError(setup, o, fmt.Errorf("read %s/%s: %w", scope, stream, err))
 	}
 	defer r.Close()
 
@@ -120,31 +132,34 @@ type eventReader interface {
 	ReadNext(ctx context.Context) (client.Event, error)
 }
 
-// runGroupRead is `sluice read --group`: it joins the group, reads, and
-// leaves at its position.
-func runGroupRead(ctx context.Context, c *cli.Context, cl *client.Client, scope, stream string, o *readOptions) error {
+// runGroupRead is `sluice read --group`: it joins the group (within
+// setup), reads (until ctx ends, or as readLoop says), and leaves at its
+// position.
+func runGroupRead(ctx, setup context.Context, c *cli.Context, stderr io.Writer, cl *client.Client, scope, stream string, o *readOptions) error {
 	rg, err := cl.ReaderGroup(scope, o.Group)
 	if err != nil {
 		return err
 	}
-	_, gstream, _, err := rg.State(ctx)
+	_, gstream, _, err := rg.State(setup)
 	if err != nil {
-		return fmt.Errorf("read --group %s: %w", o.Group, err)
+		return startError(setup, o, fmt.Errorf("read --group %s: %w", o.Group, err))
 	}
 	if gstream != scope+"/"+stream {
 		return fmt.Errorf("read --group %s: %w: %s, not %s/%s", o.Group, errGroupStream, gstream, scope, stream)
 	}
-	gr, err := cl.JoinReaderGroup(ctx, scope, o.Group, groupReaderID())
+	gr, err := cl.JoinReaderGroup(setup, scope, o.Group, groupReaderID())
 	if err != nil {
-		return fmt.Errorf("read --group %s: %w", o.Group, err)
+		return startError(setup, o, fmt.Errorf("read --group %s: %w", o.Group, err))
 	}
 	out := bufio.NewWriterSize(c.App.Writer, 64<<10)
 	readErr := readLoop(ctx, gr, out, o)
 	if err := out.Flush(); err != nil && readErr == nil {
 		readErr = fmt.Errorf("read: write stdout: %w", err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "position: %s\n", gr.Position())
-	lctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	fmt.Fprintf(stderr, "position: %s\n", gr.Position())
+	// Leaving commits the position for the group's other readers: worth
+	// a few seconds even after an interrupt, never more.
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), groupLeaveTimeout)
 	defer cancel()
 	if err := gr.Close(lctx); err != nil && readErr == nil {
 		readErr = fmt.Errorf("leave group %s: %w", o.Group, err)
@@ -154,6 +169,23 @@ func runGroupRead(ctx context.Context, c *cli.Context, cl *client.Client, scope,
 	}
 	return nil
 }
+
+// readStartTimeout is the least time `sluice read` without --follow
+// gives its start (finding where to begin, joining the group); --timeout
+// gives more if it is longer. Tests lower it.
+var readStartTimeout = 10 * time.Second
+
+// startError says that the start ran out of time, when it did.
+func startError(setup context.Context, o *readOptions, err error) error {
+	if errors.Is(setup.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("could not start within %v (the larger of --timeout and %v): %w", max(o.Timeout, readStartTimeout), readStartTimeout, err)
+	}
+	return err
+}
+
+// groupLeaveTimeout bounds how long `sluice read --group` waits for the
+// controller when it leaves the group.
+const groupLeaveTimeout = 10 * time.Second
 
 // readLoop prints events until --max, --timeout without an event, the end
 // of a sealed stream, or ctx (an interrupt).

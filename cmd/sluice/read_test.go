@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-streams/sluice/client/clienttest"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
@@ -69,4 +70,44 @@ func TestReadCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "--group") || !strings.Contains(stdout, "--follow") {
 		t.Fatalf("help: exit %d\n%s", code, stdout)
 	}
+}
+
+// TestReadNodeStopsAnswering: with the node frozen (a proxy in front of
+// it stops forwarding), `sluice read` returns by its --timeout: from the
+// tail (which asks the node where the tail is; it used to wait for ever),
+// from the head, and as a group reader.
+func TestReadNodeStopsAnswering(t *testing.T) {
+	d := clienttest.Start(t, clienttest.ThroughProxy())
+	d.CreateStream("s", "x", 2)
+	c := []string{"--controller", d.URL}
+	withStdin(t, "a\nb\nc\n")
+	if code, _, stderr := runArgs(t, append(c, "write", "s/x")...); code != 0 {
+		t.Fatalf("write: %s", stderr)
+	}
+	if code, _, stderr := runArgs(t, append(c, "readergroup", "create", "s/g", "--stream", "s/x")...); code != 0 {
+		t.Fatalf("readergroup create: %s", stderr)
+	}
+	d.Proxy.Freeze()
+	old := readStartTimeout
+	readStartTimeout = 0 // the start gets --timeout alone
+	defer func() { readStartTimeout = old }()
+
+	code, stdout, stderr := runAsync(t, append(c, "read", "s/x", "--from", "tail", "--timeout", "1s")...)()
+	if code != 1 || stdout != "" {
+		t.Fatalf("--from tail: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	oneErrorLine(t, stderr, "could not start within 1s (the larger of --timeout and 0s): read s/x: ")
+
+	// The node sends nothing: no event arrives within --timeout (which
+	// leaves the controller time to answer the start on a busy machine).
+	code, stdout, stderr = runAsync(t, append(c, "read", "s/x", "--timeout", "3s")...)()
+	if code != 0 || stdout != "" {
+		t.Fatalf("--from head: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	position(t, stderr)
+	code, stdout, stderr = runAsync(t, append(c, "read", "s/x", "--group", "g", "--timeout", "3s")...)()
+	if code != 0 || stdout != "" {
+		t.Fatalf("--group: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	position(t, stderr)
 }
