@@ -21,6 +21,11 @@ var (
 	ErrInvalidKey = errors.New("cluster: invalid key")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("cluster: store closed")
+	// ErrCorrupt: a stored record, or the store's file, is damaged: a
+	// record's checksum does not match (DecodeRecord), or a backend found
+	// its own structures inconsistent. The error names the key or file.
+	// Nothing is repaired silently: see docs/OPERATIONS.md.
+	ErrCorrupt = errors.New("cluster: corrupt metadata")
 )
 
 // Version is a key's version: it changes on every write of the key. A key
