@@ -63,6 +63,17 @@ type Event struct {
 // checked by CheckKey (ErrInvalidKey). Values passed in are copied;
 // values returned are the caller's.
 //
+// Every value is stored in a record envelope with a checksum (see the
+// package doc and EncodeRecord). Get and List of a record that fails its
+// check return an error that wraps ErrCorrupt and names the key, and a
+// watch reports nothing for it; Put and an unconditional Delete do not
+// depend on the current value and replace or remove a damaged record. A
+// backend that reads the current record for CompareAndSet or a
+// conditional Delete (bbolt does, ZooKeeper compares versions only) fails
+// them with ErrCorrupt too. A backend may also refuse to open a store with
+// a damaged record (bbolt does, as it cannot tell a damaged key from a
+// real one).
+//
 // Implementations: bbolt (embedded, one process) and ZooKeeper. Both pass
 // the conformance suite in package clustertest.
 type Store interface {
