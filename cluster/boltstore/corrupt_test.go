@@ -43,7 +43,7 @@ const (
 // file's path and the values written. The last two transactions write a
 // key outside the map, so that falling back to the older meta page (what
 // bbolt does when the newer one is damaged) loses nothing checked here.
-func fixture(t *testing.T, n int) (string, map[string]string) {
+func fixture(t testing.TB, n int) (string, map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "meta.db")
@@ -384,5 +384,27 @@ func TestLegacyV1FileMigrated(t *testing.T) {
 			}
 			return nil
 		})
+	})
+}
+
+// FuzzDamagedFile: any one byte of a real store file changed in any way
+// gives the contract of checkDamaged (a clear error at open, or the data
+// as written or refused; never a panic, a hang or a changed value).
+func FuzzDamagedFile(f *testing.F) {
+	f.Add(uint32(8+2*4096), byte(0x03))  // the flags of page 2
+	f.Add(uint32(12+3*4096), byte(0x10)) // an overflow count
+	f.Add(uint32(0), byte(0))
+	path, want := fixture(f, 40)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	size := len(b)
+	f.Fuzz(func(t *testing.T, off uint32, mask byte) {
+		if mask == 0 {
+			mask = 0xff
+		}
+		damaged, s, err := openDamaged(t, path, int(off)%size, mask)
+		checkDamaged(t, fmt.Sprintf("byte %d ^0x%02x", int(off)%size, mask), damaged, s, err, want)
 	})
 }
