@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -105,9 +106,14 @@ func openDB(path string, opts *bolt.Options) (db *bolt.DB, err error) {
 	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrChecksum), errors.Is(err, bolterrors.ErrVersionMismatch):
 		return nil, fmt.Errorf("boltstore: open %s: %w: %w", path, cluster.ErrCorrupt, err)
 	}
-	if _, serr := os.Stat(path); serr == nil && !errors.Is(err, os.ErrPermission) {
+	var (
+		pathErr *os.PathError
+		errno   syscall.Errno
+	)
+	if _, serr := os.Stat(path); serr == nil && !errors.As(err, &pathErr) && !errors.As(err, &errno) {
 		// bbolt's other refusals of an existing file ("file size too
-		// small", a bad page size) are about its contents.
+		// small", a bad page size) are about its contents; system
+		// errors (permissions, a directory, memory) are not.
 		return nil, fmt.Errorf("boltstore: open %s: %w: %w", path, cluster.ErrCorrupt, err)
 	}
 	return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
