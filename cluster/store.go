@@ -21,6 +21,11 @@ var (
 	ErrInvalidKey = errors.New("cluster: invalid key")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("cluster: store closed")
+	// ErrCorrupt: a stored record, or the store's file, is damaged: a
+	// record's checksum does not match (DecodeRecord), or a backend found
+	// its own structures inconsistent. The error names the key or file.
+	// Nothing is repaired silently: see docs/OPERATIONS.md.
+	ErrCorrupt = errors.New("cluster: corrupt metadata")
 )
 
 // Version is a key's version: it changes on every write of the key. A key
@@ -57,6 +62,17 @@ type Event struct {
 // Every method is safe for concurrent use; ctx bounds the call. Keys are
 // checked by CheckKey (ErrInvalidKey). Values passed in are copied;
 // values returned are the caller's.
+//
+// Every value is stored in a record envelope with a checksum (see the
+// package doc and EncodeRecord). Get and List of a record that fails its
+// check return an error that wraps ErrCorrupt and names the key, and a
+// watch reports nothing for it; Put and an unconditional Delete do not
+// depend on the current value and replace or remove a damaged record. A
+// backend that reads the current record for CompareAndSet or a
+// conditional Delete (bbolt does, ZooKeeper compares versions only) fails
+// them with ErrCorrupt too. A backend may also refuse to open a store with
+// a damaged record (bbolt does, as it cannot tell a damaged key from a
+// real one).
 //
 // Implementations: bbolt (embedded, one process) and ZooKeeper. Both pass
 // the conformance suite in package clustertest.

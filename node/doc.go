@@ -15,6 +15,10 @@
 //     the node and hosts exactly the containers the published assignment
 //     gives it, under their epochs
 //
+// Open locks the node's data directory (file LOCK, package
+// internal/dirlock) for its process until Close: a second node on the
+// same directory is refused with an error naming the holder's pid.
+//
 // A segment belongs to container protocol.ContainerOf(name, containers);
 // Node routes each request to it and answers protocol.ErrWrongHost for a
 // container it does not host (or hosts fenced), and

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sluice-streams/sluice/internal/dirlock"
 	"github.com/sluice-streams/sluice/node/cache"
 	"github.com/sluice-streams/sluice/node/container"
 	"github.com/sluice-streams/sluice/node/tiering"
@@ -74,9 +75,10 @@ type Node struct {
 	parts *container.PartPool // shared by the containers, like the cache
 
 	// mu serialises changes of the routing table (Host, Unhost, Close)
-	// and guards closed; the table itself is read without it.
+	// and guards closed and lock; the table itself is read without it.
 	mu     sync.Mutex
 	closed bool
+	lock   *dirlock.Lock  // on cfg.Dir; Close releases it
 	busyWG sync.WaitGroup // Host and Unhost calls opening or closing a container, for Close
 	routes atomic.Pointer[routes]
 
@@ -104,9 +106,12 @@ func (r *routes) clone() *routes {
 	return out
 }
 
-// Open opens (recovering as needed) every container of cfg.Hosted (all of
-// them if nil, under epoch 0: standalone). If one fails to open, the
-// others are closed and the error names it.
+// Open locks cfg.Dir for this process (package internal/dirlock: a second
+// node on a directory in use fails with an error that matches
+// dirlock.ErrLocked and names the holder's pid) and opens (recovering as
+// needed) every container of cfg.Hosted (all of them if nil, under epoch
+// 0: standalone). If one fails to open, the others are closed, the lock is
+// released and the error names it.
 func Open(cfg Config) (*Node, error) {
 	if cfg.Containers <= 0 {
 		cfg.Containers = DefaultContainers
@@ -129,12 +134,17 @@ func Open(cfg Config) (*Node, error) {
 	if err := fs.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("node: create data directory %s: %w", cfg.Dir, err)
 	}
+	lock, err := dirlock.Acquire(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
 	if cfg.Tier2 != nil && cfg.MaxUntieredBytes == 0 {
 		cfg.MaxUntieredBytes = DefaultMaxUntieredBytes
 	}
-	n := &Node{cfg: cfg, cache: cache.New(cfg.CacheSize), parts: container.NewPartPool(0), tiers: map[int]*tiering.Writer{}}
+	n := &Node{cfg: cfg, lock: lock, cache: cache.New(cfg.CacheSize), parts: container.NewPartPool(0), tiers: map[int]*tiering.Writer{}}
 	for _, id := range cfg.Hosted {
 		if err := n.checkID(id); err != nil {
+			lock.Release()
 			return nil, err
 		}
 	}
@@ -470,7 +480,8 @@ func (n *Node) Containers() []*container.Container {
 func (n *Node) Cache() *cache.Cache { return n.cache }
 
 // Close closes every container, each writing a last checkpoint, after
-// waiting for containers being opened (Host) or closed (Unhost).
+// waiting for containers being opened (Host) or closed (Unhost), then
+// releases the data directory's lock. A second Close closes nothing.
 func (n *Node) Close() error {
 	n.mu.Lock()
 	n.closed = true
@@ -485,6 +496,13 @@ func (n *Node) Close() error {
 		if err := n.closeContainer(c); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	n.mu.Lock()
+	lock := n.lock
+	n.lock = nil
+	n.mu.Unlock()
+	if err := lock.Release(); err != nil {
+		errs = append(errs, fmt.Errorf("node: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -6,8 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -16,8 +19,13 @@ import (
 	"github.com/sluice-streams/sluice/cluster"
 )
 
-// bucketName names the one bucket; the suffix is the format version.
-var bucketName = []byte("sluice.cluster.v1")
+// bucketName names the one bucket; the suffix is the format version: in
+// v2 every value is a record envelope (cluster.EncodeRecord). legacyBucket
+// is v1, the same without the envelope; Open moves it to v2.
+var (
+	bucketName   = []byte("sluice.cluster.v2")
+	legacyBucket = []byte("sluice.cluster.v1")
+)
 
 // versionLen is the size of the version in front of each value.
 const versionLen = 8
@@ -51,52 +59,252 @@ type watcher struct {
 }
 
 // Open opens, or creates, the store in the bbolt file at path (mode 0600).
-// It fails if another process has the file open.
+// It fails if another process has the file open (after lockTimeout).
+//
+// An existing file is verified before it is used, read-only: the bounds
+// of every page (checkPages), bbolt's consistency check, and the checksum
+// of every record (which covers its key). A damaged file or record fails
+// Open with an error that wraps cluster.ErrCorrupt and names the file
+// (and the key); bbolt panics on some damaged pages, and Open turns those
+// panics into that error too. A file of format v1 (records without
+// checksums) is then moved to v2 (see prepare).
 func Open(path string) (*Store, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
-	if err != nil {
-		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	if err := verify(path); err != nil {
+		return nil, err
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bucketName)
-		return err
-	})
+	db, err := openDB(path, &bolt.Options{Timeout: lockTimeout})
 	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+		return nil, err
 	}
 	s := &Store{db: db}
 	s.notify.watchers = make(map[string]map[*watcher]struct{})
+	if err := s.prepare(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// openDB is bolt.Open with its refusals classified: a damaged file (or a
+// panic while bbolt reads it) is cluster.ErrCorrupt, a lock held by
+// another process says so.
+func openDB(path string, opts *bolt.Options) (db *bolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			// The file and its lock stay open in this process: bbolt
+			// gives nothing back to close after a panic. The process is
+			// meant to exit on this error.
+			db, err = nil, fmt.Errorf("boltstore: open %s: %w: the file is damaged: %v", path, cluster.ErrCorrupt, r)
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, opts)
+	switch {
+	case err == nil:
+		return db, nil
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return nil, fmt.Errorf("boltstore: open %s: the file is locked by another process (waited %v): %w", path, lockTimeout, err)
+	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrChecksum), errors.Is(err, bolterrors.ErrVersionMismatch):
+		return nil, fmt.Errorf("boltstore: open %s: %w: %w", path, cluster.ErrCorrupt, err)
+	}
+	var (
+		pathErr *os.PathError
+		errno   syscall.Errno
+	)
+	if _, serr := os.Stat(path); serr == nil && !errors.As(err, &pathErr) && !errors.As(err, &errno) {
+		// bbolt's other refusals of an existing file ("file size too
+		// small", a bad page size) are about its contents; system
+		// errors (permissions, a directory, memory) are not.
+		return nil, fmt.Errorf("boltstore: open %s: %w: %w", path, cluster.ErrCorrupt, err)
+	}
+	return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+}
+
+// verify checks an existing file read-only, before any write can spread
+// damage: page bounds, bbolt's page check (which loads the free list,
+// where a damaged page panics, under its own recover), the one bucket,
+// every record. A missing or empty file has nothing to check.
+func verify(path string) (err error) {
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		return nil
+	}
+	db, err := openDB(path, &bolt.Options{Timeout: lockTimeout, ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return guard(path, func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			pageSize := db.Info().PageSize
+			if err := checkPages(path, pageSize, uint64(tx.Size())/uint64(pageSize)); err != nil {
+				return err
+			}
+			var errs []error
+			for err := range tx.Check() {
+				if len(errs) < maxCheckErrors {
+					errs = append(errs, err)
+				}
+			}
+			if len(errs) > 0 {
+				return fmt.Errorf("boltstore: %s: %w: bbolt's page check: %w", path, cluster.ErrCorrupt, errors.Join(errs...))
+			}
+			// The file holds the one bucket (v1 or v2): another name at
+			// the top is a damaged name, which would hide every record.
+			err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+				if !bytes.Equal(name, bucketName) && !bytes.Equal(name, legacyBucket) {
+					return fmt.Errorf("boltstore: %s: %w: unknown top-level bucket %q (expected %q)", path, cluster.ErrCorrupt, name, bucketName)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			// A bucket holds records only: a nested bucket is a damaged
+			// element flag, which would hide a record. In v2 every
+			// record's checksum covers its key, so a damaged key (which
+			// bbolt's check cannot tell from a real one, and which would
+			// hide the record from a Get of its real key) fails here. A
+			// v1 record has no checksum: only its length is checked.
+			for _, name := range [][]byte{bucketName, legacyBucket} {
+				b := tx.Bucket(name)
+				if b == nil {
+					continue
+				}
+				legacy := bytes.Equal(name, legacyBucket)
+				err := b.ForEach(func(k, v []byte) error {
+					if v == nil {
+						return fmt.Errorf("boltstore: %s: %w: key %q is a nested bucket, not a record", path, cluster.ErrCorrupt, k)
+					}
+					if legacy {
+						if len(v) < versionLen {
+							return fmt.Errorf("boltstore: %s: %w: v1 key %q: value of %d bytes is shorter than its version", path, cluster.ErrCorrupt, k, len(v))
+						}
+						return nil
+					}
+					if _, err := decode(string(k), v); err != nil {
+						return fmt.Errorf("boltstore: %s: %w", path, err)
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// maxCheckErrors bounds the page-check errors one error reports.
+const maxCheckErrors = 8
+
+// guard runs fn and turns a panic in it (bbolt's on a damaged page) into
+// an error that wraps cluster.ErrCorrupt and names the file.
+func guard(path string, fn func() error) (err error) {
+	// A read past the mapped file faults; make it a panic to recover.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("boltstore: %s: %w: the file is damaged: %v", path, cluster.ErrCorrupt, r)
+		}
+	}()
+	return fn()
+}
+
+// prepare creates the bucket of a new file, and moves the records of a
+// v1 file (no envelope, from before records had checksums) into a v2
+// bucket, each in its envelope, under the same versions and with the same
+// sequence, in one transaction. It writes nothing if there is nothing to
+// do.
+func (s *Store) prepare() error {
+	var ready bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		ready = tx.Bucket(bucketName) != nil && tx.Bucket(legacyBucket) == nil
+		return nil
+	})
+	if err == nil && !ready {
+		err = s.db.Update(func(tx *bolt.Tx) error {
+			b, err := tx.CreateBucketIfNotExists(bucketName)
+			if err != nil {
+				return err
+			}
+			old := tx.Bucket(legacyBucket)
+			if old == nil {
+				return nil
+			}
+			err = old.ForEach(func(k, v []byte) error {
+				return b.Put(bytes.Clone(k), cluster.EncodeRecord(string(k), v))
+			})
+			if err != nil {
+				return err
+			}
+			if err := b.SetSequence(max(b.Sequence(), old.Sequence())); err != nil {
+				return err
+			}
+			return tx.DeleteBucket(legacyBucket)
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("boltstore: open %s: %w", s.db.Path(), err)
+	}
+	return nil
 }
 
 // Path returns the file's path.
 func (s *Store) Path() string { return s.db.Path() }
 
-func encode(v uint64, data []byte) []byte {
+// encode is a stored value: the record envelope (cluster.EncodeRecord)
+// around the version and the data.
+func encode(key string, v uint64, data []byte) []byte {
 	buf := make([]byte, versionLen+len(data))
 	binary.BigEndian.PutUint64(buf, v)
 	copy(buf[versionLen:], data)
-	return buf
+	return cluster.EncodeRecord(key, buf)
 }
 
-// decode copies a stored value out of bbolt's memory map.
+// decode checks a stored value and copies it out of bbolt's memory map.
+// Its error wraps cluster.ErrCorrupt and names the key. A v2 bucket holds
+// envelopes only: a value without one is damaged, not legacy.
 func decode(key string, raw []byte) (cluster.KV, error) {
-	if len(raw) < versionLen {
-		return cluster.KV{}, fmt.Errorf("boltstore: key %q: stored value of %d bytes is shorter than its version", key, len(raw))
+	payload, legacy, err := cluster.DecodeRecord(key, raw)
+	if err != nil {
+		return cluster.KV{}, err
+	}
+	if legacy {
+		return cluster.KV{}, fmt.Errorf("%w: key %q: record of %d bytes has no envelope (first byte 0x%02x)", cluster.ErrCorrupt, key, len(raw), firstByte(raw))
+	}
+	if len(payload) < versionLen {
+		return cluster.KV{}, fmt.Errorf("%w: key %q: stored value of %d bytes is shorter than its version", cluster.ErrCorrupt, key, len(payload))
 	}
 	return cluster.KV{
 		Key:     key,
-		Value:   bytes.Clone(raw[versionLen:]),
-		Version: cluster.Version(binary.BigEndian.Uint64(raw)),
+		Value:   bytes.Clone(payload[versionLen:]),
+		Version: cluster.Version(binary.BigEndian.Uint64(payload)),
 	}, nil
 }
 
-func versionOf(raw []byte) cluster.Version {
-	if len(raw) < versionLen {
+func firstByte(b []byte) byte {
+	if len(b) == 0 {
 		return 0
 	}
-	return cluster.Version(binary.BigEndian.Uint64(raw))
+	return b[0]
+}
+
+// current decodes key's stored value in b: ok is false if there is none.
+func (s *Store) current(b *bolt.Bucket, key string) (kv cluster.KV, ok bool, err error) {
+	raw := b.Get([]byte(key))
+	if raw == nil {
+		return cluster.KV{}, false, nil
+	}
+	kv, err = decode(key, raw)
+	if err != nil {
+		return cluster.KV{}, false, s.corrupt(err)
+	}
+	return kv, true, nil
+}
+
+// corrupt names the file in a record's decoding error.
+func (s *Store) corrupt(err error) error {
+	return fmt.Errorf("boltstore: %s: %w", s.db.Path(), err)
 }
 
 // check returns the error a call on key should fail with before it starts;
@@ -123,22 +331,24 @@ func (s *Store) Get(ctx context.Context, key string) (cluster.KV, error) {
 		return cluster.KV{}, err
 	}
 	var kv cluster.KV
-	err := s.db.View(func(tx *bolt.Tx) error {
-		raw := tx.Bucket(bucketName).Get([]byte(key))
-		if raw == nil {
+	err := s.view(func(tx *bolt.Tx) error {
+		cur, ok, err := s.current(tx.Bucket(bucketName), key)
+		if err != nil {
+			return err
+		}
+		if !ok {
 			return cluster.ErrNotFound
 		}
-		var err error
-		kv, err = decode(key, raw)
-		return err
+		kv = cur
+		return nil
 	})
 	return kv, s.mapErr(err)
 }
 
 // Create implements cluster.Store.
 func (s *Store) Create(ctx context.Context, key string, value []byte) (cluster.Version, error) {
-	return s.write(ctx, key, value, func(cur []byte) error {
-		if cur != nil {
+	return s.write(ctx, key, value, false, func(_ cluster.KV, exists bool) error {
+		if exists {
 			return cluster.ErrExists
 		}
 		return nil
@@ -147,25 +357,27 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (cluster.V
 
 // Put implements cluster.Store.
 func (s *Store) Put(ctx context.Context, key string, value []byte) (cluster.Version, error) {
-	return s.write(ctx, key, value, func([]byte) error { return nil })
+	return s.write(ctx, key, value, true, func(cluster.KV, bool) error { return nil })
 }
 
 // CompareAndSet implements cluster.Store.
 func (s *Store) CompareAndSet(ctx context.Context, key string, value []byte, expected cluster.Version) (cluster.Version, error) {
-	return s.write(ctx, key, value, func(cur []byte) error {
-		if cur == nil {
+	return s.write(ctx, key, value, false, func(cur cluster.KV, exists bool) error {
+		if !exists {
 			return cluster.ErrNotFound
 		}
-		if versionOf(cur) != expected {
+		if cur.Version != expected {
 			return cluster.ErrVersionMismatch
 		}
 		return nil
 	})
 }
 
-// write stores value under key if allow, given the key's current raw
-// value (nil if none), returns nil; it creates missing parents.
-func (s *Store) write(ctx context.Context, key string, value []byte, allow func(cur []byte) error) (cluster.Version, error) {
+// write stores value under key if allow, given the key's current record
+// (exists false if none), returns nil; it creates missing parents. A
+// damaged current record is refused (cluster.ErrCorrupt) unless
+// overwrite: Put replaces it, as it does not depend on it.
+func (s *Store) write(ctx context.Context, key string, value []byte, overwrite bool, allow func(cur cluster.KV, exists bool) error) (cluster.Version, error) {
 	if err := s.check(ctx, key); err != nil {
 		return 0, err
 	}
@@ -176,11 +388,17 @@ func (s *Store) write(ctx context.Context, key string, value []byte, allow func(
 	err := s.update(func(b *bolt.Bucket) ([]cluster.Event, error) {
 		events = events[:0]
 		k := []byte(key)
-		cur := b.Get(k)
-		if err := allow(cur); err != nil {
+		cur, exists, err := s.current(b, key)
+		switch {
+		case err != nil && !overwrite:
+			return nil, err
+		case err != nil:
+			exists = true // damaged, but there
+		}
+		if err := allow(cur, exists); err != nil {
 			return nil, err
 		}
-		if cur == nil {
+		if !exists {
 			// Every ancestor of a stored key is stored: create the
 			// missing ones, outermost first.
 			for _, p := range cluster.Parents(key) {
@@ -191,7 +409,7 @@ func (s *Store) write(ctx context.Context, key string, value []byte, allow func(
 				if err != nil {
 					return nil, err
 				}
-				if err := b.Put([]byte(p), encode(seq, nil)); err != nil {
+				if err := b.Put([]byte(p), encode(p, seq, nil)); err != nil {
 					return nil, err
 				}
 				events = append(events, cluster.Event{Key: p, Value: []byte{}, Version: cluster.Version(seq)})
@@ -201,7 +419,7 @@ func (s *Store) write(ctx context.Context, key string, value []byte, allow func(
 		if err != nil {
 			return nil, err
 		}
-		if err := b.Put(k, encode(seq, value)); err != nil {
+		if err := b.Put(k, encode(key, seq, value)); err != nil {
 			return nil, err
 		}
 		ver = cluster.Version(seq)
@@ -228,11 +446,16 @@ func (s *Store) Delete(ctx context.Context, key string, expected cluster.Version
 	}
 	return s.update(func(b *bolt.Bucket) ([]cluster.Event, error) {
 		k := []byte(key)
-		cur := b.Get(k)
-		if cur == nil {
+		cur, exists, err := s.current(b, key)
+		if err != nil && expected != cluster.AnyVersion {
+			return nil, err
+		}
+		if err == nil && !exists {
 			return nil, cluster.ErrNotFound
 		}
-		if expected != cluster.AnyVersion && versionOf(cur) != expected {
+		// An unconditional Delete removes a damaged record too: it is
+		// how an operator clears one (docs/OPERATIONS.md).
+		if expected != cluster.AnyVersion && cur.Version != expected {
 			return nil, cluster.ErrVersionMismatch
 		}
 		if hasChildren(b, key) {
@@ -257,15 +480,17 @@ func (s *Store) update(fn func(b *bolt.Bucket) ([]cluster.Event, error)) error {
 		events []cluster.Event
 		locked bool
 	)
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		var err error
-		events, err = fn(tx.Bucket(bucketName))
-		if err != nil {
-			return err
-		}
-		s.notify.Lock()
-		locked = true
-		return nil
+	err := guard(s.db.Path(), func() error {
+		return s.db.Update(func(tx *bolt.Tx) error {
+			var err error
+			events, err = fn(tx.Bucket(bucketName))
+			if err != nil {
+				return err
+			}
+			s.notify.Lock()
+			locked = true
+			return nil
+		})
 	})
 	if locked {
 		if err == nil {
@@ -292,13 +517,18 @@ func (s *Store) deliverLocked(events []cluster.Event) {
 	}
 }
 
+// view is db.View under guard.
+func (s *Store) view(fn func(tx *bolt.Tx) error) error {
+	return guard(s.db.Path(), func() error { return s.db.View(fn) })
+}
+
 // List implements cluster.Store.
 func (s *Store) List(ctx context.Context, key string) ([]cluster.KV, error) {
 	if err := s.checkList(ctx, key); err != nil {
 		return nil, err
 	}
 	var kvs []cluster.KV
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketName)
 		var prefix []byte
 		if key != "" {
@@ -320,7 +550,7 @@ func (s *Store) List(ctx context.Context, key string) ([]cluster.KV, error) {
 			}
 			kv, err := decode(string(k), v)
 			if err != nil {
-				return err
+				return s.corrupt(err)
 			}
 			kvs = append(kvs, kv)
 			k, v = c.Next()

@@ -1,7 +1,8 @@
 // Package clustertest holds what tests of the cluster package and its
 // backends share: the conformance suite every cluster.Store must pass
-// (RunStoreTests) and a real ZooKeeper server started for a test
-// (StartZooKeeper, NewZooKeeper).
+// (RunStoreTests, and RunRecordTests for the checksummed record envelope,
+// given a Damager that reaches the stored bytes) and a real ZooKeeper
+// server started for a test (StartZooKeeper, NewZooKeeper).
 package clustertest
 
 import (

@@ -6,8 +6,15 @@
 //
 // A store lives under a root znode given to Open (say "/sluice"), created
 // if missing. Each key is the znode at root + "/" + key, holding the
-// key's value as its data, byte for byte (so zkCli.sh shows it as is).
-// Implicit parents are ordinary persistent znodes with empty data.
+// key's value in a record envelope (package cluster, "Records": the bytes
+// 0xC1 0x01, a CRC-32C over the key and the value, then the value as it
+// is, so zkCli.sh shows it after six bytes). Get, List and watches check
+// it: a mismatch is cluster.ErrCorrupt naming the key and the znode (a
+// watch skips that state). Data without the envelope (written by an
+// older version, or set by hand) is legacy: read as it is, unchecked, and
+// given an envelope on its next write. Implicit parents are ordinary
+// persistent znodes with empty data (an empty legacy value). Election
+// candidates hold their id as plain data: they are not Store records.
 //
 //	/sluice                          root
 //	/sluice/scopes                   key "scopes" (implicit parent, empty)

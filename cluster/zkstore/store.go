@@ -215,7 +215,24 @@ func (s *Store) get(ctx context.Context, key string) (cluster.KV, error) {
 	if err != nil {
 		return cluster.KV{}, s.mapErr("get", key, err)
 	}
-	return cluster.KV{Key: key, Value: data, Version: cluster.Version(stat.Mzxid)}, nil
+	value, err := s.decode(key, data)
+	if err != nil {
+		return cluster.KV{}, err
+	}
+	return cluster.KV{Key: key, Value: value, Version: cluster.Version(stat.Mzxid)}, nil
+}
+
+// decode returns the value in a znode's data (its record envelope, see
+// cluster.DecodeRecord), or an error that wraps cluster.ErrCorrupt and
+// names the key and the znode. Data without an envelope is legacy,
+// written before records had checksums, and returned as it is; it gets
+// an envelope on its next write.
+func (s *Store) decode(key string, data []byte) ([]byte, error) {
+	value, _, err := cluster.DecodeRecord(key, data)
+	if err != nil {
+		return nil, fmt.Errorf("zkstore: znode %s: %w", s.path(key), err)
+	}
+	return value, nil
 }
 
 // createParents creates the missing ancestors of key with empty data.
@@ -242,7 +259,7 @@ func (s *Store) create(ctx context.Context, key string, value []byte, flags int3
 		p := s.path(key)
 		res, err := s.conn.Multi(
 			&zk.CreateRequest{Path: p, Data: nil, Acl: acl, Flags: flags},
-			&zk.SetDataRequest{Path: p, Data: value, Version: 0},
+			&zk.SetDataRequest{Path: p, Data: cluster.EncodeRecord(key, value), Version: 0},
 		)
 		err = multiErr(res, err)
 		if errors.Is(err, zk.ErrNoNode) {
@@ -298,7 +315,7 @@ func (s *Store) put(ctx context.Context, key string, value []byte) (cluster.Vers
 		return 0, err
 	}
 	for {
-		stat, err := s.conn.Set(s.path(key), value, -1)
+		stat, err := s.conn.Set(s.path(key), cluster.EncodeRecord(key, value), -1)
 		if err == nil {
 			return cluster.Version(stat.Mzxid), nil
 		}
@@ -343,7 +360,7 @@ func (s *Store) compareAndSet(ctx context.Context, key string, value []byte, exp
 	if cluster.Version(stat.Mzxid) != expected {
 		return 0, cluster.ErrVersionMismatch
 	}
-	nstat, err := s.conn.Set(p, value, stat.Version)
+	nstat, err := s.conn.Set(p, cluster.EncodeRecord(key, value), stat.Version)
 	if err != nil {
 		// ErrBadVersion: written since the read, so its Mzxid moved too.
 		// ErrNoNode: deleted since the read.
@@ -417,7 +434,12 @@ func (s *Store) list(ctx context.Context, key string) ([]cluster.KV, error) {
 				errs[i] = err
 				return
 			}
-			kvs[i] = cluster.KV{Key: child, Value: data, Version: cluster.Version(stat.Mzxid)}
+			value, err := s.decode(child, data)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			kvs[i] = cluster.KV{Key: child, Value: value, Version: cluster.Version(stat.Mzxid)}
 		})
 	}
 	wg.Wait()
@@ -427,6 +449,8 @@ func (s *Store) list(ctx context.Context, key string) ([]cluster.KV, error) {
 		case errs[i] == nil:
 			out = append(out, kv)
 		case errors.Is(errs[i], zk.ErrNoNode):
+		case errors.Is(errs[i], cluster.ErrCorrupt):
+			return nil, errs[i]
 		default:
 			return nil, s.mapErr("list", kv.Key, errs[i])
 		}

@@ -52,7 +52,9 @@ func (s *Store) arm(p string) (keyState, <-chan zk.Event, error) {
 // happened while no watch was set are reported too, coalesced. The watch
 // survives reconnections and session expiry (it is set again in the new
 // session). A watch that ends leaves its last one-shot watch registered in
-// the client until that znode next changes.
+// the client until that znode next changes. A state whose record fails its
+// checksum is not reported (Get reports it, with cluster.ErrCorrupt); the
+// next write of the key is.
 func (s *Store) Watch(ctx context.Context, key string) (<-chan cluster.Event, error) {
 	if err := s.check(ctx, key); err != nil {
 		return nil, err
@@ -104,7 +106,13 @@ func (s *Store) Watch(ctx context.Context, key string) (<-chan cluster.Event, er
 			state = next
 			ev := cluster.Event{Key: key, Deleted: !next.exists}
 			if next.exists {
-				ev.Value, ev.Version = next.data, cluster.Version(next.mzxid)
+				value, err := s.decode(key, next.data)
+				if err != nil {
+					// A damaged record is not reported: Get reports it.
+					// The next write of the key replaces it.
+					continue
+				}
+				ev.Value, ev.Version = value, cluster.Version(next.mzxid)
 			}
 			// Replace an event the reader has not taken yet; this
 			// goroutine is the only sender.

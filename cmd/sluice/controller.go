@@ -34,7 +34,8 @@ type controllerOptions struct {
 	// 127.0.0.1.
 	Listen string
 	// DataDir holds the embedded metadata store, DataDir/controller.db
-	// (--data). Not used with --zk.
+	// (--data), and its lock, DataDir/LOCK: one process at a time. Not
+	// used with --zk.
 	DataDir string
 	// Node is the address of the one node every segment lives on (--node).
 	// Not used with --zk.
@@ -202,9 +203,11 @@ func runController(c *cli.Context, g *globalOptions, o *controllerOptions) error
 		fields logrus.Fields
 	)
 	if o.ZK == "" {
-		if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
-			return fmt.Errorf("controller: data directory %s: %w", o.DataDir, err)
+		lock, err := lockDataDir(o.DataDir)
+		if err != nil {
+			return fmt.Errorf("controller: %w", err)
 		}
+		defer lock.Release()
 		bolt, err := boltstore.Open(filepath.Join(o.DataDir, "controller.db"))
 		if err != nil {
 			return fmt.Errorf("controller: %w", err)

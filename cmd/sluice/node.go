@@ -21,7 +21,8 @@ import (
 
 // nodeOptions are the flags of `sluice node`.
 type nodeOptions struct {
-	// DataDir holds the node's WAL and metadata (--data).
+	// DataDir holds the node's WAL and metadata (--data), and its lock,
+	// DataDir/LOCK: one process at a time (node.Open takes it).
 	DataDir string
 	// Listen is the data-plane address (--listen); port 0 picks a free port,
 	// which the node prints once it listens.

@@ -25,7 +25,8 @@ import (
 // standaloneOptions are the flags of `sluice standalone`.
 type standaloneOptions struct {
 	// DataDir holds node/ (the containers' logs) and controller/ (the
-	// metadata store) (--data).
+	// metadata store) (--data); each of the three has a LOCK file, so one
+	// process at a time uses them.
 	DataDir string
 	// ControllerAddr serves the REST API (--controller-addr).
 	ControllerAddr string
@@ -58,7 +59,8 @@ func standaloneCommand(g *globalOptions) *cli.Command {
 	}
 }
 
-// runStandalone wires a node and a controller in one process: the node
+// runStandalone wires a node and a controller in one process, after
+// locking DIR, DIR/node and DIR/controller against a second process: the node
 // recovers its containers from DIR/node, the controller its metadata from
 // DIR/controller/controller.db and finishes any workflow left half done,
 // then both serve until SIGINT or SIGTERM. It prints "controller listening
@@ -68,6 +70,13 @@ func runStandalone(c *cli.Context, g *globalOptions, o *standaloneOptions) error
 		return err
 	}
 	log := newLogger(g, c.App.ErrWriter)
+	// The whole data directory is this process's; the node locks DIR/node
+	// itself, the controller's store directory is locked below.
+	lock, err := lockDataDir(o.DataDir)
+	if err != nil {
+		return fmt.Errorf("standalone: %w", err)
+	}
+	defer lock.Release()
 	srvOpts, err := o.Server.options(log)
 	if err != nil {
 		return fmt.Errorf("standalone: node: %w", err)
@@ -101,9 +110,11 @@ func runStandalone(c *cli.Context, g *globalOptions, o *standaloneOptions) error
 	go func() { nodeServed <- nsrv.Serve(nl) }()
 
 	ctlDir := filepath.Join(o.DataDir, "controller")
-	if err := os.MkdirAll(ctlDir, 0o755); err != nil {
-		return fmt.Errorf("standalone: controller: data directory %s: %w", ctlDir, err)
+	ctlLock, err := lockDataDir(ctlDir)
+	if err != nil {
+		return fmt.Errorf("standalone: controller: %w", err)
 	}
+	defer ctlLock.Release()
 	st, err := boltstore.Open(filepath.Join(ctlDir, "controller.db"))
 	if err != nil {
 		return fmt.Errorf("standalone: controller: %w", err)

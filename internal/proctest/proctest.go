@@ -93,6 +93,9 @@ func Start(t testing.TB, bin, name string, env []string, args ...string) *Proc {
 	return p
 }
 
+// Pid is the process's id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
 // Done is closed when the process has exited; Err then says how.
 func (p *Proc) Done() <-chan struct{} { return p.done }
 
