@@ -275,7 +275,7 @@ func runController(c *cli.Context, g *globalOptions, o *controllerOptions) error
 		fields["id"], fields["advertise"] = id, addr
 	}
 
-	srv := &http.Server{Handler: rest.NewHandler(svc, log, rest.WithLocator(loc)), ReadHeaderTimeout: 10 * time.Second}
+	srv := newAPIServer(rest.NewHandler(svc, log, rest.WithLocator(loc)))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	fmt.Fprintf(c.App.Writer, "controller listening on %s\n", l.Addr())

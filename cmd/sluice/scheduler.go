@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
@@ -157,7 +156,7 @@ func runScheduler(c *cli.Context, g *globalOptions, o *schedulerOptions) error {
 	if err != nil {
 		return fmt.Errorf("scheduler: listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := newAPIServer(d.Handler())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	fmt.Fprintf(c.App.Writer, "scheduler API listening on %s\n", l.Addr())

@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
-	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
@@ -128,10 +127,7 @@ func runStandalone(c *cli.Context, g *globalOptions, o *standaloneOptions) error
 	defer segs.Close()
 	svc := controller.New(st, segs, controller.Options{Logger: log, Tier2URI: tierURI})
 	defer svc.Close()
-	hsrv := &http.Server{
-		Handler:           rest.NewHandler(svc, log, rest.WithLocator(controller.StaticNode{Addr: nl.Addr().String(), Containers: o.Containers})),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
+	hsrv := newAPIServer(rest.NewHandler(svc, log, rest.WithLocator(controller.StaticNode{Addr: nl.Addr().String(), Containers: o.Containers})))
 
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
