@@ -14,7 +14,7 @@ import (
 // started yet, and the successor graph it has learnt. It does no I/O; the
 // Reader feeds it what the node and the controller said.
 //
-// The rule it enforces (DESIGN.md §3): a successor starts only once every
+// The rule it enforces: a successor starts only once every
 // one of its predecessors has been read to its end. It is slightly
 // stricter: the successors of one scale start together, when every
 // predecessor of the connected group (predecessors linked through shared

@@ -52,5 +52,5 @@
 // cut off from ZooKeeper learns it has lost the session only when the
 // session timeout has passed (Expired), while the ensemble may already
 // have a new leader: whatever a leader decides must be fenced (the
-// container epoch of DESIGN.md §5).
+// container epoch, docs/ARCHITECTURE.md).
 package zkstore

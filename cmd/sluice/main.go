@@ -1,6 +1,6 @@
 // Command sluice is the one binary of Sluice: every role (node, controller,
 // standalone, ...) and every client command is a subcommand. This package only
-// wires flags to the packages that do the work; see DESIGN.md §4.4.
+// wires flags to the packages that do the work; see docs/ARCHITECTURE.md.
 package main
 
 import (

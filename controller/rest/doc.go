@@ -83,6 +83,6 @@
 //
 // # Metrics
 //
-// /metrics (DESIGN.md §4.5) is not served yet: GET /metrics answers 404
+// /metrics is not served yet: GET /metrics answers 404
 // like any other unknown path.
 package rest

@@ -2,7 +2,7 @@
 // binary serves its containers under concurrent pipelined appends from
 // several writers and is killed with SIGKILL at random moments, cycle after
 // cycle. After every restart the tests read every segment back and check
-// the guarantees of DESIGN.md §4.1: every acknowledged append is present, in
+// the write guarantees: every acknowledged append is present, in
 // order per writer, with no duplicate, although writers resend their
 // unacknowledged appends with the same event numbers.
 //

@@ -9,7 +9,7 @@ import (
 	"github.com/sluice-streams/sluice/internal/latency"
 )
 
-// Default sizes, the ones DESIGN.md §6 and the benchmarks use.
+// Default sizes, the ones the benchmarks use.
 const (
 	DefaultBlockSize = 1 << 20 // SequentialSync write size: 1 MiB
 	DefaultSyncSize  = 4 << 10 // SyncLatency write size: 4 KiB

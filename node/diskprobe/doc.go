@@ -3,7 +3,7 @@
 // in the same run (shared machines are noisy; a limit measured last week says
 // little about today).
 //
-// Two limits matter for the node's append path (DESIGN.md §6):
+// Two limits matter for the node's append path (docs/BENCHMARKS.md):
 //
 //   - SequentialSync: bandwidth of large sequential writes, each followed by an
 //     fsync (1 MiB blocks). This bounds the throughput of a group-committing

@@ -1,5 +1,5 @@
 // Package tiering moves a container's durable data from its log (tier 1)
-// to tier 2 and reads it back: the storage writer of DESIGN.md §3 "Tier".
+// to tier 2 and reads it back: the storage writer (docs/ARCHITECTURE.md, "Tier 2").
 //
 // # Policy (policy.go, a pure function)
 //

@@ -1,7 +1,7 @@
 // Package hadooptest runs real Hadoop for the tests of tier 2: a
 // MiniDFSCluster (a NameNode and a DataNode in one JVM), Hadoop's own
 // SequenceFile.Reader, and a local MapReduce job reading chunks with
-// SequenceFileInputFormat. They are the readers DESIGN.md promises: what
+// SequenceFileInputFormat. They are the readers tier 2 is written for: what
 // these accept, MapReduce, Hive and "hadoop fs -text" accept.
 //
 // The Java side is the harness under harness/ (one class, three modes; see
