@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"io"
 	"net"
 	"os"
 	"runtime"
@@ -14,11 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/sluice-streams/sluice/node"
-	"github.com/sluice-streams/sluice/node/server"
 	"github.com/sluice-streams/sluice/protocol"
 )
 
@@ -138,29 +135,6 @@ type benchServer struct {
 
 func startBenchServer(b *testing.B) *benchServer {
 	b.Helper()
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	n, err := node.Open(node.Config{Dir: b.TempDir(), Containers: containers, Logger: log})
-	if err != nil {
-		b.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		n.Close()
-		b.Fatal(err)
-	}
-	srv := server.New(n, server.Options{Logger: log})
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	var once sync.Once
-	bs := &benchServer{addr: l.Addr().String()}
-	bs.stop = func() {
-		once.Do(func() {
-			srv.Close()
-			<-served
-			n.Close()
-		})
-	}
-	b.Cleanup(bs.stop)
-	return bs
+	_, addr, stop := serveBenchNode(b, node.Config{Dir: b.TempDir(), Containers: containers})
+	return &benchServer{addr: addr, stop: stop}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,9 +48,20 @@ type benchNode struct {
 // Serve does not return.
 func startBench(b *testing.B, dir string, walFileSize int64) *benchNode {
 	b.Helper()
+	n, addr, _ := serveBenchNode(b, node.Config{Dir: dir, Containers: containers, WALPreallocate: true, WALFileSize: walFileSize})
+	return &benchNode{dir: dir, node: n, addr: addr}
+}
+
+// serveBenchNode opens a node with cfg (its logger discarded) and serves it
+// on loopback with the default server options. stop closes the server,
+// then the node, once, failing b if either close fails or Serve does not
+// return cleanly; cleanup calls it too.
+func serveBenchNode(b *testing.B, cfg node.Config) (n *node.Node, addr string, stop func()) {
+	b.Helper()
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	n, err := node.Open(node.Config{Dir: dir, Containers: containers, WALPreallocate: true, WALFileSize: walFileSize, Logger: log})
+	cfg.Logger = log
+	n, err := node.Open(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -61,18 +73,22 @@ func startBench(b *testing.B, dir string, walFileSize int64) *benchNode {
 	srv := server.New(n, server.Options{Logger: log})
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
-	b.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			b.Errorf("server close: %v", err)
-		}
-		if err := <-served; err != nil {
-			b.Errorf("Serve returned %v after Close", err)
-		}
-		if err := n.Close(); err != nil {
-			b.Errorf("node close: %v", err)
-		}
-	})
-	return &benchNode{dir: dir, node: n, addr: l.Addr().String()}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			if err := srv.Close(); err != nil {
+				b.Errorf("server close: %v", err)
+			}
+			if err := <-served; err != nil {
+				b.Errorf("Serve returned %v after Close", err)
+			}
+			if err := n.Close(); err != nil {
+				b.Errorf("node close: %v", err)
+			}
+		})
+	}
+	b.Cleanup(stop)
+	return n, l.Addr().String(), stop
 }
 
 // writer dials its own connection, creates segment and sets up writer id

@@ -48,16 +48,7 @@ func TestStreamConfigValidate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cfg.Validate()
-			if tc.want == "" {
-				if err != nil {
-					t.Fatalf("Validate = %v, want nil", err)
-				}
-				return
-			}
-			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Validate = %v, want ErrInvalid mentioning %q", err, tc.want)
-			}
+			checkValidate(t, tc.cfg.Validate(), tc.want)
 		})
 	}
 }
@@ -169,16 +160,22 @@ func TestRequestValidate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.req.Validate()
-			if tc.want == "" {
-				if err != nil {
-					t.Fatalf("Validate = %v, want nil", err)
-				}
-				return
-			}
-			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Validate = %v, want ErrInvalid mentioning %q", err, tc.want)
-			}
+			checkValidate(t, tc.req.Validate(), tc.want)
 		})
+	}
+}
+
+// checkValidate fails t unless err is nil for want "", or ErrInvalid with a
+// message containing want.
+func checkValidate(t *testing.T, err error, want string) {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatalf("Validate = %v, want nil", err)
+		}
+		return
+	}
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Validate = %v, want ErrInvalid mentioning %q", err, want)
 	}
 }
