@@ -85,7 +85,11 @@
 // deleted, by the head cut's segments that replace it, each placed once
 // (one already in the state, because another reader met the same
 // truncation first, is not placed again) and unassigned, so the plan hands
-// them out like any other. The reader never takes a segment by itself, so
+// them out like any other. The segments the truncation removed leave the
+// whole state at once, also those another reader holds that has not met
+// the truncation yet (it finds them gone when it does; its report of them
+// is then ignored), so no reader keeps a deleted segment in the fair share
+// or in a checkpoint's cut. The reader never takes a segment by itself, so
 // two readers truncated into the same successor do not both read it.
 //
 // Why the controller's store and not Pravega's state synchronizer (a
