@@ -61,7 +61,10 @@
 // readers silent for longer than the session timeout, then releases (at
 // its exact position) the segments over its fair share
 // ceil(segments/readers) or takes unassigned ones under it, and writes it
-// all back in one compare-and-set, retrying on conflict. Only after the
+// all back in one compare-and-set, retrying on conflict (at once, then
+// after short jittered waits: a reader that backed off further and further
+// while the others heartbeat on schedule would lose every time and be
+// expired while alive). Only after the
 // write does it start reading segments it took, so a segment is read by
 // one reader at a time (a reader that is expired while alive notices on
 // its next heartbeat and drops everything).

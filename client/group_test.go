@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/client/clienttest"
+	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
@@ -542,5 +544,80 @@ func TestGroupTruncatedPastReaders(t *testing.T) {
 	}
 	if n+len(s.Unassigned) != 1 || len(s.Ended) != 0 {
 		t.Fatalf("state %+v", s)
+	}
+}
+
+// conflictingStore is a GroupStore holding one group in memory whose
+// compare-and-set loses to a competitor's write the first `lose` times:
+// the competitor's write lands between the caller's read and its write.
+type conflictingStore struct {
+	mu      sync.Mutex
+	version int64
+	state   []byte
+	lose    int
+	writes  int // attempts
+}
+
+func (s *conflictingStore) CreateReaderGroup(context.Context, string, api.ReaderGroupConfig) (api.ReaderGroup, error) {
+	return api.ReaderGroup{}, errors.New("not used")
+}
+
+func (s *conflictingStore) GetReaderGroup(_ context.Context, _, group string) (api.ReaderGroup, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return api.ReaderGroup{GroupName: group, Streams: []string{"sc/st"}, State: s.state, Version: s.version}, nil
+}
+
+func (s *conflictingStore) UpdateReaderGroupState(_ context.Context, _, _ string, version int64, state json.RawMessage) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writes++
+	if s.writes <= s.lose {
+		s.version++ // the competitor's heartbeat
+	}
+	if version != s.version {
+		return 0, ctlclient.ErrConflict
+	}
+	s.version++
+	s.state = state
+	return s.version, nil
+}
+
+func (s *conflictingStore) DeleteReaderGroup(context.Context, string, string) error { return nil }
+
+// TestGroupUpdateRetriesConflictsPromptly: a reader whose compare-and-set
+// keeps losing to the others' heartbeats must not wait longer and longer
+// between attempts while they go on writing every commit interval, or it
+// goes unheard past its session timeout and is expired while alive. Its
+// conflicts are retried at once, then after short jittered waits; the
+// waits are recorded, not slept.
+func TestGroupUpdateRetriesConflictsPromptly(t *testing.T) {
+	b, err := json.Marshal(newGroupState(api.StreamCut{"sc/st/0.#epoch.0": 0}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lose = 12
+	st := &conflictingStore{state: b, lose: lose}
+	var waits []time.Duration
+	g := &ReaderGroup{store: st, scope: "sc", name: "g", sleep: func(_ context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		return nil
+	}}
+	if err := g.update(context.Background(), func(s *GroupState) error { s.join("a", 1); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if st.writes != lose+1 {
+		t.Fatalf("%d write attempts, want %d", st.writes, lose+1)
+	}
+	// Eight conflicts at once, then waits of at most 50 ms: a dozen
+	// conflicts in a row cost at most 200 ms of waiting, less than the
+	// shortest session timeout anyone should set.
+	if len(waits) > lose-8 {
+		t.Fatalf("waited %d times over %d conflicts (%v); want the first 8 retried at once", len(waits), lose, waits)
+	}
+	for _, d := range waits {
+		if d > 50*time.Millisecond {
+			t.Fatalf("waits %v over %d conflicts; want each at most 50ms", waits, lose)
+		}
 	}
 }
