@@ -24,7 +24,7 @@ run: build
 
 test:
 	bash scripts/test-deps.sh
-	$(MAKE) harness
+	$(MAKE) --no-print-directory harness
 	$(GO) vet ./...
 	$(GO) test -race=false -count=1 -timeout 15m ./...
 
@@ -41,6 +41,7 @@ HARNESS := tier2/hadooptest/harness
 HARNESS_SRC := $(HARNESS)/pom.xml $(shell find $(HARNESS)/src -name '*.java' 2>/dev/null)
 
 harness: $(HARNESS)/target/classpath.txt
+	@: # up to date: nothing to say
 
 # Maven, quiet and plain: batch mode, no transfer progress, no colour.
 # Maven 3.8 with jansi 2 (Debian's) still starts lines with ESC[0m resets
