@@ -201,8 +201,10 @@ func TestGroupReaderKilledSegmentsTakenFromLastCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	timeout := WithSessionTimeout(500 * time.Millisecond)
 	// a commits rarely, so that it reads events after its last commit.
+	// The session timeout leaves a heartbeat of a's 1.7 s to be late on a
+	// busy machine before a is expired while still alive.
+	timeout := WithSessionTimeout(2 * time.Second)
 	a := joinTest(t, c, "g", "a", WithCommitInterval(300*time.Millisecond), timeout)
 	b := joinTest(t, c, "g", "b", WithCommitInterval(20*time.Millisecond), timeout)
 	waitFor(t, "a and b to hold 2 segments each", func() bool {
@@ -238,17 +240,15 @@ func TestGroupReaderKilledSegmentsTakenFromLastCommit(t *testing.T) {
 	}
 	waitFor(t, "a to commit", func() bool { return committed() > 0 })
 	readA(20)
+	// a's last commit lies between what the state shows now and a's read
+	// position: a heartbeat in flight when a is killed may still land
+	// (its request is cancelled, but the controller may have taken it).
+	shown := groupState(t, g).Readers["a"].Segments
+	if shown == nil {
+		t.Fatal("a expired while alive")
+	}
+	read := a.Position()
 	a.stop() // killed: no leave, no more heartbeats
-	last := groupState(t, g).Readers["a"].Segments
-	if last == nil {
-		t.Fatal("a expired before its last commit was read")
-	}
-	var want []string // a's events after its last commit: read again by b
-	for _, e := range aEvs {
-		if off, ok := last[e.Segment]; ok && e.Offset >= off {
-			want = append(want, fmt.Sprintf("%s@%d", e.Segment, e.Offset))
-		}
-	}
 
 	col := &collector{t: t}
 	for _, e := range aEvs {
@@ -257,6 +257,31 @@ func TestGroupReaderKilledSegmentsTakenFromLastCommit(t *testing.T) {
 	col.run(ctx, b)
 	waitFor(t, "every event", func() bool { seen, _ := distinct(col.events()); return len(seen) == 120 })
 	waitFor(t, "a expired", func() bool { _, ok := groupState(t, g).Readers["a"]; return !ok })
+	// b took each of a's segments at a's last commit: where b's events
+	// in it begin, or a's read position if b read none there (a had read
+	// and committed all of it; an earlier commit would have left b some).
+	last := api.StreamCut{}
+	for _, e := range col.events() {
+		if _, ok := shown[e.Segment]; ok && e.reader == "b" {
+			if off, ok := last[e.Segment]; !ok || e.Offset < off {
+				last[e.Segment] = e.Offset
+			}
+		}
+	}
+	for seg, off := range shown {
+		if _, ok := last[seg]; !ok {
+			last[seg] = read[seg]
+		}
+		if l := last[seg]; l < off || l > read[seg] {
+			t.Fatalf("b took %s at %d, want a commit of a's in [%d, %d]", seg, l, off, read[seg])
+		}
+	}
+	var want []string // a's events after its last commit: read again by b
+	for _, e := range aEvs {
+		if off, ok := last[e.Segment]; ok && e.Offset >= off {
+			want = append(want, fmt.Sprintf("%s@%d", e.Segment, e.Offset))
+		}
+	}
 	_, dups := distinct(col.events())
 	var got []string
 	for _, e := range dups {
