@@ -24,7 +24,7 @@ run: build
 
 test:
 	bash scripts/test-deps.sh
-	$(MAKE) harness
+	$(MAKE) --no-print-directory harness
 	$(GO) vet ./...
 	$(GO) test -race=false -count=1 -timeout 15m ./...
 
@@ -41,13 +41,31 @@ HARNESS := tier2/hadooptest/harness
 HARNESS_SRC := $(HARNESS)/pom.xml $(shell find $(HARNESS)/src -name '*.java' 2>/dev/null)
 
 harness: $(HARNESS)/target/classpath.txt
+	@: # up to date: nothing to say
 
-MVN := mvn -B -q -Dstyle.color=never -f $(HARNESS)/pom.xml
+# Maven, quiet and plain: batch mode, no transfer progress, no colour.
+# Maven 3.8 with jansi 2 (Debian's) still starts lines with ESC[0m resets
+# under -B and -Dstyle.color=never; only jansi.noreset, set in the JVM's
+# own options (MAVEN_OPTS, read before Maven parses -D), stops them.
+MVN := MAVEN_OPTS="$$MAVEN_OPTS -Djansi.noreset=true" mvn -B -q --no-transfer-progress -Dstyle.color=never -f $(HARNESS)/pom.xml
+HARNESS_LOG := $(HARNESS)/target/mvn.log
 
-# Offline first (seconds when ~/.m2 has everything), online when it has not.
+# Offline first (seconds when ~/.m2 has everything), online when it has
+# not. Both attempts write to HARNESS_LOG: the offline one's [ERROR]s
+# (what it could not find) are expected, so the log is shown only when the
+# online attempt fails too.
 $(HARNESS)/target/classpath.txt: $(HARNESS_SRC)
-	$(MVN) -o compile 2>/dev/null || $(MVN) compile
-	touch $@
+	@mkdir -p $(@D)
+	@echo "harness: mvn compile (log: $(HARNESS_LOG))"
+	@if ! $(MVN) -o compile >$(HARNESS_LOG) 2>&1; then \
+		echo "harness: not everything is in ~/.m2 yet; fetching Hadoop (first run only)"; \
+		if ! $(MVN) compile >>$(HARNESS_LOG) 2>&1; then \
+			echo "harness: mvn compile failed; its output (offline attempt first):" >&2; \
+			cat $(HARNESS_LOG) >&2; \
+			exit 1; \
+		fi; \
+	fi
+	@touch $@
 
 # Disk limits (node/diskprobe) come first so the node's numbers can be read
 # against them, then the append path in process (node/container) and over

@@ -86,7 +86,10 @@
 // readers silent for longer than the session timeout, then releases (at
 // its exact position) the segments over its fair share
 // ceil(segments/readers) or takes unassigned ones under it, and writes it
-// all back in one compare-and-set, retrying on conflict. Only after the
+// all back in one compare-and-set, retrying on conflict (at once, then
+// after short jittered waits: a reader that backed off further and further
+// while the others heartbeat on schedule would lose every time and be
+// expired while alive). Only after the
 // write does it start reading segments it took, so a segment is read by
 // one reader at a time (a reader that is expired while alive notices on
 // its next heartbeat and drops everything).
@@ -110,7 +113,11 @@
 // deleted, by the head cut's segments that replace it, each placed once
 // (one already in the state, because another reader met the same
 // truncation first, is not placed again) and unassigned, so the plan hands
-// them out like any other. The reader never takes a segment by itself, so
+// them out like any other. The segments the truncation removed leave the
+// whole state at once, also those another reader holds that has not met
+// the truncation yet (it finds them gone when it does; its report of them
+// is then ignored), so no reader keeps a deleted segment in the fair share
+// or in a checkpoint's cut. The reader never takes a segment by itself, so
 // two readers truncated into the same successor do not both read it.
 //
 // Why the controller's store and not Pravega's state synchronizer (a

@@ -86,6 +86,9 @@ type ReaderGroup struct {
 	store GroupStore
 	scope string
 	name  string
+	// sleep waits between compare-and-set attempts (sleepCtx if nil;
+	// tests record the waits instead).
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 func (c *Client) groupStore() (GroupStore, error) {
@@ -162,8 +165,20 @@ func (g *ReaderGroup) State(ctx context.Context) (*GroupState, string, int64, er
 // update applies fn to the state and writes it with compare-and-set,
 // retrying on a conflict until ctx is done. fn returns errNoChange to
 // write nothing.
+//
+// A conflict means another writer's write has just landed, so the state
+// read again at once is fresh, and the other readers write again only a
+// commit interval later: conflicts are retried at once (eagerConflicts),
+// then after short jittered waits (maxConflictWait) in case many readers
+// collide. A growing backoff would be unfair: a reader backing off while
+// the others heartbeat on schedule loses again and again, and goes
+// unheard until the others expire it, alive.
 func (g *ReaderGroup) update(ctx context.Context, fn func(s *GroupState) error) error {
-	var bo backoffTimer
+	sleep := g.sleep
+	if sleep == nil {
+		sleep = sleepCtx
+	}
+	conflicts := 0
 	for {
 		s, _, v, err := g.State(ctx)
 		if err != nil {
@@ -183,14 +198,24 @@ func (g *ReaderGroup) update(ctx context.Context, fn func(s *GroupState) error) 
 		if !errors.Is(err, ctlclient.ErrConflict) {
 			return err
 		}
-		if bo.n > 2 && !bo.wait(ctx) {
-			return ctx.Err()
+		conflicts++
+		if conflicts > eagerConflicts {
+			if err := sleep(ctx, backoff(time.Millisecond, maxConflictWait, conflicts-eagerConflicts)); err != nil {
+				return err
+			}
 		}
-		bo.n++
 	}
 }
 
 var errNoChange = errors.New("no change")
+
+// Conflict retries of update (the policy is explained there): the first
+// eagerConflicts in a row are retried at once, later ones after a
+// jittered wait of at most maxConflictWait.
+const (
+	eagerConflicts  = 8
+	maxConflictWait = 50 * time.Millisecond
+)
 
 // InitiateCheckpoint starts checkpoint name and waits until every reader
 // of the group has reported its position at it (each does on its next

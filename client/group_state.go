@@ -209,13 +209,15 @@ type groupTruncation struct {
 
 // truncated records the truncations reader id met, each only if the state
 // still gives Segment to the reader (else whoever holds it now meets the
-// truncation itself): the dropped segments leave the reader, Unassigned
-// and Ended (and a running checkpoint's positions), and each segment of
-// Head that is nowhere in the state yet becomes unassigned at its head
-// offset, to be handed out by the plan like any other. The reader takes
-// nothing by itself: a head segment another reader already holds (it met
-// the same truncation first) is not placed twice. ErrNotMember if the
-// reader is not in the group.
+// truncation itself): the dropped segments leave every reader (truncation
+// removed them from the stream: a reader that holds one, not having met
+// the truncation yet, would only find it gone), Unassigned and Ended (and
+// a running checkpoint's positions), and each segment of Head that is
+// nowhere in the state yet becomes unassigned at its head offset, to be
+// handed out by the plan like any other. The reader takes nothing by
+// itself: a head segment another reader already holds (it met the same
+// truncation first) is not placed twice. ErrNotMember if the reader is not
+// in the group.
 func (s *GroupState) truncated(id string, ts []groupTruncation) error {
 	m, ok := s.Readers[id]
 	if !ok {
@@ -226,7 +228,9 @@ func (s *GroupState) truncated(id string, ts []groupTruncation) error {
 			continue
 		}
 		for _, seg := range append([]string{t.Segment}, t.Drop...) {
-			delete(m.Segments, seg)
+			for _, r := range s.Readers {
+				delete(r.Segments, seg)
+			}
 			delete(s.Unassigned, seg)
 			delete(s.Ended, seg)
 			if cp := s.Checkpoint; cp != nil {

@@ -174,21 +174,25 @@ func TestGroupStateTruncated(t *testing.T) {
 		checkpoint bool
 		tr         groupTruncation
 		wantA      []int
+		wantB      []int
 		unassigned api.StreamCut
 		wantEnded  int
 	}{
 		{name: "inside a held segment: unassigned at the head offset",
 			a: []int{0, 1}, b: []int{2}, tr: groupTruncation{Segment: gseg(0), Drop: []string{gseg(0)}, Head: api.StreamCut{gseg(0): 9}},
-			wantA: []int{1}, unassigned: api.StreamCut{gseg(0): 9}},
+			wantA: []int{1}, wantB: []int{2}, unassigned: api.StreamCut{gseg(0): 9}},
 		{name: "deleted: each replacing head segment unassigned",
 			a: []int{0}, tr: groupTruncation{Segment: gseg(0), Drop: []string{gseg(0)}, Head: api.StreamCut{gseg(4): 3, gseg(5): 0}},
 			unassigned: api.StreamCut{gseg(4): 3, gseg(5): 0}},
 		{name: "head segment held by another reader: not placed twice",
 			a: []int{0}, b: []int{4}, tr: groupTruncation{Segment: gseg(0), Drop: []string{gseg(0)}, Head: api.StreamCut{gseg(4): 3, gseg(5): 0}},
-			unassigned: api.StreamCut{gseg(5): 0}},
+			wantB: []int{4}, unassigned: api.StreamCut{gseg(5): 0}},
 		{name: "segment not held by the reader: ignored",
 			a: []int{1}, b: []int{0}, tr: groupTruncation{Segment: gseg(0), Drop: []string{gseg(0)}, Head: api.StreamCut{gseg(4): 3}},
-			wantA: []int{1}, unassigned: api.StreamCut{}},
+			wantA: []int{1}, wantB: []int{0}, unassigned: api.StreamCut{}},
+		{name: "deleted predecessor another reader holds leaves that reader",
+			a: []int{2}, b: []int{1, 3}, tr: groupTruncation{Segment: gseg(2), Drop: []string{gseg(2), gseg(1)}, Head: api.StreamCut{gseg(6): 5}},
+			wantB: []int{3}, unassigned: api.StreamCut{gseg(6): 5}},
 		{name: "deleted predecessor that had ended leaves Ended",
 			a: []int{2}, ended: []int{1}, tr: groupTruncation{Segment: gseg(2), Drop: []string{gseg(2), gseg(1)}, Head: api.StreamCut{gseg(6): 5}},
 			unassigned: api.StreamCut{gseg(6): 5}},
@@ -218,12 +222,14 @@ func TestGroupStateTruncated(t *testing.T) {
 			if err := s.truncated("a", []groupTruncation{tc.tr}); err != nil {
 				t.Fatal(err)
 			}
-			want := api.StreamCut{}
-			for _, n := range tc.wantA {
-				want[gseg(n)] = 1
-			}
-			if fmt.Sprint(s.Readers["a"].Segments) != fmt.Sprint(map[string]int64(want)) {
-				t.Fatalf("a holds %v, want %v", s.Readers["a"].Segments, want)
+			for id, held := range map[string][]int{"a": tc.wantA, "b": tc.wantB} {
+				want := api.StreamCut{}
+				for _, n := range held {
+					want[gseg(n)] = 1
+				}
+				if fmt.Sprint(s.Readers[id].Segments) != fmt.Sprint(map[string]int64(want)) {
+					t.Fatalf("%s holds %v, want %v", id, s.Readers[id].Segments, want)
+				}
 			}
 			if fmt.Sprint(s.Unassigned) != fmt.Sprint(map[string]int64(tc.unassigned)) {
 				t.Fatalf("unassigned %v, want %v", s.Unassigned, tc.unassigned)

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/client/clienttest"
+	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
@@ -199,8 +201,10 @@ func TestGroupReaderKilledSegmentsTakenFromLastCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	timeout := WithSessionTimeout(500 * time.Millisecond)
 	// a commits rarely, so that it reads events after its last commit.
+	// The session timeout leaves a heartbeat of a's 1.7 s to be late on a
+	// busy machine before a is expired while still alive.
+	timeout := WithSessionTimeout(2 * time.Second)
 	a := joinTest(t, c, "g", "a", WithCommitInterval(300*time.Millisecond), timeout)
 	b := joinTest(t, c, "g", "b", WithCommitInterval(20*time.Millisecond), timeout)
 	waitFor(t, "a and b to hold 2 segments each", func() bool {
@@ -236,17 +240,15 @@ func TestGroupReaderKilledSegmentsTakenFromLastCommit(t *testing.T) {
 	}
 	waitFor(t, "a to commit", func() bool { return committed() > 0 })
 	readA(20)
+	// a's last commit lies between what the state shows now and a's read
+	// position: a heartbeat in flight when a is killed may still land
+	// (its request is cancelled, but the controller may have taken it).
+	shown := groupState(t, g).Readers["a"].Segments
+	if shown == nil {
+		t.Fatal("a expired while alive")
+	}
+	read := a.Position()
 	a.stop() // killed: no leave, no more heartbeats
-	last := groupState(t, g).Readers["a"].Segments
-	if last == nil {
-		t.Fatal("a expired before its last commit was read")
-	}
-	var want []string // a's events after its last commit: read again by b
-	for _, e := range aEvs {
-		if off, ok := last[e.Segment]; ok && e.Offset >= off {
-			want = append(want, fmt.Sprintf("%s@%d", e.Segment, e.Offset))
-		}
-	}
 
 	col := &collector{t: t}
 	for _, e := range aEvs {
@@ -255,6 +257,31 @@ func TestGroupReaderKilledSegmentsTakenFromLastCommit(t *testing.T) {
 	col.run(ctx, b)
 	waitFor(t, "every event", func() bool { seen, _ := distinct(col.events()); return len(seen) == 120 })
 	waitFor(t, "a expired", func() bool { _, ok := groupState(t, g).Readers["a"]; return !ok })
+	// b took each of a's segments at a's last commit: where b's events
+	// in it begin, or a's read position if b read none there (a had read
+	// and committed all of it; an earlier commit would have left b some).
+	last := api.StreamCut{}
+	for _, e := range col.events() {
+		if _, ok := shown[e.Segment]; ok && e.reader == "b" {
+			if off, ok := last[e.Segment]; !ok || e.Offset < off {
+				last[e.Segment] = e.Offset
+			}
+		}
+	}
+	for seg, off := range shown {
+		if _, ok := last[seg]; !ok {
+			last[seg] = read[seg]
+		}
+		if l := last[seg]; l < off || l > read[seg] {
+			t.Fatalf("b took %s at %d, want a commit of a's in [%d, %d]", seg, l, off, read[seg])
+		}
+	}
+	var want []string // a's events after its last commit: read again by b
+	for _, e := range aEvs {
+		if off, ok := last[e.Segment]; ok && e.Offset >= off {
+			want = append(want, fmt.Sprintf("%s@%d", e.Segment, e.Offset))
+		}
+	}
 	_, dups := distinct(col.events())
 	var got []string
 	for _, e := range dups {
@@ -542,5 +569,80 @@ func TestGroupTruncatedPastReaders(t *testing.T) {
 	}
 	if n+len(s.Unassigned) != 1 || len(s.Ended) != 0 {
 		t.Fatalf("state %+v", s)
+	}
+}
+
+// conflictingStore is a GroupStore holding one group in memory whose
+// compare-and-set loses to a competitor's write the first `lose` times:
+// the competitor's write lands between the caller's read and its write.
+type conflictingStore struct {
+	mu      sync.Mutex
+	version int64
+	state   []byte
+	lose    int
+	writes  int // attempts
+}
+
+func (s *conflictingStore) CreateReaderGroup(context.Context, string, api.ReaderGroupConfig) (api.ReaderGroup, error) {
+	return api.ReaderGroup{}, errors.New("not used")
+}
+
+func (s *conflictingStore) GetReaderGroup(_ context.Context, _, group string) (api.ReaderGroup, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return api.ReaderGroup{GroupName: group, Streams: []string{"sc/st"}, State: s.state, Version: s.version}, nil
+}
+
+func (s *conflictingStore) UpdateReaderGroupState(_ context.Context, _, _ string, version int64, state json.RawMessage) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writes++
+	if s.writes <= s.lose {
+		s.version++ // the competitor's heartbeat
+	}
+	if version != s.version {
+		return 0, ctlclient.ErrConflict
+	}
+	s.version++
+	s.state = state
+	return s.version, nil
+}
+
+func (s *conflictingStore) DeleteReaderGroup(context.Context, string, string) error { return nil }
+
+// TestGroupUpdateRetriesConflictsPromptly: a reader whose compare-and-set
+// keeps losing to the others' heartbeats must not wait longer and longer
+// between attempts while they go on writing every commit interval, or it
+// goes unheard past its session timeout and is expired while alive. Its
+// conflicts are retried at once, then after short jittered waits; the
+// waits are recorded, not slept.
+func TestGroupUpdateRetriesConflictsPromptly(t *testing.T) {
+	b, err := json.Marshal(newGroupState(api.StreamCut{"sc/st/0.#epoch.0": 0}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lose = 12
+	st := &conflictingStore{state: b, lose: lose}
+	var waits []time.Duration
+	g := &ReaderGroup{store: st, scope: "sc", name: "g", sleep: func(_ context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		return nil
+	}}
+	if err := g.update(context.Background(), func(s *GroupState) error { s.join("a", 1); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if st.writes != lose+1 {
+		t.Fatalf("%d write attempts, want %d", st.writes, lose+1)
+	}
+	// Eight conflicts at once, then waits of at most 50 ms: a dozen
+	// conflicts in a row cost at most 200 ms of waiting, less than the
+	// shortest session timeout anyone should set.
+	if len(waits) > lose-8 {
+		t.Fatalf("waited %d times over %d conflicts (%v); want the first 8 retried at once", len(waits), lose, waits)
+	}
+	for _, d := range waits {
+		if d > 50*time.Millisecond {
+			t.Fatalf("waits %v over %d conflicts; want each at most 50ms", waits, lose)
+		}
 	}
 }

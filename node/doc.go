@@ -21,8 +21,10 @@
 //
 // A segment belongs to container protocol.ContainerOf(name, containers);
 // Node routes each request to it and answers protocol.ErrWrongHost for a
-// container it does not host (or hosts fenced), and
-// protocol.ErrContainerUnavailable while one is opening or closing.
+// container it does not host (or hosts fenced, or is closing: it has
+// given it up, so the client asks the controller for the new owner), and
+// protocol.ErrContainerUnavailable while one is opening (it is served
+// here once open).
 //
 // Standalone, a node hosts every container under epoch 0. In cluster mode
 // it hosts what the assignment map gives it (Host, Unhost); each container

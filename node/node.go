@@ -90,13 +90,45 @@ type Node struct {
 // that ContainerFor takes no lock.
 type routes struct {
 	hosted map[int]*container.Container
-	// busy holds containers being opened or closed: requests for them get
-	// protocol.ErrContainerUnavailable, and Host and Unhost refuse them.
-	busy map[int]string // "opening" or "closing"
+	// busy holds containers being opened or closed: Host and Unhost
+	// refuse them, and ContainerFor answers as busyState.routeErr says.
+	busy map[int]busyState
+}
+
+// busyState is what a container in routes.busy is doing.
+type busyState int
+
+const (
+	// opening: Host is opening the container; it is served here once
+	// open, so clients retry here (protocol.ErrContainerUnavailable).
+	opening busyState = iota + 1
+	// closing: Unhost fenced the container and is closing it; this node
+	// has given it up, so clients ask the controller for its owner
+	// (protocol.ErrWrongHost), as they do once it is gone.
+	closing
+)
+
+func (b busyState) String() string {
+	switch b {
+	case opening:
+		return "opening"
+	case closing:
+		return "closing"
+	}
+	return fmt.Sprintf("busyState(%d)", int(b))
+}
+
+// routeErr is the sentinel a client's request for a container in state b
+// gets.
+func (b busyState) routeErr() error {
+	if b == closing {
+		return protocol.ErrWrongHost
+	}
+	return protocol.ErrContainerUnavailable
 }
 
 func (r *routes) clone() *routes {
-	out := &routes{hosted: make(map[int]*container.Container, len(r.hosted)+1), busy: make(map[int]string, len(r.busy)+1)}
+	out := &routes{hosted: make(map[int]*container.Container, len(r.hosted)+1), busy: make(map[int]busyState, len(r.busy)+1)}
 	for id, c := range r.hosted {
 		out.hosted[id] = c
 	}
@@ -169,7 +201,7 @@ func Open(cfg Config) (*Node, error) {
 		}(id)
 	}
 	wg.Wait()
-	n.routes.Store(&routes{hosted: opened, busy: map[int]string{}})
+	n.routes.Store(&routes{hosted: opened, busy: map[int]busyState{}})
 	if len(errs) > 0 {
 		n.Close()
 		sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
@@ -302,8 +334,8 @@ func (n *Node) NumContainers() int { return n.cfg.Containers }
 
 // ContainerFor returns the container that owns a segment, or an error
 // wrapping protocol.ErrWrongHost if this node does not host it (or hosts it
-// fenced: the assignment has moved on), or protocol.ErrContainerUnavailable
-// while it is being opened or closed.
+// fenced, or is closing it: the assignment has moved on), or
+// protocol.ErrContainerUnavailable while it is being opened.
 func (n *Node) ContainerFor(segment string) (*container.Container, error) {
 	id := protocol.ContainerOf(segment, n.cfg.Containers)
 	r := n.routes.Load()
@@ -311,7 +343,7 @@ func (n *Node) ContainerFor(segment string) (*container.Container, error) {
 		return c, nil
 	}
 	if what, ok := r.busy[id]; ok {
-		return nil, fmt.Errorf("node: segment %q belongs to container %d: %w: %s", segment, id, protocol.ErrContainerUnavailable, what)
+		return nil, fmt.Errorf("node: segment %q belongs to container %d: %w: %v", segment, id, what.routeErr(), what)
 	}
 	return nil, fmt.Errorf("node: segment %q belongs to container %d: %w", segment, id, protocol.ErrWrongHost)
 }
@@ -349,10 +381,10 @@ func (n *Node) HostFrom(id int, epoch, fromEpoch int64) error {
 	}
 	if what, ok := r.busy[id]; ok {
 		n.mu.Unlock()
-		return fmt.Errorf("node: host container %d: %w: %s", id, protocol.ErrContainerUnavailable, what)
+		return fmt.Errorf("node: host container %d: %w: %v", id, protocol.ErrContainerUnavailable, what)
 	}
 	r = r.clone()
-	r.busy[id] = "opening"
+	r.busy[id] = opening
 	n.routes.Store(r)
 	n.busyWG.Add(1)
 	n.mu.Unlock()
@@ -387,8 +419,9 @@ func (n *Node) HostFrom(id int, epoch, fromEpoch int64) error {
 
 // Unhost fences container id (its changes fail with protocol.ErrWrongHost
 // from now on), stops routing to it and closes it (appends in flight
-// complete, a last checkpoint is written). Unhosting a container that is
-// not hosted does nothing.
+// complete, a last checkpoint is written). While it closes, ContainerFor
+// answers ErrWrongHost for it too, and Host refuses it. Unhosting a
+// container that is not hosted does nothing.
 func (n *Node) Unhost(id int) error {
 	n.mu.Lock()
 	if n.closed { // Close closes it
@@ -400,14 +433,14 @@ func (n *Node) Unhost(id int) error {
 	if !ok {
 		n.mu.Unlock()
 		if what, busy := r.busy[id]; busy {
-			return fmt.Errorf("node: unhost container %d: %w: %s", id, protocol.ErrContainerUnavailable, what)
+			return fmt.Errorf("node: unhost container %d: %w: %v", id, protocol.ErrContainerUnavailable, what)
 		}
 		return nil
 	}
 	c.Fence()
 	r = r.clone()
 	delete(r.hosted, id)
-	r.busy[id] = "closing"
+	r.busy[id] = closing
 	n.routes.Store(r)
 	n.busyWG.Add(1)
 	n.mu.Unlock()

@@ -3,12 +3,16 @@ package node
 import (
 	"errors"
 	"io"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/node/container"
+	"github.com/sluice-streams/sluice/node/vfs"
+	"github.com/sluice-streams/sluice/node/vfs/vfstest"
 	"github.com/sluice-streams/sluice/protocol"
 )
 
@@ -136,7 +140,7 @@ func TestBusyContainerUnavailable(t *testing.T) {
 	// answers without racing a real open.
 	n.mu.Lock()
 	r := n.routes.Load().clone()
-	r.busy[1] = "opening"
+	r.busy[1] = opening
 	n.routes.Store(r)
 	n.mu.Unlock()
 	if _, err := n.ContainerFor(segmentIn(t, 1, 2)); !errors.Is(err, protocol.ErrContainerUnavailable) {
@@ -144,6 +148,59 @@ func TestBusyContainerUnavailable(t *testing.T) {
 	}
 	if err := n.Host(1, 1); !errors.Is(err, protocol.ErrContainerUnavailable) {
 		t.Fatalf("Host while opening = %v, want ErrContainerUnavailable", err)
+	}
+}
+
+// TestUnhostingContainerIsWrongHost holds a real Unhost in the middle of
+// closing its container (its last checkpoint's rename blocks) and checks
+// what clients see meanwhile: ErrWrongHost, the retriable answer that
+// sends them to the controller for the container's new owner, never
+// ErrContainerUnavailable ("closing"), which says the container will be
+// back here. Host is still refused until the close is done.
+func TestUnhostingContainerIsWrongHost(t *testing.T) {
+	efs := vfstest.New(vfs.Default)
+	n, err := Open(Config{Dir: t.TempDir(), Containers: 2, Hosted: []int{}, FS: efs, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if err := n.Host(0, 1); err != nil {
+		t.Fatal(err)
+	}
+	seg := segmentIn(t, 0, 2)
+	c, err := n.ContainerFor(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Something to checkpoint, so that closing writes a checkpoint.
+	if err := c.Create(seg, nil); err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	efs.SetInjector(func(op vfstest.Op, path string) error {
+		if op == vfstest.OpRename && strings.Contains(filepath.Base(path), "checkpoint-") {
+			once.Do(func() { close(held) })
+			<-release
+		}
+		return nil
+	})
+	unhosted := make(chan error, 1)
+	go func() { unhosted <- n.Unhost(0) }()
+	<-held // Unhost is closing the container now
+	_, err = n.ContainerFor(seg)
+	if !errors.Is(err, protocol.ErrWrongHost) || errors.Is(err, protocol.ErrContainerUnavailable) {
+		t.Errorf("ContainerFor while closing = %v, want ErrWrongHost", err)
+	}
+	if err := n.Host(0, 2); !errors.Is(err, protocol.ErrContainerUnavailable) {
+		t.Errorf("Host while closing = %v, want ErrContainerUnavailable", err)
+	}
+	close(release)
+	if err := <-unhosted; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.ContainerFor(seg); !errors.Is(err, protocol.ErrWrongHost) {
+		t.Fatalf("ContainerFor after Unhost = %v, want ErrWrongHost", err)
 	}
 }
 

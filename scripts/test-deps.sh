@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs, with apt-get, what `make test` needs beyond Go, and only what is
 # missing. Works as root or through sudo, never asks a question, and runs
-# `apt-get update` only when something has to be installed.
+# `apt-get update` only when something has to be installed. It prints one
+# line per step; apt-get's own output is shown only when it fails.
 set -euo pipefail
 
 missing=()
@@ -29,18 +30,29 @@ install_missing() {
 		fi
 		sudo=(sudo -n)
 	fi
-	echo "test-deps: installing ${missing[*]}" >&2
-	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+	# apt-get and dpkg talk a lot even with -qq (unpacking, setting up,
+	# debconf): their output goes to a log that is shown only if they fail.
+	local log
+	log=$(mktemp "${TMPDIR:-/tmp}/sluice-test-deps.XXXXXX")
+	echo "test-deps: installing ${missing[*]} (apt-get)" >&2
+	if ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >"$log" 2>&1 ||
+		! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >>"$log" 2>&1; then
+		echo "test-deps: apt-get failed to install ${missing[*]}; its output:" >&2
+		cat "$log" >&2
+		rm -f "$log"
+		exit 1
+	fi
+	rm -f "$log"
+	echo "test-deps: installed ${missing[*]}" >&2
 }
 
-# Needed now (DESIGN.md §7):
+# Needed now (real components in tests, never mocks):
 need_pkg zookeeper            /usr/share/java/zookeeper.jar  # cluster: ZooKeeper server for tests (clustertest.StartZooKeeper)
 need_pkg default-jre-headless java                           # runs ZooKeeper and the Hadoop harness
 need_pkg default-jdk-headless javac                          # make harness: compiles tier2/hadooptest/harness
 need_pkg maven                mvn                            # make harness: fetches Hadoop (hadoop-client-minicluster)
 #
-# Needed as the parts that use them land (DESIGN.md §7):
+# Needed as the parts that use them land:
 # need_pkg hdfs-cli             hdfs                           # tier2/hdfs, hdfsgateway: an independent HDFS client
 # need_pkg libnfs-utils         nfs-ls                         # nfsexport: NFS client
 # need_pkg kcat                 kcat                           # kafka head: Kafka client

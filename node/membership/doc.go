@@ -24,7 +24,9 @@
 //   - Fence every hosted container the map gives to another node or under
 //     another epoch: its changes fail with protocol.ErrWrongHost at once,
 //     before anything slow happens.
-//   - Unhost those, and those already fenced (closing them).
+//   - Unhost those, and those already fenced (closing them; requests for
+//     them keep getting ErrWrongHost while they close, so clients ask the
+//     controller for the new owner rather than wait for this node).
 //   - Host every container the map gives this node that it does not serve
 //     under the map's epoch (the container refuses to open if its directory
 //     records a higher epoch; see package node/container).
