@@ -384,6 +384,16 @@ func (m *Member) Reconcile(ctx context.Context, st cluster.Store) error {
 }
 
 func (m *Member) reconcileOnce(ctx context.Context, st cluster.Store) error {
+	// The map first, then what the decision reads beside it: nodes, drains
+	// and hand-over confirmations are then never older than the map the
+	// round changes (a container cleared after a node joined is never
+	// given out by a round that has not seen that node). The map's
+	// version guards the write; the rest may only be newer.
+	kv, err := st.Get(ctx, controller.AssignmentKey)
+	exists := err == nil
+	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
+		return fmt.Errorf("read %s: %w", controller.AssignmentKey, err)
+	}
 	children, err := st.List(ctx, controller.NodesKey)
 	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
 		return fmt.Errorf("list %s: %w", controller.NodesKey, err)
@@ -396,11 +406,6 @@ func (m *Member) reconcileOnce(ctx context.Context, st cluster.Store) error {
 	acks, err := st.List(ctx, controller.HandoverKey)
 	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
 		return fmt.Errorf("list %s: %w", controller.HandoverKey, err)
-	}
-	kv, err := st.Get(ctx, controller.AssignmentKey)
-	exists := err == nil
-	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
-		return fmt.Errorf("read %s: %w", controller.AssignmentKey, err)
 	}
 	in := assignment.Input{Live: live, Draining: LiveNodes(drain), Released: Released(acks), MaxMoves: m.cfg.MaxMoves,
 		NoHandover: NoHandover(children)}
