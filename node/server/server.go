@@ -70,8 +70,8 @@ type Options struct {
 	// durable. A connection waits for budget before it reads a frame's
 	// body (back-pressure on the client). At least MinRequestMemory.
 	RequestMemory int64
-	// PeerRequestMemory is the share of RequestMemory one remote IP
-	// address may hold, so that one peer's slow or unfinished frames
+	// PeerRequestMemory is the share of RequestMemory one peer (see
+	// MaxConnsPerPeer) may hold, so that one peer's slow or unfinished frames
 	// cannot stall everyone's; RequestMemory/4 by default. Between
 	// MinRequestMemory and RequestMemory.
 	PeerRequestMemory int64
@@ -191,8 +191,9 @@ type Server struct {
 	}
 }
 
-// peer is what the server counts per remote IP address. Its fields are
-// guarded by Server.mu; mem is safe for concurrent use.
+// peer is what the server counts for one remote host: an IPv4 address or
+// an IPv6 /64 (peerIP). Its fields are guarded by Server.mu; mem is safe
+// for concurrent use.
 type peer struct {
 	ip    string
 	conns int
