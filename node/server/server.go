@@ -321,8 +321,8 @@ var (
 func (s *Server) track(nc net.Conn) (*conn, error) {
 	ip := peerIP(nc.RemoteAddr())
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.mu.closed {
+		s.mu.Unlock()
 		return nil, errServerClosed
 	}
 	p := s.mu.peers[ip]
@@ -330,11 +330,13 @@ func (s *Server) track(nc net.Conn) (*conn, error) {
 		p = &peer{ip: ip, mem: semaphore.NewWeighted(s.opts.PeerRequestMemory)}
 		s.mu.peers[ip] = p
 	}
-	if p.conns >= s.opts.MaxConnsPerPeer {
+	if n := p.conns; n >= s.opts.MaxConnsPerPeer {
 		s.refused.Add(1)
-		if !p.refusing {
-			p.refusing = true
-			s.log.WithField("peer", ip).Warnf("server: peer has %d connections, its cap; closing its new ones until it has fewer", p.conns)
+		first := !p.refusing
+		p.refusing = true
+		s.mu.Unlock()
+		if first { // logged outside the lock: the log may block
+			s.log.WithField("peer", ip).Warnf("server: peer has %d connections, its cap; closing its new ones until it has fewer", n)
 		}
 		return nil, errPeerFull
 	}
@@ -342,6 +344,7 @@ func (s *Server) track(nc net.Conn) (*conn, error) {
 	c := newConn(s, nc, p)
 	s.mu.conns[c] = struct{}{}
 	s.wg.Add(1)
+	s.mu.Unlock()
 	return c, nil
 }
 
