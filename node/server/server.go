@@ -84,8 +84,9 @@ type Options struct {
 }
 
 // Validate checks the options that have an allowed range; zero values
-// (the defaults) always pass. New applies the same ranges by raising or
-// lowering a value to the nearest allowed one, and logs a warning.
+// (the defaults) always pass. New logs a warning and applies the same
+// ranges: a negative MaxConnections or RequestMemory takes its default,
+// any other value out of its range the nearest allowed one.
 func (o Options) Validate() error {
 	maxConns := o.MaxConnections
 	if maxConns < 0 {
@@ -112,13 +113,14 @@ func (o Options) Validate() error {
 }
 
 // withDefaults returns o with every zero value replaced by its default and
-// every value out of its range moved into it (logging what was moved).
+// every value out of its range moved into it (see Validate), logging the
+// first that was.
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = logrus.StandardLogger()
 	}
 	if err := o.Validate(); err != nil {
-		o.Logger.WithError(err).Warn("server: options out of range; using the nearest allowed values")
+		o.Logger.WithError(err).Warn("server: options out of range; using allowed values instead")
 	}
 	if o.MaxConnections <= 0 {
 		o.MaxConnections = DefaultMaxConnections
