@@ -111,7 +111,7 @@ func ParseSegmentName(s string) (QualifiedName, error) {
 	if i := strings.Index(rest, transactionSep); i >= 0 {
 		q.Transaction = rest[i+len(transactionSep):]
 		rest = rest[:i]
-		if !isCanonicalUUID(q.Transaction) {
+		if !IsCanonicalUUID(q.Transaction) {
 			return bad("transaction id is not a canonical lower-case UUID")
 		}
 	}
@@ -162,9 +162,9 @@ func parseCanonicalInt(s string) (int64, error) {
 	return strconv.ParseInt(s, 10, 64)
 }
 
-// isCanonicalUUID reports whether s is xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx
-// with lower-case hex digits.
-func isCanonicalUUID(s string) bool {
+// IsCanonicalUUID reports whether s is xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx
+// with lower-case hex digits: the form of a transaction id.
+func IsCanonicalUUID(s string) bool {
 	if len(s) != uuidTextLength {
 		return false
 	}

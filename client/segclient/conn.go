@@ -351,7 +351,13 @@ func (c *Conn) ReadSegmentAtEvent(ctx context.Context, segment string, offset in
 func (c *Conn) readSegment(ctx context.Context, segment string, offset int64, maxBytes int32, wait time.Duration, atEvent bool) (*protocol.SegmentRead, error) {
 	ms := int64(0)
 	if wait > 0 {
-		ms = min((int64(wait)+int64(time.Millisecond)-1)/int64(time.Millisecond), math.MaxInt32)
+		// Round up without adding to wait first: near the largest
+		// Duration that would wrap around to a negative wait.
+		ms = int64(wait / time.Millisecond)
+		if wait%time.Millisecond != 0 {
+			ms++
+		}
+		ms = min(ms, math.MaxInt32)
 	}
 	return roundTrip[*protocol.SegmentRead](ctx, c, &protocol.ReadSegment{RequestID: c.nextID(), Segment: segment,
 		Offset: offset, MaxBytes: maxBytes, WaitMillis: int32(ms), AtEvent: atEvent})

@@ -3,6 +3,7 @@ package segclient_test
 import (
 	"context"
 	"errors"
+	"math"
 	"net"
 	"testing"
 	"time"
@@ -182,5 +183,42 @@ func TestRepliesByRequestIDAndCancellation(t *testing.T) {
 	}
 	if _, err := c.GetSegmentInfo(ctx, "a/b/1.#epoch.0"); !errors.Is(err, segclient.ErrConnectionClosed) {
 		t.Fatalf("call after Close: %v", err)
+	}
+}
+
+// TestReadWaitRoundsUpToMillisAndCaps: the wait goes on the wire in whole
+// milliseconds, rounded up, and capped at the largest int32; a wait near
+// the largest Duration must not wrap around while rounding.
+func TestReadWaitRoundsUpToMillisAndCaps(t *testing.T) {
+	p := newPeer(t)
+	c, enc := dial(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	for _, tc := range []struct {
+		wait time.Duration
+		want int32
+	}{
+		{0, 0},
+		{-time.Second, 0},
+		{time.Nanosecond, 1},
+		{time.Millisecond, 1},
+		{time.Millisecond + 1, 2},
+		{time.Duration(math.MaxInt32) * time.Millisecond, math.MaxInt32},
+		{time.Duration(math.MaxInt32)*time.Millisecond + 1, math.MaxInt32},
+		{time.Duration(math.MaxInt64), math.MaxInt32},
+	} {
+		errs := make(chan error, 1)
+		go func() {
+			_, err := c.ReadSegment(ctx, "a/b/1.#epoch.0", 0, 10, tc.wait)
+			errs <- err
+		}()
+		r := p.next(t).(*protocol.ReadSegment)
+		enc.WriteMessage(&protocol.SegmentRead{RequestID: r.RequestID, Segment: r.Segment, AtTail: true})
+		if err := <-errs; err != nil {
+			t.Fatalf("wait %v: %v", tc.wait, err)
+		}
+		if r.WaitMillis != tc.want {
+			t.Errorf("wait %v: %d ms on the wire, want %d", tc.wait, r.WaitMillis, tc.want)
+		}
 	}
 }

@@ -54,9 +54,11 @@ type conn struct {
 	ops   chan struct{}         // slots of other waiting requests
 	wg    sync.WaitGroup        // request goroutines
 
-	// deadlineSet and hasWriters mirror mu.deadline and
-	// len(mu.writers) > 0, so that the reader of a busy connection checks
-	// them without the lock.
+	// deadlineSet is true while a handshake or idle read deadline is
+	// set; it changes only under mu. Invariant: an idle deadline is set
+	// only while mu.busy == 0 and mu.writers is empty. hasWriters mirrors
+	// len(mu.writers) > 0. Both are atomic so that the reader of a busy
+	// connection checks them without the lock.
 	deadlineSet atomic.Bool
 	hasWriters  atomic.Bool
 
@@ -67,10 +69,6 @@ type conn struct {
 		// setups, other ops): while it is above 0 the connection is not
 		// idle.
 		busy int
-		// deadline is true while a handshake or idle read deadline is set.
-		// Invariant: an idle deadline is set only while busy == 0 and
-		// writers is empty.
-		deadline bool
 	}
 }
 
@@ -274,15 +272,13 @@ func (c *conn) releaseMem(n int) { c.s.releaseMem(c.peer, int64(n)) }
 // setDeadlineLocked sets the read deadline (handshake or idle).
 func (c *conn) setDeadlineLocked(t time.Time) {
 	c.nc.SetReadDeadline(t)
-	c.mu.deadline = true
 	c.deadlineSet.Store(true)
 }
 
 // clearDeadlineLocked removes the read deadline, if one is set.
 func (c *conn) clearDeadlineLocked() {
-	if c.mu.deadline {
+	if c.deadlineSet.Load() {
 		c.nc.SetReadDeadline(time.Time{})
-		c.mu.deadline = false
 		c.deadlineSet.Store(false)
 	}
 }
@@ -292,7 +288,7 @@ func (c *conn) clearDeadlineLocked() {
 // it reads a frame, a request goroutine when it ends.
 func (c *conn) armIdleLocked() {
 	d := c.s.opts.IdleTimeout
-	if d <= 0 || c.mu.deadline || c.mu.busy > 0 || len(c.mu.writers) > 0 {
+	if d <= 0 || c.deadlineSet.Load() || c.mu.busy > 0 || len(c.mu.writers) > 0 {
 		return
 	}
 	c.setDeadlineLocked(time.Now().Add(d))

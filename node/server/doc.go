@@ -47,13 +47,23 @@
 //     changes (invariant: an idle deadline is set only while nothing is
 //     registered on the connection).
 //   - RequestMemory bytes held for requests, node-wide, and
-//     PeerRequestMemory per remote IP address: the reader acquires a
-//     frame's whole size (protocol.Budget) before it reads the frame's
-//     body, and an append's bytes are released once it is durable or
-//     refused. A reader that waits for budget reads nothing: back-pressure
-//     on its client, not allocation. Budgets are at least one maximal
-//     frame and reservations are whole frames, so no connection waits
-//     while holding part of one: the budget cannot deadlock.
+//     PeerRequestMemory per peer: the reader acquires a frame's whole
+//     size (protocol.Budget) before it reads the frame's body, and an
+//     append's bytes are released once it is durable or refused (in
+//     order, by the ack FIFO). A reader that waits for budget reads
+//     nothing: back-pressure on its client, not allocation. Budgets are
+//     at least one maximal frame and reservations are whole frames, so no
+//     connection waits while holding part of one: the budget cannot
+//     deadlock.
+//
+// What the limits do not bound: a connection with a writer, or with a
+// request in flight, has no read deadline, so a peer that stops in the
+// middle of a frame holds that frame's reservation until it disconnects;
+// and a peer that stops reading its replies holds the reservations of the
+// appends queued behind the blocked ack. Either way one peer holds at
+// most PeerRequestMemory, but RequestMemory/PeerRequestMemory such peers
+// (4 by default) hold all of it, and then every connection's reader
+// waits.
 //
 // Server.Stats reports the open connections, the bytes held and the
 // connections refused or timed out.

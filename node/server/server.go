@@ -70,8 +70,8 @@ type Options struct {
 	// durable. A connection waits for budget before it reads a frame's
 	// body (back-pressure on the client). At least MinRequestMemory.
 	RequestMemory int64
-	// PeerRequestMemory is the share of RequestMemory one remote IP
-	// address may hold, so that one peer's slow or unfinished frames
+	// PeerRequestMemory is the share of RequestMemory one peer (see
+	// MaxConnsPerPeer) may hold, so that one peer's slow or unfinished frames
 	// cannot stall everyone's; RequestMemory/4 by default. Between
 	// MinRequestMemory and RequestMemory.
 	PeerRequestMemory int64
@@ -84,8 +84,9 @@ type Options struct {
 }
 
 // Validate checks the options that have an allowed range; zero values
-// (the defaults) always pass. New applies the same ranges by raising or
-// lowering a value to the nearest allowed one, and logs a warning.
+// (the defaults) always pass. New logs a warning and applies the same
+// ranges: a negative MaxConnections or RequestMemory takes its default,
+// any other value out of its range the nearest allowed one.
 func (o Options) Validate() error {
 	maxConns := o.MaxConnections
 	if maxConns < 0 {
@@ -112,13 +113,14 @@ func (o Options) Validate() error {
 }
 
 // withDefaults returns o with every zero value replaced by its default and
-// every value out of its range moved into it (logging what was moved).
+// every value out of its range moved into it (see Validate), logging the
+// first that was.
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = logrus.StandardLogger()
 	}
 	if err := o.Validate(); err != nil {
-		o.Logger.WithError(err).Warn("server: options out of range; using the nearest allowed values")
+		o.Logger.WithError(err).Warn("server: options out of range; using allowed values instead")
 	}
 	if o.MaxConnections <= 0 {
 		o.MaxConnections = DefaultMaxConnections
@@ -191,8 +193,9 @@ type Server struct {
 	}
 }
 
-// peer is what the server counts per remote IP address. Its fields are
-// guarded by Server.mu; mem is safe for concurrent use.
+// peer is what the server counts for one remote host: an IPv4 address or
+// an IPv6 /64 (peerIP). Its fields are guarded by Server.mu; mem is safe
+// for concurrent use.
 type peer struct {
 	ip    string
 	conns int
@@ -320,8 +323,8 @@ var (
 func (s *Server) track(nc net.Conn) (*conn, error) {
 	ip := peerIP(nc.RemoteAddr())
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.mu.closed {
+		s.mu.Unlock()
 		return nil, errServerClosed
 	}
 	p := s.mu.peers[ip]
@@ -329,11 +332,13 @@ func (s *Server) track(nc net.Conn) (*conn, error) {
 		p = &peer{ip: ip, mem: semaphore.NewWeighted(s.opts.PeerRequestMemory)}
 		s.mu.peers[ip] = p
 	}
-	if p.conns >= s.opts.MaxConnsPerPeer {
+	if n := p.conns; n >= s.opts.MaxConnsPerPeer {
 		s.refused.Add(1)
-		if !p.refusing {
-			p.refusing = true
-			s.log.WithField("peer", ip).Warnf("server: peer has %d connections, its cap; closing its new ones until it has fewer", p.conns)
+		first := !p.refusing
+		p.refusing = true
+		s.mu.Unlock()
+		if first { // logged outside the lock: the log may block
+			s.log.WithField("peer", ip).Warnf("server: peer has %d connections, its cap; closing its new ones until it has fewer", n)
 		}
 		return nil, errPeerFull
 	}
@@ -341,6 +346,7 @@ func (s *Server) track(nc net.Conn) (*conn, error) {
 	c := newConn(s, nc, p)
 	s.mu.conns[c] = struct{}{}
 	s.wg.Add(1)
+	s.mu.Unlock()
 	return c, nil
 }
 

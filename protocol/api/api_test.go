@@ -179,3 +179,34 @@ func checkValidate(t *testing.T, err error, want string) {
 		t.Fatalf("Validate = %v, want ErrInvalid mentioning %q", err, want)
 	}
 }
+
+func TestValidateIDs(t *testing.T) {
+	const uuid = "0f8fad5b-d9cb-469f-a165-70867728950e"
+	cases := []struct {
+		name  string
+		check func(string) error
+		id    string
+		want  string // "" = valid; else a substring of the error
+	}{
+		{"txn ok", ValidateTxnID, uuid, ""},
+		{"txn upper case", ValidateTxnID, strings.ToUpper(uuid), "not a canonical"},
+		{"txn short", ValidateTxnID, uuid[:35], "not a canonical"},
+		{"txn slash", ValidateTxnID, "0f8fad5b/d9cb-469f-a165-70867728950e", "not a canonical"},
+		{"txn with a second name", ValidateTxnID, uuid + "#transaction." + uuid, "not a canonical"},
+		{"txn empty", ValidateTxnID, "", "not a canonical"},
+		{"node ok", ValidateNodeID, "node-1.example:9090", ""},
+		{"node utf8", ValidateNodeID, "nœud", ""},
+		{"node empty", ValidateNodeID, "", "length 0"},
+		{"node long", ValidateNodeID, strings.Repeat("n", MaxNodeIDLength+1), "length 256"},
+		{"node dot dot", ValidateNodeID, "..", "reserved"},
+		{"node slash", ValidateNodeID, "a/b", `character "/" at byte 1`},
+		{"node control", ValidateNodeID, "a\x00", `character "\x00" at byte 1`},
+		{"node C1 control", ValidateNodeID, "a\u0085", `character "\u0085" at byte 1`},
+		{"node bad utf8", ValidateNodeID, "a\xff", `character "\xff" at byte 1`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			checkValidate(t, tc.check(tc.id), tc.want)
+		})
+	}
+}
