@@ -154,12 +154,15 @@ func TestRecoveryRules(t *testing.T) {
 				expectRefusal(t, opts, tc.from, name, off)
 				return
 			}
-			w, recs, err := openCollect(opts, 1)
+			w, recs, err := openCollect(opts, tc.from)
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}
 			defer w.Close()
-			checkRecords(t, recs, 1, 0, tc.kept)
+			if next := w.NextLSN(); next != uint64(tc.kept)+1 {
+				t.Fatalf("the log ends before LSN %d, want %d", next, tc.kept+1)
+			}
+			checkRecords(t, recs, tc.from, int(tc.from)-1, tc.kept-int(tc.from)+1)
 			if w.Repaired() == nil {
 				t.Fatal("no repair reported")
 			}
