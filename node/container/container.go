@@ -421,11 +421,11 @@ func (c *Container) Seal(name string) (int64, error) {
 // itself need not be one (a truncation an older version logged inside an
 // event), so truncating at the next boundary repairs such a segment.
 func (c *Container) Truncate(name string, offset int64) (int64, error) {
-	id, err := c.checkBoundary(name, offset, true)
-	if err != nil && !errors.Is(err, protocol.ErrInvalidArgument) {
-		return 0, err
+	id, checkErr := c.checkBoundary(name, offset, true)
+	if checkErr != nil && !errors.Is(checkErr, protocol.ErrInvalidArgument) {
+		return 0, checkErr
 	}
-	s, err := c.lockForChange(name)
+	s, err := c.lockForChange(name) // its refusals (fenced, no such segment) come first
 	if err != nil {
 		return 0, err
 	}
@@ -433,9 +433,13 @@ func (c *Container) Truncate(name string, offset int64) (int64, error) {
 		c.mu.Unlock()
 		return 0, c.errorf(protocol.ErrNoSuchSegment, name, "deleted while its truncation was checked")
 	}
-	if offset > s.length || offset < 0 {
+	if checkErr != nil {
+		// Outside [0, length] when checked. Appends may have brought it
+		// inside since, but it was never checked: refuse it as found.
+		// (A segment's length never shrinks, so an offset checked in
+		// range is still in range.)
 		c.mu.Unlock()
-		return 0, c.errorf(protocol.ErrInvalidArgument, name, "truncate at %d, outside [0, %d]", offset, s.length)
+		return 0, checkErr
 	}
 	if offset <= s.start {
 		start, sync := s.start, c.syncPointLocked()
