@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sluice-streams/sluice/node/cache"
@@ -119,6 +121,61 @@ func TestTruncateOnlyAtEventBoundaries(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTruncateBeyondTheEndRacingAppends truncates just past the end of a
+// segment, where the next event's frame will be, while appends extend
+// it: an offset that was beyond the end when Truncate checked it must be
+// refused, not truncated at unchecked once an append has put it inside
+// an event.
+func TestTruncateBeyondTheEndRacingAppends(t *testing.T) {
+	c := open(t, Config{Dir: t.TempDir(), CheckpointBytes: -1})
+	if err := c.Create(seg, nil); err != nil {
+		t.Fatal(err)
+	}
+	data := block("twenty bytes of data")
+	const appends = 20000
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer stop.Store(true)
+		var ps []*PendingAppend
+		for i := 0; i < appends && !stop.Load(); i++ {
+			p, err := c.AppendAsync(Append{Segment: seg, EventCount: 1, ExpectedOffset: protocol.NoExpectedOffset, Data: data})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ps = append(ps, p)
+		}
+		for _, p := range ps {
+			if _, err := p.Wait(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	var bad error
+	for !stop.Load() && bad == nil {
+		c.mu.Lock()
+		length := c.mu.st.byName[seg].length
+		c.mu.Unlock()
+		// Inside the frame of the event appended next, at length.
+		_, err := c.Truncate(seg, length+3)
+		switch {
+		case err == nil:
+			bad = errors.New("truncated inside an event")
+		case !errors.Is(err, protocol.ErrInvalidArgument) && !errors.Is(err, protocol.ErrNotEventBoundary):
+			bad = err
+		}
+		if bad != nil {
+			stop.Store(true)
+			t.Errorf("Truncate(%d) with the segment %d bytes long: %v", length+3, length, bad)
+		}
+	}
+	wg.Wait()
 }
 
 // TestRepairOfATruncationInsideAnEvent: a segment whose start an older

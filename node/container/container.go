@@ -169,6 +169,8 @@ func Open(cfg Config) (*Container, error) {
 	if found && cp.Time > 0 {
 		logged = min(now, cp.Time)
 	}
+	// From cp.LSN+1: wal.Open refuses a log that ends before the
+	// checkpoint, naming where.
 	log, err := wal.Open(wal.Options{
 		Dir: filepath.Join(cfg.Dir, "wal"), FS: c.fs, FileSize: cfg.WALFileSize, Preallocate: cfg.WALPreallocate, Logger: c.l,
 	}, cp.LSN+1, func(rec wal.Record) error {
@@ -180,11 +182,6 @@ func Open(cfg Config) (*Container, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("container %d: %w", cfg.ID, err)
-	}
-	if next := log.NextLSN(); found && cp.LSN >= next {
-		log.Close()
-		return nil, fmt.Errorf("container %d: %w: checkpoint at LSN %d is ahead of the log, which ends before LSN %d",
-			cfg.ID, wal.ErrCorrupt, cp.LSN, next)
 	}
 	for _, s := range st.byID {
 		s.durable, s.sealDurable = s.length, s.sealed
@@ -424,11 +421,11 @@ func (c *Container) Seal(name string) (int64, error) {
 // itself need not be one (a truncation an older version logged inside an
 // event), so truncating at the next boundary repairs such a segment.
 func (c *Container) Truncate(name string, offset int64) (int64, error) {
-	id, err := c.checkBoundary(name, offset, true)
-	if err != nil && !errors.Is(err, protocol.ErrInvalidArgument) {
-		return 0, err
+	id, checkErr := c.checkBoundary(name, offset, true)
+	if checkErr != nil && !errors.Is(checkErr, protocol.ErrInvalidArgument) {
+		return 0, checkErr
 	}
-	s, err := c.lockForChange(name)
+	s, err := c.lockForChange(name) // its refusals (fenced, no such segment) come first
 	if err != nil {
 		return 0, err
 	}
@@ -436,9 +433,13 @@ func (c *Container) Truncate(name string, offset int64) (int64, error) {
 		c.mu.Unlock()
 		return 0, c.errorf(protocol.ErrNoSuchSegment, name, "deleted while its truncation was checked")
 	}
-	if offset > s.length || offset < 0 {
+	if checkErr != nil {
+		// Outside [0, length] when checked. Appends may have brought it
+		// inside since, but it was never checked: refuse it as found.
+		// (A segment's length never shrinks, so an offset checked in
+		// range is still in range.)
 		c.mu.Unlock()
-		return 0, c.errorf(protocol.ErrInvalidArgument, name, "truncate at %d, outside [0, %d]", offset, s.length)
+		return 0, checkErr
 	}
 	if offset <= s.start {
 		start, sync := s.start, c.syncPointLocked()

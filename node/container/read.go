@@ -179,8 +179,8 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 	var res ReadResult
 	var ahead partRef // the next chunk's first part, for read-ahead
 	var readAhead bool
-	var seg *segment
-	var walkFrom int64 // where the boundary check of offset starts (atEvent)
+	var seg *segment   // with atEvent: the segment whose offset is checked
+	var walkFrom int64 // where the boundary check of offset starts
 	for {
 		s, err := c.segmentLocked(name)
 		if err != nil {
@@ -208,7 +208,7 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 				spans = append(spans, span{ext: e, from: max(offset, e.offset) - e.offset, to: min(end, e.end()) - e.offset})
 			}
 			res = ReadResult{Offset: offset, AtTail: end == s.durable, EndOfSegment: s.sealDurable && end == s.length}
-			if len(spans) > 0 {
+			if atEvent && len(spans) > 0 {
 				seg, walkFrom = s, s.walkStartLocked(spans[0].blockOffset(), offset)
 			}
 			break

@@ -114,6 +114,11 @@
 //  6. The log ends (cleanly, rule 1) before the LSN from-1 the caller
 //     has: refused, naming the end.
 //
+// Before it takes appends, Open fsyncs the last file: the records it
+// replayed may have been written by a process that stopped before their
+// fsync (read back from the page cache), and from now on they count as
+// durable, which the next records' synced field records.
+//
 // A refusal is a *CorruptError, which matches ErrCorrupt with errors.Is.
 // It names the file and the byte offset where the damage starts, says
 // what is there (the record header's fields, its first bytes and where

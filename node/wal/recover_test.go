@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -153,12 +154,15 @@ func TestRecoveryRules(t *testing.T) {
 				expectRefusal(t, opts, tc.from, name, off)
 				return
 			}
-			w, recs, err := openCollect(opts, 1)
+			w, recs, err := openCollect(opts, tc.from)
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}
 			defer w.Close()
-			checkRecords(t, recs, 1, 0, tc.kept)
+			if next := w.NextLSN(); next != uint64(tc.kept)+1 {
+				t.Fatalf("the log ends before LSN %d, want %d", next, tc.kept+1)
+			}
+			checkRecords(t, recs, tc.from, int(tc.from)-1, tc.kept-int(tc.from)+1)
 			if w.Repaired() == nil {
 				t.Fatal("no repair reported")
 			}
@@ -412,5 +416,45 @@ func TestOperatorCutAfterRefusal(t *testing.T) {
 			writeN(t, w, tc.record, 3)
 			w.Close()
 		})
+	}
+}
+
+// TestOpenSyncsReplayedRecords: a process that stops between a batch's
+// write and its fsync (here the fsync fails) leaves records that recovery
+// reads back, from the page cache if the machine did not stop. Open
+// counts every replayed record durable, and the next batch's records say
+// so in their synced field, so Open must fsync them first: otherwise a
+// machine crash could lose them while a later record claims them durable.
+func TestOpenSyncsReplayedRecords(t *testing.T) {
+	efs := vfstest.New(vfs.Default)
+	dir := t.TempDir()
+	w, _ := mustOpen(t, Options{Dir: dir, FS: efs}, 1)
+	writeN(t, w, 0, 2)
+	efs.SetInjector(func(op vfstest.Op, path string) error {
+		if isSync(op) && strings.HasSuffix(path, fileSuffix) {
+			return vfstest.ErrInjected
+		}
+		return nil
+	})
+	p, err := w.Append(testType, payloadFor(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Wait(); !errors.Is(err, ErrFailed) {
+		t.Fatalf("append whose fsync failed: %v, want ErrFailed", err)
+	}
+	w.Close()
+	var synced atomic.Bool
+	efs.SetInjector(func(op vfstest.Op, path string) error {
+		if isSync(op) && path == filepath.Join(dir, fileName(1)) {
+			synced.Store(true)
+		}
+		return nil
+	})
+	w, recs := mustOpen(t, Options{Dir: dir, FS: efs}, 1)
+	defer w.Close()
+	checkRecords(t, recs, 1, 0, 3)
+	if !synced.Load() || w.DurableLSN() != 3 {
+		t.Fatalf("Open counts LSN %d durable; synced the log file: %v", w.DurableLSN(), synced.Load())
 	}
 }

@@ -489,6 +489,15 @@ func (w *WAL) openTail(h fileHeader, size int64, next uint64) error {
 		f.Close()
 		return fmt.Errorf("wal: stat %s: %w", w.path(h.seq), err)
 	}
+	// Every record before next counts as durable from here on, and the
+	// next batch's records say so (synced). A process that stopped
+	// between a write and its fsync left records that were read back
+	// from the page cache, never fsynced: make them durable first.
+	// (Earlier files were fsynced whole before the next one started.)
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("wal: sync %s: %w", w.path(h.seq), err)
+	}
 	w.file, w.fileSeq, w.fileOff, w.fileAlloc = f, h.seq, size, st.Size()
 	w.fileStart = time.Now()
 	w.mu.tailSeq, w.mu.tailSize = h.seq, size
