@@ -444,12 +444,9 @@ func (h *handler) scale(r *http.Request) (int, any, error) {
 }
 
 func (h *handler) truncate(r *http.Request) (int, any, error) {
-	var cut api.StreamCut
+	var cut api.StreamCut // decode validates it
 	if err := decode(r, &cut, false); err != nil {
 		return 0, nil, err
-	}
-	if err := cut.Validate(); err != nil {
-		return 0, nil, fmt.Errorf("%w: %w", controller.ErrInvalid, err)
 	}
 	return http.StatusNoContent, nil, h.svc.TruncateStream(r.Context(), r.PathValue("scope"), r.PathValue("stream"), cut)
 }
