@@ -2,7 +2,6 @@ package api
 
 import (
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/sluice-streams/sluice/protocol"
@@ -35,7 +34,7 @@ func ValidateNodeID(id string) error {
 // ValidateTxnID checks a transaction id: a canonical UUID (36 characters,
 // lower-case hex). The error wraps ErrInvalid.
 func ValidateTxnID(id string) error {
-	if _, err := protocol.ParseSegmentName(protocol.TransactionSegmentName("s/s/0.#epoch.0", id)); err != nil || strings.ContainsAny(id, "/") {
+	if _, err := protocol.ParseSegmentName(protocol.TransactionSegmentName("s/s/0.#epoch.0", id)); err != nil {
 		return fmt.Errorf("%w: transaction id %q is not a canonical lower-case UUID", ErrInvalid, id)
 	}
 	return nil
