@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path"
 	"sort"
-	"strings"
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/controller/assignment"
@@ -79,8 +78,8 @@ func (s *Service) Nodes(ctx context.Context) (api.NodeList, error) {
 // (drain true), or stops asking (false). The node need not be live. A
 // node is drained when it holds no container (Nodes).
 func (s *Service) SetDrain(ctx context.Context, id string, drain bool) error {
-	if id == "" || len(id) > 255 || strings.ContainsAny(id, "/") {
-		return fmt.Errorf("%w: node id %q", ErrInvalid, id)
+	if err := api.ValidateNodeID(id); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	key := DrainKey + "/" + id
 	if drain {

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"math"
 	"math/bits"
 	"time"
 
@@ -91,24 +90,20 @@ func decideRetention(p api.RetentionPolicy, now int64, head map[int64]int64, cut
 // clock far off, must still never make a limit wrap around to a small or
 // negative one, which would truncate everything.
 func newestCandidate(p api.RetentionPolicy, now int64, head map[int64]int64, cuts []retentionCut, size int64) int {
-	if p.Value <= 0 {
+	limit, ok := retentionLimit(p)
+	if !ok {
 		return -1
 	}
 	best := -1
 	switch p.Type {
 	case api.RetentionLimitedDays:
-		hi, limit := bits.Mul64(uint64(p.Value), dayMillis)
-		if hi != 0 {
-			return -1 // longer than any two int64 clock readings apart
-		}
 		for i, c := range cuts {
 			if apart(now, c.Time) >= limit && candidate(c, head) && (best < 0 || c.Time >= cuts[best].Time) {
 				best = i
 			}
 		}
 	case api.RetentionLimitedSizeMB:
-		hi, limit := bits.Mul64(uint64(p.Value), mib)
-		if hi != 0 || size <= 0 || uint64(size) <= limit {
+		if size <= 0 || uint64(size) <= limit {
 			return -1
 		}
 		for i, c := range cuts {
@@ -120,6 +115,28 @@ func newestCandidate(p api.RetentionPolicy, now int64, head map[int64]int64, cut
 	return best
 }
 
+// retentionLimit returns p's limit exactly, in milliseconds (LIMITED_DAYS)
+// or bytes (LIMITED_SIZE_MB), and true; or false if p limits nothing
+// (no positive value, an unknown type) or its limit does not fit in 64
+// bits: then no two int64 clock readings or sizes are that far apart, and
+// nothing is ever truncated.
+func retentionLimit(p api.RetentionPolicy) (uint64, bool) {
+	if p.Value <= 0 {
+		return 0, false
+	}
+	var unit uint64
+	switch p.Type {
+	case api.RetentionLimitedDays:
+		unit = dayMillis
+	case api.RetentionLimitedSizeMB:
+		unit = mib
+	default:
+		return 0, false
+	}
+	hi, limit := bits.Mul64(uint64(p.Value), unit)
+	return limit, hi == 0
+}
+
 // apart returns a-b exactly (as uint64, where it always fits), or 0 if b
 // is not below a.
 func apart(a, b int64) uint64 {
@@ -127,14 +144,6 @@ func apart(a, b int64) uint64 {
 		return 0
 	}
 	return uint64(a) - uint64(b)
-}
-
-// satMul returns a*b for a, b >= 0, or math.MaxInt64 if that overflows.
-func satMul(a, b int64) int64 {
-	if a != 0 && b > math.MaxInt64/a {
-		return math.MaxInt64
-	}
-	return a * b
 }
 
 // trimRetention returns the cuts worth keeping: those after the head that
@@ -172,20 +181,18 @@ func older(p api.RetentionPolicy, a, b retentionCut) bool {
 // is worth recording after the newest recorded cut (see retentionGrain).
 // A tail equal to the head (size 0) never is.
 func shouldRecord(p api.RetentionPolicy, now int64, cuts []retentionCut, size int64) bool {
-	if size <= 0 || p.Value <= 0 {
-		return false
+	limit, ok := retentionLimit(p)
+	if size <= 0 || !ok {
+		return false // nothing to record, or no cut could ever be truncated at
 	}
 	if len(cuts) == 0 {
 		return true
 	}
 	last := cuts[len(cuts)-1]
-	switch p.Type {
-	case api.RetentionLimitedDays:
-		return apart(now, last.Time) >= uint64(satMul(p.Value, dayMillis)/retentionGrain)
-	case api.RetentionLimitedSizeMB:
-		return apart(size, last.Size) >= uint64(satMul(p.Value, mib)/retentionGrain)
+	if p.Type == api.RetentionLimitedSizeMB {
+		return apart(size, last.Size) >= limit/retentionGrain
 	}
-	return false
+	return apart(now, last.Time) >= limit/retentionGrain
 }
 
 // bytesBetween is the number of bytes a reader crosses from cut from to cut

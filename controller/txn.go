@@ -123,8 +123,8 @@ func txnRefused(r *streamRec) error {
 }
 
 func checkTxnID(id string) error {
-	if _, err := protocol.ParseSegmentName(protocol.TransactionSegmentName("s/s/0.#epoch.0", id)); err != nil {
-		return fmt.Errorf("%w: transaction id %q is not a canonical UUID", ErrInvalid, id)
+	if err := api.ValidateTxnID(id); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return nil
 }

@@ -119,6 +119,11 @@ func methodNotAllowed(h *handler, methods []string) http.Handler {
 // status, or the error as an api.Error.
 func (h *handler) wrap(rt route) http.Handler {
 	params := wildcards(rt.Pattern)
+	for _, name := range params {
+		if paramChecks[name] == nil {
+			panic(fmt.Sprintf("rest: route %s %s: no check for path parameter {%s} in paramChecks", rt.Method, rt.Pattern, name))
+		}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		var status int
@@ -170,16 +175,16 @@ func wildcards(pattern string) []string {
 	return out
 }
 
-// paramChecks validate path parameters by wildcard name; every wildcard
-// of routes has one (TestHostilePaths fails on one without). The
-// controller also checks names, with its reserved-name rule.
+// paramChecks validate path parameters by wildcard name; wrap refuses a
+// route with a wildcard that has none. The controller also checks names,
+// with its reserved-name rule.
 var paramChecks = map[string]func(string) error{
-	"scope":   func(v string) error { return protocol.ValidateName(v) },
-	"stream":  func(v string) error { return protocol.ValidateName(v) },
-	"group":   func(v string) error { return protocol.ValidateName(v) },
-	"segment": func(v string) error { return protocol.ValidateSegmentName(v) },
-	"node":    func(v string) error { return api.ValidateNodeID(v) },
-	"id":      func(v string) error { return api.ValidateTxnID(v) },
+	"scope":   protocol.ValidateName,
+	"stream":  protocol.ValidateName,
+	"group":   protocol.ValidateName,
+	"segment": protocol.ValidateSegmentName,
+	"node":    api.ValidateNodeID,
+	"id":      api.ValidateTxnID,
 }
 
 // checkParams validates r's path parameters (names).
@@ -444,12 +449,9 @@ func (h *handler) scale(r *http.Request) (int, any, error) {
 }
 
 func (h *handler) truncate(r *http.Request) (int, any, error) {
-	var cut api.StreamCut
+	var cut api.StreamCut // decode validates it
 	if err := decode(r, &cut, false); err != nil {
 		return 0, nil, err
-	}
-	if err := cut.Validate(); err != nil {
-		return 0, nil, fmt.Errorf("%w: %w", controller.ErrInvalid, err)
 	}
 	return http.StatusNoContent, nil, h.svc.TruncateStream(r.Context(), r.PathValue("scope"), r.PathValue("stream"), cut)
 }
