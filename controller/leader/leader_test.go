@@ -23,6 +23,8 @@ import (
 const (
 	containers     = 4
 	sessionTimeout = 1 * time.Second
+	// nodeSessionTimeout is the session of a test's node registrations.
+	nodeSessionTimeout = 20 * time.Second
 	waitTimeout    = 30 * time.Second
 )
 
@@ -66,11 +68,26 @@ func (z *zk) open(t *testing.T) *zkstore.Store {
 	return s
 }
 
-func (z *zk) tryOpen() (*zkstore.Store, error) {
+func (z *zk) tryOpen() (*zkstore.Store, error) { return z.tryOpenFor(sessionTimeout) }
+
+func (z *zk) tryOpenFor(session time.Duration) (*zkstore.Store, error) {
 	z.mu.Lock()
 	a := z.addr
 	z.mu.Unlock()
-	return zkstore.Open([]string{a}, "/sluice", sessionTimeout, nil)
+	return zkstore.Open([]string{a}, "/sluice", session, nil)
+}
+
+// openNode opens a session for a node's registration: nodes in these tests
+// die by Close, never by expiry, so their sessions are long enough that a
+// loaded machine cannot expire them mid-test (which would take a node's
+// registration away under the test's feet).
+func (z *zk) openNode(t *testing.T) *zkstore.Store {
+	t.Helper()
+	s, err := z.tryOpenFor(nodeSessionTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func start(t *testing.T, z *zk, id string, r leader.Resumer) *leader.Member {
@@ -156,13 +173,13 @@ func TestLeaderAssignsAndResumes(t *testing.T) {
 
 	// Nodes: a first node gets everything; a second one finds nothing
 	// unassigned (moves need a hand-over).
-	nodeA := z.open(t)
+	nodeA := z.openNode(t)
 	registerNode(t, nodeA, "a")
 	waitFor(t, "every container assigned to a", func() bool {
 		m, ok := published(t, obs)
 		return ok && len(m.Of("a")) == containers
 	})
-	nodeB := z.open(t)
+	nodeB := z.openNode(t)
 	defer nodeB.Close()
 	registerNode(t, nodeB, "b")
 
