@@ -25,7 +25,7 @@ const (
 	sessionTimeout = 1 * time.Second
 	// nodeSessionTimeout is the session of a test's node registrations.
 	nodeSessionTimeout = 20 * time.Second
-	waitTimeout    = 30 * time.Second
+	waitTimeout        = 30 * time.Second
 )
 
 func quiet() *logrus.Logger {
