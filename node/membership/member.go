@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-streams/sluice/cluster/zkstore"
 	"github.com/sluice-streams/sluice/controller/assignment"
 	"github.com/sluice-streams/sluice/node"
+	"github.com/sluice-streams/sluice/protocol/api"
 )
 
 // Keys in the metadata store.
@@ -97,6 +98,11 @@ const (
 func Start(ctx context.Context, cfg Config) (*Member, error) {
 	if cfg.Store == nil || cfg.Node == nil || cfg.ID == "" {
 		return nil, errors.New("membership: Config needs Store, Node and ID")
+	}
+	// The API's rule for node ids, so that every node that can register
+	// can also be drained through the API.
+	if err := api.ValidateNodeID(cfg.ID); err != nil {
+		return nil, fmt.Errorf("membership: %w", err)
 	}
 	if err := cluster.CheckKey(NodeKey(cfg.ID)); err != nil {
 		return nil, fmt.Errorf("membership: node id %q: %w", cfg.ID, err)

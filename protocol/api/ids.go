@@ -13,10 +13,9 @@ const MaxNodeIDLength = 255
 // ValidateNodeID checks a node id as it appears in a path (PUT
 // /v1/nodes/{node}/drain) and as the controller stores a drain under it:
 // 1-255 bytes of UTF-8 with no control character and no '/', and not "."
-// or "..", so that it is one element of a metadata key. (A node's own
-// registration does not apply this rule: a node registered under a
-// longer id, or one with '/', cannot be drained through the API.) The
-// error wraps ErrInvalid.
+// or "..", so that it is one element of a metadata key. A node registers
+// only under an id this rule accepts (node/membership), so every node can
+// be drained. The error wraps ErrInvalid.
 func ValidateNodeID(id string) error {
 	if len(id) == 0 || len(id) > MaxNodeIDLength {
 		return fmt.Errorf("%w: node id %q: length %d not in 1..%d", ErrInvalid, id, len(id), MaxNodeIDLength)
