@@ -56,6 +56,7 @@ func (s *segWriter) addLocked(key string, event []byte, a *Ack) *Ack {
 	w := s.w
 	if s.failed != nil {
 		if a == nil {
+			w.failedLocked(s.failed)
 			return &Ack{g: settledGroup, err: s.failed, settled: true}
 		}
 		w.settleLocked(a, s.failed)
