@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -447,4 +448,39 @@ func BenchmarkStdinLines(b *testing.B) {
 			}
 		}
 	})
+}
+
+// fakeAck is an outcome that a test settles.
+type fakeAck struct {
+	done chan struct{}
+	err  error
+}
+
+func newFakeAck() *fakeAck                   { return &fakeAck{done: make(chan struct{})} }
+func (a *fakeAck) Done() <-chan struct{}     { return a.done }
+func (a *fakeAck) Err() error                { <-a.done; return a.err }
+func (a *fakeAck) settle(err error) *fakeAck { a.err = err; close(a.done); return a }
+
+// TestAckLogPrefix: the lines from the first that are all acknowledged
+// stop before the first failed line, whichever order the lines settled
+// and were compacted in: here line 2 fails after line 5 did and after a
+// compaction had counted line 5.
+func TestAckLogPrefix(t *testing.T) {
+	var l ackLog
+	acks := make([]*fakeAck, ackCompact)
+	for i := range acks {
+		acks[i] = newFakeAck()
+		if i != 1 { // line 2 stays in flight
+			acks[i].settle(nil)
+		}
+	}
+	acks[4] = newFakeAck().settle(errors.New("line 5 failed"))
+	for _, a := range acks {
+		l.add(a) // the last add compacts: line 5 is counted as failed
+	}
+	acks[1].settle(errors.New("line 2 failed"))
+	acked, prefix := l.count()
+	if acked != ackCompact-2 || prefix != 1 {
+		t.Fatalf("count() = %d acknowledged, the first %d lines; want %d and 1", acked, prefix, ackCompact-2)
+	}
 }
