@@ -484,3 +484,44 @@ func TestAckLogPrefix(t *testing.T) {
 		t.Fatalf("count() = %d acknowledged, the first %d lines; want %d and 1", acked, prefix, ackCompact-2)
 	}
 }
+
+// TestWriteSegmentDeletedUnderIt: when the stream's segment disappears
+// from the node while `sluice write` runs, the lines written after it
+// fail, and the command says so and exits 1 with the count of what was
+// acknowledged. (Whether the failure is settled before the command's
+// Flush or during it is up to timing; client's
+// TestFlushReportsEarlierFailures pins the first case down.)
+func TestWriteSegmentDeletedUnderIt(t *testing.T) {
+	d := clienttest.Start(t)
+	d.CreateStream("s", "x", 1)
+	seg := protocol.SegmentName("s", "x", 0, 0)
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	withStdinReader(t, pr)
+	wait := runAsync(t, "--controller", d.URL, "write", "s/x", "--key", "k", "--timeout", "30s")
+	if _, err := pw.Write([]byte("one\n")); err != nil {
+		t.Fatal(err)
+	}
+	proctest.WaitFor(t, "the first line stored", 30*time.Second, func() (bool, string) {
+		got := segmentEvents(t, d.NodeAddr, seg)
+		return len(got) == 1, fmt.Sprintf("segment holds %q", got)
+	})
+	if err := d.Dial().DeleteSegment(context.Background(), seg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pw.Write([]byte("two\nthree\n")); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	code, stdout, stderr := wait()
+	t.Logf("stderr:\n%s", stderr)
+	if code != 1 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if n := acknowledged(t, stderr); n != 1 {
+		t.Fatalf("%d events acknowledged, want 1", n)
+	}
+	if last := lastLine(stderr); !strings.HasPrefix(last, "sluice: write s/x: 2 of 3 events not acknowledged: ") {
+		t.Fatalf("last line %q, want the 2 lines not acknowledged and why", last)
+	}
+}
