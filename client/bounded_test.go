@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-streams/sluice/client"
 	"github.com/sluice-streams/sluice/client/clienttest"
 	"github.com/sluice-streams/sluice/client/ctlclient"
+	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
@@ -245,5 +246,68 @@ func TestBeginTxnStaysWithinCtx(t *testing.T) {
 	defer gc.mu.Unlock()
 	if gc.liveAbort {
 		t.Fatal("BeginTxn called AbortTxn with a context that outlives the caller's")
+	}
+}
+
+// blockedSuccessors is a controller whose Successors tells entered, then
+// blocks until the caller's ctx ends.
+type blockedSuccessors struct {
+	*ctlclient.Client
+	entered chan struct{}
+}
+
+func (b *blockedSuccessors) Successors(ctx context.Context, segment string) ([]api.Successor, error) {
+	select {
+	case b.entered <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestNoRetryNotifiedAfterClose: a writer closed while it asks the
+// controller for a sealed segment's successors stops without telling the
+// retry hook that it retries (it used to report the cancellation Close
+// caused as a failure it would retry).
+func TestNoRetryNotifiedAfterClose(t *testing.T) {
+	d := clienttest.Start(t)
+	d.CreateStream("s", "x", 1)
+	ctl := &blockedSuccessors{Client: d.Controller, entered: make(chan struct{}, 1)}
+	var mu sync.Mutex
+	var notified []error
+	c, err := client.New(context.Background(), "", client.WithController(ctl), client.WithRetryNotify(func(_ int, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		notified = append(notified, err)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := testCtx(t)
+	w, err := c.NewWriter(ctx, "s", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sealed on the node behind the controller's back: the writer's
+	// next append finds it sealed and asks for successors.
+	if _, err := d.Dial().SealSegment(ctx, protocol.SegmentName("s", "x", 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(ctx, "k", []byte("e")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctl.entered:
+	case <-ctx.Done():
+		t.Fatal("the writer never asked for successors")
+	}
+	closeCtx, cancel := context.WithCancel(ctx)
+	cancel() // Close only stops
+	w.Close(closeCtx)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notified) > 0 {
+		t.Fatalf("retry hook called %d times around Close: %v", len(notified), notified)
 	}
 }

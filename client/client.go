@@ -61,8 +61,9 @@ func WithController(ctl Controller) Option {
 // unreachable or unavailable, a writer's segment reconnecting to its node
 // (or asking the controller where it went), a reader's fetch. Several
 // loops may run at once (one per segment), each counting its own
-// attempts. f is called from the library's goroutines: it must be safe
-// for concurrent use, return quickly and not call the Client. The library
+// attempts. f is called from the library's goroutines (and, for
+// NewWriter, from its caller's): it must be safe for concurrent use,
+// return quickly and not call the Client. The library
 // itself logs nothing.
 func WithRetryNotify(f func(attempt int, err error)) Option {
 	return func(c *clientConfig) { c.retry = f }

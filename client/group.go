@@ -306,9 +306,9 @@ type GroupReader struct {
 // JoinReaderGroup joins scope/group as reader readerID and returns the
 // reader. It blocks until its first heartbeat is written (it may already
 // have segments then) or ctx is done, retrying only compare-and-set
-// conflicts; ctx bounds the join, not the reader's life. A reader that joins under an id already there
-// (a restart) first gives back that reader's segments at their committed
-// positions. Close it to leave.
+// conflicts; ctx bounds the join, not the reader's life. A reader that
+// joins under an id already there (a restart) first gives back that
+// reader's segments at their committed positions. Close it to leave.
 func (c *Client) JoinReaderGroup(ctx context.Context, scope, group, readerID string, opts ...GroupOption) (*GroupReader, error) {
 	gs, err := c.groupStore()
 	if err != nil {
@@ -354,10 +354,11 @@ func (c *Client) JoinReaderGroup(ctx context.Context, scope, group, readerID str
 func (gr *GroupReader) ID() string { return gr.id }
 
 // ReadNext returns the next event of the segments the reader holds, as
-// Reader.ReadNext does (blocking until an event, ctx's end or Close). With no segment to read it waits for the group to
-// give it one. ErrEndOfStream once the group has read the whole (sealed)
-// stream; ErrNotMember... is not returned: a reader expired by the others
-// drops its segments and joins again.
+// Reader.ReadNext does (blocking until an event, ctx's end or Close).
+// With no segment to read it waits for the group to give it one.
+// ErrEndOfStream once the group has read the whole (sealed) stream;
+// ErrNotMember... is not returned: a reader expired by the others drops
+// its segments and joins again.
 func (gr *GroupReader) ReadNext(ctx context.Context) (Event, error) {
 	gr.errMu.Lock()
 	err := gr.err

@@ -59,6 +59,11 @@ type Writer struct {
 		groups   map[*ackGroup]struct{} // groups with unsettled events
 		slab     []Ack                  // Acks are allocated in slabs
 		free     []*block               // released blocks, for reuse
+
+		// failure is the first failure of any event (ErrClosed aside),
+		// which Flush returns: the groups of events that failed before
+		// a Flush are gone from groups by then.
+		failure error
 	}
 }
 
@@ -286,18 +291,20 @@ func (w *Writer) releaseLocked(b *block) {
 }
 
 // Flush blocks until every event written before it was called is
-// acknowledged or has failed, or ctx is done. It returns the first failure
-// (or ctx.Err(); the events are still being written, and a later Flush or
-// Close waits for them again). Flush itself sends nothing: the segment
-// goroutines retry meanwhile, as they always do.
+// acknowledged or has failed, or ctx is done. It returns the writer's
+// first failure, also of an event that had failed before Flush was called
+// (so after one, every Flush returns it), or ctx.Err() (the events are
+// still being written, and a later Flush or Close waits for them again).
+// Flush itself sends nothing: the segment goroutines retry meanwhile, as
+// they always do.
 func (w *Writer) Flush(ctx context.Context) error {
 	w.mu.Lock()
 	groups := make([]*ackGroup, 0, len(w.mu.groups))
 	for g := range w.mu.groups {
 		groups = append(groups, g)
 	}
+	first := w.mu.failure // of events already settled
 	w.mu.Unlock()
-	var first error
 	for _, g := range groups {
 		select {
 		case <-g.done:
@@ -384,13 +391,24 @@ func (w *Writer) settleLocked(a *Ack, err error) {
 	a.err = err
 	w.mu.inflight -= int64(a.size)
 	g := a.g
-	if err != nil && g.err == nil {
-		g.err = err
+	if err != nil {
+		if g.err == nil {
+			g.err = err
+		}
+		w.failedLocked(err)
 	}
 	g.n--
 	if g.n == 0 {
 		delete(w.mu.groups, g)
 		close(g.done)
+	}
+}
+
+// failedLocked records the failure of an event for Flush if it is the
+// first (ErrClosed aside: Close settles events with it after its Flush).
+func (w *Writer) failedLocked(err error) {
+	if w.mu.failure == nil && !errors.Is(err, ErrClosed) {
+		w.mu.failure = err
 	}
 }
 

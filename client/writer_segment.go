@@ -56,6 +56,7 @@ func (s *segWriter) addLocked(key string, event []byte, a *Ack) *Ack {
 	w := s.w
 	if s.failed != nil {
 		if a == nil {
+			w.failedLocked(s.failed)
 			return &Ack{g: settledGroup, err: s.failed, settled: true}
 		}
 		w.settleLocked(a, s.failed)
@@ -284,6 +285,9 @@ func (s *segWriter) moveToSuccessors() {
 			return
 		}
 		conn, err := c.SegmentConn(w.ctx, s.r.Segment)
+		if w.ctx.Err() != nil {
+			return // closed: nothing to report or retry
+		}
 		if err != nil {
 			c.forget(s.r.Segment)
 			s.report(StateDisconnected, err)
@@ -293,6 +297,9 @@ func (s *segWriter) moveToSuccessors() {
 		if err := s.setup(conn); err != nil {
 			if errors.Is(err, protocol.ErrNoSuchSegment) {
 				s.fail(err)
+				return
+			}
+			if w.ctx.Err() != nil {
 				return
 			}
 			s.report(StateDisconnected, err)
@@ -310,6 +317,9 @@ func (s *segWriter) moveToSuccessors() {
 		succ, err = c.ctl.Successors(w.ctx, s.r.Segment)
 		if err == nil && len(succ) > 0 {
 			break
+		}
+		if w.ctx.Err() != nil {
+			return // closed: nothing to report or retry
 		}
 		if err == nil {
 			err = fmt.Errorf("client: sealed segment %s has no successor (the stream is sealed)", s.r.Segment)

@@ -399,3 +399,50 @@ func TestWriterBlockBoundaries(t *testing.T) {
 		}
 	}
 }
+
+// TestFlushReportsEarlierFailures: Flush returns the failure of an event
+// written before it was called even when that event had already failed
+// when Flush was called (the segment was deleted under the writer), and
+// so does a Write to the failed segment afterwards. It used to look only
+// at events still unsettled, and return nil.
+func TestFlushReportsEarlierFailures(t *testing.T) {
+	d := clienttest.Start(t)
+	d.CreateStream("s", "gone", 1)
+	c := newClient(t, d)
+	ctx := testCtx(t)
+	w, err := c.NewWriter(ctx, "s", "gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(ctx)
+	a, err := w.Write(ctx, "k", []byte("stored"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(ctx); err != nil {
+		t.Fatalf("Flush after every event was stored: %v", err)
+	}
+	conn := d.Dial()
+	if err := conn.DeleteSegment(ctx, protocol.SegmentName("s", "gone", 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := w.Write(ctx, "k", []byte("lost"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Wait(ctx); !errors.Is(err, protocol.ErrNoSuchSegment) {
+		t.Fatalf("event written to a deleted segment: %v, want ErrNoSuchSegment", err)
+	}
+	if err := w.Flush(ctx); !errors.Is(err, protocol.ErrNoSuchSegment) {
+		t.Fatalf("Flush after an event failed: %v, want its ErrNoSuchSegment", err)
+	}
+	if _, err := w.Write(ctx, "k", []byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(ctx); !errors.Is(err, protocol.ErrNoSuchSegment) {
+		t.Fatalf("Flush after a write to the failed segment: %v, want ErrNoSuchSegment", err)
+	}
+}

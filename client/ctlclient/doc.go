@@ -10,8 +10,9 @@
 //
 // Each Client method is one HTTP request to one route. It blocks until the
 // reply or until ctx is done (or WithRequestTimeout's bound, if set), and
-// retries nothing; a Client is safe for concurrent use. Segment names travel path-escaped in one path element
-// ('/' is %2F, '#' is %23), as the routes expect.
+// retries nothing; a Client is safe for concurrent use. Segment names
+// travel path-escaped in one path element ('/' is %2F, '#' is %23), as
+// the routes expect.
 //
 // # Errors
 //

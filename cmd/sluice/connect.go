@@ -56,7 +56,6 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 type retryReporter struct {
 	w          io.Writer
 	controller string // --controller, as the user wrote it
-	every      time.Duration
 
 	mu      sync.Mutex
 	printed time.Time // when the last line was printed; zero: never
@@ -66,7 +65,7 @@ type retryReporter struct {
 const retryLineEvery = time.Second
 
 func newRetryReporter(w io.Writer, controller string) *retryReporter {
-	return &retryReporter{w: w, controller: controller, every: retryLineEvery}
+	return &retryReporter{w: w, controller: controller}
 }
 
 // option returns the client option that reports to r.
@@ -75,7 +74,7 @@ func (r *retryReporter) option() client.Option { return client.WithRetryNotify(r
 func (r *retryReporter) notify(attempt int, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.printed.IsZero() && time.Since(r.printed) < r.every {
+	if !r.printed.IsZero() && time.Since(r.printed) < retryLineEvery {
 		return
 	}
 	r.printed = time.Now()

@@ -244,18 +244,24 @@ type ackLog struct {
 	lines    int64 // lines written
 	pending  []pendingAck
 	acked    int64 // settled and acknowledged, among those dropped from pending
-	firstBad int64 // the first line whose event failed (0: none)
+	firstBad int64 // the first line, of those dropped, whose event failed (0: none)
 	compact  int   // compact when pending reaches this
 }
 
 type pendingAck struct {
 	line int64
-	a    *client.Ack
+	a    outcome
+}
+
+// outcome is what ackLog needs of a *client.Ack.
+type outcome interface {
+	Done() <-chan struct{}
+	Err() error
 }
 
 const ackCompact = 1024
 
-func (l *ackLog) add(a *client.Ack) {
+func (l *ackLog) add(a outcome) {
 	l.lines++
 	l.pending = append(l.pending, pendingAck{l.lines, a})
 	if len(l.pending) >= max(l.compact, ackCompact) {
@@ -272,8 +278,8 @@ func (l *ackLog) drop() {
 		case <-p.a.Done():
 			if p.a.Err() == nil {
 				l.acked++
-			} else if l.firstBad == 0 {
-				l.firstBad = p.line
+			} else if l.firstBad == 0 || p.line < l.firstBad {
+				l.firstBad = p.line // lines may settle out of order
 			}
 		default:
 			keep = append(keep, p)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -447,4 +448,80 @@ func BenchmarkStdinLines(b *testing.B) {
 			}
 		}
 	})
+}
+
+// fakeAck is an outcome that a test settles.
+type fakeAck struct {
+	done chan struct{}
+	err  error
+}
+
+func newFakeAck() *fakeAck                   { return &fakeAck{done: make(chan struct{})} }
+func (a *fakeAck) Done() <-chan struct{}     { return a.done }
+func (a *fakeAck) Err() error                { <-a.done; return a.err }
+func (a *fakeAck) settle(err error) *fakeAck { a.err = err; close(a.done); return a }
+
+// TestAckLogPrefix: the lines from the first that are all acknowledged
+// stop before the first failed line, whichever order the lines settled
+// and were compacted in: here line 2 fails after line 5 did and after a
+// compaction had counted line 5.
+func TestAckLogPrefix(t *testing.T) {
+	var l ackLog
+	acks := make([]*fakeAck, ackCompact)
+	for i := range acks {
+		acks[i] = newFakeAck()
+		if i != 1 { // line 2 stays in flight
+			acks[i].settle(nil)
+		}
+	}
+	acks[4] = newFakeAck().settle(errors.New("line 5 failed"))
+	for _, a := range acks {
+		l.add(a) // the last add compacts: line 5 is counted as failed
+	}
+	acks[1].settle(errors.New("line 2 failed"))
+	acked, prefix := l.count()
+	if acked != ackCompact-2 || prefix != 1 {
+		t.Fatalf("count() = %d acknowledged, the first %d lines; want %d and 1", acked, prefix, ackCompact-2)
+	}
+}
+
+// TestWriteSegmentDeletedUnderIt: when the stream's segment disappears
+// from the node while `sluice write` runs, the lines written after it
+// fail, and the command says so and exits 1 with the count of what was
+// acknowledged. (Whether the failure is settled before the command's
+// Flush or during it is up to timing; client's
+// TestFlushReportsEarlierFailures pins the first case down.)
+func TestWriteSegmentDeletedUnderIt(t *testing.T) {
+	d := clienttest.Start(t)
+	d.CreateStream("s", "x", 1)
+	seg := protocol.SegmentName("s", "x", 0, 0)
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	withStdinReader(t, pr)
+	wait := runAsync(t, "--controller", d.URL, "write", "s/x", "--key", "k", "--timeout", "30s")
+	if _, err := pw.Write([]byte("one\n")); err != nil {
+		t.Fatal(err)
+	}
+	proctest.WaitFor(t, "the first line stored", 30*time.Second, func() (bool, string) {
+		got := segmentEvents(t, d.NodeAddr, seg)
+		return len(got) == 1, fmt.Sprintf("segment holds %q", got)
+	})
+	if err := d.Dial().DeleteSegment(context.Background(), seg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pw.Write([]byte("two\nthree\n")); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	code, stdout, stderr := wait()
+	t.Logf("stderr:\n%s", stderr)
+	if code != 1 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if n := acknowledged(t, stderr); n != 1 {
+		t.Fatalf("%d events acknowledged, want 1", n)
+	}
+	if last := lastLine(stderr); !strings.HasPrefix(last, "sluice: write s/x: 2 of 3 events not acknowledged: ") {
+		t.Fatalf("last line %q, want the 2 lines not acknowledged and why", last)
+	}
 }
