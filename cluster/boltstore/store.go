@@ -38,6 +38,12 @@ const lockTimeout = 2 * time.Second
 type Store struct {
 	db     *bolt.DB
 	closed atomic.Bool
+	// damaged holds the first panic recovered from bbolt after Open (a
+	// page the open checks could not see, or a fault): from then on every
+	// call returns it, so nothing is read or written through a database
+	// whose in-memory state a panic interrupted. Sticky, like a log's
+	// write error.
+	damaged atomic.Pointer[error]
 
 	// notify orders the delivery of events with commits: a write
 	// transaction takes it at the end of its function (holding bbolt's
@@ -194,6 +200,9 @@ func verify(path string) (err error) {
 	})
 }
 
+// errPanicked marks an error guard made of a panic.
+var errPanicked = errors.New("bbolt panicked")
+
 // maxCheckErrors bounds the page-check errors one error reports.
 const maxCheckErrors = 8
 
@@ -204,7 +213,7 @@ func guard(path string, fn func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("boltstore: %s: %w: the file is damaged: %v", path, cluster.ErrCorrupt, r)
+			err = fmt.Errorf("boltstore: %s: %w: the file is damaged: %w: %v", path, cluster.ErrCorrupt, errPanicked, r)
 		}
 	}()
 	return fn()
@@ -480,7 +489,7 @@ func (s *Store) update(fn func(b *bolt.Bucket) ([]cluster.Event, error)) error {
 		events []cluster.Event
 		locked bool
 	)
-	err := guard(s.db.Path(), func() error {
+	err := s.guarded(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
 			var err error
 			events, err = fn(tx.Bucket(bucketName))
@@ -519,7 +528,21 @@ func (s *Store) deliverLocked(events []cluster.Event) {
 
 // view is db.View under guard.
 func (s *Store) view(fn func(tx *bolt.Tx) error) error {
-	return guard(s.db.Path(), func() error { return s.db.View(fn) })
+	return s.guarded(func() error { return s.db.View(fn) })
+}
+
+// guarded runs fn under guard, unless an earlier call panicked: then, and
+// from a call that panics on, it returns that first failure.
+func (s *Store) guarded(fn func() error) error {
+	if p := s.damaged.Load(); p != nil {
+		return *p
+	}
+	err := guard(s.db.Path(), fn)
+	if errors.Is(err, errPanicked) {
+		s.damaged.CompareAndSwap(nil, &err)
+		return *s.damaged.Load()
+	}
+	return err
 }
 
 // List implements cluster.Store.
