@@ -128,3 +128,44 @@ func TestUnreadRepliesEndAtWriteTimeout(t *testing.T) {
 		t.Fatalf("stats %+v: want one connection closed by the write timeout, none by the others", st)
 	}
 }
+
+// A connection that waits for request memory in the middle of a frame is
+// not idle: its idle deadline, set before the frame began, passes while
+// it waits, and yet its frame is read and answered once memory is free.
+// Here the memory is held by another peer's unfinished frame until that
+// one's frame timeout, longer than the idle timeout.
+func TestWaitForMemoryIsNotIdle(t *testing.T) {
+	const idle = stallTimeout
+	e := startOpts(t, server.Options{RequestMemory: server.MinRequestMemory, PeerRequestMemory: server.MinRequestMemory,
+		HandshakeTimeout: testTimeout, IdleTimeout: idle, FrameTimeout: 2 * idle, WriteTimeout: testTimeout})
+	hello := &protocol.Hello{RequestID: 1, LowVersion: protocol.WireVersion, HighVersion: protocol.WireVersion}
+	// b's idle deadline runs from its Hello on.
+	b := e.rawFrom("127.0.0.3", 0)
+	b.send(hello)
+	if m := b.recv(); m.Type() != protocol.TypeHello {
+		t.Fatalf("hello: %s", describe(m))
+	}
+	a := e.rawFrom("127.0.0.2", 0)
+	a.send(hello)
+	if m := a.recv(); m.Type() != protocol.TypeHello {
+		t.Fatalf("hello: %s", describe(m))
+	}
+	a.write(partialFrame(t, 1<<20))
+	e.waitStats("a's frame holds the memory", func(st server.Stats) bool { return st.HeldBytes > protocol.MaxFrameSize-1<<10 })
+
+	// b's frame is bigger than the decoder's buffer, so that its body is
+	// read from the socket after the wait.
+	sent := make(chan error, 1)
+	go func() {
+		sent <- b.enc.WriteMessage(&protocol.AppendBlock{RequestID: 2, WriterID: "nobody", LastEventNumber: 1, EventCount: 1,
+			Data: block(string(bytes.Repeat([]byte{'b'}, 256<<10))), ExpectedOffset: protocol.NoExpectedOffset})
+	}()
+	b.recvError(2, protocol.CodeWriterNotSetUp)
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	a.expectClosed()
+	if st := e.waitStats("a's memory released", func(st server.Stats) bool { return st.HeldBytes == 0 }); st.FrameTimedOut != 1 {
+		t.Fatalf("stats %+v: want a closed by the frame timeout", st)
+	}
+}
