@@ -27,6 +27,10 @@ const replyQueue = 256
 // collect there until the reply queue is empty.
 const writeBufferSize = 32 << 10
 
+// writeRearm is how many replies of one batch the writer writes between
+// two settings of the write deadline (see writeLoop).
+const writeRearm = 256
+
 // conn is one client connection. Lifecycle (serve): the reader runs until
 // the client goes, a fatal frame, or the server closes; then the reads
 // are cancelled, the ack FIFO is closed and drained, the request
@@ -812,6 +816,20 @@ func (c *conn) writeLoop(done chan<- struct{}) {
 	buffered := protocol.NewEncoder(bw)
 	direct := protocol.NewEncoder(c.nc)
 	var failed error
+	// The write deadline: set at the start of each batch, before each
+	// SegmentRead with data, and every writeRearm replies in between, so
+	// that what the peer must take within WriteTimeout is bounded (at
+	// most writeRearm small replies, or one read's data) even while a
+	// batch lasts for ever under a steady flow of replies. A timer
+	// update, no syscall.
+	wt := c.s.opts.WriteTimeout
+	var sinceArmed int
+	arm := func() {
+		sinceArmed = 0
+		if wt > 0 && !c.closing.Load() {
+			c.nc.SetWriteDeadline(time.Now().Add(wt))
+		}
+	}
 	write := func(m protocol.Message) {
 		if h, ok := m.(heldRead); ok {
 			defer h.release() // written (writev, no copy) or dropped: the data is no longer needed
@@ -821,8 +839,12 @@ func (c *conn) writeLoop(done chan<- struct{}) {
 			return
 		}
 		var err error
+		if sinceArmed++; sinceArmed > writeRearm {
+			arm()
+		}
 		if sr, ok := m.(*protocol.SegmentRead); ok && len(sr.Data) > 0 {
 			// Header and cached blocks in one writev, no copy.
+			arm()
 			if err = bw.Flush(); err == nil {
 				err = direct.WriteMessage(m)
 			}
@@ -840,17 +862,12 @@ func (c *conn) writeLoop(done chan<- struct{}) {
 			failed = err
 		}
 	}
-	wt := c.s.opts.WriteTimeout
 	for {
 		m, ok := <-c.out
 		if !ok {
 			break
 		}
-		if wt > 0 && !c.closing.Load() {
-			// A timer update, no syscall: every batch of replies must be
-			// taken by the peer within WriteTimeout.
-			c.nc.SetWriteDeadline(time.Now().Add(wt))
-		}
+		arm()
 		write(m)
 	drain:
 		for {

@@ -53,8 +53,11 @@
 //     frame began: the time spent waiting for memory counts for no
 //     timeout, and a connection that waits for memory is not idle.
 //     Frames that reserve nothing hold only their connection.
-//   - WriteTimeout: every batch of replies must be written within it. A
-//     peer that stops reading its replies blocks the writer, then the
+//   - WriteTimeout: a write deadline that far ahead, set at the start of
+//     each batch of replies, before each read's data and every 256
+//     replies (writeRearm), so a peer that reads on is never cut off by
+//     a long batch. A peer that stops reading its replies blocks the
+//     writer, then the
 //     acker and the reservations of the appends behind it; at the
 //     timeout the connection is closed and its context cancelled, and
 //     the acker releases every reservation.
