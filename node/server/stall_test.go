@@ -119,6 +119,10 @@ func TestUnreadRepliesEndAtWriteTimeout(t *testing.T) {
 	half := bytes.Repeat([]byte{'b'}, protocol.MaxEventSize-1<<10)
 	a.send(&protocol.AppendBlock{RequestID: id, WriterID: "w", LastEventNumber: ev + 1, EventCount: 2,
 		Data: protocol.AppendEvent(protocol.AppendEvent(nil, half), half), ExpectedOffset: protocol.NoExpectedOffset})
+	// And the attacker's reader waits for memory its own appends hold:
+	// the connection still ends, and releases everything.
+	a.send(&protocol.AppendBlock{RequestID: id + 1, WriterID: "w", LastEventNumber: ev + 2, EventCount: 1,
+		Data: block(string(bytes.Repeat([]byte{'s'}, 4<<10))), ExpectedOffset: protocol.NoExpectedOffset})
 
 	appendsDespite(t, e, seg(43))
 	st := e.waitStats("the attacker dropped and its memory released", func(st server.Stats) bool {
