@@ -24,6 +24,12 @@ type serverOptions struct {
 	// IdleTimeout closes a connection with no writer and nothing in flight
 	// (--idle-timeout).
 	IdleTimeout time.Duration
+	// FrameTimeout closes a connection whose frame, once begun and granted
+	// its memory, does not arrive whole in time (--frame-timeout).
+	FrameTimeout time.Duration
+	// WriteTimeout closes a connection that does not read its replies in
+	// time (--write-timeout).
+	WriteTimeout time.Duration
 	// RequestMemory bounds the bytes held for requests, node-wide
 	// (--request-memory).
 	RequestMemory int64
@@ -38,6 +44,8 @@ func (o *serverOptions) flags() []cli.Flag {
 		&cli.IntFlag{Name: "max-conns-per-peer", Usage: "close new connections from an IP address (IPv6: a /64) that already has `N` open (at most --max-conns; negative: no cap)", Value: server.DefaultMaxConnsPerPeer, Destination: &o.MaxConnsPerPeer},
 		&cli.DurationFlag{Name: "handshake-timeout", Usage: "close a connection that sends no complete first request within `D` (negative: never)", Value: server.DefaultHandshakeTimeout, Destination: &o.HandshakeTimeout},
 		&cli.DurationFlag{Name: "idle-timeout", Usage: "close a connection with no writer and no request in flight after `D` (negative: never)", Value: server.DefaultIdleTimeout, Destination: &o.IdleTimeout},
+		&cli.DurationFlag{Name: "frame-timeout", Usage: "close a connection that stops in the middle of a frame holding request memory: the rest must arrive within `D` (negative: never)", Value: server.DefaultFrameTimeout, Destination: &o.FrameTimeout},
+		&cli.DurationFlag{Name: "write-timeout", Usage: "close a connection that does not read its replies within `D`, releasing its request memory (negative: never)", Value: server.DefaultWriteTimeout, Destination: &o.WriteTimeout},
 		&cli.Int64Flag{Name: "request-memory", Usage: fmt.Sprintf("hold at most `BYTES` of requests being read or waiting for their fsync, all connections together; beyond, stop reading (at least %d)", server.MinRequestMemory), Value: server.DefaultRequestMemory, Destination: &o.RequestMemory},
 		&cli.Int64Flag{Name: "peer-request-memory", Usage: "one IP address's share of --request-memory in `BYTES` (default: a quarter of it)", Destination: &o.PeerRequestMemory},
 	}
@@ -47,6 +55,7 @@ func (o *serverOptions) flags() []cli.Flag {
 func (o *serverOptions) options(log logrus.FieldLogger) (server.Options, error) {
 	opts := server.Options{Logger: log, MaxConnections: o.MaxConns, MaxConnsPerPeer: o.MaxConnsPerPeer,
 		HandshakeTimeout: o.HandshakeTimeout, IdleTimeout: o.IdleTimeout,
+		FrameTimeout: o.FrameTimeout, WriteTimeout: o.WriteTimeout,
 		RequestMemory: o.RequestMemory, PeerRequestMemory: o.PeerRequestMemory}
 	if err := opts.Validate(); err != nil {
 		return server.Options{}, err

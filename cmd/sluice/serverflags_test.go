@@ -3,6 +3,11 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sluice-streams/sluice/node/server"
 )
 
 func TestServerFlagsInHelp(t *testing.T) {
@@ -11,7 +16,7 @@ func TestServerFlagsInHelp(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s --help: exit %d", cmd, code)
 		}
-		for _, want := range []string{"--max-conns", "--max-conns-per-peer", "--handshake-timeout", "--idle-timeout", "--request-memory", "--peer-request-memory"} {
+		for _, want := range []string{"--max-conns", "--max-conns-per-peer", "--handshake-timeout", "--idle-timeout", "--frame-timeout", "--write-timeout", "--request-memory", "--peer-request-memory"} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("%s help lacks %q:\n%s", cmd, want, stdout)
 			}
@@ -41,5 +46,25 @@ func TestServerFlagErrors(t *testing.T) {
 			}
 			oneErrorLine(t, stderr, tt.want)
 		})
+	}
+}
+
+// Every server flag reaches its server.Options field.
+func TestServerFlagsReachOptions(t *testing.T) {
+	var o serverOptions
+	app := &cli.App{Flags: o.flags(), Action: func(*cli.Context) error { return nil }}
+	args := []string{"x", "--max-conns", "100", "--max-conns-per-peer", "10", "--handshake-timeout", "1s", "--idle-timeout", "2s",
+		"--frame-timeout", "3s", "--write-timeout", "4s", "--request-memory", "67108864", "--peer-request-memory", "33554432"}
+	if err := app.Run(args); err != nil {
+		t.Fatal(err)
+	}
+	got, err := o.options(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := server.Options{MaxConnections: 100, MaxConnsPerPeer: 10, HandshakeTimeout: time.Second, IdleTimeout: 2 * time.Second,
+		FrameTimeout: 3 * time.Second, WriteTimeout: 4 * time.Second, RequestMemory: 64 << 20, PeerRequestMemory: 32 << 20}
+	if got != want {
+		t.Fatalf("options %+v, want %+v", got, want)
 	}
 }

@@ -27,6 +27,10 @@ const replyQueue = 256
 // collect there until the reply queue is empty.
 const writeBufferSize = 32 << 10
 
+// writeRearm is how many replies of one batch the writer writes between
+// two settings of the write deadline (see writeLoop).
+const writeRearm = 256
+
 // conn is one client connection. Lifecycle (serve): the reader runs until
 // the client goes, a fatal frame, or the server closes; then the reads
 // are cancelled, the ack FIFO is closed and drained, the request
@@ -61,6 +65,17 @@ type conn struct {
 	// connection checks them without the lock.
 	deadlineSet atomic.Bool
 	hasWriters  atomic.Bool
+	// closing is set once serve has set the write deadline of the last
+	// replies: the writer no longer moves it.
+	closing atomic.Bool
+
+	// The reader's own state, touched only by the reader goroutine:
+	// handshake is true until the first complete frame; inFrame is true
+	// from the grant of a frame's request memory until the frame is read;
+	// frameArmed is true once the frame deadline is set for it.
+	handshake  bool
+	inFrame    bool
+	frameArmed bool
 
 	mu struct {
 		sync.Mutex
@@ -130,6 +145,7 @@ func newConn(s *Server, nc net.Conn, p *peer) *conn {
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	c.readCtx, c.cancelReads = context.WithCancel(c.ctx)
 	c.mu.writers = map[string]*writerState{}
+	c.handshake = true
 	return c
 }
 
@@ -149,6 +165,7 @@ func (c *conn) serve() {
 
 	// Deliver what is owed, but do not wait forever for a client that
 	// does not read.
+	c.closing.Store(true)
 	c.nc.SetWriteDeadline(time.Now().Add(closeWriteTimeout))
 	c.cancelReads()
 	close(c.acks)
@@ -212,9 +229,8 @@ func (c *conn) errorReply(reqID int64, err error, segment, writer string) *proto
 // readLoop decodes and dispatches requests until the stream ends or must
 // be closed. It returns the ErrorReply to send before closing, if any.
 func (c *conn) readLoop() *protocol.ErrorReply {
-	dec := protocol.NewDecoder(c.nc)
+	dec := protocol.NewDecoder(sockReader{c})
 	dec.SetBudget(connMemory{c})
-	handshake := true // no complete frame yet
 	for {
 		// While the handshake deadline is set, it is the only one.
 		if !c.hasWriters.Load() && !c.deadlineSet.Load() {
@@ -229,13 +245,11 @@ func (c *conn) readLoop() *protocol.ErrorReply {
 					return nil
 				}
 				c.frameRead()
-				handshake = false
 				continue
 			}
-			return c.fatal(err, handshake)
+			return c.fatal(err)
 		}
 		c.frameRead()
-		handshake = false
 		req, ok := m.(protocol.Request)
 		if !ok {
 			if n := protocol.PayloadSize(m); n > 0 {
@@ -258,18 +272,60 @@ func (c *conn) readLoop() *protocol.ErrorReply {
 
 // connMemory is the protocol.Budget of a connection's decoder: the
 // server's request memory, the connection's peer's share first. A wait
-// ends when the connection dies or the server closes.
+// ends when the connection dies (its writer failed or timed out) or the
+// server closes: c.ctx is cancelled then.
+//
+// The decoder calls Acquire once a frame's prefix has arrived and before
+// it reads the frame's body, so a grant starts the frame's body: from
+// then on the frame deadline (sockReader) applies to it.
 type connMemory struct{ c *conn }
 
 func (m connMemory) Acquire(n int) error {
-	return m.c.s.acquireMem(m.c.ctx, m.c.peer, int64(n))
+	if err := m.c.s.acquireMem(m.c.ctx, m.c.peer, int64(n)); err != nil {
+		return err
+	}
+	m.c.inFrame = true
+	return nil
 }
 
 func (m connMemory) Release(n int) { m.c.releaseMem(n) }
 
 func (c *conn) releaseMem(n int) { c.s.releaseMem(c.peer, int64(n)) }
 
-// setDeadlineLocked sets the read deadline (handshake or idle).
+// sockReader is the socket as the connection's decoder reads it, through
+// the decoder's buffer: Read is called only when the buffer lacks bytes.
+// The first Read of a frame body that holds request memory sets the
+// frame deadline; a body that was already buffered costs nothing.
+type sockReader struct{ c *conn }
+
+func (r sockReader) Read(p []byte) (int, error) {
+	if c := r.c; c.inFrame && !c.frameArmed {
+		c.armFrame()
+	}
+	return r.c.nc.Read(p)
+}
+
+// armFrame sets the frame deadline, in place of a handshake or idle
+// deadline: the rest of the frame must arrive within FrameTimeout (and,
+// before the first complete frame, within HandshakeTimeout too). Time
+// spent waiting for memory before counts for neither, and an idle
+// deadline set before the frame began cannot expire inside it.
+func (c *conn) armFrame() {
+	c.frameArmed = true
+	d := c.s.opts.FrameTimeout
+	if h := c.s.opts.HandshakeTimeout; c.handshake && h > 0 && (d <= 0 || h < d) {
+		d = h
+	}
+	c.mu.Lock()
+	if d > 0 {
+		c.setDeadlineLocked(time.Now().Add(d))
+	} else {
+		c.clearDeadlineLocked()
+	}
+	c.mu.Unlock()
+}
+
+// setDeadlineLocked sets the read deadline (handshake, idle or frame).
 func (c *conn) setDeadlineLocked(t time.Time) {
 	c.nc.SetReadDeadline(t)
 	c.deadlineSet.Store(true)
@@ -294,9 +350,11 @@ func (c *conn) armIdleLocked() {
 	c.setDeadlineLocked(time.Now().Add(d))
 }
 
-// frameRead clears the handshake or idle deadline after a complete frame.
-// A connection with a writer has none to clear: it costs one atomic load.
+// frameRead clears the handshake, idle or frame deadline after a
+// complete frame. A connection with a writer has none to clear unless the
+// frame's body had to be waited for: it costs one atomic load.
 func (c *conn) frameRead() {
+	c.handshake, c.inFrame, c.frameArmed = false, false, false
 	if c.deadlineSet.Load() {
 		c.mu.Lock()
 		c.clearDeadlineLocked()
@@ -340,13 +398,18 @@ func (c *conn) decodeFailed(err error) bool {
 
 // fatal classifies the error that ended the stream and returns the reply
 // owed to the client, if the stream was refused rather than lost.
-func (c *conn) fatal(err error, handshake bool) *protocol.ErrorReply {
+func (c *conn) fatal(err error) *protocol.ErrorReply {
 	switch {
 	case errors.Is(err, io.EOF), c.ctx.Err() != nil:
 		return nil
+	case errors.Is(err, os.ErrDeadlineExceeded) && c.frameArmed:
+		c.s.frameOut.Add(1)
+		c.log.Warnf("server: a frame did not arrive whole within the frame timeout (%v); closing the connection and releasing its memory",
+			c.s.opts.FrameTimeout)
+		return nil
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		c.s.timedOut.Add(1)
-		if handshake {
+		if c.handshake {
 			c.log.Debugf("server: no complete frame within the handshake timeout (%v); closing the connection", c.s.opts.HandshakeTimeout)
 		} else {
 			c.log.Debugf("server: connection idle for the idle timeout (%v); closing it", c.s.opts.IdleTimeout)
@@ -742,14 +805,31 @@ func (c *conn) merge(target, source string) (int64, error) {
 }
 
 // writeLoop writes the reply queue until it is closed, flushing whenever
-// it is empty (so nothing is left buffered when it returns). After a write error it drops replies (the connection is
-// dead) but keeps draining, so that no sender blocks.
+// it is empty (so nothing is left buffered when it returns). Each batch
+// must be written within WriteTimeout. After a write error (or timeout)
+// it closes the connection and cancels its context, which unblocks the
+// reader, the acker and every sender, and then drops replies but keeps
+// draining, so that no sender blocks.
 func (c *conn) writeLoop(done chan<- struct{}) {
 	defer close(done)
 	bw := bufio.NewWriterSize(c.nc, writeBufferSize)
 	buffered := protocol.NewEncoder(bw)
 	direct := protocol.NewEncoder(c.nc)
 	var failed error
+	// The write deadline: set at the start of each batch, before each
+	// SegmentRead with data, and every writeRearm replies in between, so
+	// that what the peer must take within WriteTimeout is bounded (at
+	// most writeRearm small replies, or one read's data) even while a
+	// batch lasts for ever under a steady flow of replies. A timer
+	// update, no syscall.
+	wt := c.s.opts.WriteTimeout
+	var sinceArmed int
+	arm := func() {
+		sinceArmed = 0
+		if wt > 0 && !c.closing.Load() {
+			c.nc.SetWriteDeadline(time.Now().Add(wt))
+		}
+	}
 	write := func(m protocol.Message) {
 		if h, ok := m.(heldRead); ok {
 			defer h.release() // written (writev, no copy) or dropped: the data is no longer needed
@@ -759,8 +839,12 @@ func (c *conn) writeLoop(done chan<- struct{}) {
 			return
 		}
 		var err error
+		if sinceArmed++; sinceArmed > writeRearm {
+			arm()
+		}
 		if sr, ok := m.(*protocol.SegmentRead); ok && len(sr.Data) > 0 {
 			// Header and cached blocks in one writev, no copy.
+			arm()
 			if err = bw.Flush(); err == nil {
 				err = direct.WriteMessage(m)
 			}
@@ -783,6 +867,7 @@ func (c *conn) writeLoop(done chan<- struct{}) {
 		if !ok {
 			break
 		}
+		arm()
 		write(m)
 	drain:
 		for {
@@ -800,7 +885,12 @@ func (c *conn) writeLoop(done chan<- struct{}) {
 			failed = bw.Flush()
 		}
 		if failed != nil && c.ctx.Err() == nil {
-			c.log.WithError(failed).Debug("server: connection write failed")
+			if errors.Is(failed, os.ErrDeadlineExceeded) && !c.closing.Load() {
+				c.s.writeOut.Add(1)
+				c.log.Warnf("server: the client did not read its replies within the write timeout (%v); closing the connection and releasing its memory", wt)
+			} else {
+				c.log.WithError(failed).Debug("server: connection write failed")
+			}
 			c.cancel()
 			c.nc.Close()
 		}

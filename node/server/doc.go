@@ -42,31 +42,50 @@
 //     frame by then is closed.
 //   - IdleTimeout: a connection with no writer set up, no request in
 //     flight and no frame received for that long is closed. A connection
-//     with a writer is never idle. Both timeouts are the socket's read
-//     deadline, set and cleared under conn.mu as the connection's state
-//     changes (invariant: an idle deadline is set only while nothing is
-//     registered on the connection).
+//     with a writer is never idle.
+//   - FrameTimeout: once a frame that reserves request memory has its
+//     reservation, the rest of it must arrive within FrameTimeout (and,
+//     before the first complete frame, within HandshakeTimeout), or the
+//     connection is closed and the frame's memory released. The deadline
+//     is set by the first read of the frame's body from the socket
+//     (sockReader), so a body already in the decoder's buffer costs
+//     nothing. It replaces an idle or handshake deadline set before the
+//     frame began: the time spent waiting for memory counts for no
+//     timeout, and a connection that waits for memory is not idle.
+//     Frames that reserve nothing hold only their connection.
+//   - WriteTimeout: a write deadline that far ahead, set at the start of
+//     each batch of replies, before each read's data and every 256
+//     replies (writeRearm), so a peer that reads on is never cut off by
+//     a long batch. A peer that stops reading its replies blocks the
+//     writer, then the
+//     acker and the reservations of the appends behind it; at the
+//     timeout the connection is closed and its context cancelled, and
+//     the acker releases every reservation.
 //   - RequestMemory bytes held for requests, node-wide, and
 //     PeerRequestMemory per peer: the reader acquires a frame's whole
 //     size (protocol.Budget) before it reads the frame's body, and an
 //     append's bytes are released once it is durable or refused (in
 //     order, by the ack FIFO). A reader that waits for budget reads
-//     nothing: back-pressure on its client, not allocation. Budgets are
-//     at least one maximal frame and reservations are whole frames, so no
+//     nothing: back-pressure on its client, not allocation. The wait
+//     ends when the budget is granted or the connection dies (its writer
+//     failed or timed out, or the server closes). Budgets are at least
+//     one maximal frame and reservations are whole frames, so no
 //     connection waits while holding part of one: the budget cannot
-//     deadlock.
+//     deadlock. With the two timeouts above, no peer holds its share for
+//     longer than FrameTimeout or WriteTimeout plus the time its appends
+//     take to become durable, so peers that stop mid-frame or stop
+//     reading cannot stall the others for ever.
 //
-// What the limits do not bound: a connection with a writer, or with a
-// request in flight, has no read deadline, so a peer that stops in the
-// middle of a frame holds that frame's reservation until it disconnects;
-// and a peer that stops reading its replies holds the reservations of the
-// appends queued behind the blocked ack. Either way one peer holds at
-// most PeerRequestMemory, but RequestMemory/PeerRequestMemory such peers
-// (4 by default) hold all of it, and then every connection's reader
-// waits.
+// The handshake, idle and frame deadlines are the socket's read
+// deadline, set and cleared under conn.mu as the connection's state
+// changes (invariants: an idle deadline is set only while nothing is
+// registered on the connection; a frame deadline is cleared only by the
+// reader, once the frame is read). The reader of a connection with a
+// writer loads two atomics per frame, and takes conn.mu and updates the
+// deadline's timer only for a frame whose body it has to wait for.
 //
 // Server.Stats reports the open connections, the bytes held and the
-// connections refused or timed out.
+// connections refused or closed by each timeout.
 //
 // # Errors
 //

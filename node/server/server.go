@@ -22,6 +22,8 @@ const (
 	DefaultMaxConnsPerPeer  = 64
 	DefaultHandshakeTimeout = 10 * time.Second
 	DefaultIdleTimeout      = 5 * time.Minute
+	DefaultFrameTimeout     = time.Minute
+	DefaultWriteTimeout     = time.Minute
 	DefaultRequestMemory    = 256 << 20
 	DefaultMaxReadsPerConn  = 64
 	DefaultAckQueue         = 1024
@@ -65,6 +67,18 @@ type Options struct {
 	// it for that long: no writer set up, no request in flight, no frame
 	// received. Connections with a writer are never idle.
 	IdleTimeout time.Duration
+	// FrameTimeout is how long a frame that reserves request memory (an
+	// AppendBlock with data, say) has to arrive whole once its prefix
+	// has and its memory is granted: a peer that stops in the middle of
+	// such a frame is disconnected, and the frame's memory released. The
+	// time spent waiting for memory does not count. A minute lets a
+	// maximal frame (16 MiB) through a link of a few hundred kB/s.
+	FrameTimeout time.Duration
+	// WriteTimeout is how long a write of replies may wait for the peer
+	// to read them: a peer that does not is disconnected, and the memory
+	// of its appends queued behind the blocked replies released. A
+	// minute, like FrameTimeout, lets a slow but live link through.
+	WriteTimeout time.Duration
 	// RequestMemory bounds the bytes the node holds for requests, all
 	// connections together: frames being read, and appends until they are
 	// durable. A connection waits for budget before it reads a frame's
@@ -137,6 +151,12 @@ func (o Options) withDefaults() Options {
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = DefaultIdleTimeout
 	}
+	if o.FrameTimeout == 0 {
+		o.FrameTimeout = DefaultFrameTimeout
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
 	if o.RequestMemory <= 0 {
 		o.RequestMemory = DefaultRequestMemory
 	}
@@ -165,6 +185,10 @@ type Stats struct {
 	RefusedPerPeer int64
 	// TimedOut counts connections closed by the handshake or idle timeout.
 	TimedOut int64
+	// FrameTimedOut counts connections closed by Options.FrameTimeout.
+	FrameTimedOut int64
+	// WriteTimedOut counts connections closed by Options.WriteTimeout.
+	WriteTimedOut int64
 }
 
 // Server serves one node over TCP.
@@ -182,6 +206,8 @@ type Server struct {
 	held     atomic.Int64 // bytes acquired from mem
 	refused  atomic.Int64
 	timedOut atomic.Int64
+	frameOut atomic.Int64
+	writeOut atomic.Int64
 
 	mu struct {
 		sync.Mutex
@@ -224,7 +250,8 @@ func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	conns := len(s.mu.conns)
 	s.mu.Unlock()
-	return Stats{Conns: conns, HeldBytes: s.held.Load(), RefusedPerPeer: s.refused.Load(), TimedOut: s.timedOut.Load()}
+	return Stats{Conns: conns, HeldBytes: s.held.Load(), RefusedPerPeer: s.refused.Load(), TimedOut: s.timedOut.Load(),
+		FrameTimedOut: s.frameOut.Load(), WriteTimedOut: s.writeOut.Load()}
 }
 
 // Serve accepts connections on l until Close, and then returns nil; it
