@@ -235,19 +235,8 @@ func runAsync(t *testing.T, args ...string) func() (int, string, string) {
 // used to hang for ever waiting for acks on a context with no end.
 func TestWriteNodeStopsAnswering(t *testing.T) {
 	d := clienttest.Start(t, clienttest.ThroughProxy())
-	d.CreateStream("s", "x", 1)
-	seg := protocol.SegmentName("s", "x", 0, 0)
-	pr, pw := io.Pipe()
+	seg, pw, wait := writeFirstLine(t, d, "2s")
 	defer pw.Close()
-	withStdinReader(t, pr)
-	wait := runAsync(t, "--controller", d.URL, "write", "s/x", "--key", "k", "--timeout", "2s")
-	if _, err := pw.Write([]byte("one\n")); err != nil {
-		t.Fatal(err)
-	}
-	proctest.WaitFor(t, "the first line stored", 30*time.Second, func() (bool, string) {
-		got := segmentEvents(t, d.NodeAddr, seg)
-		return len(got) == 1, fmt.Sprintf("segment holds %q", got)
-	})
 	d.Proxy.Freeze()
 	if _, err := pw.Write([]byte("two\n")); err != nil {
 		t.Fatal(err)
@@ -493,19 +482,8 @@ func TestAckLogPrefix(t *testing.T) {
 // TestFlushReportsEarlierFailures pins the first case down.)
 func TestWriteSegmentDeletedUnderIt(t *testing.T) {
 	d := clienttest.Start(t)
-	d.CreateStream("s", "x", 1)
-	seg := protocol.SegmentName("s", "x", 0, 0)
-	pr, pw := io.Pipe()
+	seg, pw, wait := writeFirstLine(t, d, "30s")
 	defer pw.Close()
-	withStdinReader(t, pr)
-	wait := runAsync(t, "--controller", d.URL, "write", "s/x", "--key", "k", "--timeout", "30s")
-	if _, err := pw.Write([]byte("one\n")); err != nil {
-		t.Fatal(err)
-	}
-	proctest.WaitFor(t, "the first line stored", 30*time.Second, func() (bool, string) {
-		got := segmentEvents(t, d.NodeAddr, seg)
-		return len(got) == 1, fmt.Sprintf("segment holds %q", got)
-	})
 	if err := d.Dial().DeleteSegment(context.Background(), seg); err != nil {
 		t.Fatal(err)
 	}
@@ -524,4 +502,25 @@ func TestWriteSegmentDeletedUnderIt(t *testing.T) {
 	if last := lastLine(stderr); !strings.HasPrefix(last, "sluice: write s/x: 2 of 3 events not acknowledged: ") {
 		t.Fatalf("last line %q, want the 2 lines not acknowledged and why", last)
 	}
+}
+
+// writeFirstLine creates stream s/x (one segment) in d, starts `sluice
+// write s/x --key k --timeout TIMEOUT` reading a pipe, writes one line and
+// waits until the node holds it. It returns the segment, the pipe's
+// writing end (the caller closes it) and the command's wait.
+func writeFirstLine(t *testing.T, d *clienttest.Deployment, timeout string) (string, *io.PipeWriter, func() (int, string, string)) {
+	t.Helper()
+	d.CreateStream("s", "x", 1)
+	seg := protocol.SegmentName("s", "x", 0, 0)
+	pr, pw := io.Pipe()
+	withStdinReader(t, pr)
+	wait := runAsync(t, "--controller", d.URL, "write", "s/x", "--key", "k", "--timeout", timeout)
+	if _, err := pw.Write([]byte("one\n")); err != nil {
+		t.Fatal(err)
+	}
+	proctest.WaitFor(t, "the first line stored", 30*time.Second, func() (bool, string) {
+		got := segmentEvents(t, d.NodeAddr, seg)
+		return len(got) == 1, fmt.Sprintf("segment holds %q", got)
+	})
+	return seg, pw, wait
 }
