@@ -1,7 +1,7 @@
-// Package client is Sluice's Go client library: event writers and readers (and, next,
-// reader groups) over a stream's segments, with the routing,
-// batching, retries and exactly-once resends that package segclient leaves
-// out.
+// Package client is Sluice's Go client library: event writers,
+// transactions, readers and reader groups over a stream's segments, with
+// the routing, batching, retries and exactly-once resends that package
+// segclient leaves out.
 //
 // # Client
 //
