@@ -102,7 +102,8 @@ func TestControllerRestart(t *testing.T) {
 	rc.Stop(t)
 
 	rc = startController(t, dir, node)
-	out := mustRun(t, "--controller", rc.URL, "--output", "json", "scope", "list")
+	// A controller given as host:port, without a scheme, is http://.
+	out := mustRun(t, "--controller", strings.TrimPrefix(rc.URL, "http://"), "--output", "json", "scope", "list")
 	var scopes []api.ScopeProperty
 	if err := json.Unmarshal([]byte(out), &scopes); err != nil || len(scopes) != 1 || scopes[0].ScopeName != "kept" {
 		t.Fatalf("scopes after restart: %q (%v)", out, err)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 
@@ -119,10 +120,27 @@ func setUp(g *globalOptions, stderr io.Writer) error {
 	if _, err := newPrinter(stderr, g.Output); err != nil {
 		return err
 	}
+	if g.Controller, err = controllerURL(g.Controller); err != nil {
+		return err
+	}
 	logrus.SetOutput(stderr)
 	logrus.SetFormatter(&logrus.TextFormatter{})
 	logrus.SetLevel(level)
 	return nil
+}
+
+// controllerURL checks --controller and gives a URL without a scheme
+// http:// (host:port is what users type), so a typo is one clear line
+// rather than a URL-parse error at the first request.
+func controllerURL(s string) (string, error) {
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("--controller %q: want http://HOST:PORT (or HOST:PORT)", s)
+	}
+	return strings.TrimRight(s, "/"), nil
 }
 
 // groupAction is the action of the app and of command groups: with no

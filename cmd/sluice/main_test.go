@@ -69,6 +69,8 @@ func TestErrors(t *testing.T) {
 		{[]string{"node", "--containers", "x"}, "containers"},
 		{[]string{"help", "no-such-command"}, "no-such-command"},
 		{[]string{"node", "--data", "/dev/null/sub"}, "/dev/null/sub"},
+		{[]string{"--controller", "ftp://h:1", "scope", "list"}, `--controller "ftp://h:1"`},
+		{[]string{"--controller", "http://", "scope", "list"}, "want http://HOST:PORT"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
