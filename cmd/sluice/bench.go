@@ -30,7 +30,7 @@ type benchOptions struct {
 	Segments    int           // --segments: segments of the stream bench creates
 	Writers     int           // --writers: client.Writers, each on its own Client
 	Readers     int           // --readers: readers of one reader group (read, e2e)
-	EventSize   int           // --event-size: bytes per event
+	EventSize   int64         // --event-size: bytes per event
 	Rate        float64       // --rate: events/s over all writers (0: unlimited)
 	Duration    time.Duration // --duration: how long the writers write
 	Count       int64         // --count: how many events the writers write
@@ -59,7 +59,7 @@ func benchCommand(g *globalOptions) *cli.Command {
 		&cli.IntFlag{Name: "segments", Usage: "`N` segments of the stream bench creates", Value: 1, Destination: &o.Segments},
 		&cli.IntFlag{Name: "writers", Usage: "`N` writers, each with its own client", Value: 1, Destination: &o.Writers},
 		&cli.IntFlag{Name: "readers", Usage: "`N` readers in one reader group, sharing the segments (read, e2e)", Value: 1, Destination: &o.Readers},
-		&cli.IntFlag{Name: "event-size", Usage: "`BYTES` per event (e2e: at least 8, the timestamp)", Value: 1024, Destination: &o.EventSize},
+		sizeFlag("event-size", "`BYTES` per event (e2e: at least 8, the timestamp)", 1024, &o.EventSize),
 		&cli.Float64Flag{Name: "rate", Usage: "write `EVENTS_PER_S` over all writers (0: as fast as possible)", Destination: &o.Rate},
 		&cli.DurationFlag{Name: "duration", Usage: "write for `D` (default 10s unless --count)", Destination: &o.Duration},
 		&cli.Int64Flag{Name: "count", Usage: "write `N` events (instead of --duration)", Destination: &o.Count},
@@ -226,7 +226,7 @@ func runBench(c *cli.Context, g *globalOptions, o *benchOptions, mode string) (e
 		}
 	}()
 
-	r := &benchReport{Mode: mode, Stream: s.String(), Writers: o.Writers, EventSize: o.EventSize, Rate: o.Rate}
+	r := &benchReport{Mode: mode, Stream: s.String(), Writers: o.Writers, EventSize: int(o.EventSize), Rate: o.Rate}
 	if info, err := ctl.CurrentSegments(ctx, s.scope, s.name); err == nil {
 		r.Segments = len(info)
 	}
@@ -373,7 +373,7 @@ func (o *benchOptions) writeLoop(ctx context.Context, w *client.Writer, l *bench
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		size := int64(o.EventSize)
+		size := o.EventSize
 		for p := range queue {
 			<-p.ack.Done()
 			if err := p.ack.Err(); err != nil {
@@ -445,7 +445,7 @@ func (o *benchOptions) benchWrite(ctx context.Context, g *globalOptions, s bench
 	if err != nil {
 		return err
 	}
-	r.fill(n, int64(o.EventSize), elapsed, l.acks.Snapshot())
+	r.fill(n, o.EventSize, elapsed, l.acks.Snapshot())
 	return nil
 }
 
@@ -560,7 +560,7 @@ func (o *benchOptions) benchE2E(ctx context.Context, g *globalOptions, s benchSt
 	}
 	elapsed := time.Duration(lastRead.Load()) - start
 	prog.stop()
-	r.fill(events.Load(), int64(o.EventSize), elapsed, e2e.Snapshot())
+	r.fill(events.Load(), o.EventSize, elapsed, e2e.Snapshot())
 	ws := latencyMillis(l.acks.Snapshot())
 	r.WriteLatency = &ws
 	return nil

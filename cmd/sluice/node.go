@@ -82,30 +82,15 @@ func nodeCommand(g *globalOptions) *cli.Command {
 				Value:       4,
 				Destination: &o.Containers,
 			},
-			&cli.Int64Flag{
-				Name:        "cache-size",
-				Usage:       "read cache size in `BYTES`",
-				Value:       256 << 20,
-				Destination: &o.CacheSize,
-			},
-			&cli.Int64Flag{
-				Name:        "wal-file-size",
-				Usage:       "cut WAL files at `BYTES`",
-				Value:       64 << 20,
-				Destination: &o.WALFileSize,
-			},
+			sizeFlag("cache-size", "read cache size in `BYTES`", 256<<20, &o.CacheSize),
+			sizeFlag("wal-file-size", "cut WAL files at `BYTES`", 64<<20, &o.WALFileSize),
 			&cli.BoolFlag{
 				Name:        "wal-preallocate",
 				Usage:       "zero-fill the next WAL file ahead of time, so appends need only fdatasync",
 				Value:       true,
 				Destination: &o.WALPreallocate,
 			},
-			&cli.Int64Flag{
-				Name:        "checkpoint-bytes",
-				Usage:       "checkpoint a container's metadata after every `BYTES` of log (bounds restart replay)",
-				Value:       64 << 20,
-				Destination: &o.CheckpointBytes,
-			},
+			sizeFlag("checkpoint-bytes", "checkpoint a container's metadata after every `BYTES` of log (bounds restart replay)", 64<<20, &o.CheckpointBytes),
 			&cli.StringFlag{
 				Name:        "zk",
 				Usage:       "cluster mode: ZooKeeper `HOSTS` (host:port,...); the node starts with no container and serves what the leader controller assigns it",

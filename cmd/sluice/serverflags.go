@@ -46,8 +46,8 @@ func (o *serverOptions) flags() []cli.Flag {
 		&cli.DurationFlag{Name: "idle-timeout", Usage: "close a connection with no writer and no request in flight after `D` (negative: never)", Value: server.DefaultIdleTimeout, Destination: &o.IdleTimeout},
 		&cli.DurationFlag{Name: "frame-timeout", Usage: "close a connection that stops in the middle of a frame holding request memory: the rest must arrive within `D` (negative: never)", Value: server.DefaultFrameTimeout, Destination: &o.FrameTimeout},
 		&cli.DurationFlag{Name: "write-timeout", Usage: "close a connection that does not read its replies within `D`, releasing its request memory (negative: never)", Value: server.DefaultWriteTimeout, Destination: &o.WriteTimeout},
-		&cli.Int64Flag{Name: "request-memory", Usage: fmt.Sprintf("hold at most `BYTES` of requests being read or waiting for their fsync, all connections together; beyond, stop reading (at least %d)", server.MinRequestMemory), Value: server.DefaultRequestMemory, Destination: &o.RequestMemory},
-		&cli.Int64Flag{Name: "peer-request-memory", Usage: "one IP address's share of --request-memory in `BYTES` (default: a quarter of it)", Destination: &o.PeerRequestMemory},
+		sizeFlag("request-memory", fmt.Sprintf("hold at most `BYTES` of requests being read or waiting for their fsync, all connections together; beyond, stop reading (at least %s)", byteSize{&minRequestMemory}), server.DefaultRequestMemory, &o.RequestMemory),
+		sizeFlag("peer-request-memory", "one IP address's share of --request-memory in `BYTES` (0: a quarter of it)", 0, &o.PeerRequestMemory),
 	}
 }
 
@@ -62,3 +62,6 @@ func (o *serverOptions) options(log logrus.FieldLogger) (server.Options, error) 
 	}
 	return opts, nil
 }
+
+// minRequestMemory is server.MinRequestMemory as a variable, for --help.
+var minRequestMemory int64 = server.MinRequestMemory

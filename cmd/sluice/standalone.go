@@ -51,7 +51,7 @@ func standaloneCommand(g *globalOptions) *cli.Command {
 			&cli.StringFlag{Name: "controller-addr", Usage: "serve the REST API on `ADDR` (port 0: pick a free one)", Value: "127.0.0.1:10080", Destination: &o.ControllerAddr},
 			&cli.StringFlag{Name: "node-addr", Usage: "serve segments on `ADDR` (port 0: pick a free one)", Value: "127.0.0.1:12345", Destination: &o.NodeAddr},
 			&cli.IntFlag{Name: "containers", Usage: "number of segment containers `N`", Value: node.DefaultContainers, Destination: &o.Containers},
-			&cli.Int64Flag{Name: "cache-size", Usage: "node block cache size in `BYTES`", Value: node.DefaultCacheSize, Destination: &o.CacheSize},
+			sizeFlag("cache-size", "node block cache size in `BYTES`", node.DefaultCacheSize, &o.CacheSize),
 		}, append(o.Tier.flags("tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default DIR/tier2 under --data; none: off)", ""),
 			o.Server.flags()...)...),
 		Action: func(c *cli.Context) error { return runStandalone(c, g, o) },

@@ -58,7 +58,7 @@ func streamCommand(g *globalOptions) *cli.Command {
 					&cli.StringFlag{Name: "retention-size", Usage: "keep `BYTES` (512MiB, 10GiB; counted in MiB)", Destination: &co.RetentionSize},
 					&cli.StringSliceFlag{Name: "tag", Usage: "tag `k=v` (repeat for several)"},
 					&cli.DurationFlag{Name: "tier-max-lag", Usage: "events reach tier 2 within `D` (default: the nodes' setting)", Destination: &co.TierMaxLag},
-					&cli.Int64Flag{Name: "tier-segment-bytes", Usage: "tier a segment once `BYTES` of it wait (default: the nodes' setting)", Destination: &co.TierSegmentBytes},
+					sizeFlag("tier-segment-bytes", "tier a segment once `BYTES` of it wait (0: the nodes' setting)", 0, &co.TierSegmentBytes),
 				},
 				Action: func(c *cli.Context) error {
 					co.Tags = c.StringSlice("tag")
