@@ -12,31 +12,9 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/cluster"
-	"github.com/sluice-streams/sluice/controller/assignment"
+	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/protocol"
 )
-
-// Keys of cluster mode that the ClusterLocator reads. The leader controller
-// writes AssignmentKey (package controller/leader); nodes write their own
-// NodesKey child (package node/membership).
-const (
-	// NodesKey holds one ephemeral child per live node: NodesKey + "/" +
-	// id, JSON {"id", "addr", "started"}.
-	NodesKey = "cluster/nodes"
-	// AssignmentKey holds the published assignment.Map JSON.
-	AssignmentKey = "cluster/assignment"
-	// DrainKey holds one child per node an operator is emptying
-	// (DrainKey + "/" + id); the leader moves its containers away.
-	DrainKey = "cluster/drain"
-	// HandoverKey holds one child per container whose owner confirmed a
-	// release: HandoverKey + "/" + container, JSON {"epoch": E}.
-	HandoverKey = "cluster/handover"
-)
-
-// Released is the value of a HandoverKey child.
-type Released struct {
-	Epoch int64 `json:"epoch"`
-}
 
 // Location is where a segment is served: the node's address, the segment's
 // container and the epoch of that container's assignment.
@@ -73,8 +51,8 @@ func (s StaticNode) Locate(_ context.Context, segment string) (Location, error) 
 
 // ClusterLocator is the SegmentLocator of cluster mode: a segment's
 // container (protocol.ContainerOf), that container's owner in the published
-// assignment (AssignmentKey), and the owner's address from its registration
-// (NodesKey/<owner>). It keeps the assignment and the registrations of the
+// assignment (layout.AssignmentKey), and the owner's address from its registration
+// (layout.NodesKey/<owner>). It keeps the assignment and the registrations of the
 // nodes it names in memory, following them with the store's watches, so a
 // lookup costs no store request. A container whose owner is not registered
 // (dead, or not yet back) or that is unassigned is unavailable: its
@@ -89,9 +67,9 @@ type ClusterLocator struct {
 
 	mu struct {
 		sync.Mutex
-		m      *assignment.Map // nil: none published (or unreadable)
-		mErr   error           // why m is nil, when it is
-		loaded chan struct{}   // closed once the assignment was read once
+		m      *layout.Map   // nil: none published (or unreadable)
+		mErr   error         // why m is nil, when it is
+		loaded chan struct{} // closed once the assignment was read once
 		nodes  map[string]*nodeEntry
 	}
 }
@@ -101,7 +79,7 @@ type nodeEntry struct {
 	addr   string        // "" while the node is not registered
 }
 
-// nodeRegistration is the JSON of a NodesKey child (written by
+// nodeRegistration is the JSON of a layout.NodesKey child (written by
 // node/membership).
 type nodeRegistration struct {
 	ID   string `json:"id"`
@@ -123,10 +101,10 @@ func NewClusterLocator(store cluster.Store, containers int, logger logrus.FieldL
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.mu.loaded = make(chan struct{})
 	l.mu.nodes = map[string]*nodeEntry{}
-	ch, err := store.Watch(l.ctx, AssignmentKey)
+	ch, err := store.Watch(l.ctx, layout.AssignmentKey)
 	if err != nil {
 		l.cancel()
-		return nil, fmt.Errorf("controller: watch %s: %w", AssignmentKey, err)
+		return nil, fmt.Errorf("controller: watch %s: %w", layout.AssignmentKey, err)
 	}
 	l.wg.Add(1)
 	go l.followAssignment(ch)
@@ -147,10 +125,10 @@ func (l *ClusterLocator) followAssignment(ch <-chan cluster.Event) {
 	defer l.wg.Done()
 	first := true
 	apply := func(value []byte, exists bool) {
-		var m *assignment.Map
+		var m *layout.Map
 		var mErr error
 		if exists {
-			parsed, err := assignment.Parse(value, l.containers)
+			parsed, err := layout.Parse(value, l.containers)
 			if err != nil {
 				mErr = err
 				l.log.WithError(err).Error("controller: the published container assignment cannot be used")
@@ -176,7 +154,7 @@ func (l *ClusterLocator) followAssignment(ch <-chan cluster.Event) {
 		l.mu.Unlock()
 	}
 	for first {
-		kv, err := l.store.Get(l.ctx, AssignmentKey)
+		kv, err := l.store.Get(l.ctx, layout.AssignmentKey)
 		switch {
 		case err == nil:
 			apply(kv.Value, true)
@@ -212,7 +190,7 @@ func (l *ClusterLocator) watchNodeLocked(id string) {
 
 func (l *ClusterLocator) followNode(id string, e *nodeEntry) {
 	defer l.wg.Done()
-	key := NodesKey + "/" + id
+	key := layout.NodesKey + "/" + id
 	var ch <-chan cluster.Event
 	for {
 		var err error
@@ -282,7 +260,7 @@ func (l *ClusterLocator) Locate(ctx context.Context, segment string) (Location, 
 	}
 	l.mu.Lock()
 	m, mErr := l.mu.m, l.mu.mErr
-	var o assignment.Owner
+	var o layout.Owner
 	var e *nodeEntry
 	if m != nil {
 		o = m.Containers[c]

@@ -8,7 +8,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/boltstore"
-	"github.com/sluice-streams/sluice/controller/assignment"
+	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/protocol"
 )
 
@@ -63,43 +63,43 @@ func TestClusterLocator(t *testing.T) {
 	if _, err := l.Locate(ctx, seg); !errors.Is(err, protocol.ErrContainerUnavailable) {
 		t.Fatalf("no map: Locate err = %v, want ContainerUnavailable", err)
 	}
-	m := assignment.New(n)
+	m := layout.New(n)
 	for i := range m.Containers {
-		m.Containers[i] = assignment.Owner{Node: "a", Epoch: 3}
+		m.Containers[i] = layout.Owner{Node: "a", Epoch: 3}
 	}
-	if _, err := st.Put(ctx, AssignmentKey, m.Encode()); err != nil {
+	if _, err := st.Put(ctx, layout.AssignmentKey, m.Encode()); err != nil {
 		t.Fatal(err)
 	}
 	eventually("owner not registered", unavailable)
-	if _, err := st.Put(ctx, NodesKey+"/a", []byte(`{"id":"a","addr":"127.0.0.1:7001","started":"2025-01-01T00:00:00Z"}`)); err != nil {
+	if _, err := st.Put(ctx, layout.NodesKey+"/a", []byte(`{"id":"a","addr":"127.0.0.1:7001","started":"2025-01-01T00:00:00Z"}`)); err != nil {
 		t.Fatal(err)
 	}
 	eventually("owner registered", func(loc Location, err error) bool {
 		return err == nil && loc == Location{Endpoint: "127.0.0.1:7001", Container: c, Epoch: 3}
 	})
-	if err := st.Delete(ctx, NodesKey+"/a", cluster.AnyVersion); err != nil {
+	if err := st.Delete(ctx, layout.NodesKey+"/a", cluster.AnyVersion); err != nil {
 		t.Fatal(err)
 	}
 	eventually("owner gone", unavailable)
-	if _, err := st.Put(ctx, NodesKey+"/a", []byte(`{"id":"a","addr":"127.0.0.1:7002"}`)); err != nil {
+	if _, err := st.Put(ctx, layout.NodesKey+"/a", []byte(`{"id":"a","addr":"127.0.0.1:7002"}`)); err != nil {
 		t.Fatal(err)
 	}
 	eventually("owner back on a new address", func(loc Location, err error) bool {
 		return err == nil && loc.Endpoint == "127.0.0.1:7002"
 	})
 	// A move to another node (a later hand-over) is followed too.
-	m.Containers[c] = assignment.Owner{Node: "b", Epoch: 4}
-	if _, err := st.Put(ctx, NodesKey+"/b", []byte(`{"id":"b","addr":"127.0.0.1:7003"}`)); err != nil {
+	m.Containers[c] = layout.Owner{Node: "b", Epoch: 4}
+	if _, err := st.Put(ctx, layout.NodesKey+"/b", []byte(`{"id":"b","addr":"127.0.0.1:7003"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Put(ctx, AssignmentKey, m.Encode()); err != nil {
+	if _, err := st.Put(ctx, layout.AssignmentKey, m.Encode()); err != nil {
 		t.Fatal(err)
 	}
 	eventually("moved", func(loc Location, err error) bool {
 		return err == nil && loc == Location{Endpoint: "127.0.0.1:7003", Container: c, Epoch: 4}
 	})
 	// A map of another cluster size is not used.
-	if _, err := st.Put(ctx, AssignmentKey, assignment.New(n+1).Encode()); err != nil {
+	if _, err := st.Put(ctx, layout.AssignmentKey, layout.New(n+1).Encode()); err != nil {
 		t.Fatal(err)
 	}
 	eventually("wrong size", unavailable)

@@ -9,13 +9,13 @@ import (
 	"sort"
 
 	"github.com/sluice-streams/sluice/cluster"
-	"github.com/sluice-streams/sluice/controller/assignment"
+	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
 // Nodes lists the cluster's nodes from the store: the registered ones
-// (NodesKey), those the published assignment names, and those being
-// drained (DrainKey). A standalone controller's store has none of these.
+// (layout.NodesKey), those the published assignment names, and those being
+// drained (layout.DrainKey). A standalone controller's store has none of these.
 func (s *Service) Nodes(ctx context.Context) (api.NodeList, error) {
 	byID := map[string]*api.NodeStatus{}
 	get := func(id string) *api.NodeStatus {
@@ -26,9 +26,9 @@ func (s *Service) Nodes(ctx context.Context) (api.NodeList, error) {
 		}
 		return n
 	}
-	regs, err := s.store.List(ctx, NodesKey)
+	regs, err := s.store.List(ctx, layout.NodesKey)
 	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
-		return api.NodeList{}, fmt.Errorf("controller: list %s: %w", NodesKey, err)
+		return api.NodeList{}, fmt.Errorf("controller: list %s: %w", layout.NodesKey, err)
 	}
 	for _, kv := range regs {
 		var reg struct {
@@ -39,21 +39,21 @@ func (s *Service) Nodes(ctx context.Context) (api.NodeList, error) {
 		n := get(path.Base(kv.Key))
 		n.Live, n.Addr, n.Tier2 = true, reg.Addr, reg.Tier2
 	}
-	drains, err := s.store.List(ctx, DrainKey)
+	drains, err := s.store.List(ctx, layout.DrainKey)
 	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
-		return api.NodeList{}, fmt.Errorf("controller: list %s: %w", DrainKey, err)
+		return api.NodeList{}, fmt.Errorf("controller: list %s: %w", layout.DrainKey, err)
 	}
 	for _, kv := range drains {
 		get(path.Base(kv.Key)).Draining = true
 	}
-	kv, err := s.store.Get(ctx, AssignmentKey)
+	kv, err := s.store.Get(ctx, layout.AssignmentKey)
 	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
-		return api.NodeList{}, fmt.Errorf("controller: read %s: %w", AssignmentKey, err)
+		return api.NodeList{}, fmt.Errorf("controller: read %s: %w", layout.AssignmentKey, err)
 	}
 	if err == nil {
-		var m assignment.Map
+		var m layout.Map
 		if err := json.Unmarshal(kv.Value, &m); err != nil {
-			return api.NodeList{}, fmt.Errorf("controller: read %s: %w", AssignmentKey, err)
+			return api.NodeList{}, fmt.Errorf("controller: read %s: %w", layout.AssignmentKey, err)
 		}
 		for i, o := range m.Containers {
 			if o.Node == "" {
@@ -81,7 +81,7 @@ func (s *Service) SetDrain(ctx context.Context, id string, drain bool) error {
 	if err := api.ValidateNodeID(id); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	key := DrainKey + "/" + id
+	key := layout.DrainKey + "/" + id
 	if drain {
 		if _, err := s.store.Put(ctx, key, []byte("{}")); err != nil {
 			return fmt.Errorf("controller: drain node %s: %w", id, err)
@@ -91,6 +91,6 @@ func (s *Service) SetDrain(ctx context.Context, id string, drain bool) error {
 	}
 	// Wake the leader's watch on the parent (watches report no child
 	// changes); it would see the change at its next tick anyway.
-	s.store.Put(ctx, DrainKey, []byte(id))
+	s.store.Put(ctx, layout.DrainKey, []byte(id))
 	return nil
 }

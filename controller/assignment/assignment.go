@@ -1,89 +1,16 @@
 package assignment
 
 import (
-	"encoding/json"
-	"fmt"
 	"sort"
+
+	"github.com/sluice-streams/sluice/cluster/layout"
 )
-
-// Owner is the node that serves a container, and the epoch of that
-// assignment. Node is "" while the container is unassigned.
-type Owner struct {
-	Node  string `json:"node"`
-	Epoch int64  `json:"epoch"`
-	// MoveTo, when set, asks Node to hand the container over to MoveTo:
-	// release it through tier 2 under Epoch and confirm (Input.Released).
-	MoveTo string `json:"moveTo,omitempty"`
-	// From, when set, is the epoch of the hand-over Node builds the
-	// container from (its previous owner released it under From).
-	From int64 `json:"from,omitempty"`
-}
-
-// Map is the assignment of every container, published in the metadata
-// store under the key "cluster/assignment" as JSON.
-type Map struct {
-	// Containers[i] owns container i.
-	Containers []Owner `json:"containers"`
-}
 
 // Move is a container that a balanced cluster would serve from another
 // node.
 type Move struct {
 	Container int
 	From, To  string
-}
-
-// New is the map of n unassigned containers.
-func New(n int) Map { return Map{Containers: make([]Owner, n)} }
-
-// Parse decodes a published map and checks it has n containers.
-func Parse(b []byte, n int) (Map, error) {
-	var m Map
-	if err := json.Unmarshal(b, &m); err != nil {
-		return Map{}, fmt.Errorf("assignment: decode: %w", err)
-	}
-	if len(m.Containers) != n {
-		return Map{}, fmt.Errorf("assignment: the map has %d containers, this cluster has %d", len(m.Containers), n)
-	}
-	return m, nil
-}
-
-// Encode returns the map's JSON.
-func (m Map) Encode() []byte {
-	b, err := json.Marshal(m)
-	if err != nil {
-		panic(err) // a slice of plain structs always encodes
-	}
-	return b
-}
-
-// Clone returns a copy that does not share the slice.
-func (m Map) Clone() Map {
-	return Map{Containers: append([]Owner(nil), m.Containers...)}
-}
-
-// Of returns the containers owned by node, sorted.
-func (m Map) Of(node string) []int {
-	var out []int
-	for i, o := range m.Containers {
-		if o.Node == node {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-// Unavailable returns the containers whose owner is not live, or that are
-// unassigned, sorted.
-func (m Map) Unavailable(live []string) []int {
-	isLive := set(live)
-	var out []int
-	for i, o := range m.Containers {
-		if o.Node == "" || !isLive[o.Node] {
-			out = append(out, i)
-		}
-	}
-	return out
 }
 
 // Input is what the leader knows besides the published map.
@@ -106,7 +33,7 @@ type Input struct {
 
 // Plan returns the next map when nothing moves: unassigned containers go to
 // the least loaded live nodes. See PlanWith.
-func Plan(m Map, live []string) (next Map, changed bool) {
+func Plan(m layout.Map, live []string) (next layout.Map, changed bool) {
 	return PlanWith(m, Input{Live: live})
 }
 
@@ -124,7 +51,7 @@ func Plan(m Map, live []string) (next Map, changed bool) {
 //     containers of draining nodes, then those that balance the live
 //     nodes (Moves). A dead node's containers never move: their logs are
 //     on its disk. Nodes in NoHandover neither give nor take moves.
-func PlanWith(m Map, in Input) (next Map, changed bool) {
+func PlanWith(m layout.Map, in Input) (next layout.Map, changed bool) {
 	next = m.Clone()
 	nodes := append([]string(nil), in.Live...)
 	sort.Strings(nodes)
@@ -163,7 +90,7 @@ func PlanWith(m Map, in Input) (next Map, changed bool) {
 		}
 		if e, ok := in.Released[i]; ok && e == o.Epoch {
 			load[o.Node]--
-			next.Containers[i] = Owner{Node: o.MoveTo, Epoch: o.Epoch + 1, From: o.Epoch}
+			next.Containers[i] = layout.Owner{Node: o.MoveTo, Epoch: o.Epoch + 1, From: o.Epoch}
 			changed = true
 			continue
 		}
@@ -185,7 +112,7 @@ func PlanWith(m Map, in Input) (next Map, changed bool) {
 			continue
 		}
 		best := least(targets, "")
-		next.Containers[i] = Owner{Node: best, Epoch: o.Epoch + 1}
+		next.Containers[i] = layout.Owner{Node: best, Epoch: o.Epoch + 1}
 		load[best]++
 		changed = true
 	}
@@ -213,23 +140,12 @@ func PlanWith(m Map, in Input) (next Map, changed bool) {
 	return next, changed
 }
 
-// Moving returns the containers with a move in flight, sorted.
-func (m Map) Moving() []int {
-	var out []int
-	for i, o := range m.Containers {
-		if o.MoveTo != "" {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
 // Moves returns the moves that would empty the draining nodes and leave
 // every live, not draining node with the same number of containers, give
 // or take one, moving as few as possible: containers of draining nodes
 // first, by container number. Only live owners' containers move, and a
 // container already moving counts for its target.
-func Moves(m Map, live, drainingNodes []string) []Move {
+func Moves(m layout.Map, live, drainingNodes []string) []Move {
 	isLive, draining := set(live), set(drainingNodes)
 	var targets []string
 	for _, n := range live {

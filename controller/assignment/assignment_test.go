@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+
+	"github.com/sluice-streams/sluice/cluster/layout"
 )
 
-func owners(m Map) string {
+func owners(m layout.Map) string {
 	s := ""
 	for i, o := range m.Containers {
 		s += fmt.Sprintf("%d:%s@%d ", i, o.Node, o.Epoch)
@@ -15,7 +17,7 @@ func owners(m Map) string {
 }
 
 func TestPlanSpreadsUnassignedEvenly(t *testing.T) {
-	m, changed := Plan(New(8), []string{"n2", "n1", "n3"})
+	m, changed := Plan(layout.New(8), []string{"n2", "n1", "n3"})
 	if !changed {
 		t.Fatal("a new map was not changed")
 	}
@@ -36,7 +38,7 @@ func TestPlanSpreadsUnassignedEvenly(t *testing.T) {
 }
 
 func TestDeadNodeKeepsItsContainers(t *testing.T) {
-	m, _ := Plan(New(4), []string{"a", "b"})
+	m, _ := Plan(layout.New(4), []string{"a", "b"})
 	next, changed := Plan(m, []string{"b"}) // a died
 	if changed || !reflect.DeepEqual(next, m) {
 		t.Fatalf("a dead node's containers moved: %s -> %s", owners(m), owners(next))
@@ -55,14 +57,14 @@ func TestDeadNodeKeepsItsContainers(t *testing.T) {
 }
 
 func TestPlanWithNoLiveNodesChangesNothing(t *testing.T) {
-	if m, changed := Plan(New(3), nil); changed || len(m.Of("")) != 3 {
+	if m, changed := Plan(layout.New(3), nil); changed || len(m.Of("")) != 3 {
 		t.Fatalf("%s %v", owners(m), changed)
 	}
 }
 
 func TestUnassignedEpochsKeepGrowing(t *testing.T) {
-	m := New(2)
-	m.Containers[1] = Owner{Node: "", Epoch: 5} // released by a hand-over
+	m := layout.New(2)
+	m.Containers[1] = layout.Owner{Node: "", Epoch: 5} // released by a hand-over
 	next, _ := Plan(m, []string{"x"})
 	if next.Containers[1].Epoch != 6 || next.Containers[0].Epoch != 1 {
 		t.Fatalf("%s", owners(next))
@@ -70,7 +72,7 @@ func TestUnassignedEpochsKeepGrowing(t *testing.T) {
 }
 
 func TestMovesOfABalancedMapIsEmpty(t *testing.T) {
-	m, _ := Plan(New(7), []string{"a", "b", "c"})
+	m, _ := Plan(layout.New(7), []string{"a", "b", "c"})
 	if moves := Moves(m, []string{"a", "b", "c"}, nil); len(moves) != 0 {
 		t.Fatalf("moves %+v", moves)
 	}
@@ -79,7 +81,7 @@ func TestMovesOfABalancedMapIsEmpty(t *testing.T) {
 // TestHandOverSequence walks a node joining, the moves onto it one at a
 // time, their completion, and then the draining of a node.
 func TestHandOverSequence(t *testing.T) {
-	m, _ := Plan(New(6), []string{"a", "b"})
+	m, _ := Plan(layout.New(6), []string{"a", "b"})
 	in := Input{Live: []string{"a", "b", "c"}, MaxMoves: 1, Released: map[int]int64{}}
 	step := func(what string) {
 		t.Helper()
@@ -146,19 +148,8 @@ func TestHandOverSequence(t *testing.T) {
 	}
 }
 
-func TestParseRejectsWrongSize(t *testing.T) {
-	m, _ := Plan(New(3), []string{"a"})
-	if _, err := Parse(m.Encode(), 4); err == nil {
-		t.Fatal("a 3-container map parsed for 4 containers")
-	}
-	got, err := Parse(m.Encode(), 3)
-	if err != nil || !reflect.DeepEqual(got, m) {
-		t.Fatalf("round trip: %v %v", got, err)
-	}
-}
-
 func TestNoHandoverNodesAreLeftAlone(t *testing.T) {
-	m, _ := Plan(New(4), []string{"a"})
+	m, _ := Plan(layout.New(4), []string{"a"})
 	in := Input{Live: []string{"a", "b"}, MaxMoves: 2, NoHandover: []string{"a"}}
 	if next, changed := PlanWith(m, in); changed {
 		t.Fatalf("moves from a node without tier 2: %s", owners(next))
@@ -168,7 +159,7 @@ func TestNoHandoverNodesAreLeftAlone(t *testing.T) {
 		t.Fatalf("moves to a node without tier 2: %s", owners(next))
 	}
 	// Unassigned containers still go to it.
-	if next, _ := PlanWith(New(2), in); len(next.Of("b")) != 1 {
+	if next, _ := PlanWith(layout.New(2), in); len(next.Of("b")) != 1 {
 		t.Fatalf("a node without tier 2 got no new container: %s", owners(next))
 	}
 }

@@ -1,8 +1,9 @@
 // Package assignment decides which node serves which segment container: the
 // deterministic core of the leader controller's container assignment. It
-// takes the current map and the live nodes and returns the next map; the
-// leader's driver reads nodes from ZooKeeper, calls Plan, and publishes the
-// result with a compare-and-set.
+// takes the current map (layout.Map, package cluster/layout, which also
+// documents its format and key) and the live nodes and returns the next
+// map; the leader's driver reads nodes from ZooKeeper, calls Plan, and
+// publishes the result with a compare-and-set.
 //
 // # Rules
 //

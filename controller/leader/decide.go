@@ -8,12 +8,12 @@ import (
 	"strconv"
 
 	"github.com/sluice-streams/sluice/cluster"
-	"github.com/sluice-streams/sluice/controller"
+	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/controller/assignment"
 )
 
 // LiveNodes returns the ids of the nodes registered under
-// controller.NodesKey, from the store's List of that key: the last element
+// layout.NodesKey, from the store's List of that key: the last element
 // of each child's key, sorted.
 func LiveNodes(children []cluster.KV) []string {
 	out := make([]string, 0, len(children))
@@ -41,7 +41,7 @@ func NoHandover(children []cluster.KV) []string {
 }
 
 // Released returns, per container, the epoch its owner released it under,
-// from the store's List of controller.HandoverKey; unreadable entries are
+// from the store's List of layout.HandoverKey; unreadable entries are
 // skipped (the owner writes them again).
 func Released(children []cluster.KV) map[int]int64 {
 	out := map[int]int64{}
@@ -50,7 +50,7 @@ func Released(children []cluster.KV) map[int]int64 {
 		if err != nil {
 			continue
 		}
-		var r controller.Released
+		var r layout.Released
 		if json.Unmarshal(kv.Value, &r) == nil {
 			out[id] = r.Epoch
 		}
@@ -64,11 +64,11 @@ func Released(children []cluster.KV) map[int]int64 {
 // and whether it differs from the published one. A published map that
 // cannot be read, or has another number of containers than containers,
 // is an error: it is never replaced.
-func Decide(published []byte, exists bool, in assignment.Input, containers int) (next assignment.Map, changed bool, err error) {
-	cur := assignment.New(containers)
+func Decide(published []byte, exists bool, in assignment.Input, containers int) (next layout.Map, changed bool, err error) {
+	cur := layout.New(containers)
 	if exists {
-		if cur, err = assignment.Parse(published, containers); err != nil {
-			return assignment.Map{}, false, fmt.Errorf("leader: the published container assignment is left as it is: %w", err)
+		if cur, err = layout.Parse(published, containers); err != nil {
+			return layout.Map{}, false, fmt.Errorf("leader: the published container assignment is left as it is: %w", err)
 		}
 	}
 	next, changed = assignment.PlanWith(cur, in)

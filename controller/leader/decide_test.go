@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/controller/assignment"
 )
 
@@ -18,10 +19,10 @@ func TestLiveNodes(t *testing.T) {
 	}
 }
 
-func owners(pairs ...any) assignment.Map {
-	m := assignment.Map{}
+func owners(pairs ...any) layout.Map {
+	m := layout.Map{}
 	for i := 0; i < len(pairs); i += 2 {
-		m.Containers = append(m.Containers, assignment.Owner{Node: pairs[i].(string), Epoch: int64(pairs[i+1].(int))})
+		m.Containers = append(m.Containers, layout.Owner{Node: pairs[i].(string), Epoch: int64(pairs[i+1].(int))})
 	}
 	return m
 }
@@ -32,12 +33,12 @@ func TestDecide(t *testing.T) {
 		published []byte
 		exists    bool
 		live      []string
-		want      assignment.Map
+		want      layout.Map
 		changed   bool
 		wantErr   bool
 	}{
 		{name: "no map, no node: nothing to publish",
-			want: assignment.New(4)},
+			want: layout.New(4)},
 		{name: "no map: spread over the live nodes",
 			live: []string{"b", "a"},
 			want: owners("a", 1, "b", 1, "a", 1, "b", 1), changed: true},

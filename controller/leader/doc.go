@@ -13,7 +13,8 @@
 //	                           candidate's data is its controller id
 //	cluster/nodes/<id>         EPHEMERAL, a live node (package node/membership);
 //	                           read here
-//	cluster/assignment         the assignment.Map JSON; written only by the
+//	cluster/assignment         the layout.Map JSON (package cluster/layout,
+//	                           which documents every key); written only by the
 //	                           leader, with a compare-and-set (Create when absent)
 //
 // # Leading
@@ -24,7 +25,7 @@
 // expires:
 //
 //   - Assignment (level-based, not edge-based): list the live nodes, read
-//     the published map (assignment.New(n) if there is none), compute the
+//     the published map (layout.New(n) if there is none), compute the
 //     next one with Decide (assignment.Plan: unassigned containers to the
 //     least loaded live node; assigned containers stay, also with a dead
 //     node) and publish it if it changed. It runs when leadership starts,

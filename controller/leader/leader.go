@@ -13,21 +13,10 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
-	"github.com/sluice-streams/sluice/controller"
 	"github.com/sluice-streams/sluice/controller/assignment"
 )
-
-// Keys in the metadata store (see the package documentation).
-const (
-	// ControllersKey holds one ephemeral child per live controller.
-	ControllersKey = "cluster/controllers"
-	// ElectionKey is the controllers' election.
-	ElectionKey = "cluster/election"
-)
-
-// ControllerKey is the key of controller id's registration.
-func ControllerKey(id string) string { return ControllersKey + "/" + id }
 
 // Registration is the value of a controller's registration, as JSON.
 type Registration struct {
@@ -112,7 +101,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 	if cfg.Store == nil || cfg.Service == nil || cfg.ID == "" || cfg.Containers < 1 {
 		return nil, errors.New("leader: Config needs Store, Service, ID and Containers >= 1")
 	}
-	if err := cluster.CheckKey(ControllerKey(cfg.ID)); err != nil {
+	if err := cluster.CheckKey(layout.ControllerKey(cfg.ID)); err != nil {
 		return nil, fmt.Errorf("leader: controller id %q: %w", cfg.ID, err)
 	}
 	if cfg.MaxMoves == 0 {
@@ -170,7 +159,7 @@ func (m *Member) Close() error {
 // registration exists, and enters the election.
 func (m *Member) join(ctx context.Context, st *zkstore.Store) (*zkstore.Leadership, error) {
 	reg, _ := json.Marshal(Registration{ID: m.cfg.ID, Addr: m.cfg.Addr})
-	key := ControllerKey(m.cfg.ID)
+	key := layout.ControllerKey(m.cfg.ID)
 	for {
 		err := st.Register(ctx, key, reg)
 		if err == nil {
@@ -187,7 +176,7 @@ func (m *Member) join(ctx context.Context, st *zkstore.Store) (*zkstore.Leadersh
 			return nil, fmt.Errorf("leader: register %s: %w (%w)", key, err, ctx.Err())
 		}
 	}
-	lead, err := st.Elect(ctx, ElectionKey, m.cfg.ID)
+	lead, err := st.Elect(ctx, layout.ElectionKey, m.cfg.ID)
 	if err != nil {
 		st.Delete(context.Background(), key, cluster.AnyVersion)
 		return nil, fmt.Errorf("leader: elect: %w", err)
@@ -316,25 +305,25 @@ func (m *Member) setLeading(v bool) {
 // assignLoop reconciles the published assignment at once, on every tick,
 // whenever the published map changes, whenever a node confirms a hand-over
 // or registers, and whenever a drain is asked for (each writer writes the
-// parent key, controller.HandoverKey, NodesKey or DrainKey, after its
+// parent key, layout.HandoverKey, NodesKey or DrainKey, after its
 // child, since watches report no child changes), until ctx ends.
 func (m *Member) assignLoop(ctx context.Context, st cluster.Store) {
-	watch, err := st.Watch(ctx, controller.AssignmentKey)
+	watch, err := st.Watch(ctx, layout.AssignmentKey)
 	if err != nil {
 		m.log.WithError(err).Warn("leader: cannot watch the assignment; reconciling on the ticker only")
 		watch = nil
 	}
-	handovers, err := st.Watch(ctx, controller.HandoverKey)
+	handovers, err := st.Watch(ctx, layout.HandoverKey)
 	if err != nil {
 		m.log.WithError(err).Warn("leader: cannot watch hand-overs; completing them on the ticker only")
 		handovers = nil
 	}
-	joins, err := st.Watch(ctx, controller.NodesKey)
+	joins, err := st.Watch(ctx, layout.NodesKey)
 	if err != nil {
 		m.log.WithError(err).Warn("leader: cannot watch node registrations; noticing new nodes on the ticker only")
 		joins = nil
 	}
-	drains, err := st.Watch(ctx, controller.DrainKey)
+	drains, err := st.Watch(ctx, layout.DrainKey)
 	if err != nil {
 		m.log.WithError(err).Warn("leader: cannot watch drain requests; noticing them on the ticker only")
 		drains = nil
@@ -389,23 +378,23 @@ func (m *Member) reconcileOnce(ctx context.Context, st cluster.Store) error {
 	// round changes (a container cleared after a node joined is never
 	// given out by a round that has not seen that node). The map's
 	// version guards the write; the rest may only be newer.
-	kv, err := st.Get(ctx, controller.AssignmentKey)
+	kv, err := st.Get(ctx, layout.AssignmentKey)
 	exists := err == nil
 	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
-		return fmt.Errorf("read %s: %w", controller.AssignmentKey, err)
+		return fmt.Errorf("read %s: %w", layout.AssignmentKey, err)
 	}
-	children, err := st.List(ctx, controller.NodesKey)
+	children, err := st.List(ctx, layout.NodesKey)
 	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
-		return fmt.Errorf("list %s: %w", controller.NodesKey, err)
+		return fmt.Errorf("list %s: %w", layout.NodesKey, err)
 	}
 	live := LiveNodes(children)
-	drain, err := st.List(ctx, controller.DrainKey)
+	drain, err := st.List(ctx, layout.DrainKey)
 	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
-		return fmt.Errorf("list %s: %w", controller.DrainKey, err)
+		return fmt.Errorf("list %s: %w", layout.DrainKey, err)
 	}
-	acks, err := st.List(ctx, controller.HandoverKey)
+	acks, err := st.List(ctx, layout.HandoverKey)
 	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
-		return fmt.Errorf("list %s: %w", controller.HandoverKey, err)
+		return fmt.Errorf("list %s: %w", layout.HandoverKey, err)
 	}
 	in := assignment.Input{Live: live, Draining: LiveNodes(drain), Released: Released(acks), MaxMoves: m.cfg.MaxMoves,
 		NoHandover: NoHandover(children)}
@@ -414,12 +403,12 @@ func (m *Member) reconcileOnce(ctx context.Context, st cluster.Store) error {
 		return err
 	}
 	if exists {
-		_, err = st.CompareAndSet(ctx, controller.AssignmentKey, next.Encode(), kv.Version)
+		_, err = st.CompareAndSet(ctx, layout.AssignmentKey, next.Encode(), kv.Version)
 	} else {
-		_, err = st.Create(ctx, controller.AssignmentKey, next.Encode())
+		_, err = st.Create(ctx, layout.AssignmentKey, next.Encode())
 	}
 	if err != nil {
-		return fmt.Errorf("publish %s: %w", controller.AssignmentKey, err)
+		return fmt.Errorf("publish %s: %w", layout.AssignmentKey, err)
 	}
 	byNode := map[string][]int{}
 	for _, n := range live {

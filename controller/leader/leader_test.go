@@ -14,9 +14,8 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/clustertest"
+	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
-	"github.com/sluice-streams/sluice/controller"
-	"github.com/sluice-streams/sluice/controller/assignment"
 	"github.com/sluice-streams/sluice/controller/leader"
 )
 
@@ -120,21 +119,21 @@ func start(t *testing.T, z *zk, id string, r leader.Resumer) *leader.Member {
 func registerNode(t *testing.T, s *zkstore.Store, id string) {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"id": id, "addr": "127.0.0.1:1" + id})
-	if err := s.Register(t.Context(), controller.NodesKey+"/"+id, b); err != nil {
+	if err := s.Register(t.Context(), layout.NodesKey+"/"+id, b); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func published(t *testing.T, s cluster.Store) (assignment.Map, bool) {
+func published(t *testing.T, s cluster.Store) (layout.Map, bool) {
 	t.Helper()
-	kv, err := s.Get(t.Context(), controller.AssignmentKey)
+	kv, err := s.Get(t.Context(), layout.AssignmentKey)
 	if errors.Is(err, cluster.ErrNotFound) {
-		return assignment.Map{}, false
+		return layout.Map{}, false
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := assignment.Parse(kv.Value, containers)
+	m, err := layout.Parse(kv.Value, containers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,11 +153,11 @@ func TestLeaderAssignsAndResumes(t *testing.T) {
 	c1 := start(t, z, "c1", &r1)
 	waitFor(t, "c1 leads and resumes", func() bool { return c1.IsLeader() && r1.calls.Load() > 0 })
 	c2 := start(t, z, "c2", &r2)
-	if id, err := obs.Leader(t.Context(), leader.ElectionKey); err != nil || id != "c1" {
+	if id, err := obs.Leader(t.Context(), layout.ElectionKey); err != nil || id != "c1" {
 		t.Fatalf("Leader = %q, %v; want c1", id, err)
 	}
 	for _, id := range []string{"c1", "c2"} {
-		kv, err := obs.Get(t.Context(), leader.ControllerKey(id))
+		kv, err := obs.Get(t.Context(), layout.ControllerKey(id))
 		if err != nil {
 			t.Fatalf("registration of %s: %v", id, err)
 		}
@@ -185,18 +184,18 @@ func TestLeaderAssignsAndResumes(t *testing.T) {
 
 	// Someone clears a container's owner: the leader assigns it at once
 	// (the watch), to the least loaded live node, b.
-	kv, err := obs.Get(t.Context(), controller.AssignmentKey)
+	kv, err := obs.Get(t.Context(), layout.AssignmentKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := assignment.Parse(kv.Value, containers)
-	m.Containers[2] = assignment.Owner{Epoch: m.Containers[2].Epoch}
-	if _, err := obs.CompareAndSet(t.Context(), controller.AssignmentKey, m.Encode(), kv.Version); err != nil {
+	m, _ := layout.Parse(kv.Value, containers)
+	m.Containers[2] = layout.Owner{Epoch: m.Containers[2].Epoch}
+	if _, err := obs.CompareAndSet(t.Context(), layout.AssignmentKey, m.Encode(), kv.Version); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "container 2 reassigned to b under the next epoch", func() bool {
 		m, _ := published(t, obs)
-		return m.Containers[2] == assignment.Owner{Node: "b", Epoch: 2}
+		return m.Containers[2] == layout.Owner{Node: "b", Epoch: 2}
 	})
 
 	// A dead node keeps its containers.
@@ -218,7 +217,7 @@ func TestLeaderAssignsAndResumes(t *testing.T) {
 		t.Fatal("closed member still leads")
 	}
 	waitFor(t, "c2 leads and resumes", func() bool { return c2.IsLeader() && r2.calls.Load() > 0 })
-	if _, err := obs.Get(t.Context(), leader.ControllerKey("c1")); !errors.Is(err, cluster.ErrNotFound) {
+	if _, err := obs.Get(t.Context(), layout.ControllerKey("c1")); !errors.Is(err, cluster.ErrNotFound) {
 		t.Fatalf("c1's registration after Close: %v", err)
 	}
 }
@@ -256,7 +255,7 @@ func TestSessionExpiryStopsLeading(t *testing.T) {
 	waitFor(t, "c1 leads again on a new session and resumes", func() bool { return c.IsLeader() && r.calls.Load() > calls })
 	obs := z.open(t)
 	defer obs.Close()
-	if _, err := obs.Get(t.Context(), leader.ControllerKey("c1")); err != nil {
+	if _, err := obs.Get(t.Context(), layout.ControllerKey("c1")); err != nil {
 		t.Fatalf("registration on the new session: %v", err)
 	}
 }

@@ -12,8 +12,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/boltstore"
-	"github.com/sluice-streams/sluice/controller"
-	"github.com/sluice-streams/sluice/controller/assignment"
+	"github.com/sluice-streams/sluice/cluster/layout"
 )
 
 // firstRead runs hook once, after the first read of the store (Get or
@@ -51,7 +50,7 @@ func TestReconcileSeesNodesAsNewAsTheMap(t *testing.T) {
 	defer st.Close()
 	register := func(id string) {
 		b, _ := json.Marshal(map[string]string{"id": id})
-		if _, err := st.Put(ctx, controller.NodesKey+"/"+id, b); err != nil {
+		if _, err := st.Put(ctx, layout.NodesKey+"/"+id, b); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,16 +64,16 @@ func TestReconcileSeesNodesAsNewAsTheMap(t *testing.T) {
 	}
 	clearAndJoin := func() {
 		register("b")
-		kv, err := st.Get(ctx, controller.AssignmentKey)
+		kv, err := st.Get(ctx, layout.AssignmentKey)
 		if err != nil {
 			t.Fatal(err)
 		}
-		am, err := assignment.Parse(kv.Value, 4)
+		am, err := layout.Parse(kv.Value, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
-		am.Containers[2] = assignment.Owner{Epoch: am.Containers[2].Epoch}
-		if _, err := st.CompareAndSet(ctx, controller.AssignmentKey, am.Encode(), kv.Version); err != nil {
+		am.Containers[2] = layout.Owner{Epoch: am.Containers[2].Epoch}
+		if _, err := st.CompareAndSet(ctx, layout.AssignmentKey, am.Encode(), kv.Version); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -85,11 +84,11 @@ func TestReconcileSeesNodesAsNewAsTheMap(t *testing.T) {
 	if err := m.Reconcile(ctx, st); err != nil { // a later round, if that one saw the map before the change
 		t.Fatal(err)
 	}
-	kv, err := st.Get(ctx, controller.AssignmentKey)
+	kv, err := st.Get(ctx, layout.AssignmentKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	am, err := assignment.Parse(kv.Value, 4)
+	am, err := layout.Parse(kv.Value, 4)
 	if err != nil {
 		t.Fatal(err)
 	}

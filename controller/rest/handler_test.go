@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/client/ctlclient"
+	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/controller"
 	"github.com/sluice-streams/sluice/controller/rest"
 	"github.com/sluice-streams/sluice/controller/rest/resttest"
@@ -140,7 +141,7 @@ func TestEveryRoute(t *testing.T) {
 	equal(t, "nodes", nl, []api.NodeStatus{{ID: "standalone", Addr: nodeAddr, Live: true, Containers: []int{0, 1, 2, 3}, Moving: []int{}}})
 	// Only a node the cluster knows can be drained: register one as a
 	// node does.
-	_, err = ctl.Store.Put(ctx, controller.NodesKey+"/node-7", []byte(`{"addr":"127.0.0.1:1"}`))
+	_, err = ctl.Store.Put(ctx, layout.NodesKey+"/node-7", []byte(`{"addr":"127.0.0.1:1"}`))
 	must(t, err)
 	must(t, c.SetDrain(ctx, "node-7", true))
 	nl, err = c.Nodes(ctx)

@@ -9,7 +9,8 @@
 //
 //	cluster/nodes/<id>     EPHEMERAL, this node's registration: JSON
 //	                       {"id": ..., "addr": "host:port", "started": RFC 3339}
-//	cluster/assignment     the assignment.Map JSON, written by the leader
+//	cluster/assignment     the layout.Map JSON (package cluster/layout,
+//	                       which documents every key), written by the leader
 //	                       controller; nodes only read it
 //
 // # Following the assignment

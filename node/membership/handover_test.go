@@ -7,8 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluice-streams/sluice/controller/assignment"
-	"github.com/sluice-streams/sluice/node/membership"
+	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/tier2/tier2test"
 )
@@ -24,8 +23,8 @@ func TestHandOverSurvivesTheOwnerFailing(t *testing.T) {
 	dirA := t.TempDir()
 	a := c.startWith("a", dirA, store)
 	b := c.startWith("b", t.TempDir(), store)
-	m := assignment.New(containers)
-	m.Containers[1] = assignment.Owner{Node: "a", Epoch: 1}
+	m := layout.New(containers)
+	m.Containers[1] = layout.Owner{Node: "a", Epoch: 1}
 	c.publish(m)
 	waitFor(t, "a to host container 1", func() bool { return hostsAt(a.node, 1, 1) })
 	seg := segmentIn(t, "ho", 1)
@@ -51,10 +50,10 @@ func TestHandOverSurvivesTheOwnerFailing(t *testing.T) {
 	a.stop()
 	store.DisarmAll()
 	a = c.startWith("a", dirA, store)
-	key := membership.HandoverKey + "/1"
+	key := layout.HandoverKey + "/1"
 	waitFor(t, "a to confirm the release after its restart", func() bool {
 		kv, err := c.leader.Get(t.Context(), key)
-		var r membership.Released
+		var r layout.Released
 		return err == nil && json.Unmarshal(kv.Value, &r) == nil && r.Epoch == 1
 	})
 	if hostsAt(a.node, 1, 1) {
@@ -62,7 +61,7 @@ func TestHandOverSurvivesTheOwnerFailing(t *testing.T) {
 	}
 
 	// The leader's step: b owns it under epoch 2, from the hand-over of 1.
-	m.Containers[1] = assignment.Owner{Node: "b", Epoch: 2, From: 1}
+	m.Containers[1] = layout.Owner{Node: "b", Epoch: 2, From: 1}
 	c.publish(m)
 	waitFor(t, "b to host container 1 under epoch 2", func() bool { return hostsAt(b.node, 1, 2) })
 	cb := dial(t, b.addr)

@@ -13,33 +13,13 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
-	"github.com/sluice-streams/sluice/controller/assignment"
 	"github.com/sluice-streams/sluice/node"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
-// Keys in the metadata store.
-const (
-	// NodesKey holds one ephemeral child per live node (NodeKey).
-	NodesKey = "cluster/nodes"
-	// AssignmentKey holds the assignment.Map JSON the leader publishes.
-	AssignmentKey = "cluster/assignment"
-	// HandoverKey holds one child per container whose owner confirmed a
-	// release: HandoverKey + "/" + container, JSON Released.
-	HandoverKey = "cluster/handover"
-)
-
-// Released is the value of a HandoverKey child: the epoch the container
-// was released under.
-type Released struct {
-	Epoch int64 `json:"epoch"`
-}
-
-// NodeKey is the key of node id's registration.
-func NodeKey(id string) string { return NodesKey + "/" + id }
-
-// Registration is the value of a node's registration (NodeKey), as JSON.
+// Registration is the value of a node's registration (layout.NodeKey), as JSON.
 type Registration struct {
 	ID      string    `json:"id"`
 	Addr    string    `json:"addr"`
@@ -104,7 +84,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 	if err := api.ValidateNodeID(cfg.ID); err != nil {
 		return nil, fmt.Errorf("membership: %w", err)
 	}
-	if err := cluster.CheckKey(NodeKey(cfg.ID)); err != nil {
+	if err := cluster.CheckKey(layout.NodeKey(cfg.ID)); err != nil {
 		return nil, fmt.Errorf("membership: node id %q: %w", cfg.ID, err)
 	}
 	if cfg.Logger == nil {
@@ -187,38 +167,38 @@ func (m *Member) join(ctx, watchCtx context.Context, st *zkstore.Store) (<-chan 
 		return nil, applied{}, err
 	}
 	for d := minRetry; ; d = min(2*d, maxRetry) {
-		err := st.Register(ctx, NodeKey(m.cfg.ID), reg)
+		err := st.Register(ctx, layout.NodeKey(m.cfg.ID), reg)
 		if err == nil {
 			break
 		}
 		if !errors.Is(err, cluster.ErrExists) {
-			return nil, applied{}, fmt.Errorf("membership: register %s: %w", NodeKey(m.cfg.ID), err)
+			return nil, applied{}, fmt.Errorf("membership: register %s: %w", layout.NodeKey(m.cfg.ID), err)
 		}
 		m.l.Warn("membership: a registration of this node id still exists (an earlier session not yet expired, or another node with this id); retrying")
 		if !sleep(ctx, d) {
-			return nil, applied{}, fmt.Errorf("membership: register %s: %w (%w)", NodeKey(m.cfg.ID), err, ctx.Err())
+			return nil, applied{}, fmt.Errorf("membership: register %s: %w (%w)", layout.NodeKey(m.cfg.ID), err, ctx.Err())
 		}
 	}
 	m.l.WithField("addr", m.cfg.Addr).Info("membership: registered")
 	// Wake the leader: its watch on the parent sees this write (watches
 	// report no child changes), so a new node gets containers at once.
-	if _, err := st.Put(ctx, NodesKey, []byte(m.cfg.ID)); err != nil {
+	if _, err := st.Put(ctx, layout.NodesKey, []byte(m.cfg.ID)); err != nil {
 		m.l.WithError(err).Warn("membership: could not signal the registration; the leader sees it at its next tick")
 	}
 	watchCtx, stopWatch := context.WithCancel(watchCtx)
-	events, err := st.Watch(watchCtx, AssignmentKey)
+	events, err := st.Watch(watchCtx, layout.AssignmentKey)
 	if err != nil {
 		stopWatch()
-		return nil, applied{}, fmt.Errorf("membership: watch %s: %w", AssignmentKey, err)
+		return nil, applied{}, fmt.Errorf("membership: watch %s: %w", layout.AssignmentKey, err)
 	}
-	kv, err := st.Get(ctx, AssignmentKey)
+	kv, err := st.Get(ctx, layout.AssignmentKey)
 	var a applied
 	switch {
 	case errors.Is(err, cluster.ErrNotFound):
 		a = applied{missing: true}
 	case err != nil:
 		stopWatch()
-		return nil, applied{}, fmt.Errorf("membership: read %s: %w", AssignmentKey, err)
+		return nil, applied{}, fmt.Errorf("membership: read %s: %w", layout.AssignmentKey, err)
 	default:
 		a = applied{value: kv.Value, version: kv.Version}
 	}
@@ -337,9 +317,9 @@ func (m *Member) rejoin(ctx context.Context, st *zkstore.Store) (*zkstore.Store,
 // and reports whether every action succeeded.
 func (m *Member) apply(value []byte, missing bool) bool {
 	n := m.cfg.Node
-	am := assignment.New(n.NumContainers())
+	am := layout.New(n.NumContainers())
 	if !missing {
-		parsed, err := assignment.Parse(value, n.NumContainers())
+		parsed, err := layout.Parse(value, n.NumContainers())
 		if err != nil {
 			m.l.WithError(err).Error("membership: unreadable assignment; serving no container (do all nodes and controllers agree on --containers?)")
 		} else {
@@ -405,7 +385,7 @@ func (m *Member) apply(value []byte, missing bool) bool {
 const releaseTimeout = 5 * time.Minute
 
 // release hands a container over (hosting it first, after a restart) and
-// confirms it under HandoverKey for the leader.
+// confirms it under layout.HandoverKey for the leader.
 func (m *Member) release(a Action) error {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
@@ -426,28 +406,28 @@ func (m *Member) release(a Action) error {
 	m.mu.Lock()
 	st := m.store
 	m.mu.Unlock()
-	key := HandoverKey + "/" + strconv.Itoa(a.Container)
-	val, _ := json.Marshal(Released{Epoch: a.Epoch})
+	key := layout.HandoverKey + "/" + strconv.Itoa(a.Container)
+	val, _ := json.Marshal(layout.Released{Epoch: a.Epoch})
 	if _, err := st.Put(ctx, key, val); err != nil {
 		return fmt.Errorf("membership: confirm the hand-over of container %d: %w", a.Container, err)
 	}
 	// Wake the leader: its watch on the parent sees this write, not the
 	// child's.
-	if _, err := st.Put(ctx, HandoverKey, []byte(key)); err != nil {
+	if _, err := st.Put(ctx, layout.HandoverKey, []byte(key)); err != nil {
 		m.l.WithError(err).Warn("membership: could not signal the hand-over; the leader sees it at its next tick")
 	}
 	m.l.WithFields(logrus.Fields{"container": a.Container, "epoch": a.Epoch, "took": time.Since(start)}).Info("membership: container released for its next owner")
 	return nil
 }
 
-// released reads the confirmed hand-overs (HandoverKey).
+// released reads the confirmed hand-overs (layout.HandoverKey).
 func (m *Member) released() (map[int]int64, error) {
 	m.mu.Lock()
 	st := m.store
 	m.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	children, err := st.List(ctx, HandoverKey)
+	children, err := st.List(ctx, layout.HandoverKey)
 	if errors.Is(err, cluster.ErrNotFound) {
 		return nil, nil
 	}
@@ -457,7 +437,7 @@ func (m *Member) released() (map[int]int64, error) {
 	out := map[int]int64{}
 	for _, kv := range children {
 		id, err := strconv.Atoi(path.Base(kv.Key))
-		var r Released
+		var r layout.Released
 		if err == nil && json.Unmarshal(kv.Value, &r) == nil {
 			out[id] = r.Epoch
 		}

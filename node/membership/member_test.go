@@ -18,8 +18,8 @@ import (
 	"github.com/sluice-streams/sluice/client/segclient"
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/clustertest"
+	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
-	"github.com/sluice-streams/sluice/controller/assignment"
 	"github.com/sluice-streams/sluice/node"
 	"github.com/sluice-streams/sluice/node/container"
 	"github.com/sluice-streams/sluice/node/membership"
@@ -172,9 +172,9 @@ func (mb *member) stop() {
 	})
 }
 
-func (c *cluster_) publish(m assignment.Map) {
+func (c *cluster_) publish(m layout.Map) {
 	c.t.Helper()
-	if _, err := c.leader.Put(c.t.Context(), membership.AssignmentKey, m.Encode()); err != nil {
+	if _, err := c.leader.Put(c.t.Context(), layout.AssignmentKey, m.Encode()); err != nil {
 		c.t.Fatal(err)
 	}
 }
@@ -231,7 +231,7 @@ func TestTwoNodesFollowTheAssignment(t *testing.T) {
 
 	// Registered: ephemeral znodes with id and address.
 	for _, mb := range []*member{a, b} {
-		kv, err := c.leader.Get(t.Context(), membership.NodeKey(mb.id))
+		kv, err := c.leader.Get(t.Context(), layout.NodeKey(mb.id))
 		if err != nil {
 			t.Fatalf("registration of %s: %v", mb.id, err)
 		}
@@ -245,7 +245,7 @@ func TestTwoNodesFollowTheAssignment(t *testing.T) {
 	}
 
 	// The leader publishes: a gets 0 and 2, b gets 1 and 3.
-	m := assignment.Map{Containers: []assignment.Owner{{Node: "a", Epoch: 1}, {Node: "b", Epoch: 1}, {Node: "a", Epoch: 1}, {Node: "b", Epoch: 1}}}
+	m := layout.Map{Containers: []layout.Owner{{Node: "a", Epoch: 1}, {Node: "b", Epoch: 1}, {Node: "a", Epoch: 1}, {Node: "b", Epoch: 1}}}
 	c.publish(m)
 	waitFor(t, "both nodes host their containers", func() bool {
 		return hostsAt(a.node, 0, 1) && hostsAt(a.node, 2, 1) && hostsAt(b.node, 1, 1) && hostsAt(b.node, 3, 1)
@@ -286,7 +286,7 @@ func TestTwoNodesFollowTheAssignment(t *testing.T) {
 	}
 
 	// Move container 2 from a to b under epoch 2: a is fenced, b hosts it.
-	m.Containers[2] = assignment.Owner{Node: "b", Epoch: 2}
+	m.Containers[2] = layout.Owner{Node: "b", Epoch: 2}
 	c.publish(m)
 	waitFor(t, "a drops container 2", func() bool { return held.Fenced() })
 	if err := appendEvent(t, ca, seg[2], "w", 2, "after"); !errors.Is(err, protocol.ErrWrongHost) {
@@ -314,7 +314,7 @@ func TestTwoNodesFollowTheAssignment(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir1, container.EpochFile), []byte("5\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m.Containers[1] = assignment.Owner{Node: "a", Epoch: 2}
+	m.Containers[1] = layout.Owner{Node: "a", Epoch: 2}
 	c.publish(m)
 	waitFor(t, "a refuses container 1", func() bool {
 		return errors.Is(a.m.Failed()[1], container.ErrStaleEpoch)
@@ -333,14 +333,14 @@ func TestTwoNodesFollowTheAssignment(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "b's registration to disappear", func() bool {
-		_, err := c.leader.Get(t.Context(), membership.NodeKey("b"))
+		_, err := c.leader.Get(t.Context(), layout.NodeKey("b"))
 		return errors.Is(err, cluster.ErrNotFound)
 	})
-	kv, err := c.leader.Get(t.Context(), membership.AssignmentKey)
+	kv, err := c.leader.Get(t.Context(), layout.AssignmentKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := assignment.Parse(kv.Value, containers); len(got.Of("b")) != 2 {
+	if got, _ := layout.Parse(kv.Value, containers); len(got.Of("b")) != 2 {
 		t.Fatalf("map after b died: %s", kv.Value)
 	}
 	waitFor(t, "b's node to stop taking writes", func() bool {
@@ -358,7 +358,7 @@ func TestTwoNodesFollowTheAssignment(t *testing.T) {
 	// b again, on its data directory: registered, serving 2 and 3 with the
 	// acknowledged data.
 	b2 := c.start("b", bdir)
-	if _, err := c.leader.Get(t.Context(), membership.NodeKey("b")); err != nil {
+	if _, err := c.leader.Get(t.Context(), layout.NodeKey("b")); err != nil {
 		t.Fatalf("b's registration after restart: %v", err)
 	}
 	waitFor(t, "the restarted b hosts containers 2 and 3", func() bool {
@@ -382,7 +382,7 @@ func TestSessionExpiryFencesThenServesAgain(t *testing.T) {
 	zkDir := t.TempDir()
 	c, z := newClusterOn(t, zkDir)
 	a := c.start("a", t.TempDir())
-	m := assignment.Map{Containers: []assignment.Owner{{Node: "a", Epoch: 1}, {Node: "a", Epoch: 1}, {Node: "a", Epoch: 1}, {Node: "a", Epoch: 1}}}
+	m := layout.Map{Containers: []layout.Owner{{Node: "a", Epoch: 1}, {Node: "a", Epoch: 1}, {Node: "a", Epoch: 1}, {Node: "a", Epoch: 1}}}
 	c.publish(m)
 	waitFor(t, "a hosts every container", func() bool {
 		for id := range containers {
@@ -427,7 +427,7 @@ func TestSessionExpiryFencesThenServesAgain(t *testing.T) {
 	c.leader = openStore(t, &c.zkAddr, &c.mu)
 	t.Cleanup(func() { c.leader.Close() })
 	waitFor(t, "a registered again and serving", func() bool {
-		if _, err := c.leader.Get(t.Context(), membership.NodeKey("a")); err != nil {
+		if _, err := c.leader.Get(t.Context(), layout.NodeKey("a")); err != nil {
 			return false
 		}
 		return hostsAt(a.node, 1, 1)

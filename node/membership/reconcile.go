@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/sluice-streams/sluice/controller/assignment"
+	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/node"
 )
 
@@ -66,7 +66,7 @@ func (a Action) String() string {
 // gives it to self. A container m asks self to move (MoveTo) is released,
 // unless released says self did so under its epoch already. Containers
 // that m does not have (beyond its length) are dropped.
-func Reconcile(self string, hosted []node.Hosting, m assignment.Map, released map[int]int64) []Action {
+func Reconcile(self string, hosted []node.Hosting, m layout.Map, released map[int]int64) []Action {
 	var fence, unhost, host, release []Action
 	have := make(map[int]node.Hosting, len(hosted))
 	for _, h := range hosted {

@@ -4,15 +4,15 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/sluice-streams/sluice/controller/assignment"
+	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/node"
 )
 
 func TestReconcile(t *testing.T) {
-	own := func(pairs ...any) assignment.Map {
-		var m assignment.Map
+	own := func(pairs ...any) layout.Map {
+		var m layout.Map
 		for i := 0; i < len(pairs); i += 2 {
-			m.Containers = append(m.Containers, assignment.Owner{Node: pairs[i].(string), Epoch: int64(pairs[i+1].(int))})
+			m.Containers = append(m.Containers, layout.Owner{Node: pairs[i].(string), Epoch: int64(pairs[i+1].(int))})
 		}
 		return m
 	}
@@ -26,10 +26,10 @@ func TestReconcile(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		hosted []node.Hosting
-		m      assignment.Map
+		m      layout.Map
 		want   []Action
 	}{
-		{"nothing hosted, empty map", nil, assignment.New(3), nil},
+		{"nothing hosted, empty map", nil, layout.New(3), nil},
 		{"first map", nil, own("a", 1, "b", 1, "a", 1), []Action{host(0, 1), host(2, 1)}},
 		{"steady", []node.Hosting{h(0, 1, false), h(2, 1, false)}, own("a", 1, "b", 1, "a", 1), nil},
 		{"moved away", []node.Hosting{h(0, 1, false), h(2, 1, false)}, own("a", 1, "b", 1, "b", 2),
@@ -40,7 +40,7 @@ func TestReconcile(t *testing.T) {
 		{"fenced by session expiry, still mine", []node.Hosting{h(0, 1, true), h(1, 4, true)}, own("a", 1, "a", 4),
 			[]Action{unhost(0), unhost(1), host(0, 1), host(1, 4)}},
 		{"fenced and given away", []node.Hosting{h(0, 1, true)}, own("b", 2), []Action{unhost(0)}},
-		{"unassigned in the map", []node.Hosting{h(1, 1, false)}, assignment.New(2), []Action{fence(1), unhost(1)}},
+		{"unassigned in the map", []node.Hosting{h(1, 1, false)}, layout.New(2), []Action{fence(1), unhost(1)}},
 		{"map epoch behind ours", []node.Hosting{h(0, 5, false)}, own("a", 4),
 			[]Action{fence(0), unhost(0), host(0, 4)}},
 		{"hosted beyond the map", []node.Hosting{h(0, 1, false), h(3, 1, false)}, own("a", 1),
@@ -62,8 +62,8 @@ func TestReconcile(t *testing.T) {
 }
 
 func TestReconcileHandOver(t *testing.T) {
-	moving := func(node string, epoch int64, to string) assignment.Map {
-		return assignment.Map{Containers: []assignment.Owner{{Node: node, Epoch: epoch, MoveTo: to}}}
+	moving := func(node string, epoch int64, to string) layout.Map {
+		return layout.Map{Containers: []layout.Owner{{Node: node, Epoch: epoch, MoveTo: to}}}
 	}
 	h := func(epoch int64, fenced bool) []node.Hosting {
 		return []node.Hosting{{ID: 0, Epoch: epoch, Fenced: fenced}}
@@ -72,7 +72,7 @@ func TestReconcileHandOver(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		hosted   []node.Hosting
-		m        assignment.Map
+		m        layout.Map
 		released map[int]int64
 		want     []Action
 	}{
@@ -85,7 +85,7 @@ func TestReconcileHandOver(t *testing.T) {
 		{"an older release does not count", h(3, false), moving("a", 3, "b"), map[int]int64{0: 2}, []Action{release}},
 		{"the target waits", nil, moving("b", 3, "a"), nil, nil},
 		{"the target builds from the hand-over", nil,
-			assignment.Map{Containers: []assignment.Owner{{Node: "a", Epoch: 4, From: 3}}}, map[int]int64{0: 3},
+			layout.Map{Containers: []layout.Owner{{Node: "a", Epoch: 4, From: 3}}}, map[int]int64{0: 3},
 			[]Action{{Op: Host, Container: 0, Epoch: 4, From: 3}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,10 +14,8 @@ import (
 	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/client/segclient"
 	"github.com/sluice-streams/sluice/cluster/clustertest"
+	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
-	"github.com/sluice-streams/sluice/controller"
-	"github.com/sluice-streams/sluice/controller/assignment"
-	"github.com/sluice-streams/sluice/controller/leader"
 	"github.com/sluice-streams/sluice/internal/proctest"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
@@ -139,20 +137,20 @@ func (c *cluster) served(seg string) (api.SegmentURI, bool, string) {
 }
 
 func (c *cluster) leader() string {
-	id, err := c.zk.Leader(c.ctx, leader.ElectionKey)
+	id, err := c.zk.Leader(c.ctx, layout.ElectionKey)
 	if err != nil {
 		return "(" + err.Error() + ")"
 	}
 	return id
 }
 
-func (c *cluster) assignment() assignment.Map {
+func (c *cluster) assignment() layout.Map {
 	c.t.Helper()
-	kv, err := c.zk.Get(c.ctx, controller.AssignmentKey)
+	kv, err := c.zk.Get(c.ctx, layout.AssignmentKey)
 	if err != nil {
-		c.t.Fatalf("read %s: %v", controller.AssignmentKey, err)
+		c.t.Fatalf("read %s: %v", layout.AssignmentKey, err)
 	}
-	m, err := assignment.Parse(kv.Value, containers)
+	m, err := layout.Parse(kv.Value, containers)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -275,7 +273,7 @@ func TestClusterFailover(t *testing.T) {
 		nodes[id], nodeAddr[id] = startNode(t, zkAddr, id, nodeDirs[id])
 	}
 	waitFor(t, "both nodes registered", waitTimeout, func() (bool, string) {
-		kvs, err := obs.List(ctx, controller.NodesKey)
+		kvs, err := obs.List(ctx, layout.NodesKey)
 		if err != nil {
 			return false, err.Error()
 		}

@@ -1,0 +1,26 @@
+// Package layering holds the test that keeps the module's imports pointing
+// down. It has no code of its own: layering_test.go lists every package's
+// place in one table (rules) and fails when a package imports upwards, when
+// a role imports another role, when code outside tests imports a
+// test-support package, or when a package has no place in the table.
+//
+// The layers, top to bottom (docs/ARCHITECTURE.md, "Dependencies point
+// down"):
+//
+//	programs    cmd/..., examples/..., universe/...
+//	roles       node/..., controller/..., scheduler/..., executor/...,
+//	            and the future heads hdfsgateway/..., nfsexport/...,
+//	            s3*/..., kafka/...; a role never imports another role
+//	libraries   client/..., tier2/..., cluster/...
+//	protocol    protocol/...
+//	utilities   internal/dirlock, internal/jsonhttp, internal/latency
+//	            (and this package, which holds only the test):
+//	            they import nothing of the module
+//
+// A package may import its own layer and those below it. Test-support
+// packages (the table names each, with what it starts) may import any
+// layer, and only tests import them. Test files themselves (TestImports,
+// XTestImports) may import any package: the rules govern what a package's
+// own files import, which is what a binary is built from. Only imports
+// inside the module count.
+package layering
