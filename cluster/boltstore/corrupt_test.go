@@ -170,15 +170,7 @@ func TestFlippedRecordByteRefused(t *testing.T) {
 // it, replaces it.
 func TestDamagedRecordWhileOpen(t *testing.T) {
 	path, _ := fixture(t, 1)
-	s, err := boltstore.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, b := openWithBytes(t, path)
 	// Every copy: the live one, and stale ones in freed pages.
 	pattern := []byte(`"minSegments":1`)
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
@@ -416,15 +408,7 @@ func FuzzDamagedFile(f *testing.F) {
 // interrupted.
 func TestPanicWhileOpenIsSticky(t *testing.T) {
 	path, want := fixture(t, 120)
-	s, err := boltstore.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, b := openWithBytes(t, path)
 	branches := pagesOf(t, b)[branchPage]
 	if len(branches) == 0 {
 		t.Fatal("the fixture has no branch page")
@@ -465,4 +449,20 @@ func TestPanicWhileOpenIsSticky(t *testing.T) {
 	if _, err := s.Put(ctx, "scopes/new", []byte("{}")); !errors.Is(err, cluster.ErrCorrupt) {
 		t.Fatalf("Put after a panic = %v, want the same ErrCorrupt", err)
 	}
+}
+
+// openWithBytes opens the store at path (closed when the test ends) and
+// returns it with the file's bytes as they were at open.
+func openWithBytes(t *testing.T, path string) (*boltstore.Store, []byte) {
+	t.Helper()
+	s, err := boltstore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, b
 }
