@@ -75,6 +75,7 @@ var rules = []rule{
 	{"node/vfs/vfstest", testSupport, "an error-injecting filesystem"},
 	{"node/diskprobe/diskprobetest", testSupport, "this disk's limits for benchmarks"},
 	{"node/crashtest", testSupport, "the kill -9 crash test of the real binary"},
+	{"tests/docs", testSupport, "runs the docs' command blocks against the real binary"},
 }
 
 // allowed lists imports that break the rules on purpose: "from to" and
