@@ -47,7 +47,7 @@ func standaloneCommand(g *globalOptions) *cli.Command {
 		Name:  "standalone",
 		Usage: "run a controller (embedded metadata store) and a node in one process",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "data", Usage: "`DIR` for the node's logs and the controller's metadata", Value: "./data", Destination: &o.DataDir},
+			&cli.StringFlag{Name: "data", Usage: "`DIR` for the node's logs and the controller's metadata", Value: "./.data/standalone", Destination: &o.DataDir},
 			&cli.StringFlag{Name: "controller-addr", Usage: "serve the REST API on `ADDR` (port 0: pick a free one)", Value: "127.0.0.1:10080", Destination: &o.ControllerAddr},
 			&cli.StringFlag{Name: "node-addr", Usage: "serve segments on `ADDR` (port 0: pick a free one)", Value: "127.0.0.1:12345", Destination: &o.NodeAddr},
 			&cli.IntFlag{Name: "containers", Usage: "number of segment containers `N`", Value: node.DefaultContainers, Destination: &o.Containers},

@@ -45,9 +45,11 @@ type ScopeProperty struct {
 	ScopeName string `json:"scopeName"`
 }
 
-// ScalingPolicy says how many segments a stream has. FIXED_NUM_SEGMENTS:
-// exactly MinSegments. BY_RATE_*: split a segment above TargetRate (events/s
-// or KB/s) into ScaleFactor, merge cold neighbours, never below MinSegments.
+// ScalingPolicy says how many segments a stream is created with: MinSegments,
+// for every type. FIXED_NUM_SEGMENTS keeps that number until a scale is
+// asked for. BY_RATE_* (TargetRate in events/s or KB/s, ScaleFactor) is
+// validated, stored and returned, but nothing acts on it yet: the stream
+// scales only when asked (POST .../scale), as a fixed one does.
 type ScalingPolicy struct {
 	Type        string `json:"type"`
 	TargetRate  int64  `json:"targetRate,omitempty"`
