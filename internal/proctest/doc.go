@@ -4,6 +4,7 @@
 // their output (printed when the test failed), and waits for the lines
 // they print ("node listening on ADDR") with bounded polling.
 //
-// It is used by the crash test (node/crashtest) and the multi-process
-// cluster test (cmd/sluice/e2e).
+// It is used by every test that runs the real binary: the process-level
+// tests (the crash, kill, cluster and docs tests) and some tests of
+// cmd/sluice, the executor and the scheduler.
 package proctest
