@@ -35,7 +35,7 @@ func clusterCommand(g *globalOptions) *cli.Command {
 		return []cli.Flag{
 			schedFlag,
 			&cli.IntFlag{Name: "set", Usage: "change the number of " + what + " to `N` (a lowering waits until the removed ones are drained and gone)", Destination: &o.Set},
-			&cli.DurationFlag{Name: "timeout", Usage: "give up watching a lowering after `TIME` (it goes on in the scheduler)", Value: 10 * time.Minute, Destination: &o.Timeout},
+			durationFlag("timeout", "give up watching a lowering after `TIME` (it goes on in the scheduler)", 10*time.Minute, &o.Timeout),
 		}
 	}
 	return &cli.Command{

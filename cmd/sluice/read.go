@@ -43,7 +43,7 @@ func readCommand(g *globalOptions) *cli.Command {
 			&cli.StringFlag{Name: "from", Usage: "start at `WHERE`: head, tail, or a stream cut (scope/stream:N.#epoch.E=OFFSET,...)", Value: "head", Destination: &o.From},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep waiting for new events until interrupted", Destination: &o.Follow},
 			&cli.IntFlag{Name: "max", Usage: "stop after `N` events (0: no limit)", Destination: &o.Max},
-			&cli.DurationFlag{Name: "timeout", Usage: "without --follow, stop when no event arrives for `D`", Value: 2 * time.Second, Destination: &o.Timeout},
+			durationFlag("timeout", "without --follow, stop when no event arrives for `D`", 2*time.Second, &o.Timeout),
 		},
 		Action: func(c *cli.Context) error { return runRead(c, g, o) },
 	}

@@ -15,14 +15,14 @@ import (
 
 // streamCreateOptions are the flags of `sluice stream create`.
 type streamCreateOptions struct {
-	Segments      int      // --segments: a fixed number of segments
-	ScaleBy       string   // --scale-by events|bytes
-	Target        int64    // --target: events/s or KB/s per segment
-	Factor        int      // --factor: how many segments a hot one splits into
-	Min           int      // --min: the fewest segments
-	RetentionTime string   // --retention-time: whole days ("7d", "168h")
-	RetentionSize string   // --retention-size: bytes ("512MiB")
-	Tags          []string // --tag k=v, repeated
+	Segments      int           // --segments: a fixed number of segments
+	ScaleBy       string        // --scale-by events|bytes
+	Target        int64         // --target: events/s or KB/s per segment
+	Factor        int           // --factor: how many segments a hot one splits into
+	Min           int           // --min: the fewest segments
+	RetentionTime time.Duration // --retention-time: whole days ("7d", "168h"); 0: not given
+	RetentionSize string        // --retention-size: bytes ("512MiB")
+	Tags          []string      // --tag k=v, repeated
 	// TierMaxLag and TierSegmentBytes override the nodes' tiering policy
 	// for this stream (--tier-max-lag, --tier-segment-bytes).
 	TierMaxLag       time.Duration
@@ -54,10 +54,10 @@ func streamCommand(g *globalOptions) *cli.Command {
 					&cli.Int64Flag{Name: "target", Usage: "with --scale-by: target rate `X` per segment (events/s or KB/s)", Destination: &co.Target},
 					&cli.IntFlag{Name: "factor", Usage: "with --scale-by: split a hot segment into `F`", Value: 2, Destination: &co.Factor},
 					&cli.IntFlag{Name: "min", Usage: "with --scale-by: never fewer than `N` segments", Value: 1, Destination: &co.Min},
-					&cli.StringFlag{Name: "retention-time", Usage: "keep `D` (whole days: 7d, 168h)", Destination: &co.RetentionTime},
+					&cli.GenericFlag{Name: "retention-time", Usage: "keep `D` (whole days: 7d, 168h)", Value: durationValue{p: &co.RetentionTime, check: wholeDays}},
 					&cli.StringFlag{Name: "retention-size", Usage: "keep `BYTES` (512MiB, 10GiB; counted in MiB)", Destination: &co.RetentionSize},
 					&cli.StringSliceFlag{Name: "tag", Usage: "tag `k=v` (repeat for several)"},
-					&cli.DurationFlag{Name: "tier-max-lag", Usage: "events reach tier 2 within `D` (default: the nodes' setting)", Destination: &co.TierMaxLag},
+					durationFlag("tier-max-lag", "events reach tier 2 within `D` (default: the nodes' setting)", 0, &co.TierMaxLag),
 					sizeFlag("tier-segment-bytes", "tier a segment once `BYTES` of it wait (0: the nodes' setting)", 0, &co.TierSegmentBytes),
 				},
 				Action: func(c *cli.Context) error {
@@ -176,17 +176,12 @@ func (o *streamCreateOptions) scalingPolicy(c *cli.Context) (api.ScalingPolicy, 
 // everything).
 func (o *streamCreateOptions) retentionPolicy() (*api.RetentionPolicy, error) {
 	switch {
-	case o.RetentionTime != "" && o.RetentionSize != "":
+	case o.RetentionTime != 0 && o.RetentionSize != "":
 		return nil, fmt.Errorf("--retention-time and --retention-size exclude each other")
-	case o.RetentionTime != "":
-		days, err := parseDays(o.RetentionTime)
-		if err != nil {
-			return nil, fmt.Errorf("--retention-time %q: %v", o.RetentionTime, err)
-		}
-		if max := api.RangeRetentionValue.Max; days > max {
-			return nil, fmt.Errorf("--retention-time %q: %d days, want at most %d", o.RetentionTime, days, max)
-		}
-		return &api.RetentionPolicy{Type: api.RetentionLimitedDays, Value: days}, nil
+	case o.RetentionTime != 0:
+		// The flag took whole days only, and a duration holds fewer days
+		// than api.RangeRetentionValue.Max.
+		return &api.RetentionPolicy{Type: api.RetentionLimitedDays, Value: int64(o.RetentionTime / day)}, nil
 	case o.RetentionSize != "":
 		b, err := parseBytes(o.RetentionSize)
 		if err != nil {
@@ -202,23 +197,6 @@ func (o *streamCreateOptions) retentionPolicy() (*api.RetentionPolicy, error) {
 		return &api.RetentionPolicy{Type: api.RetentionLimitedSizeMB, Value: mib}, nil
 	}
 	return nil, nil
-}
-
-// parseDays parses a whole number of days: "7d" or a Go duration ("168h").
-func parseDays(s string) (int64, error) {
-	const want = "want whole days, such as 7d or 168h"
-	if n, ok := strings.CutSuffix(s, "d"); ok {
-		d, err := strconv.ParseInt(n, 10, 64)
-		if err != nil || d < 1 {
-			return 0, fmt.Errorf("%s", want)
-		}
-		return d, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 24*time.Hour || d%(24*time.Hour) != 0 {
-		return 0, fmt.Errorf("%s", want)
-	}
-	return int64(d / (24 * time.Hour)), nil
 }
 
 // parseBytes parses a size: an integer with an optional binary unit (B,

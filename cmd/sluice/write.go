@@ -42,7 +42,7 @@ func writeCommand(g *globalOptions) *cli.Command {
 		ArgsUsage: "SCOPE/STREAM",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "key", Usage: "routing `KEY` of every event (default: none, events are spread)", Destination: &o.Key},
-			&cli.DurationFlag{Name: "timeout", Usage: "give up when not every event is acknowledged within `D` (retrying meanwhile)", Value: 2 * time.Minute, Destination: &o.Timeout},
+			durationFlag("timeout", "give up when not every event is acknowledged within `D` (retrying meanwhile)", 2*time.Minute, &o.Timeout),
 		},
 		Action: func(c *cli.Context) error { return runWrite(c, g, o) },
 	}
