@@ -68,7 +68,7 @@ func groupArg(c *cli.Context) (scope, group string, err error) {
 	}
 	scope, group, ok := strings.Cut(a[0], "/")
 	if !ok || scope == "" || group == "" || strings.Contains(group, "/") {
-		return "", "", fmt.Errorf("%s: %q is not SCOPE/GROUP", commandName(c), a[0])
+		return "", "", usageErr{fmt.Errorf("%s: %q is not SCOPE/GROUP", commandName(c), a[0])}
 	}
 	return scope, group, nil
 }

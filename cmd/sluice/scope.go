@@ -22,7 +22,7 @@ func args(c *cli.Context, want ...string) ([]string, error) {
 		if len(got) > 0 {
 			gotText = fmt.Sprintf("%q", got)
 		}
-		return nil, fmt.Errorf("%s: want %s, got %s (see '%s --help')", commandName(c), argList(want), gotText, c.Command.HelpName)
+		return nil, usageErr{fmt.Errorf("%s: want %s, got %s (see '%s --help')", commandName(c), argList(want), gotText, c.Command.HelpName)}
 	}
 	return got, nil
 }

@@ -129,7 +129,7 @@ func streamArg(c *cli.Context) (scope, stream string, err error) {
 	}
 	scope, stream, ok := strings.Cut(a[0], "/")
 	if !ok || scope == "" || stream == "" || strings.Contains(stream, "/") {
-		return "", "", fmt.Errorf("%s: %q is not SCOPE/STREAM", commandName(c), a[0])
+		return "", "", usageErr{fmt.Errorf("%s: %q is not SCOPE/STREAM", commandName(c), a[0])}
 	}
 	return scope, stream, nil
 }
