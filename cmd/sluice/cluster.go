@@ -301,7 +301,11 @@ func clusterPod(c *cli.Context, g *globalOptions, o *clusterOptions, action stri
 		return err
 	}
 	if g.Output == formatJSON {
-		return printPods(c.App.Writer, g, []scheduler.PodInfo{pod})
+		p, err := newPrinter(c.App.Writer, g.Output)
+		if err != nil {
+			return err
+		}
+		return p.Print(output{JSON: pod}) // the pod, changed
 	}
 	fmt.Fprintf(c.App.Writer, "%s: %s requested (task %s); 'sluice cluster status' shows its relaunch\n", pod.Name, action, dash(pod.TaskID))
 	return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
@@ -256,9 +258,18 @@ func streamCreate(c *cli.Context, g *globalOptions, o *streamCreateOptions) erro
 	if o.TierMaxLag > 0 || o.TierSegmentBytes > 0 {
 		cfg.TieringPolicy = &api.TieringPolicy{MaxLagMillis: o.TierMaxLag.Milliseconds(), SegmentBytes: o.TierSegmentBytes}
 	}
-	info, err := apiClient(g).CreateStream(c.Context, cfg)
+	cl := apiClient(g)
+	info, err := cl.CreateStream(c.Context, cfg)
 	if err != nil {
 		return err
+	}
+	if g.Output == formatJSON {
+		// The stream as describe shows it.
+		d, err := describeStream(c.Context, cl, scope, stream)
+		if err != nil {
+			return err
+		}
+		return p.Print(output{JSON: d})
 	}
 	return p.Print(streamOutput([]api.StreamInfo{info}, info))
 }
@@ -306,21 +317,9 @@ func streamDescribe(c *cli.Context, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	cl := apiClient(g)
-	var d streamDescription
-	if d.Stream, err = cl.GetStream(c.Context, scope, stream); err != nil {
+	d, err := describeStream(c.Context, apiClient(g), scope, stream)
+	if err != nil {
 		return err
-	}
-	if d.Segments, err = cl.CurrentSegments(c.Context, scope, stream); err != nil {
-		return err
-	}
-	if d.Head, err = cl.HeadCut(c.Context, scope, stream); err != nil {
-		return err
-	}
-	if t, err := cl.StreamTier(c.Context, scope, stream); err != nil {
-		d.TierError = err.Error()
-	} else {
-		d.Tier = &t
 	}
 	if g.Output == formatJSON {
 		return p.Print(output{JSON: d})
@@ -349,6 +348,27 @@ func streamDescribe(c *cli.Context, g *globalOptions) error {
 	}
 	fmt.Fprintln(c.App.Writer)
 	return p.Print(tierOutput(d.Tier.Segments))
+}
+
+// describeStream reads what `stream describe` shows of a stream.
+func describeStream(ctx context.Context, cl *ctlclient.Client, scope, stream string) (streamDescription, error) {
+	var d streamDescription
+	var err error
+	if d.Stream, err = cl.GetStream(ctx, scope, stream); err != nil {
+		return d, err
+	}
+	if d.Segments, err = cl.CurrentSegments(ctx, scope, stream); err != nil {
+		return d, err
+	}
+	if d.Head, err = cl.HeadCut(ctx, scope, stream); err != nil {
+		return d, err
+	}
+	if t, err := cl.StreamTier(ctx, scope, stream); err != nil {
+		d.TierError = err.Error()
+	} else {
+		d.Tier = &t
+	}
+	return d, nil
 }
 
 func tieringPolicy(t *api.TieringPolicy) string {
@@ -439,20 +459,41 @@ func streamTruncate(c *cli.Context, g *globalOptions, text string) error {
 			return fmt.Errorf("--cut: segment %s is not of stream %s/%s", seg, scope, stream)
 		}
 	}
-	return apiClient(g).TruncateStream(c.Context, scope, stream, cut)
+	p, err := newPrinter(c.App.Writer, g.Output)
+	if err != nil {
+		return err
+	}
+	if err := apiClient(g).TruncateStream(c.Context, scope, stream, cut); err != nil {
+		return err
+	}
+	name := scope + "/" + stream
+	return p.done("truncated stream "+name, map[string]any{"stream": name, "truncated": true, "cut": cut})
 }
 
-// streamSimple runs the commands that take SCOPE/STREAM and print nothing.
+// streamSimple runs seal and delete, which take SCOPE/STREAM and say
+// what they did.
 func streamSimple(c *cli.Context, g *globalOptions, what string) error {
 	scope, stream, err := streamArg(c)
 	if err != nil {
 		return err
 	}
-	cl := apiClient(g)
-	if what == "seal" {
-		return cl.SealStream(c.Context, scope, stream)
+	p, err := newPrinter(c.App.Writer, g.Output)
+	if err != nil {
+		return err
 	}
-	return cl.DeleteStream(c.Context, scope, stream)
+	cl := apiClient(g)
+	done := "sealed"
+	if what == "seal" {
+		err = cl.SealStream(c.Context, scope, stream)
+	} else {
+		done = "deleted"
+		err = cl.DeleteStream(c.Context, scope, stream)
+	}
+	if err != nil {
+		return err
+	}
+	name := scope + "/" + stream
+	return p.done(done+" stream "+name, map[string]any{"stream": name, done: true})
 }
 
 func streamOutput(streams []api.StreamInfo, json any) output {

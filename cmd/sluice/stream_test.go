@@ -25,7 +25,7 @@ func TestScopeCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &scopes); err != nil || len(scopes) != 2 || scopes[1].ScopeName != "sales" {
 		t.Fatalf("json list printed %q (%v)", out, err)
 	}
-	if out := mustRun(t, "scope", "delete", "hr"); out != "" {
+	if out := mustRun(t, "scope", "delete", "hr"); out != "deleted scope hr\n" {
 		t.Fatalf("delete printed %q", out)
 	}
 	if out := mustRun(t, "scope", "list"); out != "SCOPE\nsales\n" {
@@ -68,11 +68,13 @@ func TestStreamCommands(t *testing.T) {
 	if out != want {
 		t.Fatalf("create printed\n%s\nwant\n%s", out, want)
 	}
-	var info api.StreamInfo
+	// With -o json, create prints the stream as describe does.
+	var created streamDescription
 	out = run("-o", "json", "stream", "create", "--scale-by", "bytes", "--target", "512", "--factor", "3", "--min", "2", "--retention-size", "1GiB", "sales/clicks")
-	if err := json.Unmarshal([]byte(out), &info); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal([]byte(out), &created); err != nil || len(created.Segments) != 2 || len(created.Head) != 2 {
+		t.Fatalf("json create: %v\n%s", err, out)
 	}
+	info := created.Stream
 	wantPolicy := api.ScalingPolicy{Type: api.ByRateInKBytesPerSec, TargetRate: 512, ScaleFactor: 3, MinSegments: 2}
 	if info.ScalingPolicy != wantPolicy || *info.RetentionPolicy != (api.RetentionPolicy{Type: api.RetentionLimitedSizeMB, Value: 1024}) {
 		t.Fatalf("created %+v %+v", info.ScalingPolicy, info.RetentionPolicy)
@@ -126,19 +128,23 @@ func TestStreamCommands(t *testing.T) {
 	}
 
 	// truncate, seal, delete.
-	if out := run("stream", "truncate", "sales/orders", "--cut", "sales/orders:1.#epoch.0=0,2.#epoch.1=0,3.#epoch.1=0"); out != "" {
+	if out := run("stream", "truncate", "sales/orders", "--cut", "sales/orders:1.#epoch.0=0,2.#epoch.1=0,3.#epoch.1=0"); out != "truncated stream sales/orders\n" {
 		t.Fatalf("truncate printed %q", out)
 	}
 	if out := run("stream", "describe", "sales/orders"); !strings.Contains(out, "HEAD       sales/orders:1.#epoch.0=0,2.#epoch.1=0,3.#epoch.1=0\n") {
 		t.Fatalf("describe after truncate:\n%s", out)
 	}
 	fail("stream sales/orders is not sealed", "stream", "delete", "sales/orders")
-	run("stream", "seal", "sales/orders")
+	if out := run("stream", "seal", "sales/orders"); out != "sealed stream sales/orders\n" {
+		t.Fatalf("seal printed %q", out)
+	}
 	if out := run("stream", "list", "sales", "--tag", "tier"); !strings.Contains(out, "sales/orders  sealed") {
 		t.Fatalf("list after seal:\n%s", out)
 	}
 	run("stream", "seal", "sales/orders") // again: success
-	run("stream", "delete", "sales/orders")
+	if out := run("stream", "delete", "sales/orders"); out != "deleted stream sales/orders\n" {
+		t.Fatalf("delete printed %q", out)
+	}
 	fail("stream sales/orders: not found", "stream", "describe", "sales/orders")
 
 	// Bad input: one line each, and nothing changed.
