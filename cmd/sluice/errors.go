@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/sluice-streams/sluice/client/ctlclient"
 )
@@ -53,7 +56,7 @@ func errorCode(err error) string {
 	var ce *ctlclient.Error
 	var ue usageErr
 	switch {
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), fromCLI(err):
 		return codeUsage
 	case errors.As(err, &ce) && ce.Code != "":
 		return ce.Code
@@ -61,4 +64,15 @@ func errorCode(err error) string {
 		return codeUnreachable
 	}
 	return ""
+}
+
+// fromCLI says whether err is one urfave/cli made itself, which is always
+// about the command line (a required flag missing); the errors of flag
+// values and arguments come marked by usageError and args.
+func fromCLI(err error) bool {
+	t := reflect.TypeOf(err)
+	if t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t != nil && t.PkgPath() == reflect.TypeOf(cli.Context{}).PkgPath()
 }

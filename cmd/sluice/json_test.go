@@ -213,6 +213,7 @@ func TestJSONErrors(t *testing.T) {
 		{[]string{"stream", "create", "e/x", "--retention-time", "90m"}, "want whole days", codeUsage},
 		{[]string{"read", "e/s", "--timeout", "1y"}, "want a duration", codeUsage},
 		{[]string{"stream", "frob"}, `unknown command "frob"`, codeUsage},
+		{[]string{"stream", "truncate", "e/s"}, `Required flag "cut" not set`, codeUsage},
 		{[]string{"--log-level", "loud", "version"}, "--log-level", codeUsage},
 		{[]string{"--controller", "127.0.0.1:1", "scope", "list"}, "unreachable", codeUnreachable},
 	} {

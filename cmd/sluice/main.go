@@ -1,6 +1,12 @@
 // Command sluice is the one binary of Sluice: every role (node, controller,
 // standalone, ...) and every client command is a subcommand. This package only
 // wires flags to the packages that do the work; see docs/ARCHITECTURE.md.
+//
+// The command line is the same everywhere: global flags anywhere before
+// "--" (flagsFirst); one flag type for sizes (sizeFlag) and one for
+// durations (durationFlag); output through one printer, table or json
+// (-o json: camelCase keys, mutations print what they changed, errors
+// are a JSON object on stderr, see printError).
 package main
 
 import (
@@ -100,7 +106,7 @@ given twice, the last one wins.
 --output json: commands that print data print JSON (keys in camelCase, as the REST API's); mutations print
 the object created or changed, or what was done ({"stream": "s/t", "sealed": true}); read prints one JSON
 object per event per line; write prints a summary object. An error is then one JSON object on stderr,
-{"error": {"message": "...", "code": "NOT_FOUND"}} (code: the REST API's, or USAGE for a wrong command line),
+{"error": {"message": "...", "code": "NOT_FOUND"}} (code: the REST API's, USAGE for a wrong command line, UNREACHABLE for a controller that does not answer),
 and the exit status is 1. The roles (node, controller, standalone, scheduler, executor) print logs, not
 data: for them json changes only how an error is printed.`
 
