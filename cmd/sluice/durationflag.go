@@ -97,7 +97,7 @@ func (v durationValue) String() string {
 // days: 7d, 1d12h).
 func durationFlag(name, usage string, value time.Duration, dest *time.Duration) *cli.GenericFlag {
 	*dest = value
-	return &cli.GenericFlag{Name: name, Usage: usage, Value: durationValue{p: dest}}
+	return &cli.GenericFlag{Name: name, Usage: usage + " (90s, 1h30m, 7d)", Value: durationValue{p: dest}}
 }
 
 // wholeDays is the check of --retention-time: a whole number of days, at

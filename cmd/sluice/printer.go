@@ -79,12 +79,6 @@ func (p *printer) printJSON(o output) error {
 	return enc.Encode(v)
 }
 
-// jsonLine prints v as one JSON value on its own line, compact: the
-// lines of `read -o json` (JSON Lines).
-func (p *printer) jsonLine(v any) error {
-	return json.NewEncoder(p.w).Encode(v)
-}
-
 // done prints what a command that changes something did: in table mode
 // the one line text, in json mode the object v ({"stream": "s/t",
 // "sealed": true}).
