@@ -61,7 +61,7 @@ func benchCommand(g *globalOptions) *cli.Command {
 		&cli.IntFlag{Name: "readers", Usage: "`N` readers in one reader group, sharing the segments (read, e2e)", Value: 1, Destination: &o.Readers},
 		sizeFlag("event-size", "`BYTES` per event (e2e: at least 8, the timestamp)", 1024, &o.EventSize),
 		&cli.Float64Flag{Name: "rate", Usage: "write `EVENTS_PER_S` over all writers (0: as fast as possible)", Destination: &o.Rate},
-		&cli.DurationFlag{Name: "duration", Usage: "write for `D` (default 10s unless --count)", Destination: &o.Duration},
+		durationFlag("duration", "write for `D` (default 10s unless --count)", 0, &o.Duration),
 		&cli.Int64Flag{Name: "count", Usage: "write `N` events (instead of --duration)", Destination: &o.Count},
 		&cli.BoolFlag{Name: "keep", Usage: "keep the stream bench created (it is sealed and deleted otherwise)", Destination: &o.Keep},
 		&cli.BoolFlag{Name: "measure-disk", Usage: "measure the disk's fsync'd bandwidth and write+fsync p99 in --disk-dir before and after the run", Destination: &o.MeasureDisk},

@@ -23,26 +23,26 @@ type benchReport struct {
 	Segments   int     `json:"segments"`
 	Writers    int     `json:"writers"`
 	Readers    int     `json:"readers,omitempty"`
-	EventSize  int     `json:"event_size"`
+	EventSize  int     `json:"eventSize"`
 	Rate       float64 `json:"rate"` // events/s asked for, 0: unlimited
 	Events     int64   `json:"events"`
 	Bytes      int64   `json:"bytes"`
 	Seconds    float64 `json:"seconds"`
-	EventsPerS float64 `json:"events_per_s"`
-	MBPerS     float64 `json:"mb_per_s"` // 10^6 bytes/s, as diskprobe reports
+	EventsPerS float64 `json:"eventsPerSec"`
+	MBPerS     float64 `json:"mbPerSec"` // 10^6 bytes/s, as diskprobe reports
 	// Latency is write -> durable acknowledgement (write), one ReadNext
 	// (read), or the Write call -> ReadNext returning the event (e2e).
-	Latency latencyMS `json:"latency_ms"`
+	Latency latencyMS `json:"latencyMs"`
 	// WriteLatency is e2e's write -> durable acknowledgement.
-	WriteLatency *latencyMS `json:"write_latency_ms,omitempty"`
+	WriteLatency *latencyMS `json:"writeLatencyMs,omitempty"`
 
 	// With --measure-disk: the disk's limits, probed before and after the
 	// run, and the run's numbers against them.
-	DiskDir     string   `json:"disk_dir,omitempty"`
-	DiskMBPerS  *float64 `json:"disk_mb_per_s,omitempty"`  // fsync'd 1 MiB writes, both probes together
-	DiskP99MS   *float64 `json:"disk_p99_ms,omitempty"`    // 4 KiB write+fsync, both probes together
-	DiskRatio   *float64 `json:"disk_ratio,omitempty"`     // mb_per_s / disk_mb_per_s
-	P99DiskRate *float64 `json:"p99_disk_ratio,omitempty"` // latency p99 / disk_p99_ms
+	DiskDir     string   `json:"diskDir,omitempty"`
+	DiskMBPerS  *float64 `json:"diskMbPerSec,omitempty"` // fsync'd 1 MiB writes, both probes together
+	DiskP99MS   *float64 `json:"diskP99Ms,omitempty"`    // 4 KiB write+fsync, both probes together
+	DiskRatio   *float64 `json:"diskRatio,omitempty"`    // mbPerSec / diskMbPerSec
+	P99DiskRate *float64 `json:"p99DiskRatio,omitempty"` // latency p99 / diskP99Ms
 }
 
 // latencyMS holds percentiles in milliseconds.

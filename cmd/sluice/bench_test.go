@@ -28,7 +28,7 @@ func benchJSON(t *testing.T, args ...string) map[string]any {
 // count events of size bytes.
 func checkReport(t *testing.T, r map[string]any, count, size float64) {
 	t.Helper()
-	for _, k := range []string{"events", "bytes", "seconds", "events_per_s", "mb_per_s", "latency_ms"} {
+	for _, k := range []string{"events", "bytes", "seconds", "eventsPerSec", "mbPerSec", "latencyMs"} {
 		if _, ok := r[k]; !ok {
 			t.Fatalf("report lacks %q: %v", k, r)
 		}
@@ -36,14 +36,14 @@ func checkReport(t *testing.T, r map[string]any, count, size float64) {
 	if r["events"] != count || r["bytes"] != count*size {
 		t.Fatalf("events %v bytes %v, want %v and %v", r["events"], r["bytes"], count, count*size)
 	}
-	secs, eps, mbs := r["seconds"].(float64), r["events_per_s"].(float64), r["mb_per_s"].(float64)
+	secs, eps, mbs := r["seconds"].(float64), r["eventsPerSec"].(float64), r["mbPerSec"].(float64)
 	if secs <= 0 || eps <= 0 || mbs <= 0 {
 		t.Fatalf("seconds %v events/s %v MB/s %v: want all > 0", secs, eps, mbs)
 	}
 	if d := eps*secs - count; d > 1 || d < -1 {
 		t.Fatalf("events/s %v x seconds %v != events %v", eps, secs, count)
 	}
-	checkLatency(t, r["latency_ms"])
+	checkLatency(t, r["latencyMs"])
 }
 
 func checkLatency(t *testing.T, v any) {
@@ -67,7 +67,7 @@ func TestBenchWrite(t *testing.T) {
 	c := []string{"--controller", rs.URL, "--output", "json"}
 	r := benchJSON(t, append(c, "bench", "write", "--count", "500", "--event-size", "100", "--writers", "2", "--segments", "3")...)
 	checkReport(t, r, 500, 100)
-	if r["mode"] != "write" || r["segments"] != 3.0 || r["writers"] != 2.0 || r["disk_mb_per_s"] != nil {
+	if r["mode"] != "write" || r["segments"] != 3.0 || r["writers"] != 2.0 || r["diskMbPerSec"] != nil {
 		t.Fatalf("report %v", r)
 	}
 	// The stream bench created is gone; with --keep it stays.
@@ -87,7 +87,7 @@ func TestBenchWrite(t *testing.T) {
 	defer func() { diskProbeBytes, diskProbeSyncs = bytes, syncs }()
 	r = benchJSON(t, append(c, "bench", "write", "--count", "200", "--measure-disk", "--disk-dir", t.TempDir())...)
 	checkReport(t, r, 200, 1024)
-	for _, k := range []string{"disk_mb_per_s", "disk_p99_ms", "disk_ratio", "p99_disk_ratio"} {
+	for _, k := range []string{"diskMbPerSec", "diskP99Ms", "diskRatio", "p99DiskRatio"} {
 		if x, ok := r[k].(float64); !ok || x <= 0 {
 			t.Fatalf("%s = %v, want > 0", k, r[k])
 		}
@@ -99,7 +99,7 @@ func TestBenchE2EAndRead(t *testing.T) {
 	c := []string{"--controller", rs.URL, "--output", "json"}
 	r := benchJSON(t, append(c, "bench", "e2e", "--count", "300", "--segments", "2", "--rate", "3000")...)
 	checkReport(t, r, 300, 1024)
-	checkLatency(t, r["write_latency_ms"])
+	checkLatency(t, r["writeLatencyMs"])
 	if r["readers"] != 1.0 {
 		t.Fatalf("readers %v, want 1", r["readers"])
 	}
@@ -108,7 +108,7 @@ func TestBenchE2EAndRead(t *testing.T) {
 	// once (events counts exactly the events written).
 	r = benchJSON(t, append(c, "bench", "e2e", "--count", "600", "--segments", "4", "--readers", "3", "--rate", "3000")...)
 	checkReport(t, r, 600, 1024)
-	checkLatency(t, r["write_latency_ms"])
+	checkLatency(t, r["writeLatencyMs"])
 	if r["readers"] != 3.0 || r["segments"] != 4.0 {
 		t.Fatalf("report %v", r)
 	}

@@ -35,7 +35,7 @@ func clusterCommand(g *globalOptions) *cli.Command {
 		return []cli.Flag{
 			schedFlag,
 			&cli.IntFlag{Name: "set", Usage: "change the number of " + what + " to `N` (a lowering waits until the removed ones are drained and gone)", Destination: &o.Set},
-			&cli.DurationFlag{Name: "timeout", Usage: "give up watching a lowering after `TIME` (it goes on in the scheduler)", Value: 10 * time.Minute, Destination: &o.Timeout},
+			durationFlag("timeout", "give up watching a lowering after `TIME` (it goes on in the scheduler)", 10*time.Minute, &o.Timeout),
 		}
 	}
 	return &cli.Command{
@@ -301,7 +301,11 @@ func clusterPod(c *cli.Context, g *globalOptions, o *clusterOptions, action stri
 		return err
 	}
 	if g.Output == formatJSON {
-		return printPods(c.App.Writer, g, []scheduler.PodInfo{pod})
+		p, err := newPrinter(c.App.Writer, g.Output)
+		if err != nil {
+			return err
+		}
+		return p.Print(output{JSON: pod}) // the pod, changed
 	}
 	fmt.Fprintf(c.App.Writer, "%s: %s requested (task %s); 'sluice cluster status' shows its relaunch\n", pod.Name, action, dash(pod.TaskID))
 	return nil

@@ -87,7 +87,7 @@ func newFakeScheduler(t *testing.T) *httptest.Server {
 		}
 		js(w, 200, progress())
 	})
-	mux.HandleFunc("POST /v1/pods/{name}/restart", func(w http.ResponseWriter, r *http.Request) {
+	podAction := func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		for _, p := range f.pods {
@@ -98,7 +98,9 @@ func newFakeScheduler(t *testing.T) *httptest.Server {
 			}
 		}
 		js(w, 404, map[string]string{"error": "plan: no such pod: " + r.PathValue("name")})
-	})
+	}
+	mux.HandleFunc("POST /v1/pods/{name}/restart", podAction)
+	mux.HandleFunc("POST /v1/pods/{name}/replace", podAction)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv

@@ -117,12 +117,7 @@ func controllerCommand(g *globalOptions) *cli.Command {
 				Value:       "/sluice",
 				Destination: &o.ZKRoot,
 			},
-			&cli.DurationFlag{
-				Name:        "zk-session-timeout",
-				Usage:       "ZooKeeper session `TIMEOUT`: how long a controller may be cut off (or dead) before another one takes over its leadership",
-				Value:       10 * time.Second,
-				Destination: &o.ZKSessionTimeout,
-			},
+			durationFlag("zk-session-timeout", "ZooKeeper session `TIMEOUT`: how long a controller may be cut off (or dead) before another one takes over its leadership", 10*time.Second, &o.ZKSessionTimeout),
 			&cli.StringFlag{
 				Name:        "id",
 				Usage:       "controller `ID` in the election (cluster mode; default: the advertised address)",

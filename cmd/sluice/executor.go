@@ -32,10 +32,10 @@ func executorCommand(g *globalOptions) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "role", Usage: "the `ROLE` to run: node or controller", Required: true, Destination: &o.Role},
 			&cli.StringFlag{Name: "health-addr", Usage: "probe `HOST:PORT` (default: the address the role prints when it listens)", Destination: &o.HealthAddr},
-			&cli.DurationFlag{Name: "health-interval", Usage: "`TIME` between health checks", Value: 5 * time.Second, Destination: &o.HealthInterval},
+			durationFlag("health-interval", "`TIME` between health checks", 5*time.Second, &o.HealthInterval),
 			&cli.IntFlag{Name: "health-failures", Usage: "fail the task after `N` failed health checks in a row", Value: 3, Destination: &o.HealthFailures},
-			&cli.DurationFlag{Name: "startup-timeout", Usage: "`TIME` the role has to become healthy after it starts", Value: 10 * time.Minute, Destination: &o.StartupTimeout},
-			&cli.DurationFlag{Name: "kill-grace", Usage: "`TIME` between SIGTERM and SIGKILL when the task's kill policy sets none", Value: 30 * time.Second, Destination: &o.KillGrace},
+			durationFlag("startup-timeout", "`TIME` the role has to become healthy after it starts", 10*time.Minute, &o.StartupTimeout),
+			durationFlag("kill-grace", "`TIME` between SIGTERM and SIGKILL when the task's kill policy sets none", 30*time.Second, &o.KillGrace),
 		},
 		Action: func(c *cli.Context) error { return runExecutor(c, g, o) },
 	}

@@ -87,6 +87,13 @@ func hiveDDLRun(c *cli.Context, g *globalOptions, o *hiveDDLOptions) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", commandName(c), err)
 	}
+	if g.Output == formatJSON {
+		p, err := newPrinter(c.App.Writer, g.Output)
+		if err != nil {
+			return err
+		}
+		return p.Print(output{JSON: map[string]string{"stream": scope + "/" + stream, "ddl": ddl}})
+	}
 	_, err = fmt.Fprint(c.App.Writer, ddl)
 	return err
 }

@@ -1,10 +1,17 @@
 // Command sluice is the one binary of Sluice: every role (node, controller,
 // standalone, ...) and every client command is a subcommand. This package only
 // wires flags to the packages that do the work; see docs/ARCHITECTURE.md.
+//
+// The command line is the same everywhere: global flags anywhere before
+// "--" (flagsFirst); one flag type for sizes (sizeFlag) and one for
+// durations (durationFlag); output through one printer, table or json
+// (-o json: camelCase keys, mutations print what they changed, errors
+// are a JSON object on stderr, see printError).
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -23,6 +30,7 @@ type globalOptions struct {
 	Controller string // --controller, env SLUICE_CONTROLLER
 	LogLevel   string // --log-level, a logrus level
 	Output     string // --output table|json
+	Version    bool   // --version: print the version, as the version command
 }
 
 func main() {
@@ -41,22 +49,27 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	var g globalOptions
 	app := newApp(&g, stdout, stderr)
 	err := app.RunContext(ctx, flagsFirst(app, args))
-	if err == nil {
+	if err == nil || errors.Is(err, errVersionShown) {
 		return 0
 	}
-	fmt.Fprintf(stderr, "sluice: %v\n", err)
+	printError(stderr, g.Output, err)
 	return 1
 }
+
+// errVersionShown ends a run whose --version printed the version: nothing
+// else on the line is run.
+var errVersionShown = errors.New("version shown")
 
 func newApp(g *globalOptions, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:           "sluice",
 		Usage:          "durable, elastic stream storage",
-		HideVersion:    true, // the version command prints it
+		Description:    appDescription,
+		HideVersion:    true, // --version is a global flag of ours, printed as the version command prints
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		Flags:          globalFlags(g),
-		Before:         func(*cli.Context) error { return setUp(g, stderr) },
+		Before:         func(c *cli.Context) error { return setUp(c, g, stderr) },
 		Action:         groupAction,
 		ExitErrHandler: func(*cli.Context, error) {}, // run prints errors, once
 		OnUsageError:   usageError,
@@ -85,6 +98,18 @@ func newApp(g *globalOptions, stdout, stderr io.Writer) *cli.App {
 	return app
 }
 
+// appDescription is the app's help text on the global flags and on
+// --output.
+const appDescription = `The global options may come anywhere on the line before "--" (sluice stream describe s/t -o json);
+given twice, the last one wins.
+
+--output json: commands that print data print JSON (keys in camelCase, as the REST API's); mutations print
+the object created or changed, or what was done ({"stream": "s/t", "sealed": true}); read prints one JSON
+object per event per line; write prints a summary object. An error is then one JSON object on stderr,
+{"error": {"message": "...", "code": "NOT_FOUND"}} (code: the REST API's, USAGE for a wrong command line, UNREACHABLE for a controller that does not answer),
+and the exit status is 1. The roles (node, controller, standalone, scheduler, executor) print logs, not
+data: for them json changes only how an error is printed.`
+
 func globalFlags(g *globalOptions) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{
@@ -103,25 +128,37 @@ func globalFlags(g *globalOptions) []cli.Flag {
 		&cli.StringFlag{
 			Name:        "output",
 			Aliases:     []string{"o"},
-			Usage:       "output `FORMAT` of commands that print data: table or json",
+			Usage:       "output `FORMAT` of commands that print data, and of errors: table or json",
 			Value:       formatTable,
 			Destination: &g.Output,
+		},
+		&cli.BoolFlag{
+			Name:        "version",
+			Usage:       "print the version of this binary (as the version command) and nothing else",
+			Destination: &g.Version,
 		},
 	}
 }
 
 // setUp checks the global flags and configures the standard logrus logger:
-// text to stderr at the chosen level.
-func setUp(g *globalOptions, stderr io.Writer) error {
+// text to stderr at the chosen level. With --version it prints the
+// version and returns errVersionShown.
+func setUp(c *cli.Context, g *globalOptions, stderr io.Writer) error {
 	level, err := logrus.ParseLevel(g.LogLevel)
 	if err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+		return usageErr{fmt.Errorf("--log-level: %w", err)}
 	}
 	if _, err := newPrinter(stderr, g.Output); err != nil {
-		return err
+		return usageErr{err}
+	}
+	if g.Version {
+		if err := printVersion(c.App.Writer, g.Output); err != nil {
+			return err
+		}
+		return errVersionShown
 	}
 	if g.Controller, err = controllerURL(g.Controller); err != nil {
-		return err
+		return usageErr{err}
 	}
 	logrus.SetOutput(stderr)
 	logrus.SetFormatter(&logrus.TextFormatter{})
@@ -147,14 +184,14 @@ func controllerURL(s string) (string, error) {
 // argument it shows help; with one it reports an unknown command.
 func groupAction(c *cli.Context) error {
 	if c.Args().Present() {
-		return fmt.Errorf("unknown command %q (see '%s --help')", c.Args().First(), c.Command.HelpName)
+		return usageErr{fmt.Errorf("unknown command %q (see '%s --help')", c.Args().First(), c.Command.HelpName)}
 	}
 	return cli.ShowSubcommandHelp(c)
 }
 
-// usageError returns a flag-parsing error unprinted, so that run prints it as
-// the one line.
-func usageError(_ *cli.Context, err error, _ bool) error { return err }
+// usageError returns a flag-parsing error unprinted, so that run prints it
+// once, as a usage error.
+func usageError(_ *cli.Context, err error, _ bool) error { return usageErr{err} }
 
 // quietUsageErrors makes c and its subcommands return usage errors instead of
 // printing them with help, and gives command groups groupAction.
@@ -170,58 +207,74 @@ func quietUsageErrors(c *cli.Command) {
 	}
 }
 
-// flagsFirst moves the positional arguments of the command args name after
-// its flags, so that `sluice stream create s/x --segments 2` parses as
-// `sluice stream create --segments 2 s/x` (urfave/cli stops parsing flags at
-// the first positional argument). Global flags stay before the command
-// name; everything after "--" stays as it is.
+// flagsFirst rearranges args for urfave/cli, which takes global flags
+// only before the command name and a command's flags only before its
+// first positional argument. The global flags, wherever they are before
+// "--" (`sluice stream describe s/t -o json`), go first; then the command
+// path, each name followed by the flags given after it; then the
+// command's positional arguments (`sluice stream create s/x --segments 2`
+// parses as `sluice stream create --segments 2 s/x`). Everything from
+// "--" on stays as it is, last. The order of the flags among themselves
+// is kept, so of a flag given twice the last wins.
 func flagsFirst(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
 	}
-	out := []string{args[0]}
+	var global, path, positional []string
 	flags, commands := app.Flags, app.Commands
-	i := 1
-	// The global flags and the command path.
-	for i < len(args) {
+	inPath := true // still reading command names
+	for i := 1; i < len(args); {
 		a := args[i]
-		if a == "--" || !strings.HasPrefix(a, "-") {
-			var next *cli.Command
-			for _, c := range commands {
-				if c.HasName(a) {
-					next = c
-				}
-			}
-			if next == nil {
-				break
-			}
-			out = append(out, a)
-			i++
-			flags, commands = next.Flags, next.Subcommands
-			continue
-		}
-		n := flagTokens(flags, args[i:])
-		out = append(out, args[i:i+n]...)
-		i += n
-	}
-	// The command's own flags, then its positional arguments.
-	var positional []string
-	for i < len(args) {
-		a := args[i]
-		if a == "--" {
+		switch {
+		case a == "--":
 			positional = append(positional, args[i:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			positional = append(positional, a)
+			i = len(args)
+		case !strings.HasPrefix(a, "-") || a == "-":
+			if next := subcommand(commands, a); inPath && next != nil {
+				path = append(path, a)
+				flags, commands = next.Flags, next.Subcommands
+			} else {
+				inPath = false
+				positional = append(positional, a)
+			}
 			i++
-			continue
+		case hasFlag(app.Flags, a):
+			n := flagTokens(app.Flags, args[i:])
+			global = append(global, args[i:i+n]...)
+			i += n
+		default:
+			n := flagTokens(flags, args[i:])
+			path = append(path, args[i:i+n]...)
+			i += n
 		}
-		n := flagTokens(flags, args[i:])
-		out = append(out, args[i:i+n]...)
-		i += n
 	}
+	out := append([]string{args[0]}, global...)
+	out = append(out, path...)
 	return append(out, positional...)
+}
+
+// subcommand returns the command of commands named name, or nil.
+func subcommand(commands []*cli.Command, name string) *cli.Command {
+	for _, c := range commands {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// hasFlag says whether the flag token arg ("-o", "--output=json") is one
+// of flags.
+func hasFlag(flags []cli.Flag, arg string) bool {
+	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // flagTokens returns how many tokens the flag at args[0] takes: 2 for a

@@ -102,12 +102,7 @@ func nodeCommand(g *globalOptions) *cli.Command {
 				Value:       "/sluice",
 				Destination: &o.ZKRoot,
 			},
-			&cli.DurationFlag{
-				Name:        "zk-session-timeout",
-				Usage:       "ZooKeeper session `TIMEOUT`: how long the node may be cut off before it stops taking writes and the cluster counts it dead",
-				Value:       10 * time.Second,
-				Destination: &o.ZKSessionTimeout,
-			},
+			durationFlag("zk-session-timeout", "ZooKeeper session `TIMEOUT`: how long the node may be cut off before it stops taking writes and the cluster counts it dead", 10*time.Second, &o.ZKSessionTimeout),
 			&cli.StringFlag{
 				Name:        "id",
 				Usage:       "node `ID` in the container assignment (cluster mode; default: the host name); keep it across restarts on one data directory",

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"unicode"
 )
 
 const (
@@ -15,7 +16,8 @@ const (
 
 // output is what a command prints. The table format prints Columns and Rows;
 // the json format prints JSON if it is set, else one object per row keyed by
-// the lower-cased column names.
+// the columns' names in camelCase ("BYTES BEHIND" -> "bytesBehind"), the key
+// style of the REST API and of every JSON the CLI prints.
 type output struct {
 	Columns []string
 	Rows    [][]string
@@ -65,7 +67,7 @@ func (p *printer) printJSON(o output) error {
 			m := make(map[string]string, len(o.Columns))
 			for i, col := range o.Columns {
 				if i < len(row) {
-					m[strings.ToLower(col)] = row[i]
+					m[camelKey(col)] = row[i]
 				}
 			}
 			rows = append(rows, m)
@@ -75,4 +77,31 @@ func (p *printer) printJSON(o output) error {
 	enc := json.NewEncoder(p.w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// done prints what a command that changes something did: in table mode
+// the one line text, in json mode the object v ({"stream": "s/t",
+// "sealed": true}).
+func (p *printer) done(text string, v any) error {
+	if p.format == formatJSON {
+		return p.printJSON(output{JSON: v})
+	}
+	_, err := fmt.Fprintln(p.w, text)
+	return err
+}
+
+// camelKey turns a column name into a JSON key: its words (split at
+// anything but a letter or digit) lower-cased and joined, each after the
+// first capitalised: "SEGMENT" -> "segment", "BYTES_BEHIND" ->
+// "bytesBehind", "TIER-2 ERROR" -> "tier2Error".
+func camelKey(col string) string {
+	var b strings.Builder
+	for i, w := range strings.FieldsFunc(col, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		w = strings.ToLower(w)
+		if i > 0 {
+			w = strings.ToUpper(w[:1]) + w[1:]
+		}
+		b.WriteString(w)
+	}
+	return b.String()
 }

@@ -66,3 +66,28 @@ func TestPrinterUnknownFormat(t *testing.T) {
 		t.Fatal("want an error for an unknown format")
 	}
 }
+
+func TestCamelKey(t *testing.T) {
+	for col, want := range map[string]string{
+		"SCOPE": "scope", "BYTES_BEHIND": "bytesBehind", "LAST_SEEN": "lastSeen", "TIERED TO": "tieredTo",
+		"TIER-2 ERROR": "tier2Error", "TIER 2": "tier2", "event size": "eventSize", "MB/s": "mbS",
+	} {
+		if got := camelKey(col); got != want {
+			t.Errorf("camelKey(%q) = %q, want %q", col, got, want)
+		}
+	}
+}
+
+func TestPrinterDone(t *testing.T) {
+	var table, js bytes.Buffer
+	pt, _ := newPrinter(&table, formatTable)
+	pj, _ := newPrinter(&js, formatJSON)
+	v := map[string]any{"stream": "s/t", "sealed": true}
+	if err := pt.done("sealed stream s/t", v); err != nil || table.String() != "sealed stream s/t\n" {
+		t.Fatalf("table: %v %q", err, table.String())
+	}
+	var got map[string]any
+	if err := pj.done("sealed stream s/t", v); err != nil || json.Unmarshal(js.Bytes(), &got) != nil || got["sealed"] != true {
+		t.Fatalf("json: %v %q", err, js.String())
+	}
+}

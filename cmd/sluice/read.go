@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -24,6 +27,7 @@ type readOptions struct {
 	Follow  bool          // --follow: wait for events until interrupted
 	Max     int           // --max: stop after N events (0: no limit)
 	Timeout time.Duration // --timeout: without --follow, stop when no event came for D
+	JSON    bool          // --output json: one JSON object per event per line
 }
 
 func readCommand(g *globalOptions) *cli.Command {
@@ -36,14 +40,16 @@ func readCommand(g *globalOptions) *cli.Command {
 			"With --group G it joins reader group SCOPE/G (see `sluice readergroup create`) and reads the segments the group\n" +
 			"gives it; on exit it leaves the group at its position, so the group's other readers continue from there.\n" +
 			"Without --follow the start (finding where to begin, joining the group) waits at most the larger of --timeout and\n" +
-			"10s. While the controller or a node cannot be reached it retries, saying so on stderr.",
+			"10s. While the controller or a node cannot be reached it retries, saying so on stderr.\n" +
+			"With -o json it prints one JSON object per event per line: segment, offset (where the event starts in it),\n" +
+			"position (a cut just after it, for --from), payload and encoding (utf8, or base64 when the bytes are not UTF-8).",
 		ArgsUsage: "SCOPE/STREAM",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "group", Usage: "read as a member of reader group `G` of the stream's scope (--from is then the group's)", Destination: &o.Group},
 			&cli.StringFlag{Name: "from", Usage: "start at `WHERE`: head, tail, or a stream cut (scope/stream:N.#epoch.E=OFFSET,...)", Value: "head", Destination: &o.From},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep waiting for new events until interrupted", Destination: &o.Follow},
 			&cli.IntFlag{Name: "max", Usage: "stop after `N` events (0: no limit)", Destination: &o.Max},
-			&cli.DurationFlag{Name: "timeout", Usage: "without --follow, stop when no event arrives for `D`", Value: 2 * time.Second, Destination: &o.Timeout},
+			durationFlag("timeout", "without --follow, stop when no event arrives for `D`", 2*time.Second, &o.Timeout),
 		},
 		Action: func(c *cli.Context) error { return runRead(c, g, o) },
 	}
@@ -85,6 +91,7 @@ func runRead(c *cli.Context, g *globalOptions, o *readOptions) error {
 	if !o.Follow && o.Timeout <= 0 {
 		return fmt.Errorf("--timeout %v: want more than 0", o.Timeout)
 	}
+	o.JSON = g.Output == formatJSON
 	// An interrupt ends the read normally: the position is still printed.
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -206,8 +213,14 @@ func readLoop(ctx context.Context, r eventReader, out *bufio.Writer, o *readOpti
 		default:
 			return err
 		}
-		out.Write(ev.Data)
-		out.WriteByte('\n')
+		if o.JSON {
+			if err := json.NewEncoder(out).Encode(newEventLine(ev)); err != nil {
+				return fmt.Errorf("write stdout: %w", err)
+			}
+		} else {
+			out.Write(ev.Data)
+			out.WriteByte('\n')
+		}
 		// Each event shows at once (--follow is read by people and pipes);
 		// when more are buffered this costs a write per event, which a
 		// command-line reader can afford.
@@ -216,4 +229,21 @@ func readLoop(ctx context.Context, r eventReader, out *bufio.Writer, o *readOpti
 		}
 	}
 	return nil
+}
+
+// eventLine is one event as `read -o json` prints it (JSON Lines).
+type eventLine struct {
+	Segment  string `json:"segment"`
+	Offset   int64  `json:"offset"`   // where the event starts in the segment
+	Position string `json:"position"` // the reader's position just after the event (a --from)
+	Payload  string `json:"payload"`
+	Encoding string `json:"encoding"` // of Payload: "utf8", or "base64" when the bytes are not valid UTF-8
+}
+
+func newEventLine(ev client.Event) eventLine {
+	l := eventLine{Segment: ev.Segment, Offset: ev.Offset, Position: ev.Position.String(), Payload: string(ev.Data), Encoding: "utf8"}
+	if !utf8.Valid(ev.Data) {
+		l.Payload, l.Encoding = base64.StdEncoding.EncodeToString(ev.Data), "base64"
+	}
+	return l
 }

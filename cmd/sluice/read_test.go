@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/sluice-streams/sluice/client"
 	"github.com/sluice-streams/sluice/client/clienttest"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -110,4 +112,16 @@ func TestReadNodeStopsAnswering(t *testing.T) {
 		t.Fatalf("--group: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	position(t, stderr)
+}
+
+func TestEventLine(t *testing.T) {
+	ev := client.Event{Data: []byte("héllo"), Segment: "s/t/0.#epoch.0", Offset: 8}
+	if l := newEventLine(ev); l.Payload != "héllo" || l.Encoding != "utf8" || l.Segment != ev.Segment || l.Offset != 8 {
+		t.Errorf("utf8 event: %+v", l)
+	}
+	ev.Data = []byte{0xff, 0x00, 'a'}
+	l := newEventLine(ev)
+	if l.Encoding != "base64" || l.Payload != base64.StdEncoding.EncodeToString(ev.Data) {
+		t.Errorf("binary event: %+v", l)
+	}
 }

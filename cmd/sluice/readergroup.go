@@ -68,7 +68,7 @@ func groupArg(c *cli.Context) (scope, group string, err error) {
 	}
 	scope, group, ok := strings.Cut(a[0], "/")
 	if !ok || scope == "" || group == "" || strings.Contains(group, "/") {
-		return "", "", fmt.Errorf("%s: %q is not SCOPE/GROUP", commandName(c), a[0])
+		return "", "", usageErr{fmt.Errorf("%s: %q is not SCOPE/GROUP", commandName(c), a[0])}
 	}
 	return scope, group, nil
 }
@@ -91,34 +91,60 @@ func readerGroupCreate(c *cli.Context, g *globalOptions, o *readerGroupCreateOpt
 		return err
 	}
 	defer cl.Close()
-	if _, err := cl.NewReaderGroup(c.Context, scope, group, stream, client.GroupFrom(start)); err != nil {
+	rg, err := cl.NewReaderGroup(c.Context, scope, group, stream, client.GroupFrom(start))
+	if err != nil {
 		return fmt.Errorf("readergroup create %s/%s: %w", scope, group, err)
+	}
+	if g.Output == formatJSON {
+		// The group as describe shows it.
+		st, gstream, _, err := rg.State(c.Context)
+		if err != nil {
+			return fmt.Errorf("readergroup create %s/%s: created, but: %w", scope, group, err)
+		}
+		return printGroup(c, scope+"/"+group, gstream, st)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "reader group %s/%s of %s created\n", scope, group, o.Stream)
 	return nil
 }
 
-// groupState reads the group named by the argument.
-func groupState(c *cli.Context, g *globalOptions) (*client.Client, *client.GroupState, string, error) {
+// groupDescription is the JSON of `readergroup describe` and `create`.
+type groupDescription struct {
+	Group  string             `json:"group"`
+	Stream string             `json:"stream"`
+	State  *client.GroupState `json:"state"`
+}
+
+// printGroup prints a group's description as JSON.
+func printGroup(c *cli.Context, group, stream string, st *client.GroupState) error {
+	p, err := newPrinter(c.App.Writer, formatJSON)
+	if err != nil {
+		return err
+	}
+	return p.Print(output{JSON: groupDescription{Group: group, Stream: stream, State: st}})
+}
+
+// groupState reads the group named by the argument; it returns the
+// client, the group's state and stream, and the group's name SCOPE/GROUP.
+func groupState(c *cli.Context, g *globalOptions) (*client.Client, *client.GroupState, string, string, error) {
 	scope, group, err := groupArg(c)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", "", err
 	}
 	cl, err := client.New(c.Context, g.Controller)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", "", err
 	}
 	rg, err := cl.ReaderGroup(scope, group)
 	if err != nil {
 		cl.Close()
-		return nil, nil, "", err
+		return nil, nil, "", "", err
 	}
 	st, stream, _, err := rg.State(c.Context)
 	if err != nil {
 		cl.Close()
-		return nil, nil, "", fmt.Errorf("%s %s/%s: %w", commandName(c), scope, group, err)
+		return nil, nil, "", "", fmt.Errorf("%s %s/%s: %w", commandName(c), scope, group, err)
 	}
-	return cl, st, stream, nil
+	return cl, st, stream, scope + "/" + group, nil
 }
 
 // groupRow is one segment of a group: who reads it and where.
@@ -165,7 +191,7 @@ func rows(st *client.GroupState) []groupRow {
 }
 
 func readerGroupDescribe(c *cli.Context, g *globalOptions) error {
-	cl, st, stream, err := groupState(c, g)
+	cl, st, stream, name, err := groupState(c, g)
 	if err != nil {
 		return err
 	}
@@ -183,15 +209,16 @@ func readerGroupDescribe(c *cli.Context, g *globalOptions) error {
 		out.Rows = append(out.Rows, []string{r.Reader, r.Segment, strconv.FormatInt(r.Position, 10), seen})
 	}
 	if g.Output == formatJSON {
-		out.JSON = map[string]any{"stream": stream, "state": st}
-	} else if st.Checkpoint != nil {
+		return printGroup(c, name, stream, st)
+	}
+	if st.Checkpoint != nil {
 		defer fmt.Fprintf(c.App.ErrWriter, "checkpoint %s in progress, waiting for %s\n", st.Checkpoint.Name, strings.Join(st.Checkpoint.Pending, ", "))
 	}
 	return p.Print(out)
 }
 
 func readerGroupLag(c *cli.Context, g *globalOptions) error {
-	cl, st, _, err := groupState(c, g)
+	cl, st, _, _, err := groupState(c, g)
 	if err != nil {
 		return err
 	}
@@ -254,6 +281,13 @@ func readerGroupDelete(c *cli.Context, g *globalOptions) error {
 	}
 	if err := rg.Delete(c.Context); err != nil {
 		return fmt.Errorf("readergroup delete %s/%s: %w", scope, group, err)
+	}
+	if g.Output == formatJSON {
+		p, err := newPrinter(c.App.Writer, g.Output)
+		if err != nil {
+			return err
+		}
+		return p.done("", map[string]any{"group": scope + "/" + group, "deleted": true})
 	}
 	fmt.Fprintf(c.App.ErrWriter, "reader group %s/%s deleted\n", scope, group)
 	return nil

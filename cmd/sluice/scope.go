@@ -22,7 +22,7 @@ func args(c *cli.Context, want ...string) ([]string, error) {
 		if len(got) > 0 {
 			gotText = fmt.Sprintf("%q", got)
 		}
-		return nil, fmt.Errorf("%s: want %s, got %s (see '%s --help')", commandName(c), argList(want), gotText, c.Command.HelpName)
+		return nil, usageErr{fmt.Errorf("%s: want %s, got %s (see '%s --help')", commandName(c), argList(want), gotText, c.Command.HelpName)}
 	}
 	return got, nil
 }
@@ -113,5 +113,12 @@ func scopeDelete(c *cli.Context, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	return apiClient(g).DeleteScope(c.Context, a[0])
+	p, err := newPrinter(c.App.Writer, g.Output)
+	if err != nil {
+		return err
+	}
+	if err := apiClient(g).DeleteScope(c.Context, a[0]); err != nil {
+		return err
+	}
+	return p.done("deleted scope "+a[0], map[string]any{"scope": a[0], "deleted": true})
 }

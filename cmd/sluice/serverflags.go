@@ -42,10 +42,10 @@ func (o *serverOptions) flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "max-conns", Usage: "accept at most `N` connections at once", Value: server.DefaultMaxConnections, Destination: &o.MaxConns},
 		&cli.IntFlag{Name: "max-conns-per-peer", Usage: "close new connections from an IP address (IPv6: a /64) that already has `N` open (at most --max-conns; negative: no cap)", Value: server.DefaultMaxConnsPerPeer, Destination: &o.MaxConnsPerPeer},
-		&cli.DurationFlag{Name: "handshake-timeout", Usage: "close a connection that sends no complete first request within `D` (negative: never)", Value: server.DefaultHandshakeTimeout, Destination: &o.HandshakeTimeout},
-		&cli.DurationFlag{Name: "idle-timeout", Usage: "close a connection with no writer and no request in flight after `D` (negative: never)", Value: server.DefaultIdleTimeout, Destination: &o.IdleTimeout},
-		&cli.DurationFlag{Name: "frame-timeout", Usage: "close a connection that stops in the middle of a frame holding request memory: the rest must arrive within `D` (negative: never)", Value: server.DefaultFrameTimeout, Destination: &o.FrameTimeout},
-		&cli.DurationFlag{Name: "write-timeout", Usage: "close a connection that does not read its replies within `D`, releasing its request memory (negative: never)", Value: server.DefaultWriteTimeout, Destination: &o.WriteTimeout},
+		durationFlag("handshake-timeout", "close a connection that sends no complete first request within `D` (negative: never)", server.DefaultHandshakeTimeout, &o.HandshakeTimeout),
+		durationFlag("idle-timeout", "close a connection with no writer and no request in flight after `D` (negative: never)", server.DefaultIdleTimeout, &o.IdleTimeout),
+		durationFlag("frame-timeout", "close a connection that stops in the middle of a frame holding request memory: the rest must arrive within `D` (negative: never)", server.DefaultFrameTimeout, &o.FrameTimeout),
+		durationFlag("write-timeout", "close a connection that does not read its replies within `D`, releasing its request memory (negative: never)", server.DefaultWriteTimeout, &o.WriteTimeout),
 		sizeFlag("request-memory", fmt.Sprintf("hold at most `BYTES` of requests being read or waiting for their fsync, all connections together; beyond, stop reading (at least %s)", byteSize{&minRequestMemory}), server.DefaultRequestMemory, &o.RequestMemory),
 		sizeFlag("peer-request-memory", "one IP address's share of --request-memory in `BYTES` (0: a quarter of it)", 0, &o.PeerRequestMemory),
 	}

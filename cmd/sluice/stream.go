@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -10,19 +11,20 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
 // streamCreateOptions are the flags of `sluice stream create`.
 type streamCreateOptions struct {
-	Segments      int      // --segments: a fixed number of segments
-	ScaleBy       string   // --scale-by events|bytes
-	Target        int64    // --target: events/s or KB/s per segment
-	Factor        int      // --factor: how many segments a hot one splits into
-	Min           int      // --min: the fewest segments
-	RetentionTime string   // --retention-time: whole days ("7d", "168h")
-	RetentionSize string   // --retention-size: bytes ("512MiB")
-	Tags          []string // --tag k=v, repeated
+	Segments      int           // --segments: a fixed number of segments
+	ScaleBy       string        // --scale-by events|bytes
+	Target        int64         // --target: events/s or KB/s per segment
+	Factor        int           // --factor: how many segments a hot one splits into
+	Min           int           // --min: the fewest segments
+	RetentionTime time.Duration // --retention-time: whole days ("7d", "168h"); 0: not given
+	RetentionSize string        // --retention-size: bytes ("512MiB")
+	Tags          []string      // --tag k=v, repeated
 	// TierMaxLag and TierSegmentBytes override the nodes' tiering policy
 	// for this stream (--tier-max-lag, --tier-segment-bytes).
 	TierMaxLag       time.Duration
@@ -54,10 +56,10 @@ func streamCommand(g *globalOptions) *cli.Command {
 					&cli.Int64Flag{Name: "target", Usage: "with --scale-by: the policy's target rate `X` per segment (events/s or KB/s; stored only)", Destination: &co.Target},
 					&cli.IntFlag{Name: "factor", Usage: "with --scale-by: the policy's scale factor `F` (stored only)", Value: 2, Destination: &co.Factor},
 					&cli.IntFlag{Name: "min", Usage: "with --scale-by: create the stream with `N` segments", Value: 1, Destination: &co.Min},
-					&cli.StringFlag{Name: "retention-time", Usage: "keep `D` (whole days: 7d, 168h)", Destination: &co.RetentionTime},
+					&cli.GenericFlag{Name: "retention-time", Usage: "keep `D` (whole days: 7d, 168h)", Value: durationValue{p: &co.RetentionTime, check: wholeDays}},
 					&cli.StringFlag{Name: "retention-size", Usage: "keep `BYTES` (512MiB, 10GiB; counted in MiB)", Destination: &co.RetentionSize},
 					&cli.StringSliceFlag{Name: "tag", Usage: "tag `k=v` (repeat for several)"},
-					&cli.DurationFlag{Name: "tier-max-lag", Usage: "events reach tier 2 within `D` (default: the nodes' setting)", Destination: &co.TierMaxLag},
+					durationFlag("tier-max-lag", "events reach tier 2 within `D` (default: the nodes' setting)", 0, &co.TierMaxLag),
 					sizeFlag("tier-segment-bytes", "tier a segment once `BYTES` of it wait (0: the nodes' setting)", 0, &co.TierSegmentBytes),
 				},
 				Action: func(c *cli.Context) error {
@@ -129,7 +131,7 @@ func streamArg(c *cli.Context) (scope, stream string, err error) {
 	}
 	scope, stream, ok := strings.Cut(a[0], "/")
 	if !ok || scope == "" || stream == "" || strings.Contains(stream, "/") {
-		return "", "", fmt.Errorf("%s: %q is not SCOPE/STREAM", commandName(c), a[0])
+		return "", "", usageErr{fmt.Errorf("%s: %q is not SCOPE/STREAM", commandName(c), a[0])}
 	}
 	return scope, stream, nil
 }
@@ -176,17 +178,12 @@ func (o *streamCreateOptions) scalingPolicy(c *cli.Context) (api.ScalingPolicy, 
 // everything).
 func (o *streamCreateOptions) retentionPolicy() (*api.RetentionPolicy, error) {
 	switch {
-	case o.RetentionTime != "" && o.RetentionSize != "":
+	case o.RetentionTime != 0 && o.RetentionSize != "":
 		return nil, fmt.Errorf("--retention-time and --retention-size exclude each other")
-	case o.RetentionTime != "":
-		days, err := parseDays(o.RetentionTime)
-		if err != nil {
-			return nil, fmt.Errorf("--retention-time %q: %v", o.RetentionTime, err)
-		}
-		if max := api.RangeRetentionValue.Max; days > max {
-			return nil, fmt.Errorf("--retention-time %q: %d days, want at most %d", o.RetentionTime, days, max)
-		}
-		return &api.RetentionPolicy{Type: api.RetentionLimitedDays, Value: days}, nil
+	case o.RetentionTime != 0:
+		// The flag took whole days only, and a duration holds fewer days
+		// than api.RangeRetentionValue.Max.
+		return &api.RetentionPolicy{Type: api.RetentionLimitedDays, Value: int64(o.RetentionTime / day)}, nil
 	case o.RetentionSize != "":
 		b, err := parseBytes(o.RetentionSize)
 		if err != nil {
@@ -202,23 +199,6 @@ func (o *streamCreateOptions) retentionPolicy() (*api.RetentionPolicy, error) {
 		return &api.RetentionPolicy{Type: api.RetentionLimitedSizeMB, Value: mib}, nil
 	}
 	return nil, nil
-}
-
-// parseDays parses a whole number of days: "7d" or a Go duration ("168h").
-func parseDays(s string) (int64, error) {
-	const want = "want whole days, such as 7d or 168h"
-	if n, ok := strings.CutSuffix(s, "d"); ok {
-		d, err := strconv.ParseInt(n, 10, 64)
-		if err != nil || d < 1 {
-			return 0, fmt.Errorf("%s", want)
-		}
-		return d, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 24*time.Hour || d%(24*time.Hour) != 0 {
-		return 0, fmt.Errorf("%s", want)
-	}
-	return int64(d / (24 * time.Hour)), nil
 }
 
 // parseBytes parses a size: an integer with an optional binary unit (B,
@@ -278,9 +258,18 @@ func streamCreate(c *cli.Context, g *globalOptions, o *streamCreateOptions) erro
 	if o.TierMaxLag > 0 || o.TierSegmentBytes > 0 {
 		cfg.TieringPolicy = &api.TieringPolicy{MaxLagMillis: o.TierMaxLag.Milliseconds(), SegmentBytes: o.TierSegmentBytes}
 	}
-	info, err := apiClient(g).CreateStream(c.Context, cfg)
+	cl := apiClient(g)
+	info, err := cl.CreateStream(c.Context, cfg)
 	if err != nil {
 		return err
+	}
+	if g.Output == formatJSON {
+		// The stream as describe shows it.
+		d, err := describeStream(c.Context, cl, scope, stream)
+		if err != nil {
+			return err
+		}
+		return p.Print(output{JSON: d})
 	}
 	return p.Print(streamOutput([]api.StreamInfo{info}, info))
 }
@@ -328,21 +317,9 @@ func streamDescribe(c *cli.Context, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	cl := apiClient(g)
-	var d streamDescription
-	if d.Stream, err = cl.GetStream(c.Context, scope, stream); err != nil {
+	d, err := describeStream(c.Context, apiClient(g), scope, stream)
+	if err != nil {
 		return err
-	}
-	if d.Segments, err = cl.CurrentSegments(c.Context, scope, stream); err != nil {
-		return err
-	}
-	if d.Head, err = cl.HeadCut(c.Context, scope, stream); err != nil {
-		return err
-	}
-	if t, err := cl.StreamTier(c.Context, scope, stream); err != nil {
-		d.TierError = err.Error()
-	} else {
-		d.Tier = &t
 	}
 	if g.Output == formatJSON {
 		return p.Print(output{JSON: d})
@@ -371,6 +348,27 @@ func streamDescribe(c *cli.Context, g *globalOptions) error {
 	}
 	fmt.Fprintln(c.App.Writer)
 	return p.Print(tierOutput(d.Tier.Segments))
+}
+
+// describeStream reads what `stream describe` shows of a stream.
+func describeStream(ctx context.Context, cl *ctlclient.Client, scope, stream string) (streamDescription, error) {
+	var d streamDescription
+	var err error
+	if d.Stream, err = cl.GetStream(ctx, scope, stream); err != nil {
+		return d, err
+	}
+	if d.Segments, err = cl.CurrentSegments(ctx, scope, stream); err != nil {
+		return d, err
+	}
+	if d.Head, err = cl.HeadCut(ctx, scope, stream); err != nil {
+		return d, err
+	}
+	if t, err := cl.StreamTier(ctx, scope, stream); err != nil {
+		d.TierError = err.Error()
+	} else {
+		d.Tier = &t
+	}
+	return d, nil
 }
 
 func tieringPolicy(t *api.TieringPolicy) string {
@@ -461,20 +459,41 @@ func streamTruncate(c *cli.Context, g *globalOptions, text string) error {
 			return fmt.Errorf("--cut: segment %s is not of stream %s/%s", seg, scope, stream)
 		}
 	}
-	return apiClient(g).TruncateStream(c.Context, scope, stream, cut)
+	p, err := newPrinter(c.App.Writer, g.Output)
+	if err != nil {
+		return err
+	}
+	if err := apiClient(g).TruncateStream(c.Context, scope, stream, cut); err != nil {
+		return err
+	}
+	name := scope + "/" + stream
+	return p.done("truncated stream "+name, map[string]any{"stream": name, "truncated": true, "cut": cut})
 }
 
-// streamSimple runs the commands that take SCOPE/STREAM and print nothing.
+// streamSimple runs seal and delete, which take SCOPE/STREAM and say
+// what they did.
 func streamSimple(c *cli.Context, g *globalOptions, what string) error {
 	scope, stream, err := streamArg(c)
 	if err != nil {
 		return err
 	}
-	cl := apiClient(g)
-	if what == "seal" {
-		return cl.SealStream(c.Context, scope, stream)
+	p, err := newPrinter(c.App.Writer, g.Output)
+	if err != nil {
+		return err
 	}
-	return cl.DeleteStream(c.Context, scope, stream)
+	cl := apiClient(g)
+	done := "sealed"
+	if what == "seal" {
+		err = cl.SealStream(c.Context, scope, stream)
+	} else {
+		done = "deleted"
+		err = cl.DeleteStream(c.Context, scope, stream)
+	}
+	if err != nil {
+		return err
+	}
+	name := scope + "/" + stream
+	return p.done(done+" stream "+name, map[string]any{"stream": name, done: true})
 }
 
 func streamOutput(streams []api.StreamInfo, json any) output {

@@ -25,7 +25,7 @@ func TestScopeCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &scopes); err != nil || len(scopes) != 2 || scopes[1].ScopeName != "sales" {
 		t.Fatalf("json list printed %q (%v)", out, err)
 	}
-	if out := mustRun(t, "scope", "delete", "hr"); out != "" {
+	if out := mustRun(t, "scope", "delete", "hr"); out != "deleted scope hr\n" {
 		t.Fatalf("delete printed %q", out)
 	}
 	if out := mustRun(t, "scope", "list"); out != "SCOPE\nsales\n" {
@@ -68,11 +68,13 @@ func TestStreamCommands(t *testing.T) {
 	if out != want {
 		t.Fatalf("create printed\n%s\nwant\n%s", out, want)
 	}
-	var info api.StreamInfo
+	// With -o json, create prints the stream as describe does.
+	var created streamDescription
 	out = run("-o", "json", "stream", "create", "--scale-by", "bytes", "--target", "512", "--factor", "3", "--min", "2", "--retention-size", "1GiB", "sales/clicks")
-	if err := json.Unmarshal([]byte(out), &info); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal([]byte(out), &created); err != nil || len(created.Segments) != 2 || len(created.Head) != 2 {
+		t.Fatalf("json create: %v\n%s", err, out)
 	}
+	info := created.Stream
 	wantPolicy := api.ScalingPolicy{Type: api.ByRateInKBytesPerSec, TargetRate: 512, ScaleFactor: 3, MinSegments: 2}
 	if info.ScalingPolicy != wantPolicy || *info.RetentionPolicy != (api.RetentionPolicy{Type: api.RetentionLimitedSizeMB, Value: 1024}) {
 		t.Fatalf("created %+v %+v", info.ScalingPolicy, info.RetentionPolicy)
@@ -126,19 +128,23 @@ func TestStreamCommands(t *testing.T) {
 	}
 
 	// truncate, seal, delete.
-	if out := run("stream", "truncate", "sales/orders", "--cut", "sales/orders:1.#epoch.0=0,2.#epoch.1=0,3.#epoch.1=0"); out != "" {
+	if out := run("stream", "truncate", "sales/orders", "--cut", "sales/orders:1.#epoch.0=0,2.#epoch.1=0,3.#epoch.1=0"); out != "truncated stream sales/orders\n" {
 		t.Fatalf("truncate printed %q", out)
 	}
 	if out := run("stream", "describe", "sales/orders"); !strings.Contains(out, "HEAD       sales/orders:1.#epoch.0=0,2.#epoch.1=0,3.#epoch.1=0\n") {
 		t.Fatalf("describe after truncate:\n%s", out)
 	}
 	fail("stream sales/orders is not sealed", "stream", "delete", "sales/orders")
-	run("stream", "seal", "sales/orders")
+	if out := run("stream", "seal", "sales/orders"); out != "sealed stream sales/orders\n" {
+		t.Fatalf("seal printed %q", out)
+	}
 	if out := run("stream", "list", "sales", "--tag", "tier"); !strings.Contains(out, "sales/orders  sealed") {
 		t.Fatalf("list after seal:\n%s", out)
 	}
 	run("stream", "seal", "sales/orders") // again: success
-	run("stream", "delete", "sales/orders")
+	if out := run("stream", "delete", "sales/orders"); out != "deleted stream sales/orders\n" {
+		t.Fatalf("delete printed %q", out)
+	}
 	fail("stream sales/orders: not found", "stream", "describe", "sales/orders")
 
 	// Bad input: one line each, and nothing changed.
@@ -166,10 +172,10 @@ func TestStreamCommands(t *testing.T) {
 		{"with --scale-by, use --min", []string{"stream", "create", "sales/x", "--scale-by", "events", "--target", "5", "--segments", "3"}},
 		{"--factor 1: want at least 2", []string{"stream", "create", "sales/x", "--scale-by", "events", "--target", "5", "--factor", "1"}},
 		{"exclude each other", []string{"stream", "create", "sales/x", "--retention-time", "7d", "--retention-size", "1GiB"}},
-		{`--retention-time "90m": want whole days`, []string{"stream", "create", "sales/x", "--retention-time", "90m"}},
+		{`invalid value "90m" for flag -retention-time: want whole days`, []string{"stream", "create", "sales/x", "--retention-time", "90m"}},
 		{`--retention-size "lots"`, []string{"stream", "create", "sales/x", "--retention-size", "lots"}},
 		{`--retention-size "9223372036854775807": 8796093022208 MiB, want at most 8589934592`, []string{"stream", "create", "sales/x", "--retention-size", "9223372036854775807"}},
-		{`--retention-time "107000000000d": 107000000000 days, want at most 8589934592`, []string{"stream", "create", "sales/x", "--retention-time", "107000000000d"}},
+		{`invalid value "107000000000d" for flag -retention-time: 107000000000 days: want at most 106751`, []string{"stream", "create", "sales/x", "--retention-time", "107000000000d"}},
 		{`--tag "team": want k=v`, []string{"stream", "create", "sales/x", "--tag", "team"}},
 		{`--tag "=x"`, []string{"stream", "list", "sales", "--tag", "=x"}},
 		{"segments", []string{"stream", "create", "sales/x", "--segments", "many"}},

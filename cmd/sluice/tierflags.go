@@ -37,12 +37,12 @@ type tierOptions struct {
 func (o *tierOptions) flags(uriUsage, uriDefault string) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "tier2", Usage: uriUsage, Value: uriDefault, Destination: &o.URI},
-		&cli.DurationFlag{Name: "tier-max-lag", Usage: "an event is in tier 2 within `D` of being written (while tier 2 keeps up)", Value: tiering.DefaultMaxLag, Destination: &o.MaxLag},
+		durationFlag("tier-max-lag", "an event is in tier 2 within `D` of being written (while tier 2 keeps up)", tiering.DefaultMaxLag, &o.MaxLag),
 		sizeFlag("tier-segment-bytes", "tier a segment once `BYTES` of it wait", tiering.DefaultSegmentBytes, &o.SegmentBytes),
 		sizeFlag("tier-chunk-bytes", "a tier-2 chunk holds at most about `BYTES`", tiering.DefaultChunkBytes, &o.ChunkBytes),
 		sizeFlag("tier-max-untiered", "refuse appends (retriably) once a container has `BYTES` waiting for tier 2", node.DefaultMaxUntieredBytes, &o.MaxUntiered),
 		&cli.BoolFlag{Name: "tier-compress", Usage: "write zlib block-compressed chunks", Destination: &o.Compress},
-		&cli.DurationFlag{Name: "tier-shutdown-flush", Usage: "on shutdown, tier what is durable for at most `D`", Value: 10 * time.Second, Destination: &o.ShutdownFlush},
+		durationFlag("tier-shutdown-flush", "on shutdown, tier what is durable for at most `D`", 10*time.Second, &o.ShutdownFlush),
 	}
 }
 

@@ -42,7 +42,7 @@ func TestStreamTruncateAtEventBoundaries(t *testing.T) {
 		t.Fatalf("read from inside an event: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 
-	if out := mustRun(t, append(c, "stream", "truncate", "s/t", "--cut", fmt.Sprintf("s/t:0.#epoch.0=%d", third))...); out != "" {
+	if out := mustRun(t, append(c, "stream", "truncate", "s/t", "--cut", fmt.Sprintf("s/t:0.#epoch.0=%d", third))...); out != "truncated stream s/t\n" {
 		t.Fatalf("truncate printed %q", out)
 	}
 	code, stdout, stderr = runArgs(t, append(c, "read", "s/t", "--max", "2")...)

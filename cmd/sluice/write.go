@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -38,11 +39,12 @@ func writeCommand(g *globalOptions) *cli.Command {
 			"(Ctrl-C) stops reading stdin and waits, within --timeout, for the lines read to be acknowledged; a second\n" +
 			"one stops at once. A line over the 8 MiB event limit ends the write, after the lines before it. However\n" +
 			"it ends once writing began, it prints on stderr how many events were acknowledged (\"sluice: N events acknowledged\"), so\n" +
-			"you know where to resume; when those are not the first N lines (possible without --key), it says which.",
+			"you know where to resume; when those are not the first N lines (possible without --key), it says which. With -o json\n" +
+			"it prints instead, on stdout, one object: stream, lines, acknowledged, firstAcknowledged, bytes, seconds, done.",
 		ArgsUsage: "SCOPE/STREAM",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "key", Usage: "routing `KEY` of every event (default: none, events are spread)", Destination: &o.Key},
-			&cli.DurationFlag{Name: "timeout", Usage: "give up when not every event is acknowledged within `D` (retrying meanwhile)", Value: 2 * time.Minute, Destination: &o.Timeout},
+			durationFlag("timeout", "give up when not every event is acknowledged within `D` (retrying meanwhile)", 2*time.Minute, &o.Timeout),
 		},
 		Action: func(c *cli.Context) error { return runWrite(c, g, o) },
 	}
@@ -132,7 +134,15 @@ read:
 	w.Close(ctx) // settles what Flush left: ErrClosed
 	acked, prefix := acks.count()
 	done := eof && flushErr == nil
-	fmt.Fprintln(stderr, acknowledgedLine(acked, prefix, bytes, time.Since(start), done))
+	if g.Output == formatJSON {
+		sum := writeSummary{Stream: scope + "/" + stream, Lines: acks.lines, Acknowledged: acked, FirstAcknowledged: prefix,
+			Bytes: bytes, Seconds: time.Since(start).Seconds(), Done: done}
+		if err := json.NewEncoder(c.App.Writer).Encode(sum); err != nil {
+			return fmt.Errorf("write %s/%s: write stdout: %w", scope, stream, err)
+		}
+	} else {
+		fmt.Fprintln(stderr, acknowledgedLine(acked, prefix, bytes, time.Since(start), done))
+	}
 
 	switch {
 	case done:
@@ -156,6 +166,20 @@ read:
 		return fmt.Errorf("interrupted: %w", err)
 	}
 	return timeoutError(ctx, o.Timeout, err)
+}
+
+// writeSummary is what `sluice write -o json` prints on stdout at the
+// end, instead of acknowledgedLine on stderr.
+type writeSummary struct {
+	Stream       string `json:"stream"`
+	Lines        int64  `json:"lines"`        // lines of stdin written
+	Acknowledged int64  `json:"acknowledged"` // events acknowledged (durable)
+	// FirstAcknowledged is how many lines from the first are all
+	// acknowledged: where to resume.
+	FirstAcknowledged int64   `json:"firstAcknowledged"`
+	Bytes             int64   `json:"bytes"` // bytes of the lines written
+	Seconds           float64 `json:"seconds"`
+	Done              bool    `json:"done"` // every line of stdin written and acknowledged
 }
 
 // acknowledgedLine is what `sluice write` prints on stderr at the end;
