@@ -59,7 +59,7 @@ func TestRegisterEphemeralGoneWithSession(t *testing.T) {
 }
 
 // waitLeader waits on l.Changed until l leads.
-func waitLeader(t *testing.T, l *zkstore.Leadership, who string) {
+func waitLeader(t *testing.T, l cluster.Leadership, who string) {
 	t.Helper()
 	deadline := time.After(waitTimeout)
 	for !l.IsLeader() {
@@ -75,7 +75,7 @@ func waitLeader(t *testing.T, l *zkstore.Leadership, who string) {
 }
 
 // waitEnded waits until l's Changed is closed.
-func waitEnded(t *testing.T, l *zkstore.Leadership, who string) {
+func waitEnded(t *testing.T, l cluster.Leadership, who string) {
 	t.Helper()
 	deadline := time.After(waitTimeout)
 	for {
@@ -174,7 +174,7 @@ func TestElectPredecessorLeaves(t *testing.T) {
 	root := testRoot(t)
 	s := openAt(t, root, 10*time.Second)
 	ctx := t.Context()
-	var ls []*zkstore.Leadership
+	var ls []cluster.Leadership
 	for _, id := range []string{"1", "2", "3"} {
 		l, err := s.Elect(ctx, "e", id)
 		if err != nil {
