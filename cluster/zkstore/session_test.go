@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/clustertest"
+	"github.com/sluice-streams/sluice/cluster/sessiontest"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
 )
 
@@ -246,4 +247,13 @@ func TestExpiredWhenCutOff(t *testing.T) {
 		t.Fatal("Expired not closed after the server went away")
 	}
 	waitEnded(t, l, "only")
+}
+
+// TestSessionConformance: the registration and election checks every
+// cluster.Session passes (the in-memory one of package sessiontest too).
+func TestSessionConformance(t *testing.T) {
+	sessiontest.RunSessionTests(t, func(t *testing.T) func() cluster.Session {
+		root := testRoot(t)
+		return func() cluster.Session { return openAt(t, root, 10*time.Second) }
+	})
 }
