@@ -120,7 +120,7 @@ func start(t *testing.T, z *zk, id string, r leader.Resumer) *leader.Member {
 	return m
 }
 
-func registerNode(t *testing.T, s *zkstore.Store, id string) {
+func registerNode(t *testing.T, s cluster.Session, id string) {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"id": id, "addr": "127.0.0.1:1" + id})
 	if err := s.Register(t.Context(), layout.NodesKey+"/"+id, b); err != nil {
