@@ -168,13 +168,14 @@ func (s *Session) Registers() (calls, exists int64) {
 // Expired implements cluster.Session.
 func (s *Session) Expired() <-chan struct{} { return s.expired }
 
-// Expire ends the session as ZooKeeper's expiry does: its registrations
-// are deleted, its candidacies end, and Expired is closed (once). The
-// Session stays usable, as a new session. It returns once all of that
-// is done.
+// Expire ends the session as ZooKeeper's expiry does, in its order: its
+// registrations are deleted (by the server), Expired is closed (once:
+// the client hears of it), and then its candidacies end. The Session
+// stays usable, as a new session. It returns once all of that is done.
 func (s *Session) Expire() {
-	s.end()
+	s.unregister()
 	s.expireOnce.Do(func() { close(s.expired) })
+	s.end()
 }
 
 // Close implements cluster.Store: its watches and candidacies end and
@@ -188,8 +189,8 @@ func (s *Session) Close() error {
 	return nil
 }
 
-// end deletes the session's registrations and ends its candidacies.
-func (s *Session) end() {
+// unregister deletes the session's registrations.
+func (s *Session) unregister() {
 	srv := s.srv
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
@@ -199,6 +200,14 @@ func (s *Session) end() {
 			delete(srv.mu.owners, key)
 		}
 	}
+}
+
+// end deletes the session's registrations and ends its candidacies.
+func (s *Session) end() {
+	s.unregister()
+	srv := s.srv
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
 	var mine []*leadership
 	for _, cands := range srv.mu.elections {
 		for _, l := range cands {
