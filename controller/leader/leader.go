@@ -31,6 +31,13 @@ const (
 	DefaultResumeInterval    = 5 * time.Second
 )
 
+// Bounds of the backoff between attempts to register again while an
+// earlier session's registration exists, and to open a new session.
+const (
+	retryMin = 50 * time.Millisecond
+	retryMax = 2 * time.Second
+)
+
 // Resumer completes unfinished workflows: controller.Service.
 type Resumer interface {
 	Resume(ctx context.Context) error
@@ -126,13 +133,6 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 	m.keeper = k
 	return m, nil
 }
-
-// Bounds of the backoff between attempts to register again while an
-// earlier session's registration exists, and to open a new session.
-const (
-	retryMin = 50 * time.Millisecond
-	retryMax = 2 * time.Second
-)
 
 // IsLeader reports whether this controller runs the leader's loops now.
 func (m *Member) IsLeader() bool { return m.leading.Load() }
