@@ -7,6 +7,12 @@
 // default of `sluice standalone`) and ZooKeeper (clusters); both pass the
 // same conformance suite (package clustertest).
 //
+// Session is what the cluster roles use of a coordination session: the
+// Store plus ephemeral registration, leader election and expiry. The
+// ZooKeeper store implements it; package cluster/sessiontest has one in
+// memory for tests, and package cluster/session keeps a role on a
+// session across expiries.
+//
 // # Records
 //
 // Both backends store every value in one envelope, written by

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
 
@@ -25,6 +27,10 @@ type Config struct {
 	ZK               []string
 	ZKRoot           string
 	ZKSessionTimeout time.Duration
+	// OpenSession opens the session the election and the stored state
+	// live in (tests give an in-memory one); nil opens a ZooKeeper
+	// session on ZK under ZKRoot. Run closes it.
+	OpenSession func(ctx context.Context) (cluster.Session, error)
 	// ID is this scheduler's id in the election (default: host name).
 	ID string
 
@@ -67,7 +73,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: name, role and user are required", ErrConfig)
 	case c.Master == "":
 		return c, fmt.Errorf("%w: no Mesos master", ErrConfig)
-	case len(c.ZK) == 0 || c.ZKRoot == "":
+	case (len(c.ZK) == 0 && c.OpenSession == nil) || c.ZKRoot == "":
 		return c, fmt.Errorf("%w: no ZooKeeper", ErrConfig)
 	case c.Spec.Controllers < 1 || c.Spec.Nodes < 1:
 		return c, fmt.Errorf("%w: want at least 1 controller and 1 node (have %d and %d)", ErrConfig, c.Spec.Controllers, c.Spec.Nodes)

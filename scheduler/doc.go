@@ -2,9 +2,12 @@
 // scheduler`): the thin, I/O-doing shell around the deterministic core
 // in scheduler/plan. It owns
 //
-//   - one active scheduler: a ZooKeeper election (zkstore.Elect) is won
+//   - one active scheduler: an election on a ZooKeeper session (a
+//     cluster.Session: Config.OpenSession, zkstore by default) is won
 //     before anything else is done, and losing it (or the session) ends
-//     Run;
+//     Run: unlike the controller and the node, the scheduler does not
+//     open a new session (package cluster/session), it exits to be
+//     restarted;
 //   - the durable state under the service's ZooKeeper root, always
 //     written before it is acted on and read back on start, so that a
 //     restarted scheduler fails over to the same framework and resumes

@@ -14,6 +14,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 	"github.com/sirupsen/logrus"
 
+	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 	"github.com/sluice-streams/sluice/scheduler/plan/mesosconv"
@@ -32,7 +33,7 @@ type Driver struct {
 
 	// Owned by Run's goroutine.
 	runCtx   context.Context // Run's, for work started by API requests
-	store    *zkstore.Store
+	store    cluster.Session
 	st       *state
 	p        *plan.Plan
 	eps      map[string]Endpoint
@@ -109,7 +110,7 @@ func (d *Driver) Run(ctx context.Context) error {
 	defer cancelAll()
 
 	d.runCtx = ctx
-	store, err := zkstore.Open(d.cfg.ZK, d.cfg.ZKRoot, d.cfg.ZKSessionTimeout, d.log)
+	store, err := d.openSession(ctx)
 	if err != nil {
 		return fmt.Errorf("scheduler: ZooKeeper: %w", err)
 	}
@@ -197,6 +198,19 @@ func (d *Driver) Run(ctx context.Context) error {
 			f()
 		}
 	}
+}
+
+// openSession opens the session of Run: Config.OpenSession's, or a
+// ZooKeeper one.
+func (d *Driver) openSession(ctx context.Context) (cluster.Session, error) {
+	if d.cfg.OpenSession != nil {
+		return d.cfg.OpenSession(ctx)
+	}
+	st, err := zkstore.Open(d.cfg.ZK, d.cfg.ZKRoot, d.cfg.ZKSessionTimeout, d.log)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // load reads the framework id, plan and endpoints from ZooKeeper, or

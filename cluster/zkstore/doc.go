@@ -1,6 +1,6 @@
 // Package zkstore is the ZooKeeper cluster.Store, and the session-bound
 // coordination of cluster mode: ephemeral registration (Register), session
-// loss (Expired) and leader election (Elect).
+// loss (Expired) and leader election (Elect); together, a cluster.Session.
 //
 // # Znode layout
 //

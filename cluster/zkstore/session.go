@@ -101,6 +101,8 @@ func (s *Store) leader(ctx context.Context, key string) (string, error) {
 	}
 }
 
+var _ cluster.Leadership = (*Leadership)(nil)
+
 // Leadership is one candidacy in an election (Elect). It ends with Resign,
 // with the end of the store's session (Expired) or with the store's
 // Close; then IsLeader is false and Changed is closed.
@@ -127,7 +129,10 @@ type Leadership struct {
 // signalled on Changed. ctx is checked before the call but does not
 // interrupt it (an abandoned create could leave a candidate that nobody
 // follows); the candidacy lasts until Resign, session expiry or Close.
-func (s *Store) Elect(ctx context.Context, key, id string) (*Leadership, error) {
+//
+// It returns a cluster.Leadership (a *Leadership), so that Store is a
+// cluster.Session.
+func (s *Store) Elect(ctx context.Context, key, id string) (cluster.Leadership, error) {
 	if err := s.check(ctx, key); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/clustertest"
+	"github.com/sluice-streams/sluice/cluster/sessiontest"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
 )
 
@@ -59,7 +60,7 @@ func TestRegisterEphemeralGoneWithSession(t *testing.T) {
 }
 
 // waitLeader waits on l.Changed until l leads.
-func waitLeader(t *testing.T, l *zkstore.Leadership, who string) {
+func waitLeader(t *testing.T, l cluster.Leadership, who string) {
 	t.Helper()
 	deadline := time.After(waitTimeout)
 	for !l.IsLeader() {
@@ -75,7 +76,7 @@ func waitLeader(t *testing.T, l *zkstore.Leadership, who string) {
 }
 
 // waitEnded waits until l's Changed is closed.
-func waitEnded(t *testing.T, l *zkstore.Leadership, who string) {
+func waitEnded(t *testing.T, l cluster.Leadership, who string) {
 	t.Helper()
 	deadline := time.After(waitTimeout)
 	for {
@@ -174,7 +175,7 @@ func TestElectPredecessorLeaves(t *testing.T) {
 	root := testRoot(t)
 	s := openAt(t, root, 10*time.Second)
 	ctx := t.Context()
-	var ls []*zkstore.Leadership
+	var ls []cluster.Leadership
 	for _, id := range []string{"1", "2", "3"} {
 		l, err := s.Elect(ctx, "e", id)
 		if err != nil {
@@ -246,4 +247,13 @@ func TestExpiredWhenCutOff(t *testing.T) {
 		t.Fatal("Expired not closed after the server went away")
 	}
 	waitEnded(t, l, "only")
+}
+
+// TestSessionConformance: the registration and election checks every
+// cluster.Session passes (the in-memory one of package sessiontest too).
+func TestSessionConformance(t *testing.T) {
+	sessiontest.RunSessionTests(t, func(t *testing.T) func() cluster.Session {
+		root := testRoot(t)
+		return func() cluster.Session { return openAt(t, root, 10*time.Second) }
+	})
 }

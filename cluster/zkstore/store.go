@@ -31,7 +31,7 @@ var (
 var acl = zk.WorldACL(zk.PermAll)
 
 // Store is a cluster.Store in ZooKeeper, plus the session-bound features
-// of cluster mode (Register, Elect). It is safe for concurrent use.
+// of cluster mode (Register, Elect, Expired): a cluster.Session. It is safe for concurrent use.
 type Store struct {
 	conn           *zk.Conn
 	root           string // absolute znode path, no trailing "/"
@@ -45,7 +45,7 @@ type Store struct {
 	expiredOnce sync.Once
 }
 
-var _ cluster.Store = (*Store)(nil)
+var _ cluster.Session = (*Store)(nil)
 
 // Open connects to the ZooKeeper ensemble at servers ("host:port") with
 // one session of sessionTimeout (the server may adjust it within its

@@ -249,8 +249,12 @@ func runController(c *cli.Context, g *globalOptions, o *controllerOptions) error
 		if id == "" {
 			id = addr
 		}
-		open := func(context.Context) (*zkstore.Store, error) {
-			return zkstore.Open(strings.Split(o.ZK, ","), o.ZKRoot, o.ZKSessionTimeout, log)
+		open := func(context.Context) (cluster.Session, error) {
+			st, err := zkstore.Open(strings.Split(o.ZK, ","), o.ZKRoot, o.ZKSessionTimeout, log)
+			if err != nil {
+				return nil, err
+			}
+			return st, nil
 		}
 		session, err := open(ctx)
 		if err != nil {

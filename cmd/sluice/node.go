@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
 
+	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
 	"github.com/sluice-streams/sluice/node"
 	"github.com/sluice-streams/sluice/node/membership"
@@ -214,8 +215,12 @@ func runNode(c *cli.Context, _ *globalOptions, o *nodeOptions) error {
 // current assignment gives it.
 func joinCluster(ctx context.Context, o *nodeOptions, n *node.Node, addr string) (*membership.Member, error) {
 	servers := strings.Split(o.ZK, ",")
-	open := func(context.Context) (*zkstore.Store, error) {
-		return zkstore.Open(servers, o.ZKRoot, o.ZKSessionTimeout, logrus.StandardLogger())
+	open := func(context.Context) (cluster.Session, error) {
+		st, err := zkstore.Open(servers, o.ZKRoot, o.ZKSessionTimeout, logrus.StandardLogger())
+		if err != nil {
+			return nil, err
+		}
+		return st, nil
 	}
 	st, err := open(ctx)
 	if err != nil {

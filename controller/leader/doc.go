@@ -9,7 +9,7 @@
 //
 //	cluster/controllers/<id>   EPHEMERAL, this controller's registration:
 //	                           JSON {"id": ..., "addr": "host:port"} (the REST API)
-//	cluster/election           the election (zkstore.Store.Elect); each
+//	cluster/election           the election (cluster.Session.Elect); each
 //	                           candidate's data is its controller id
 //	cluster/nodes/<id>         EPHEMERAL, a live node (package node/membership);
 //	                           read here
@@ -53,8 +53,13 @@
 //
 // # Sessions
 //
-// When the session expires (zkstore.Store.Expired) the registration and the
-// candidacy are gone: the loops stop at once, a new session is opened
-// (Config.Reopen), and the controller registers and stands for election
-// again. Close stops the loops, resigns and closes the session.
+// The Member uses its session through cluster.Session (a zkstore.Store in
+// production, an in-memory session of package cluster/sessiontest in
+// tests), kept by the loop of package cluster/session. When the session
+// expires (cluster.Session.Expired) the registration and the candidacy are
+// gone: the loops stop at once, a new session is opened (Config.Reopen,
+// with exponential backoff and jitter between failed attempts), and the
+// controller registers (waiting out a registration of an earlier session)
+// and stands for election again. Close stops the loops, resigns and closes
+// the session.
 package leader

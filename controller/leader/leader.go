@@ -14,7 +14,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/layout"
-	"github.com/sluice-streams/sluice/cluster/zkstore"
+	"github.com/sluice-streams/sluice/cluster/session"
 	"github.com/sluice-streams/sluice/controller/assignment"
 )
 
@@ -31,9 +31,12 @@ const (
 	DefaultResumeInterval    = 5 * time.Second
 )
 
-// retryDelay spaces retries of a registration that still exists from an
-// earlier session, and of failed store calls.
-const retryDelay = 200 * time.Millisecond
+// Bounds of the backoff between attempts to register again while an
+// earlier session's registration exists, and to open a new session.
+const (
+	retryMin = 50 * time.Millisecond
+	retryMax = 2 * time.Second
+)
 
 // Resumer completes unfinished workflows: controller.Service.
 type Resumer interface {
@@ -50,13 +53,13 @@ type Retainer interface {
 
 // Config configures a Member.
 type Config struct {
-	// Store is the ZooKeeper session to start with. The Member owns it
-	// (and every store Reopen returns): Close closes it.
-	Store *zkstore.Store
+	// Store is the session to start with (a *zkstore.Store). The Member
+	// owns it (and every session Reopen returns): Close closes it.
+	Store cluster.Session
 	// Reopen opens a new session after the current one expired. If nil,
 	// the Member registers again on the same store (which reconnects with
 	// a new session) but notices no later expiry.
-	Reopen func(ctx context.Context) (*zkstore.Store, error)
+	Reopen func(ctx context.Context) (cluster.Session, error)
 	// ID is the controller's id (registration and election).
 	ID string
 	// Addr is the address of the controller's REST API.
@@ -82,14 +85,14 @@ type Config struct {
 type Member struct {
 	cfg    Config
 	log    logrus.FieldLogger
-	cancel context.CancelFunc
-	done   chan struct{}
+	keeper *session.Keeper
 
-	leading  atomic.Bool
-	changes  chan struct{} // one-slot, signalled when leading changes
-	mu       sync.Mutex
-	store    *zkstore.Store // the current session
-	closeErr error
+	leading atomic.Bool
+	changes chan struct{} // one-slot, signalled when leading changes
+
+	// lead is the candidacy of the current session: set by join, read
+	// by follow (the keeper calls them one after the other).
+	lead cluster.Leadership
 }
 
 // Start registers the controller and enters the election, then follows
@@ -119,15 +122,15 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		l.SetOutput(io.Discard)
 		log = l
 	}
-	m := &Member{cfg: cfg, log: log.WithField("controller", cfg.ID), done: make(chan struct{}), changes: make(chan struct{}, 1)}
-	lead, err := m.join(ctx, cfg.Store)
+	m := &Member{cfg: cfg, log: log.WithField("controller", cfg.ID), changes: make(chan struct{}, 1)}
+	k, err := session.Start(ctx, session.Config{
+		Session: cfg.Store, Open: cfg.Reopen, Join: m.join, Follow: m.follow,
+		MinRetry: retryMin, MaxRetry: retryMax, Logger: m.log,
+	})
 	if err != nil {
 		return nil, err
 	}
-	m.store = cfg.Store
-	runCtx, cancel := context.WithCancel(context.Background())
-	m.cancel = cancel
-	go m.run(runCtx, cfg.Store, lead)
+	m.keeper = k
 	return m, nil
 }
 
@@ -138,111 +141,45 @@ func (m *Member) IsLeader() bool { return m.leading.Load() }
 // after each).
 func (m *Member) Changed() <-chan struct{} { return m.changes }
 
-// Store returns the current session's store.
-func (m *Member) Store() *zkstore.Store {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.store
-}
+// Store returns the current session.
+func (m *Member) Store() cluster.Session { return m.keeper.Session() }
 
 // Close stops the leader's loops (waiting for them), resigns, and closes
 // the session, which deletes the registration.
-func (m *Member) Close() error {
-	m.cancel()
-	<-m.done
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.closeErr
-}
+func (m *Member) Close() error { return m.keeper.Close() }
 
-// join registers the controller in st, retrying while an earlier session's
-// registration exists, and enters the election.
-func (m *Member) join(ctx context.Context, st *zkstore.Store) (*zkstore.Leadership, error) {
+// join registers the controller in st and enters the election. A
+// registration that still exists from an earlier session fails with
+// cluster.ErrExists: the keeper retries it.
+func (m *Member) join(ctx context.Context, st cluster.Session) error {
 	reg, _ := json.Marshal(Registration{ID: m.cfg.ID, Addr: m.cfg.Addr})
 	key := layout.ControllerKey(m.cfg.ID)
-	for {
-		err := st.Register(ctx, key, reg)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, cluster.ErrExists) && ctx.Err() == nil {
-			return nil, fmt.Errorf("leader: register %s: %w", key, err)
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("leader: register %s: %w (%w)", key, err, ctx.Err())
-		}
-		m.log.WithField("key", key).Debug("leader: an earlier session's registration is still there; waiting for it to expire")
-		if !sleep(ctx, retryDelay) {
-			return nil, fmt.Errorf("leader: register %s: %w (%w)", key, err, ctx.Err())
-		}
+	if err := st.Register(ctx, key, reg); err != nil {
+		return fmt.Errorf("leader: register %s: %w", key, err)
 	}
 	lead, err := st.Elect(ctx, layout.ElectionKey, m.cfg.ID)
 	if err != nil {
 		st.Delete(context.Background(), key, cluster.AnyVersion)
-		return nil, fmt.Errorf("leader: elect: %w", err)
+		return fmt.Errorf("leader: elect: %w", err)
 	}
+	m.lead = lead
 	m.log.WithFields(logrus.Fields{"key": key, "addr": m.cfg.Addr}).Info("leader: registered and standing for election")
-	return lead, nil
+	return nil
 }
 
-// run follows the election of one session after another until ctx ends.
-func (m *Member) run(ctx context.Context, st *zkstore.Store, lead *zkstore.Leadership) {
-	defer close(m.done)
-	expired := st.Expired()
-	for {
-		m.follow(ctx, st, lead, expired)
-		if ctx.Err() != nil {
+// follow runs the leader's loops while the session's candidacy leads,
+// until the candidacy ends or ctx ends (the session expired, or Close);
+// the loops are stopped (and waited for) before it returns, and on Close
+// the candidacy is resigned.
+func (m *Member) follow(ctx context.Context, st cluster.Session) {
+	lead := m.lead
+	defer func() {
+		if !errors.Is(context.Cause(ctx), session.ErrExpired) {
+			// Close, or the candidacy ended by itself (then this does
+			// nothing). An expired candidacy ends by itself.
 			lead.Resign()
-			err := st.Close()
-			m.mu.Lock()
-			m.closeErr = err
-			m.mu.Unlock()
-			return
 		}
-		// The session expired (or the candidacy ended without Close):
-		// a new session, a new registration, a new candidacy.
-		m.log.Warn("leader: ZooKeeper session lost; registering again on a new session")
-		var err error
-		for {
-			next := st
-			if m.cfg.Reopen != nil {
-				if next, err = m.cfg.Reopen(ctx); err == nil {
-					st.Close()
-					expired = next.Expired()
-				}
-			} else {
-				expired = nil // the store notices only its first expiry
-			}
-			if err == nil {
-				st = next
-				m.mu.Lock()
-				m.store = st
-				m.mu.Unlock()
-				if lead, err = m.join(ctx, st); err == nil {
-					break
-				}
-			}
-			if ctx.Err() != nil {
-				m.mu.Lock()
-				m.closeErr = st.Close()
-				m.mu.Unlock()
-				return
-			}
-			m.log.WithError(err).Warn("leader: joining again failed; retrying")
-			if !sleep(ctx, retryDelay) {
-				m.mu.Lock()
-				m.closeErr = st.Close()
-				m.mu.Unlock()
-				return
-			}
-		}
-	}
-}
-
-// follow runs the leader's loops while lead leads, until the candidacy
-// ends, the session expires or ctx ends; the loops are stopped (and waited
-// for) before it returns.
-func (m *Member) follow(ctx context.Context, st *zkstore.Store, lead *zkstore.Leadership, expired <-chan struct{}) {
+	}()
 	var stop context.CancelFunc
 	var loops sync.WaitGroup
 	stopLeading := func(why string) {
@@ -269,10 +206,10 @@ func (m *Member) follow(ctx context.Context, st *zkstore.Store, lead *zkstore.Le
 				stopLeading("candidacy ended")
 				return
 			}
-		case <-expired:
-			stopLeading("session expired")
-			return
 		case <-ctx.Done():
+			if errors.Is(context.Cause(ctx), session.ErrExpired) {
+				stopLeading("session expired")
+			}
 			return
 		}
 	}
@@ -449,16 +386,5 @@ func (m *Member) retentionLoop(ctx context.Context, r Retainer) {
 		if err := r.RetentionStep(ctx); err != nil && ctx.Err() == nil {
 			m.log.WithError(err).Warn("leader: retention step failed; retrying at the next interval")
 		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

@@ -93,7 +93,7 @@ func start(t *testing.T, z *zk, id string, r leader.Resumer) *leader.Member {
 	t.Helper()
 	m, err := leader.Start(t.Context(), leader.Config{
 		Store: z.open(t),
-		Reopen: func(ctx context.Context) (*zkstore.Store, error) {
+		Reopen: func(ctx context.Context) (cluster.Session, error) {
 			z.mu.Lock()
 			up := z.up
 			z.mu.Unlock()
@@ -104,7 +104,11 @@ func start(t *testing.T, z *zk, id string, r leader.Resumer) *leader.Member {
 					return nil, ctx.Err()
 				}
 			}
-			return z.tryOpen()
+			s, err := z.tryOpen()
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
 		},
 		ID: id, Addr: "127.0.0.1:80" + id[len(id)-1:], Containers: containers, Service: r,
 		ReconcileInterval: 50 * time.Millisecond, ResumeInterval: time.Hour, Logger: quiet(),
@@ -116,7 +120,7 @@ func start(t *testing.T, z *zk, id string, r leader.Resumer) *leader.Member {
 	return m
 }
 
-func registerNode(t *testing.T, s *zkstore.Store, id string) {
+func registerNode(t *testing.T, s cluster.Session, id string) {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"id": id, "addr": "127.0.0.1:1" + id})
 	if err := s.Register(t.Context(), layout.NodesKey+"/"+id, b); err != nil {

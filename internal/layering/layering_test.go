@@ -53,6 +53,7 @@ var rules = []rule{
 	{"client/...", libraries, "the client library and its clients of the node and REST API"},
 	{"tier2/...", libraries, "tier-2 storage"},
 	{"cluster/...", libraries, "the metadata store and the cluster's layout in it"},
+	{"cluster/session", libraries, "keeps a role (leader, membership) on a session across expiries"},
 
 	{"protocol/...", protocolLayer, "the wire protocol and the REST API's bodies"},
 
@@ -72,6 +73,7 @@ var rules = []rule{
 	{"tier2/tier2test", testSupport, "the Storage conformance suite and an in-memory Storage"},
 	{"scheduler/mesostest", testSupport, "starts a fake Mesos master and agents"},
 	{"cluster/clustertest", testSupport, "the Store conformance suite; starts a real ZooKeeper"},
+	{"cluster/sessiontest", testSupport, "an in-memory Session on a bbolt store in a temp dir; starts no process"},
 	{"node/vfs/vfstest", testSupport, "an error-injecting filesystem"},
 	{"node/diskprobe/diskprobetest", testSupport, "this disk's limits for benchmarks"},
 	{"node/crashtest", testSupport, "the kill -9 crash test of the real binary"},

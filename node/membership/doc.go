@@ -39,10 +39,14 @@
 //
 // # Sessions
 //
-// When the ZooKeeper session expires (zkstore.Store.Expired), the
-// registration is gone and the leader may consider the node dead: the node
-// fences every container at once, so it acknowledges no more changes. Then
-// it opens a new session (Config.Reopen), registers again and reconciles:
+// The Member uses its session through cluster.Session (a zkstore.Store in
+// production, an in-memory session of package cluster/sessiontest in
+// tests), kept by the loop of package cluster/session. When the session
+// expires (cluster.Session.Expired), the registration is gone and the
+// leader may consider the node dead: the node fences every container at
+// once, so it acknowledges no more changes. Then it opens a new session
+// (Config.Reopen, with exponential backoff and jitter between failed
+// attempts), registers again and reconciles:
 // since the assignment keeps a dead node's containers with it, it reopens
 // the same containers under the same epochs (replaying their logs) and
 // serves them again. A node process restarted on its data directory does

@@ -14,7 +14,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/layout"
-	"github.com/sluice-streams/sluice/cluster/zkstore"
+	"github.com/sluice-streams/sluice/cluster/session"
 	"github.com/sluice-streams/sluice/node"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -31,13 +31,13 @@ type Registration struct {
 
 // Config configures a Member.
 type Config struct {
-	// Store is the ZooKeeper session to start with. The Member owns it
-	// (and every store Reopen returns): Close closes it.
-	Store *zkstore.Store
+	// Store is the session to start with (a *zkstore.Store). The Member
+	// owns it (and every session Reopen returns): Close closes it.
+	Store cluster.Session
 	// Reopen opens a new session after the current one expired. If nil,
 	// the Member registers again on the same store (which reconnects with
 	// a new session), but notices no later expiry.
-	Reopen func(ctx context.Context) (*zkstore.Store, error)
+	Reopen func(ctx context.Context) (cluster.Session, error)
 	// ID is the node's id, as the assignment names it; it must stay the
 	// same across restarts of the node on its data directory.
 	ID string
@@ -55,15 +55,24 @@ type Member struct {
 	cfg     Config
 	l       logrus.FieldLogger
 	started time.Time
-	cancel  context.CancelFunc
-	done    chan struct{}
+	keeper  *session.Keeper
+	// life ends at Close (or a failed Start): the assignment's watches
+	// last as long as it and their session.
+	life   context.Context
+	cancel context.CancelFunc
+
+	// events and last are the current session's watch and what was
+	// applied: set by join, used by follow (the keeper calls them one
+	// after the other).
+	events <-chan cluster.Event
+	last   applied
 
 	mu     sync.Mutex
-	store  *zkstore.Store // the current session
-	failed map[int]error  // containers assigned here that failed to open
+	failed map[int]error // containers assigned here that failed to open
 }
 
-// retry bounds for registration and failed reconciliations.
+// retry bounds for registration (and opening a new session) and failed
+// reconciliations.
 const (
 	minRetry = 50 * time.Millisecond
 	maxRetry = 2 * time.Second
@@ -90,27 +99,20 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = logrus.StandardLogger()
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
+	life, cancel := context.WithCancel(context.Background())
 	m := &Member{
 		cfg: cfg, l: cfg.Logger.WithField("node", cfg.ID), started: time.Now().UTC(),
-		cancel: cancel, done: make(chan struct{}), store: cfg.Store,
+		life: life, cancel: cancel,
 	}
-	// Registration and the first reconciliation run under ctx and runCtx.
-	startCtx, stop := context.WithCancel(runCtx)
-	defer stop()
-	go func() {
-		select {
-		case <-ctx.Done():
-			stop()
-		case <-startCtx.Done():
-		}
-	}()
-	events, a, err := m.join(startCtx, runCtx, cfg.Store)
+	k, err := session.Start(ctx, session.Config{
+		Session: cfg.Store, Open: cfg.Reopen, Join: m.join, Follow: m.follow,
+		MinRetry: minRetry, MaxRetry: maxRetry, Logger: m.l,
+	})
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	go m.run(runCtx, cfg.Store, events, a)
+	m.keeper = k
 	return m, nil
 }
 
@@ -118,12 +120,10 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 // and closes the session (which deletes the registration). It leaves the
 // node open.
 func (m *Member) Close() error {
+	err := m.keeper.Close() // follow fences every container before the session closes
 	m.cancel()
-	<-m.done
 	m.cfg.Node.FenceAll()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.store.Close()
+	return err
 }
 
 // Failed returns the containers the assignment gives the node that it
@@ -140,12 +140,8 @@ func (m *Member) Failed() map[int]error {
 	return out
 }
 
-// Store returns the current session's store.
-func (m *Member) Store() *zkstore.Store {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.store
-}
+// Store returns the current session.
+func (m *Member) Store() cluster.Session { return m.keeper.Session() }
 
 // applied is the assignment last reconciled with, kept to retry failed
 // actions and to skip stale events.
@@ -158,26 +154,27 @@ type applied struct {
 	stopWatch context.CancelFunc // ends the watch join set
 }
 
-// join registers the node on st, watches the assignment, reads it and
-// reconciles once. It returns the watch (which lasts as long as watchCtx)
-// and what was applied.
-func (m *Member) join(ctx, watchCtx context.Context, st *zkstore.Store) (<-chan cluster.Event, applied, error) {
+// join registers the node on st, watches the assignment (for as long as
+// the Member lives, or until follow ends), reads it and reconciles once.
+// A registration of this node id that still exists (an earlier session
+// not yet expired, or another node with this id) fails with
+// cluster.ErrExists: the keeper retries it.
+func (m *Member) join(ctx context.Context, st cluster.Session) error {
+	events, a, err := m.joinOn(ctx, st)
+	if err != nil {
+		return err
+	}
+	m.events, m.last = events, a
+	return nil
+}
+
+func (m *Member) joinOn(ctx context.Context, st cluster.Session) (<-chan cluster.Event, applied, error) {
 	reg, err := json.Marshal(Registration{ID: m.cfg.ID, Addr: m.cfg.Addr, Started: m.started, Tier2: m.cfg.Node.HasTier2()})
 	if err != nil {
 		return nil, applied{}, err
 	}
-	for d := minRetry; ; d = min(2*d, maxRetry) {
-		err := st.Register(ctx, layout.NodeKey(m.cfg.ID), reg)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, cluster.ErrExists) {
-			return nil, applied{}, fmt.Errorf("membership: register %s: %w", layout.NodeKey(m.cfg.ID), err)
-		}
-		m.l.Warn("membership: a registration of this node id still exists (an earlier session not yet expired, or another node with this id); retrying")
-		if !sleep(ctx, d) {
-			return nil, applied{}, fmt.Errorf("membership: register %s: %w (%w)", layout.NodeKey(m.cfg.ID), err, ctx.Err())
-		}
+	if err := st.Register(ctx, layout.NodeKey(m.cfg.ID), reg); err != nil {
+		return nil, applied{}, fmt.Errorf("membership: register %s: %w", layout.NodeKey(m.cfg.ID), err)
 	}
 	m.l.WithField("addr", m.cfg.Addr).Info("membership: registered")
 	// Wake the leader: its watch on the parent sees this write (watches
@@ -185,7 +182,7 @@ func (m *Member) join(ctx, watchCtx context.Context, st *zkstore.Store) (<-chan 
 	if _, err := st.Put(ctx, layout.NodesKey, []byte(m.cfg.ID)); err != nil {
 		m.l.WithError(err).Warn("membership: could not signal the registration; the leader sees it at its next tick")
 	}
-	watchCtx, stopWatch := context.WithCancel(watchCtx)
+	watchCtx, stopWatch := context.WithCancel(m.life)
 	events, err := st.Watch(watchCtx, layout.AssignmentKey)
 	if err != nil {
 		stopWatch()
@@ -202,16 +199,17 @@ func (m *Member) join(ctx, watchCtx context.Context, st *zkstore.Store) (<-chan 
 	default:
 		a = applied{value: kv.Value, version: kv.Version}
 	}
-	a.ok = m.apply(a.value, a.missing)
+	a.ok = m.apply(st, a.value, a.missing)
 	a.stopWatch = stopWatch
 	return events, a, nil
 }
 
-// run follows the assignment on st, and on session expiry fences the node
-// and joins again on a new session.
-func (m *Member) run(ctx context.Context, st *zkstore.Store, events <-chan cluster.Event, last applied) {
-	defer close(m.done)
-	expired := st.Expired()
+// follow follows the assignment on st until ctx ends: then (the session
+// expired, or Close) it fences every container of the node, so it takes
+// no writes without a session, and stops the watch.
+func (m *Member) follow(ctx context.Context, st cluster.Session) {
+	events, last := m.events, m.last
+	defer func() { last.stopWatch() }()
 	var (
 		retry     *time.Timer
 		retryC    <-chan time.Time
@@ -240,6 +238,10 @@ func (m *Member) run(ctx context.Context, st *zkstore.Store, events <-chan clust
 	for {
 		select {
 		case <-ctx.Done():
+			m.cfg.Node.FenceAll()
+			if errors.Is(context.Cause(ctx), session.ErrExpired) {
+				m.l.Error("membership: ZooKeeper session expired; every container fenced, joining again with a new session")
+			}
 			return
 		case ev, ok := <-events:
 			if !ok {
@@ -252,70 +254,19 @@ func (m *Member) run(ctx context.Context, st *zkstore.Store, events <-chan clust
 				continue // not newer than the state applied
 			}
 			last = applied{value: ev.Value, missing: ev.Deleted, version: ev.Version, stopWatch: last.stopWatch}
-			last.ok = m.apply(last.value, last.missing)
+			last.ok = m.apply(st, last.value, last.missing)
 			retryWait = minRetry
 			scheduleRetry()
 		case <-retryC:
-			last.ok = m.apply(last.value, last.missing)
+			last.ok = m.apply(st, last.value, last.missing)
 			scheduleRetry()
-		case <-expired:
-			m.cfg.Node.FenceAll()
-			m.l.Error("membership: ZooKeeper session expired; every container fenced, joining again with a new session")
-			stopRetry()
-			last.stopWatch()
-			next, evs, a, ok := m.rejoin(ctx, st)
-			if !ok {
-				return
-			}
-			st, events, last = next, evs, a
-			if m.cfg.Reopen == nil {
-				expired = nil // the store signals only its first expiry
-			} else {
-				expired = st.Expired()
-			}
-			scheduleRetry()
-		}
-	}
-}
-
-// rejoin opens a new session (or reuses st without Reopen) and joins on
-// it, retrying until it succeeds or ctx ends.
-func (m *Member) rejoin(ctx context.Context, st *zkstore.Store) (*zkstore.Store, <-chan cluster.Event, applied, bool) {
-	for d := minRetry; ; d = min(2*d, maxRetry) {
-		next := st
-		if m.cfg.Reopen != nil {
-			s, err := m.cfg.Reopen(ctx)
-			if err != nil {
-				m.l.WithError(err).Error("membership: open a new ZooKeeper session")
-				if !sleep(ctx, d) {
-					return nil, nil, applied{}, false
-				}
-				continue
-			}
-			next = s
-			m.mu.Lock()
-			old := m.store
-			m.store = next
-			m.mu.Unlock()
-			if old != next {
-				old.Close()
-			}
-			st = next
-		}
-		events, a, err := m.join(ctx, ctx, next)
-		if err == nil {
-			return next, events, a, true
-		}
-		m.l.WithError(err).Error("membership: join again")
-		if !sleep(ctx, d) {
-			return nil, nil, applied{}, false
 		}
 	}
 }
 
 // apply reconciles the node with a published map (missing: there is none)
 // and reports whether every action succeeded.
-func (m *Member) apply(value []byte, missing bool) bool {
+func (m *Member) apply(st cluster.Store, value []byte, missing bool) bool {
 	n := m.cfg.Node
 	am := layout.New(n.NumContainers())
 	if !missing {
@@ -326,7 +277,7 @@ func (m *Member) apply(value []byte, missing bool) bool {
 			am = parsed
 		}
 	}
-	released, err := m.released()
+	released, err := m.released(st)
 	if err != nil {
 		m.l.WithError(err).Error("membership: cannot read the confirmed hand-overs; retrying")
 		return false
@@ -370,7 +321,7 @@ func (m *Member) apply(value []byte, missing bool) bool {
 	// Releases after hosting: one may have to host its container first.
 	for _, a := range actions {
 		if a.Op == Release {
-			inParallel(a, "membership: hand-over failed; retrying", func() error { return m.release(a) })
+			inParallel(a, "membership: hand-over failed; retrying", func() error { return m.release(st, a) })
 		}
 	}
 	wg.Wait()
@@ -386,7 +337,7 @@ const releaseTimeout = 5 * time.Minute
 
 // release hands a container over (hosting it first, after a restart) and
 // confirms it under layout.HandoverKey for the leader.
-func (m *Member) release(a Action) error {
+func (m *Member) release(st cluster.Store, a Action) error {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	n := m.cfg.Node
@@ -403,9 +354,6 @@ func (m *Member) release(a Action) error {
 	if err := n.Release(ctx, a.Container); err != nil {
 		return err
 	}
-	m.mu.Lock()
-	st := m.store
-	m.mu.Unlock()
 	key := layout.HandoverKey + "/" + strconv.Itoa(a.Container)
 	val, _ := json.Marshal(layout.Released{Epoch: a.Epoch})
 	if _, err := st.Put(ctx, key, val); err != nil {
@@ -421,10 +369,7 @@ func (m *Member) release(a Action) error {
 }
 
 // released reads the confirmed hand-overs (layout.HandoverKey).
-func (m *Member) released() (map[int]int64, error) {
-	m.mu.Lock()
-	st := m.store
-	m.mu.Unlock()
+func (m *Member) released(st cluster.Store) (map[int]int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	children, err := st.List(ctx, layout.HandoverKey)
@@ -443,16 +388,4 @@ func (m *Member) released() (map[int]int64, error) {
 		}
 	}
 	return out, nil
-}
-
-// sleep waits d or until ctx ends; false if ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -141,11 +141,15 @@ func (c *cluster_) startWith(id, dir string, tier tier2.Storage) *member {
 	defer cancel()
 	mb.m, err = membership.Start(ctx, membership.Config{
 		Store: openStore(t, &c.zkAddr, &c.mu),
-		Reopen: func(context.Context) (*zkstore.Store, error) {
+		Reopen: func(context.Context) (cluster.Session, error) {
 			c.mu.Lock()
 			a := c.zkAddr
 			c.mu.Unlock()
-			return zkstore.Open([]string{a}, "/sluice", sessionTimeout, nil)
+			s, err := zkstore.Open([]string{a}, "/sluice", sessionTimeout, nil)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
 		},
 		ID: id, Addr: mb.addr, Node: n, Logger: quiet(),
 	})
