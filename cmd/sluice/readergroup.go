@@ -103,8 +103,8 @@ func readerGroupCreate(c *cli.Context, g *globalOptions, o *readerGroupCreateOpt
 		}
 		return printGroup(c, scope+"/"+group, gstream, st)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "reader group %s/%s of %s created\n", scope, group, o.Stream)
-	return nil
+	_, err = fmt.Fprintf(c.App.Writer, "created reader group %s/%s of %s\n", scope, group, o.Stream)
+	return err
 }
 
 // groupDescription is the JSON of `readergroup describe` and `create`.
@@ -282,15 +282,11 @@ func readerGroupDelete(c *cli.Context, g *globalOptions) error {
 	if err := rg.Delete(c.Context); err != nil {
 		return fmt.Errorf("readergroup delete %s/%s: %w", scope, group, err)
 	}
-	if g.Output == formatJSON {
-		p, err := newPrinter(c.App.Writer, g.Output)
-		if err != nil {
-			return err
-		}
-		return p.done("", map[string]any{"group": scope + "/" + group, "deleted": true})
+	p, err := newPrinter(c.App.Writer, g.Output)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(c.App.ErrWriter, "reader group %s/%s deleted\n", scope, group)
-	return nil
+	return p.done("deleted reader group "+scope+"/"+group, map[string]any{"group": scope + "/" + group, "deleted": true})
 }
 
 // groupReaderID names the reader `sluice read --group` joins as.

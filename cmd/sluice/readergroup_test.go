@@ -21,9 +21,9 @@ func TestReaderGroupCommands(t *testing.T) {
 	if code, _, stderr := runArgs(t, append(c, "write", "s/r")...); code != 0 {
 		t.Fatalf("write: %s", stderr)
 	}
-	if code, _, stderr := runArgs(t, append(c, "readergroup", "create", "s/g", "--stream", "s/r")...); code != 0 ||
-		!strings.Contains(stderr, "reader group s/g of s/r created") {
-		t.Fatalf("create: exit %d: %s", code, stderr)
+	if code, stdout, stderr := runArgs(t, append(c, "readergroup", "create", "s/g", "--stream", "s/r")...); code != 0 ||
+		stdout != "created reader group s/g of s/r\n" {
+		t.Fatalf("create: exit %d: stdout %q, stderr %q", code, stdout, stderr)
 	}
 	mustFail(t, "already exists", append(c, "readergroup", "create", "s/g", "--stream", "s/r")...)
 	mustFail(t, "not found", append(c, "readergroup", "create", "s/h", "--stream", "s/missing")...)
