@@ -63,6 +63,13 @@ type ControllerConfig struct {
 	// Logger; logrus.StandardLogger() if nil.
 	Logger logrus.FieldLogger
 
+	// ResumeFirst finishes the workflows an earlier run left unfinished
+	// before the API serves, so nobody sees a stream stuck in one
+	// (standalone and the test harnesses); otherwise they are resumed in
+	// the background while the API serves. Not used in a cluster, where
+	// the leader resumes them.
+	ResumeFirst bool
+
 	// StepHook is controller.Options.StepHook: a test's hook before every
 	// workflow step (nil: none).
 	StepHook func(workflow, step string) error
@@ -139,20 +146,13 @@ type Controller struct {
 // StartController validates cfg, listens on cfg.Listen, opens the
 // metadata store and the Service, and serves the REST API. Without a
 // cluster the store is a bbolt file in cfg.DataDir, one node serves every
-// segment, and the workflows an earlier run left unfinished are resumed in
-// the background. In a cluster the store is ZooKeeper; the controller
+// segment, and the workflows an earlier run left unfinished are resumed
+// (see ResumeFirst). In a cluster the store is ZooKeeper; the controller
 // registers and stands for election (package controller/leader), and only
 // while it leads does it assign containers and resume workflows. On any
 // failure it closes what it opened, in the reverse order, and returns the
 // error.
-func StartController(ctx context.Context, cfg ControllerConfig) (*Controller, error) {
-	return startController(ctx, cfg, false)
-}
-
-// startController is StartController; with resumeFirst, the workflows an
-// earlier run left unfinished are finished before the API serves (as
-// standalone does), so nobody sees a stream stuck in one.
-func startController(ctx context.Context, cfg ControllerConfig, resumeFirst bool) (_ *Controller, err error) {
+func StartController(ctx context.Context, cfg ControllerConfig) (_ *Controller, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
@@ -212,7 +212,7 @@ func startController(ctx context.Context, cfg ControllerConfig, resumeFirst bool
 	var runCtx context.Context
 	runCtx, c.cancel = context.WithCancel(context.Background())
 	if !cfg.Cluster.Enabled() {
-		if resumeFirst {
+		if cfg.ResumeFirst {
 			c.resume(ctx)
 		} else {
 			c.resumed.Add(1)

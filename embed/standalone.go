@@ -29,7 +29,8 @@ type StandaloneConfig struct {
 	// DataDir/tier2 if empty ("none": no tier 2), and it has no cluster.
 	Node NodeConfig
 	// Controller is the controller; its DataDir, Node, NodeAdvertise,
-	// Containers and Tier2 are ignored, and it has no cluster.
+	// Containers, Tier2 and ResumeFirst are ignored (it resumes first),
+	// and it has no cluster.
 	Controller ControllerConfig
 	// Logger is both roles' logger where theirs is nil;
 	// logrus.StandardLogger() if nil too.
@@ -56,7 +57,7 @@ func (c StandaloneConfig) tied() (NodeConfig, ControllerConfig) {
 	}
 	ctl.DataDir = filepath.Join(c.DataDir, "controller")
 	ctl.Node, ctl.NodeAdvertise, ctl.Tier2 = n.Listen, "", ""
-	ctl.Containers = n.Containers
+	ctl.Containers, ctl.ResumeFirst = n.Containers, true
 	if ctl.Containers <= 0 {
 		ctl.Containers = DefaultNodeConfig().Containers // as the node does
 	}
@@ -134,7 +135,7 @@ func StartStandalone(ctx context.Context, cfg StandaloneConfig) (_ *Standalone, 
 		return nil, fmt.Errorf("standalone: %w", err)
 	}
 	ccfg.Node, ccfg.Tier2 = s.node.Addr(), s.node.TierURI()
-	if s.ctl, err = startController(ctx, ccfg, true); err != nil {
+	if s.ctl, err = StartController(ctx, ccfg); err != nil {
 		return nil, fmt.Errorf("standalone: %w", err)
 	}
 	go func() {
