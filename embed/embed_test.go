@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"runtime"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/client/segclient"
+	"github.com/sluice-streams/sluice/cluster/clustertest"
 	"github.com/sluice-streams/sluice/embed"
 	"github.com/sluice-streams/sluice/internal/dirlock"
 	"github.com/sluice-streams/sluice/node/server"
@@ -365,4 +367,96 @@ func TestFailedStandaloneStartReleasesItsDirectory(t *testing.T) {
 		t.Fatalf("a second StartStandalone on a directory in use: %v; want dirlock.ErrLocked", err)
 	}
 	roundTrip(t, s.URL(), "holder")
+}
+
+// eventually calls try until it returns nil, for at most a minute (the
+// cluster's leader reconciles once a second), and fails with its last
+// error.
+func eventually(t *testing.T, what string, try func() error) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := try()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the cluster's state, which has no event to wait on here
+	}
+}
+
+// TestClusterRoundTrip runs a controller and a node in cluster mode on a
+// real ZooKeeper: the node joins, the controller leads and assigns it the
+// containers, and a stream created through the API is written and read on
+// the node the API names.
+func TestClusterRoundTrip(t *testing.T) {
+	zk := embed.DefaultClusterConfig()
+	zk.Servers, zk.Root = []string{clustertest.StartZooKeeper(t)}, "/embedtest"
+
+	ccfg := controllerConfig(t, "")
+	ccfg.Cluster, ccfg.Cluster.ID = zk, "c1"
+	c, err := embed.StartController(ctxT(t), ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop(context.Background())
+	ncfg := nodeConfig(t)
+	ncfg.Cluster, ncfg.Cluster.ID = zk, "n1"
+	n, err := embed.StartNode(ctxT(t), ncfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop(context.Background())
+
+	ctx := ctxT(t)
+	ctl := ctlclient.NewClient(c.URL())
+	if err := ctl.CreateScope(ctx, "zk"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ctl.CreateStream(ctx, api.StreamConfig{ScopeName: "zk", StreamName: "events",
+		ScalingPolicy: api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	seg := protocol.SegmentName("zk", "events", 0, 0)
+	eventually(t, "the segment served by n1", func() error {
+		uri, err := ctl.SegmentURI(ctx, seg)
+		if err != nil {
+			return err
+		}
+		if uri.Endpoint != n.Addr() {
+			return fmt.Errorf("segment at %q, node n1 at %q", uri.Endpoint, n.Addr())
+		}
+		return nil
+	})
+	conn, err := segclient.Dial(ctx, n.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	eventually(t, "an append on n1", func() error {
+		if _, err := conn.SetupAppend(ctx, "w", seg); err != nil {
+			return err
+		}
+		_, err := conn.Append(ctx, "w", 0, 1, protocol.AppendEvent(nil, []byte("clustered")), protocol.NoExpectedOffset)
+		return err
+	})
+	r, err := conn.ReadSegment(ctx, seg, 0, 1024, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []byte
+	for _, d := range r.Data {
+		data = append(data, d...)
+	}
+	if e, _, err := protocol.NextEvent(data); err != nil || string(e) != "clustered" {
+		t.Fatalf("event read back: %q %v", e, err)
+	}
+	if err := n.Stop(context.Background()); err != nil {
+		t.Fatalf("node Stop: %v", err)
+	}
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatalf("controller Stop: %v", err)
+	}
 }
