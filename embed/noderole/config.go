@@ -110,7 +110,7 @@ type TierConfig struct {
 	// Compress writes zlib block-compressed chunks.
 	Compress bool
 	// ShutdownFlush bounds the tiering of what is durable when the node
-	// stops.
+	// stops (0: no time for it, logged as a warning; the logs keep all).
 	ShutdownFlush time.Duration
 }
 
