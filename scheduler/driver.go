@@ -206,11 +206,7 @@ func (d *Driver) openSession(ctx context.Context) (cluster.Session, error) {
 	if d.cfg.OpenSession != nil {
 		return d.cfg.OpenSession(ctx)
 	}
-	st, err := zkstore.Open(d.cfg.ZK, d.cfg.ZKRoot, d.cfg.ZKSessionTimeout, d.log)
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
+	return zkstore.Opener(d.cfg.ZK, d.cfg.ZKRoot, d.cfg.ZKSessionTimeout, d.log)(ctx)
 }
 
 // load reads the framework id, plan and endpoints from ZooKeeper, or

@@ -1,8 +1,7 @@
 // Package clienttest runs a whole Sluice deployment in the test's process
 // for the client library's tests: a node (4 containers, temporary data
-// directory) served by node/server, and a controller (bbolt store, Service,
-// REST handler) served over HTTP, both on 127.0.0.1, wired like
-// `sluice standalone`. The node can be stopped and started again on the same
+// directory) and a controller (bbolt store, Service, REST API), both on
+// 127.0.0.1, started through package embed as `sluice standalone` does. The node can be stopped and started again on the same
 // data directory and address, to test reconnection; with ThroughProxy the
 // controller sends clients to a Proxy in front of the node that the test
 // can freeze, to test a node that stops answering. Everything stops at the
@@ -13,10 +12,9 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
-	"net/http/httptest"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,10 +23,8 @@ import (
 	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/client/segclient"
 	"github.com/sluice-streams/sluice/cluster"
-	"github.com/sluice-streams/sluice/cluster/boltstore"
 	"github.com/sluice-streams/sluice/controller"
-	"github.com/sluice-streams/sluice/controller/rest"
-	"github.com/sluice-streams/sluice/node"
+	"github.com/sluice-streams/sluice/embed"
 	"github.com/sluice-streams/sluice/node/server"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
@@ -59,9 +55,7 @@ type Deployment struct {
 	nodeDir string
 
 	mu      sync.Mutex
-	node    *node.Node
-	srv     *server.Server
-	served  chan error
+	node    *embed.Node
 	running bool
 }
 
@@ -91,12 +85,10 @@ func Start(t testing.TB, opts ...Option) *Deployment {
 		opt(&o)
 	}
 	d := &Deployment{t: t, nodeDir: filepath.Join(t.TempDir(), "node")}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if err := d.startNode("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
-	d.NodeAddr = l.Addr().String()
-	d.startNode(l)
+	d.NodeAddr = d.node.Addr()
 	t.Cleanup(d.StopNode)
 	advertised := d.NodeAddr
 	if o.proxy {
@@ -104,40 +96,40 @@ func Start(t testing.TB, opts ...Option) *Deployment {
 		advertised = d.Proxy.Addr()
 	}
 
-	st, err := boltstore.Open(filepath.Join(t.TempDir(), "controller.db"))
+	cfg := embed.DefaultControllerConfig()
+	cfg.Listen, cfg.DataDir, cfg.Containers = "127.0.0.1:0", t.TempDir(), Containers
+	cfg.Node, cfg.NodeAdvertise = d.NodeAddr, advertised
+	cfg.Logger, cfg.TxnSweepInterval, cfg.ResumeFirst = Quiet(), -1, true
+	ctl, err := embed.StartController(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	segs := controller.NewNodeSegments(controller.StaticLocator(d.NodeAddr))
-	svc := controller.New(st, segs, controller.Options{Logger: Quiet(), TxnSweepInterval: -1})
-	hs := httptest.NewServer(rest.NewHandler(svc, Quiet(),
-		rest.WithLocator(controller.StaticNode{Addr: advertised, Containers: Containers})))
 	t.Cleanup(func() {
-		hs.Close()
-		svc.Close()
-		segs.Close()
-		st.Close()
+		if err := ctl.Stop(context.Background()); err != nil {
+			t.Errorf("clienttest: stop the controller: %v", err)
+		}
 	})
-	d.URL = hs.URL
-	d.Service = svc
-	d.Store = st
-	d.Controller = ctlclient.NewClient(hs.URL)
+	d.URL = ctl.URL()
+	d.Service = ctl.Service()
+	d.Store = ctl.Store()
+	d.Controller = ctlclient.NewClient(d.URL)
 	return d
 }
 
-func (d *Deployment) startNode(l net.Listener) {
-	d.t.Helper()
-	n, err := node.Open(node.Config{Dir: d.nodeDir, Containers: Containers, Logger: Quiet()})
+// startNode starts the node role on the deployment's data directory,
+// listening on addr.
+func (d *Deployment) startNode(addr string) error {
+	n, err := embed.StartNode(context.Background(), embed.NodeConfig{
+		DataDir: d.nodeDir, Listen: addr, Containers: Containers,
+		Logger: Quiet(), Server: server.Options{Logger: Quiet()},
+	})
 	if err != nil {
-		l.Close()
-		d.t.Fatal(err)
+		return err
 	}
-	srv := server.New(n, server.Options{Logger: Quiet()})
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
 	d.mu.Lock()
-	d.node, d.srv, d.served, d.running = n, srv, served, true
+	d.node, d.running = n, true
 	d.mu.Unlock()
+	return nil
 }
 
 // StopNode closes the node's server (every connection breaks) and the node.
@@ -149,9 +141,7 @@ func (d *Deployment) StopNode() {
 		return
 	}
 	d.running = false
-	d.srv.Close()
-	<-d.served
-	if err := d.node.Close(); err != nil {
+	if err := d.node.Stop(context.Background()); err != nil {
 		d.t.Errorf("clienttest: close node: %v", err)
 	}
 }
@@ -163,13 +153,12 @@ func (d *Deployment) StartNode() {
 	d.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		l, err := net.Listen("tcp", d.NodeAddr)
+		err := d.startNode(d.NodeAddr)
 		if err == nil {
-			d.startNode(l)
 			return
 		}
-		if time.Now().After(deadline) {
-			d.t.Fatalf("clienttest: listen again on %s: %v", d.NodeAddr, err)
+		if !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			d.t.Fatalf("clienttest: start the node again on %s: %v", d.NodeAddr, err)
 		}
 		time.Sleep(20 * time.Millisecond) // polling for the port, not synchronisation
 	}

@@ -281,3 +281,16 @@ func (l *Leadership) leave() {
 		l.resignErr = l.s.mapErr("resign", l.key, err)
 	}
 }
+
+// Opener returns a function that opens a new session with Open's
+// arguments, as the roles' session loops (package cluster/session) want
+// it: a typed nil never stands for a failed open.
+func Opener(servers []string, root string, sessionTimeout time.Duration, logger Logger) func(context.Context) (cluster.Session, error) {
+	return func(context.Context) (cluster.Session, error) {
+		st, err := Open(servers, root, sessionTimeout, logger)
+		if err != nil {
+			return nil, err
+		}
+		return st, nil
+	}
+}

@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,13 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
 
-	"github.com/sluice-streams/sluice/cluster"
-	"github.com/sluice-streams/sluice/cluster/boltstore"
-	"github.com/sluice-streams/sluice/cluster/zkstore"
-	"github.com/sluice-streams/sluice/controller"
-	"github.com/sluice-streams/sluice/controller/leader"
-	"github.com/sluice-streams/sluice/controller/rest"
-	"github.com/sluice-streams/sluice/tier2/backend"
+	"github.com/sluice-streams/sluice/embed"
 )
 
 // controllerOptions are the flags of `sluice controller`.
@@ -73,8 +63,8 @@ type controllerOptions struct {
 const HaltEnv = "SLUICE_TEST_HALT_AT"
 
 // shutdownTimeout bounds how long requests in flight may take to finish
-// once the controller is told to stop.
-const shutdownTimeout = 10 * time.Second
+// once a role is told to stop (the scheduler's API).
+const shutdownTimeout = embed.DefaultAPIShutdownTimeout
 
 func controllerCommand(g *globalOptions) *cli.Command {
 	o := &controllerOptions{}
@@ -85,25 +75,25 @@ func controllerCommand(g *globalOptions) *cli.Command {
 			&cli.StringFlag{
 				Name:        "listen",
 				Usage:       "serve the REST API on `ADDR` (port 0: pick a free one and print it)",
-				Value:       "127.0.0.1:10080",
+				Value:       embed.DefaultControllerListen,
 				Destination: &o.Listen,
 			},
 			&cli.StringFlag{
 				Name:        "data",
 				Usage:       "`DIR` for the metadata store (DIR/controller.db)",
-				Value:       "./.data/controller",
+				Value:       embed.DefaultControllerDataDir,
 				Destination: &o.DataDir,
 			},
 			&cli.StringFlag{
 				Name:        "node",
 				Usage:       "address `ADDR` of the node that serves every segment (without --zk)",
-				Value:       "127.0.0.1:12345",
+				Value:       embed.DefaultControllerNode,
 				Destination: &o.Node,
 			},
 			&cli.IntFlag{
 				Name:        "containers",
 				Usage:       "number of segment containers `N` in the whole system; every node and controller of a cluster must use the same N",
-				Value:       4,
+				Value:       embed.DefaultControllerConfig().Containers,
 				Destination: &o.Containers,
 			},
 			&cli.StringFlag{
@@ -114,10 +104,10 @@ func controllerCommand(g *globalOptions) *cli.Command {
 			&cli.StringFlag{
 				Name:        "zk-root",
 				Usage:       "root `ZNODE` of the cluster's keys",
-				Value:       "/sluice",
+				Value:       embed.DefaultClusterConfig().Root,
 				Destination: &o.ZKRoot,
 			},
-			durationFlag("zk-session-timeout", "ZooKeeper session `TIMEOUT`: how long a controller may be cut off (or dead) before another one takes over its leadership", 10*time.Second, &o.ZKSessionTimeout),
+			durationFlag("zk-session-timeout", "ZooKeeper session `TIMEOUT`: how long a controller may be cut off (or dead) before another one takes over its leadership", embed.DefaultClusterConfig().SessionTimeout, &o.ZKSessionTimeout),
 			&cli.StringFlag{
 				Name:        "id",
 				Usage:       "controller `ID` in the election (cluster mode; default: the advertised address)",
@@ -151,11 +141,11 @@ func newLogger(g *globalOptions, w io.Writer) *logrus.Logger {
 	return l
 }
 
-// runController opens the metadata store, serves the REST API until SIGINT
-// or SIGTERM (or the end of c.Context), then stops taking requests, lets
-// those in flight finish, and closes the store. The line "controller
-// listening on ADDR" on stdout tells scripts and tests which port was
-// picked.
+// runController maps the flags into an embed.ControllerConfig and runs
+// the controller (embed.StartController) until SIGINT or SIGTERM (or the
+// end of c.Context), then stops taking requests, lets those in flight
+// finish, and closes the store. The line "controller listening on ADDR"
+// on stdout tells scripts and tests which port was picked.
 //
 // Without --zk the store is a bbolt file, one node serves every segment,
 // and the workflows an earlier run left unfinished are resumed in the
@@ -167,135 +157,42 @@ func runController(c *cli.Context, g *globalOptions, o *controllerOptions) error
 	if _, err := args(c); err != nil {
 		return err
 	}
-	if o.Containers < 1 {
-		return fmt.Errorf("controller: --containers %d: want at least 1", o.Containers)
-	}
 	log := newLogger(g, c.App.ErrWriter)
-	listen := o.Listen
-	if !strings.Contains(listen, ":") {
-		listen = "127.0.0.1:" + listen
-	}
-	l, err := net.Listen("tcp", listen)
-	if err != nil {
-		return fmt.Errorf("controller: listen on %s: %w", o.Listen, err)
-	}
-	defer l.Close()
+	cfg := o.config(log)
+	cfg.StepHook = haltHook(os.Getenv(HaltEnv), c.App.Writer, log)
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	opts := controller.Options{Logger: log, StepHook: haltHook(os.Getenv(HaltEnv), c.App.Writer, log)}
-	if o.Tier2 != "" {
-		uri, err := backend.URI(o.Tier2)
-		if err != nil {
-			return fmt.Errorf("controller: --tier2: %w", err)
-		}
-		opts.Tier2URI = uri
+	ctl, err := embed.StartController(ctx, cfg)
+	if err != nil {
+		return err
 	}
-	var (
-		st     cluster.Store
-		loc    controller.SegmentLocator
-		member *leader.Member
-		fields logrus.Fields
-	)
-	if o.ZK == "" {
-		lock, err := lockDataDir(o.DataDir)
-		if err != nil {
-			return fmt.Errorf("controller: %w", err)
-		}
-		defer lock.Release()
-		bolt, err := boltstore.Open(filepath.Join(o.DataDir, "controller.db"))
-		if err != nil {
-			return fmt.Errorf("controller: %w", err)
-		}
-		defer bolt.Close()
-		st, loc = bolt, controller.StaticNode{Addr: o.Node, Containers: o.Containers}
-		fields = logrus.Fields{"data": o.DataDir, "node": o.Node}
-	} else {
-		servers := strings.Split(o.ZK, ",")
-		zst, err := zkstore.Open(servers, o.ZKRoot, o.ZKSessionTimeout, log)
-		if err != nil {
-			return fmt.Errorf("controller: ZooKeeper %s: %w", o.ZK, err)
-		}
-		defer zst.Close()
-		cl, err := controller.NewClusterLocator(zst, o.Containers, log)
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		st, loc = zst, cl
-		fields = logrus.Fields{"zk": o.ZK, "root": o.ZKRoot}
-	}
-	segs := controller.NewNodeSegments(loc)
-	defer segs.Close()
-	svc := controller.New(st, segs, opts)
-	defer svc.Close()
-
-	if o.ZK == "" {
-		var resumed sync.WaitGroup
-		resumed.Add(1)
-		go func() {
-			defer resumed.Done()
-			if err := svc.Resume(ctx); err != nil && ctx.Err() == nil {
-				log.WithError(err).Warn("controller: an unfinished workflow could not be resumed; it is retried at the next start")
-			}
-		}()
-		defer resumed.Wait()
-	} else {
-		addr := o.Advertise
-		if addr == "" {
-			addr = l.Addr().String()
-		}
-		id := o.ID
-		if id == "" {
-			id = addr
-		}
-		open := func(context.Context) (cluster.Session, error) {
-			st, err := zkstore.Open(strings.Split(o.ZK, ","), o.ZKRoot, o.ZKSessionTimeout, log)
-			if err != nil {
-				return nil, err
-			}
-			return st, nil
-		}
-		session, err := open(ctx)
-		if err != nil {
-			return fmt.Errorf("controller: ZooKeeper %s: %w", o.ZK, err)
-		}
-		member, err = leader.Start(ctx, leader.Config{
-			Store: session, Reopen: open, ID: id, Addr: addr,
-			Containers: o.Containers, Service: svc, Logger: log,
-		})
-		if err != nil {
-			session.Close()
-			return fmt.Errorf("controller: %w", err)
-		}
-		// Stopped before the Service and the store it uses (defers run
-		// last in, first out).
-		defer member.Close()
-		fields["id"], fields["advertise"] = id, addr
-	}
-
-	srv := newAPIServer(rest.NewHandler(svc, log, rest.WithLocator(loc)))
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	fmt.Fprintf(c.App.Writer, "controller listening on %s\n", l.Addr())
-	fields["addr"], fields["containers"] = l.Addr().String(), o.Containers
-	log.WithFields(fields).Info("controller: serving")
+	fmt.Fprintf(c.App.Writer, "controller listening on %s\n", ctl.Addr())
 	select {
-	case err = <-served:
-		stop()
-		return fmt.Errorf("controller: serve: %w", err)
+	case <-ctl.Done():
+		err = ctl.Err()
 	case <-ctx.Done():
 		log.Info("controller: shutting down")
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("controller: shutdown: %w", err)
+	if serr := ctl.Stop(context.Background()); err == nil {
+		err = serr
 	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("controller: serve: %w", err)
+	return err
+}
+
+// config maps the flags into the controller's config. A bare port listens
+// on 127.0.0.1.
+func (o *controllerOptions) config(log logrus.FieldLogger) embed.ControllerConfig {
+	cfg := embed.DefaultControllerConfig()
+	cfg.Listen, cfg.DataDir, cfg.Node, cfg.Containers, cfg.Tier2 = o.Listen, o.DataDir, o.Node, o.Containers, o.Tier2
+	if !strings.Contains(cfg.Listen, ":") {
+		cfg.Listen = "127.0.0.1:" + cfg.Listen
 	}
-	return nil
+	cfg.Cluster = embed.ClusterConfig{Root: o.ZKRoot, SessionTimeout: o.ZKSessionTimeout, ID: o.ID, Advertise: o.Advertise}
+	if o.ZK != "" {
+		cfg.Cluster.Servers = strings.Split(o.ZK, ",")
+	}
+	cfg.API, cfg.Logger = apiConfig(), log
+	return cfg
 }
 
 // haltHook returns the StepHook of HaltEnv's value at (nil if empty): it

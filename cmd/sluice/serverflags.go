@@ -51,16 +51,13 @@ func (o *serverOptions) flags() []cli.Flag {
 	}
 }
 
-// options returns the server options, or the flags' error.
-func (o *serverOptions) options(log logrus.FieldLogger) (server.Options, error) {
-	opts := server.Options{Logger: log, MaxConnections: o.MaxConns, MaxConnsPerPeer: o.MaxConnsPerPeer,
+// options maps the flags into the server options; the role's config
+// validates them (embed.NodeConfig.Validate).
+func (o *serverOptions) options(log logrus.FieldLogger) server.Options {
+	return server.Options{Logger: log, MaxConnections: o.MaxConns, MaxConnsPerPeer: o.MaxConnsPerPeer,
 		HandshakeTimeout: o.HandshakeTimeout, IdleTimeout: o.IdleTimeout,
 		FrameTimeout: o.FrameTimeout, WriteTimeout: o.WriteTimeout,
 		RequestMemory: o.RequestMemory, PeerRequestMemory: o.PeerRequestMemory}
-	if err := opts.Validate(); err != nil {
-		return server.Options{}, err
-	}
-	return opts, nil
 }
 
 // minRequestMemory is server.MinRequestMemory as a variable, for --help.

@@ -58,10 +58,7 @@ func TestServerFlagsReachOptions(t *testing.T) {
 	if err := app.Run(args); err != nil {
 		t.Fatal(err)
 	}
-	got, err := o.options(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := o.options(nil)
 	want := server.Options{MaxConnections: 100, MaxConnsPerPeer: 10, HandshakeTimeout: time.Second, IdleTimeout: 2 * time.Second,
 		FrameTimeout: 3 * time.Second, WriteTimeout: 4 * time.Second, RequestMemory: 64 << 20, PeerRequestMemory: 32 << 20}
 	if got != want {

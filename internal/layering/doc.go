@@ -8,6 +8,8 @@
 // down"):
 //
 //	programs    cmd/..., examples/..., universe/...
+//	role        embed/...: starts and stops the roles for programs and
+//	assembly    test harnesses; it may import every role, no role imports it
 //	roles       node/..., controller/..., scheduler/..., executor/...,
 //	            and the future heads hdfsgateway/..., nfsexport/...,
 //	            s3*/..., kafka/...; a role never imports another role

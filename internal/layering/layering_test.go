@@ -14,6 +14,7 @@ import (
 // below it.
 const (
 	programs = iota
+	assembly // assembles roles into running processes, for programs and tests
 	roles
 	libraries
 	protocolLayer
@@ -21,7 +22,7 @@ const (
 	testSupport // any layer may be imported; only tests import it
 )
 
-var layerNames = []string{"program", "role", "library", "protocol package", "utility", "test-support package"}
+var layerNames = []string{"program", "role assembly", "role", "library", "protocol package", "utility", "test-support package"}
 
 // rule places the packages a pattern matches. Patterns: "a/b" is that
 // package, "a/..." is a and everything under it, "s3*" is every top-level
@@ -39,6 +40,8 @@ var rules = []rule{
 	{"cmd/...", programs, "the binary; wiring only"},
 	{"examples/...", programs, "example programs over the client library"},
 	{"universe/...", programs, "the DC/OS package and its checks"},
+
+	{"embed/...", assembly, "starts and stops the roles, for cmd/sluice and test harnesses; may import every role"},
 
 	// Roles: each top-level directory is one role; no role imports another.
 	{"node/...", roles, "the segment store"},
@@ -194,8 +197,20 @@ func TestCheckReportsViolations(t *testing.T) {
 				{path: "node/membership", imports: []string{"node", "cluster/layout", "cluster/zkstore"}},
 				{path: "client/ctlclient", imports: []string{"internal/jsonhttp", "protocol/api"}},
 				{path: "client/clienttest", imports: []string{"controller", "node/server"}},
-				{path: "controller/rest/resttest", imports: []string{"controller/internal/nodetest"}},
+				{path: "controller/rest/resttest", imports: []string{"controller/internal/nodetest", "embed"}},
+				{path: "cmd/sluice", imports: []string{"embed"}},
+				{path: "embed", imports: []string{"controller", "node", "embed/noderole", "cluster/boltstore"}},
 			},
+		},
+		{
+			name: "a role imports the role assembly",
+			pkgs: []pkg{{path: "controller", imports: []string{"embed"}}},
+			want: []string{"controller imports embed: a role imports a role assembly above it"},
+		},
+		{
+			name: "the role assembly imports the binary",
+			pkgs: []pkg{{path: "embed", imports: []string{"cmd/sluice"}}},
+			want: []string{"embed imports cmd/sluice: a role assembly imports a program above it"},
 		},
 		{
 			name: "a library imports a role",

@@ -1,16 +1,17 @@
-// Package nodetest starts a real node for the controller's tests. It does
-// not import controller, so the controller's own (internal) tests and
-// resttest can both use it.
+// Package nodetest starts a real node for the controller's tests, through
+// embed/noderole, the node role's assembly. It does not import controller
+// (nor package embed, which does), so the controller's own (internal)
+// tests and resttest can both use it.
 package nodetest
 
 import (
+	"context"
 	"io"
-	"net"
 	"testing"
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/sluice-streams/sluice/node"
+	"github.com/sluice-streams/sluice/embed/noderole"
 	"github.com/sluice-streams/sluice/node/server"
 )
 
@@ -22,25 +23,20 @@ func QuietLogger() *logrus.Logger {
 }
 
 // Start runs a real node (4 containers) on a temporary directory, served on
-// 127.0.0.1, and returns its address. Cleanup stops both.
+// 127.0.0.1, and returns its address. Cleanup stops it.
 func Start(t testing.TB) string {
 	t.Helper()
-	n, err := node.Open(node.Config{Dir: t.TempDir(), Containers: 4, Logger: QuietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		n.Close()
-		t.Fatal(err)
-	}
-	srv := server.New(n, server.Options{Logger: QuietLogger()})
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	t.Cleanup(func() {
-		srv.Close()
-		<-served
-		n.Close()
+	n, err := noderole.Start(context.Background(), noderole.Config{
+		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Containers: 4,
+		Logger: QuietLogger(), Server: server.Options{Logger: QuietLogger()},
 	})
-	return l.Addr().String()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := n.Stop(context.Background()); err != nil {
+			t.Errorf("nodetest: stop the node: %v", err)
+		}
+	})
+	return n.Addr()
 }

@@ -1,23 +1,20 @@
 // Package resttest starts the real pieces behind the controller's REST API
-// for tests: a node on a temporary directory and a controller (bbolt store,
-// Service, REST handler) served on 127.0.0.1. Everything stops at the end of
-// the test.
+// for tests, through package embed as the binary does: a node on a
+// temporary directory and a controller (bbolt store, Service, REST handler)
+// served on 127.0.0.1. Everything stops at the end of the test.
 package resttest
 
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/cluster"
-	"github.com/sluice-streams/sluice/cluster/boltstore"
 	"github.com/sluice-streams/sluice/controller"
 	"github.com/sluice-streams/sluice/controller/internal/nodetest"
-	"github.com/sluice-streams/sluice/controller/rest"
+	"github.com/sluice-streams/sluice/embed"
 )
 
 // QuietLogger returns a logger that writes nothing.
@@ -38,35 +35,32 @@ type Controller struct {
 	Handler http.Handler // what URL serves, to call without a connection
 }
 
-// Option changes the controller.Options of StartController.
-type Option func(*controller.Options)
+// Option changes the embed.ControllerConfig of StartController.
+type Option func(*embed.ControllerConfig)
 
 // WithTier2 sets the controller's tier-2 URI (GET /v1/tier2).
-func WithTier2(uri string) Option { return func(o *controller.Options) { o.Tier2URI = uri } }
+func WithTier2(uri string) Option { return func(c *embed.ControllerConfig) { c.Tier2 = uri } }
 
-// StartController runs a controller over a new bbolt store, with the node
-// at nodeAddr, served by rest.NewHandler on 127.0.0.1.
+// StartController runs a controller (embed.StartController) over a new
+// bbolt store, with the node at nodeAddr, served on 127.0.0.1.
 func StartController(t testing.TB, nodeAddr string, opts ...Option) *Controller {
 	t.Helper()
-	st, err := boltstore.Open(filepath.Join(t.TempDir(), "controller.db"))
+	cfg := embed.DefaultControllerConfig()
+	cfg.Listen, cfg.DataDir, cfg.Node, cfg.Containers = "127.0.0.1:0", t.TempDir(), nodeAddr, 4
+	cfg.Logger, cfg.TxnSweepInterval, cfg.ResumeFirst = QuietLogger(), -1, true
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	c, err := embed.StartController(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	segs := controller.NewNodeSegments(controller.StaticLocator(nodeAddr))
-	o := controller.Options{Logger: QuietLogger(), TxnSweepInterval: -1}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	svc := controller.New(st, segs, o)
-	h := rest.NewHandler(svc, QuietLogger(), rest.WithLocator(controller.StaticNode{Addr: nodeAddr, Containers: 4}))
-	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
-		srv.Close()
-		svc.Close()
-		segs.Close()
-		st.Close()
+		if err := c.Stop(context.Background()); err != nil {
+			t.Errorf("resttest: stop the controller: %v", err)
+		}
 	})
-	return &Controller{URL: srv.URL, Store: st, Service: svc, Handler: h}
+	return &Controller{URL: c.URL(), Store: c.Store(), Service: c.Service(), Handler: c.Handler()}
 }
 
 // Dump returns every key of st with its value, to compare the store before

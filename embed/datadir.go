@@ -1,4 +1,4 @@
-package main
+package embed
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 )
 
 // lockDataDir creates dir if needed and locks it for this process (package
-// internal/dirlock), so a second role started on it exits with one line
-// naming the process that holds it. The caller releases the lock on exit;
-// the kernel releases it if the process dies.
+// internal/dirlock), so a second role started on it fails with one line
+// naming the process that holds it. The caller releases the lock when it
+// stops; the kernel releases it if the process dies.
 func lockDataDir(dir string) (*dirlock.Lock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)

@@ -1,0 +1,203 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/internal/dirlock"
+)
+
+// DefaultStandaloneDataDir is the default StandaloneConfig.DataDir.
+const DefaultStandaloneDataDir = "./.data/standalone"
+
+// StandaloneConfig is a node and a controller in one process, on one data
+// directory: everything `sluice standalone` sets from its flags. What ties
+// the two is set by StartStandalone, whatever the configs hold: the node's
+// data directory is DataDir/node, the controller's DataDir/controller;
+// the controller sends every segment to the node, with the node's
+// containers and tier-2 URI.
+type StandaloneConfig struct {
+	// DataDir holds node/ (the containers' logs), controller/ (the
+	// metadata store) and, by default, tier2/; each of the three
+	// directories has a LOCK file, so one process at a time uses them.
+	DataDir string
+	// Node is the node; its DataDir is ignored, its Tier.URI is
+	// DataDir/tier2 if empty ("none": no tier 2), and it has no cluster.
+	Node NodeConfig
+	// Controller is the controller; its DataDir, Node, NodeAdvertise,
+	// Containers, Tier2 and ResumeFirst are ignored (it resumes first),
+	// and it has no cluster.
+	Controller ControllerConfig
+	// Logger is both roles' logger where theirs is nil;
+	// logrus.StandardLogger() if nil too.
+	Logger logrus.FieldLogger
+}
+
+// DefaultStandaloneConfig returns the defaults of `sluice standalone`:
+// data in ./data, the REST API on 127.0.0.1:10080, the node on
+// 127.0.0.1:12345, tier 2 in ./data/tier2. The node's WAL file size and
+// checkpoint interval are the WAL's and the container's defaults.
+func DefaultStandaloneConfig() StandaloneConfig {
+	n := DefaultNodeConfig()
+	n.WALFileSize, n.CheckpointBytes = 0, 0
+	return StandaloneConfig{DataDir: DefaultStandaloneDataDir, Node: n, Controller: DefaultControllerConfig()}
+}
+
+// tied returns the node's and the controller's configs as StartStandalone
+// runs them (the controller's Node is set once the node listens).
+func (c StandaloneConfig) tied() (NodeConfig, ControllerConfig) {
+	n, ctl := c.Node, c.Controller
+	n.DataDir = filepath.Join(c.DataDir, "node")
+	if n.Tier.URI == "" {
+		n.Tier.URI = filepath.Join(c.DataDir, "tier2")
+	}
+	ctl.DataDir = filepath.Join(c.DataDir, "controller")
+	ctl.Node, ctl.NodeAdvertise, ctl.Tier2 = n.Listen, "", ""
+	ctl.Containers, ctl.ResumeFirst = n.Containers, true
+	if ctl.Containers <= 0 {
+		ctl.Containers = DefaultNodeConfig().Containers // as the node does
+	}
+	if n.Logger == nil {
+		n.Logger = c.Logger
+	}
+	if ctl.Logger == nil {
+		ctl.Logger = c.Logger
+	}
+	return n, ctl
+}
+
+// Validate returns an error naming the first field out of its range, or
+// nil. StartStandalone calls it first.
+func (c StandaloneConfig) Validate() error {
+	if c.DataDir == "" {
+		return invalidf("data directory: want a path")
+	}
+	if c.Node.Cluster.Enabled() || c.Controller.Cluster.Enabled() {
+		return invalidf("cluster servers: a standalone is in no cluster")
+	}
+	n, ctl := c.tied()
+	if err := n.Validate(); err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	if err := ctl.Validate(); err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	return nil
+}
+
+// Standalone is a running node and controller in one process. Stop ends
+// both.
+type Standalone struct {
+	cfg  StandaloneConfig
+	lock *dirlock.Lock // on DataDir
+	node *Node
+	ctl  *Controller
+
+	done     chan struct{} // closed once either role stopped serving
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// StartStandalone locks cfg.DataDir against a second process, starts the
+// node on DataDir/node (recovering its containers) and the controller on
+// DataDir/controller (recovering its metadata and finishing any workflow
+// left half done before its API serves). On any failure it closes what it
+// opened, in the reverse order, and returns the error.
+func StartStandalone(ctx context.Context, cfg StandaloneConfig) (_ *Standalone, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("standalone: %w", err)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = logrus.StandardLogger()
+	}
+	ncfg, ccfg := cfg.tied()
+	s := &Standalone{cfg: cfg, done: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			if s.node != nil {
+				s.node.Stop(context.Background())
+			}
+			if s.lock != nil {
+				s.lock.Release()
+			}
+		}
+	}()
+	// The whole data directory is this process's; the node and the
+	// controller lock their own directories under it.
+	if s.lock, err = lockDataDir(cfg.DataDir); err != nil {
+		return nil, fmt.Errorf("standalone: %w", err)
+	}
+	if s.node, err = StartNode(ctx, ncfg); err != nil {
+		return nil, fmt.Errorf("standalone: %w", err)
+	}
+	ccfg.Node, ccfg.Tier2 = s.node.Addr(), s.node.TierURI()
+	if s.ctl, err = StartController(ctx, ccfg); err != nil {
+		return nil, fmt.Errorf("standalone: %w", err)
+	}
+	go func() {
+		select {
+		case <-s.node.Done():
+		case <-s.ctl.Done():
+		}
+		close(s.done)
+	}()
+	cfg.Logger.WithFields(logrus.Fields{"controller": s.ctl.URL(), "node": s.node.Addr(), "data": cfg.DataDir, "tier2": s.node.TierURI()}).
+		Info("standalone: serving")
+	return s, nil
+}
+
+// Node is the node role.
+func (s *Standalone) Node() *Node { return s.node }
+
+// Controller is the controller role.
+func (s *Standalone) Controller() *Controller { return s.ctl }
+
+// NodeAddr is the address the node listens on.
+func (s *Standalone) NodeAddr() string { return s.node.Addr() }
+
+// URL is the REST API's base URL.
+func (s *Standalone) URL() string { return s.ctl.URL() }
+
+// Done is closed once either role stopped serving: by Stop, or on its own
+// after a fatal error (Err).
+func (s *Standalone) Done() <-chan struct{} { return s.done }
+
+// Err is the error a role stopped with on its own, once Done is closed;
+// nil before, and nil if Stop stopped them.
+func (s *Standalone) Err() error {
+	if err := s.ctl.Err(); err != nil {
+		return fmt.Errorf("standalone: %w", err)
+	}
+	if err := s.node.Err(); err != nil {
+		return fmt.Errorf("standalone: node: serve: %w", err)
+	}
+	return nil
+}
+
+// Stop shuts both roles down: the REST API first (requests in flight
+// finish), then the node (tiering what is durable, then closing its
+// containers), then the controller's Service and store, and last the data
+// directory's lock. It returns the first error; calling it again returns
+// the same.
+func (s *Standalone) Stop(ctx context.Context) error {
+	s.stopOnce.Do(func() {
+		var first error
+		keep := func(err error) {
+			if err != nil && first == nil {
+				first = fmt.Errorf("standalone: %w", err)
+			}
+		}
+		keep(s.ctl.shutdownAPI(ctx))
+		keep(s.node.Stop(ctx))
+		keep(s.ctl.closeRest())
+		s.ctl.stopOnce.Do(func() {}) // its parts are stopped: a later Controller().Stop does nothing
+		<-s.done
+		s.lock.Release()
+		s.stopErr = first
+	})
+	return s.stopErr
+}
