@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/cbroglie/mustache v1.4.2
+	github.com/cenkalti/backoff/v5 v5.0.3
 	github.com/colinmarc/hdfs/v2 v2.4.0
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/mesos/mesos-go v0.0.11
