@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/layout"
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/protocol"
 )
 
@@ -165,7 +166,7 @@ func (l *ClusterLocator) followAssignment(ch <-chan cluster.Event) {
 				return
 			}
 			l.log.WithError(err).Warn("controller: reading the container assignment failed; retrying")
-			if !sleepCtx(l.ctx, retryDelay) {
+			if retry.Sleep(l.ctx, retryDelay) != nil {
 				return
 			}
 		}
@@ -201,7 +202,7 @@ func (l *ClusterLocator) followNode(id string, e *nodeEntry) {
 			return
 		}
 		l.log.WithError(err).WithField("key", key).Warn("controller: watching a node's registration failed; retrying")
-		if !sleepCtx(l.ctx, retryDelay) {
+		if retry.Sleep(l.ctx, retryDelay) != nil {
 			return
 		}
 	}
@@ -235,7 +236,7 @@ func (l *ClusterLocator) followNode(id string, e *nodeEntry) {
 			if l.ctx.Err() != nil {
 				return
 			}
-			if !sleepCtx(l.ctx, retryDelay) {
+			if retry.Sleep(l.ctx, retryDelay) != nil {
 				return
 			}
 		}
@@ -301,16 +302,5 @@ func wait(ctx context.Context, ch <-chan struct{}) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

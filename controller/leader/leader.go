@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
 	"github.com/sluice-streams/sluice/controller/assignment"
+	"github.com/sluice-streams/sluice/internal/retry"
 )
 
 // Registration is the value of a controller's registration, as JSON.
@@ -172,7 +173,7 @@ func (m *Member) join(ctx context.Context, st *zkstore.Store) (*zkstore.Leadersh
 			return nil, fmt.Errorf("leader: register %s: %w (%w)", key, err, ctx.Err())
 		}
 		m.log.WithField("key", key).Debug("leader: an earlier session's registration is still there; waiting for it to expire")
-		if !sleep(ctx, retryDelay) {
+		if retry.Sleep(ctx, retryDelay) != nil {
 			return nil, fmt.Errorf("leader: register %s: %w (%w)", key, err, ctx.Err())
 		}
 	}
@@ -229,7 +230,7 @@ func (m *Member) run(ctx context.Context, st *zkstore.Store, lead *zkstore.Leade
 				return
 			}
 			m.log.WithError(err).Warn("leader: joining again failed; retrying")
-			if !sleep(ctx, retryDelay) {
+			if retry.Sleep(ctx, retryDelay) != nil {
 				m.mu.Lock()
 				m.closeErr = st.Close()
 				m.mu.Unlock()
@@ -449,16 +450,5 @@ func (m *Member) retentionLoop(ctx context.Context, r Retainer) {
 		if err := r.RetentionStep(ctx); err != nil && ctx.Err() == nil {
 			m.log.WithError(err).Warn("leader: retention step failed; retrying at the next interval")
 		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/node"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -166,7 +167,8 @@ func (m *Member) join(ctx, watchCtx context.Context, st *zkstore.Store) (<-chan 
 	if err != nil {
 		return nil, applied{}, err
 	}
-	for d := minRetry; ; d = min(2*d, maxRetry) {
+	bo := retry.NewBackoff(minRetry, maxRetry)
+	for {
 		err := st.Register(ctx, layout.NodeKey(m.cfg.ID), reg)
 		if err == nil {
 			break
@@ -175,7 +177,7 @@ func (m *Member) join(ctx, watchCtx context.Context, st *zkstore.Store) (<-chan 
 			return nil, applied{}, fmt.Errorf("membership: register %s: %w", layout.NodeKey(m.cfg.ID), err)
 		}
 		m.l.Warn("membership: a registration of this node id still exists (an earlier session not yet expired, or another node with this id); retrying")
-		if !sleep(ctx, d) {
+		if retry.Sleep(ctx, bo.NextBackOff()) != nil {
 			return nil, applied{}, fmt.Errorf("membership: register %s: %w (%w)", layout.NodeKey(m.cfg.ID), err, ctx.Err())
 		}
 	}
@@ -212,16 +214,18 @@ func (m *Member) join(ctx, watchCtx context.Context, st *zkstore.Store) (<-chan 
 func (m *Member) run(ctx context.Context, st *zkstore.Store, events <-chan cluster.Event, last applied) {
 	defer close(m.done)
 	expired := st.Expired()
+	// Failed reconciliations are retried from minRetry doubling to 30 s.
+	retryWaits := retry.NewBackoff(minRetry, 30*time.Second)
 	var (
-		retry     *time.Timer
-		retryC    <-chan time.Time
-		retryWait = minRetry
+		retry  *time.Timer
+		retryC <-chan time.Time
 	)
 	stopRetry := func() {
 		if retry != nil {
 			retry.Stop()
 		}
-		retryC, retryWait = nil, minRetry
+		retryC = nil
+		retryWaits.Reset()
 	}
 	defer stopRetry()
 	scheduleRetry := func() {
@@ -232,9 +236,8 @@ func (m *Member) run(ctx context.Context, st *zkstore.Store, events <-chan clust
 		if retry != nil {
 			retry.Stop()
 		}
-		retry = time.NewTimer(retryWait)
+		retry = time.NewTimer(retryWaits.NextBackOff())
 		retryC = retry.C
-		retryWait = min(2*retryWait, 30*time.Second)
 	}
 	scheduleRetry()
 	for {
@@ -253,7 +256,7 @@ func (m *Member) run(ctx context.Context, st *zkstore.Store, events <-chan clust
 			}
 			last = applied{value: ev.Value, missing: ev.Deleted, version: ev.Version, stopWatch: last.stopWatch}
 			last.ok = m.apply(last.value, last.missing)
-			retryWait = minRetry
+			retryWaits.Reset()
 			scheduleRetry()
 		case <-retryC:
 			last.ok = m.apply(last.value, last.missing)
@@ -281,13 +284,14 @@ func (m *Member) run(ctx context.Context, st *zkstore.Store, events <-chan clust
 // rejoin opens a new session (or reuses st without Reopen) and joins on
 // it, retrying until it succeeds or ctx ends.
 func (m *Member) rejoin(ctx context.Context, st *zkstore.Store) (*zkstore.Store, <-chan cluster.Event, applied, bool) {
-	for d := minRetry; ; d = min(2*d, maxRetry) {
+	bo := retry.NewBackoff(minRetry, maxRetry)
+	for {
 		next := st
 		if m.cfg.Reopen != nil {
 			s, err := m.cfg.Reopen(ctx)
 			if err != nil {
 				m.l.WithError(err).Error("membership: open a new ZooKeeper session")
-				if !sleep(ctx, d) {
+				if retry.Sleep(ctx, bo.NextBackOff()) != nil {
 					return nil, nil, applied{}, false
 				}
 				continue
@@ -307,7 +311,7 @@ func (m *Member) rejoin(ctx context.Context, st *zkstore.Store) (*zkstore.Store,
 			return next, events, a, true
 		}
 		m.l.WithError(err).Error("membership: join again")
-		if !sleep(ctx, d) {
+		if retry.Sleep(ctx, bo.NextBackOff()) != nil {
 			return nil, nil, applied{}, false
 		}
 	}
@@ -443,16 +447,4 @@ func (m *Member) released() (map[int]int64, error) {
 		}
 	}
 	return out, nil
-}
-
-// sleep waits d or until ctx ends; false if ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -12,14 +12,19 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/node/container"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/seqfile"
 )
 
-// maxBackoff caps the wait between passes after a tier-2 failure.
-const maxBackoff = 10 * time.Second
+// After a tier-2 failure the next pass waits minBackoff, doubling up to
+// maxBackoff while passes keep failing.
+const (
+	minBackoff = time.Second
+	maxBackoff = 10 * time.Second
+)
 
 // Config configures a container's storage writer.
 type Config struct {
@@ -135,7 +140,7 @@ func (w *Writer) loop() {
 		cancel()
 	}()
 	wait := time.Duration(0)
-	backoff := time.Second
+	bo := retry.NewBackoff(minBackoff, maxBackoff)
 	for {
 		t := time.NewTimer(wait)
 		select {
@@ -147,10 +152,11 @@ func (w *Writer) loop() {
 		case <-t.C:
 		}
 		if err := w.Pass(ctx); err != nil && ctx.Err() == nil {
-			wait, backoff = backoff, min(2*backoff, maxBackoff)
+			wait = bo.NextBackOff()
 			continue
 		}
-		wait, backoff = w.cfg.Tick, time.Second
+		wait = w.cfg.Tick
+		bo.Reset()
 	}
 }
 
