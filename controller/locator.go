@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/layout"
+	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/protocol"
 )
@@ -93,12 +93,7 @@ func NewClusterLocator(store cluster.Store, containers int, logger logrus.FieldL
 	if containers < 1 {
 		return nil, fmt.Errorf("controller: ClusterLocator: %d containers, want at least 1", containers)
 	}
-	if logger == nil {
-		q := logrus.New()
-		q.SetOutput(io.Discard)
-		logger = q
-	}
-	l := &ClusterLocator{store: store, containers: containers, log: logger}
+	l := &ClusterLocator{store: store, containers: containers, log: logs.OrDiscard(logger)}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.mu.loaded = make(chan struct{})
 	l.mu.nodes = map[string]*nodeEntry{}

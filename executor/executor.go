@@ -26,6 +26,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/client/segclient"
+	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/internal/retry"
 )
 
@@ -54,6 +55,7 @@ type Options struct {
 	// Stdout receives the role's stdout (default os.Stdout, the sandbox's
 	// stdout file); its stderr is the executor's.
 	Stdout io.Writer
+	// Logger receives the executor's events (discarded if nil).
 	Logger logrus.FieldLogger
 }
 
@@ -81,9 +83,7 @@ func Run(ctx context.Context, cfg config.Config, o Options) error {
 	if o.Stdout == nil {
 		o.Stdout = os.Stdout
 	}
-	if o.Logger == nil {
-		o.Logger = logrus.StandardLogger()
-	}
+	o.Logger = logs.OrDiscard(o.Logger)
 	o.Core.Role = o.Role
 	if o.Core.NewUUID == nil {
 		o.Core.NewUUID = newUUID

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/node/cache"
 	"github.com/sluice-streams/sluice/node/vfs"
 	"github.com/sluice-streams/sluice/node/wal"
@@ -52,7 +53,7 @@ type Config struct {
 	// Parts is the pool of buffers tier-2 chunk parts are loaded into; it
 	// may be shared by containers. A pool of its own is made if nil.
 	Parts *PartPool
-	// Logger receives recovery and failure messages.
+	// Logger receives recovery and failure messages (discarded if nil).
 	Logger logrus.FieldLogger
 	// Chunks serves blocks that are in tier 2 (see tier.go). Nil means
 	// no tier 2: nothing is tiered, and the log keeps every block.
@@ -125,11 +126,7 @@ func Open(cfg Config) (*Container, error) {
 	if cfg.CheckpointBytes == 0 {
 		cfg.CheckpointBytes = DefaultCheckpointBytes
 	}
-	if cfg.Logger == nil {
-		l := logrus.New()
-		l.SetOutput(discard{})
-		cfg.Logger = l
-	}
+	cfg.Logger = logs.OrDiscard(cfg.Logger)
 	c := &Container{
 		cfg: cfg, fs: cfg.FS, cache: cfg.Cache,
 		l:    cfg.Logger.WithField("container", cfg.ID),
@@ -199,10 +196,6 @@ func Open(cfg Config) (*Container, error) {
 	go c.checkpointLoop()
 	return c, nil
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 func (c *Container) removeTemporaries() {
 	names, _ := c.fs.List(c.cfg.Dir)

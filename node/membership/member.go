@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
+	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/node"
 	"github.com/sluice-streams/sluice/protocol/api"
@@ -47,7 +48,7 @@ type Config struct {
 	// Node is the node whose containers the Member manages. It should be
 	// opened with no containers (Config.Hosted empty, not nil).
 	Node *node.Node
-	// Logger; logrus.StandardLogger() if nil.
+	// Logger; discarded if nil.
 	Logger logrus.FieldLogger
 }
 
@@ -88,9 +89,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 	if err := cluster.CheckKey(layout.NodeKey(cfg.ID)); err != nil {
 		return nil, fmt.Errorf("membership: node id %q: %w", cfg.ID, err)
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = logrus.StandardLogger()
-	}
+	cfg.Logger = logs.OrDiscard(cfg.Logger)
 	runCtx, cancel := context.WithCancel(context.Background())
 	m := &Member{
 		cfg: cfg, l: cfg.Logger.WithField("node", cfg.ID), started: time.Now().UTC(),

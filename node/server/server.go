@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/node"
 	"github.com/sluice-streams/sluice/protocol"
@@ -51,7 +52,7 @@ var ErrInvalidOptions = errors.New("server: invalid options")
 // timeouts and MaxConnsPerPeer a negative value means none.
 type Options struct {
 	// Logger receives connection events (debug) and failures (warn,
-	// error). logrus.StandardLogger() if nil.
+	// error); discarded if nil.
 	Logger logrus.FieldLogger
 	// MaxConnections bounds the open connections; at the bound the server
 	// stops accepting until one closes.
@@ -131,9 +132,7 @@ func (o Options) Validate() error {
 // every value out of its range moved into it (see Validate), logging the
 // first that was.
 func (o Options) withDefaults() Options {
-	if o.Logger == nil {
-		o.Logger = logrus.StandardLogger()
-	}
+	o.Logger = logs.OrDiscard(o.Logger)
 	if err := o.Validate(); err != nil {
 		o.Logger.WithError(err).Warn("server: options out of range; using allowed values instead")
 	}

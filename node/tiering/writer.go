@@ -12,6 +12,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/node/container"
 	"github.com/sluice-streams/sluice/protocol"
@@ -39,7 +40,8 @@ type Config struct {
 	// events, so that reads load a part of it, not the whole file
 	// (default DefaultPartBytes).
 	PartBytes int64
-	Logger    logrus.FieldLogger
+	// Logger receives the writer's failures (discarded if nil).
+	Logger logrus.FieldLogger
 	// Now is the clock (time.Now if nil).
 	Now func() time.Time
 	// Tick is the time between passes (default: MaxLag/8, at most 1 s).
@@ -97,11 +99,7 @@ func New(cfg Config) *Writer {
 	if cfg.PartBytes <= 0 {
 		cfg.PartBytes = DefaultPartBytes
 	}
-	if cfg.Logger == nil {
-		l := logrus.New()
-		l.SetLevel(logrus.PanicLevel)
-		cfg.Logger = l
-	}
+	cfg.Logger = logs.OrDiscard(cfg.Logger)
 	return &Writer{
 		cfg: cfg, c: cfg.Container, l: cfg.Logger.WithField("container", cfg.Container.ID()),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
