@@ -24,10 +24,11 @@
 // sockets, so they return at once. Ack.Err waits for the outcome; Ack.Wait
 // is its bounded form.
 //
-// What is retried inside, with capped exponential backoff and full
-// jitter: a Writer's segment goroutines reconnect for ever until Close
-// (a broken connection, WrongHost, ContainerUnavailable, an unreachable
-// controller or node); NewWriter retries while the controller is
+// What is retried inside, with exponential backoff and jitter (a
+// Writer's and its transactions' waits within WithBackoff's bounds): a
+// Writer's segment goroutines reconnect for ever until Close (a broken
+// connection, WrongHost, ContainerUnavailable, an unreachable controller
+// or node); NewWriter retries while the controller is
 // unreachable or unavailable, until ctx; a Reader's fetches retry what may
 // pass until Close; a GroupReader's heartbeat tries again on its next
 // tick; reader group updates retry compare-and-set conflicts until ctx;

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/client/ctlclient"
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
@@ -86,7 +87,7 @@ type ReaderGroup struct {
 	store GroupStore
 	scope string
 	name  string
-	// sleep waits between compare-and-set attempts (sleepCtx if nil;
+	// sleep waits between compare-and-set attempts (retry.Sleep if nil;
 	// tests record the waits instead).
 	sleep func(ctx context.Context, d time.Duration) error
 }
@@ -176,9 +177,10 @@ func (g *ReaderGroup) State(ctx context.Context) (*GroupState, string, int64, er
 func (g *ReaderGroup) update(ctx context.Context, fn func(s *GroupState) error) error {
 	sleep := g.sleep
 	if sleep == nil {
-		sleep = sleepCtx
+		sleep = retry.Sleep
 	}
 	conflicts := 0
+	bo := retry.NewJittered(time.Millisecond, maxConflictWait)
 	for {
 		s, _, v, err := g.State(ctx)
 		if err != nil {
@@ -200,7 +202,7 @@ func (g *ReaderGroup) update(ctx context.Context, fn func(s *GroupState) error) 
 		}
 		conflicts++
 		if conflicts > eagerConflicts {
-			if err := sleep(ctx, backoff(time.Millisecond, maxConflictWait, conflicts-eagerConflicts)); err != nil {
+			if err := sleep(ctx, bo.NextBackOff()); err != nil {
 				return err
 			}
 		}

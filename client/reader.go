@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/client/ctlclient"
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -560,7 +561,8 @@ func (r *Reader) truncate(sr *segRead, m *truncMove) {
 func (r *Reader) fetch(seg string, gen uint64, off int64, max int32, atEvent bool) {
 	defer r.wg.Done()
 	res := fetchResult{seg: seg, gen: gen, off: off}
-	var bo backoffTimer
+	bo := retry.NewJittered(fetchRetryMin, fetchRetryMax)
+	retries := 0
 	for {
 		read, err := r.readOnce(seg, off, max, atEvent)
 		switch {
@@ -586,9 +588,10 @@ func (r *Reader) fetch(seg string, gen uint64, off int64, max int32, atEvent boo
 		}
 		if !errors.Is(err, errScaleUnpublished) && !errors.Is(err, errHeadUnpublished) {
 			// (Those two are the controller catching up, not failures.)
-			r.c.retrying(bo.n+1, fmt.Errorf("client: read %s at %d: %w", seg, off, err))
+			r.c.retrying(retries+1, fmt.Errorf("client: read %s at %d: %w", seg, off, err))
 		}
-		if !bo.wait(r.ctx) {
+		retries++
+		if retry.Sleep(r.ctx, bo.NextBackOff()) != nil {
 			return
 		}
 	}
@@ -756,12 +759,9 @@ func (r *Reader) Close() error {
 	return nil
 }
 
-// backoffTimer waits with the writer's backoff (capped exponential, full
-// jitter): 20 ms doubling up to 2 s.
-type backoffTimer struct{ n int }
-
-func (b *backoffTimer) wait(ctx context.Context) bool {
-	d := backoff(20*time.Millisecond, 2*time.Second, b.n)
-	b.n++
-	return sleepCtx(ctx, d) == nil
-}
+// Retries of a fetch wait from fetchRetryMin growing up to fetchRetryMax,
+// jittered (retry.NewJittered).
+const (
+	fetchRetryMin = 20 * time.Millisecond
+	fetchRetryMax = 2 * time.Second
+)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/client/ctlclient"
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -472,9 +473,10 @@ func (t *Txn) commit(ctx context.Context) error {
 	wrap := func(err error) error { return fmt.Errorf("client: commit transaction %s: %w", t.id, err) }
 	needCommit := true
 	var commitErr error
+	bo := t.w.cfg.newBackoff()
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
-			if err := sleepCtx(ctx, t.w.backoff(attempt-1)); err != nil {
+			if err := retry.Sleep(ctx, bo.NextBackOff()); err != nil {
 				return wrap(err)
 			}
 		}
@@ -540,9 +542,10 @@ func (t *Txn) Abort(ctx context.Context) error {
 	t.stopWriter()
 
 	wrap := func(err error) error { return fmt.Errorf("client: abort transaction %s: %w", t.id, err) }
+	bo := t.w.cfg.newBackoff()
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
-			if err := sleepCtx(ctx, t.w.backoff(attempt-1)); err != nil {
+			if err := retry.Sleep(ctx, bo.NextBackOff()); err != nil {
 				return wrap(err)
 			}
 		}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/sluice-streams/sluice/client/ctlclient"
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -137,6 +137,7 @@ func (c *Client) NewWriter(ctx context.Context, scope, stream string, opts ...Wr
 		return nil, err
 	}
 	var last error // the last failure retried
+	bo := cfg.newBackoff()
 	for attempt := 0; ; attempt++ {
 		segs, err := c.writerSegments(ctx, scope, stream)
 		if err == nil {
@@ -150,7 +151,7 @@ func (c *Client) NewWriter(ctx context.Context, scope, stream string, opts ...Wr
 		}
 		last = err
 		c.retrying(attempt+1, err)
-		if serr := sleepCtx(ctx, backoff(cfg.backoffMin, cfg.backoffMax, attempt)); serr != nil {
+		if serr := retry.Sleep(ctx, bo.NextBackOff()); serr != nil {
 			return nil, fmt.Errorf("client: writer of %s/%s: %w; last failure: %w", scope, stream, serr, err)
 		}
 	}
@@ -431,33 +432,5 @@ func (w *Writer) finish(err error, blocks ...*block) {
 	w.mu.Unlock()
 }
 
-func (w *Writer) backoff(attempt int) time.Duration {
-	return backoff(w.cfg.backoffMin, w.cfg.backoffMax, attempt)
-}
-
-// backoff returns the delay before retry attempt (from 0): exponential
-// from min, capped at max, with full jitter over [min, that].
-func backoff(min, max time.Duration, attempt int) time.Duration {
-	d := max
-	if attempt < 30 {
-		if e := min << attempt; e < d {
-			d = e
-		}
-	}
-	return min + rand.N(d-min+1)
-}
-
 // sleep waits d or until the writer closes; it reports whether to go on.
-func (w *Writer) sleep(d time.Duration) bool { return sleepCtx(w.ctx, d) == nil }
-
-// sleepCtx waits d or until ctx is done (then ctx.Err()).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (w *Writer) sleep(d time.Duration) bool { return retry.Sleep(w.ctx, d) == nil }

@@ -4,6 +4,10 @@ import (
 	"crypto/rand"
 	"fmt"
 	"time"
+
+	"github.com/cenkalti/backoff/v5"
+
+	"github.com/sluice-streams/sluice/internal/retry"
 )
 
 // Writer defaults.
@@ -39,6 +43,12 @@ func defaultWriterConfig() writerConfig {
 		backoffMin:  DefaultBackoffMin,
 		backoffMax:  DefaultBackoffMax,
 	}
+}
+
+// newBackoff returns the waits of one retry loop of the writer (or of its
+// transactions): retry.NewJittered over WithBackoff's bounds.
+func (c *writerConfig) newBackoff() *backoff.ExponentialBackOff {
+	return retry.NewJittered(c.backoffMin, c.backoffMax)
 }
 
 func (c *writerConfig) validate() error {
@@ -77,8 +87,9 @@ func WithMaxInflight(bytes int64) WriterOption {
 // travels alone.
 func WithMaxBatch(bytes int) WriterOption { return func(c *writerConfig) { c.maxBatch = bytes } }
 
-// WithBackoff sets the delays between reconnection attempts: exponential
-// from min, capped at max, with full jitter (default 10ms..2s).
+// WithBackoff sets the delays between reconnection attempts: growing
+// twofold from min towards max, jittered, never below min nor above max
+// (default 10ms..2s).
 func WithBackoff(min, max time.Duration) WriterOption {
 	return func(c *writerConfig) { c.backoffMin, c.backoffMax = min, max }
 }

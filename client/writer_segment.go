@@ -115,6 +115,7 @@ func (s *segWriter) report(st State, err error) {
 func (s *segWriter) run() {
 	defer s.w.wg.Done()
 	attempt := 0
+	bo := s.w.cfg.newBackoff()
 	for {
 		progress, err := s.session()
 		switch {
@@ -134,9 +135,10 @@ func (s *segWriter) run() {
 		s.report(StateDisconnected, err)
 		if progress {
 			attempt = 0
+			bo.Reset()
 		}
 		s.w.c.retrying(attempt+1, fmt.Errorf("client: segment %s: %w", s.r.Segment, err))
-		if !s.w.sleep(s.w.backoff(attempt)) {
+		if !s.w.sleep(bo.NextBackOff()) {
 			return
 		}
 		attempt++
@@ -280,8 +282,9 @@ func (s *segWriter) sendQueued(conn *segclient.Conn) error {
 // ahead of later writes. It retries with backoff until the writer closes.
 func (s *segWriter) moveToSuccessors() {
 	w, c := s.w, s.w.c
+	bo := w.cfg.newBackoff()
 	for attempt := 0; ; attempt++ {
-		if attempt > 0 && !w.sleep(w.backoff(attempt-1)) {
+		if attempt > 0 && !w.sleep(bo.NextBackOff()) {
 			return
 		}
 		conn, err := c.SegmentConn(w.ctx, s.r.Segment)
@@ -309,8 +312,9 @@ func (s *segWriter) moveToSuccessors() {
 		break
 	}
 	var succ []api.Successor
+	bo.Reset()
 	for attempt := 0; ; attempt++ {
-		if attempt > 0 && !w.sleep(w.backoff(attempt-1)) {
+		if attempt > 0 && !w.sleep(bo.NextBackOff()) {
 			return
 		}
 		var err error

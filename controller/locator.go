@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -13,6 +12,8 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/layout"
+	"github.com/sluice-streams/sluice/internal/logs"
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/protocol"
 )
 
@@ -92,12 +93,7 @@ func NewClusterLocator(store cluster.Store, containers int, logger logrus.FieldL
 	if containers < 1 {
 		return nil, fmt.Errorf("controller: ClusterLocator: %d containers, want at least 1", containers)
 	}
-	if logger == nil {
-		q := logrus.New()
-		q.SetOutput(io.Discard)
-		logger = q
-	}
-	l := &ClusterLocator{store: store, containers: containers, log: logger}
+	l := &ClusterLocator{store: store, containers: containers, log: logs.OrDiscard(logger)}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.mu.loaded = make(chan struct{})
 	l.mu.nodes = map[string]*nodeEntry{}
@@ -165,7 +161,7 @@ func (l *ClusterLocator) followAssignment(ch <-chan cluster.Event) {
 				return
 			}
 			l.log.WithError(err).Warn("controller: reading the container assignment failed; retrying")
-			if !sleepCtx(l.ctx, retryDelay) {
+			if retry.Sleep(l.ctx, retryDelay) != nil {
 				return
 			}
 		}
@@ -201,7 +197,7 @@ func (l *ClusterLocator) followNode(id string, e *nodeEntry) {
 			return
 		}
 		l.log.WithError(err).WithField("key", key).Warn("controller: watching a node's registration failed; retrying")
-		if !sleepCtx(l.ctx, retryDelay) {
+		if retry.Sleep(l.ctx, retryDelay) != nil {
 			return
 		}
 	}
@@ -235,7 +231,7 @@ func (l *ClusterLocator) followNode(id string, e *nodeEntry) {
 			if l.ctx.Err() != nil {
 				return
 			}
-			if !sleepCtx(l.ctx, retryDelay) {
+			if retry.Sleep(l.ctx, retryDelay) != nil {
 				return
 			}
 		}
@@ -301,16 +297,5 @@ func wait(ctx context.Context, ch <-chan struct{}) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/client/segclient"
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/protocol"
 )
 
@@ -132,20 +133,16 @@ func (n *NodeSegments) conn(ctx context.Context, addr string) (*segclient.Conn, 
 // fails as retriable, until RetryFor has passed or ctx is done.
 func (n *NodeSegments) do(ctx context.Context, segment string, op func(*segclient.Conn) error) error {
 	deadline := time.Now().Add(n.RetryFor)
-	wait := 20 * time.Millisecond
+	bo := retry.NewBackoff(20*time.Millisecond, time.Second)
 	for {
 		err := n.doOnce(ctx, segment, op)
+		wait := bo.NextBackOff()
 		if err == nil || !protocol.IsRetriable(err) || !time.Now().Add(wait).Before(deadline) {
 			return err
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if retry.Sleep(ctx, wait) != nil {
 			return err
-		case <-t.C:
 		}
-		wait = min(2*wait, time.Second)
 	}
 }
 

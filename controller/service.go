@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/protocol"
 )
 
@@ -95,11 +95,7 @@ func New(store cluster.Store, segs SegmentStore, opts Options) *Service {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
-	if opts.Logger == nil {
-		l := logrus.New()
-		l.SetOutput(io.Discard)
-		opts.Logger = l
-	}
+	opts.Logger = logs.OrDiscard(opts.Logger)
 	if opts.TxnSweepInterval == 0 {
 		opts.TxnSweepInterval = DefaultTxnSweepInterval
 	}

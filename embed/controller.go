@@ -20,6 +20,7 @@ import (
 	"github.com/sluice-streams/sluice/controller/leader"
 	"github.com/sluice-streams/sluice/controller/rest"
 	"github.com/sluice-streams/sluice/internal/dirlock"
+	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/node"
 	"github.com/sluice-streams/sluice/tier2/backend"
 )
@@ -60,7 +61,7 @@ type ControllerConfig struct {
 	Tier2 string
 	// API bounds the REST API's HTTP server.
 	API APIConfig
-	// Logger; logrus.StandardLogger() if nil.
+	// Logger; nothing is logged if nil (internal/logs).
 	Logger logrus.FieldLogger
 
 	// ResumeFirst finishes the workflows an earlier run left unfinished
@@ -156,9 +157,7 @@ func StartController(ctx context.Context, cfg ControllerConfig) (_ *Controller, 
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = logrus.StandardLogger()
-	}
+	cfg.Logger = logs.OrDiscard(cfg.Logger)
 	log := cfg.Logger
 	c := &Controller{cfg: cfg, log: log, served: make(chan struct{})}
 	defer func() {

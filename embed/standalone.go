@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/internal/dirlock"
+	"github.com/sluice-streams/sluice/internal/logs"
 )
 
 // DefaultStandaloneDataDir is the default StandaloneConfig.DataDir.
@@ -33,7 +34,7 @@ type StandaloneConfig struct {
 	// and it has no cluster.
 	Controller ControllerConfig
 	// Logger is both roles' logger where theirs is nil;
-	// logrus.StandardLogger() if nil too.
+	// nothing is logged if nil too (internal/logs).
 	Logger logrus.FieldLogger
 }
 
@@ -111,9 +112,7 @@ func StartStandalone(ctx context.Context, cfg StandaloneConfig) (_ *Standalone, 
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("standalone: %w", err)
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = logrus.StandardLogger()
-	}
+	cfg.Logger = logs.OrDiscard(cfg.Logger)
 	ncfg, ccfg := cfg.tied()
 	s := &Standalone{cfg: cfg, done: make(chan struct{})}
 	defer func() {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
@@ -25,6 +26,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/client/segclient"
+	"github.com/sluice-streams/sluice/internal/logs"
+	"github.com/sluice-streams/sluice/internal/retry"
 )
 
 var (
@@ -52,6 +55,7 @@ type Options struct {
 	// Stdout receives the role's stdout (default os.Stdout, the sandbox's
 	// stdout file); its stderr is the executor's.
 	Stdout io.Writer
+	// Logger receives the executor's events (discarded if nil).
 	Logger logrus.FieldLogger
 }
 
@@ -79,9 +83,7 @@ func Run(ctx context.Context, cfg config.Config, o Options) error {
 	if o.Stdout == nil {
 		o.Stdout = os.Stdout
 	}
-	if o.Logger == nil {
-		o.Logger = logrus.StandardLogger()
-	}
+	o.Logger = logs.OrDiscard(o.Logger)
 	o.Core.Role = o.Role
 	if o.Core.NewUUID == nil {
 		o.Core.NewUUID = newUUID
@@ -91,7 +93,10 @@ func Run(ctx context.Context, cfg config.Config, o Options) error {
 		o.Core.ShutdownGrace = cfg.ExecutorShutdownGracePeriod * 3 / 4
 	}
 	d := &driver{cfg: cfg, o: o, core: NewCore(o.Core), in: make(chan Input, 64), log: o.Logger,
-		timers: map[Timer]*time.Timer{}, done: make(chan struct{})}
+		timers: map[Timer]*time.Timer{}, done: make(chan struct{}),
+		// Re-subscriptions wait 100 ms, doubling up to the agent's
+		// MESOS_SUBSCRIPTION_BACKOFF_MAX.
+		backoff: retry.NewBackoff(minResubscribe, cfg.SubscriptionBackoffMax)}
 	return d.run(ctx)
 }
 
@@ -105,12 +110,12 @@ type driver struct {
 	log  logrus.FieldLogger
 
 	in      chan Input
-	sender  calls.Sender // UPDATE calls
-	sub     calls.Sender // SUBSCRIBE (its own connection)
-	stream  io.Closer    // the open event stream, nil while disconnected
-	gen     int          // the stream's generation, to ignore stale ends
-	lostAt  time.Time    // when the stream was lost
-	backoff time.Duration
+	sender  calls.Sender                // UPDATE calls
+	sub     calls.Sender                // SUBSCRIBE (its own connection)
+	stream  io.Closer                   // the open event stream, nil while disconnected
+	gen     int                         // the stream's generation, to ignore stale ends
+	lostAt  time.Time                   // when the stream was lost
+	backoff *backoff.ExponentialBackOff // waits between re-subscriptions
 
 	agentLost error // why run ends, if the agent was lost
 	done      chan struct{}
@@ -199,6 +204,9 @@ func (d *driver) translate(in Input) (Input, error) {
 	return in, nil
 }
 
+// minResubscribe is the first wait before subscribing again.
+const minResubscribe = 100 * time.Millisecond
+
 // lost handles a dropped or refused stream: retry with backoff within the
 // recovery timeout (checkpointing frameworks), else stop the task.
 func (d *driver) lost(err error) (Input, error) {
@@ -206,7 +214,7 @@ func (d *driver) lost(err error) (Input, error) {
 		d.stream.Close()
 		d.stream = nil
 		d.lostAt = time.Now()
-		d.backoff = 0
+		d.backoff.Reset()
 	}
 	if d.core.Phase() == PhaseDone && !d.cfg.Checkpoint {
 		return nil, fmt.Errorf("%w: %v", ErrAgentLost, err)
@@ -218,9 +226,9 @@ func (d *driver) lost(err error) (Input, error) {
 		}
 		return Disconnected{Reason: err.Error()}, nil
 	}
-	d.backoff = min(max(2*d.backoff, 100*time.Millisecond), max(d.cfg.SubscriptionBackoffMax, 100*time.Millisecond))
-	d.log.WithError(err).WithField("retry_in", d.backoff).Warn("executor: disconnected from the agent; the task keeps running")
-	d.resub = time.AfterFunc(d.backoff, func() { d.post(resubscribe{}) })
+	wait := d.backoff.NextBackOff()
+	d.log.WithError(err).WithField("retry_in", wait).Warn("executor: disconnected from the agent; the task keeps running")
+	d.resub = time.AfterFunc(wait, func() { d.post(resubscribe{}) })
 	return nil, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/internal/dirlock"
+	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/node/cache"
 	"github.com/sluice-streams/sluice/node/container"
 	"github.com/sluice-streams/sluice/node/tiering"
@@ -46,7 +47,9 @@ type Config struct {
 	WALPreallocate  bool
 	CheckpointBytes int64
 	// FS is the filesystem (vfs.Default if nil).
-	FS     vfs.FS
+	FS vfs.FS
+	// Logger is handed to the containers and storage writers (discarded
+	// if nil).
 	Logger logrus.FieldLogger
 	// Tier2 is the long-term storage; nil means none (the logs keep
 	// everything). With it, each hosted container gets a storage writer
@@ -151,9 +154,7 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.CacheSize <= 0 {
 		cfg.CacheSize = DefaultCacheSize
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = logrus.StandardLogger()
-	}
+	cfg.Logger = logs.OrDiscard(cfg.Logger)
 	if cfg.Hosted == nil {
 		for i := 0; i < cfg.Containers; i++ {
 			cfg.Hosted = append(cfg.Hosted, i)

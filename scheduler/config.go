@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
 
@@ -61,7 +62,8 @@ type Config struct {
 	Tick, DrainPoll time.Duration
 	// HTTPClient calls the controllers (default: a client with a 10s timeout).
 	HTTPClient *http.Client
-	Logger     logrus.FieldLogger
+	// Logger receives the scheduler's events (discarded if nil).
+	Logger logrus.FieldLogger
 }
 
 // ClusterRoot is the --zk-root given to the controller and node tasks.
@@ -116,10 +118,6 @@ func (c Config) withDefaults() (Config, error) {
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
-	if c.Logger == nil {
-		l := logrus.New()
-		l.SetLevel(logrus.WarnLevel)
-		c.Logger = l
-	}
+	c.Logger = logs.OrDiscard(c.Logger)
 	return c, nil
 }

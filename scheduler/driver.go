@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 	"github.com/sluice-streams/sluice/scheduler/plan/mesosconv"
 )
@@ -44,10 +46,10 @@ type Driver struct {
 	cancel   context.CancelFunc
 	lastSeen time.Time
 	beat     time.Duration
-	backoff  time.Duration
-	offers   map[string]mesos.Offer // outstanding offers by id
-	accept   []string               // the offer ids of the ACCEPT being built
-	used     map[int]bool           // ports taken by the ACCEPT being built
+	backoff  *backoff.ExponentialBackOff // waits between subscriptions
+	offers   map[string]mesos.Offer      // outstanding offers by id
+	accept   []string                    // the offer ids of the ACCEPT being built
+	used     map[int]bool                // ports taken by the ACCEPT being built
 	drains   map[string]bool
 	persist  error // a failed write: Run ends with it
 	in       chan streamMsg
@@ -79,6 +81,7 @@ func New(cfg Config) (*Driver, error) {
 		drained: make(chan string, 8),
 		drains:  map[string]bool{},
 		offers:  map[string]mesos.Offer{},
+		backoff: retry.NewBackoff(cfg.BackoffMin, cfg.BackoffMax),
 	}, nil
 }
 
@@ -170,7 +173,7 @@ func (d *Driver) Run(ctx context.Context) error {
 			if m.err != nil {
 				d.log.WithError(m.err).Warn("scheduler: no subscription; retrying")
 				d.closeStream()
-				resub.Reset(d.nextBackoff())
+				resub.Reset(d.backoff.NextBackOff())
 				continue
 			}
 			if m.resp != nil {
@@ -184,7 +187,7 @@ func (d *Driver) Run(ctx context.Context) error {
 			if d.caller != nil && d.beat > 0 && now.Sub(d.lastSeen) > 3*d.beat {
 				d.log.Warn("scheduler: no heartbeat from the master; re-subscribing")
 				d.closeStream()
-				resub.Reset(d.nextBackoff())
+				resub.Reset(d.backoff.NextBackOff())
 				continue
 			}
 			if d.Ready() {
@@ -236,15 +239,6 @@ func (d *Driver) load(ctx context.Context) error {
 	}
 	d.conv = mesosconv.Converter{Framework: d.cfg.Name, Role: d.cfg.Role, FrameworkID: fwID, Build: d.taskBuilder(build)}
 	return nil
-}
-
-func (d *Driver) nextBackoff() time.Duration {
-	b := d.backoff
-	if b == 0 {
-		b = d.cfg.BackoffMin
-	}
-	d.backoff = min(2*b, d.cfg.BackoffMax)
-	return b
 }
 
 func (d *Driver) frameworkInfo() *mesos.FrameworkInfo {
@@ -339,7 +333,7 @@ func (d *Driver) handle(ctx context.Context, ev *scheduler.Event) {
 		}
 		d.fwID, d.conv.FrameworkID = id, id
 		d.beat = time.Duration(sub.GetHeartbeatIntervalSeconds() * float64(time.Second))
-		d.backoff = 0
+		d.backoff.Reset()
 		d.ready.Store(true)
 		d.log.WithField("framework", id).Info("scheduler: subscribed; reconciling")
 		d.exec(ctx, d.p.Start(time.Now()))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -12,6 +11,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/internal/logs"
+	"github.com/sluice-streams/sluice/internal/retry"
 )
 
 // Causes of the end of Follow's context (context.Cause), and errors of
@@ -30,10 +31,6 @@ const (
 	DefaultMinRetry = 50 * time.Millisecond
 	DefaultMaxRetry = 2 * time.Second
 )
-
-// randomization is the jitter of every retry delay: a delay d is drawn
-// from [d(1-r), d(1+r)].
-const randomization = 0.5
 
 // Config configures a Keeper.
 type Config struct {
@@ -56,8 +53,8 @@ type Config struct {
 	// returns. If it returns by itself, s is treated as lost.
 	Follow func(ctx context.Context, s cluster.Session)
 	// MinRetry (DefaultMinRetry if 0) and MaxRetry (DefaultMaxRetry if 0)
-	// bound the exponential backoff between retries; each delay has a
-	// jitter of ±50%.
+	// bound the exponential backoff between retries: every delay is
+	// jittered and stays within them (retry.NewJittered).
 	MinRetry, MaxRetry time.Duration
 	// Logger; discarded if nil.
 	Logger logrus.FieldLogger
@@ -107,13 +104,7 @@ func newKeeper(cfg Config) (*Keeper, error) {
 		cfg.MaxRetry = DefaultMaxRetry
 	}
 	cfg.MaxRetry = max(cfg.MaxRetry, cfg.MinRetry)
-	log := cfg.Logger
-	if log == nil {
-		l := logrus.New()
-		l.SetOutput(io.Discard)
-		log = l
-	}
-	k := &Keeper{cfg: cfg, log: log, done: make(chan struct{}), pause: sleep}
+	k := &Keeper{cfg: cfg, log: logs.OrDiscard(cfg.Logger), done: make(chan struct{}), pause: sleep}
 	k.mu.cur = cfg.Session
 	return k, nil
 }
@@ -143,16 +134,10 @@ func (k *Keeper) Close() error {
 	return k.mu.closeErr
 }
 
-// newBackoff returns the retry delays of one series of attempts.
+// newBackoff returns the retry delays of one series of attempts: from
+// MinRetry doubling towards MaxRetry, jittered, never outside them.
 func (k *Keeper) newBackoff() *backoff.ExponentialBackOff {
-	b := &backoff.ExponentialBackOff{
-		InitialInterval:     k.cfg.MinRetry,
-		RandomizationFactor: randomization,
-		Multiplier:          2,
-		MaxInterval:         k.cfg.MaxRetry,
-	}
-	b.Reset()
-	return b
+	return retry.NewJittered(k.cfg.MinRetry, k.cfg.MaxRetry)
 }
 
 // join runs Join on s, retrying while it fails with cluster.ErrExists.
@@ -256,13 +241,4 @@ func (k *Keeper) closeSession(s cluster.Session) {
 }
 
 // sleep waits d or until ctx ends; false if ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+func sleep(ctx context.Context, d time.Duration) bool { return retry.Sleep(ctx, d) == nil }

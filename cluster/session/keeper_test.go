@@ -246,20 +246,19 @@ func TestBackoffBetweenFailedOpensIsBounded(t *testing.T) {
 	if len(delays) != failures {
 		t.Fatalf("%d pauses for %d failed opens", len(delays), failures)
 	}
-	lo, hi := time.Duration(float64(minRetry)*(1-randomization)), time.Duration(float64(maxRetry)*(1+randomization))+1
-	if delays[0] < lo || delays[0] > time.Duration(float64(minRetry)*(1+randomization))+1 {
-		t.Fatalf("first delay %v, want MinRetry %v ± 50%%", delays[0], minRetry)
+	if delays[0] > 2*minRetry {
+		t.Fatalf("first delay %v, want at most twice MinRetry %v", delays[0], minRetry)
 	}
 	for i, d := range delays {
-		if d < lo || d > hi {
-			t.Fatalf("delay %d = %v, outside [%v, %v]", i, d, lo, hi)
+		if d < minRetry || d > maxRetry {
+			t.Fatalf("delay %d = %v, outside [MinRetry %v, MaxRetry %v]", i, d, minRetry, maxRetry)
 		}
 	}
-	// From the fifth on (10ms doubled four times is 160ms), the interval
-	// is MaxRetry: every delay is at least its lower jitter bound.
+	// From the fifth on (10ms doubled four times is past 80ms), the
+	// backoff has reached MaxRetry: no delay falls back to half of it.
 	for i, d := range delays[4:] {
-		if d < time.Duration(float64(maxRetry)*(1-randomization)) {
-			t.Fatalf("delay %d = %v: below MaxRetry's range after the backoff reached it", i+4, d)
+		if d < maxRetry/2 {
+			t.Fatalf("delay %d = %v: below half of MaxRetry after the backoff reached it", i+4, d)
 		}
 	}
 }

@@ -239,7 +239,7 @@ func (l *Leadership) run(wait <-chan zk.Event, err error) {
 		case err != nil:
 			// Connection trouble: retry until the session is known to
 			// be over. The timer spaces the retries.
-			t := time.NewTimer(backoff.next())
+			t := time.NewTimer(backoff.NextBackOff())
 			select {
 			case <-t.C:
 			case <-s.expired:
@@ -255,7 +255,7 @@ func (l *Leadership) run(wait <-chan zk.Event, err error) {
 				return
 			}
 		default:
-			backoff.reset()
+			backoff.Reset()
 			select {
 			case <-wait:
 			case <-s.expired:

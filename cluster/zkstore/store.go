@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/internal/logs"
 )
 
 // Logger receives the ZooKeeper client's log lines; *logrus.Logger and
@@ -57,7 +58,7 @@ func Open(servers []string, root string, sessionTimeout time.Duration, logger Lo
 		return nil, err
 	}
 	if logger == nil {
-		logger = nopLogger{}
+		logger = logs.Discard()
 	}
 	conn, events, err := zk.Connect(servers, sessionTimeout, zk.WithLogger(logger), zk.WithLogInfo(false))
 	if err != nil {
@@ -499,7 +500,3 @@ func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
 		return zero, ctx.Err()
 	}
 }
-
-type nopLogger struct{}
-
-func (nopLogger) Printf(string, ...any) {}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/go-zookeeper/zk"
 
 	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/internal/retry"
 )
 
 // keyState is what a watcher last told its reader about a key.
@@ -77,7 +79,7 @@ func (s *Store) Watch(ctx context.Context, key string) (<-chan cluster.Event, er
 	go func() {
 		defer s.wg.Done()
 		defer close(out)
-		backoff := newBackoff()
+		bo := newBackoff()
 		for {
 			if zch != nil {
 				select {
@@ -93,12 +95,12 @@ func (s *Store) Watch(ctx context.Context, key string) (<-chan cluster.Event, er
 			next, ch, err := s.arm(p)
 			if err != nil {
 				zch = nil
-				if !backoff.wait(ctx, s.done) {
+				if !waitRetry(ctx, s.done, bo.NextBackOff()) {
 					return
 				}
 				continue
 			}
-			backoff.reset()
+			bo.Reset()
 			zch = ch
 			if next.same(state) {
 				continue
@@ -126,23 +128,14 @@ func (s *Store) Watch(ctx context.Context, key string) (<-chan cluster.Event, er
 	return out, nil
 }
 
-// backoff spaces retries after errors: 50 ms doubling to 2 s.
-type backoff struct{ d time.Duration }
-
-func newBackoff() *backoff { return &backoff{d: 50 * time.Millisecond} }
-
-func (b *backoff) reset() { b.d = 50 * time.Millisecond }
-
-// next returns the wait before the next retry.
-func (b *backoff) next() time.Duration {
-	d := b.d
-	b.d = min(2*b.d, 2*time.Second)
-	return d
+// newBackoff spaces retries after errors: 50 ms doubling to 2 s.
+func newBackoff() *backoff.ExponentialBackOff {
+	return retry.NewBackoff(50*time.Millisecond, 2*time.Second)
 }
 
-// wait waits for the next retry; false if ctx or done ended it first.
-func (b *backoff) wait(ctx context.Context, done <-chan struct{}) bool {
-	t := time.NewTimer(b.next())
+// waitRetry waits d; false if ctx or done ended it first.
+func waitRetry(ctx context.Context, done <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/cluster/session"
 	"github.com/sluice-streams/sluice/controller/assignment"
+	"github.com/sluice-streams/sluice/internal/logs"
 )
 
 // Registration is the value of a controller's registration, as JSON.
@@ -116,13 +116,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 	if cfg.ResumeInterval <= 0 {
 		cfg.ResumeInterval = DefaultResumeInterval
 	}
-	log := cfg.Logger
-	if log == nil {
-		l := logrus.New()
-		l.SetOutput(io.Discard)
-		log = l
-	}
-	m := &Member{cfg: cfg, log: log.WithField("controller", cfg.ID), changes: make(chan struct{}, 1)}
+	m := &Member{cfg: cfg, log: logs.OrDiscard(cfg.Logger).WithField("controller", cfg.ID), changes: make(chan struct{}, 1)}
 	k, err := session.Start(ctx, session.Config{
 		Session: cfg.Store, Open: cfg.Reopen, Join: m.join, Follow: m.follow,
 		MinRetry: retryMin, MaxRetry: retryMax, Logger: m.log,

@@ -17,6 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/controller"
+	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -47,12 +48,7 @@ func WithLocator(loc controller.SegmentLocator) HandlerOption {
 // logged to logger (discarded if nil); every request is logged at debug
 // level.
 func NewHandler(svc *controller.Service, logger logrus.FieldLogger, opts ...HandlerOption) http.Handler {
-	if logger == nil {
-		l := logrus.New()
-		l.SetOutput(io.Discard)
-		logger = l
-	}
-	h := &handler{svc: svc, log: logger, csrf: http.NewCrossOriginProtection()}
+	h := &handler{svc: svc, log: logs.OrDiscard(logger), csrf: http.NewCrossOriginProtection()}
 	for _, o := range opts {
 		o(h)
 	}

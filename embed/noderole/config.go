@@ -80,7 +80,7 @@ type Config struct {
 	// Cluster is cluster mode: with ZooKeeper servers the node starts with
 	// no container and hosts what the leader controller assigns it.
 	Cluster ClusterConfig
-	// Logger; logrus.StandardLogger() if nil. It is also the server's
+	// Logger; nothing is logged if nil (internal/logs). It is also the server's
 	// logger unless Server.Logger is set.
 	Logger logrus.FieldLogger
 	// OnListen, if set, is called with the bound address once the node

@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/cluster/zkstore"
+	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/node"
 	"github.com/sluice-streams/sluice/node/membership"
 	"github.com/sluice-streams/sluice/node/server"
@@ -48,9 +49,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = logrus.StandardLogger()
-	}
+	cfg.Logger = logs.OrDiscard(cfg.Logger)
 	if cfg.Server.Logger == nil {
 		cfg.Server.Logger = cfg.Logger
 	}

@@ -64,6 +64,8 @@ var rules = []rule{
 	{"internal/jsonhttp", utilities, "the JSON request builder (ctlclient, scheduler)"},
 	{"internal/latency", utilities, "latency recording (node/diskprobe, cmd)"},
 	{"internal/layering", utilities, "this test; no code"},
+	{"internal/retry", utilities, "the backoffs and the context-aware sleep every retry loop uses"},
+	{"internal/logs", utilities, "the one rule for a nil logger: discard"},
 
 	// Test support: each starts real components for tests, so it may
 	// import roles; nothing but tests may import it.

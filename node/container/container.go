@@ -12,6 +12,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/node/cache"
 	"github.com/sluice-streams/sluice/node/vfs"
 	"github.com/sluice-streams/sluice/node/wal"
@@ -52,7 +53,7 @@ type Config struct {
 	// Parts is the pool of buffers tier-2 chunk parts are loaded into; it
 	// may be shared by containers. A pool of its own is made if nil.
 	Parts *PartPool
-	// Logger receives recovery and failure messages.
+	// Logger receives recovery and failure messages (discarded if nil).
 	Logger logrus.FieldLogger
 	// Chunks serves blocks that are in tier 2 (see tier.go). Nil means
 	// no tier 2: nothing is tiered, and the log keeps every block.
@@ -125,11 +126,7 @@ func Open(cfg Config) (*Container, error) {
 	if cfg.CheckpointBytes == 0 {
 		cfg.CheckpointBytes = DefaultCheckpointBytes
 	}
-	if cfg.Logger == nil {
-		l := logrus.New()
-		l.SetOutput(discard{})
-		cfg.Logger = l
-	}
+	cfg.Logger = logs.OrDiscard(cfg.Logger)
 	c := &Container{
 		cfg: cfg, fs: cfg.FS, cache: cfg.Cache,
 		l:    cfg.Logger.WithField("container", cfg.ID),
@@ -200,10 +197,6 @@ func Open(cfg Config) (*Container, error) {
 	return c, nil
 }
 
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
-
 func (c *Container) removeTemporaries() {
 	names, _ := c.fs.List(c.cfg.Dir)
 	for _, n := range names {
@@ -258,23 +251,6 @@ func (c *Container) fail(err error) error {
 		c.l.WithError(err).Error("container: log failed; the container takes no more changes until it is reopened")
 	}
 	return c.mu.failed
-}
-
-// lockForChange takes the container's lock for a change to a segment and
-// returns the segment. If the container takes no changes or the segment
-// does not exist, it releases the lock and says why.
-func (c *Container) lockForChange(name string) (*segment, error) {
-	c.mu.Lock()
-	if err := c.usableLocked(); err != nil {
-		c.mu.Unlock()
-		return nil, err
-	}
-	s, err := c.segmentLocked(name)
-	if err != nil {
-		c.mu.Unlock()
-		return nil, err
-	}
-	return s, nil
 }
 
 func (c *Container) segmentLocked(name string) (*segment, error) {
@@ -342,24 +318,21 @@ func (c *Container) Create(name string, attrs map[string]int64) error {
 	if len(attrs) > MaxAttributes {
 		return c.errorf(protocol.ErrInvalidArgument, name, "%d attributes, limit %d", len(attrs), MaxAttributes)
 	}
-	c.mu.Lock()
-	if err := c.usableLocked(); err != nil {
-		c.mu.Unlock()
-		return err
-	}
-	if _, ok := c.mu.st.byName[name]; ok {
-		c.mu.Unlock()
-		return c.errorf(protocol.ErrSegmentExists, name, "")
-	}
-	r := createRecord{ID: c.mu.st.nextID, Name: name, Attrs: attrs}
-	p, err := c.logLocked(recCreate, encode(r))
-	if err != nil {
-		c.mu.Unlock()
-		return err
-	}
-	c.mu.st.applyCreate(r, time.Now().UnixNano())
-	c.mu.Unlock()
-	return c.wait(p)
+	return c.change(func() (durableWait, error) {
+		if err := c.usableLocked(); err != nil {
+			return nil, err
+		}
+		if _, ok := c.mu.st.byName[name]; ok {
+			return nil, c.errorf(protocol.ErrSegmentExists, name, "")
+		}
+		r := createRecord{ID: c.mu.st.nextID, Name: name, Attrs: attrs}
+		p, err := c.logLocked(recCreate, encode(r))
+		if err != nil {
+			return nil, err
+		}
+		c.mu.st.applyCreate(r, time.Now().UnixNano())
+		return c.durable(p), nil
+	})
 }
 
 // Info describes a segment as readers see it: only durable bytes count.
@@ -386,32 +359,30 @@ func (c *Container) Info(name string) (Info, error) {
 // Seal makes a segment read-only and returns its final length. Sealing a
 // sealed segment is not an error.
 func (c *Container) Seal(name string) (int64, error) {
-	s, err := c.lockForChange(name)
-	if err != nil {
-		return 0, err
-	}
-	if s.sealed {
-		length, sync := s.length, c.syncPointLocked()
-		c.mu.Unlock()
-		return length, sync()
-	}
-	p, err := c.logLocked(recSeal, encode(sealRecord{ID: s.id, Length: s.length}))
-	if err != nil {
-		c.mu.Unlock()
-		return 0, err
-	}
-	c.mu.st.applySeal(s, time.Now().UnixNano())
-	length := s.length
-	c.mu.Unlock()
-	if err := c.wait(p); err != nil {
-		return 0, err
-	}
-	c.mu.Lock()
-	s.markDurableLocked(length)
-	s.sealDurable = true
-	s.notifyLocked()
-	c.mu.Unlock()
-	return length, nil
+	var length int64 // the answer: set once known
+	err := c.change(func() (durableWait, error) {
+		s, err := c.segmentForChangeLocked(name)
+		if err != nil {
+			return nil, err
+		}
+		if s.sealed {
+			length = s.length
+			return c.syncPointLocked(), nil
+		}
+		p, err := c.logLocked(recSeal, encode(sealRecord{ID: s.id, Length: s.length}))
+		if err != nil {
+			return nil, err
+		}
+		c.mu.st.applySeal(s, time.Now().UnixNano())
+		sealed := s.length
+		return c.thenLocked(c.durable(p), func() {
+			s.markDurableLocked(sealed)
+			s.sealDurable = true
+			s.notifyLocked()
+			length = sealed
+		}), nil
+	})
+	return length, err
 }
 
 // Truncate makes the bytes below offset unreadable. Truncating below the
@@ -425,52 +396,52 @@ func (c *Container) Truncate(name string, offset int64) (int64, error) {
 	if checkErr != nil && !errors.Is(checkErr, protocol.ErrInvalidArgument) {
 		return 0, checkErr
 	}
-	s, err := c.lockForChange(name) // its refusals (fenced, no such segment) come first
-	if err != nil {
-		return 0, err
-	}
-	if s.id != id {
-		c.mu.Unlock()
-		return 0, c.errorf(protocol.ErrNoSuchSegment, name, "deleted while its truncation was checked")
-	}
-	if checkErr != nil {
-		// Outside [0, length] when checked. Appends may have brought it
-		// inside since, but it was never checked: refuse it as found.
-		// (A segment's length never shrinks, so an offset checked in
-		// range is still in range.)
-		c.mu.Unlock()
-		return 0, checkErr
-	}
-	if offset <= s.start {
-		start, sync := s.start, c.syncPointLocked()
-		c.mu.Unlock()
-		return start, sync()
-	}
-	p, err := c.logLocked(recTruncate, encode(truncateRecord{ID: s.id, Offset: offset}))
-	if err != nil {
-		c.mu.Unlock()
-		return 0, err
-	}
-	c.mu.st.applyTruncate(s, offset, time.Now().UnixNano())
-	s.notifyLocked()
-	c.mu.Unlock()
-	return offset, c.wait(p)
+	var start int64 // the answer: set once known
+	err := c.change(func() (durableWait, error) {
+		s, err := c.segmentForChangeLocked(name) // its refusals (fenced, no such segment) come first
+		if err != nil {
+			return nil, err
+		}
+		if s.id != id {
+			return nil, c.errorf(protocol.ErrNoSuchSegment, name, "deleted while its truncation was checked")
+		}
+		if checkErr != nil {
+			// Outside [0, length] when checked. Appends may have brought it
+			// inside since, but it was never checked: refuse it as found.
+			// (A segment's length never shrinks, so an offset checked in
+			// range is still in range.)
+			return nil, checkErr
+		}
+		if offset <= s.start {
+			start = s.start
+			return c.syncPointLocked(), nil
+		}
+		p, err := c.logLocked(recTruncate, encode(truncateRecord{ID: s.id, Offset: offset}))
+		if err != nil {
+			return nil, err
+		}
+		c.mu.st.applyTruncate(s, offset, time.Now().UnixNano())
+		s.notifyLocked()
+		start = offset
+		return c.durable(p), nil
+	})
+	return start, err
 }
 
 // Delete removes a segment.
 func (c *Container) Delete(name string) error {
-	s, err := c.lockForChange(name)
-	if err != nil {
-		return err
-	}
-	p, err := c.logLocked(recDelete, encode(deleteRecord{ID: s.id}))
-	if err != nil {
-		c.mu.Unlock()
-		return err
-	}
-	c.mu.st.applyDelete(s)
-	c.mu.Unlock()
-	return c.wait(p)
+	return c.change(func() (durableWait, error) {
+		s, err := c.segmentForChangeLocked(name)
+		if err != nil {
+			return nil, err
+		}
+		p, err := c.logLocked(recDelete, encode(deleteRecord{ID: s.id}))
+		if err != nil {
+			return nil, err
+		}
+		c.mu.st.applyDelete(s)
+		return c.durable(p), nil
+	})
 }
 
 // Merge appends the whole of a sealed source segment (a transaction's
@@ -478,82 +449,93 @@ func (c *Container) Delete(name string) error {
 // crash leaves either both segments as they were or the merged target.
 // It returns the target's new length.
 func (c *Container) Merge(target, source string) (int64, error) {
-	t, err := c.lockForChange(target)
-	if err != nil {
-		return 0, err
-	}
-	s, err := c.segmentLocked(source)
-	if err != nil {
-		c.mu.Unlock()
-		return 0, err
-	}
-	var bad error
-	switch {
-	case t == s:
-		bad = c.errorf(protocol.ErrInvalidArgument, target, "merge into itself")
-	case !s.sealed:
-		bad = c.errorf(protocol.ErrSegmentNotSealed, source, "merge source must be sealed")
-	case t.sealed:
-		bad = c.errorf(protocol.ErrSegmentSealed, target, "merge target is sealed")
-	case s.start != 0:
-		bad = c.errorf(protocol.ErrInvalidArgument, source, "merge source is truncated")
-	case len(s.chunks) > 0:
-		bad = c.errorf(protocol.ErrInvalidArgument, source, "merge source has tier-2 chunks")
-	}
-	if bad != nil {
-		c.mu.Unlock()
-		return 0, bad
-	}
-	p, err := c.logLocked(recMerge, encode(mergeRecord{Target: t.id, Source: s.id, Offset: t.length}))
-	if err != nil {
-		c.mu.Unlock()
-		return 0, err
-	}
-	c.mu.st.applyMerge(t, s, time.Now().UnixNano())
-	length := t.length
-	c.mu.Unlock()
-	if err := c.wait(p); err != nil {
-		return 0, err
-	}
-	c.mu.Lock()
-	t.markDurableLocked(length)
-	c.mu.Unlock()
-	return length, nil
+	var length int64 // the answer: set once durable
+	err := c.change(func() (durableWait, error) {
+		t, err := c.segmentForChangeLocked(target)
+		if err != nil {
+			return nil, err
+		}
+		s, err := c.segmentLocked(source)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case t == s:
+			return nil, c.errorf(protocol.ErrInvalidArgument, target, "merge into itself")
+		case !s.sealed:
+			return nil, c.errorf(protocol.ErrSegmentNotSealed, source, "merge source must be sealed")
+		case t.sealed:
+			return nil, c.errorf(protocol.ErrSegmentSealed, target, "merge target is sealed")
+		case s.start != 0:
+			return nil, c.errorf(protocol.ErrInvalidArgument, source, "merge source is truncated")
+		case len(s.chunks) > 0:
+			return nil, c.errorf(protocol.ErrInvalidArgument, source, "merge source has tier-2 chunks")
+		}
+		p, err := c.logLocked(recMerge, encode(mergeRecord{Target: t.id, Source: s.id, Offset: t.length}))
+		if err != nil {
+			return nil, err
+		}
+		c.mu.st.applyMerge(t, s, time.Now().UnixNano())
+		merged := t.length
+		return c.thenLocked(c.durable(p), func() {
+			t.markDurableLocked(merged)
+			length = merged
+		}), nil
+	})
+	return length, err
 }
 
 // GetAttributes returns the values of the keys that are set (all of them
 // if keys is empty). Only durable values are returned.
 func (c *Container) GetAttributes(name string, keys []string) (map[string]int64, error) {
-	c.mu.Lock()
-	s, err := c.segmentLocked(name)
-	if err != nil {
-		c.mu.Unlock()
-		return nil, err
-	}
-	out := make(map[string]int64, len(keys))
-	if len(keys) == 0 {
-		for k, v := range s.attrs {
-			out[k] = v
+	var out map[string]int64
+	err := c.change(func() (durableWait, error) {
+		s, err := c.segmentLocked(name)
+		if err != nil {
+			return nil, err
 		}
-	}
-	for _, k := range keys {
-		if v, ok := s.attrs[k]; ok {
-			out[k] = v
+		out = make(map[string]int64, len(keys))
+		if len(keys) == 0 {
+			for k, v := range s.attrs {
+				out[k] = v
+			}
 		}
-	}
-	sync := c.syncPointLocked()
-	c.mu.Unlock()
-	return out, sync()
+		for _, k := range keys {
+			if v, ok := s.attrs[k]; ok {
+				out[k] = v
+			}
+		}
+		return c.syncPointLocked(), nil
+	})
+	return out, err
 }
 
 // UpdateAttributes applies updates all together or not at all: if any
 // condition fails, nothing changes and the error wraps
 // protocol.ErrAttributeConflict.
 func (c *Container) UpdateAttributes(name string, updates []protocol.AttributeUpdate) error {
-	s, err := c.lockForChange(name)
-	if err != nil {
-		return err
-	}
+	return c.change(func() (durableWait, error) {
+		s, err := c.segmentForChangeLocked(name)
+		if err != nil {
+			return nil, err
+		}
+		r, err := c.attributesRecordLocked(name, s, updates)
+		if err != nil {
+			return nil, err
+		}
+		p, err := c.logLocked(recAttributes, encode(r))
+		if err != nil {
+			return nil, err
+		}
+		c.mu.st.applyAttributes(s, r, time.Now().UnixNano())
+		return c.durable(p), nil
+	})
+}
+
+// attributesRecordLocked checks updates against the attributes of s
+// (segment name) and returns the record that applies them all, or why
+// they cannot apply.
+func (c *Container) attributesRecordLocked(name string, s *segment, updates []protocol.AttributeUpdate) (attributesRecord, error) {
 	r := attributesRecord{ID: s.id, Set: map[string]int64{}}
 	view := func(k string) (int64, bool) {
 		if v, ok := r.Set[k]; ok {
@@ -573,36 +555,25 @@ func (c *Container) UpdateAttributes(name string, updates []protocol.AttributeUp
 		case protocol.Replace:
 		case protocol.ReplaceIfEquals:
 			if (u.Expected == protocol.NoValue && ok) || (u.Expected != protocol.NoValue && (!ok || cur != u.Expected)) {
-				c.mu.Unlock()
-				return c.errorf(protocol.ErrAttributeConflict, name, "%q is %s, expected %s", u.Key, showValue(cur, ok), showValue(u.Expected, u.Expected != protocol.NoValue))
+				return r, c.errorf(protocol.ErrAttributeConflict, name, "%q is %s, expected %s", u.Key, showValue(cur, ok), showValue(u.Expected, u.Expected != protocol.NoValue))
 			}
 		case protocol.ReplaceIfGreater:
 			if ok && u.Value <= cur {
-				c.mu.Unlock()
-				return c.errorf(protocol.ErrAttributeConflict, name, "%q is %d, not less than %d", u.Key, cur, u.Value)
+				return r, c.errorf(protocol.ErrAttributeConflict, name, "%q is %d, not less than %d", u.Key, cur, u.Value)
 			}
 		case protocol.Remove:
 			delete(r.Set, u.Key)
 			r.Remove = append(r.Remove, u.Key)
 			continue
 		default:
-			c.mu.Unlock()
-			return c.errorf(protocol.ErrInvalidArgument, name, "unknown attribute update kind %d", u.Kind)
+			return r, c.errorf(protocol.ErrInvalidArgument, name, "unknown attribute update kind %d", u.Kind)
 		}
 		r.Set[u.Key] = u.Value
 	}
 	if len(s.attrs)+len(r.Set) > MaxAttributes {
-		c.mu.Unlock()
-		return c.errorf(protocol.ErrInvalidArgument, name, "more than %d attributes", MaxAttributes)
+		return r, c.errorf(protocol.ErrInvalidArgument, name, "more than %d attributes", MaxAttributes)
 	}
-	p, err := c.logLocked(recAttributes, encode(r))
-	if err != nil {
-		c.mu.Unlock()
-		return err
-	}
-	c.mu.st.applyAttributes(s, r, time.Now().UnixNano())
-	c.mu.Unlock()
-	return c.wait(p)
+	return r, nil
 }
 
 func showValue(v int64, ok bool) string {
@@ -620,17 +591,19 @@ func (c *Container) SetupAppend(name, writer string) (int64, error) {
 	if writer == "" {
 		return 0, c.errorf(protocol.ErrInvalidArgument, name, "empty writer id")
 	}
-	s, err := c.lockForChange(name)
-	if err != nil {
-		return 0, err
-	}
-	last, ok := s.writers[writer]
-	if !ok {
-		last = protocol.NoEventNumber
-	}
-	sync := c.syncPointLocked()
-	c.mu.Unlock()
-	return last, sync()
+	var last int64
+	err := c.change(func() (durableWait, error) {
+		s, err := c.segmentForChangeLocked(name)
+		if err != nil {
+			return nil, err
+		}
+		var ok bool
+		if last, ok = s.writers[writer]; !ok {
+			last = protocol.NoEventNumber
+		}
+		return c.syncPointLocked(), nil
+	})
+	return last, err
 }
 
 // Checkpoint writes the container's metadata beside the log, so that a
@@ -639,20 +612,13 @@ func (c *Container) SetupAppend(name, writer string) (int64, error) {
 func (c *Container) Checkpoint() error {
 	c.ckptMu.Lock()
 	defer c.ckptMu.Unlock()
-	c.mu.Lock()
-	if c.mu.failed != nil {
-		err := c.mu.failed
-		c.mu.Unlock()
+	cp, lsn, err := c.snapshot()
+	if err != nil {
 		return err
 	}
-	lsn := c.mu.lastLSN
 	if lsn == c.ckptLSN.Load() {
-		c.mu.Unlock()
-		return nil
+		return nil // nothing logged since the last checkpoint
 	}
-	cp := c.mu.st.snapshotLocked(lsn)
-	c.bytesLogged.Store(0)
-	c.mu.Unlock()
 	if err := c.log.WaitDurable(lsn); err != nil {
 		return c.fail(err)
 	}
@@ -666,6 +632,23 @@ func (c *Container) Checkpoint() error {
 		return nil // without tier 2 the log keeps every record
 	}
 	return c.trimLog(oldest)
+}
+
+// snapshot returns the state as of the last record logged and that
+// record's LSN, or the container's failure. It resets the count of bytes
+// logged since the last checkpoint, unless nothing was logged since.
+func (c *Container) snapshot() (checkpoint, uint64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.failed != nil {
+		return checkpoint{}, 0, c.mu.failed
+	}
+	lsn := c.mu.lastLSN
+	if lsn == c.ckptLSN.Load() {
+		return checkpoint{}, lsn, nil
+	}
+	c.bytesLogged.Store(0)
+	return c.mu.st.snapshotLocked(lsn), lsn, nil
 }
 
 func (c *Container) checkpointLoop() {
@@ -683,17 +666,10 @@ func (c *Container) checkpointLoop() {
 // Close stops taking changes, writes a last checkpoint and closes the log.
 // Appends in flight complete first.
 func (c *Container) Close() error {
-	c.mu.Lock()
-	if c.mu.closed {
-		c.mu.Unlock()
+	failed, already := c.markClosed()
+	if already {
 		return nil
 	}
-	c.mu.closed = true
-	for _, s := range c.mu.st.byID {
-		s.notifyLocked()
-	}
-	failed := c.mu.failed
-	c.mu.Unlock()
 	close(c.stop)
 	<-c.stopped
 	for range readAheadSlots { // waits for the read-aheads in flight; no new one starts
@@ -707,6 +683,22 @@ func (c *Container) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// markClosed makes the container refuse changes and wakes every waiting
+// read. It returns the container's failure, if any, and whether it was
+// closed already.
+func (c *Container) markClosed() (failed error, already bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.closed {
+		return nil, true
+	}
+	c.mu.closed = true
+	for _, s := range c.mu.st.byID {
+		s.notifyLocked()
+	}
+	return c.mu.failed, false
 }
 
 // Err reports the container's sticky failure, if any.

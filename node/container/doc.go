@@ -98,4 +98,10 @@
 // Container.mu guards the metadata. It is taken before the log's lock
 // (Append logs under it) and before the cache's lock; it is never held
 // while waiting for an fsync or reading the disk.
+//
+// Every change follows one sequence, lock-log-wait (change.go): under
+// Container.mu decide (or refuse), log the record and apply it; release
+// the lock; wait until the record is durable; for what readers see only
+// once durable, mark it under the lock again. Container.change runs it
+// around each operation's decision, releasing the lock on every path.
 package container

@@ -189,31 +189,23 @@ func ImportHandover(cfg Config, blob []byte) (*Container, error) {
 // the oldest of them was (now if unknown), so that the hand-over does not
 // restart their age.
 func (c *Container) importLogged(id uint64, offset int64, data []byte, since int64) error {
-	c.mu.Lock()
-	s, ok := c.mu.st.byID[id]
-	if !ok || s.length != offset {
-		c.mu.Unlock()
-		return fmt.Errorf("segment id %d: logged bytes at %d do not fit", id, offset)
-	}
-	hdr := appendHeader(s.id, s.length, 0, "")
-	p, err := c.logLocked(recAppend, hdr, data)
-	if err != nil {
-		c.mu.Unlock()
-		return err
-	}
-	r := appendRecord{segID: s.id, offset: s.length, dataOff: len(hdr), data: data}
-	now := time.Now().UnixNano()
-	if since <= 0 || since > now {
-		since = now
-	}
-	c.mu.st.applyAppend(s, r, p.Addr, since, now)
-	length := s.length
-	c.mu.Unlock()
-	if err := c.wait(p); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	s.markDurableLocked(length)
-	c.mu.Unlock()
-	return nil
+	return c.change(func() (durableWait, error) {
+		s, ok := c.mu.st.byID[id]
+		if !ok || s.length != offset {
+			return nil, fmt.Errorf("segment id %d: logged bytes at %d do not fit", id, offset)
+		}
+		hdr := appendHeader(s.id, s.length, 0, "")
+		p, err := c.logLocked(recAppend, hdr, data)
+		if err != nil {
+			return nil, err
+		}
+		r := appendRecord{segID: s.id, offset: s.length, dataOff: len(hdr), data: data}
+		now := time.Now().UnixNano()
+		if since <= 0 || since > now {
+			since = now
+		}
+		c.mu.st.applyAppend(s, r, p.Addr, since, now)
+		length := s.length
+		return c.thenLocked(c.durable(p), func() { s.markDurableLocked(length) }), nil
+	})
 }

@@ -159,40 +159,35 @@ func (c *Container) UntieredBlocks(name string, maxBytes int64) (offset int64, b
 // UntieredBlocks returned them). marks, if any, say where the chunk's file
 // can be read from (ChunkMark); without them it is read whole.
 func (c *Container) CommitChunk(name string, offset, length int64, marks []ChunkMark) error {
-	c.mu.Lock()
-	if err := c.internalUsableLocked(); err != nil {
-		c.mu.Unlock()
-		return err
-	}
-	s, err := c.segmentLocked(name)
-	if err != nil {
-		c.mu.Unlock()
-		return err
-	}
-	if err := checkMarks(marks, offset, length); err != nil {
-		c.mu.Unlock()
-		return c.errorf(protocol.ErrInvalidArgument, name, "%v", err)
-	}
-	r := tieredRecord{ID: s.id, Offset: offset, Length: length, Marks: encodeMarks(marks, offset)}
-	// Check on a copy first: a record that does not fit is refused, not
-	// logged.
-	probe, scratch := segment{name: s.name, length: s.length, chunks: s.chunks, extents: s.extents}, state{}
-	if err := scratch.applyTiered(&probe, r); err != nil || offset+length > s.durable {
-		c.mu.Unlock()
-		if err == nil {
-			err = fmt.Errorf("chunk ends at %d, beyond the durable length %d", offset+length, s.durable)
+	return c.change(func() (durableWait, error) {
+		if err := c.internalUsableLocked(); err != nil {
+			return nil, err
 		}
-		return c.errorf(protocol.ErrInvalidArgument, name, "%v", err)
-	}
-	p, err := c.logLocked(recTiered, encode(r))
-	if err != nil {
-		c.mu.Unlock()
-		return err
-	}
-	// Cannot fail: checked above under the same lock.
-	_ = c.mu.st.applyTiered(s, r)
-	c.mu.Unlock()
-	return c.wait(p)
+		s, err := c.segmentLocked(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkMarks(marks, offset, length); err != nil {
+			return nil, c.errorf(protocol.ErrInvalidArgument, name, "%v", err)
+		}
+		r := tieredRecord{ID: s.id, Offset: offset, Length: length, Marks: encodeMarks(marks, offset)}
+		// Check on a copy first: a record that does not fit is refused, not
+		// logged.
+		probe, scratch := segment{name: s.name, length: s.length, chunks: s.chunks, extents: s.extents}, state{}
+		if err := scratch.applyTiered(&probe, r); err != nil || offset+length > s.durable {
+			if err == nil {
+				err = fmt.Errorf("chunk ends at %d, beyond the durable length %d", offset+length, s.durable)
+			}
+			return nil, c.errorf(protocol.ErrInvalidArgument, name, "%v", err)
+		}
+		p, err := c.logLocked(recTiered, encode(r))
+		if err != nil {
+			return nil, err
+		}
+		// Cannot fail: checked above under the same lock.
+		_ = c.mu.st.applyTiered(s, r)
+		return c.durable(p), nil
+	})
 }
 
 // Gone lists deleted segments whose tier-2 chunks may remain; the storage
@@ -210,23 +205,20 @@ func (c *Container) Gone() []string {
 
 // Forget records that a deleted segment's tier-2 chunks are removed.
 func (c *Container) Forget(name string) error {
-	c.mu.Lock()
-	if err := c.internalUsableLocked(); err != nil {
-		c.mu.Unlock()
-		return err
-	}
-	if !c.mu.st.gone[name] {
-		c.mu.Unlock()
-		return nil
-	}
-	p, err := c.logLocked(recForget, encode(forgetRecord{Name: name}))
-	if err != nil {
-		c.mu.Unlock()
-		return err
-	}
-	delete(c.mu.st.gone, name)
-	c.mu.Unlock()
-	return c.wait(p)
+	return c.change(func() (durableWait, error) {
+		if err := c.internalUsableLocked(); err != nil {
+			return nil, err
+		}
+		if !c.mu.st.gone[name] {
+			return noWait, nil
+		}
+		p, err := c.logLocked(recForget, encode(forgetRecord{Name: name}))
+		if err != nil {
+			return nil, err
+		}
+		delete(c.mu.st.gone, name)
+		return c.durable(p), nil
+	})
 }
 
 // untieredLocked is the container's bytes logged but not in tier 2

@@ -15,6 +15,8 @@ import (
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/layout"
 	"github.com/sluice-streams/sluice/cluster/session"
+	"github.com/sluice-streams/sluice/internal/logs"
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/node"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -46,7 +48,7 @@ type Config struct {
 	// Node is the node whose containers the Member manages. It should be
 	// opened with no containers (Config.Hosted empty, not nil).
 	Node *node.Node
-	// Logger; logrus.StandardLogger() if nil.
+	// Logger; discarded if nil.
 	Logger logrus.FieldLogger
 }
 
@@ -96,9 +98,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 	if err := cluster.CheckKey(layout.NodeKey(cfg.ID)); err != nil {
 		return nil, fmt.Errorf("membership: node id %q: %w", cfg.ID, err)
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = logrus.StandardLogger()
-	}
+	cfg.Logger = logs.OrDiscard(cfg.Logger)
 	life, cancel := context.WithCancel(context.Background())
 	m := &Member{
 		cfg: cfg, l: cfg.Logger.WithField("node", cfg.ID), started: time.Now().UTC(),
@@ -210,16 +210,18 @@ func (m *Member) joinOn(ctx context.Context, st cluster.Session) (<-chan cluster
 func (m *Member) follow(ctx context.Context, st cluster.Session) {
 	events, last := m.events, m.last
 	defer func() { last.stopWatch() }()
+	// Failed reconciliations are retried from minRetry doubling to 30 s.
+	retryWaits := retry.NewBackoff(minRetry, 30*time.Second)
 	var (
-		retry     *time.Timer
-		retryC    <-chan time.Time
-		retryWait = minRetry
+		retryTimer *time.Timer
+		retryC     <-chan time.Time
 	)
 	stopRetry := func() {
-		if retry != nil {
-			retry.Stop()
+		if retryTimer != nil {
+			retryTimer.Stop()
 		}
-		retryC, retryWait = nil, minRetry
+		retryC = nil
+		retryWaits.Reset()
 	}
 	defer stopRetry()
 	scheduleRetry := func() {
@@ -227,12 +229,11 @@ func (m *Member) follow(ctx context.Context, st cluster.Session) {
 			stopRetry()
 			return
 		}
-		if retry != nil {
-			retry.Stop()
+		if retryTimer != nil {
+			retryTimer.Stop()
 		}
-		retry = time.NewTimer(retryWait)
-		retryC = retry.C
-		retryWait = min(2*retryWait, 30*time.Second)
+		retryTimer = time.NewTimer(retryWaits.NextBackOff())
+		retryC = retryTimer.C
 	}
 	scheduleRetry()
 	for {
@@ -255,7 +256,7 @@ func (m *Member) follow(ctx context.Context, st cluster.Session) {
 			}
 			last = applied{value: ev.Value, missing: ev.Deleted, version: ev.Version, stopWatch: last.stopWatch}
 			last.ok = m.apply(st, last.value, last.missing)
-			retryWait = minRetry
+			retryWaits.Reset()
 			scheduleRetry()
 		case <-retryC:
 			last.ok = m.apply(st, last.value, last.missing)

@@ -12,6 +12,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/sluice-streams/sluice/internal/logs"
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/node"
 	"github.com/sluice-streams/sluice/protocol"
 )
@@ -50,7 +52,7 @@ var ErrInvalidOptions = errors.New("server: invalid options")
 // timeouts and MaxConnsPerPeer a negative value means none.
 type Options struct {
 	// Logger receives connection events (debug) and failures (warn,
-	// error). logrus.StandardLogger() if nil.
+	// error); discarded if nil.
 	Logger logrus.FieldLogger
 	// MaxConnections bounds the open connections; at the bound the server
 	// stops accepting until one closes.
@@ -130,9 +132,7 @@ func (o Options) Validate() error {
 // every value out of its range moved into it (see Validate), logging the
 // first that was.
 func (o Options) withDefaults() Options {
-	if o.Logger == nil {
-		o.Logger = logrus.StandardLogger()
-	}
+	o.Logger = logs.OrDiscard(o.Logger)
 	if err := o.Validate(); err != nil {
 		o.Logger.WithError(err).Warn("server: options out of range; using allowed values instead")
 	}
@@ -277,7 +277,8 @@ func (s *Server) Serve(l net.Listener) error {
 		l.Close()
 	}()
 
-	var backoff time.Duration
+	// Accept failures wait 5 ms, doubling up to 1 s; a success resets it.
+	bo := retry.NewBackoff(5*time.Millisecond, time.Second)
 	for {
 		select {
 		case s.slots <- struct{}{}:
@@ -294,20 +295,16 @@ func (s *Server) Serve(l net.Listener) error {
 			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
 				// Out of file descriptors and the like: wait and retry,
 				// as net/http does.
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				s.log.WithError(err).Warnf("server: accept failed; retrying in %v", backoff)
-				t := time.NewTimer(backoff)
-				select {
-				case <-t.C:
-				case <-s.ctx.Done():
-					t.Stop()
+				wait := bo.NextBackOff()
+				s.log.WithError(err).Warnf("server: accept failed; retrying in %v", wait)
+				if retry.Sleep(s.ctx, wait) != nil {
 					return nil
 				}
 				continue
 			}
 			return err
 		}
-		backoff = 0
+		bo.Reset()
 		c, err := s.track(nc)
 		if err != nil {
 			nc.Close()

@@ -12,14 +12,20 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sluice-streams/sluice/internal/logs"
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/node/container"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/seqfile"
 )
 
-// maxBackoff caps the wait between passes after a tier-2 failure.
-const maxBackoff = 10 * time.Second
+// After a tier-2 failure the next pass waits minBackoff, doubling up to
+// maxBackoff while passes keep failing.
+const (
+	minBackoff = time.Second
+	maxBackoff = 10 * time.Second
+)
 
 // Config configures a container's storage writer.
 type Config struct {
@@ -34,7 +40,8 @@ type Config struct {
 	// events, so that reads load a part of it, not the whole file
 	// (default DefaultPartBytes).
 	PartBytes int64
-	Logger    logrus.FieldLogger
+	// Logger receives the writer's failures (discarded if nil).
+	Logger logrus.FieldLogger
 	// Now is the clock (time.Now if nil).
 	Now func() time.Time
 	// Tick is the time between passes (default: MaxLag/8, at most 1 s).
@@ -92,11 +99,7 @@ func New(cfg Config) *Writer {
 	if cfg.PartBytes <= 0 {
 		cfg.PartBytes = DefaultPartBytes
 	}
-	if cfg.Logger == nil {
-		l := logrus.New()
-		l.SetLevel(logrus.PanicLevel)
-		cfg.Logger = l
-	}
+	cfg.Logger = logs.OrDiscard(cfg.Logger)
 	return &Writer{
 		cfg: cfg, c: cfg.Container, l: cfg.Logger.WithField("container", cfg.Container.ID()),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
@@ -135,7 +138,7 @@ func (w *Writer) loop() {
 		cancel()
 	}()
 	wait := time.Duration(0)
-	backoff := time.Second
+	bo := retry.NewBackoff(minBackoff, maxBackoff)
 	for {
 		t := time.NewTimer(wait)
 		select {
@@ -147,10 +150,11 @@ func (w *Writer) loop() {
 		case <-t.C:
 		}
 		if err := w.Pass(ctx); err != nil && ctx.Err() == nil {
-			wait, backoff = backoff, min(2*backoff, maxBackoff)
+			wait = bo.NextBackOff()
 			continue
 		}
-		wait, backoff = w.cfg.Tick, time.Second
+		wait = w.cfg.Tick
+		bo.Reset()
 	}
 }
 

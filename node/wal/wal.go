@@ -12,6 +12,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/node/vfs"
 )
 
@@ -72,7 +73,7 @@ type Options struct {
 	// Without a ready spare, a roll makes a file that grows as it is
 	// written, synced with fsync.
 	Preallocate bool
-	// Logger receives recovery and failure messages.
+	// Logger receives recovery and failure messages (discarded if nil).
 	Logger logrus.FieldLogger
 
 	// alwaysSpare, for tests, asks for a spare after every roll however
@@ -247,11 +248,7 @@ func Open(opts Options, from uint64, replay func(Record) error) (*WAL, error) {
 	if opts.FileSize <= 0 {
 		opts.FileSize = DefaultFileSize
 	}
-	if opts.Logger == nil {
-		l := logrus.New()
-		l.SetOutput(nopWriter{})
-		opts.Logger = l
-	}
+	opts.Logger = logs.OrDiscard(opts.Logger)
 	w := &WAL{opts: opts, fs: opts.FS, stopped: make(chan struct{}),
 		syncSem: make(chan struct{}, maxSyncsInFlight), kickSpare: make(chan struct{}, 1), stopSpare: make(chan struct{}), spareDone: make(chan struct{})}
 	w.mu.wake = sync.NewCond(&w.mu.Mutex)
@@ -271,10 +268,6 @@ func Open(opts Options, from uint64, replay func(Record) error) (*WAL, error) {
 	go w.spareLoop()
 	return w, nil
 }
-
-type nopWriter struct{}
-
-func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 
 func (w *WAL) path(seq uint64) string { return filepath.Join(w.opts.Dir, fileName(seq)) }
 

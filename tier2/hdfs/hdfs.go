@@ -16,6 +16,7 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/tier2"
 )
 
@@ -304,7 +305,7 @@ func (w *writer) Close() error {
 		return w.err
 	}
 	deadline := time.Now().Add(w.s.opts.Timeout)
-	pause := 50 * time.Millisecond
+	pauses := retry.NewBackoff(50*time.Millisecond, time.Second)
 	for {
 		err := w.fw.Close()
 		if err == nil {
@@ -314,8 +315,7 @@ func (w *writer) Close() error {
 			w.err = w.s.pathErr("close", w.p, err)
 			return w.err
 		}
-		time.Sleep(pause) // the NameNode asks its caller to retry later
-		pause = min(2*pause, time.Second)
+		time.Sleep(pauses.NextBackOff()) // the NameNode asks its caller to retry later
 	}
 }
 
