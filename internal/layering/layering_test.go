@@ -74,7 +74,7 @@ var rules = []rule{
 	{"cluster/clustertest", testSupport, "the Store conformance suite; starts a real ZooKeeper"},
 	{"node/vfs/vfstest", testSupport, "an error-injecting filesystem"},
 	{"node/diskprobe/diskprobetest", testSupport, "this disk's limits for benchmarks"},
-	{"node/crashtest", testSupport, "the kill -9 crash test of the real binary"},
+	{"tests/...", testSupport, "process-level tests: start the real binary, kill -9 it (crash, kill, e2e)"},
 }
 
 // allowed lists imports that break the rules on purpose: "from to" and

@@ -4,6 +4,7 @@
 // their output (printed when the test failed), and waits for the lines
 // they print ("node listening on ADDR") with bounded polling.
 //
-// It is used by the crash test (node/crashtest) and the multi-process
-// cluster test (cmd/sluice/e2e).
+// It is used by the process-level tests under tests/: the node's crash
+// tests (tests/crash), the client's kill test (tests/kill) and the
+// multi-process tests of the binary (tests/e2e).
 package proctest
