@@ -52,6 +52,7 @@ var rules = []rule{
 
 	{"client/...", libraries, "the client library and its clients of the node and REST API"},
 	{"tier2/...", libraries, "tier-2 storage"},
+	{"tier2/hive", libraries, "Hive DDL over tier 2's layout, for the CLI and heads alike: no role"},
 	{"cluster/...", libraries, "the metadata store and the cluster's layout in it"},
 
 	{"protocol/...", protocolLayer, "the wire protocol and the REST API's bodies"},
