@@ -39,6 +39,10 @@ var rules = []rule{
 	{"cmd/...", programs, "the binary; wiring only"},
 	{"examples/...", programs, "example programs over the client library"},
 	{"universe/...", programs, "the DC/OS package and its checks"},
+	// The engine of `sluice bench`: it loads streams through the client and
+	// probes the disk with node/diskprobe (a role's package), so it is a
+	// part of the program, and nothing below may import it.
+	{"internal/bench", programs, "the engine of sluice bench (client load, node/diskprobe)"},
 
 	// Roles: each top-level directory is one role; no role imports another.
 	{"node/...", roles, "the segment store"},
@@ -59,7 +63,7 @@ var rules = []rule{
 
 	{"internal/dirlock", utilities, "the data directory's lock (node, controller, standalone)"},
 	{"internal/jsonhttp", utilities, "the JSON request builder (ctlclient, scheduler)"},
-	{"internal/latency", utilities, "latency recording (node/diskprobe, cmd)"},
+	{"internal/latency", utilities, "latency recording (node/diskprobe, internal/bench)"},
 	{"internal/layering", utilities, "this test; no code"},
 
 	// Test support: each starts real components for tests, so it may
@@ -209,6 +213,11 @@ func TestCheckReportsViolations(t *testing.T) {
 			name: "a role imports the binary",
 			pkgs: []pkg{{path: "executor", imports: []string{"cmd/sluice"}}},
 			want: []string{"executor imports cmd/sluice: a role imports a program above it"},
+		},
+		{
+			name: "a library imports the bench engine",
+			pkgs: []pkg{{path: "client", imports: []string{"internal/bench"}}},
+			want: []string{"client imports internal/bench: a library imports a program above it"},
 		},
 		{
 			name: "a role imports another role",
