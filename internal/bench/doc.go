@@ -1,7 +1,7 @@
 // Package bench is the engine of `sluice bench`: it loads a stream
 // through the client library and measures throughput and latency
-// percentiles. Run takes a Config (one field per flag of the command) and
-// returns a Report, whose JSON form is the command's `-o json` output;
+// percentiles. Run takes a Config (its fields follow the command's flags)
+// and returns a Report, whose JSON form is the command's `-o json` output;
 // the command only turns flags into a Config and prints the Report.
 //
 // A run (Mode):
