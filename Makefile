@@ -83,7 +83,8 @@ lint:
 	if [ -x "$$sc" ]; then "$$sc" ./...; else echo "staticcheck not installed (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2); skipped"; fi
 
 # Long crash runs: tests named *Crash* run their long variants when SLUICE_SOAK=1
-# (kill -9 / torn-write loops). Not part of `make test` or CI.
+# (kill -9 / torn-write loops; the kill -9 ones are in tests/crash). Not part
+# of `make test` or CI.
 soak:
 	SLUICE_SOAK=1 $(GO) test -run Crash -count=1 -timeout 60m ./...
 

@@ -13,7 +13,7 @@ import (
 // TestSecondOpenOfDirRefused: a second node on a data directory in use is
 // refused with ErrLocked naming the holder, whether or not it would open
 // any container, and gets in once the first has closed. (Across processes:
-// internal/dirlock's tests and cmd/sluice/e2e.)
+// internal/dirlock's tests and tests/e2e.)
 func TestSecondOpenOfDirRefused(t *testing.T) {
 	dir := t.TempDir()
 	n, err := Open(Config{Dir: dir, Containers: 2, Logger: quiet()})

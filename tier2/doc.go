@@ -3,7 +3,8 @@
 // layout of chunks under a storage root, and the names of the backends
 // (tier2/fs for a local or NFS-mounted directory, tier2/hdfs for HDFS).
 // The chunks' byte format is Hadoop's SequenceFile (package
-// tier2/seqfile).
+// tier2/seqfile); package tier2/hive makes Hive read a stream's chunks in
+// place.
 //
 // # Layout
 //

@@ -1,97 +1,15 @@
 package main
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sluice-streams/sluice/controller/rest/resttest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/hive")
-
-// golden compares got with testdata/hive/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "hive", name)
-	if *update {
-		must(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		must(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	must(t, err)
-	if got != string(want) {
-		t.Fatalf("%s differs (go test -run %s -update rewrites it):\n--- got\n%s\n--- want\n%s", path, t.Name(), got, want)
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestHiveDDLGolden(t *testing.T) {
-	for _, tc := range []struct {
-		golden string
-		table  hiveTable
-	}{
-		{"json.hql", hiveTable{Scope: "sensors", Stream: "temps", Root: "hdfs://namenode:8020/sluice/", Format: "json",
-			Columns:  []hiveColumn{{"sensor", "STRING"}, {"celsius", "DOUBLE"}, {"at", "TIMESTAMP"}},
-			Segments: []int64{2, 0, 1}}},
-		{"text.hql", hiveTable{Scope: "logs", Stream: "web-access.v1", Root: "file:///var/lib/sluice/tier2", Format: "text",
-			FieldDelimiter: "\t", Columns: []hiveColumn{{"host", "STRING"}, {"status", "INT"}, {"path", "STRING"}},
-			Segments: []int64{0}}},
-		{"text-default.hql", hiveTable{Scope: "logs", Stream: "raw", Root: "file:///t2", Format: "text", FieldDelimiter: ",", Segments: []int64{0, 1}}},
-		{"binary.hql", hiveTable{Scope: "iot", Stream: "frames", Root: "file:///t2", Format: "binary", Segments: []int64{0, 3, 4}}},
-		{"escaping.hql", hiveTable{Scope: "a.b", Stream: "c-d", Table: "we`ird", Root: "file:///it's/a\\path", Format: "text",
-			FieldDelimiter: "'", Segments: []int64{7}}},
-	} {
-		t.Run(tc.golden, func(t *testing.T) {
-			got, err := hiveDDL(tc.table)
-			must(t, err)
-			golden(t, tc.golden, got)
-		})
-	}
-}
-
-func TestHiveDDLErrors(t *testing.T) {
-	base := hiveTable{Scope: "s", Stream: "t", Root: "file:///r", FieldDelimiter: ","}
-	bad := base
-	bad.Format, bad.Table = "binary", "x\nDROP TABLE y"
-	if _, err := hiveDDL(bad); err == nil || !strings.Contains(err.Error(), "control characters") {
-		t.Errorf("--table with a newline: err = %v", err)
-	}
-	for _, tc := range []struct {
-		format string
-		cols   []string
-		delim  string
-		want   string
-	}{
-		{"json", nil, ",", `--format json needs the columns: --column "name TYPE"`},
-		{"json", []string{"tags ARRAY<STRING>"}, ",", "--format json takes primitive types"},
-		{"csv", nil, ",", `--format "csv": want json, text or binary`},
-		{"text", []string{"1x STRING"}, ",", "the name must be letters"},
-		{"text", []string{"x"}, ",", `want "name TYPE"`},
-		{"text", []string{"x STRING); DROP TABLE y; --"}, ",", `want "name TYPE"`},
-		{"text", []string{"segment INT"}, ",", "segment is the partition column"},
-		{"text", nil, "::", "want one byte"},
-		{"text", nil, "", "--field-delimiter is empty"},
-		{"binary", []string{"x STRING"}, ",", "--column is not for it"},
-		{"text", nil, "1", "Hive reads a digit as a byte value"},
-	} {
-		tb := base
-		tb.Format, tb.Columns, tb.FieldDelimiter = tc.format, parseHiveColumns(tc.cols), tc.delim
-		_, err := hiveDDL(tb)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s %v %q: err = %v, want %q", tc.format, tc.cols, tc.delim, err, tc.want)
-		}
-	}
-}
-
+// TestHiveDDLCommand checks the command's part: the segments of every
+// epoch and the tier-2 root asked of the controller, --location and
+// --table, errors on one line. The DDL's text and checks are tier2/hive's.
 func TestHiveDDLCommand(t *testing.T) {
 	node := resttest.StartNode(t)
 	withTier2 := resttest.StartController(t, node, resttest.WithTier2("hdfs://nn:8020/sluice"))

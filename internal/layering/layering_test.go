@@ -40,6 +40,10 @@ var rules = []rule{
 	{"cmd/...", programs, "the binary; wiring only"},
 	{"examples/...", programs, "example programs over the client library"},
 	{"universe/...", programs, "the DC/OS package and its checks"},
+	// The engine of `sluice bench`: it loads streams through the client and
+	// probes the disk with node/diskprobe (a role's package), so it is a
+	// part of the program, and nothing below may import it.
+	{"internal/bench", programs, "the engine of sluice bench (client load, node/diskprobe)"},
 
 	{"embed/...", assembly, "starts and stops the roles, for cmd/sluice and test harnesses; may import every role"},
 
@@ -55,6 +59,7 @@ var rules = []rule{
 
 	{"client/...", libraries, "the client library and its clients of the node and REST API"},
 	{"tier2/...", libraries, "tier-2 storage"},
+	{"tier2/hive", libraries, "Hive DDL over tier 2's layout, for the CLI and heads alike: no role"},
 	{"cluster/...", libraries, "the metadata store and the cluster's layout in it"},
 	{"cluster/session", libraries, "keeps a role (leader, membership) on a session across expiries"},
 
@@ -62,7 +67,7 @@ var rules = []rule{
 
 	{"internal/dirlock", utilities, "the data directory's lock (node, controller, standalone)"},
 	{"internal/jsonhttp", utilities, "the JSON request builder (ctlclient, scheduler)"},
-	{"internal/latency", utilities, "latency recording (node/diskprobe, cmd)"},
+	{"internal/latency", utilities, "latency recording (node/diskprobe, internal/bench)"},
 	{"internal/layering", utilities, "this test; no code"},
 	{"internal/retry", utilities, "the backoffs and the context-aware sleep every retry loop uses"},
 	{"internal/logs", utilities, "the one rule for a nil logger: discard"},
@@ -81,8 +86,7 @@ var rules = []rule{
 	{"cluster/sessiontest", testSupport, "an in-memory Session on a bbolt store in a temp dir; starts no process"},
 	{"node/vfs/vfstest", testSupport, "an error-injecting filesystem"},
 	{"node/diskprobe/diskprobetest", testSupport, "this disk's limits for benchmarks"},
-	{"node/crashtest", testSupport, "the kill -9 crash test of the real binary"},
-	{"tests/docs", testSupport, "runs the docs' command blocks against the real binary"},
+	{"tests/...", testSupport, "process-level tests: start the real binary, kill -9 it (crash, kill, e2e)"},
 }
 
 // allowed lists imports that break the rules on purpose: "from to" and
@@ -228,6 +232,11 @@ func TestCheckReportsViolations(t *testing.T) {
 			name: "a role imports the binary",
 			pkgs: []pkg{{path: "executor", imports: []string{"cmd/sluice"}}},
 			want: []string{"executor imports cmd/sluice: a role imports a program above it"},
+		},
+		{
+			name: "a library imports the bench engine",
+			pkgs: []pkg{{path: "client", imports: []string{"internal/bench"}}},
+			want: []string{"client imports internal/bench: a library imports a program above it"},
 		},
 		{
 			name: "a role imports another role",

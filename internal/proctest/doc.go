@@ -5,6 +5,6 @@
 // they print ("node listening on ADDR") with bounded polling.
 //
 // It is used by every test that runs the real binary: the process-level
-// tests (the crash, kill, cluster and docs tests) and some tests of
+// tests under tests/ (crash, kill, e2e, docs) and some tests of
 // cmd/sluice, the executor and the scheduler.
 package proctest

@@ -1,4 +1,4 @@
-// Package killtest proves the client library's exactly-once writes through
+// Package kill proves the client library's exactly-once writes through
 // the real server: it builds cmd/sluice, runs `sluice standalone` as a child
 // process, and while a client.Writer writes numbered events under several
 // routing keys it kills the standalone with SIGKILL and starts it again on
@@ -11,4 +11,4 @@
 // (client.WithController) that forwards to whichever controller runs now.
 //
 // The package has tests only.
-package killtest
+package kill

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -13,36 +13,36 @@ import (
 	"github.com/sluice-streams/sluice/client"
 )
 
-// benchCommitInterval is how often the bench's readers commit and
-// heartbeat: shorter than client.DefaultCommitInterval so that the group
-// balances in a fraction of a second before the timed part starts.
-const benchCommitInterval = 100 * time.Millisecond
+// commitInterval is how often the bench's readers commit and heartbeat:
+// shorter than client.DefaultCommitInterval so that the group balances in
+// a fraction of a second before the timed part starts.
+const commitInterval = 100 * time.Millisecond
 
-// benchBalanceTimeout bounds the wait for the group to give every reader
-// its share of the segments.
-const benchBalanceTimeout = 30 * time.Second
+// balanceTimeout bounds the wait for the group to give every reader its
+// share of the segments.
+const balanceTimeout = 30 * time.Second
 
-// benchGroup is the --readers readers of the reader group a run creates
+// group is the Config.Readers readers of the reader group a run creates
 // (bench-<random> in the stream's scope), deleted when the run ends.
-type benchGroup struct {
+type group struct {
 	g       *client.ReaderGroup
 	readers []*client.GroupReader
 }
 
 // joinGroup creates the run's reader group of s starting at start, joins
-// o.Readers readers to it, and waits until the group has balanced: every
+// readers readers to it, and waits until the group has balanced: every
 // segment held by a reader, none holding more than its fair share.
-func (o *benchOptions) joinGroup(ctx context.Context, cl *client.Client, s benchStream, start client.ReaderOption) (*benchGroup, error) {
+func joinGroup(ctx context.Context, cl *client.Client, s stream, readers int, start client.ReaderOption) (*group, error) {
 	var id [4]byte
 	rand.Read(id[:])
 	name := "bench-" + hex.EncodeToString(id[:])
-	opts := []client.GroupOption{client.WithCommitInterval(benchCommitInterval)}
+	opts := []client.GroupOption{client.WithCommitInterval(commitInterval)}
 	g, err := cl.NewReaderGroup(ctx, s.scope, name, s.name, append(opts, client.GroupFrom(start))...)
 	if err != nil {
 		return nil, fmt.Errorf("reader group: %w", err)
 	}
-	bg := &benchGroup{g: g}
-	for i := 1; i <= o.Readers; i++ {
+	bg := &group{g: g}
+	for i := 1; i <= readers; i++ {
 		gr, err := cl.JoinReaderGroup(ctx, s.scope, name, fmt.Sprintf("reader-%d", i), opts...)
 		if err != nil {
 			bg.close()
@@ -60,8 +60,8 @@ func (o *benchOptions) joinGroup(ctx context.Context, cl *client.Client, s bench
 // waitBalanced polls the group's state every 20 ms until every reader is
 // in it, no segment is unassigned and no reader holds more than
 // ceil(segments/readers).
-func (bg *benchGroup) waitBalanced(ctx context.Context) error {
-	deadline := time.Now().Add(benchBalanceTimeout)
+func (bg *group) waitBalanced(ctx context.Context) error {
+	deadline := time.Now().Add(balanceTimeout)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	state := "not read yet"
@@ -83,7 +83,7 @@ func (bg *benchGroup) waitBalanced(ctx context.Context) error {
 		state = fmt.Sprintf("%d readers, %d segments held (at most %d by one, fair share %d), %d unassigned",
 			len(st.Readers), held, most, share, len(st.Unassigned))
 		if time.Now().After(deadline) {
-			return fmt.Errorf("reader group did not balance within %v: %s", benchBalanceTimeout, state)
+			return fmt.Errorf("reader group did not balance within %v: %s", balanceTimeout, state)
 		}
 		select {
 		case <-ctx.Done():
@@ -98,7 +98,7 @@ func (bg *benchGroup) waitBalanced(ctx context.Context) error {
 // took. The channel yields one error once every reader has stopped: the
 // first reader's error (wrapping context.Canceled when ctx is cancelled),
 // or each's. An error of one reader stops the others.
-func (bg *benchGroup) run(ctx context.Context, each func(ev client.Event, took time.Duration) error) <-chan error {
+func (bg *group) run(ctx context.Context, each func(ev client.Event, took time.Duration) error) <-chan error {
 	rctx, cancel := context.WithCancel(ctx)
 	out := make(chan error, 1)
 	var (
@@ -137,7 +137,7 @@ func (bg *benchGroup) run(ctx context.Context, each func(ev client.Event, took t
 }
 
 // close makes the readers leave and deletes the group.
-func (bg *benchGroup) close() error {
+func (bg *group) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var errs []error

@@ -1,4 +1,4 @@
-package killtest
+package kill
 
 import (
 	"context"
@@ -23,13 +23,13 @@ import (
 var sluiceBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "sluice-killtest-")
+	dir, err := os.MkdirTemp("", "sluice-kill-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	if sluiceBin, err = proctest.BuildSluice(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "killtest:", err)
+		fmt.Fprintln(os.Stderr, "kill:", err)
 		os.Exit(1)
 	}
 	code := m.Run()

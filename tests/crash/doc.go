@@ -1,4 +1,4 @@
-// Package crashtest holds the node's crash tests: the real `sluice node`
+// Package crash holds the node's crash tests: the real `sluice node`
 // binary serves its containers under concurrent pipelined appends from
 // several writers and is killed with SIGKILL at random moments, cycle after
 // cycle. After every restart the tests read every segment back and check
@@ -37,4 +37,4 @@
 // `make test` runs 20 cycles of the first and 10 of the second; `make
 // soak` (SLUICE_SOAK=1) runs 300 of each.
 // The package has no non-test code.
-package crashtest
+package crash

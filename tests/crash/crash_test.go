@@ -1,4 +1,4 @@
-package crashtest
+package crash
 
 import (
 	"context"
@@ -21,13 +21,13 @@ import (
 var sluiceBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "sluice-crashtest-")
+	dir, err := os.MkdirTemp("", "sluice-crash-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	if sluiceBin, err = proctest.BuildSluice(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "crashtest:", err)
+		fmt.Fprintln(os.Stderr, "crash:", err)
 		os.Exit(1)
 	}
 	code := m.Run()

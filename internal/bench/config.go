@@ -1,0 +1,185 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/sluice-streams/sluice/protocol"
+)
+
+// Mode is what a run measures.
+type Mode string
+
+// The modes.
+const (
+	// Write times writers alone: latency from Write to the durable
+	// acknowledgement.
+	Write Mode = "write"
+	// Read fills the stream (untimed), then times the readers of a new
+	// reader group reading exactly those events: latency of each ReadNext.
+	Read Mode = "read"
+	// E2E runs writers and readers at once: latency from the Write call to
+	// ReadNext returning the event, through a timestamp in the event.
+	E2E Mode = "e2e"
+)
+
+// Defaults and fixed sizes.
+const (
+	// DefaultDuration is how long the writers write when Config gives
+	// neither Duration nor Count (Write and E2E).
+	DefaultDuration = 10 * time.Second
+	// DefaultCount is Read's fill when Config gives neither.
+	DefaultCount = 100000
+	// Scope is the scope of the streams Run creates.
+	Scope = "bench"
+	// StampSize is the E2E timestamp at the start of every event: the
+	// nanoseconds from the run's start (monotonic clock), big-endian.
+	StampSize = 8
+	// DefaultDiskProbeBytes and DefaultDiskProbeSyncs size each disk probe
+	// (~0.1-0.5 s each on the machine of docs/BENCHMARKS.md).
+	DefaultDiskProbeBytes int64 = 128 << 20
+	DefaultDiskProbeSyncs       = 1000
+)
+
+// Config is one run. Its fields are the flags of `sluice bench`, and
+// Validate's errors name them as those flags (--writers, --event-size).
+// Counts have no defaults: Writers, Readers and Segments are at least 1.
+type Config struct {
+	// Controller is the controller's URL.
+	Controller string
+	Mode       Mode
+	// Stream is an existing stream, "SCOPE/STREAM", which Run never
+	// deletes; "" makes a new stream Scope/bench-<random> of Segments
+	// segments, sealed and deleted at the end unless Keep.
+	Stream   string
+	Segments int
+	Keep     bool
+	// Writers write, each through its own client.Client; Readers read,
+	// in one reader group (Read, E2E).
+	Writers int
+	Readers int
+	// EventSize is the bytes per event (E2E: at least StampSize).
+	EventSize int64
+	// Rate is the events/s over all writers; 0 is as fast as the writers'
+	// windows allow.
+	Rate float64
+	// Duration or Count ends the writers; with neither, Write and E2E
+	// write for DefaultDuration and Read fills DefaultCount events.
+	Duration time.Duration
+	Count    int64
+	// DiskDir, if set, is a directory on the node's disk where the disk's
+	// limits are probed before and after the run (Report.DiskMBPerS and
+	// the ratios); DiskProbeBytes and DiskProbeSyncs size each probe
+	// (0: the defaults).
+	DiskDir        string
+	DiskProbeBytes int64
+	DiskProbeSyncs int
+	// Progress, if set, gets a progress line about once a second.
+	Progress io.Writer
+}
+
+// ErrInvalidConfig is matched (errors.Is) by Validate's errors.
+var ErrInvalidConfig = errors.New("bench: invalid config")
+
+// invalid is an error of Validate: its message as given, matching
+// ErrInvalidConfig.
+type invalid struct{ msg string }
+
+func (e *invalid) Error() string        { return e.msg }
+func (e *invalid) Is(target error) bool { return target == ErrInvalidConfig }
+
+func invalidf(format string, args ...any) error {
+	return &invalid{msg: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks c; Run calls it first.
+func (c Config) Validate() error {
+	switch {
+	case c.Mode != Write && c.Mode != Read && c.Mode != E2E:
+		return invalidf("bench: mode %q: want %s, %s or %s", c.Mode, Write, Read, E2E)
+	case c.Writers < 1:
+		return invalidf("--writers %d: want at least 1", c.Writers)
+	case c.Readers < 1:
+		return invalidf("--readers %d: want at least 1", c.Readers)
+	case c.Segments < 1:
+		return invalidf("--segments %d: want at least 1", c.Segments)
+	case c.Stream != "" && c.Keep:
+		return invalidf("--keep applies to the stream bench creates; an existing --stream is never deleted")
+	case c.EventSize < 1 || c.EventSize > protocol.MaxEventSize:
+		return invalidf("--event-size %d: want 1 to %d bytes (8 MiB)", c.EventSize, protocol.MaxEventSize)
+	case c.Mode == E2E && c.EventSize < StampSize:
+		return invalidf("--event-size %d: e2e events carry an %d-byte timestamp; want at least %d", c.EventSize, StampSize, StampSize)
+	case c.Rate < 0:
+		return invalidf("--rate %v: want 0 (unlimited) or more events/s", c.Rate)
+	case c.Duration < 0:
+		return invalidf("--duration %v: want more than 0", c.Duration)
+	case c.Count < 0:
+		return invalidf("--count %d: want at least 1", c.Count)
+	case c.Duration > 0 && c.Count > 0:
+		return invalidf("--duration and --count exclude each other")
+	case c.DiskProbeBytes < 0 || c.DiskProbeSyncs < 0:
+		return invalidf("bench: disk probe of %d bytes and %d syncs: want 0 (the default) or more", c.DiskProbeBytes, c.DiskProbeSyncs)
+	}
+	if c.DiskDir != "" {
+		if fi, err := os.Stat(c.DiskDir); err != nil || !fi.IsDir() {
+			return invalidf("--disk-dir %s: not a directory", c.DiskDir)
+		}
+	}
+	return nil
+}
+
+// withDefaults fills in what c leaves to the defaults.
+func (c Config) withDefaults() Config {
+	if c.Duration == 0 && c.Count == 0 {
+		if c.Mode == Read {
+			c.Count = DefaultCount
+		} else {
+			c.Duration = DefaultDuration
+		}
+	}
+	if c.DiskProbeBytes == 0 {
+		c.DiskProbeBytes = DefaultDiskProbeBytes
+	}
+	if c.DiskProbeSyncs == 0 {
+		c.DiskProbeSyncs = DefaultDiskProbeSyncs
+	}
+	return c
+}
+
+// expected is how many events a run should record, to size recorders (at
+// most a million: beyond, they grow).
+func (c Config) expected() int {
+	switch {
+	case c.Count > 0:
+		return int(min(c.Count, 1<<20))
+	case c.Rate > 0:
+		return int(min(c.Rate*c.Duration.Seconds()*1.1, 1<<20))
+	}
+	return 1 << 20
+}
+
+// share is how many of count events writer i of writers writes (0: until
+// the duration is over): count split as evenly as it goes, the first
+// count%writers writers one more.
+func share(count int64, writers, i int) int64 {
+	if count <= 0 {
+		return 0
+	}
+	n := count / int64(writers)
+	if int64(i) < count%int64(writers) {
+		n++
+	}
+	return n
+}
+
+// interval is the time between two events of one writer for rate events/s
+// over all writers (0: unpaced).
+func interval(rate float64, writers int) time.Duration {
+	if rate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) * float64(writers) / rate)
+}

@@ -1,0 +1,39 @@
+// Package bench is the engine of `sluice bench`: it loads a stream
+// through the client library and measures throughput and latency
+// percentiles. Run takes a Config (its fields follow the command's flags)
+// and returns a Report, whose JSON form is the command's `-o json` output;
+// the command only turns flags into a Config and prints the Report.
+//
+// A run (Mode):
+//
+//   - Write: Config.Writers client.Writers, each on its own client.Client,
+//     write EventSize-byte events for Duration or Count events, at Rate
+//     events/s over all writers (each writer paced at Writers/Rate apart)
+//     or as fast as their windows allow. Latency runs from the Write call
+//     to the durable acknowledgement; acknowledgements are awaited in
+//     write order, so a latency can be overstated, never understated.
+//   - Read: the same writers fill the stream (untimed), then Readers
+//     readers of a new reader group read exactly those events from where
+//     the stream ended; the group balances first. Latency is each
+//     ReadNext.
+//   - E2E: readers of a new reader group (balanced first, at the tail)
+//     read while the writers write. Each event starts with a StampSize
+//     timestamp, big-endian nanoseconds since the run's start on the
+//     monotonic clock, taken just before Write; latency runs from it to
+//     ReadNext returning the event. The acknowledgement latency is
+//     reported too.
+//
+// The stream is Config.Stream, or a new one in scope "bench" that is
+// sealed and deleted at the end unless Keep; reader groups are always
+// deleted. With DiskDir the disk's fsync'd bandwidth and write+fsync
+// latency are probed there (node/diskprobe) before and after the run, and
+// the report sets the run's numbers against them.
+//
+// Percentiles in the Report are exact (nearest rank, internal/latency);
+// the progress line, about once a second on Config.Progress, shows a
+// "p99 so far" from a histogram of 16 logarithmic buckets per power of
+// two (within 1/16, upper bounds).
+//
+// New measures come in as a Config field, checked in Validate, and the
+// Report fields they fill.
+package bench

@@ -1,0 +1,110 @@
+package bench
+
+import (
+	"time"
+
+	"github.com/sluice-streams/sluice/internal/latency"
+	"github.com/sluice-streams/sluice/node/diskprobe"
+)
+
+// Report is the result of a run; its JSON form is `sluice bench -o json`'s
+// output.
+type Report struct {
+	Mode       Mode    `json:"mode"`
+	Stream     string  `json:"stream"`
+	Segments   int     `json:"segments"`
+	Writers    int     `json:"writers"`
+	Readers    int     `json:"readers,omitempty"`
+	EventSize  int     `json:"eventSize"`
+	Rate       float64 `json:"rate"` // events/s asked for, 0: unlimited
+	Events     int64   `json:"events"`
+	Bytes      int64   `json:"bytes"`
+	Seconds    float64 `json:"seconds"`
+	EventsPerS float64 `json:"eventsPerSec"`
+	MBPerS     float64 `json:"mbPerSec"` // 10^6 bytes/s, as diskprobe reports
+	// Latency is write -> durable acknowledgement (Write), one ReadNext
+	// (Read), or the Write call -> ReadNext returning the event (E2E).
+	Latency LatencyMS `json:"latencyMs"`
+	// WriteLatency is E2E's write -> durable acknowledgement.
+	WriteLatency *LatencyMS `json:"writeLatencyMs,omitempty"`
+
+	// With Config.DiskDir: the disk's limits, probed before and after the
+	// run, and the run's numbers against them.
+	DiskDir     string   `json:"diskDir,omitempty"`
+	DiskMBPerS  *float64 `json:"diskMbPerSec,omitempty"` // fsync'd 1 MiB writes, both probes together
+	DiskP99MS   *float64 `json:"diskP99Ms,omitempty"`    // 4 KiB write+fsync, both probes together
+	DiskRatio   *float64 `json:"diskRatio,omitempty"`    // mbPerSec / diskMbPerSec
+	P99DiskRate *float64 `json:"p99DiskRatio,omitempty"` // latency p99 / diskP99Ms
+}
+
+// LatencyMS holds percentiles in milliseconds (nearest rank, exact:
+// internal/latency).
+type LatencyMS struct {
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func latencyMillis(s latency.Sorted) LatencyMS {
+	return LatencyMS{P50: millis(s.Percentile(50)), P95: millis(s.Percentile(95)), P99: millis(s.Percentile(99)),
+		P999: millis(s.Percentile(99.9)), Max: millis(s.Max())}
+}
+
+// fill sets the totals and the latency percentiles.
+func (r *Report) fill(events, eventSize int64, elapsed time.Duration, lat latency.Sorted) {
+	r.Events, r.Bytes = events, events*eventSize
+	r.Seconds = elapsed.Seconds()
+	if r.Seconds > 0 {
+		r.EventsPerS = float64(r.Events) / r.Seconds
+		r.MBPerS = float64(r.Bytes) / r.Seconds / 1e6
+	}
+	r.Latency = latencyMillis(lat)
+}
+
+// diskLimits accumulates diskprobe measurements taken around a run.
+type diskLimits struct {
+	dir   string
+	bytes int64
+	time  time.Duration
+	syncs latency.Sorted
+}
+
+// probe measures fsync'd sequential bandwidth (total bytes in
+// diskprobe.DefaultBlockSize writes) and write+fsync latency (syncs of
+// diskprobe.DefaultSyncSize) in dir once more.
+func (d *diskLimits) probe(dir string, total int64, syncs int) error {
+	d.dir = dir
+	res, err := diskprobe.SequentialSync(dir, diskprobe.DefaultBlockSize, total)
+	if err != nil {
+		return err
+	}
+	d.add(res.Bytes, res.Elapsed, nil)
+	lat, err := diskprobe.SyncLatency(dir, diskprobe.DefaultSyncSize, syncs)
+	if err != nil {
+		return err
+	}
+	d.add(0, 0, lat.Durations)
+	return nil
+}
+
+// add counts one probe's bytes, time and sync latencies.
+func (d *diskLimits) add(bytes int64, elapsed time.Duration, syncs []time.Duration) {
+	d.bytes += bytes
+	d.time += elapsed
+	if len(syncs) > 0 {
+		d.syncs = latency.Sort(append(d.syncs, syncs...))
+	}
+}
+
+// addTo sets r's disk figures: the probes' bandwidth and p99, and r's
+// against them.
+func (d *diskLimits) addTo(r *Report) {
+	mbs := float64(d.bytes) / d.time.Seconds() / 1e6
+	p99 := millis(d.syncs.Percentile(99))
+	ratio, p99Ratio := r.MBPerS/mbs, r.Latency.P99/p99
+	r.DiskDir, r.DiskMBPerS, r.DiskP99MS, r.DiskRatio, r.P99DiskRate = d.dir, &mbs, &p99, &ratio, &p99Ratio
+}

@@ -1,0 +1,482 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-streams/sluice/client"
+	"github.com/sluice-streams/sluice/client/ctlclient"
+	"github.com/sluice-streams/sluice/internal/latency"
+	"github.com/sluice-streams/sluice/protocol/api"
+)
+
+// drainTimeout is how long readers may go without an event once the
+// writers are done before the run fails as incomplete.
+const drainTimeout = 30 * time.Second
+
+// Run runs the benchmark c describes against the controller at
+// c.Controller and returns its report. Cancelling ctx ends the writers
+// early: a Write run then reports what was done, Read and E2E runs fail.
+// Errors of Validate are returned as they are; the others start with
+// "bench <mode>" (and the stream, for errors of the run itself). A stream
+// or reader group the run created is deleted before Run returns, also
+// when it fails (unless Keep).
+func Run(ctx context.Context, c Config) (_ *Report, err error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	c = c.withDefaults()
+	ctl := ctlclient.NewClient(c.Controller)
+	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	herr := ctl.Health(hctx)
+	cancel()
+	if herr != nil {
+		return nil, fmt.Errorf("bench %s: %w", c.Mode, herr)
+	}
+	s, err := prepare(ctx, ctl, c)
+	if err != nil {
+		return nil, fmt.Errorf("bench %s: %w", c.Mode, err)
+	}
+	defer func() {
+		if cerr := cleanup(ctl, c, s); cerr != nil && err == nil {
+			err = fmt.Errorf("bench %s: %w", c.Mode, cerr)
+		}
+	}()
+
+	r := &Report{Mode: c.Mode, Stream: s.String(), Writers: c.Writers, EventSize: int(c.EventSize), Rate: c.Rate}
+	if info, err := ctl.CurrentSegments(ctx, s.scope, s.name); err == nil {
+		r.Segments = len(info)
+	}
+	if c.Mode != Write {
+		r.Readers = c.Readers
+	}
+	var disk diskLimits
+	if c.DiskDir != "" {
+		if err := disk.probe(c.DiskDir, c.DiskProbeBytes, c.DiskProbeSyncs); err != nil {
+			return nil, fmt.Errorf("bench %s: --measure-disk: %w", c.Mode, err)
+		}
+	}
+	b := &bench{Config: c, stream: s, prog: newProgress(c.Progress)}
+	switch c.Mode {
+	case Write:
+		err = b.write(ctx, r)
+	case Read:
+		err = b.read(ctx, r)
+	case E2E:
+		err = b.e2e(ctx, r)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bench %s %s: %w", c.Mode, s, err)
+	}
+	if c.DiskDir != "" {
+		if err := disk.probe(c.DiskDir, c.DiskProbeBytes, c.DiskProbeSyncs); err != nil {
+			return nil, fmt.Errorf("bench %s: --measure-disk: %w", c.Mode, err)
+		}
+		disk.addTo(r)
+	}
+	return r, nil
+}
+
+// stream is the stream a run uses, and whether the run made it.
+type stream struct {
+	scope, name string
+	created     bool
+}
+
+func (s stream) String() string { return s.scope + "/" + s.name }
+
+// prepare returns the stream of the run: c.Stream, which must exist, or a
+// new one in Scope (created if needed).
+func prepare(ctx context.Context, ctl *ctlclient.Client, c Config) (stream, error) {
+	if c.Stream != "" {
+		scope, name, ok := strings.Cut(c.Stream, "/")
+		if !ok || scope == "" || name == "" || strings.Contains(name, "/") {
+			return stream{}, fmt.Errorf("--stream %q is not SCOPE/STREAM", c.Stream)
+		}
+		info, err := ctl.GetStream(ctx, scope, name)
+		if err != nil {
+			return stream{}, fmt.Errorf("--stream: %w", err)
+		}
+		if info.Sealed {
+			return stream{}, fmt.Errorf("--stream %s: the stream is sealed", c.Stream)
+		}
+		return stream{scope: scope, name: name}, nil
+	}
+	var id [4]byte
+	rand.Read(id[:])
+	s := stream{scope: Scope, name: "bench-" + hex.EncodeToString(id[:]), created: true}
+	if err := ctl.CreateScope(ctx, s.scope); err != nil && !errors.Is(err, ctlclient.ErrExists) {
+		return stream{}, fmt.Errorf("create scope %s: %w", s.scope, err)
+	}
+	_, err := ctl.CreateStream(ctx, api.StreamConfig{ScopeName: s.scope, StreamName: s.name,
+		ScalingPolicy: api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: int32(c.Segments)}})
+	if err != nil {
+		return stream{}, fmt.Errorf("create stream %s: %w", s, err)
+	}
+	return s, nil
+}
+
+// cleanup seals and deletes a stream the run created, unless c.Keep.
+func cleanup(ctl *ctlclient.Client, c Config, s stream) error {
+	if !s.created || c.Keep {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := ctl.SealStream(ctx, s.scope, s.name); err != nil {
+		return fmt.Errorf("seal %s: %w", s, err)
+	}
+	if err := ctl.DeleteStream(ctx, s.scope, s.name); err != nil {
+		return fmt.Errorf("delete %s: %w", s, err)
+	}
+	return nil
+}
+
+// bench is one run under way.
+type bench struct {
+	Config
+	stream stream
+	prog   *progress
+}
+
+// load is what the writers of a run share: the counters the progress line
+// reads and the recorder of acknowledgement latencies.
+type load struct {
+	base    time.Time // the run's clock: event timestamps are time.Since(base)
+	events  atomic.Int64
+	bytes   atomic.Int64
+	acks    *latency.Recorder
+	ackHist *histogram
+}
+
+func newLoad(capacity int) *load {
+	return &load{base: time.Now(), acks: latency.NewRecorder(capacity), ackHist: &histogram{}}
+}
+
+// runWriters runs b.Writers writers until Count events are written or
+// Duration is over (or ctx is done), each with its own Client, and waits
+// until every event is acknowledged. It returns the events written and the
+// time from the first Write to the last acknowledgement. With stamp, each
+// event starts with its timestamp (E2E).
+func (b *bench) runWriters(ctx context.Context, l *load, stamp bool) (int64, time.Duration, error) {
+	type writer struct {
+		cl *client.Client
+		w  *client.Writer
+	}
+	ws := make([]writer, b.Writers)
+	defer func() {
+		for _, w := range ws {
+			if w.w != nil {
+				w.w.Close(context.Background())
+			}
+			if w.cl != nil {
+				w.cl.Close()
+			}
+		}
+	}()
+	for i := range ws {
+		cl, err := client.New(ctx, b.Controller)
+		if err != nil {
+			return 0, 0, err
+		}
+		ws[i].cl = cl
+		w, err := cl.NewWriter(ctx, b.stream.scope, b.stream.name)
+		if err != nil {
+			return 0, 0, fmt.Errorf("writer: %w", err)
+		}
+		ws[i].w = w
+	}
+
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if b.Duration > 0 {
+		var dc context.CancelFunc
+		wctx, dc = context.WithTimeout(ctx, b.Duration)
+		defer dc()
+	}
+	start := time.Now()
+	var (
+		wg       sync.WaitGroup
+		errMu    sync.Mutex
+		firstErr error
+		written  atomic.Int64
+	)
+	fail := func(err error) {
+		errMu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		errMu.Unlock()
+		cancel()
+	}
+	every := interval(b.Rate, len(ws))
+	for i, w := range ws {
+		n := share(b.Count, len(ws), i) // 0: until Duration
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k, err := b.writeLoop(wctx, w.w, l, n, every, stamp)
+			written.Add(k)
+			if err != nil {
+				fail(err)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	errMu.Lock()
+	defer errMu.Unlock()
+	return written.Load(), elapsed, firstErr
+}
+
+// writeLoop writes n events (0: until ctx is done) through w, one every
+// interval (0: as fast as Write returns), and records each one's latency
+// from the Write call to its acknowledgement. Acknowledgements are waited
+// for in write order by one goroutine, so an event acknowledged before an
+// earlier one of another segment is counted when the earlier one is: with
+// several segments a latency can be overstated by the gap between them,
+// never understated. It returns the events acknowledged.
+func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int64, interval time.Duration, stamp bool) (int64, error) {
+	type pending struct {
+		ack *client.Ack
+		t0  time.Duration
+	}
+	queue := make(chan pending, 1<<14)
+	var acked int64
+	var ackErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		size := b.EventSize
+		for p := range queue {
+			<-p.ack.Done()
+			if err := p.ack.Err(); err != nil {
+				if ackErr == nil {
+					ackErr = fmt.Errorf("event not acknowledged: %w", err)
+				}
+				continue
+			}
+			d := time.Since(l.base) - p.t0
+			l.acks.Record(d)
+			l.ackHist.record(d)
+			l.events.Add(1)
+			l.bytes.Add(size)
+			acked++
+		}
+	}()
+
+	event := make([]byte, b.EventSize)
+	for i := range event {
+		event[i] = byte('a' + i%26)
+	}
+	var err error
+	next := time.Since(l.base)
+	for i := int64(0); n == 0 || i < n; i++ {
+		if ctx.Err() != nil {
+			break
+		}
+		if interval > 0 {
+			if wait := next - time.Since(l.base); wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+				}
+				if ctx.Err() != nil {
+					break
+				}
+			}
+			next += interval
+		}
+		t0 := time.Since(l.base)
+		if stamp {
+			binary.BigEndian.PutUint64(event, uint64(t0))
+		}
+		ack, werr := w.Write(ctx, "", event)
+		if werr != nil {
+			if ctx.Err() == nil {
+				err = werr
+			}
+			break
+		}
+		queue <- pending{ack, t0}
+	}
+	close(queue)
+	<-done
+	if err == nil {
+		err = ackErr
+	}
+	return acked, err
+}
+
+// write times writers alone.
+func (b *bench) write(ctx context.Context, r *Report) error {
+	l := newLoad(b.expected())
+	b.prog.start(&l.events, &l.bytes, l.ackHist)
+	n, elapsed, err := b.runWriters(ctx, l, false)
+	b.prog.stop()
+	if err != nil {
+		return err
+	}
+	r.fill(n, b.EventSize, elapsed, l.acks.Snapshot())
+	return nil
+}
+
+// read writes the fill (untimed, with a progress line of its own), then
+// times b.Readers readers of a new reader group reading exactly those
+// events from where the stream ended before the fill.
+func (b *bench) read(ctx context.Context, r *Report) error {
+	cl, err := client.New(ctx, b.Controller)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	// Where the stream ends now: the read starts there, so an existing
+	// stream's older events are not counted.
+	tail, err := cl.NewReader(ctx, b.stream.scope, b.stream.name, client.FromTail())
+	if err != nil {
+		return fmt.Errorf("reader: %w", err)
+	}
+	from := tail.Position()
+	tail.Close()
+
+	fill := newLoad(b.expected())
+	b.prog.label = "fill: "
+	b.prog.start(&fill.events, &fill.bytes, fill.ackHist)
+	n, _, err := b.runWriters(ctx, fill, false)
+	b.prog.stop()
+	if err != nil {
+		return fmt.Errorf("fill: %w", err)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("fill: %w", ctx.Err())
+	}
+
+	bg, err := joinGroup(ctx, cl, b.stream, b.Readers, client.FromCut(from))
+	if err != nil {
+		return err
+	}
+	defer bg.close()
+	rec := latency.NewRecorder(int(n))
+	hist := &histogram{}
+	var events, bytes, lastRead atomic.Int64
+	b.prog.label = "read: "
+	b.prog.start(&events, &bytes, hist)
+	defer b.prog.stop()
+	start := time.Now()
+	rctx, rcancel := context.WithCancel(ctx)
+	defer rcancel()
+	readErr := bg.run(rctx, func(ev client.Event, took time.Duration) error {
+		rec.Record(took)
+		hist.record(took)
+		bytes.Add(int64(len(ev.Data)))
+		events.Add(1)
+		storeMax(&lastRead, int64(time.Since(start)))
+		return nil
+	})
+	if err := waitRead(ctx, rcancel, readErr, &events, n); err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	elapsed := time.Duration(lastRead.Load())
+	b.prog.stop()
+	r.fill(n, bytes.Load()/max(n, 1), elapsed, rec.Snapshot())
+	r.Bytes = bytes.Load()
+	return nil
+}
+
+// e2e runs the writers and b.Readers readers of a new reader group at
+// once; an event's latency runs from just before its Write call to
+// ReadNext returning it.
+func (b *bench) e2e(ctx context.Context, r *Report) error {
+	cl, err := client.New(ctx, b.Controller)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	bg, err := joinGroup(ctx, cl, b.stream, b.Readers, client.FromTail())
+	if err != nil {
+		return err
+	}
+	defer bg.close()
+
+	l := newLoad(b.expected())
+	e2e := latency.NewRecorder(b.expected())
+	hist := &histogram{}
+	var events, bytes atomic.Int64
+	lastRead := atomic.Int64{} // time.Since(l.base) of the last event read
+
+	rctx, rcancel := context.WithCancel(ctx)
+	defer rcancel()
+	readErr := bg.run(rctx, func(ev client.Event, _ time.Duration) error {
+		now := time.Since(l.base)
+		if len(ev.Data) < StampSize {
+			return fmt.Errorf("event of %d bytes at %s offset %d has no timestamp", len(ev.Data), ev.Segment, ev.Offset)
+		}
+		d := now - time.Duration(binary.BigEndian.Uint64(ev.Data))
+		e2e.Record(d)
+		hist.record(d)
+		bytes.Add(int64(len(ev.Data)))
+		events.Add(1)
+		storeMax(&lastRead, int64(now))
+		return nil
+	})
+
+	b.prog.start(&events, &bytes, hist)
+	defer b.prog.stop()
+	start := time.Since(l.base)
+	n, _, werr := b.runWriters(ctx, l, true)
+	if werr != nil {
+		return werr
+	}
+	if err := waitRead(ctx, rcancel, readErr, &events, n); err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	elapsed := time.Duration(lastRead.Load()) - start
+	b.prog.stop()
+	r.fill(events.Load(), b.EventSize, elapsed, e2e.Snapshot())
+	ws := latencyMillis(l.acks.Snapshot())
+	r.WriteLatency = &ws
+	return nil
+}
+
+// waitRead waits until the readers have read n events, then stops them
+// (stop, then their error on readErr). It fails if a reader fails, or they
+// read nothing for drainTimeout, or ctx is done.
+func waitRead(ctx context.Context, stop context.CancelFunc, readErr <-chan error, events *atomic.Int64, n int64) error {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	last, lastChange := events.Load(), time.Now()
+	for {
+		select {
+		case err := <-readErr:
+			return err
+		case <-ctx.Done():
+			stop()
+			<-readErr
+			return fmt.Errorf("%d of %d events: %w", events.Load(), n, ctx.Err())
+		case now := <-tick.C:
+			e := events.Load()
+			switch {
+			case e >= n:
+				stop()
+				<-readErr // context.Canceled: it was waiting for more
+				return nil
+			case e != last:
+				last, lastChange = e, now
+			case now.Sub(lastChange) > drainTimeout:
+				stop()
+				<-readErr
+				return fmt.Errorf("the readers read %d of %d events, and none for %v", e, n, drainTimeout)
+			}
+		}
+	}
+}
