@@ -1,0 +1,216 @@
+package view
+
+import (
+	"context"
+	"errors"
+	"io"
+	iofs "io/fs"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/fs"
+)
+
+// fakeCatalog names scopes and streams from a map, counting the calls.
+type fakeCatalog struct {
+	streams map[string][]string
+	calls   atomic.Int64
+	err     error
+}
+
+func (c *fakeCatalog) Scopes(context.Context) ([]string, error) {
+	c.calls.Add(1)
+	if c.err != nil {
+		return nil, c.err
+	}
+	var out []string
+	for s := range c.streams {
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (c *fakeCatalog) Streams(_ context.Context, scope string) ([]string, error) {
+	c.calls.Add(1)
+	s, ok := c.streams[scope]
+	if !ok {
+		return nil, ErrNotExist
+	}
+	return s, nil
+}
+
+// put writes a file of the tier-2 root the way the storage writer does.
+func put(t *testing.T, st tier2.Storage, p, data string) {
+	t.Helper()
+	w, err := st.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(w, data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fixture: scope s with streams a (two segments) and b (nothing tiered),
+// a chunk being written, a hand-over file, and a deleted stream's chunks.
+func fixture(t *testing.T) (*View, *fakeCatalog) {
+	t.Helper()
+	st, err := fs.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, st, tier2.ChunkPath("s", "a", 0, 0), "chunk-0-0")
+	put(t, st, tier2.ChunkPath("s", "a", 0, 9), "chunk-0-9!")
+	put(t, st, tier2.ChunkPath("s", "a", 3, 0), "c3")
+	put(t, st, tier2.TempChunkPath("s", "a", 3, 2), "partial")
+	put(t, st, tier2.HandoverPath(1, 2), "handover")
+	put(t, st, tier2.ChunkPath("s", "gone", 0, 0), "deleted stream")
+	put(t, st, "s/a/notes.txt", "stray")
+	cat := &fakeCatalog{streams: map[string][]string{"s": {"b", "a"}, "t": nil}}
+	return New(st, cat, Options{CatalogTTL: -1}), cat
+}
+
+func names(es []Entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+func TestTreeShowsOnlyCatalogStreamsAndCompleteChunks(t *testing.T) {
+	v, _ := fixture(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		dir  string
+		want []string
+	}{
+		{"", []string{"s", "t"}},
+		{"/", []string{"s", "t"}},
+		{"s", []string{"a", "b"}},
+		{"/s/a/", []string{"segment=0", "segment=3"}},
+		{"s/a/segment=0", []string{tier2.ChunkName(0), tier2.ChunkName(9)}},
+		{"s/a/segment=3", []string{tier2.ChunkName(0)}},
+		{"s/b", nil},
+		{"t", nil},
+	} {
+		got, err := v.List(ctx, c.dir)
+		if err != nil {
+			t.Fatalf("List(%q): %v", c.dir, err)
+		}
+		if !slices.Equal(names(got), c.want) {
+			t.Errorf("List(%q) = %q, want %q", c.dir, names(got), c.want)
+		}
+	}
+	for _, p := range []string{
+		"x", "s/gone", "s/gone/segment=0/" + tier2.ChunkName(0), "s/a/notes.txt",
+		tier2.TempChunkPath("s", "a", 3, 2), tier2.HandoverPath(1, 2), "s/a/segment=01",
+		"s/a/segment=-1", "s/a/../a", "s//a", "s/a/segment=0/" + tier2.ChunkName(0) + "/x",
+	} {
+		if _, err := v.Stat(ctx, p); !errors.Is(err, ErrNotExist) {
+			t.Errorf("Stat(%q) = %v, want ErrNotExist", p, err)
+		}
+		if _, err := v.Open(ctx, p); !errors.Is(err, ErrNotExist) {
+			t.Errorf("Open(%q) = %v, want ErrNotExist", p, err)
+		}
+	}
+}
+
+func TestStatOpenAndRead(t *testing.T) {
+	v, _ := fixture(t)
+	ctx := context.Background()
+	p := tier2.ChunkPath("s", "a", 0, 9)
+	e, err := v.Stat(ctx, "/"+p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.IsDir || e.Size != 10 || e.Path != p || e.Name != tier2.ChunkName(9) || e.Mode() != FileMode || e.ID != ID(p) {
+		t.Fatalf("Stat = %+v", e)
+	}
+	f, err := v.Open(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4)
+	if n, err := f.ReadAt(buf, 6); n != 4 || (err != nil && err != io.EOF) || string(buf[:n]) != "0-9!" {
+		t.Fatalf("ReadAt = %d %v %q", n, err, buf[:n])
+	}
+	if f.Size() != 10 {
+		t.Fatalf("Size = %d", f.Size())
+	}
+	d, err := v.Stat(ctx, "s/a")
+	if err != nil || !d.IsDir || d.Mode() != iofs.ModeDir|DirMode || d.Size != 0 {
+		t.Fatalf("Stat(s/a) = %+v, %v", d, err)
+	}
+	if _, err := v.Open(ctx, "s/a"); !errors.Is(err, ErrIsDir) {
+		t.Fatalf("Open(dir) = %v, want ErrIsDir", err)
+	}
+	if _, err := v.List(ctx, p); !errors.Is(err, ErrNotDir) {
+		t.Fatalf("List(file) = %v, want ErrNotDir", err)
+	}
+}
+
+func TestIDsAreStableAndDistinct(t *testing.T) {
+	if ID("") != RootID || ID("/") != RootID {
+		t.Fatalf("root id %d", ID(""))
+	}
+	seen := map[uint64]string{}
+	for _, p := range []string{"s", "s/a", "s/a/segment=0", tier2.ChunkPath("s", "a", 0, 0), tier2.ChunkPath("s", "a", 0, 9), "t"} {
+		id := ID(p)
+		if id < FirstID || id>>63 != 0 {
+			t.Errorf("ID(%q) = %d out of range", p, id)
+		}
+		if id != ID("/"+p+"/") {
+			t.Errorf("ID(%q) depends on slashes", p)
+		}
+		if q, dup := seen[id]; dup {
+			t.Errorf("ID(%q) = ID(%q)", p, q)
+		}
+		seen[id] = p
+	}
+}
+
+func TestCatalogIsCachedForItsTTL(t *testing.T) {
+	st, err := fs.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1000, 0)
+	cat := &fakeCatalog{streams: map[string][]string{"s": {"a"}}}
+	v := New(st, cat, Options{CatalogTTL: time.Minute, Now: func() time.Time { return now }})
+	ctx := context.Background()
+	for range 3 {
+		if _, err := v.Stat(ctx, "s/a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := cat.calls.Load(); n != 2 {
+		t.Fatalf("%d catalog calls for three stats within the TTL, want 2", n)
+	}
+	delete(cat.streams, "s")
+	if _, err := v.Stat(ctx, "s/a"); err != nil {
+		t.Fatalf("within the TTL the stream is still there: %v", err)
+	}
+	now = now.Add(time.Minute)
+	if _, err := v.Stat(ctx, "s/a"); !errors.Is(err, ErrNotExist) {
+		t.Fatalf("after the TTL: %v, want ErrNotExist", err)
+	}
+}
+
+func TestCatalogFailureIsUnavailable(t *testing.T) {
+	st, err := fs.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := New(st, &fakeCatalog{err: errors.New("connection refused")}, Options{})
+	if _, err := v.List(context.Background(), ""); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("List = %v, want ErrUnavailable", err)
+	}
+}
