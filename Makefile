@@ -11,7 +11,7 @@ NODE_ADDR ?= 127.0.0.1:12345
 # Benchmark time per benchmark; the disk probes need a few hundred fsyncs to settle.
 BENCHTIME ?= 2s
 
-.PHONY: all build run test bench lint soak clean harness universe
+.PHONY: all build run test bench lint soak clean harness universe proto
 
 all: build
 
@@ -87,6 +87,12 @@ lint:
 # of `make test` or CI.
 soak:
 	SLUICE_SOAK=1 $(GO) test -run Crash -count=1 -timeout 60m ./...
+
+# The HDFS head's protocol messages, generated from Hadoop's .proto files
+# (shipped in the colinmarc/hdfs/v2 module). The output is committed:
+# only regenerate (needs protoc: apt-get install protobuf-compiler).
+proto:
+	bash scripts/gen-proto.sh
 
 clean:
 	rm -rf bin $(HARNESS)/target
