@@ -35,6 +35,14 @@ func (r *Runner) Command(args ...string) *exec.Cmd {
 	return exec.Command(r.Java, append(argv, args...)...)
 }
 
+// Class returns a command that runs another main class of the harness's
+// classpath with args: Hadoop's own tools, e.g.
+// "org.apache.hadoop.fs.FsShell" with "-ls", "hdfs://HOST:PORT/".
+func (r *Runner) Class(main string, args ...string) *exec.Cmd {
+	argv := append(append([]string{}, jvmFlags...), "-cp", r.Classpath, main)
+	return exec.Command(r.Java, append(argv, args...)...)
+}
+
 // HarnessDir is the harness's Maven project (tier2/hadooptest/harness).
 func HarnessDir() string {
 	_, file, _, _ := runtime.Caller(0)
