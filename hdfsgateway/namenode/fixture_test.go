@@ -1,0 +1,257 @@
+package namenode
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/fs"
+	"github.com/sluice-streams/sluice/tier2/hadooptest"
+	"github.com/sluice-streams/sluice/tier2/seqfile"
+	"github.com/sluice-streams/sluice/tier2/view"
+)
+
+// testBlockSize splits the big chunk of the fixture into several blocks.
+const testBlockSize = 64 << 10
+
+// catalog names the fixture's scopes and streams.
+type catalog map[string][]string
+
+func (c catalog) Scopes(context.Context) ([]string, error) {
+	var out []string
+	for s := range c {
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (c catalog) Streams(_ context.Context, scope string) ([]string, error) {
+	s, ok := c[scope]
+	if !ok {
+		return nil, view.ErrNotExist
+	}
+	return s, nil
+}
+
+// writeChunk writes a SequenceFile chunk of n events of size bytes each,
+// as the storage writer does.
+func writeChunk(t *testing.T, st tier2.Storage, p string, first int64, n, size int) {
+	t.Helper()
+	w, err := st.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := seqfile.NewWriter(w, seqfile.WriterOptions{KeyClass: seqfile.LongWritable, ValueClass: seqfile.BytesWritable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := first
+	for i := range n {
+		ev := bytes.Repeat([]byte{byte('a' + i%26)}, size)
+		if err := sw.AppendEvent(off, ev); err != nil {
+			t.Fatal(err)
+		}
+		off += int64(size) + 8
+	}
+	if err := sw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fixture is a tier-2 directory with chunks and the view of it: scope s
+// with stream a (segments 0 and 3, one chunk of several blocks) and an
+// empty stream b; an empty scope t; files that are not in the tree.
+type fixture struct {
+	dir string
+	v   *view.View
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := fs.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeChunk(t, st, tier2.ChunkPath("s", "a", 0, 0), 0, 10, 100)
+	writeChunk(t, st, tier2.ChunkPath("s", "a", 0, 1080), 1080, 5, 50)
+	writeChunk(t, st, tier2.ChunkPath("s", "a", 3, 0), 0, 300, 1000) // ~300 KiB: 5 blocks
+	writeChunk(t, st, tier2.TempChunkPath("s", "a", 3, 9000), 9000, 1, 10)
+	writeChunk(t, st, tier2.ChunkPath("s", "gone", 0, 0), 0, 1, 10)
+	cat := catalog{"s": {"a", "b"}, "t": nil}
+	return &fixture{dir: dir, v: view.New(st, cat, view.Options{CatalogTTL: -1})}
+}
+
+// files returns every file under the fixture's directory with its bytes:
+// what must not change.
+func (f *fixture) files(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(f.dir, func(p string, d iofs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(f.dir, p)
+		if d.IsDir() {
+			out[rel+"/"] = ""
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		out[rel] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// walk returns every entry of the view under p (p included), in depth-first
+// name order.
+func walk(t *testing.T, v *view.View, p string) []view.Entry {
+	t.Helper()
+	ctx := context.Background()
+	e, err := v.Stat(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []view.Entry{e}
+	if e.IsDir {
+		es, err := v.List(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range es {
+			out = append(out, walk(t, v, c.Path)...)
+		}
+	}
+	return out
+}
+
+// testLogger logs the server's debug lines into t's log.
+func testLogger(t *testing.T) *logrus.Logger {
+	l := logrus.New()
+	l.SetLevel(logrus.DebugLevel)
+	l.SetOutput(tWriter{t})
+	return l
+}
+
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// serve starts a Server of v on 127.0.0.1 and returns its address; it is
+// closed when t ends, and Serve must then return ErrClosed.
+func serve(t *testing.T, v *view.View, cfg Config) (*Server, string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger(t)
+	}
+	if cfg.BlockSize == 0 {
+		cfg.BlockSize = testBlockSize
+	}
+	s := New(v, cfg)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(l) }()
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+		if err := <-done; !errors.Is(err, ErrClosed) {
+			t.Errorf("Serve returned %v, want ErrClosed", err)
+		}
+	})
+	return s, l.Addr().String()
+}
+
+// shellResult is one command of a Shells run.
+type shellResult struct {
+	cmd  string
+	out  string
+	exit string
+}
+
+// shells runs commands (each FsShell's arguments, or @blocks/@located)
+// in one JVM of the Hadoop harness and returns each one's output.
+func shells(t *testing.T, cmds ...[]string) []shellResult {
+	t.Helper()
+	var args []string
+	for i, c := range cmds {
+		if i > 0 {
+			args = append(args, "--")
+		}
+		args = append(args, c...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r := hadooptest.Harness(t)
+	cmd := r.Class("org.sluice.hadooptest.Shells", args...)
+	cmd = exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("harness Shells: %v\n%s", err, out)
+	}
+	var res []shellResult
+	var cur *shellResult
+	for line := range strings.SplitSeq(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, "=== CMD "):
+			res = append(res, shellResult{cmd: strings.TrimPrefix(line, "=== CMD ")})
+			cur = &res[len(res)-1]
+		case strings.HasPrefix(line, "=== EXIT "):
+			if cur == nil {
+				t.Fatalf("EXIT before CMD:\n%s", out)
+			}
+			cur.exit = strings.TrimPrefix(line, "=== EXIT ")
+		case cur != nil && line != "":
+			cur.out += line + "\n"
+		}
+	}
+	if len(res) != len(cmds) {
+		t.Fatalf("Shells ran %d commands, want %d:\n%s", len(res), len(cmds), out)
+	}
+	for i, r := range res {
+		t.Logf("%s -> exit %s\n%s", r.cmd, r.exit, r.out)
+		if r.exit == "" {
+			t.Fatalf("command %d (%s) did not finish:\n%s", i, r.cmd, out)
+		}
+	}
+	return res
+}
+
+// sortedKeys is for messages.
+func sortedKeys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var _ = fmt.Sprint
+var _ io.Reader

@@ -1,0 +1,99 @@
+package org.sluice.hadooptest;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.BlockLocation;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.FsShell;
+import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.RemoteIterator;
+import org.apache.hadoop.util.ToolRunner;
+
+/**
+ * Runs several commands against Hadoop file systems in one JVM (a JVM start
+ * costs seconds; a test runs many commands). Arguments are commands separated
+ * by "--"; each is FsShell's arguments, or one of:
+ *
+ * <pre>
+ * @blocks URI    FileSystem.getFileBlockLocations of the whole file
+ * @located URI   FileSystem.listLocatedStatus of a directory
+ * </pre>
+ *
+ * Output (stderr goes to stdout, so a command's errors stay with it):
+ *
+ * <pre>
+ * === CMD args...        before each command
+ * BLOCK offset length name,...    one per block (@blocks)
+ * LOCATED path length blocks      one per entry (@located)
+ * === EXIT code           after each command (0 success)
+ * </pre>
+ */
+public final class Shells {
+    private Shells() {}
+
+    public static void main(String[] args) throws Exception {
+        System.setErr(System.out);
+        Configuration conf = new Configuration();
+        List<String> cmd = new ArrayList<>();
+        for (String a : args) {
+            if (a.equals("--")) {
+                run(conf, cmd);
+                cmd.clear();
+            } else {
+                cmd.add(a);
+            }
+        }
+        run(conf, cmd);
+        System.out.flush();
+        System.exit(0);
+    }
+
+    private static void run(Configuration conf, List<String> cmd) {
+        if (cmd.isEmpty()) {
+            return;
+        }
+        System.out.println("=== CMD " + String.join(" ", cmd));
+        int rc;
+        try {
+            switch (cmd.get(0)) {
+                case "@blocks":
+                    rc = blocks(conf, new Path(cmd.get(1)));
+                    break;
+                case "@located":
+                    rc = located(conf, new Path(cmd.get(1)));
+                    break;
+                default:
+                    rc = ToolRunner.run(new FsShell(conf), cmd.toArray(new String[0]));
+            }
+        } catch (Exception e) {
+            System.out.println("EXCEPTION " + e);
+            rc = -1;
+        }
+        System.out.println("=== EXIT " + rc);
+        System.out.flush();
+    }
+
+    private static int blocks(Configuration conf, Path p) throws Exception {
+        FileSystem fs = p.getFileSystem(conf);
+        FileStatus st = fs.getFileStatus(p);
+        for (BlockLocation b : fs.getFileBlockLocations(st, 0, st.getLen())) {
+            System.out.println("BLOCK " + b.getOffset() + " " + b.getLength() + " " + String.join(",", Arrays.asList(b.getNames())));
+        }
+        return 0;
+    }
+
+    private static int located(Configuration conf, Path p) throws Exception {
+        FileSystem fs = p.getFileSystem(conf);
+        RemoteIterator<LocatedFileStatus> it = fs.listLocatedStatus(p);
+        while (it.hasNext()) {
+            LocatedFileStatus st = it.next();
+            System.out.println("LOCATED " + st.getPath().toUri().getPath() + " " + st.getLen() + " " + st.getBlockLocations().length);
+        }
+        return 0;
+    }
+}
