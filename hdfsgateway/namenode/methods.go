@@ -96,6 +96,19 @@ var served = map[string]handler{
 	"getSnapshottableDirListing": empty[*hdfs.GetSnapshottableDirListingRequestProto, *hdfs.GetSnapshottableDirListingResponseProto](),
 }
 
+// unservedReads are the methods of the service that change nothing but
+// are not served: cluster administration and reports a head has no
+// answer to. Every other method that is not served writes, and is refused
+// as the tree is read-only.
+var unservedReads = map[string]bool{
+	"getDatanodeReport": true, "getDatanodeStorageReport": true, "getFsReplicatedBlockStats": true,
+	"getFsECBlockGroupStats": true, "listCorruptFileBlocks": true, "listCacheDirectives": true,
+	"listCachePools": true, "getSnapshotDiffReport": true, "getSnapshotDiffReportListing": true,
+	"listEncryptionZones": true, "listReencryptionStatus": true, "getECTopologyResultForPolicies": true,
+	"getCurrentEditLogTxid": true, "getEditsFromTxid": true, "getErasureCodingPolicies": true,
+	"getErasureCodingCodecs": true, "listOpenFiles": true, "upgradeStatus": true, "getBatchedListing": true,
+}
+
 // empty answers a method with its empty response: success with nothing
 // (no lease to renew, no key, no token, nothing to sync).
 func empty[Req, Resp proto.Message]() handler {
@@ -139,6 +152,10 @@ func (s *Server) refuse(name string, param []byte) *callError {
 	if md == nil {
 		s.log.WithField("method", name).Info("namenode: unknown method")
 		return &callError{class: excNoSuchMethod, msg: fmt.Sprintf("unknown method %s of %s", name, clientProtocol),
+			code: common.RpcResponseHeaderProto_ERROR_NO_SUCH_METHOD}
+	}
+	if unservedReads[name] {
+		return &callError{class: excNoSuchMethod, msg: fmt.Sprintf("%s is not served by sluice's HDFS head (it serves a read-only namespace, without cluster administration)", name),
 			code: common.RpcResponseHeaderProto_ERROR_NO_SUCH_METHOD}
 	}
 	where := ""
