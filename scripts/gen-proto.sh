@@ -21,19 +21,33 @@ out=hdfsgateway/internal/hadooppb
 common=(RpcHeader.proto IpcConnectionContext.proto ProtobufRpcEngine.proto Security.proto HAServiceProtocol.proto ProtocolInfo.proto)
 hdfs=(ClientNamenodeProtocol.proto ClientDatanodeProtocol.proto datatransfer.proto hdfs.proto acl.proto xattr.proto encryption.proto inotify.proto erasurecoding.proto ReconfigurationProtocol.proto)
 
+# The descriptors are registered under names of their own: the files as
+# sluice/hadooppb/NAME.proto and the packages as sluice.hadoop.common and
+# sluice.hadoop.hdfs. colinmarc/hdfs (tier 2's HDFS backend) registers the
+# same files under Hadoop's names, and the protobuf runtime panics at init
+# when one binary registers a file or message name twice. Package names
+# never reach the wire (fields are numbered; Hadoop names methods by
+# string), so the bytes are Hadoop's.
+ns=sluice/hadooppb
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/src/$ns"
+for f in "${common[@]/#/$src/hadoop_common/}" "${hdfs[@]/#/$src/hadoop_hdfs/}"; do
+	perl -pe 's/(?<![\w.])hadoop\.(common|hdfs)\b/sluice.hadoop.$1/g; s{^import "([^"/]+\.proto)";}{import "'"$ns"'/$1";}' \
+		"$f" >"$tmp/src/$ns/$(basename "$f")"
+done
+
 # Every file is mapped to our package (M options): the files' own
 # go_package names the other module's internal path.
 maps=()
-for f in "${common[@]}"; do maps+=("--go_opt=M$f=$mod/$out/common"); done
-for f in "${hdfs[@]}"; do maps+=("--go_opt=M$f=$mod/$out/hdfs"); done
+for f in "${common[@]}"; do maps+=("--go_opt=M$ns/$f=$mod/$out/common"); done
+for f in "${hdfs[@]}"; do maps+=("--go_opt=M$ns/$f=$mod/$out/hdfs"); done
 
 rm -rf "$out/common" "$out/hdfs"
 mkdir -p "$out/common" "$out/hdfs"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-PATH="$bin:$PATH" protoc -I "$src/hadoop_common" -I "$src/hadoop_hdfs" \
+PATH="$bin:$PATH" protoc -I "$tmp/src" \
 	--go_out="$tmp" "${maps[@]}" \
-	"${common[@]/#/$src/hadoop_common/}" "${hdfs[@]/#/$src/hadoop_hdfs/}"
+	"${common[@]/#/$ns/}" "${hdfs[@]/#/$ns/}"
 cp "$tmp/$mod/$out/common/"*.go "$out/common/"
 cp "$tmp/$mod/$out/hdfs/"*.go "$out/hdfs/"
 echo "gen-proto: wrote $out/common and $out/hdfs"

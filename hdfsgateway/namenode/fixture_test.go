@@ -255,3 +255,17 @@ func sortedKeys[V any](m map[string]V) []string {
 
 var _ = fmt.Sprint
 var _ io.Reader
+
+var (
+	errNotExist   = iofs.ErrNotExist
+	errPermission = iofs.ErrPermission
+)
+
+func newListener(t *testing.T) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -114,6 +115,10 @@ type Server struct {
 	ctx    context.Context // cancelled by Close: stops calls in flight
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // Serve loops and connection goroutines
+
+	// connClosed, set by tests before Serve, hears why each connection
+	// ended.
+	connClosed func(error)
 
 	mu struct {
 		sync.Mutex
@@ -224,19 +229,21 @@ type conn struct {
 // server closes.
 func (s *Server) serveConn(nc net.Conn) {
 	defer s.wg.Done()
-	defer func() {
-		nc.Close()
-		s.mu.Lock()
-		delete(s.mu.conns, nc)
-		s.mu.Unlock()
-	}()
 	c := &conn{s: s, nc: nc, r: bufio.NewReader(nc), log: s.log.WithField("remote", nc.RemoteAddr().String())}
-	if err := c.serve(); err != nil && !s.isClosed() {
+	err := c.serve()
+	nc.Close()
+	s.mu.Lock()
+	delete(s.mu.conns, nc)
+	s.mu.Unlock()
+	if err != nil && !s.isClosed() {
 		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 			c.log.Debugf("namenode: connection closed: %v", err)
 		} else {
 			c.log.Warnf("namenode: closing connection: %v", err)
 		}
+	}
+	if s.connClosed != nil {
+		s.connClosed(err)
 	}
 }
 
@@ -283,14 +290,14 @@ func (c *conn) serve() error {
 	for {
 		c.nc.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
 		if buf, err = readFrame(c.r, s.cfg.MaxFrame, buf); err != nil {
-			if errors.Is(err, ErrProtocol) {
-				return c.fatal(common.RpcResponseHeaderProto_FATAL_INVALID_RPC_HEADER, "org.apache.hadoop.ipc.IpcException", err.Error())
+			if errors.Is(err, ErrProtocol) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				return c.fatalErr(err)
 			}
-			return err
+			return err // the client left, perhaps mid-frame: nobody to tell
 		}
 		req, err := parseRequest(buf)
 		if err != nil {
-			return c.fatal(common.RpcResponseHeaderProto_FATAL_INVALID_RPC_HEADER, "org.apache.hadoop.ipc.IpcException", err.Error())
+			return c.fatalErr(err)
 		}
 		switch {
 		case req.callID() == callIDPing:
@@ -340,6 +347,15 @@ func (c *conn) fatal(code common.RpcResponseHeaderProto_RpcErrorCodeProto, class
 		return err
 	}
 	return fmt.Errorf("%w: %s", ErrProtocol, msg)
+}
+
+// fatalErr answers a malformed frame with FATAL and returns err.
+func (c *conn) fatalErr(err error) error {
+	msg := strings.TrimPrefix(err.Error(), ErrProtocol.Error()+": ")
+	if werr := c.fatal(common.RpcResponseHeaderProto_FATAL_INVALID_RPC_HEADER, "org.apache.hadoop.ipc.IpcException", msg); !errors.Is(werr, ErrProtocol) {
+		return werr
+	}
+	return err
 }
 
 func (c *conn) write(hdr *common.RpcResponseHeaderProto, body proto.Message) error {
