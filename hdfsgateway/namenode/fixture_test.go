@@ -49,7 +49,7 @@ func (c catalog) Streams(_ context.Context, scope string) ([]string, error) {
 
 // writeChunk writes a SequenceFile chunk of n events of size bytes each,
 // as the storage writer does.
-func writeChunk(t *testing.T, st tier2.Storage, p string, first int64, n, size int) {
+func writeChunk(t testing.TB, st tier2.Storage, p string, first int64, n, size int) {
 	t.Helper()
 	w, err := st.Create(p)
 	if err != nil {
@@ -83,7 +83,7 @@ type fixture struct {
 	v   *view.View
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := fs.New(dir)
