@@ -37,65 +37,71 @@ const HaltEnv = "SLUICE_TEST_HALT_AT"
 const shutdownTimeout = embed.DefaultAPIShutdownTimeout
 
 func controllerCommand(g *globalOptions) *cli.Command {
-	d := embed.DefaultControllerConfig()
-	cfg, o := d, &controllerFlags{}
+	cfg, o := embed.DefaultControllerConfig(), &controllerFlags{}
 	return &cli.Command{
-		Name:  "controller",
-		Usage: "run the controller (control plane and REST API), with an embedded metadata store or, with --zk, in a cluster",
-		Flags: []cli.Flag{
-			&cli.StringFlag{
-				Name:        "listen",
-				Usage:       "serve the REST API on `ADDR` (port 0: pick a free one and print it)",
-				Value:       d.Listen,
-				Destination: &cfg.Listen,
-			},
-			&cli.StringFlag{
-				Name:        "data",
-				Usage:       "`DIR` for the metadata store (DIR/controller.db)",
-				Value:       d.DataDir,
-				Destination: &cfg.DataDir,
-			},
-			&cli.StringFlag{
-				Name:        "node",
-				Usage:       "address `ADDR` of the node that serves every segment (without --zk)",
-				Value:       d.Node,
-				Destination: &cfg.Node,
-			},
-			&cli.IntFlag{
-				Name:        "containers",
-				Usage:       "number of segment containers `N` in the whole system; every node and controller of a cluster must use the same N",
-				Value:       d.Containers,
-				Destination: &cfg.Containers,
-			},
-			&cli.StringFlag{
-				Name:        "zk",
-				Usage:       "cluster mode: ZooKeeper `HOSTS` (host:port,...) hold the metadata; controllers elect a leader, which assigns containers to the live nodes and resumes workflows; every controller serves the API",
-				Destination: &o.ZK,
-			},
-			&cli.StringFlag{
-				Name:        "zk-root",
-				Usage:       "root `ZNODE` of the cluster's keys",
-				Value:       d.Cluster.Root,
-				Destination: &cfg.Cluster.Root,
-			},
-			durationFlag("zk-session-timeout", "ZooKeeper session `TIMEOUT`: how long a controller may be cut off (or dead) before another one takes over its leadership", d.Cluster.SessionTimeout, &cfg.Cluster.SessionTimeout),
-			&cli.StringFlag{
-				Name:        "id",
-				Usage:       "controller `ID` in the election (cluster mode; default: the advertised address)",
-				Destination: &cfg.Cluster.ID,
-			},
-			&cli.StringFlag{
-				Name:        "advertise",
-				Usage:       "`ADDR` other processes reach this controller's REST API at (cluster mode; default: the listener's address)",
-				Destination: &cfg.Cluster.Advertise,
-			},
-			&cli.StringFlag{
-				Name:        "tier2",
-				Usage:       "the nodes' tier-2 storage `URI`, reported by GET /v1/tier2",
-				Destination: &cfg.Tier2,
-			},
-		},
+		Name:   "controller",
+		Usage:  "run the controller (control plane and REST API), with an embedded metadata store or, with --zk, in a cluster",
+		Flags:  o.flags(&cfg),
 		Action: func(c *cli.Context) error { return runController(c, g, o, cfg) },
+	}
+}
+
+// flags are the flags of `sluice controller`: --zk into o, the rest into
+// cfg's fields, with DefaultControllerConfig's values as defaults.
+func (o *controllerFlags) flags(cfg *embed.ControllerConfig) []cli.Flag {
+	d := embed.DefaultControllerConfig()
+	return []cli.Flag{
+		&cli.StringFlag{
+			Name:        "listen",
+			Usage:       "serve the REST API on `ADDR` (port 0: pick a free one and print it)",
+			Value:       d.Listen,
+			Destination: &cfg.Listen,
+		},
+		&cli.StringFlag{
+			Name:        "data",
+			Usage:       "`DIR` for the metadata store (DIR/controller.db)",
+			Value:       d.DataDir,
+			Destination: &cfg.DataDir,
+		},
+		&cli.StringFlag{
+			Name:        "node",
+			Usage:       "address `ADDR` of the node that serves every segment (without --zk)",
+			Value:       d.Node,
+			Destination: &cfg.Node,
+		},
+		&cli.IntFlag{
+			Name:        "containers",
+			Usage:       "number of segment containers `N` in the whole system; every node and controller of a cluster must use the same N",
+			Value:       d.Containers,
+			Destination: &cfg.Containers,
+		},
+		&cli.StringFlag{
+			Name:        "zk",
+			Usage:       "cluster mode: ZooKeeper `HOSTS` (host:port,...) hold the metadata; controllers elect a leader, which assigns containers to the live nodes and resumes workflows; every controller serves the API",
+			Destination: &o.ZK,
+		},
+		&cli.StringFlag{
+			Name:        "zk-root",
+			Usage:       "root `ZNODE` of the cluster's keys",
+			Value:       d.Cluster.Root,
+			Destination: &cfg.Cluster.Root,
+		},
+		durationFlag("zk-session-timeout", "ZooKeeper session `TIMEOUT`: how long a controller may be cut off (or dead) before another one takes over its leadership", d.Cluster.SessionTimeout, &cfg.Cluster.SessionTimeout),
+		&cli.StringFlag{
+			Name:        "id",
+			Usage:       "controller `ID` in the election (cluster mode; default: the advertised address)",
+			Destination: &cfg.Cluster.ID,
+		},
+		&cli.StringFlag{
+			Name:        "advertise",
+			Usage:       "`ADDR` other processes reach this controller's REST API at (cluster mode; default: the listener's address)",
+			Destination: &cfg.Cluster.Advertise,
+		},
+		&cli.StringFlag{
+			Name:        "tier2",
+			Usage:       "the nodes' tier-2 storage `URI`, reported by GET /v1/tier2",
+			Destination: &cfg.Tier2,
+		},
 	}
 }
 

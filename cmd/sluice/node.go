@@ -21,65 +21,71 @@ type nodeFlags struct {
 }
 
 func nodeCommand(g *globalOptions) *cli.Command {
-	d := embed.DefaultNodeConfig()
-	cfg, o := d, &nodeFlags{}
+	cfg, o := embed.DefaultNodeConfig(), &nodeFlags{}
 	return &cli.Command{
-		Name:  "node",
-		Usage: "run a segment store node (the data plane)",
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{
-				Name:        "data",
-				Usage:       "`DIR` for the node's WAL and metadata",
-				Value:       d.DataDir,
-				Destination: &cfg.DataDir,
-			},
-			&cli.StringFlag{
-				Name:        "listen",
-				Usage:       "listen on `ADDR` (port 0: pick a free one and print it)",
-				Value:       d.Listen,
-				Destination: &cfg.Listen,
-			},
-			&cli.IntFlag{
-				Name:        "containers",
-				Usage:       "number of segment containers `N` in the whole system; every node and controller of a cluster must use the same N",
-				Value:       d.Containers,
-				Destination: &cfg.Containers,
-			},
-			sizeFlag("cache-size", "read cache size in `BYTES`", d.CacheSize, &cfg.CacheSize),
-			sizeFlag("wal-file-size", "cut WAL files at `BYTES`", d.WALFileSize, &cfg.WALFileSize),
-			&cli.BoolFlag{
-				Name:        "wal-preallocate",
-				Usage:       "zero-fill the next WAL file ahead of time, so appends need only fdatasync",
-				Value:       d.WALPreallocate,
-				Destination: &cfg.WALPreallocate,
-			},
-			sizeFlag("checkpoint-bytes", "checkpoint a container's metadata after every `BYTES` of log (bounds restart replay)", d.CheckpointBytes, &cfg.CheckpointBytes),
-			&cli.StringFlag{
-				Name:        "zk",
-				Usage:       "cluster mode: ZooKeeper `HOSTS` (host:port,...); the node starts with no container and serves what the leader controller assigns it",
-				Destination: &o.ZK,
-			},
-			&cli.StringFlag{
-				Name:        "zk-root",
-				Usage:       "root `ZNODE` of the cluster's keys",
-				Value:       d.Cluster.Root,
-				Destination: &cfg.Cluster.Root,
-			},
-			durationFlag("zk-session-timeout", "ZooKeeper session `TIMEOUT`: how long the node may be cut off before it stops taking writes and the cluster counts it dead", d.Cluster.SessionTimeout, &cfg.Cluster.SessionTimeout),
-			&cli.StringFlag{
-				Name:        "id",
-				Usage:       "node `ID` in the container assignment (cluster mode; default: the host name); keep it across restarts on one data directory",
-				Destination: &cfg.Cluster.ID,
-			},
-			&cli.StringFlag{
-				Name:        "advertise",
-				Usage:       "`ADDR` clients reach this node at (cluster mode; default: the listener's address)",
-				Destination: &cfg.Cluster.Advertise,
-			},
-		}, append(tierFlags(&cfg.Tier, "tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default: none, the logs keep everything)"),
-			serverFlags(&cfg.Server)...)...),
+		Name:   "node",
+		Usage:  "run a segment store node (the data plane)",
+		Flags:  o.flags(&cfg),
 		Action: func(c *cli.Context) error { return runNode(c, g, o, cfg) },
 	}
+}
+
+// flags are the flags of `sluice node`: --zk into o, the rest into cfg's
+// fields, with DefaultNodeConfig's values as defaults.
+func (o *nodeFlags) flags(cfg *embed.NodeConfig) []cli.Flag {
+	d := embed.DefaultNodeConfig()
+	return append([]cli.Flag{
+		&cli.StringFlag{
+			Name:        "data",
+			Usage:       "`DIR` for the node's WAL and metadata",
+			Value:       d.DataDir,
+			Destination: &cfg.DataDir,
+		},
+		&cli.StringFlag{
+			Name:        "listen",
+			Usage:       "listen on `ADDR` (port 0: pick a free one and print it)",
+			Value:       d.Listen,
+			Destination: &cfg.Listen,
+		},
+		&cli.IntFlag{
+			Name:        "containers",
+			Usage:       "number of segment containers `N` in the whole system; every node and controller of a cluster must use the same N",
+			Value:       d.Containers,
+			Destination: &cfg.Containers,
+		},
+		sizeFlag("cache-size", "read cache size in `BYTES`", d.CacheSize, &cfg.CacheSize),
+		sizeFlag("wal-file-size", "cut WAL files at `BYTES`", d.WALFileSize, &cfg.WALFileSize),
+		&cli.BoolFlag{
+			Name:        "wal-preallocate",
+			Usage:       "zero-fill the next WAL file ahead of time, so appends need only fdatasync",
+			Value:       d.WALPreallocate,
+			Destination: &cfg.WALPreallocate,
+		},
+		sizeFlag("checkpoint-bytes", "checkpoint a container's metadata after every `BYTES` of log (bounds restart replay)", d.CheckpointBytes, &cfg.CheckpointBytes),
+		&cli.StringFlag{
+			Name:        "zk",
+			Usage:       "cluster mode: ZooKeeper `HOSTS` (host:port,...); the node starts with no container and serves what the leader controller assigns it",
+			Destination: &o.ZK,
+		},
+		&cli.StringFlag{
+			Name:        "zk-root",
+			Usage:       "root `ZNODE` of the cluster's keys",
+			Value:       d.Cluster.Root,
+			Destination: &cfg.Cluster.Root,
+		},
+		durationFlag("zk-session-timeout", "ZooKeeper session `TIMEOUT`: how long the node may be cut off before it stops taking writes and the cluster counts it dead", d.Cluster.SessionTimeout, &cfg.Cluster.SessionTimeout),
+		&cli.StringFlag{
+			Name:        "id",
+			Usage:       "node `ID` in the container assignment (cluster mode; default: the host name); keep it across restarts on one data directory",
+			Destination: &cfg.Cluster.ID,
+		},
+		&cli.StringFlag{
+			Name:        "advertise",
+			Usage:       "`ADDR` clients reach this node at (cluster mode; default: the listener's address)",
+			Destination: &cfg.Cluster.Advertise,
+		},
+	}, append(tierFlags(&cfg.Tier, "tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default: none, the logs keep everything)"),
+		serverFlags(&cfg.Server)...)...)
 }
 
 // runNode completes the config the flags filled and runs the node

@@ -10,21 +10,28 @@ import (
 )
 
 func standaloneCommand(g *globalOptions) *cli.Command {
-	d := embed.DefaultStandaloneConfig()
-	cfg := d
+	cfg := embed.DefaultStandaloneConfig()
 	return &cli.Command{
-		Name:  "standalone",
-		Usage: "run a controller (embedded metadata store) and a node in one process",
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "data", Usage: "`DIR` for the node's logs and the controller's metadata", Value: d.DataDir, Destination: &cfg.DataDir},
-			&cli.StringFlag{Name: "controller-addr", Usage: "serve the REST API on `ADDR` (port 0: pick a free one)", Value: d.Controller.Listen, Destination: &cfg.Controller.Listen},
-			&cli.StringFlag{Name: "node-addr", Usage: "serve segments on `ADDR` (port 0: pick a free one)", Value: d.Node.Listen, Destination: &cfg.Node.Listen},
-			&cli.IntFlag{Name: "containers", Usage: "number of segment containers `N`", Value: d.Node.Containers, Destination: &cfg.Node.Containers},
-			sizeFlag("cache-size", "node block cache size in `BYTES`", d.Node.CacheSize, &cfg.Node.CacheSize),
-		}, append(tierFlags(&cfg.Node.Tier, "tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default DIR/tier2 under --data; none: off)"),
-			serverFlags(&cfg.Node.Server)...)...),
+		Name:   "standalone",
+		Usage:  "run a controller (embedded metadata store) and a node in one process",
+		Flags:  standaloneFlags(&cfg),
 		Action: func(c *cli.Context) error { return runStandalone(c, g, cfg) },
 	}
+}
+
+// standaloneFlags are the flags of `sluice standalone`, into cfg's fields,
+// with DefaultStandaloneConfig's values as defaults. The fields without a
+// flag keep what cfg holds.
+func standaloneFlags(cfg *embed.StandaloneConfig) []cli.Flag {
+	d := embed.DefaultStandaloneConfig()
+	return append([]cli.Flag{
+		&cli.StringFlag{Name: "data", Usage: "`DIR` for the node's logs and the controller's metadata", Value: d.DataDir, Destination: &cfg.DataDir},
+		&cli.StringFlag{Name: "controller-addr", Usage: "serve the REST API on `ADDR` (port 0: pick a free one)", Value: d.Controller.Listen, Destination: &cfg.Controller.Listen},
+		&cli.StringFlag{Name: "node-addr", Usage: "serve segments on `ADDR` (port 0: pick a free one)", Value: d.Node.Listen, Destination: &cfg.Node.Listen},
+		&cli.IntFlag{Name: "containers", Usage: "number of segment containers `N`", Value: d.Node.Containers, Destination: &cfg.Node.Containers},
+		sizeFlag("cache-size", "node block cache size in `BYTES`", d.Node.CacheSize, &cfg.Node.CacheSize),
+	}, append(tierFlags(&cfg.Node.Tier, "tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default DIR/tier2 under --data; none: off)"),
+		serverFlags(&cfg.Node.Server)...)...)
 }
 
 // runStandalone completes the config the flags filled and runs a node
