@@ -14,16 +14,6 @@ import (
 	"github.com/sluice-streams/sluice/embed"
 )
 
-// controllerFlags are what `sluice controller` takes that is not a field
-// of embed.ControllerConfig: the flags bind into the config itself.
-type controllerFlags struct {
-	// ZK is the ZooKeeper ensemble, "host:port,host:port" (--zk), which
-	// becomes Cluster.Servers: cluster mode, with the metadata in
-	// ZooKeeper, registration, leader election and segments found through
-	// the container assignment.
-	ZK string
-}
-
 // HaltEnv names an environment variable for tests only: set to
 // "WORKFLOW:STEP" (say "scale:sealSegments"), every workflow of that kind
 // stops for good before that step, after printing "controller halted
@@ -37,20 +27,23 @@ const HaltEnv = "SLUICE_TEST_HALT_AT"
 const shutdownTimeout = embed.DefaultAPIShutdownTimeout
 
 func controllerCommand(g *globalOptions) *cli.Command {
-	cfg, o := embed.DefaultControllerConfig(), &controllerFlags{}
+	cfg, o := embed.DefaultControllerConfig(), &clusterFlags{}
 	return &cli.Command{
 		Name:   "controller",
 		Usage:  "run the controller (control plane and REST API), with an embedded metadata store or, with --zk, in a cluster",
-		Flags:  o.flags(&cfg),
+		Flags:  controllerFlags(&cfg, o),
 		Action: func(c *cli.Context) error { return runController(c, g, o, cfg) },
 	}
 }
 
-// flags are the flags of `sluice controller`: --zk into o, the rest into
-// cfg's fields, with DefaultControllerConfig's values as defaults.
-func (o *controllerFlags) flags(cfg *embed.ControllerConfig) []cli.Flag {
+// controllerFlags are the flags of `sluice controller`: --zk into o, the
+// rest into cfg's fields, with DefaultControllerConfig's values as
+// defaults. With --zk the metadata are in ZooKeeper, the controllers
+// register and elect a leader, and segments are found through the
+// container assignment.
+func controllerFlags(cfg *embed.ControllerConfig, o *clusterFlags) []cli.Flag {
 	d := embed.DefaultControllerConfig()
-	return []cli.Flag{
+	flags := []cli.Flag{
 		&cli.StringFlag{
 			Name:        "listen",
 			Usage:       "serve the REST API on `ADDR` (port 0: pick a free one and print it)",
@@ -75,34 +68,18 @@ func (o *controllerFlags) flags(cfg *embed.ControllerConfig) []cli.Flag {
 			Value:       d.Containers,
 			Destination: &cfg.Containers,
 		},
-		&cli.StringFlag{
-			Name:        "zk",
-			Usage:       "cluster mode: ZooKeeper `HOSTS` (host:port,...) hold the metadata; controllers elect a leader, which assigns containers to the live nodes and resumes workflows; every controller serves the API",
-			Destination: &o.ZK,
-		},
-		&cli.StringFlag{
-			Name:        "zk-root",
-			Usage:       "root `ZNODE` of the cluster's keys",
-			Value:       d.Cluster.Root,
-			Destination: &cfg.Cluster.Root,
-		},
-		durationFlag("zk-session-timeout", "ZooKeeper session `TIMEOUT`: how long a controller may be cut off (or dead) before another one takes over its leadership", d.Cluster.SessionTimeout, &cfg.Cluster.SessionTimeout),
-		&cli.StringFlag{
-			Name:        "id",
-			Usage:       "controller `ID` in the election (cluster mode; default: the advertised address)",
-			Destination: &cfg.Cluster.ID,
-		},
-		&cli.StringFlag{
-			Name:        "advertise",
-			Usage:       "`ADDR` other processes reach this controller's REST API at (cluster mode; default: the listener's address)",
-			Destination: &cfg.Cluster.Advertise,
-		},
-		&cli.StringFlag{
-			Name:        "tier2",
-			Usage:       "the nodes' tier-2 storage `URI`, reported by GET /v1/tier2",
-			Destination: &cfg.Tier2,
-		},
 	}
+	flags = append(flags, o.flags(&cfg.Cluster, clusterUsage{
+		ZK:             "cluster mode: ZooKeeper `HOSTS` (host:port,...) hold the metadata; controllers elect a leader, which assigns containers to the live nodes and resumes workflows; every controller serves the API",
+		SessionTimeout: "ZooKeeper session `TIMEOUT`: how long a controller may be cut off (or dead) before another one takes over its leadership",
+		ID:             "controller `ID` in the election (cluster mode; default: the advertised address)",
+		Advertise:      "`ADDR` other processes reach this controller's REST API at (cluster mode; default: the listener's address)",
+	})...)
+	return append(flags, &cli.StringFlag{
+		Name:        "tier2",
+		Usage:       "the nodes' tier-2 storage `URI`, reported by GET /v1/tier2",
+		Destination: &cfg.Tier2,
+	})
 }
 
 // newLogger returns a logger of the process's own, at the --log-level, to
@@ -130,12 +107,12 @@ func newLogger(g *globalOptions, w io.Writer) *logrus.Logger {
 // and stands for election (package controller/leader), and only while it
 // leads does it assign containers and resume workflows; it finds each
 // segment's node through the published assignment (ClusterLocator).
-func runController(c *cli.Context, g *globalOptions, o *controllerFlags, cfg embed.ControllerConfig) error {
+func runController(c *cli.Context, g *globalOptions, o *clusterFlags, cfg embed.ControllerConfig) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
 	log := newLogger(g, c.App.ErrWriter)
-	o.complete(&cfg, log)
+	completeController(&cfg, o, log)
 	cfg.StepHook = haltHook(os.Getenv(HaltEnv), c.App.Writer, log)
 	return serveRole(c, "controller", log, func(ctx context.Context) (role, error) {
 		ctl, err := embed.StartController(ctx, cfg)
@@ -147,16 +124,14 @@ func runController(c *cli.Context, g *globalOptions, o *controllerFlags, cfg emb
 	})
 }
 
-// complete sets what the flags do not bind directly: a bare port of
+// completeController sets what the flags do not bind directly: a bare port of
 // --listen listens on 127.0.0.1, --zk becomes Cluster.Servers; and the
 // API bounds and the logger.
-func (o *controllerFlags) complete(cfg *embed.ControllerConfig, log logrus.FieldLogger) {
+func completeController(cfg *embed.ControllerConfig, o *clusterFlags, log logrus.FieldLogger) {
 	if !strings.Contains(cfg.Listen, ":") {
 		cfg.Listen = "127.0.0.1:" + cfg.Listen
 	}
-	if o.ZK != "" {
-		cfg.Cluster.Servers = strings.Split(o.ZK, ",")
-	}
+	o.apply(&cfg.Cluster)
 	cfg.API, cfg.Logger = apiConfig(), log
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
@@ -11,30 +10,22 @@ import (
 	"github.com/sluice-streams/sluice/embed"
 )
 
-// nodeFlags are what `sluice node` takes that is not a field of
-// embed.NodeConfig: the flags bind into the config itself.
-type nodeFlags struct {
-	// ZK is the ZooKeeper ensemble, "host:port,host:port" (--zk), which
-	// becomes Cluster.Servers: cluster mode. Empty: standalone, every
-	// container hosted.
-	ZK string
-}
-
 func nodeCommand(g *globalOptions) *cli.Command {
-	cfg, o := embed.DefaultNodeConfig(), &nodeFlags{}
+	cfg, o := embed.DefaultNodeConfig(), &clusterFlags{}
 	return &cli.Command{
 		Name:   "node",
 		Usage:  "run a segment store node (the data plane)",
-		Flags:  o.flags(&cfg),
+		Flags:  nodeFlags(&cfg, o),
 		Action: func(c *cli.Context) error { return runNode(c, g, o, cfg) },
 	}
 }
 
-// flags are the flags of `sluice node`: --zk into o, the rest into cfg's
-// fields, with DefaultNodeConfig's values as defaults.
-func (o *nodeFlags) flags(cfg *embed.NodeConfig) []cli.Flag {
+// nodeFlags are the flags of `sluice node`: --zk into o, the rest into
+// cfg's fields, with DefaultNodeConfig's values as defaults. Without --zk
+// the node is alone and hosts every container.
+func nodeFlags(cfg *embed.NodeConfig, o *clusterFlags) []cli.Flag {
 	d := embed.DefaultNodeConfig()
-	return append([]cli.Flag{
+	flags := []cli.Flag{
 		&cli.StringFlag{
 			Name:        "data",
 			Usage:       "`DIR` for the node's WAL and metadata",
@@ -62,30 +53,15 @@ func (o *nodeFlags) flags(cfg *embed.NodeConfig) []cli.Flag {
 			Destination: &cfg.WALPreallocate,
 		},
 		sizeFlag("checkpoint-bytes", "checkpoint a container's metadata after every `BYTES` of log (bounds restart replay)", d.CheckpointBytes, &cfg.CheckpointBytes),
-		&cli.StringFlag{
-			Name:        "zk",
-			Usage:       "cluster mode: ZooKeeper `HOSTS` (host:port,...); the node starts with no container and serves what the leader controller assigns it",
-			Destination: &o.ZK,
-		},
-		&cli.StringFlag{
-			Name:        "zk-root",
-			Usage:       "root `ZNODE` of the cluster's keys",
-			Value:       d.Cluster.Root,
-			Destination: &cfg.Cluster.Root,
-		},
-		durationFlag("zk-session-timeout", "ZooKeeper session `TIMEOUT`: how long the node may be cut off before it stops taking writes and the cluster counts it dead", d.Cluster.SessionTimeout, &cfg.Cluster.SessionTimeout),
-		&cli.StringFlag{
-			Name:        "id",
-			Usage:       "node `ID` in the container assignment (cluster mode; default: the host name); keep it across restarts on one data directory",
-			Destination: &cfg.Cluster.ID,
-		},
-		&cli.StringFlag{
-			Name:        "advertise",
-			Usage:       "`ADDR` clients reach this node at (cluster mode; default: the listener's address)",
-			Destination: &cfg.Cluster.Advertise,
-		},
-	}, append(tierFlags(&cfg.Tier, "tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default: none, the logs keep everything)"),
-		serverFlags(&cfg.Server)...)...)
+	}
+	flags = append(flags, o.flags(&cfg.Cluster, clusterUsage{
+		ZK:             "cluster mode: ZooKeeper `HOSTS` (host:port,...); the node starts with no container and serves what the leader controller assigns it",
+		SessionTimeout: "ZooKeeper session `TIMEOUT`: how long the node may be cut off before it stops taking writes and the cluster counts it dead",
+		ID:             "node `ID` in the container assignment (cluster mode; default: the host name); keep it across restarts on one data directory",
+		Advertise:      "`ADDR` clients reach this node at (cluster mode; default: the listener's address)",
+	})...)
+	flags = append(flags, tierFlags(&cfg.Tier, "tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default: none, the logs keep everything)")...)
+	return append(flags, serverFlags(&cfg.Server)...)
 }
 
 // runNode completes the config the flags filled and runs the node
@@ -96,12 +72,10 @@ func (o *nodeFlags) flags(cfg *embed.NodeConfig) []cli.Flag {
 // With --zk the node opens no container itself: it registers in ZooKeeper
 // and hosts the containers the published assignment gives it
 // (package node/membership).
-func runNode(c *cli.Context, _ *globalOptions, o *nodeFlags, cfg embed.NodeConfig) error {
+func runNode(c *cli.Context, _ *globalOptions, o *clusterFlags, cfg embed.NodeConfig) error {
 	log := logrus.StandardLogger()
 	cfg.Logger, cfg.Server.Logger = log, log
-	if o.ZK != "" {
-		cfg.Cluster.Servers = strings.Split(o.ZK, ",")
-	}
+	o.apply(&cfg.Cluster)
 	cfg.OnListen = func(addr string) { fmt.Fprintf(c.App.Writer, "node listening on %s\n", addr) }
 	return serveRole(c, "node", log, func(ctx context.Context) (role, error) {
 		n, err := embed.StartNode(ctx, cfg)

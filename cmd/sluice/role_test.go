@@ -37,16 +37,16 @@ var serverDefaults = server.Options{MaxConnections: server.DefaultMaxConnections
 // every flag set, each value lands in its own field.
 func TestNodeFlagsFillTheConfig(t *testing.T) {
 	var cfg embed.NodeConfig
-	var o nodeFlags
-	parseFlags(t, o.flags(&cfg))
+	var o clusterFlags
+	parseFlags(t, nodeFlags(&cfg, &o))
 	want := embed.DefaultNodeConfig()
 	want.Server = serverDefaults
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", cfg, want)
 	}
 
-	cfg, o = embed.NodeConfig{}, nodeFlags{}
-	parseFlags(t, o.flags(&cfg), "--data", "d", "--listen", "l:1", "--containers", "7", "--cache-size", "1MiB",
+	cfg, o = embed.NodeConfig{}, clusterFlags{}
+	parseFlags(t, nodeFlags(&cfg, &o), "--data", "d", "--listen", "l:1", "--containers", "7", "--cache-size", "1MiB",
 		"--wal-file-size", "2MiB", "--wal-preallocate=false", "--checkpoint-bytes", "3MiB",
 		"--zk", "a:1,b:2", "--zk-root", "/r", "--zk-session-timeout", "4s", "--id", "n9", "--advertise", "adv:2",
 		"--tier2", "/t", "--tier-max-lag", "5s", "--tier-segment-bytes", "4MiB", "--tier-chunk-bytes", "5MiB",
@@ -72,16 +72,16 @@ func TestNodeFlagsFillTheConfig(t *testing.T) {
 
 func TestControllerFlagsFillTheConfig(t *testing.T) {
 	var cfg embed.ControllerConfig
-	var o controllerFlags
-	parseFlags(t, o.flags(&cfg))
+	var o clusterFlags
+	parseFlags(t, controllerFlags(&cfg, &o))
 	want := embed.DefaultControllerConfig()
 	want.API = embed.APIConfig{} // not a flag: runController sets it
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", cfg, want)
 	}
 
-	cfg, o = embed.ControllerConfig{}, controllerFlags{}
-	parseFlags(t, o.flags(&cfg), "--listen", "9", "--data", "d", "--node", "n:1", "--containers", "7",
+	cfg, o = embed.ControllerConfig{}, clusterFlags{}
+	parseFlags(t, controllerFlags(&cfg, &o), "--listen", "9", "--data", "d", "--node", "n:1", "--containers", "7",
 		"--zk", "a:1", "--zk-root", "/r", "--zk-session-timeout", "4s", "--id", "c9", "--advertise", "adv:2", "--tier2", "/t")
 	want = embed.ControllerConfig{Listen: "9", DataDir: "d", Node: "n:1", Containers: 7, Tier2: "/t",
 		Cluster: embed.ClusterConfig{Root: "/r", SessionTimeout: 4 * time.Second, ID: "c9", Advertise: "adv:2"}}
@@ -89,7 +89,7 @@ func TestControllerFlagsFillTheConfig(t *testing.T) {
 		t.Fatalf("every flag set:\n got %+v\nwant %+v", cfg, want)
 	}
 	// What the flags do not bind: a bare port, --zk, the API bounds.
-	o.complete(&cfg, nil)
+	completeController(&cfg, &o, nil)
 	if cfg.Listen != "127.0.0.1:9" || !reflect.DeepEqual(cfg.Cluster.Servers, []string{"a:1"}) || cfg.API != apiConfig() {
 		t.Fatalf("completed: listen %q, servers %q, API %+v", cfg.Listen, cfg.Cluster.Servers, cfg.API)
 	}
