@@ -124,9 +124,9 @@ func runController(c *cli.Context, g *globalOptions, o *clusterFlags, cfg embed.
 	})
 }
 
-// completeController sets what the flags do not bind directly: a bare port of
-// --listen listens on 127.0.0.1, --zk becomes Cluster.Servers; and the
-// API bounds and the logger.
+// completeController sets what the flags do not bind directly: a bare
+// port of --listen listens on 127.0.0.1, --zk becomes Cluster.Servers;
+// and the API bounds and the logger.
 func completeController(cfg *embed.ControllerConfig, o *clusterFlags, log logrus.FieldLogger) {
 	if !strings.Contains(cfg.Listen, ":") {
 		cfg.Listen = "127.0.0.1:" + cfg.Listen
