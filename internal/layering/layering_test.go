@@ -248,10 +248,10 @@ func TestCheckReportsViolations(t *testing.T) {
 				{path: "hdfsgateway", imports: []string{"controller"}},
 			},
 			want: []string{
+				"hdfsgateway imports controller: the role hdfsgateway imports the role controller",
+				"hdfsgateway/namenode imports node/container: the role hdfsgateway imports the role node",
 				"node/membership imports controller/assignment: the role node imports the role controller",
 				"s3gateway imports node: the role s3gateway imports the role node",
-				"hdfsgateway/namenode imports node/container: the role hdfsgateway imports the role node",
-				"hdfsgateway imports controller: the role hdfsgateway imports the role controller",
 			},
 		},
 		{
