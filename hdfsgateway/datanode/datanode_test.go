@@ -1,0 +1,398 @@
+package datanode
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-streams/sluice/hdfsgateway/blocks"
+	hpb "github.com/sluice-streams/sluice/hdfsgateway/internal/hadooppb/hdfs"
+	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/fs"
+	"github.com/sluice-streams/sluice/tier2/hadooptest"
+	"github.com/sluice-streams/sluice/tier2/view"
+)
+
+// catalog names scope "s" with stream "a".
+type catalog struct{}
+
+func (catalog) Scopes(context.Context) ([]string, error) { return []string{"s"}, nil }
+func (catalog) Streams(_ context.Context, scope string) ([]string, error) {
+	if scope != "s" {
+		return nil, view.ErrNotExist
+	}
+	return []string{"a"}, nil
+}
+
+// testBlockSize: blocks of 2.5 default packets, so that blocks have
+// several packets and files several blocks.
+const testBlockSize = 160 << 10
+
+// fixture is a view over real tier-2 files and their bytes, by path.
+type fixture struct {
+	v     *view.View
+	files map[string][]byte
+	paths []string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	st, err := fs.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	fx := &fixture{files: map[string][]byte{}}
+	for _, f := range []struct {
+		seg, off int64
+		size     int
+	}{
+		{0, 0, 400_000},           // three blocks, the last partial
+		{0, 9, 1000},              // one block, a partial last chunk
+		{1, 0, 3 * 512},           // whole chunks only
+		{1, 7, 2 * testBlockSize}, // exactly two blocks
+		{2, 0, 64<<10 + 1},        // one byte past a packet
+	} {
+		data := make([]byte, f.size)
+		for i := range data {
+			data[i] = byte(rnd.Uint32())
+		}
+		p := tier2.ChunkPath("s", "a", f.seg, f.off)
+		w, err := st.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		fx.files[p] = data
+		fx.paths = append(fx.paths, p)
+	}
+	fx.v = view.New(st, catalog{}, view.Options{})
+	return fx
+}
+
+// start serves fx with test limits; connDone, if not nil, is called as
+// each connection ends.
+func (fx *fixture) start(t *testing.T, connDone func()) (*Server, string) {
+	t.Helper()
+	log := logrus.New()
+	log.SetLevel(logrus.DebugLevel)
+	log.SetOutput(testWriter{t})
+	s := New(fx.v, Config{BlockSize: testBlockSize, IdleTimeout: 10 * time.Minute, Logger: log})
+	s.connDone = connDone
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(l) }()
+	t.Cleanup(func() {
+		s.Close()
+		if err := <-done; !errors.Is(err, ErrClosed) {
+			t.Errorf("Serve = %v, want ErrClosed", err)
+		}
+	})
+	return s, l.Addr().String()
+}
+
+// testWriter logs to t.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// readCase is one range of one block.
+type readCase struct {
+	b        blocks.Block
+	off, len int64
+	nocrc    bool
+}
+
+// cases returns many ranges of every block of every file: the whole
+// block, its first and last bytes, unaligned ranges, ranges across
+// packets and chunk boundaries, the last partial chunk.
+func (fx *fixture) cases() []readCase {
+	var out []readCase
+	for _, p := range fx.paths {
+		for _, b := range blocks.Of(p, int64(len(fx.files[p])), testBlockSize) {
+			add := func(off, n int64, nocrc bool) {
+				if off < 0 || n <= 0 || off+n > b.Len {
+					return
+				}
+				out = append(out, readCase{b, off, n, nocrc})
+			}
+			add(0, b.Len, false)
+			add(0, b.Len, true)
+			add(0, 1, false)
+			add(1, 1, false)
+			add(511, 2, false)
+			add(512, 512, false)
+			add(b.Len-1, 1, false)
+			add(b.Len-5, 5, false)
+			add(b.Len-b.Len%512, b.Len%512, false)
+			add(12345, 54321, false)
+			add(64<<10-3, 10, false)
+			add(100, 70_000, true)
+			add(b.Len/2, b.Len-b.Len/2, false)
+		}
+	}
+	return out
+}
+
+func (fx *fixture) want(c readCase) []byte {
+	return fx.files[c.b.Path][c.b.Offset+c.off : c.b.Offset+c.off+c.len]
+}
+
+// javaLines runs the harness's BlockRead (Hadoop's BlockReaderRemote and
+// Sender) against addr with the request lines, and returns its answers.
+func javaLines(t *testing.T, addr string, lines []string) []string {
+	t.Helper()
+	r := hadooptest.Harness(t)
+	cmd := r.Class("org.sluice.hadooptest.BlockRead", addr, blocks.PoolID, fmt.Sprint(blocks.GenerationStamp))
+	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	kill := time.AfterFunc(3*time.Minute, func() { cmd.Process.Kill() })
+	defer kill.Stop()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("BlockRead: %v\nstderr:\n%s", err, stderr.String())
+	}
+	out := strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n")
+	if len(out) != len(lines) {
+		t.Fatalf("BlockRead answered %d lines to %d requests:\n%s\nstderr:\n%s", len(out), len(lines), stdout.String(), stderr.String())
+	}
+	return out
+}
+
+func blockArgs(b blocks.Block) string {
+	return fmt.Sprintf("%d %d %x", b.ID(), b.Len, blocks.EncodeToken(b))
+}
+
+// TestHadoopClientReadsBlocks reads many ranges of every block with
+// Hadoop's own block reader (checksums verified by Hadoop), over one
+// kept-alive connection, then asks for block and file checksums with
+// Hadoop's Sender and combines them as DFSClient does.
+func TestHadoopClientReadsBlocks(t *testing.T) {
+	fx := newFixture(t)
+	_, addr := fx.start(t, nil)
+
+	cases := fx.cases()
+	var lines []string
+	for _, c := range cases {
+		l := fmt.Sprintf("read %s %d %d", blockArgs(c.b), c.off, c.len)
+		if c.nocrc {
+			l += " nocrc"
+		}
+		lines = append(lines, l)
+	}
+	lines = append(lines, "sockets")
+	var sums []blocks.Block
+	for _, p := range fx.paths {
+		for _, b := range blocks.Of(p, int64(len(fx.files[p])), testBlockSize) {
+			sums = append(sums, b)
+			lines = append(lines, "sum "+blockArgs(b))
+		}
+	}
+	for _, p := range fx.paths {
+		bs := blocks.Of(p, int64(len(fx.files[p])), testBlockSize)
+		l := fmt.Sprintf("file %d", len(bs))
+		for _, b := range bs {
+			l += " " + blockArgs(b)
+		}
+		lines = append(lines, l)
+	}
+	bad := blocks.Of(fx.paths[0], int64(len(fx.files[fx.paths[0]])), testBlockSize)[0]
+	wrongID := fmt.Sprintf("read %d %d %x 0 10", bad.ID()+1, bad.Len, blocks.EncodeToken(bad))
+	gone := blocks.Block{Path: "s/a/segment=0/" + tier2.ChunkName(12345), Index: 0, Len: 10}
+	lines = append(lines,
+		wrongID,
+		"read "+blockArgs(gone)+" 0 10",
+		fmt.Sprintf("read %s %d 10", blockArgs(bad), bad.Len-5),
+		"sum "+blockArgs(gone),
+	)
+
+	out := javaLines(t, addr, lines)
+	i := 0
+	for _, c := range cases {
+		sum := sha256.Sum256(fx.want(c))
+		want := fmt.Sprintf("ok %d %x", c.len, sum)
+		if out[i] != want {
+			t.Errorf("%s: got %q, want %q", lines[i], out[i], want)
+		}
+		i++
+	}
+	if out[i] != "ok 1" {
+		t.Errorf("%d reads used %q sockets, want one kept-alive connection", len(cases), out[i])
+	}
+	i++
+	for _, b := range sums {
+		sum, crcs, err := blocks.BlockMD5(bytes.NewReader(fx.files[b.Path]), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("ok 512 %d CHECKSUM_CRC32C %x", crcs, sum)
+		if out[i] != want {
+			t.Errorf("%s: got %q, want %q", lines[i], out[i], want)
+		}
+		i++
+	}
+	for _, p := range fx.paths {
+		c, err := blocks.Checksum(bytes.NewReader(fx.files[p]), p, int64(len(fx.files[p])), testBlockSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("ok %s %x", c.Algorithm(), c.Bytes())
+		if out[i] != want {
+			t.Errorf("file checksum of %s: got %q, want %q", p, out[i], want)
+		}
+		i++
+	}
+	for _, c := range []struct{ what, want string }{
+		{"wrong block id", "does not match its token"},
+		{"missing file", "file does not exist"},
+		{"range past the block", "don't match block"},
+		{"checksum of a missing file", "file does not exist"},
+	} {
+		if !strings.HasPrefix(out[i], "err ") || !strings.Contains(out[i], "ERROR") || !strings.Contains(out[i], c.want) {
+			t.Errorf("%s: got %q, want an ERROR saying %q", c.what, out[i], c.want)
+		}
+		i++
+	}
+}
+
+// TestHostileClientsCloseOnlyTheirConnection sends garbage, oversized,
+// truncated and mutating requests and vanishes mid-read, each on its own
+// connection, while a good client keeps reading on another.
+func TestHostileClientsCloseOnlyTheirConnection(t *testing.T) {
+	fx := newFixture(t)
+	ended := make(chan struct{}, 64)
+	s, addr := fx.start(t, func() { ended <- struct{}{} })
+	dial := func() (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c, bufio.NewReader(c)
+	}
+	big := blocks.Of(fx.paths[0], int64(len(fx.files[fx.paths[0]])), testBlockSize)[1]
+	good, gr := dial()
+	check := func() {
+		t.Helper()
+		got, err := goRead(good, gr, big, 100, 70_000)
+		if err != nil {
+			t.Fatalf("good client: %v", err)
+		}
+		if want := fx.files[big.Path][big.Offset+100 : big.Offset+70_100]; !bytes.Equal(got, want) {
+			t.Fatal("good client: wrong bytes")
+		}
+	}
+	check()
+
+	forged := big
+	forged.Index = 0
+	badToken := readOp(big, 0, 10)
+	badToken = bytes.Replace(badToken, blocks.EncodeToken(big), blocks.EncodeToken(forged), 1)
+	huge := append([]byte{0, Version, OpReadBlock}, binary.AppendUvarint(nil, MaxRequestSize+1)...)
+	write := op(OpWriteBlock, &hpb.OpWriteBlockProto{
+		Header: &hpb.ClientOperationHeaderProto{BaseHeader: baseHeader(big), ClientName: proto.String("w")},
+		Stage:  hpb.OpWriteBlockProto_PIPELINE_SETUP_CREATE.Enum(), PipelineSize: proto.Uint32(1),
+		MinBytesRcvd: proto.Uint64(0), MaxBytesRcvd: proto.Uint64(0), LatestGenerationStamp: proto.Uint64(1),
+		RequestedChecksum: &hpb.ChecksumProto{Type: hpb.ChecksumTypeProto_CHECKSUM_CRC32C.Enum(), BytesPerChecksum: proto.Uint32(512)},
+	})
+	// A write's packets follow its header: the server must not be
+	// confused by them, only refuse and close.
+	write = append(write, bytes.Repeat([]byte{0xAB}, 100_000)...)
+	for _, c := range []struct {
+		name   string
+		in     []byte
+		status hpb.Status
+		msg    string
+	}{
+		{"garbage", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), hpb.Status_ERROR, "Version Mismatch"},
+		{"unknown op", []byte{0, Version, 99, 1, 2, 3}, hpb.Status_ERROR, "unknown op"},
+		{"huge message", huge, hpb.Status_ERROR, "too large"},
+		{"bad token", badToken, hpb.Status_ERROR, "bad block"},
+		{"past the block", readOp(big, big.Len-1, 2), hpb.Status_ERROR, "don't match block"},
+		{"write", write, hpb.Status_ERROR_ACCESS_TOKEN, ReadOnlyMessage},
+		{"transfer", op(OpTransferBlock, &hpb.OpTransferBlockProto{
+			Header: &hpb.ClientOperationHeaderProto{BaseHeader: baseHeader(big), ClientName: proto.String("t")},
+		}), hpb.Status_ERROR_ACCESS_TOKEN, ReadOnlyMessage},
+		{"copy", op(OpCopyBlock, &hpb.OpCopyBlockProto{Header: baseHeader(big)}), hpb.Status_ERROR_ACCESS_TOKEN, ReadOnlyMessage},
+		{"short-circuit", op(OpRequestShortCircuitFDs, &hpb.OpRequestShortCircuitAccessProto{
+			Header: baseHeader(big), MaxVersion: proto.Uint32(1),
+		}), hpb.Status_ERROR_UNSUPPORTED, "not supported"},
+		{"composite crc", op(OpBlockChecksum, &hpb.OpBlockChecksumProto{
+			Header:               baseHeader(big),
+			BlockChecksumOptions: &hpb.BlockChecksumOptionsProto{BlockChecksumType: hpb.BlockChecksumTypeProto_COMPOSITE_CRC.Enum()},
+		}), hpb.Status_ERROR_UNSUPPORTED, "COMPOSITE_CRC"},
+	} {
+		cn, r := dial()
+		if _, err := cn.Write(c.in); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		resp, err := readResponse(r)
+		if err != nil {
+			t.Fatalf("%s: no response: %v", c.name, err)
+		}
+		if resp.GetStatus() != c.status || !strings.Contains(resp.GetMessage(), c.msg) {
+			t.Errorf("%s: %s %q, want %s saying %q", c.name, resp.GetStatus(), resp.GetMessage(), c.status, c.msg)
+		}
+		if _, err := r.ReadByte(); err != io.EOF {
+			t.Errorf("%s: after the response: %v, want EOF", c.name, err)
+		}
+		cn.Close()
+		<-ended
+	}
+
+	// A truncated request: closed without an answer.
+	cn, r := dial()
+	in := readOp(big, 0, 10)
+	cn.Write(in[:len(in)-3])
+	cn.(*net.TCPConn).CloseWrite()
+	if _, err := r.ReadByte(); err != io.EOF {
+		t.Errorf("truncated request: %v, want EOF", err)
+	}
+	<-ended
+
+	// Clients that vanish: mid-packet, and right after the response.
+	for _, keep := range []int{100, 0} {
+		cn, r := dial()
+		cn.Write(readOp(big, 0, big.Len))
+		if _, err := readResponse(r); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(r, make([]byte, keep)); err != nil {
+			t.Fatal(err)
+		}
+		cn.Close()
+		<-ended
+	}
+
+	check()
+	if n := s.Conns(); n != 1 {
+		t.Fatalf("%d connections open, want the good client's alone", n)
+	}
+}

@@ -1,0 +1,290 @@
+package datanode
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-streams/sluice/hdfsgateway/blocks"
+	hpb "github.com/sluice-streams/sluice/hdfsgateway/internal/hadooppb/hdfs"
+	"github.com/sluice-streams/sluice/tier2/view"
+)
+
+// ReadOnlyMessage starts the message of every refused mutating op: the
+// text Hadoop clients print.
+const ReadOnlyMessage = "Permission denied: the sluice HDFS head is read-only"
+
+// lingerTime bounds how long a connection closed after an error response
+// is drained, so that the client reads the response rather than a reset.
+const lingerTime = time.Second
+
+// conn is one client connection.
+type conn struct {
+	c   net.Conn
+	r   *bufio.Reader
+	s   *Server
+	log logrus.FieldLogger
+	buf []byte // packet buffer, reused across ops
+}
+
+// serve runs one decoded op and reports whether the connection may carry
+// another.
+func (cn *conn) serve(req request) bool {
+	switch req.op {
+	case OpReadBlock:
+		return cn.readBlock(req.body.(*hpb.OpReadBlockProto))
+	case OpBlockChecksum:
+		return cn.blockChecksum(req.body.(*hpb.OpBlockChecksumProto))
+	case OpWriteBlock, OpReplaceBlock, OpCopyBlock, OpTransferBlock:
+		cn.refuse(hpb.Status_ERROR_ACCESS_TOKEN, fmt.Sprintf("%s: op %s refused", ReadOnlyMessage, opName(req.op)))
+	default:
+		cn.refuse(hpb.Status_ERROR_UNSUPPORTED, fmt.Sprintf("op %s is not supported by the sluice HDFS head (read-only, no short-circuit reads, no erasure coding)", opName(req.op)))
+	}
+	return false
+}
+
+// fail answers a request that did not decode (when there is something
+// to say) and logs it; the connection is then closed.
+func (cn *conn) fail(op byte, err error) {
+	cn.log.WithError(err).Info("datanode: closing a connection after a bad request")
+	switch {
+	case errors.Is(err, ErrVersion), errors.Is(err, ErrUnknownOp), errors.Is(err, ErrTooLarge):
+		cn.refuse(hpb.Status_ERROR, err.Error())
+	}
+}
+
+// refuse sends an error response, then drains what the client still
+// sends for a moment before the caller closes the connection: closing
+// with unread bytes would reset it, and the client could lose the
+// response.
+func (cn *conn) refuse(st hpb.Status, msg string) {
+	if err := cn.respond(&hpb.BlockOpResponseProto{Status: st.Enum(), Message: proto.String(msg)}); err != nil {
+		return
+	}
+	if tc, ok := cn.c.(interface{ CloseWrite() error }); ok {
+		tc.CloseWrite()
+	}
+	cn.c.SetReadDeadline(time.Now().Add(lingerTime))
+	io.CopyN(io.Discard, cn.r, 1<<20)
+}
+
+// respond writes a delimited BlockOpResponseProto.
+func (cn *conn) respond(m *hpb.BlockOpResponseProto) error {
+	b, err := appendResponse(cn.buf[:0], m)
+	if err != nil {
+		return err
+	}
+	cn.buf = b[:0]
+	return cn.write(b)
+}
+
+// write writes b within the write timeout.
+func (cn *conn) write(b []byte) error {
+	cn.c.SetWriteDeadline(time.Now().Add(cn.s.cfg.WriteTimeout))
+	_, err := cn.c.Write(b)
+	return err
+}
+
+// block finds the block a request names from its token and opens its
+// file. The caller closes the file.
+func (cn *conn) block(h *hpb.BaseHeaderProto) (blocks.Block, view.File, error) {
+	eb := h.GetBlock()
+	if pool := eb.GetPoolId(); pool != blocks.PoolID {
+		return blocks.Block{}, nil, fmt.Errorf("%w: block pool %q, not %q", ErrBadBlock, pool, blocks.PoolID)
+	}
+	id := int64(eb.GetBlockId())
+	path, index, err := blocks.DecodeToken(h.GetToken().GetIdentifier(), id)
+	if err != nil {
+		return blocks.Block{}, nil, fmt.Errorf("%w: block %d: %w", ErrBadBlock, id, err)
+	}
+	f, err := cn.s.v.Open(cn.s.ctx, path)
+	if err != nil {
+		return blocks.Block{}, nil, fmt.Errorf("%w: block %d: %w", ErrBadBlock, id, err)
+	}
+	bs := blocks.Of(path, f.Size(), cn.s.cfg.BlockSize)
+	if index >= len(bs) {
+		f.Close()
+		return blocks.Block{}, nil, fmt.Errorf("%w: block %d: %q has %d blocks, not %d", ErrBadBlock, id, path, len(bs), index+1)
+	}
+	return bs[index], f, nil
+}
+
+// readBlock answers OP_READ_BLOCK: the response, the packets from the
+// chunk boundary at or before the offset to the one at or after its end
+// (or the block's end), the empty last packet, then the client's status.
+func (cn *conn) readBlock(m *hpb.OpReadBlockProto) bool {
+	b, f, err := cn.block(m.GetHeader().GetBaseHeader())
+	if err != nil {
+		cn.log.WithError(err).Info("datanode: read refused")
+		cn.refuse(hpb.Status_ERROR, err.Error())
+		return false
+	}
+	defer f.Close()
+	start, end, err := readRange(b, m.GetOffset(), m.GetLen())
+	if err != nil {
+		cn.log.WithError(err).Info("datanode: read refused")
+		cn.refuse(hpb.Status_ERROR, err.Error())
+		return false
+	}
+	sums := m.GetSendChecksums()
+	ctype := hpb.ChecksumTypeProto_CHECKSUM_CRC32C
+	if !sums {
+		ctype = hpb.ChecksumTypeProto_CHECKSUM_NULL
+	}
+	err = cn.respond(&hpb.BlockOpResponseProto{
+		Status: hpb.Status_SUCCESS.Enum(),
+		ReadOpChecksumInfo: &hpb.ReadOpChecksumInfoProto{
+			Checksum:    &hpb.ChecksumProto{Type: ctype.Enum(), BytesPerChecksum: proto.Uint32(blocks.BytesPerChecksum)},
+			ChunkOffset: proto.Uint64(uint64(start)),
+		},
+	})
+	if err != nil {
+		return false
+	}
+	if err := cn.sendPackets(f, b, start, end, sums); err != nil {
+		cn.log.WithError(err).Debug("datanode: read ended early")
+		return false
+	}
+	st, err := readStatus(cn.r)
+	if err != nil {
+		cn.log.WithError(err).Debug("datanode: no read status")
+		return false
+	}
+	if s := st.GetStatus(); s != hpb.Status_SUCCESS && s != hpb.Status_CHECKSUM_OK {
+		cn.log.WithField("block", b.ID()).Warnf("datanode: client reports %s reading %q block %d", s, b.Path, b.Index)
+	}
+	return true
+}
+
+// readRange checks a requested range of block b and returns what is
+// sent: [start, end) in the block, start and end on chunk boundaries (or
+// end at the block's end). A length beyond int64 means "to the end", as
+// in HDFS.
+func readRange(b blocks.Block, offset, length uint64) (start, end int64, err error) {
+	if offset > uint64(b.Len) {
+		return 0, 0, fmt.Errorf("%w: offset %d beyond block %d of %q (%d bytes)", ErrBadBlock, offset, b.ID(), b.Path, b.Len)
+	}
+	if int64(length) < 0 {
+		length = uint64(b.Len) - offset
+	}
+	if length > uint64(b.Len)-offset {
+		return 0, 0, fmt.Errorf("%w: offset %d and length %d don't match block %d of %q (%d bytes)", ErrBadBlock, offset, length, b.ID(), b.Path, b.Len)
+	}
+	const chunk = blocks.BytesPerChecksum
+	start = int64(offset) - int64(offset)%chunk
+	end = int64(offset + length)
+	if r := end % chunk; r != 0 {
+		end = min(end+chunk-r, b.Len)
+	}
+	return start, end, nil
+}
+
+// sendPackets sends [start, end) of block b from f in packets, then the
+// empty last packet.
+func (cn *conn) sendPackets(f view.File, b blocks.Block, start, end int64, sums bool) error {
+	size := cn.s.cfg.PacketSize
+	// data, then its CRCs, then the packet (a copy of both behind its
+	// header).
+	need := 2*(size+size/blocks.BytesPerChecksum*4) + packetPrefix + 64
+	if cap(cn.buf) < need {
+		cn.buf = make([]byte, 0, need)
+	}
+	data := cn.buf[:size]
+	seq := int64(0)
+	for pos := start; pos < end; seq++ {
+		n := int(min(int64(size), end-pos))
+		if _, err := f.ReadAt(data[:n], b.Offset+pos); err != nil && !(errors.Is(err, io.EOF) && n > 0) {
+			return fmt.Errorf("datanode: read %q at %d: %w", b.Path, b.Offset+pos, err)
+		}
+		var crcs []byte
+		if sums {
+			crcs = blocks.AppendCRCs(cn.buf[size:size], data[:n])
+		}
+		pkt, err := appendPacket(cn.buf[size+len(crcs):size+len(crcs)], pos, seq, false, crcs, data[:n])
+		if err != nil {
+			return err
+		}
+		if err := cn.write(pkt); err != nil {
+			return err
+		}
+		pos += int64(n)
+	}
+	pkt, err := appendPacket(cn.buf[:0], end, seq, true, nil, nil)
+	if err != nil {
+		return err
+	}
+	return cn.write(pkt)
+}
+
+// blockChecksum answers OP_BLOCK_CHECKSUM with the MD5 of the block's
+// CRC32Cs (blocks.BlockMD5), over the first numBytes of the block when
+// the client asks for fewer than it has.
+func (cn *conn) blockChecksum(m *hpb.OpBlockChecksumProto) bool {
+	if t := m.GetBlockChecksumOptions().GetBlockChecksumType(); t != hpb.BlockChecksumTypeProto_MD5CRC {
+		cn.refuse(hpb.Status_ERROR_UNSUPPORTED, fmt.Sprintf("block checksum type %s is not supported by the sluice HDFS head (use MD5CRC, dfs.checksum.combine.mode=MD5MD5CRC)", t))
+		return false
+	}
+	b, f, err := cn.block(m.GetHeader())
+	if err != nil {
+		cn.log.WithError(err).Info("datanode: checksum refused")
+		cn.refuse(hpb.Status_ERROR, err.Error())
+		return false
+	}
+	defer f.Close()
+	if n := int64(m.GetHeader().GetBlock().GetNumBytes()); n > 0 && n < b.Len {
+		b.Len = n
+	}
+	sum, crcs, err := blocks.BlockMD5(f, b)
+	if err != nil {
+		cn.log.WithError(err).Warn("datanode: checksum failed")
+		cn.refuse(hpb.Status_ERROR, err.Error())
+		return false
+	}
+	err = cn.respond(&hpb.BlockOpResponseProto{
+		Status: hpb.Status_SUCCESS.Enum(),
+		ChecksumResponse: &hpb.OpBlockChecksumResponseProto{
+			BytesPerCrc:   proto.Uint32(blocks.BytesPerChecksum),
+			CrcPerBlock:   proto.Uint64(uint64(crcs)),
+			BlockChecksum: sum[:],
+			CrcType:       hpb.ChecksumTypeProto_CHECKSUM_CRC32C.Enum(),
+		},
+	})
+	return err == nil
+}
+
+// opName names an op code as Hadoop's Op enum does.
+func opName(op byte) string {
+	switch op {
+	case OpWriteBlock:
+		return "WRITE_BLOCK"
+	case OpReadBlock:
+		return "READ_BLOCK"
+	case OpReadMetadata:
+		return "READ_METADATA"
+	case OpReplaceBlock:
+		return "REPLACE_BLOCK"
+	case OpCopyBlock:
+		return "COPY_BLOCK"
+	case OpBlockChecksum:
+		return "BLOCK_CHECKSUM"
+	case OpTransferBlock:
+		return "TRANSFER_BLOCK"
+	case OpRequestShortCircuitFDs:
+		return "REQUEST_SHORT_CIRCUIT_FDS"
+	case OpReleaseShortCircuitFDs:
+		return "RELEASE_SHORT_CIRCUIT_FDS"
+	case OpRequestShortCircuitShm:
+		return "REQUEST_SHORT_CIRCUIT_SHM"
+	case OpBlockGroupChecksum:
+		return "BLOCK_GROUP_CHECKSUM"
+	case OpCustom:
+		return "CUSTOM"
+	}
+	return fmt.Sprintf("%d", op)
+}
