@@ -84,10 +84,11 @@ func (cn *conn) respond(m *hpb.BlockOpResponseProto) error {
 	return cn.write(b)
 }
 
-// write writes b within the write timeout.
-func (cn *conn) write(b []byte) error {
+// write writes bufs (with one writev on TCP) within the write timeout.
+func (cn *conn) write(bufs ...[]byte) error {
 	cn.c.SetWriteDeadline(time.Now().Add(cn.s.cfg.WriteTimeout))
-	_, err := cn.c.Write(b)
+	nb := net.Buffers(bufs)
+	_, err := nb.WriteTo(cn.c)
 	return err
 }
 
@@ -186,40 +187,42 @@ func readRange(b blocks.Block, offset, length uint64) (start, end int64, err err
 }
 
 // sendPackets sends [start, end) of block b from f in packets, then the
-// empty last packet.
+// empty last packet. Each packet's head (lengths, header, CRCs) and data
+// go out in one writev, the data never copied.
 func (cn *conn) sendPackets(f view.File, b blocks.Block, start, end int64, sums bool) error {
 	size := cn.s.cfg.PacketSize
-	// data, then its CRCs, then the packet (a copy of both behind its
-	// header).
-	need := 2*(size+size/blocks.BytesPerChecksum*4) + packetPrefix + 64
+	need := size + packetPrefix + 64 + size/blocks.BytesPerChecksum*4
 	if cap(cn.buf) < need {
 		cn.buf = make([]byte, 0, need)
 	}
-	data := cn.buf[:size]
+	data, head := cn.buf[:size], cn.buf[size:size]
 	seq := int64(0)
 	for pos := start; pos < end; seq++ {
 		n := int(min(int64(size), end-pos))
 		if _, err := f.ReadAt(data[:n], b.Offset+pos); err != nil && !(errors.Is(err, io.EOF) && n > 0) {
 			return fmt.Errorf("datanode: read %q at %d: %w", b.Path, b.Offset+pos, err)
 		}
-		var crcs []byte
+		sumLen := 0
 		if sums {
-			crcs = blocks.AppendCRCs(cn.buf[size:size], data[:n])
+			sumLen = (n + blocks.BytesPerChecksum - 1) / blocks.BytesPerChecksum * 4
 		}
-		pkt, err := appendPacket(cn.buf[size+len(crcs):size+len(crcs)], pos, seq, false, crcs, data[:n])
+		h, err := appendPacketHead(head[:0], pos, seq, false, sumLen, n)
 		if err != nil {
 			return err
 		}
-		if err := cn.write(pkt); err != nil {
+		if sums {
+			h = blocks.AppendCRCs(h, data[:n])
+		}
+		if err := cn.write(h, data[:n]); err != nil {
 			return err
 		}
 		pos += int64(n)
 	}
-	pkt, err := appendPacket(cn.buf[:0], end, seq, true, nil, nil)
+	h, err := appendPacketHead(head[:0], end, seq, true, 0, 0)
 	if err != nil {
 		return err
 	}
-	return cn.write(pkt)
+	return cn.write(h)
 }
 
 // blockChecksum answers OP_BLOCK_CHECKSUM with the MD5 of the block's

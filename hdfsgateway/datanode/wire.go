@@ -134,24 +134,23 @@ func unexpected(err error) error {
 // packetPrefix is the size of a packet's PLEN and HLEN.
 const packetPrefix = 4 + 2
 
-// appendPacket appends one data packet (see the package doc) to dst:
-// PLEN, HLEN, the header, the checksums and the data.
-func appendPacket(dst []byte, offsetInBlock, seqno int64, last bool, crcs, data []byte) ([]byte, error) {
+// appendPacketHead appends the start of one packet (see the package doc)
+// to dst: PLEN and HLEN for sumLen checksum bytes and dataLen data bytes,
+// then the header. The checksums and the data follow it on the wire.
+func appendPacketHead(dst []byte, offsetInBlock, seqno int64, last bool, sumLen, dataLen int) ([]byte, error) {
 	hdr, err := proto.Marshal(&hpb.PacketHeaderProto{
 		OffsetInBlock:     proto.Int64(offsetInBlock),
 		Seqno:             proto.Int64(seqno),
 		LastPacketInBlock: proto.Bool(last),
-		DataLen:           proto.Int32(int32(len(data))),
+		DataLen:           proto.Int32(int32(dataLen)),
 		SyncBlock:         proto.Bool(false),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("datanode: packet header: %w", err)
 	}
-	dst = binary.BigEndian.AppendUint32(dst, uint32(4+len(crcs)+len(data)))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(4+sumLen+dataLen))
 	dst = binary.BigEndian.AppendUint16(dst, uint16(len(hdr)))
-	dst = append(dst, hdr...)
-	dst = append(dst, crcs...)
-	return append(dst, data...), nil
+	return append(dst, hdr...), nil
 }
 
 // appendResponse appends a varint-delimited BlockOpResponseProto.

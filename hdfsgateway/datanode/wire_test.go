@@ -17,6 +17,9 @@ import (
 	"github.com/sluice-streams/sluice/hdfsgateway/blocks"
 	common "github.com/sluice-streams/sluice/hdfsgateway/internal/hadooppb/common"
 	hpb "github.com/sluice-streams/sluice/hdfsgateway/internal/hadooppb/hdfs"
+	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/fs"
+	"github.com/sluice-streams/sluice/tier2/view"
 )
 
 // This file holds a second, independent reader of the protocol, written
@@ -219,4 +222,44 @@ func FuzzReadRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkReadBlock reads a whole 16 MiB block over loopback with the
+// Go reader (every CRC checked on both sides).
+func BenchmarkReadBlock(b *testing.B) {
+	const size = 16 << 20
+	st, err := fs.New(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := tier2.ChunkPath("s", "a", 0, 0)
+	w, err := st.Create(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.Write(bytes.Repeat([]byte("0123456789abcdef"), size/16))
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	s := New(view.New(st, catalog{}, view.Options{}), Config{BlockSize: size})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go s.Serve(l)
+	defer s.Close()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReaderSize(c, 1<<20)
+	blk := blocks.Of(p, size, size)[0]
+	b.SetBytes(size)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := goRead(c, r, blk, 0, size); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
