@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -190,97 +191,95 @@ func blockArgs(b blocks.Block) string {
 	return fmt.Sprintf("%d %d %x", b.ID(), b.Len, blocks.EncodeToken(b))
 }
 
+// exchange is one request line to BlockRead and a check of its answer.
+type exchange struct {
+	line string
+	want string   // the exact answer, or
+	errs []string // an "err" answer holding each of these
+}
+
 // TestHadoopClientReadsBlocks reads many ranges of every block with
 // Hadoop's own block reader (checksums verified by Hadoop), over one
-// kept-alive connection, then asks for block and file checksums with
-// Hadoop's Sender and combines them as DFSClient does.
+// kept-alive connection; asks for block and file checksums (MD5CRC and
+// COMPOSITE_CRC) with Hadoop's Sender and combines them as DFSClient
+// does; and checks how Hadoop's client sees refusals.
 func TestHadoopClientReadsBlocks(t *testing.T) {
 	fx := newFixture(t)
 	_, addr := fx.start(t, nil)
 
+	var ex []exchange
 	cases := fx.cases()
-	var lines []string
 	for _, c := range cases {
 		l := fmt.Sprintf("read %s %d %d", blockArgs(c.b), c.off, c.len)
 		if c.nocrc {
 			l += " nocrc"
 		}
-		lines = append(lines, l)
+		ex = append(ex, exchange{line: l, want: fmt.Sprintf("ok %d %x", c.len, sha256.Sum256(fx.want(c)))})
 	}
-	lines = append(lines, "sockets")
-	var sums []blocks.Block
+	ex = append(ex, exchange{line: "sockets", want: "ok 1"}) // every read on one kept-alive connection
 	for _, p := range fx.paths {
-		for _, b := range blocks.Of(p, int64(len(fx.files[p])), testBlockSize) {
-			sums = append(sums, b)
-			lines = append(lines, "sum "+blockArgs(b))
-		}
-	}
-	for _, p := range fx.paths {
-		bs := blocks.Of(p, int64(len(fx.files[p])), testBlockSize)
-		l := fmt.Sprintf("file %d", len(bs))
+		data := fx.files[p]
+		bs := blocks.Of(p, int64(len(data)), testBlockSize)
+		file, cfile := fmt.Sprintf("file %d", len(bs)), fmt.Sprintf("cfile %d", len(bs))
 		for _, b := range bs {
-			l += " " + blockArgs(b)
+			sum, crcs, err := blocks.BlockMD5(bytes.NewReader(data), b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			blk := data[b.Offset : b.Offset+b.Len]
+			ex = append(ex,
+				exchange{line: "sum " + blockArgs(b), want: fmt.Sprintf("ok 512 %d CHECKSUM_CRC32C %x", crcs, sum)},
+				exchange{line: "csum " + blockArgs(b), want: fmt.Sprintf("ok %d %08x", crcs, crc32c(blk))},
+			)
+			const stripe = 3 * 512
+			want := fmt.Sprintf("ok %d ", crcs)
+			for s := 0; s < len(blk); s += stripe {
+				want += fmt.Sprintf("%08x", crc32c(blk[s:min(s+stripe, len(blk))]))
+			}
+			ex = append(ex, exchange{line: fmt.Sprintf("csum %s %d", blockArgs(b), stripe), want: want})
+			file += " " + blockArgs(b)
+			cfile += " " + blockArgs(b)
 		}
-		lines = append(lines, l)
+		c, err := blocks.Checksum(bytes.NewReader(data), p, int64(len(data)), testBlockSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex = append(ex,
+			exchange{line: file, want: fmt.Sprintf("ok %s %x", c.Algorithm(), c.Bytes())},
+			exchange{line: cfile, want: fmt.Sprintf("ok COMPOSITE-CRC32C %08x", crc32c(data))},
+		)
 	}
 	bad := blocks.Of(fx.paths[0], int64(len(fx.files[fx.paths[0]])), testBlockSize)[0]
-	wrongID := fmt.Sprintf("read %d %d %x 0 10", bad.ID()+1, bad.Len, blocks.EncodeToken(bad))
 	gone := blocks.Block{Path: "s/a/segment=0/" + tier2.ChunkName(12345), Index: 0, Len: 10}
-	lines = append(lines,
-		wrongID,
-		"read "+blockArgs(gone)+" 0 10",
-		fmt.Sprintf("read %s %d 10", blockArgs(bad), bad.Len-5),
-		"sum "+blockArgs(gone),
+	ex = append(ex,
+		exchange{line: fmt.Sprintf("read %d %d %x 0 10", bad.ID()+1, bad.Len, blocks.EncodeToken(bad)), errs: []string{"status=ERROR", "does not match its token"}},
+		exchange{line: "read " + blockArgs(gone) + " 0 10", errs: []string{"status=ERROR", "file does not exist"}},
+		exchange{line: fmt.Sprintf("read %s %d 10", blockArgs(bad), bad.Len-5), errs: []string{"status=ERROR", "don't match block"}},
+		exchange{line: "sum " + blockArgs(gone), errs: []string{"ERROR", "file does not exist"}},
+		exchange{line: "write " + blockArgs(bad), errs: []string{"InvalidBlockTokenException", "access token error", ReadOnlyMessage, "WRITE_BLOCK"}},
+		exchange{line: "copy " + blockArgs(bad), errs: []string{"InvalidBlockTokenException", "access token error", ReadOnlyMessage, "COPY_BLOCK"}},
 	)
 
+	lines := make([]string, len(ex))
+	for i, e := range ex {
+		lines[i] = e.line
+	}
 	out := javaLines(t, addr, lines)
-	i := 0
-	for _, c := range cases {
-		sum := sha256.Sum256(fx.want(c))
-		want := fmt.Sprintf("ok %d %x", c.len, sum)
-		if out[i] != want {
-			t.Errorf("%s: got %q, want %q", lines[i], out[i], want)
+	for i, e := range ex {
+		ok := out[i] == e.want
+		if e.errs != nil {
+			ok = strings.HasPrefix(out[i], "err ")
+			for _, w := range e.errs {
+				ok = ok && strings.Contains(out[i], w)
+			}
 		}
-		i++
-	}
-	if out[i] != "ok 1" {
-		t.Errorf("%d reads used %q sockets, want one kept-alive connection", len(cases), out[i])
-	}
-	i++
-	for _, b := range sums {
-		sum, crcs, err := blocks.BlockMD5(bytes.NewReader(fx.files[b.Path]), b)
-		if err != nil {
-			t.Fatal(err)
+		if !ok {
+			t.Errorf("%.120s: got %q, want %q%q", e.line, out[i], e.want, e.errs)
 		}
-		want := fmt.Sprintf("ok 512 %d CHECKSUM_CRC32C %x", crcs, sum)
-		if out[i] != want {
-			t.Errorf("%s: got %q, want %q", lines[i], out[i], want)
-		}
-		i++
-	}
-	for _, p := range fx.paths {
-		c, err := blocks.Checksum(bytes.NewReader(fx.files[p]), p, int64(len(fx.files[p])), testBlockSize)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := fmt.Sprintf("ok %s %x", c.Algorithm(), c.Bytes())
-		if out[i] != want {
-			t.Errorf("file checksum of %s: got %q, want %q", p, out[i], want)
-		}
-		i++
-	}
-	for _, c := range []struct{ what, want string }{
-		{"wrong block id", "does not match its token"},
-		{"missing file", "file does not exist"},
-		{"range past the block", "don't match block"},
-		{"checksum of a missing file", "file does not exist"},
-	} {
-		if !strings.HasPrefix(out[i], "err ") || !strings.Contains(out[i], "ERROR") || !strings.Contains(out[i], c.want) {
-			t.Errorf("%s: got %q, want an ERROR saying %q", c.what, out[i], c.want)
-		}
-		i++
 	}
 }
+
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
 
 // TestHostileClientsCloseOnlyTheirConnection sends garbage, oversized,
 // truncated and mutating requests and vanishes mid-read, each on its own
@@ -344,10 +343,12 @@ func TestHostileClientsCloseOnlyTheirConnection(t *testing.T) {
 		{"short-circuit", op(OpRequestShortCircuitFDs, &hpb.OpRequestShortCircuitAccessProto{
 			Header: baseHeader(big), MaxVersion: proto.Uint32(1),
 		}), hpb.Status_ERROR_UNSUPPORTED, "not supported"},
-		{"composite crc", op(OpBlockChecksum, &hpb.OpBlockChecksumProto{
-			Header:               baseHeader(big),
-			BlockChecksumOptions: &hpb.BlockChecksumOptionsProto{BlockChecksumType: hpb.BlockChecksumTypeProto_COMPOSITE_CRC.Enum()},
-		}), hpb.Status_ERROR_UNSUPPORTED, "COMPOSITE_CRC"},
+		{"tiny stripes", op(OpBlockChecksum, &hpb.OpBlockChecksumProto{
+			Header: baseHeader(big),
+			BlockChecksumOptions: &hpb.BlockChecksumOptionsProto{
+				BlockChecksumType: hpb.BlockChecksumTypeProto_COMPOSITE_CRC.Enum(), StripeLength: proto.Uint64(1),
+			},
+		}), hpb.Status_ERROR, "stripe length"},
 	} {
 		cn, r := dial()
 		if _, err := cn.Write(c.in); err != nil {

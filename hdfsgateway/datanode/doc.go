@@ -56,9 +56,14 @@
 // # Block checksums
 //
 // BLOCK_CHECKSUM answers OpBlockChecksumResponseProto {bytesPerCrc 512,
-// crcPerBlock, blockChecksum = MD5 of the block's big-endian CRC32Cs
-// (blocks.BlockMD5), crcType CRC32C}: what DFSClient combines into an
-// MD5-of-MD5-of-CRC32C file checksum. COMPOSITE_CRC is refused.
+// crcPerBlock, blockChecksum, crcType CRC32C}. For MD5CRC (the default)
+// blockChecksum is the MD5 of the block's big-endian CRC32Cs
+// (blocks.BlockMD5), which DFSClient combines into an
+// MD5-of-MD5-of-CRC32C file checksum. For COMPOSITE_CRC it is the
+// big-endian CRC32C of each stripe of the block (the whole block if the
+// stripe length is 0), as a DataNode composes its chunk CRCs; the file's
+// COMPOSITE-CRC32C is then the CRC32C of its bytes, equal to a real HDFS
+// copy's whatever the block sizes (dfs.checksum.combine.mode).
 //
 // # Errors
 //

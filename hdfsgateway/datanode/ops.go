@@ -2,8 +2,10 @@ package datanode
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"net"
 	"time"
@@ -225,12 +227,15 @@ func (cn *conn) sendPackets(f view.File, b blocks.Block, start, end int64, sums 
 	return cn.write(h)
 }
 
-// blockChecksum answers OP_BLOCK_CHECKSUM with the MD5 of the block's
-// CRC32Cs (blocks.BlockMD5), over the first numBytes of the block when
-// the client asks for fewer than it has.
+// blockChecksum answers OP_BLOCK_CHECKSUM over the block's first
+// numBytes (or all of it): MD5CRC, the MD5 of the block's CRC32Cs
+// (blocks.BlockMD5), or COMPOSITE_CRC, the CRC32C of each stripe of the
+// block (the whole block when the stripe length is 0).
 func (cn *conn) blockChecksum(m *hpb.OpBlockChecksumProto) bool {
-	if t := m.GetBlockChecksumOptions().GetBlockChecksumType(); t != hpb.BlockChecksumTypeProto_MD5CRC {
-		cn.refuse(hpb.Status_ERROR_UNSUPPORTED, fmt.Sprintf("block checksum type %s is not supported by the sluice HDFS head (use MD5CRC, dfs.checksum.combine.mode=MD5MD5CRC)", t))
+	opts := m.GetBlockChecksumOptions()
+	kind := opts.GetBlockChecksumType()
+	if kind != hpb.BlockChecksumTypeProto_MD5CRC && kind != hpb.BlockChecksumTypeProto_COMPOSITE_CRC {
+		cn.refuse(hpb.Status_ERROR_UNSUPPORTED, fmt.Sprintf("block checksum type %s is not supported by the sluice HDFS head", kind))
 		return false
 	}
 	b, f, err := cn.block(m.GetHeader())
@@ -243,23 +248,63 @@ func (cn *conn) blockChecksum(m *hpb.OpBlockChecksumProto) bool {
 	if n := int64(m.GetHeader().GetBlock().GetNumBytes()); n > 0 && n < b.Len {
 		b.Len = n
 	}
-	sum, crcs, err := blocks.BlockMD5(f, b)
+	var sum []byte
+	crcs := (b.Len + blocks.BytesPerChecksum - 1) / blocks.BytesPerChecksum
+	if kind == hpb.BlockChecksumTypeProto_MD5CRC {
+		var md5 [16]byte
+		md5, crcs, err = blocks.BlockMD5(f, b)
+		sum = md5[:]
+	} else {
+		sum, err = stripeCRCs(f, b, int64(opts.GetStripeLength()))
+	}
 	if err != nil {
 		cn.log.WithError(err).Warn("datanode: checksum failed")
 		cn.refuse(hpb.Status_ERROR, err.Error())
 		return false
 	}
-	err = cn.respond(&hpb.BlockOpResponseProto{
-		Status: hpb.Status_SUCCESS.Enum(),
-		ChecksumResponse: &hpb.OpBlockChecksumResponseProto{
-			BytesPerCrc:   proto.Uint32(blocks.BytesPerChecksum),
-			CrcPerBlock:   proto.Uint64(uint64(crcs)),
-			BlockChecksum: sum[:],
-			CrcType:       hpb.ChecksumTypeProto_CHECKSUM_CRC32C.Enum(),
-		},
-	})
+	resp := &hpb.OpBlockChecksumResponseProto{
+		BytesPerCrc:   proto.Uint32(blocks.BytesPerChecksum),
+		CrcPerBlock:   proto.Uint64(uint64(crcs)),
+		BlockChecksum: sum,
+		CrcType:       hpb.ChecksumTypeProto_CHECKSUM_CRC32C.Enum(),
+	}
+	if opts != nil {
+		resp.BlockChecksumOptions = opts
+	}
+	err = cn.respond(&hpb.BlockOpResponseProto{Status: hpb.Status_SUCCESS.Enum(), ChecksumResponse: resp})
 	return err == nil
 }
+
+// stripeCRCs returns the big-endian CRC32C of each stripe of block b
+// (stripe bytes each, the last one shorter; one stripe if stripe is 0 or
+// longer than the block): what a DataNode composes from the chunk CRCs
+// for COMPOSITE_CRC.
+func stripeCRCs(r io.ReaderAt, b blocks.Block, stripe int64) ([]byte, error) {
+	if stripe <= 0 || stripe > b.Len {
+		stripe = b.Len
+	}
+	if b.Len/stripe > 1<<16 {
+		return nil, fmt.Errorf("%w: stripe length %d gives more than %d CRCs", ErrBadBlock, stripe, 1<<16)
+	}
+	var out []byte
+	buf := make([]byte, 64<<10)
+	for s := int64(0); s < b.Len; s += stripe {
+		var crc uint32
+		for off, end := s, min(s+stripe, b.Len); off < end; {
+			n := int(min(int64(len(buf)), end-off))
+			if _, err := r.ReadAt(buf[:n], b.Offset+off); err != nil && !(errors.Is(err, io.EOF) && n > 0) {
+				return nil, fmt.Errorf("datanode: read %q at %d: %w", b.Path, b.Offset+off, err)
+			}
+			crc = crc32.Update(crc, castagnoli, buf[:n])
+			off += int64(n)
+		}
+		out = binary.BigEndian.AppendUint32(out, crc)
+	}
+	return out, nil
+}
+
+// castagnoli is CRC32C's table.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // opName names an op code as Hadoop's Op enum does.
 func opName(op byte) string {

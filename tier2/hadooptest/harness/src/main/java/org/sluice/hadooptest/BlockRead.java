@@ -14,6 +14,8 @@ import java.security.MessageDigest;
 import java.util.HexFormat;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.CompositeCrcFileChecksum;
+import org.apache.hadoop.fs.StorageType;
 import org.apache.hadoop.fs.MD5MD5CRC32CastagnoliFileChecksum;
 import org.apache.hadoop.hdfs.BlockReader;
 import org.apache.hadoop.hdfs.PeerCache;
@@ -24,6 +26,9 @@ import org.apache.hadoop.hdfs.protocol.BlockChecksumOptions;
 import org.apache.hadoop.hdfs.protocol.BlockChecksumType;
 import org.apache.hadoop.hdfs.protocol.DatanodeID;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
+import org.apache.hadoop.hdfs.protocol.datatransfer.BlockConstructionStage;
+import org.apache.hadoop.hdfs.protocol.datatransfer.DataTransferProtoUtil;
 import org.apache.hadoop.hdfs.protocol.datatransfer.Sender;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseProto;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.OpBlockChecksumResponseProto;
@@ -33,6 +38,9 @@ import org.apache.hadoop.hdfs.server.datanode.CachingStrategy;
 import org.apache.hadoop.io.MD5Hash;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.security.token.Token;
+import org.apache.hadoop.util.CrcComposer;
+import org.apache.hadoop.util.CrcUtil;
+import org.apache.hadoop.util.DataChecksum;
 
 /**
  * Reads blocks straight from one DataNode with Hadoop's own client classes
@@ -45,6 +53,10 @@ import org.apache.hadoop.security.token.Token;
  * read ID NUMBYTES TOKENHEX OFFSET LEN [nocrc]  ok LEN SHA256HEX | err MESSAGE
  * sum ID NUMBYTES TOKENHEX                      ok BYTESPERCRC CRCPERBLOCK TYPE MD5HEX | err MESSAGE
  * file N (ID NUMBYTES TOKENHEX)xN               ok ALGORITHM BYTESHEX | err MESSAGE
+ * csum ID NUMBYTES TOKENHEX [STRIPE]            ok CRCPERBLOCK BLOCKCHECKSUMHEX (COMPOSITE_CRC) | err MESSAGE
+ * cfile N (ID NUMBYTES TOKENHEX)xN              ok ALGORITHM BYTESHEX (COMPOSITE_CRC) | err MESSAGE
+ * write ID NUMBYTES TOKENHEX                    err MESSAGE (a WRITE_BLOCK the DataNode must refuse)
+ * copy ID NUMBYTES TOKENHEX                     err MESSAGE (a COPY_BLOCK, likewise)
  * sockets                                       ok N  (sockets opened so far)
  * </pre>
  *
@@ -102,6 +114,17 @@ public final class BlockRead {
             }
             case "file":
                 return file(f);
+            case "csum": {
+                long stripe = f.length > 4 ? Long.parseLong(f[4]) : 0;
+                OpBlockChecksumResponseProto r = checksum(block(f[1], f[2]), token(f[3]),
+                        new BlockChecksumOptions(BlockChecksumType.COMPOSITE_CRC, stripe));
+                return r.getCrcPerBlock() + " " + HexFormat.of().formatHex(r.getBlockChecksum().toByteArray());
+            }
+            case "cfile":
+                return compositeFile(f);
+            case "write":
+            case "copy":
+                return refused(f[0], block(f[1], f[2]), token(f[3]));
             case "sockets":
                 return Integer.toString(sockets);
             default:
@@ -158,12 +181,17 @@ public final class BlockRead {
 
     /** Asks for a block's checksum as DFSClient's file checksum does. */
     private OpBlockChecksumResponseProto checksum(ExtendedBlock b, Token<BlockTokenIdentifier> tok) throws Exception {
+        return checksum(b, tok, new BlockChecksumOptions(BlockChecksumType.MD5CRC));
+    }
+
+    private OpBlockChecksumResponseProto checksum(ExtendedBlock b, Token<BlockTokenIdentifier> tok,
+            BlockChecksumOptions opts) throws Exception {
         try (Socket s = new Socket()) {
             s.connect(addr, 60_000);
             s.setSoTimeout(60_000);
             sockets++;
             DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
-            new Sender(out).blockChecksum(b, tok, new BlockChecksumOptions(BlockChecksumType.MD5CRC));
+            new Sender(out).blockChecksum(b, tok, opts);
             out.flush();
             BlockOpResponseProto r = BlockOpResponseProto.parseFrom(
                     PBHelperClient.vintPrefixed(new DataInputStream(s.getInputStream())));
@@ -191,5 +219,50 @@ public final class BlockRead {
         // getBytes() may hold more than getLength() bytes (FsShell
         // -checksum prints getLength()).
         return sum.getAlgorithmName() + " " + HexFormat.of().formatHex(sum.getBytes(), 0, sum.getLength());
+    }
+
+    /** Combines COMPOSITE_CRC block checksums as DFSClient does. */
+    private String compositeFile(String[] f) throws Exception {
+        int n = Integer.parseInt(f[1]);
+        long[] lens = new long[n];
+        int[] crcs = new int[n];
+        for (int i = 0; i < n; i++) {
+            ExtendedBlock b = block(f[2 + 3 * i], f[3 + 3 * i]);
+            OpBlockChecksumResponseProto r = checksum(b, token(f[4 + 3 * i]),
+                    new BlockChecksumOptions(BlockChecksumType.COMPOSITE_CRC));
+            lens[i] = b.getNumBytes();
+            crcs[i] = CrcUtil.readInt(r.getBlockChecksum().toByteArray(), 0);
+        }
+        CrcComposer c = CrcComposer.newCrcComposer(DataChecksum.Type.CRC32C, n > 0 ? lens[0] : 0);
+        for (int i = 0; i < n; i++) {
+            c.update(crcs[i], lens[i]);
+        }
+        CompositeCrcFileChecksum sum = new CompositeCrcFileChecksum(CrcUtil.readInt(c.digest(), 0),
+                DataChecksum.Type.CRC32C, 512);
+        return sum.getAlgorithmName() + " " + HexFormat.of().formatHex(sum.getBytes(), 0, sum.getLength());
+    }
+
+    /** Sends a mutating op as Hadoop's writers do and checks the answer as they do. */
+    private String refused(String op, ExtendedBlock b, Token<BlockTokenIdentifier> tok) throws Exception {
+        try (Socket s = new Socket()) {
+            s.connect(addr, 60_000);
+            s.setSoTimeout(60_000);
+            sockets++;
+            DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
+            Sender sender = new Sender(out);
+            if (op.equals("write")) {
+                sender.writeBlock(b, StorageType.DEFAULT, tok, "BlockRead", new DatanodeInfo[0], new StorageType[0],
+                        null, BlockConstructionStage.PIPELINE_SETUP_CREATE, 1, 0, 0, b.getGenerationStamp(),
+                        DataChecksum.newDataChecksum(DataChecksum.Type.CRC32C, 512),
+                        CachingStrategy.newDefaultStrategy(), false, false, null, null, new String[0]);
+            } else {
+                sender.copyBlock(b, tok);
+            }
+            out.flush();
+            BlockOpResponseProto r = BlockOpResponseProto.parseFrom(
+                    PBHelperClient.vintPrefixed(new DataInputStream(s.getInputStream())));
+            DataTransferProtoUtil.checkBlockOpStatus(r, "for OP_" + op.toUpperCase());
+            return "accepted";
+        }
     }
 }
