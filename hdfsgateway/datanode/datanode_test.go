@@ -397,3 +397,62 @@ func TestHostileClientsCloseOnlyTheirConnection(t *testing.T) {
 		t.Fatalf("%d connections open, want the good client's alone", n)
 	}
 }
+
+// TestLimits: packets of a configured size (rounded down to whole
+// chunks), and a connection over MaxConns closed at once while the
+// others carry on.
+func TestLimits(t *testing.T) {
+	fx := newFixture(t)
+	ended := make(chan struct{}, 8)
+	s := New(fx.v, Config{BlockSize: testBlockSize, PacketSize: 1000, MaxConns: 2})
+	s.connDone = func() { ended <- struct{}{} }
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(l)
+	defer s.Close()
+	if s.cfg.PacketSize != 512 {
+		t.Fatalf("PacketSize 1000 became %d, want 512", s.cfg.PacketSize)
+	}
+	b := blocks.Of(fx.paths[0], int64(len(fx.files[fx.paths[0]])), testBlockSize)[2]
+	read := func(c net.Conn, r *bufio.Reader) error {
+		got, err := goRead(c, r, b, 700, 5000)
+		if err == nil && !bytes.Equal(got, fx.files[b.Path][b.Offset+700:b.Offset+5700]) {
+			err = errors.New("wrong bytes")
+		}
+		return err
+	}
+	var conns []net.Conn
+	var readers []*bufio.Reader
+	for range 3 {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns, readers = append(conns, c), append(readers, bufio.NewReader(c))
+	}
+	for i := range 2 {
+		if err := read(conns[i], readers[i]); err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+	}
+	// The third was accepted after the first two (in order) and closed.
+	if err := read(conns[2], readers[2]); err == nil {
+		t.Fatal("a third connection was served with MaxConns 2")
+	}
+	conns[0].Close()
+	<-ended
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := read(c, bufio.NewReader(c)); err != nil {
+		t.Fatalf("after one closed: %v", err)
+	}
+	if err := read(conns[1], readers[1]); err != nil {
+		t.Fatalf("connection 1 after the third: %v", err)
+	}
+}

@@ -154,6 +154,9 @@ func (cn *conn) readBlock(m *hpb.OpReadBlockProto) bool {
 		cn.log.WithError(err).Debug("datanode: read ended early")
 		return false
 	}
+	// The read status follows the last packet at once; however long
+	// the packets took, the client gets the whole timeout for it.
+	cn.c.SetReadDeadline(time.Now().Add(cn.s.cfg.HandshakeTimeout))
 	st, err := readStatus(cn.r)
 	if err != nil {
 		cn.log.WithError(err).Debug("datanode: no read status")
