@@ -204,8 +204,8 @@ func (cn *conn) sendPackets(f view.File, b blocks.Block, start, end int64, sums 
 	seq := int64(0)
 	for pos := start; pos < end; seq++ {
 		n := int(min(int64(size), end-pos))
-		if _, err := f.ReadAt(data[:n], b.Offset+pos); err != nil && !(errors.Is(err, io.EOF) && n > 0) {
-			return fmt.Errorf("datanode: read %q at %d: %w", b.Path, b.Offset+pos, err)
+		if err := readFull(f, data[:n], b.Offset+pos); err != nil {
+			return fmt.Errorf("datanode: read %q: %w", b.Path, err)
 		}
 		sumLen := 0
 		if sums {
@@ -295,8 +295,8 @@ func stripeCRCs(r io.ReaderAt, b blocks.Block, stripe int64) ([]byte, error) {
 		var crc uint32
 		for off, end := s, min(s+stripe, b.Len); off < end; {
 			n := int(min(int64(len(buf)), end-off))
-			if _, err := r.ReadAt(buf[:n], b.Offset+off); err != nil && !(errors.Is(err, io.EOF) && n > 0) {
-				return nil, fmt.Errorf("datanode: read %q at %d: %w", b.Path, b.Offset+off, err)
+			if err := readFull(r, buf[:n], b.Offset+off); err != nil {
+				return nil, fmt.Errorf("datanode: read %q: %w", b.Path, err)
 			}
 			crc = crc32.Update(crc, castagnoli, buf[:n])
 			off += int64(n)
@@ -304,6 +304,19 @@ func stripeCRCs(r io.ReaderAt, b blocks.Block, stripe int64) ([]byte, error) {
 		out = binary.BigEndian.AppendUint32(out, crc)
 	}
 	return out, nil
+}
+
+// readFull reads len(p) bytes at off: io.EOF with all of them is
+// success, fewer is io.ErrUnexpectedEOF (a chunk shorter than its size).
+func readFull(r io.ReaderAt, p []byte, off int64) error {
+	n, err := r.ReadAt(p, off)
+	if n == len(p) {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("%d bytes at %d: %w", len(p), off, err)
 }
 
 // castagnoli is CRC32C's table.
