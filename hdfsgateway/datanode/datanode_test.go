@@ -22,6 +22,7 @@ import (
 	"github.com/sluice-streams/sluice/hdfsgateway/blocks"
 	hpb "github.com/sluice-streams/sluice/hdfsgateway/internal/hadooppb/hdfs"
 	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/backend"
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/hadooptest"
 	"github.com/sluice-streams/sluice/tier2/view"
@@ -55,6 +56,12 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newFixtureOn(t, st)
+}
+
+// newFixtureOn writes the fixture's files to st.
+func newFixtureOn(t *testing.T, st tier2.Storage) *fixture {
+	t.Helper()
 	rnd := rand.New(rand.NewPCG(1, 2))
 	fx := &fixture{files: map[string][]byte{}}
 	for _, f := range []struct {
@@ -204,7 +211,24 @@ type exchange struct {
 // COMPOSITE_CRC) with Hadoop's Sender and combines them as DFSClient
 // does; and checks how Hadoop's client sees refusals.
 func TestHadoopClientReadsBlocks(t *testing.T) {
-	fx := newFixture(t)
+	runHadoopClient(t, newFixture(t))
+}
+
+// TestHadoopClientReadsBlocksOfHDFSTier2 runs the same reads and checksums
+// with tier 2 on a real HDFS (a MiniDFSCluster), read through tier2/hdfs.
+func TestHadoopClientReadsBlocksOfHDFSTier2(t *testing.T) {
+	nn := hadooptest.StartHDFS(t)
+	st, err := backend.Open("hdfs://" + nn + "/sluice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := st.(io.Closer); ok {
+		t.Cleanup(func() { c.Close() })
+	}
+	runHadoopClient(t, newFixtureOn(t, st))
+}
+
+func runHadoopClient(t *testing.T, fx *fixture) {
 	_, addr := fx.start(t, nil)
 
 	var ex []exchange
