@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -257,12 +258,16 @@ func (s *Server) serveConn(c net.Conn) {
 		s:   s,
 		log: s.log.WithField("remote", c.RemoteAddr().String()),
 	}
-	wait := s.cfg.HandshakeTimeout
+	idle := false // between ops on a kept-alive connection
 	for {
+		wait := s.cfg.HandshakeTimeout
+		if idle {
+			wait = s.cfg.IdleTimeout
+		}
 		c.SetReadDeadline(time.Now().Add(wait))
 		req, err := readRequest(cn.r)
-		if errors.Is(err, io.EOF) {
-			return // the client is done with the connection
+		if errors.Is(err, io.EOF) || idle && errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, net.ErrClosed) {
+			return // the client is done with the connection, or the server
 		}
 		if err != nil {
 			cn.fail(req.op, err)
@@ -272,6 +277,6 @@ func (s *Server) serveConn(c net.Conn) {
 		if keep := cn.serve(req); !keep {
 			return
 		}
-		wait = s.cfg.IdleTimeout
+		idle = true
 	}
 }
