@@ -28,7 +28,8 @@
 // message gets an ERROR response; then, as after every refusal, the
 // connection is closed (after a moment's drain, so the client reads the
 // answer rather than a reset). A request that does not decode closes the
-// connection.
+// connection. Every wait has a deadline (Config's timeouts) and at most
+// Config.MaxConns connections are open.
 //
 // # Read responses
 //
@@ -39,11 +40,11 @@
 // and ends at the requested end rounded up to one (or the block's end).
 // Then packets, each at most Config.PacketSize data bytes (64 KiB):
 //
-//	+--------------+--------------+------------------+---------------+------+
-//	| PLEN         | HLEN         | PacketHeaderProto | CRCs         | data |
-//	| 4 bytes, BE  | 2 bytes, BE  | HLEN bytes        | 4 bytes BE   |      |
-//	| =4+CRCs+data |              |                   | per 512 data |      |
-//	+--------------+--------------+------------------+---------------+------+
+//	+--------------+-------------+-------------------+--------------+------+
+//	| PLEN         | HLEN        | PacketHeaderProto | CRCs         | data |
+//	| 4 bytes, BE  | 2 bytes, BE | HLEN bytes        | 4 bytes, BE, |      |
+//	| =4+CRCs+data |             |                   | per 512 data |      |
+//	+--------------+-------------+-------------------+--------------+------+
 //
 // The header holds offsetInBlock (of the packet's first data byte),
 // seqno (0, 1, ...), lastPacketInBlock, dataLen and syncBlock (false).
