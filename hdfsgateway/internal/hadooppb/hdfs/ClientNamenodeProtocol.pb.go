@@ -24,7 +24,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: ClientNamenodeProtocol.proto
+// source: sluice/hadoop/ClientNamenodeProtocol.proto
 
 package hadoop_hdfs
 
@@ -86,11 +86,11 @@ func (x CreateFlagProto) String() string {
 }
 
 func (CreateFlagProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_ClientNamenodeProtocol_proto_enumTypes[0].Descriptor()
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[0].Descriptor()
 }
 
 func (CreateFlagProto) Type() protoreflect.EnumType {
-	return &file_ClientNamenodeProtocol_proto_enumTypes[0]
+	return &file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[0]
 }
 
 func (x CreateFlagProto) Number() protoreflect.EnumNumber {
@@ -109,7 +109,7 @@ func (x *CreateFlagProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use CreateFlagProto.Descriptor instead.
 func (CreateFlagProto) EnumDescriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{0}
 }
 
 type AddBlockFlagProto int32
@@ -142,11 +142,11 @@ func (x AddBlockFlagProto) String() string {
 }
 
 func (AddBlockFlagProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_ClientNamenodeProtocol_proto_enumTypes[1].Descriptor()
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[1].Descriptor()
 }
 
 func (AddBlockFlagProto) Type() protoreflect.EnumType {
-	return &file_ClientNamenodeProtocol_proto_enumTypes[1]
+	return &file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[1]
 }
 
 func (x AddBlockFlagProto) Number() protoreflect.EnumNumber {
@@ -165,7 +165,7 @@ func (x *AddBlockFlagProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use AddBlockFlagProto.Descriptor instead.
 func (AddBlockFlagProto) EnumDescriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{1}
 }
 
 type DatanodeReportTypeProto int32
@@ -210,11 +210,11 @@ func (x DatanodeReportTypeProto) String() string {
 }
 
 func (DatanodeReportTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_ClientNamenodeProtocol_proto_enumTypes[2].Descriptor()
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[2].Descriptor()
 }
 
 func (DatanodeReportTypeProto) Type() protoreflect.EnumType {
-	return &file_ClientNamenodeProtocol_proto_enumTypes[2]
+	return &file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[2]
 }
 
 func (x DatanodeReportTypeProto) Number() protoreflect.EnumNumber {
@@ -233,7 +233,7 @@ func (x *DatanodeReportTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use DatanodeReportTypeProto.Descriptor instead.
 func (DatanodeReportTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{2}
 }
 
 type SafeModeActionProto int32
@@ -272,11 +272,11 @@ func (x SafeModeActionProto) String() string {
 }
 
 func (SafeModeActionProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_ClientNamenodeProtocol_proto_enumTypes[3].Descriptor()
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[3].Descriptor()
 }
 
 func (SafeModeActionProto) Type() protoreflect.EnumType {
-	return &file_ClientNamenodeProtocol_proto_enumTypes[3]
+	return &file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[3]
 }
 
 func (x SafeModeActionProto) Number() protoreflect.EnumNumber {
@@ -295,7 +295,7 @@ func (x *SafeModeActionProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use SafeModeActionProto.Descriptor instead.
 func (SafeModeActionProto) EnumDescriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{3}
 }
 
 type RollingUpgradeActionProto int32
@@ -331,11 +331,11 @@ func (x RollingUpgradeActionProto) String() string {
 }
 
 func (RollingUpgradeActionProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_ClientNamenodeProtocol_proto_enumTypes[4].Descriptor()
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[4].Descriptor()
 }
 
 func (RollingUpgradeActionProto) Type() protoreflect.EnumType {
-	return &file_ClientNamenodeProtocol_proto_enumTypes[4]
+	return &file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[4]
 }
 
 func (x RollingUpgradeActionProto) Number() protoreflect.EnumNumber {
@@ -354,7 +354,7 @@ func (x *RollingUpgradeActionProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use RollingUpgradeActionProto.Descriptor instead.
 func (RollingUpgradeActionProto) EnumDescriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{4}
 }
 
 type CacheFlagProto int32
@@ -384,11 +384,11 @@ func (x CacheFlagProto) String() string {
 }
 
 func (CacheFlagProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_ClientNamenodeProtocol_proto_enumTypes[5].Descriptor()
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[5].Descriptor()
 }
 
 func (CacheFlagProto) Type() protoreflect.EnumType {
-	return &file_ClientNamenodeProtocol_proto_enumTypes[5]
+	return &file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[5]
 }
 
 func (x CacheFlagProto) Number() protoreflect.EnumNumber {
@@ -407,7 +407,7 @@ func (x *CacheFlagProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use CacheFlagProto.Descriptor instead.
 func (CacheFlagProto) EnumDescriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{5}
 }
 
 type OpenFilesTypeProto int32
@@ -440,11 +440,11 @@ func (x OpenFilesTypeProto) String() string {
 }
 
 func (OpenFilesTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_ClientNamenodeProtocol_proto_enumTypes[6].Descriptor()
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[6].Descriptor()
 }
 
 func (OpenFilesTypeProto) Type() protoreflect.EnumType {
-	return &file_ClientNamenodeProtocol_proto_enumTypes[6]
+	return &file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[6]
 }
 
 func (x OpenFilesTypeProto) Number() protoreflect.EnumNumber {
@@ -463,7 +463,7 @@ func (x *OpenFilesTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use OpenFilesTypeProto.Descriptor instead.
 func (OpenFilesTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{6}
 }
 
 type GetBlockLocationsRequestProto struct {
@@ -477,7 +477,7 @@ type GetBlockLocationsRequestProto struct {
 
 func (x *GetBlockLocationsRequestProto) Reset() {
 	*x = GetBlockLocationsRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -489,7 +489,7 @@ func (x *GetBlockLocationsRequestProto) String() string {
 func (*GetBlockLocationsRequestProto) ProtoMessage() {}
 
 func (x *GetBlockLocationsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -502,7 +502,7 @@ func (x *GetBlockLocationsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlockLocationsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetBlockLocationsRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *GetBlockLocationsRequestProto) GetSrc() string {
@@ -535,7 +535,7 @@ type GetBlockLocationsResponseProto struct {
 
 func (x *GetBlockLocationsResponseProto) Reset() {
 	*x = GetBlockLocationsResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -547,7 +547,7 @@ func (x *GetBlockLocationsResponseProto) String() string {
 func (*GetBlockLocationsResponseProto) ProtoMessage() {}
 
 func (x *GetBlockLocationsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -560,7 +560,7 @@ func (x *GetBlockLocationsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlockLocationsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetBlockLocationsResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *GetBlockLocationsResponseProto) GetLocations() *LocatedBlocksProto {
@@ -578,7 +578,7 @@ type GetServerDefaultsRequestProto struct {
 
 func (x *GetServerDefaultsRequestProto) Reset() {
 	*x = GetServerDefaultsRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -590,7 +590,7 @@ func (x *GetServerDefaultsRequestProto) String() string {
 func (*GetServerDefaultsRequestProto) ProtoMessage() {}
 
 func (x *GetServerDefaultsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -603,7 +603,7 @@ func (x *GetServerDefaultsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{2}
 }
 
 type GetServerDefaultsResponseProto struct {
@@ -615,7 +615,7 @@ type GetServerDefaultsResponseProto struct {
 
 func (x *GetServerDefaultsResponseProto) Reset() {
 	*x = GetServerDefaultsResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -627,7 +627,7 @@ func (x *GetServerDefaultsResponseProto) String() string {
 func (*GetServerDefaultsResponseProto) ProtoMessage() {}
 
 func (x *GetServerDefaultsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -640,7 +640,7 @@ func (x *GetServerDefaultsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GetServerDefaultsResponseProto) GetServerDefaults() *FsServerDefaultsProto {
@@ -659,7 +659,7 @@ type CreateRequestProto struct {
 	CreateParent          *bool                        `protobuf:"varint,5,req,name=createParent" json:"createParent,omitempty"`
 	Replication           *uint32                      `protobuf:"varint,6,req,name=replication" json:"replication,omitempty"` // Short: Only 16 bits used
 	BlockSize             *uint64                      `protobuf:"varint,7,req,name=blockSize" json:"blockSize,omitempty"`
-	CryptoProtocolVersion []CryptoProtocolVersionProto `protobuf:"varint,8,rep,name=cryptoProtocolVersion,enum=hadoop.hdfs.CryptoProtocolVersionProto" json:"cryptoProtocolVersion,omitempty"`
+	CryptoProtocolVersion []CryptoProtocolVersionProto `protobuf:"varint,8,rep,name=cryptoProtocolVersion,enum=sluice.hadoop.hdfs.CryptoProtocolVersionProto" json:"cryptoProtocolVersion,omitempty"`
 	Unmasked              *FsPermissionProto           `protobuf:"bytes,9,opt,name=unmasked" json:"unmasked,omitempty"`
 	EcPolicyName          *string                      `protobuf:"bytes,10,opt,name=ecPolicyName" json:"ecPolicyName,omitempty"`
 	StoragePolicy         *string                      `protobuf:"bytes,11,opt,name=storagePolicy" json:"storagePolicy,omitempty"`
@@ -669,7 +669,7 @@ type CreateRequestProto struct {
 
 func (x *CreateRequestProto) Reset() {
 	*x = CreateRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -681,7 +681,7 @@ func (x *CreateRequestProto) String() string {
 func (*CreateRequestProto) ProtoMessage() {}
 
 func (x *CreateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -694,7 +694,7 @@ func (x *CreateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequestProto.ProtoReflect.Descriptor instead.
 func (*CreateRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CreateRequestProto) GetSrc() string {
@@ -783,7 +783,7 @@ type CreateResponseProto struct {
 
 func (x *CreateResponseProto) Reset() {
 	*x = CreateResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -795,7 +795,7 @@ func (x *CreateResponseProto) String() string {
 func (*CreateResponseProto) ProtoMessage() {}
 
 func (x *CreateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -808,7 +808,7 @@ func (x *CreateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateResponseProto.ProtoReflect.Descriptor instead.
 func (*CreateResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateResponseProto) GetFs() *HdfsFileStatusProto {
@@ -829,7 +829,7 @@ type AppendRequestProto struct {
 
 func (x *AppendRequestProto) Reset() {
 	*x = AppendRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -841,7 +841,7 @@ func (x *AppendRequestProto) String() string {
 func (*AppendRequestProto) ProtoMessage() {}
 
 func (x *AppendRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -854,7 +854,7 @@ func (x *AppendRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequestProto.ProtoReflect.Descriptor instead.
 func (*AppendRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AppendRequestProto) GetSrc() string {
@@ -888,7 +888,7 @@ type AppendResponseProto struct {
 
 func (x *AppendResponseProto) Reset() {
 	*x = AppendResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -900,7 +900,7 @@ func (x *AppendResponseProto) String() string {
 func (*AppendResponseProto) ProtoMessage() {}
 
 func (x *AppendResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -913,7 +913,7 @@ func (x *AppendResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponseProto.ProtoReflect.Descriptor instead.
 func (*AppendResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AppendResponseProto) GetBlock() *LocatedBlockProto {
@@ -940,7 +940,7 @@ type SetReplicationRequestProto struct {
 
 func (x *SetReplicationRequestProto) Reset() {
 	*x = SetReplicationRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -952,7 +952,7 @@ func (x *SetReplicationRequestProto) String() string {
 func (*SetReplicationRequestProto) ProtoMessage() {}
 
 func (x *SetReplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -965,7 +965,7 @@ func (x *SetReplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetReplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*SetReplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{8}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SetReplicationRequestProto) GetSrc() string {
@@ -991,7 +991,7 @@ type SetReplicationResponseProto struct {
 
 func (x *SetReplicationResponseProto) Reset() {
 	*x = SetReplicationResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1003,7 +1003,7 @@ func (x *SetReplicationResponseProto) String() string {
 func (*SetReplicationResponseProto) ProtoMessage() {}
 
 func (x *SetReplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1016,7 +1016,7 @@ func (x *SetReplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetReplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*SetReplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{9}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SetReplicationResponseProto) GetResult() bool {
@@ -1036,7 +1036,7 @@ type SetStoragePolicyRequestProto struct {
 
 func (x *SetStoragePolicyRequestProto) Reset() {
 	*x = SetStoragePolicyRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1048,7 +1048,7 @@ func (x *SetStoragePolicyRequestProto) String() string {
 func (*SetStoragePolicyRequestProto) ProtoMessage() {}
 
 func (x *SetStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1061,7 +1061,7 @@ func (x *SetStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoragePolicyRequestProto.ProtoReflect.Descriptor instead.
 func (*SetStoragePolicyRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{10}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SetStoragePolicyRequestProto) GetSrc() string {
@@ -1086,7 +1086,7 @@ type SetStoragePolicyResponseProto struct {
 
 func (x *SetStoragePolicyResponseProto) Reset() {
 	*x = SetStoragePolicyResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1098,7 +1098,7 @@ func (x *SetStoragePolicyResponseProto) String() string {
 func (*SetStoragePolicyResponseProto) ProtoMessage() {}
 
 func (x *SetStoragePolicyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1111,7 +1111,7 @@ func (x *SetStoragePolicyResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoragePolicyResponseProto.ProtoReflect.Descriptor instead.
 func (*SetStoragePolicyResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{11}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{11}
 }
 
 type UnsetStoragePolicyRequestProto struct {
@@ -1123,7 +1123,7 @@ type UnsetStoragePolicyRequestProto struct {
 
 func (x *UnsetStoragePolicyRequestProto) Reset() {
 	*x = UnsetStoragePolicyRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1135,7 +1135,7 @@ func (x *UnsetStoragePolicyRequestProto) String() string {
 func (*UnsetStoragePolicyRequestProto) ProtoMessage() {}
 
 func (x *UnsetStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1148,7 +1148,7 @@ func (x *UnsetStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsetStoragePolicyRequestProto.ProtoReflect.Descriptor instead.
 func (*UnsetStoragePolicyRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{12}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UnsetStoragePolicyRequestProto) GetSrc() string {
@@ -1166,7 +1166,7 @@ type UnsetStoragePolicyResponseProto struct {
 
 func (x *UnsetStoragePolicyResponseProto) Reset() {
 	*x = UnsetStoragePolicyResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1178,7 +1178,7 @@ func (x *UnsetStoragePolicyResponseProto) String() string {
 func (*UnsetStoragePolicyResponseProto) ProtoMessage() {}
 
 func (x *UnsetStoragePolicyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1191,7 +1191,7 @@ func (x *UnsetStoragePolicyResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsetStoragePolicyResponseProto.ProtoReflect.Descriptor instead.
 func (*UnsetStoragePolicyResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{13}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{13}
 }
 
 type GetStoragePolicyRequestProto struct {
@@ -1203,7 +1203,7 @@ type GetStoragePolicyRequestProto struct {
 
 func (x *GetStoragePolicyRequestProto) Reset() {
 	*x = GetStoragePolicyRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1215,7 @@ func (x *GetStoragePolicyRequestProto) String() string {
 func (*GetStoragePolicyRequestProto) ProtoMessage() {}
 
 func (x *GetStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1228,7 +1228,7 @@ func (x *GetStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePolicyRequestProto.ProtoReflect.Descriptor instead.
 func (*GetStoragePolicyRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{14}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetStoragePolicyRequestProto) GetPath() string {
@@ -1247,7 +1247,7 @@ type GetStoragePolicyResponseProto struct {
 
 func (x *GetStoragePolicyResponseProto) Reset() {
 	*x = GetStoragePolicyResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[15]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1259,7 +1259,7 @@ func (x *GetStoragePolicyResponseProto) String() string {
 func (*GetStoragePolicyResponseProto) ProtoMessage() {}
 
 func (x *GetStoragePolicyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[15]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1272,7 +1272,7 @@ func (x *GetStoragePolicyResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePolicyResponseProto.ProtoReflect.Descriptor instead.
 func (*GetStoragePolicyResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{15}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetStoragePolicyResponseProto) GetStoragePolicy() *BlockStoragePolicyProto {
@@ -1290,7 +1290,7 @@ type GetStoragePoliciesRequestProto struct {
 
 func (x *GetStoragePoliciesRequestProto) Reset() {
 	*x = GetStoragePoliciesRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[16]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1302,7 +1302,7 @@ func (x *GetStoragePoliciesRequestProto) String() string {
 func (*GetStoragePoliciesRequestProto) ProtoMessage() {}
 
 func (x *GetStoragePoliciesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[16]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1315,7 +1315,7 @@ func (x *GetStoragePoliciesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePoliciesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetStoragePoliciesRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{16}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{16}
 }
 
 type GetStoragePoliciesResponseProto struct {
@@ -1327,7 +1327,7 @@ type GetStoragePoliciesResponseProto struct {
 
 func (x *GetStoragePoliciesResponseProto) Reset() {
 	*x = GetStoragePoliciesResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[17]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1339,7 +1339,7 @@ func (x *GetStoragePoliciesResponseProto) String() string {
 func (*GetStoragePoliciesResponseProto) ProtoMessage() {}
 
 func (x *GetStoragePoliciesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[17]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1352,7 +1352,7 @@ func (x *GetStoragePoliciesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePoliciesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetStoragePoliciesResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{17}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetStoragePoliciesResponseProto) GetPolicies() []*BlockStoragePolicyProto {
@@ -1372,7 +1372,7 @@ type SetPermissionRequestProto struct {
 
 func (x *SetPermissionRequestProto) Reset() {
 	*x = SetPermissionRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[18]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1384,7 +1384,7 @@ func (x *SetPermissionRequestProto) String() string {
 func (*SetPermissionRequestProto) ProtoMessage() {}
 
 func (x *SetPermissionRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[18]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1397,7 +1397,7 @@ func (x *SetPermissionRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionRequestProto.ProtoReflect.Descriptor instead.
 func (*SetPermissionRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{18}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SetPermissionRequestProto) GetSrc() string {
@@ -1422,7 +1422,7 @@ type SetPermissionResponseProto struct {
 
 func (x *SetPermissionResponseProto) Reset() {
 	*x = SetPermissionResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[19]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1434,7 +1434,7 @@ func (x *SetPermissionResponseProto) String() string {
 func (*SetPermissionResponseProto) ProtoMessage() {}
 
 func (x *SetPermissionResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[19]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1447,7 +1447,7 @@ func (x *SetPermissionResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionResponseProto.ProtoReflect.Descriptor instead.
 func (*SetPermissionResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{19}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{19}
 }
 
 type SetOwnerRequestProto struct {
@@ -1461,7 +1461,7 @@ type SetOwnerRequestProto struct {
 
 func (x *SetOwnerRequestProto) Reset() {
 	*x = SetOwnerRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[20]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1473,7 +1473,7 @@ func (x *SetOwnerRequestProto) String() string {
 func (*SetOwnerRequestProto) ProtoMessage() {}
 
 func (x *SetOwnerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[20]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1486,7 +1486,7 @@ func (x *SetOwnerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerRequestProto.ProtoReflect.Descriptor instead.
 func (*SetOwnerRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{20}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SetOwnerRequestProto) GetSrc() string {
@@ -1518,7 +1518,7 @@ type SetOwnerResponseProto struct {
 
 func (x *SetOwnerResponseProto) Reset() {
 	*x = SetOwnerResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[21]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1530,7 +1530,7 @@ func (x *SetOwnerResponseProto) String() string {
 func (*SetOwnerResponseProto) ProtoMessage() {}
 
 func (x *SetOwnerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[21]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1543,7 +1543,7 @@ func (x *SetOwnerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerResponseProto.ProtoReflect.Descriptor instead.
 func (*SetOwnerResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{21}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{21}
 }
 
 type AbandonBlockRequestProto struct {
@@ -1563,7 +1563,7 @@ const (
 
 func (x *AbandonBlockRequestProto) Reset() {
 	*x = AbandonBlockRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[22]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1575,7 +1575,7 @@ func (x *AbandonBlockRequestProto) String() string {
 func (*AbandonBlockRequestProto) ProtoMessage() {}
 
 func (x *AbandonBlockRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[22]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1588,7 +1588,7 @@ func (x *AbandonBlockRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbandonBlockRequestProto.ProtoReflect.Descriptor instead.
 func (*AbandonBlockRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{22}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AbandonBlockRequestProto) GetB() *ExtendedBlockProto {
@@ -1627,7 +1627,7 @@ type AbandonBlockResponseProto struct {
 
 func (x *AbandonBlockResponseProto) Reset() {
 	*x = AbandonBlockResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[23]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1639,7 +1639,7 @@ func (x *AbandonBlockResponseProto) String() string {
 func (*AbandonBlockResponseProto) ProtoMessage() {}
 
 func (x *AbandonBlockResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[23]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1652,7 +1652,7 @@ func (x *AbandonBlockResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbandonBlockResponseProto.ProtoReflect.Descriptor instead.
 func (*AbandonBlockResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{23}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{23}
 }
 
 type AddBlockRequestProto struct {
@@ -1661,9 +1661,9 @@ type AddBlockRequestProto struct {
 	ClientName    *string                `protobuf:"bytes,2,req,name=clientName" json:"clientName,omitempty"`
 	Previous      *ExtendedBlockProto    `protobuf:"bytes,3,opt,name=previous" json:"previous,omitempty"`
 	ExcludeNodes  []*DatanodeInfoProto   `protobuf:"bytes,4,rep,name=excludeNodes" json:"excludeNodes,omitempty"`
-	FileId        *uint64                `protobuf:"varint,5,opt,name=fileId,def=0" json:"fileId,omitempty"`                            // default as a bogus id
-	FavoredNodes  []string               `protobuf:"bytes,6,rep,name=favoredNodes" json:"favoredNodes,omitempty"`                       //the set of datanodes to use for the block
-	Flags         []AddBlockFlagProto    `protobuf:"varint,7,rep,name=flags,enum=hadoop.hdfs.AddBlockFlagProto" json:"flags,omitempty"` // default to empty.
+	FileId        *uint64                `protobuf:"varint,5,opt,name=fileId,def=0" json:"fileId,omitempty"`                                   // default as a bogus id
+	FavoredNodes  []string               `protobuf:"bytes,6,rep,name=favoredNodes" json:"favoredNodes,omitempty"`                              //the set of datanodes to use for the block
+	Flags         []AddBlockFlagProto    `protobuf:"varint,7,rep,name=flags,enum=sluice.hadoop.hdfs.AddBlockFlagProto" json:"flags,omitempty"` // default to empty.
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1675,7 +1675,7 @@ const (
 
 func (x *AddBlockRequestProto) Reset() {
 	*x = AddBlockRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[24]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1687,7 +1687,7 @@ func (x *AddBlockRequestProto) String() string {
 func (*AddBlockRequestProto) ProtoMessage() {}
 
 func (x *AddBlockRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[24]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1700,7 +1700,7 @@ func (x *AddBlockRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddBlockRequestProto.ProtoReflect.Descriptor instead.
 func (*AddBlockRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{24}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AddBlockRequestProto) GetSrc() string {
@@ -1761,7 +1761,7 @@ type AddBlockResponseProto struct {
 
 func (x *AddBlockResponseProto) Reset() {
 	*x = AddBlockResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[25]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1773,7 +1773,7 @@ func (x *AddBlockResponseProto) String() string {
 func (*AddBlockResponseProto) ProtoMessage() {}
 
 func (x *AddBlockResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[25]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1786,7 +1786,7 @@ func (x *AddBlockResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddBlockResponseProto.ProtoReflect.Descriptor instead.
 func (*AddBlockResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{25}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AddBlockResponseProto) GetBlock() *LocatedBlockProto {
@@ -1817,7 +1817,7 @@ const (
 
 func (x *GetAdditionalDatanodeRequestProto) Reset() {
 	*x = GetAdditionalDatanodeRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[26]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1829,7 +1829,7 @@ func (x *GetAdditionalDatanodeRequestProto) String() string {
 func (*GetAdditionalDatanodeRequestProto) ProtoMessage() {}
 
 func (x *GetAdditionalDatanodeRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[26]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1842,7 +1842,7 @@ func (x *GetAdditionalDatanodeRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetAdditionalDatanodeRequestProto.ProtoReflect.Descriptor instead.
 func (*GetAdditionalDatanodeRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{26}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetAdditionalDatanodeRequestProto) GetSrc() string {
@@ -1910,7 +1910,7 @@ type GetAdditionalDatanodeResponseProto struct {
 
 func (x *GetAdditionalDatanodeResponseProto) Reset() {
 	*x = GetAdditionalDatanodeResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[27]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1922,7 +1922,7 @@ func (x *GetAdditionalDatanodeResponseProto) String() string {
 func (*GetAdditionalDatanodeResponseProto) ProtoMessage() {}
 
 func (x *GetAdditionalDatanodeResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[27]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1935,7 +1935,7 @@ func (x *GetAdditionalDatanodeResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetAdditionalDatanodeResponseProto.ProtoReflect.Descriptor instead.
 func (*GetAdditionalDatanodeResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{27}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetAdditionalDatanodeResponseProto) GetBlock() *LocatedBlockProto {
@@ -1962,7 +1962,7 @@ const (
 
 func (x *CompleteRequestProto) Reset() {
 	*x = CompleteRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[28]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1974,7 +1974,7 @@ func (x *CompleteRequestProto) String() string {
 func (*CompleteRequestProto) ProtoMessage() {}
 
 func (x *CompleteRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[28]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1987,7 +1987,7 @@ func (x *CompleteRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequestProto.ProtoReflect.Descriptor instead.
 func (*CompleteRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{28}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CompleteRequestProto) GetSrc() string {
@@ -2027,7 +2027,7 @@ type CompleteResponseProto struct {
 
 func (x *CompleteResponseProto) Reset() {
 	*x = CompleteResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[29]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2039,7 +2039,7 @@ func (x *CompleteResponseProto) String() string {
 func (*CompleteResponseProto) ProtoMessage() {}
 
 func (x *CompleteResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[29]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2052,7 +2052,7 @@ func (x *CompleteResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponseProto.ProtoReflect.Descriptor instead.
 func (*CompleteResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{29}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CompleteResponseProto) GetResult() bool {
@@ -2071,7 +2071,7 @@ type ReportBadBlocksRequestProto struct {
 
 func (x *ReportBadBlocksRequestProto) Reset() {
 	*x = ReportBadBlocksRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[30]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2083,7 +2083,7 @@ func (x *ReportBadBlocksRequestProto) String() string {
 func (*ReportBadBlocksRequestProto) ProtoMessage() {}
 
 func (x *ReportBadBlocksRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[30]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2096,7 +2096,7 @@ func (x *ReportBadBlocksRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportBadBlocksRequestProto.ProtoReflect.Descriptor instead.
 func (*ReportBadBlocksRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{30}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ReportBadBlocksRequestProto) GetBlocks() []*LocatedBlockProto {
@@ -2114,7 +2114,7 @@ type ReportBadBlocksResponseProto struct {
 
 func (x *ReportBadBlocksResponseProto) Reset() {
 	*x = ReportBadBlocksResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[31]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2126,7 +2126,7 @@ func (x *ReportBadBlocksResponseProto) String() string {
 func (*ReportBadBlocksResponseProto) ProtoMessage() {}
 
 func (x *ReportBadBlocksResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[31]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2139,7 +2139,7 @@ func (x *ReportBadBlocksResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportBadBlocksResponseProto.ProtoReflect.Descriptor instead.
 func (*ReportBadBlocksResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{31}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{31}
 }
 
 type ConcatRequestProto struct {
@@ -2152,7 +2152,7 @@ type ConcatRequestProto struct {
 
 func (x *ConcatRequestProto) Reset() {
 	*x = ConcatRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[32]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2164,7 +2164,7 @@ func (x *ConcatRequestProto) String() string {
 func (*ConcatRequestProto) ProtoMessage() {}
 
 func (x *ConcatRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[32]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2177,7 +2177,7 @@ func (x *ConcatRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatRequestProto.ProtoReflect.Descriptor instead.
 func (*ConcatRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{32}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ConcatRequestProto) GetTrg() string {
@@ -2202,7 +2202,7 @@ type ConcatResponseProto struct {
 
 func (x *ConcatResponseProto) Reset() {
 	*x = ConcatResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[33]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2214,7 +2214,7 @@ func (x *ConcatResponseProto) String() string {
 func (*ConcatResponseProto) ProtoMessage() {}
 
 func (x *ConcatResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[33]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2227,7 +2227,7 @@ func (x *ConcatResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatResponseProto.ProtoReflect.Descriptor instead.
 func (*ConcatResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{33}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{33}
 }
 
 type TruncateRequestProto struct {
@@ -2241,7 +2241,7 @@ type TruncateRequestProto struct {
 
 func (x *TruncateRequestProto) Reset() {
 	*x = TruncateRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[34]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2253,7 +2253,7 @@ func (x *TruncateRequestProto) String() string {
 func (*TruncateRequestProto) ProtoMessage() {}
 
 func (x *TruncateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[34]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2266,7 +2266,7 @@ func (x *TruncateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateRequestProto.ProtoReflect.Descriptor instead.
 func (*TruncateRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{34}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *TruncateRequestProto) GetSrc() string {
@@ -2299,7 +2299,7 @@ type TruncateResponseProto struct {
 
 func (x *TruncateResponseProto) Reset() {
 	*x = TruncateResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[35]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2311,7 +2311,7 @@ func (x *TruncateResponseProto) String() string {
 func (*TruncateResponseProto) ProtoMessage() {}
 
 func (x *TruncateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[35]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2324,7 +2324,7 @@ func (x *TruncateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateResponseProto.ProtoReflect.Descriptor instead.
 func (*TruncateResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{35}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *TruncateResponseProto) GetResult() bool {
@@ -2344,7 +2344,7 @@ type RenameRequestProto struct {
 
 func (x *RenameRequestProto) Reset() {
 	*x = RenameRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[36]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2356,7 +2356,7 @@ func (x *RenameRequestProto) String() string {
 func (*RenameRequestProto) ProtoMessage() {}
 
 func (x *RenameRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[36]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2369,7 +2369,7 @@ func (x *RenameRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequestProto.ProtoReflect.Descriptor instead.
 func (*RenameRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{36}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RenameRequestProto) GetSrc() string {
@@ -2395,7 +2395,7 @@ type RenameResponseProto struct {
 
 func (x *RenameResponseProto) Reset() {
 	*x = RenameResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[37]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2407,7 +2407,7 @@ func (x *RenameResponseProto) String() string {
 func (*RenameResponseProto) ProtoMessage() {}
 
 func (x *RenameResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[37]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2420,7 +2420,7 @@ func (x *RenameResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameResponseProto.ProtoReflect.Descriptor instead.
 func (*RenameResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{37}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RenameResponseProto) GetResult() bool {
@@ -2442,7 +2442,7 @@ type Rename2RequestProto struct {
 
 func (x *Rename2RequestProto) Reset() {
 	*x = Rename2RequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[38]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2454,7 +2454,7 @@ func (x *Rename2RequestProto) String() string {
 func (*Rename2RequestProto) ProtoMessage() {}
 
 func (x *Rename2RequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[38]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2467,7 +2467,7 @@ func (x *Rename2RequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rename2RequestProto.ProtoReflect.Descriptor instead.
 func (*Rename2RequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{38}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *Rename2RequestProto) GetSrc() string {
@@ -2506,7 +2506,7 @@ type Rename2ResponseProto struct {
 
 func (x *Rename2ResponseProto) Reset() {
 	*x = Rename2ResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[39]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2518,7 +2518,7 @@ func (x *Rename2ResponseProto) String() string {
 func (*Rename2ResponseProto) ProtoMessage() {}
 
 func (x *Rename2ResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[39]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2531,7 +2531,7 @@ func (x *Rename2ResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rename2ResponseProto.ProtoReflect.Descriptor instead.
 func (*Rename2ResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{39}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{39}
 }
 
 type DeleteRequestProto struct {
@@ -2544,7 +2544,7 @@ type DeleteRequestProto struct {
 
 func (x *DeleteRequestProto) Reset() {
 	*x = DeleteRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[40]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2556,7 +2556,7 @@ func (x *DeleteRequestProto) String() string {
 func (*DeleteRequestProto) ProtoMessage() {}
 
 func (x *DeleteRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[40]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2569,7 +2569,7 @@ func (x *DeleteRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequestProto.ProtoReflect.Descriptor instead.
 func (*DeleteRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{40}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *DeleteRequestProto) GetSrc() string {
@@ -2595,7 +2595,7 @@ type DeleteResponseProto struct {
 
 func (x *DeleteResponseProto) Reset() {
 	*x = DeleteResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[41]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2607,7 +2607,7 @@ func (x *DeleteResponseProto) String() string {
 func (*DeleteResponseProto) ProtoMessage() {}
 
 func (x *DeleteResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[41]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2620,7 +2620,7 @@ func (x *DeleteResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponseProto.ProtoReflect.Descriptor instead.
 func (*DeleteResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{41}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *DeleteResponseProto) GetResult() bool {
@@ -2642,7 +2642,7 @@ type MkdirsRequestProto struct {
 
 func (x *MkdirsRequestProto) Reset() {
 	*x = MkdirsRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[42]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2654,7 +2654,7 @@ func (x *MkdirsRequestProto) String() string {
 func (*MkdirsRequestProto) ProtoMessage() {}
 
 func (x *MkdirsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[42]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2667,7 +2667,7 @@ func (x *MkdirsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MkdirsRequestProto.ProtoReflect.Descriptor instead.
 func (*MkdirsRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{42}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *MkdirsRequestProto) GetSrc() string {
@@ -2707,7 +2707,7 @@ type MkdirsResponseProto struct {
 
 func (x *MkdirsResponseProto) Reset() {
 	*x = MkdirsResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[43]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2719,7 +2719,7 @@ func (x *MkdirsResponseProto) String() string {
 func (*MkdirsResponseProto) ProtoMessage() {}
 
 func (x *MkdirsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[43]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2732,7 +2732,7 @@ func (x *MkdirsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MkdirsResponseProto.ProtoReflect.Descriptor instead.
 func (*MkdirsResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{43}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *MkdirsResponseProto) GetResult() bool {
@@ -2753,7 +2753,7 @@ type GetListingRequestProto struct {
 
 func (x *GetListingRequestProto) Reset() {
 	*x = GetListingRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[44]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2765,7 +2765,7 @@ func (x *GetListingRequestProto) String() string {
 func (*GetListingRequestProto) ProtoMessage() {}
 
 func (x *GetListingRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[44]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2778,7 +2778,7 @@ func (x *GetListingRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetListingRequestProto.ProtoReflect.Descriptor instead.
 func (*GetListingRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{44}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetListingRequestProto) GetSrc() string {
@@ -2811,7 +2811,7 @@ type GetListingResponseProto struct {
 
 func (x *GetListingResponseProto) Reset() {
 	*x = GetListingResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[45]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2823,7 +2823,7 @@ func (x *GetListingResponseProto) String() string {
 func (*GetListingResponseProto) ProtoMessage() {}
 
 func (x *GetListingResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[45]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2836,7 +2836,7 @@ func (x *GetListingResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetListingResponseProto.ProtoReflect.Descriptor instead.
 func (*GetListingResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{45}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetListingResponseProto) GetDirList() *DirectoryListingProto {
@@ -2857,7 +2857,7 @@ type GetBatchedListingRequestProto struct {
 
 func (x *GetBatchedListingRequestProto) Reset() {
 	*x = GetBatchedListingRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[46]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2869,7 +2869,7 @@ func (x *GetBatchedListingRequestProto) String() string {
 func (*GetBatchedListingRequestProto) ProtoMessage() {}
 
 func (x *GetBatchedListingRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[46]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2882,7 +2882,7 @@ func (x *GetBatchedListingRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBatchedListingRequestProto.ProtoReflect.Descriptor instead.
 func (*GetBatchedListingRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{46}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetBatchedListingRequestProto) GetPaths() []string {
@@ -2917,7 +2917,7 @@ type GetBatchedListingResponseProto struct {
 
 func (x *GetBatchedListingResponseProto) Reset() {
 	*x = GetBatchedListingResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[47]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2929,7 +2929,7 @@ func (x *GetBatchedListingResponseProto) String() string {
 func (*GetBatchedListingResponseProto) ProtoMessage() {}
 
 func (x *GetBatchedListingResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[47]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2942,7 +2942,7 @@ func (x *GetBatchedListingResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBatchedListingResponseProto.ProtoReflect.Descriptor instead.
 func (*GetBatchedListingResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{47}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetBatchedListingResponseProto) GetListings() []*BatchedDirectoryListingProto {
@@ -2974,7 +2974,7 @@ type GetSnapshottableDirListingRequestProto struct {
 
 func (x *GetSnapshottableDirListingRequestProto) Reset() {
 	*x = GetSnapshottableDirListingRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[48]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2986,7 +2986,7 @@ func (x *GetSnapshottableDirListingRequestProto) String() string {
 func (*GetSnapshottableDirListingRequestProto) ProtoMessage() {}
 
 func (x *GetSnapshottableDirListingRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[48]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2999,7 +2999,7 @@ func (x *GetSnapshottableDirListingRequestProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use GetSnapshottableDirListingRequestProto.ProtoReflect.Descriptor instead.
 func (*GetSnapshottableDirListingRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{48}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{48}
 }
 
 type GetSnapshottableDirListingResponseProto struct {
@@ -3011,7 +3011,7 @@ type GetSnapshottableDirListingResponseProto struct {
 
 func (x *GetSnapshottableDirListingResponseProto) Reset() {
 	*x = GetSnapshottableDirListingResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[49]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3023,7 +3023,7 @@ func (x *GetSnapshottableDirListingResponseProto) String() string {
 func (*GetSnapshottableDirListingResponseProto) ProtoMessage() {}
 
 func (x *GetSnapshottableDirListingResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[49]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3036,7 +3036,7 @@ func (x *GetSnapshottableDirListingResponseProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use GetSnapshottableDirListingResponseProto.ProtoReflect.Descriptor instead.
 func (*GetSnapshottableDirListingResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{49}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *GetSnapshottableDirListingResponseProto) GetSnapshottableDirList() *SnapshottableDirectoryListingProto {
@@ -3057,7 +3057,7 @@ type GetSnapshotDiffReportRequestProto struct {
 
 func (x *GetSnapshotDiffReportRequestProto) Reset() {
 	*x = GetSnapshotDiffReportRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[50]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3069,7 +3069,7 @@ func (x *GetSnapshotDiffReportRequestProto) String() string {
 func (*GetSnapshotDiffReportRequestProto) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[50]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3082,7 +3082,7 @@ func (x *GetSnapshotDiffReportRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetSnapshotDiffReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{50}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *GetSnapshotDiffReportRequestProto) GetSnapshotRoot() string {
@@ -3115,7 +3115,7 @@ type GetSnapshotDiffReportResponseProto struct {
 
 func (x *GetSnapshotDiffReportResponseProto) Reset() {
 	*x = GetSnapshotDiffReportResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[51]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3127,7 +3127,7 @@ func (x *GetSnapshotDiffReportResponseProto) String() string {
 func (*GetSnapshotDiffReportResponseProto) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[51]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3140,7 +3140,7 @@ func (x *GetSnapshotDiffReportResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetSnapshotDiffReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{51}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetSnapshotDiffReportResponseProto) GetDiffReport() *SnapshotDiffReportProto {
@@ -3162,7 +3162,7 @@ type GetSnapshotDiffReportListingRequestProto struct {
 
 func (x *GetSnapshotDiffReportListingRequestProto) Reset() {
 	*x = GetSnapshotDiffReportListingRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[52]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3174,7 +3174,7 @@ func (x *GetSnapshotDiffReportListingRequestProto) String() string {
 func (*GetSnapshotDiffReportListingRequestProto) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportListingRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[52]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3187,7 +3187,7 @@ func (x *GetSnapshotDiffReportListingRequestProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use GetSnapshotDiffReportListingRequestProto.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportListingRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{52}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetSnapshotDiffReportListingRequestProto) GetSnapshotRoot() string {
@@ -3227,7 +3227,7 @@ type GetSnapshotDiffReportListingResponseProto struct {
 
 func (x *GetSnapshotDiffReportListingResponseProto) Reset() {
 	*x = GetSnapshotDiffReportListingResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[53]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3239,7 +3239,7 @@ func (x *GetSnapshotDiffReportListingResponseProto) String() string {
 func (*GetSnapshotDiffReportListingResponseProto) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportListingResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[53]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3252,7 +3252,7 @@ func (x *GetSnapshotDiffReportListingResponseProto) ProtoReflect() protoreflect.
 
 // Deprecated: Use GetSnapshotDiffReportListingResponseProto.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportListingResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{53}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetSnapshotDiffReportListingResponseProto) GetDiffReport() *SnapshotDiffReportListingProto {
@@ -3271,7 +3271,7 @@ type RenewLeaseRequestProto struct {
 
 func (x *RenewLeaseRequestProto) Reset() {
 	*x = RenewLeaseRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[54]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3283,7 +3283,7 @@ func (x *RenewLeaseRequestProto) String() string {
 func (*RenewLeaseRequestProto) ProtoMessage() {}
 
 func (x *RenewLeaseRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[54]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3296,7 +3296,7 @@ func (x *RenewLeaseRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseRequestProto.ProtoReflect.Descriptor instead.
 func (*RenewLeaseRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{54}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *RenewLeaseRequestProto) GetClientName() string {
@@ -3314,7 +3314,7 @@ type RenewLeaseResponseProto struct {
 
 func (x *RenewLeaseResponseProto) Reset() {
 	*x = RenewLeaseResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[55]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3326,7 +3326,7 @@ func (x *RenewLeaseResponseProto) String() string {
 func (*RenewLeaseResponseProto) ProtoMessage() {}
 
 func (x *RenewLeaseResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[55]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3339,7 +3339,7 @@ func (x *RenewLeaseResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseResponseProto.ProtoReflect.Descriptor instead.
 func (*RenewLeaseResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{55}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{55}
 }
 
 type RecoverLeaseRequestProto struct {
@@ -3352,7 +3352,7 @@ type RecoverLeaseRequestProto struct {
 
 func (x *RecoverLeaseRequestProto) Reset() {
 	*x = RecoverLeaseRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[56]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3364,7 +3364,7 @@ func (x *RecoverLeaseRequestProto) String() string {
 func (*RecoverLeaseRequestProto) ProtoMessage() {}
 
 func (x *RecoverLeaseRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[56]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3377,7 +3377,7 @@ func (x *RecoverLeaseRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseRequestProto.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{56}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *RecoverLeaseRequestProto) GetSrc() string {
@@ -3403,7 +3403,7 @@ type RecoverLeaseResponseProto struct {
 
 func (x *RecoverLeaseResponseProto) Reset() {
 	*x = RecoverLeaseResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[57]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3415,7 +3415,7 @@ func (x *RecoverLeaseResponseProto) String() string {
 func (*RecoverLeaseResponseProto) ProtoMessage() {}
 
 func (x *RecoverLeaseResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[57]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3428,7 +3428,7 @@ func (x *RecoverLeaseResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseResponseProto.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{57}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *RecoverLeaseResponseProto) GetResult() bool {
@@ -3446,7 +3446,7 @@ type GetFsStatusRequestProto struct {
 
 func (x *GetFsStatusRequestProto) Reset() {
 	*x = GetFsStatusRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[58]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3458,7 +3458,7 @@ func (x *GetFsStatusRequestProto) String() string {
 func (*GetFsStatusRequestProto) ProtoMessage() {}
 
 func (x *GetFsStatusRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[58]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3471,7 +3471,7 @@ func (x *GetFsStatusRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFsStatusRequestProto.ProtoReflect.Descriptor instead.
 func (*GetFsStatusRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{58}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{58}
 }
 
 type GetFsStatsResponseProto struct {
@@ -3491,7 +3491,7 @@ type GetFsStatsResponseProto struct {
 
 func (x *GetFsStatsResponseProto) Reset() {
 	*x = GetFsStatsResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[59]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3503,7 +3503,7 @@ func (x *GetFsStatsResponseProto) String() string {
 func (*GetFsStatsResponseProto) ProtoMessage() {}
 
 func (x *GetFsStatsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[59]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3516,7 +3516,7 @@ func (x *GetFsStatsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFsStatsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetFsStatsResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{59}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *GetFsStatsResponseProto) GetCapacity() uint64 {
@@ -3590,7 +3590,7 @@ type GetFsReplicatedBlockStatsRequestProto struct {
 
 func (x *GetFsReplicatedBlockStatsRequestProto) Reset() {
 	*x = GetFsReplicatedBlockStatsRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[60]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3602,7 +3602,7 @@ func (x *GetFsReplicatedBlockStatsRequestProto) String() string {
 func (*GetFsReplicatedBlockStatsRequestProto) ProtoMessage() {}
 
 func (x *GetFsReplicatedBlockStatsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[60]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3615,7 +3615,7 @@ func (x *GetFsReplicatedBlockStatsRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use GetFsReplicatedBlockStatsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetFsReplicatedBlockStatsRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{60}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{60}
 }
 
 type GetFsReplicatedBlockStatsResponseProto struct {
@@ -3633,7 +3633,7 @@ type GetFsReplicatedBlockStatsResponseProto struct {
 
 func (x *GetFsReplicatedBlockStatsResponseProto) Reset() {
 	*x = GetFsReplicatedBlockStatsResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[61]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3645,7 +3645,7 @@ func (x *GetFsReplicatedBlockStatsResponseProto) String() string {
 func (*GetFsReplicatedBlockStatsResponseProto) ProtoMessage() {}
 
 func (x *GetFsReplicatedBlockStatsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[61]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3658,7 +3658,7 @@ func (x *GetFsReplicatedBlockStatsResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use GetFsReplicatedBlockStatsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetFsReplicatedBlockStatsResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{61}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *GetFsReplicatedBlockStatsResponseProto) GetLowRedundancy() uint64 {
@@ -3718,7 +3718,7 @@ type GetFsECBlockGroupStatsRequestProto struct {
 
 func (x *GetFsECBlockGroupStatsRequestProto) Reset() {
 	*x = GetFsECBlockGroupStatsRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[62]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3730,7 +3730,7 @@ func (x *GetFsECBlockGroupStatsRequestProto) String() string {
 func (*GetFsECBlockGroupStatsRequestProto) ProtoMessage() {}
 
 func (x *GetFsECBlockGroupStatsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[62]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3743,7 +3743,7 @@ func (x *GetFsECBlockGroupStatsRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetFsECBlockGroupStatsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetFsECBlockGroupStatsRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{62}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{62}
 }
 
 type GetFsECBlockGroupStatsResponseProto struct {
@@ -3760,7 +3760,7 @@ type GetFsECBlockGroupStatsResponseProto struct {
 
 func (x *GetFsECBlockGroupStatsResponseProto) Reset() {
 	*x = GetFsECBlockGroupStatsResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[63]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3772,7 +3772,7 @@ func (x *GetFsECBlockGroupStatsResponseProto) String() string {
 func (*GetFsECBlockGroupStatsResponseProto) ProtoMessage() {}
 
 func (x *GetFsECBlockGroupStatsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[63]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3785,7 +3785,7 @@ func (x *GetFsECBlockGroupStatsResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetFsECBlockGroupStatsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetFsECBlockGroupStatsResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{63}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *GetFsECBlockGroupStatsResponseProto) GetLowRedundancy() uint64 {
@@ -3832,14 +3832,14 @@ func (x *GetFsECBlockGroupStatsResponseProto) GetHighestPrioLowRedundancyBlocks(
 
 type GetDatanodeReportRequestProto struct {
 	state         protoimpl.MessageState   `protogen:"open.v1"`
-	Type          *DatanodeReportTypeProto `protobuf:"varint,1,req,name=type,enum=hadoop.hdfs.DatanodeReportTypeProto" json:"type,omitempty"`
+	Type          *DatanodeReportTypeProto `protobuf:"varint,1,req,name=type,enum=sluice.hadoop.hdfs.DatanodeReportTypeProto" json:"type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetDatanodeReportRequestProto) Reset() {
 	*x = GetDatanodeReportRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[64]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3851,7 +3851,7 @@ func (x *GetDatanodeReportRequestProto) String() string {
 func (*GetDatanodeReportRequestProto) ProtoMessage() {}
 
 func (x *GetDatanodeReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[64]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3864,7 +3864,7 @@ func (x *GetDatanodeReportRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDatanodeReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetDatanodeReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{64}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *GetDatanodeReportRequestProto) GetType() DatanodeReportTypeProto {
@@ -3883,7 +3883,7 @@ type GetDatanodeReportResponseProto struct {
 
 func (x *GetDatanodeReportResponseProto) Reset() {
 	*x = GetDatanodeReportResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[65]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3895,7 +3895,7 @@ func (x *GetDatanodeReportResponseProto) String() string {
 func (*GetDatanodeReportResponseProto) ProtoMessage() {}
 
 func (x *GetDatanodeReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[65]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3908,7 +3908,7 @@ func (x *GetDatanodeReportResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDatanodeReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetDatanodeReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{65}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *GetDatanodeReportResponseProto) GetDi() []*DatanodeInfoProto {
@@ -3920,14 +3920,14 @@ func (x *GetDatanodeReportResponseProto) GetDi() []*DatanodeInfoProto {
 
 type GetDatanodeStorageReportRequestProto struct {
 	state         protoimpl.MessageState   `protogen:"open.v1"`
-	Type          *DatanodeReportTypeProto `protobuf:"varint,1,req,name=type,enum=hadoop.hdfs.DatanodeReportTypeProto" json:"type,omitempty"`
+	Type          *DatanodeReportTypeProto `protobuf:"varint,1,req,name=type,enum=sluice.hadoop.hdfs.DatanodeReportTypeProto" json:"type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetDatanodeStorageReportRequestProto) Reset() {
 	*x = GetDatanodeStorageReportRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[66]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3939,7 +3939,7 @@ func (x *GetDatanodeStorageReportRequestProto) String() string {
 func (*GetDatanodeStorageReportRequestProto) ProtoMessage() {}
 
 func (x *GetDatanodeStorageReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[66]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3952,7 +3952,7 @@ func (x *GetDatanodeStorageReportRequestProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use GetDatanodeStorageReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetDatanodeStorageReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{66}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *GetDatanodeStorageReportRequestProto) GetType() DatanodeReportTypeProto {
@@ -3972,7 +3972,7 @@ type DatanodeStorageReportProto struct {
 
 func (x *DatanodeStorageReportProto) Reset() {
 	*x = DatanodeStorageReportProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[67]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3984,7 +3984,7 @@ func (x *DatanodeStorageReportProto) String() string {
 func (*DatanodeStorageReportProto) ProtoMessage() {}
 
 func (x *DatanodeStorageReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[67]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3997,7 +3997,7 @@ func (x *DatanodeStorageReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeStorageReportProto.ProtoReflect.Descriptor instead.
 func (*DatanodeStorageReportProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{67}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *DatanodeStorageReportProto) GetDatanodeInfo() *DatanodeInfoProto {
@@ -4023,7 +4023,7 @@ type GetDatanodeStorageReportResponseProto struct {
 
 func (x *GetDatanodeStorageReportResponseProto) Reset() {
 	*x = GetDatanodeStorageReportResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[68]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4035,7 +4035,7 @@ func (x *GetDatanodeStorageReportResponseProto) String() string {
 func (*GetDatanodeStorageReportResponseProto) ProtoMessage() {}
 
 func (x *GetDatanodeStorageReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[68]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4048,7 +4048,7 @@ func (x *GetDatanodeStorageReportResponseProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use GetDatanodeStorageReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetDatanodeStorageReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{68}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *GetDatanodeStorageReportResponseProto) GetDatanodeStorageReports() []*DatanodeStorageReportProto {
@@ -4067,7 +4067,7 @@ type GetPreferredBlockSizeRequestProto struct {
 
 func (x *GetPreferredBlockSizeRequestProto) Reset() {
 	*x = GetPreferredBlockSizeRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[69]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4079,7 +4079,7 @@ func (x *GetPreferredBlockSizeRequestProto) String() string {
 func (*GetPreferredBlockSizeRequestProto) ProtoMessage() {}
 
 func (x *GetPreferredBlockSizeRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[69]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4092,7 +4092,7 @@ func (x *GetPreferredBlockSizeRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetPreferredBlockSizeRequestProto.ProtoReflect.Descriptor instead.
 func (*GetPreferredBlockSizeRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{69}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *GetPreferredBlockSizeRequestProto) GetFilename() string {
@@ -4111,7 +4111,7 @@ type GetPreferredBlockSizeResponseProto struct {
 
 func (x *GetPreferredBlockSizeResponseProto) Reset() {
 	*x = GetPreferredBlockSizeResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[70]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4123,7 +4123,7 @@ func (x *GetPreferredBlockSizeResponseProto) String() string {
 func (*GetPreferredBlockSizeResponseProto) ProtoMessage() {}
 
 func (x *GetPreferredBlockSizeResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[70]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4136,7 +4136,7 @@ func (x *GetPreferredBlockSizeResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetPreferredBlockSizeResponseProto.ProtoReflect.Descriptor instead.
 func (*GetPreferredBlockSizeResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{70}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *GetPreferredBlockSizeResponseProto) GetBsize() uint64 {
@@ -4148,7 +4148,7 @@ func (x *GetPreferredBlockSizeResponseProto) GetBsize() uint64 {
 
 type SetSafeModeRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Action        *SafeModeActionProto   `protobuf:"varint,1,req,name=action,enum=hadoop.hdfs.SafeModeActionProto" json:"action,omitempty"`
+	Action        *SafeModeActionProto   `protobuf:"varint,1,req,name=action,enum=sluice.hadoop.hdfs.SafeModeActionProto" json:"action,omitempty"`
 	Checked       *bool                  `protobuf:"varint,2,opt,name=checked,def=0" json:"checked,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4161,7 +4161,7 @@ const (
 
 func (x *SetSafeModeRequestProto) Reset() {
 	*x = SetSafeModeRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[71]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4173,7 +4173,7 @@ func (x *SetSafeModeRequestProto) String() string {
 func (*SetSafeModeRequestProto) ProtoMessage() {}
 
 func (x *SetSafeModeRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[71]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4186,7 +4186,7 @@ func (x *SetSafeModeRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSafeModeRequestProto.ProtoReflect.Descriptor instead.
 func (*SetSafeModeRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{71}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *SetSafeModeRequestProto) GetAction() SafeModeActionProto {
@@ -4212,7 +4212,7 @@ type SetSafeModeResponseProto struct {
 
 func (x *SetSafeModeResponseProto) Reset() {
 	*x = SetSafeModeResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[72]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4224,7 +4224,7 @@ func (x *SetSafeModeResponseProto) String() string {
 func (*SetSafeModeResponseProto) ProtoMessage() {}
 
 func (x *SetSafeModeResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[72]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4237,7 +4237,7 @@ func (x *SetSafeModeResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSafeModeResponseProto.ProtoReflect.Descriptor instead.
 func (*SetSafeModeResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{72}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *SetSafeModeResponseProto) GetResult() bool {
@@ -4263,7 +4263,7 @@ const (
 
 func (x *SaveNamespaceRequestProto) Reset() {
 	*x = SaveNamespaceRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[73]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4275,7 +4275,7 @@ func (x *SaveNamespaceRequestProto) String() string {
 func (*SaveNamespaceRequestProto) ProtoMessage() {}
 
 func (x *SaveNamespaceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[73]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4288,7 +4288,7 @@ func (x *SaveNamespaceRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveNamespaceRequestProto.ProtoReflect.Descriptor instead.
 func (*SaveNamespaceRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{73}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *SaveNamespaceRequestProto) GetTimeWindow() uint64 {
@@ -4319,7 +4319,7 @@ const (
 
 func (x *SaveNamespaceResponseProto) Reset() {
 	*x = SaveNamespaceResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[74]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4331,7 +4331,7 @@ func (x *SaveNamespaceResponseProto) String() string {
 func (*SaveNamespaceResponseProto) ProtoMessage() {}
 
 func (x *SaveNamespaceResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[74]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4344,7 +4344,7 @@ func (x *SaveNamespaceResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveNamespaceResponseProto.ProtoReflect.Descriptor instead.
 func (*SaveNamespaceResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{74}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *SaveNamespaceResponseProto) GetSaved() bool {
@@ -4362,7 +4362,7 @@ type RollEditsRequestProto struct {
 
 func (x *RollEditsRequestProto) Reset() {
 	*x = RollEditsRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[75]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4374,7 +4374,7 @@ func (x *RollEditsRequestProto) String() string {
 func (*RollEditsRequestProto) ProtoMessage() {}
 
 func (x *RollEditsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[75]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4387,7 +4387,7 @@ func (x *RollEditsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollEditsRequestProto.ProtoReflect.Descriptor instead.
 func (*RollEditsRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{75}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{75}
 }
 
 type RollEditsResponseProto struct {
@@ -4399,7 +4399,7 @@ type RollEditsResponseProto struct {
 
 func (x *RollEditsResponseProto) Reset() {
 	*x = RollEditsResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[76]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4411,7 +4411,7 @@ func (x *RollEditsResponseProto) String() string {
 func (*RollEditsResponseProto) ProtoMessage() {}
 
 func (x *RollEditsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[76]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4424,7 +4424,7 @@ func (x *RollEditsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollEditsResponseProto.ProtoReflect.Descriptor instead.
 func (*RollEditsResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{76}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *RollEditsResponseProto) GetNewSegmentTxId() uint64 {
@@ -4443,7 +4443,7 @@ type RestoreFailedStorageRequestProto struct {
 
 func (x *RestoreFailedStorageRequestProto) Reset() {
 	*x = RestoreFailedStorageRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[77]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4455,7 +4455,7 @@ func (x *RestoreFailedStorageRequestProto) String() string {
 func (*RestoreFailedStorageRequestProto) ProtoMessage() {}
 
 func (x *RestoreFailedStorageRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[77]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4468,7 +4468,7 @@ func (x *RestoreFailedStorageRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreFailedStorageRequestProto.ProtoReflect.Descriptor instead.
 func (*RestoreFailedStorageRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{77}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *RestoreFailedStorageRequestProto) GetArg() string {
@@ -4487,7 +4487,7 @@ type RestoreFailedStorageResponseProto struct {
 
 func (x *RestoreFailedStorageResponseProto) Reset() {
 	*x = RestoreFailedStorageResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[78]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4499,7 +4499,7 @@ func (x *RestoreFailedStorageResponseProto) String() string {
 func (*RestoreFailedStorageResponseProto) ProtoMessage() {}
 
 func (x *RestoreFailedStorageResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[78]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4512,7 +4512,7 @@ func (x *RestoreFailedStorageResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use RestoreFailedStorageResponseProto.ProtoReflect.Descriptor instead.
 func (*RestoreFailedStorageResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{78}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *RestoreFailedStorageResponseProto) GetResult() bool {
@@ -4530,7 +4530,7 @@ type RefreshNodesRequestProto struct {
 
 func (x *RefreshNodesRequestProto) Reset() {
 	*x = RefreshNodesRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[79]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4542,7 +4542,7 @@ func (x *RefreshNodesRequestProto) String() string {
 func (*RefreshNodesRequestProto) ProtoMessage() {}
 
 func (x *RefreshNodesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[79]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4555,7 +4555,7 @@ func (x *RefreshNodesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefreshNodesRequestProto.ProtoReflect.Descriptor instead.
 func (*RefreshNodesRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{79}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{79}
 }
 
 type RefreshNodesResponseProto struct {
@@ -4566,7 +4566,7 @@ type RefreshNodesResponseProto struct {
 
 func (x *RefreshNodesResponseProto) Reset() {
 	*x = RefreshNodesResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[80]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4578,7 +4578,7 @@ func (x *RefreshNodesResponseProto) String() string {
 func (*RefreshNodesResponseProto) ProtoMessage() {}
 
 func (x *RefreshNodesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[80]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4591,7 +4591,7 @@ func (x *RefreshNodesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefreshNodesResponseProto.ProtoReflect.Descriptor instead.
 func (*RefreshNodesResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{80}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{80}
 }
 
 type FinalizeUpgradeRequestProto struct {
@@ -4602,7 +4602,7 @@ type FinalizeUpgradeRequestProto struct {
 
 func (x *FinalizeUpgradeRequestProto) Reset() {
 	*x = FinalizeUpgradeRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[81]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4614,7 +4614,7 @@ func (x *FinalizeUpgradeRequestProto) String() string {
 func (*FinalizeUpgradeRequestProto) ProtoMessage() {}
 
 func (x *FinalizeUpgradeRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[81]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4627,7 +4627,7 @@ func (x *FinalizeUpgradeRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinalizeUpgradeRequestProto.ProtoReflect.Descriptor instead.
 func (*FinalizeUpgradeRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{81}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{81}
 }
 
 type FinalizeUpgradeResponseProto struct {
@@ -4638,7 +4638,7 @@ type FinalizeUpgradeResponseProto struct {
 
 func (x *FinalizeUpgradeResponseProto) Reset() {
 	*x = FinalizeUpgradeResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[82]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4650,7 +4650,7 @@ func (x *FinalizeUpgradeResponseProto) String() string {
 func (*FinalizeUpgradeResponseProto) ProtoMessage() {}
 
 func (x *FinalizeUpgradeResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[82]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4663,7 +4663,7 @@ func (x *FinalizeUpgradeResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinalizeUpgradeResponseProto.ProtoReflect.Descriptor instead.
 func (*FinalizeUpgradeResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{82}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{82}
 }
 
 type UpgradeStatusRequestProto struct {
@@ -4674,7 +4674,7 @@ type UpgradeStatusRequestProto struct {
 
 func (x *UpgradeStatusRequestProto) Reset() {
 	*x = UpgradeStatusRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[83]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4686,7 +4686,7 @@ func (x *UpgradeStatusRequestProto) String() string {
 func (*UpgradeStatusRequestProto) ProtoMessage() {}
 
 func (x *UpgradeStatusRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[83]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4699,7 +4699,7 @@ func (x *UpgradeStatusRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpgradeStatusRequestProto.ProtoReflect.Descriptor instead.
 func (*UpgradeStatusRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{83}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{83}
 }
 
 type UpgradeStatusResponseProto struct {
@@ -4711,7 +4711,7 @@ type UpgradeStatusResponseProto struct {
 
 func (x *UpgradeStatusResponseProto) Reset() {
 	*x = UpgradeStatusResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[84]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4723,7 +4723,7 @@ func (x *UpgradeStatusResponseProto) String() string {
 func (*UpgradeStatusResponseProto) ProtoMessage() {}
 
 func (x *UpgradeStatusResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[84]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4736,7 +4736,7 @@ func (x *UpgradeStatusResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpgradeStatusResponseProto.ProtoReflect.Descriptor instead.
 func (*UpgradeStatusResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{84}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *UpgradeStatusResponseProto) GetUpgradeFinalized() bool {
@@ -4748,14 +4748,14 @@ func (x *UpgradeStatusResponseProto) GetUpgradeFinalized() bool {
 
 type RollingUpgradeRequestProto struct {
 	state         protoimpl.MessageState     `protogen:"open.v1"`
-	Action        *RollingUpgradeActionProto `protobuf:"varint,1,req,name=action,enum=hadoop.hdfs.RollingUpgradeActionProto" json:"action,omitempty"`
+	Action        *RollingUpgradeActionProto `protobuf:"varint,1,req,name=action,enum=sluice.hadoop.hdfs.RollingUpgradeActionProto" json:"action,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RollingUpgradeRequestProto) Reset() {
 	*x = RollingUpgradeRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[85]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4767,7 +4767,7 @@ func (x *RollingUpgradeRequestProto) String() string {
 func (*RollingUpgradeRequestProto) ProtoMessage() {}
 
 func (x *RollingUpgradeRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[85]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4780,7 +4780,7 @@ func (x *RollingUpgradeRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollingUpgradeRequestProto.ProtoReflect.Descriptor instead.
 func (*RollingUpgradeRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{85}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *RollingUpgradeRequestProto) GetAction() RollingUpgradeActionProto {
@@ -4802,7 +4802,7 @@ type RollingUpgradeInfoProto struct {
 
 func (x *RollingUpgradeInfoProto) Reset() {
 	*x = RollingUpgradeInfoProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[86]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4814,7 +4814,7 @@ func (x *RollingUpgradeInfoProto) String() string {
 func (*RollingUpgradeInfoProto) ProtoMessage() {}
 
 func (x *RollingUpgradeInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[86]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4827,7 +4827,7 @@ func (x *RollingUpgradeInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollingUpgradeInfoProto.ProtoReflect.Descriptor instead.
 func (*RollingUpgradeInfoProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{86}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *RollingUpgradeInfoProto) GetStatus() *RollingUpgradeStatusProto {
@@ -4867,7 +4867,7 @@ type RollingUpgradeResponseProto struct {
 
 func (x *RollingUpgradeResponseProto) Reset() {
 	*x = RollingUpgradeResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[87]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4879,7 +4879,7 @@ func (x *RollingUpgradeResponseProto) String() string {
 func (*RollingUpgradeResponseProto) ProtoMessage() {}
 
 func (x *RollingUpgradeResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[87]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4892,7 +4892,7 @@ func (x *RollingUpgradeResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollingUpgradeResponseProto.ProtoReflect.Descriptor instead.
 func (*RollingUpgradeResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{87}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *RollingUpgradeResponseProto) GetRollingUpgradeInfo() *RollingUpgradeInfoProto {
@@ -4912,7 +4912,7 @@ type ListCorruptFileBlocksRequestProto struct {
 
 func (x *ListCorruptFileBlocksRequestProto) Reset() {
 	*x = ListCorruptFileBlocksRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[88]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4924,7 +4924,7 @@ func (x *ListCorruptFileBlocksRequestProto) String() string {
 func (*ListCorruptFileBlocksRequestProto) ProtoMessage() {}
 
 func (x *ListCorruptFileBlocksRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[88]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4937,7 +4937,7 @@ func (x *ListCorruptFileBlocksRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ListCorruptFileBlocksRequestProto.ProtoReflect.Descriptor instead.
 func (*ListCorruptFileBlocksRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{88}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *ListCorruptFileBlocksRequestProto) GetPath() string {
@@ -4963,7 +4963,7 @@ type ListCorruptFileBlocksResponseProto struct {
 
 func (x *ListCorruptFileBlocksResponseProto) Reset() {
 	*x = ListCorruptFileBlocksResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[89]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4975,7 +4975,7 @@ func (x *ListCorruptFileBlocksResponseProto) String() string {
 func (*ListCorruptFileBlocksResponseProto) ProtoMessage() {}
 
 func (x *ListCorruptFileBlocksResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[89]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4988,7 +4988,7 @@ func (x *ListCorruptFileBlocksResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ListCorruptFileBlocksResponseProto.ProtoReflect.Descriptor instead.
 func (*ListCorruptFileBlocksResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{89}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *ListCorruptFileBlocksResponseProto) GetCorrupt() *CorruptFileBlocksProto {
@@ -5007,7 +5007,7 @@ type MetaSaveRequestProto struct {
 
 func (x *MetaSaveRequestProto) Reset() {
 	*x = MetaSaveRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[90]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5019,7 +5019,7 @@ func (x *MetaSaveRequestProto) String() string {
 func (*MetaSaveRequestProto) ProtoMessage() {}
 
 func (x *MetaSaveRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[90]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5032,7 +5032,7 @@ func (x *MetaSaveRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaSaveRequestProto.ProtoReflect.Descriptor instead.
 func (*MetaSaveRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{90}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *MetaSaveRequestProto) GetFilename() string {
@@ -5050,7 +5050,7 @@ type MetaSaveResponseProto struct {
 
 func (x *MetaSaveResponseProto) Reset() {
 	*x = MetaSaveResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[91]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5062,7 +5062,7 @@ func (x *MetaSaveResponseProto) String() string {
 func (*MetaSaveResponseProto) ProtoMessage() {}
 
 func (x *MetaSaveResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[91]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5075,7 +5075,7 @@ func (x *MetaSaveResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaSaveResponseProto.ProtoReflect.Descriptor instead.
 func (*MetaSaveResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{91}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{91}
 }
 
 type GetFileInfoRequestProto struct {
@@ -5087,7 +5087,7 @@ type GetFileInfoRequestProto struct {
 
 func (x *GetFileInfoRequestProto) Reset() {
 	*x = GetFileInfoRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[92]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5099,7 +5099,7 @@ func (x *GetFileInfoRequestProto) String() string {
 func (*GetFileInfoRequestProto) ProtoMessage() {}
 
 func (x *GetFileInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[92]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5112,7 +5112,7 @@ func (x *GetFileInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetFileInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{92}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *GetFileInfoRequestProto) GetSrc() string {
@@ -5131,7 +5131,7 @@ type GetFileInfoResponseProto struct {
 
 func (x *GetFileInfoResponseProto) Reset() {
 	*x = GetFileInfoResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[93]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5143,7 +5143,7 @@ func (x *GetFileInfoResponseProto) String() string {
 func (*GetFileInfoResponseProto) ProtoMessage() {}
 
 func (x *GetFileInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[93]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5156,7 +5156,7 @@ func (x *GetFileInfoResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetFileInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{93}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *GetFileInfoResponseProto) GetFs() *HdfsFileStatusProto {
@@ -5181,7 +5181,7 @@ const (
 
 func (x *GetLocatedFileInfoRequestProto) Reset() {
 	*x = GetLocatedFileInfoRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[94]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5193,7 +5193,7 @@ func (x *GetLocatedFileInfoRequestProto) String() string {
 func (*GetLocatedFileInfoRequestProto) ProtoMessage() {}
 
 func (x *GetLocatedFileInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[94]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5206,7 +5206,7 @@ func (x *GetLocatedFileInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLocatedFileInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetLocatedFileInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{94}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *GetLocatedFileInfoRequestProto) GetSrc() string {
@@ -5232,7 +5232,7 @@ type GetLocatedFileInfoResponseProto struct {
 
 func (x *GetLocatedFileInfoResponseProto) Reset() {
 	*x = GetLocatedFileInfoResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[95]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5244,7 +5244,7 @@ func (x *GetLocatedFileInfoResponseProto) String() string {
 func (*GetLocatedFileInfoResponseProto) ProtoMessage() {}
 
 func (x *GetLocatedFileInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[95]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5257,7 +5257,7 @@ func (x *GetLocatedFileInfoResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLocatedFileInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetLocatedFileInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{95}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *GetLocatedFileInfoResponseProto) GetFs() *HdfsFileStatusProto {
@@ -5276,7 +5276,7 @@ type IsFileClosedRequestProto struct {
 
 func (x *IsFileClosedRequestProto) Reset() {
 	*x = IsFileClosedRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[96]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5288,7 +5288,7 @@ func (x *IsFileClosedRequestProto) String() string {
 func (*IsFileClosedRequestProto) ProtoMessage() {}
 
 func (x *IsFileClosedRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[96]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5301,7 +5301,7 @@ func (x *IsFileClosedRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsFileClosedRequestProto.ProtoReflect.Descriptor instead.
 func (*IsFileClosedRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{96}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *IsFileClosedRequestProto) GetSrc() string {
@@ -5320,7 +5320,7 @@ type IsFileClosedResponseProto struct {
 
 func (x *IsFileClosedResponseProto) Reset() {
 	*x = IsFileClosedResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[97]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5332,7 +5332,7 @@ func (x *IsFileClosedResponseProto) String() string {
 func (*IsFileClosedResponseProto) ProtoMessage() {}
 
 func (x *IsFileClosedResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[97]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5345,7 +5345,7 @@ func (x *IsFileClosedResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsFileClosedResponseProto.ProtoReflect.Descriptor instead.
 func (*IsFileClosedResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{97}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *IsFileClosedResponseProto) GetResult() bool {
@@ -5368,7 +5368,7 @@ type CacheDirectiveInfoProto struct {
 
 func (x *CacheDirectiveInfoProto) Reset() {
 	*x = CacheDirectiveInfoProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[98]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5380,7 +5380,7 @@ func (x *CacheDirectiveInfoProto) String() string {
 func (*CacheDirectiveInfoProto) ProtoMessage() {}
 
 func (x *CacheDirectiveInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[98]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5393,7 +5393,7 @@ func (x *CacheDirectiveInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheDirectiveInfoProto.ProtoReflect.Descriptor instead.
 func (*CacheDirectiveInfoProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{98}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *CacheDirectiveInfoProto) GetId() int64 {
@@ -5441,7 +5441,7 @@ type CacheDirectiveInfoExpirationProto struct {
 
 func (x *CacheDirectiveInfoExpirationProto) Reset() {
 	*x = CacheDirectiveInfoExpirationProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[99]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5453,7 +5453,7 @@ func (x *CacheDirectiveInfoExpirationProto) String() string {
 func (*CacheDirectiveInfoExpirationProto) ProtoMessage() {}
 
 func (x *CacheDirectiveInfoExpirationProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[99]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5466,7 +5466,7 @@ func (x *CacheDirectiveInfoExpirationProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CacheDirectiveInfoExpirationProto.ProtoReflect.Descriptor instead.
 func (*CacheDirectiveInfoExpirationProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{99}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *CacheDirectiveInfoExpirationProto) GetMillis() int64 {
@@ -5496,7 +5496,7 @@ type CacheDirectiveStatsProto struct {
 
 func (x *CacheDirectiveStatsProto) Reset() {
 	*x = CacheDirectiveStatsProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[100]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5508,7 +5508,7 @@ func (x *CacheDirectiveStatsProto) String() string {
 func (*CacheDirectiveStatsProto) ProtoMessage() {}
 
 func (x *CacheDirectiveStatsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[100]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5521,7 +5521,7 @@ func (x *CacheDirectiveStatsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheDirectiveStatsProto.ProtoReflect.Descriptor instead.
 func (*CacheDirectiveStatsProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{100}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *CacheDirectiveStatsProto) GetBytesNeeded() int64 {
@@ -5569,7 +5569,7 @@ type AddCacheDirectiveRequestProto struct {
 
 func (x *AddCacheDirectiveRequestProto) Reset() {
 	*x = AddCacheDirectiveRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[101]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5581,7 +5581,7 @@ func (x *AddCacheDirectiveRequestProto) String() string {
 func (*AddCacheDirectiveRequestProto) ProtoMessage() {}
 
 func (x *AddCacheDirectiveRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[101]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5594,7 +5594,7 @@ func (x *AddCacheDirectiveRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCacheDirectiveRequestProto.ProtoReflect.Descriptor instead.
 func (*AddCacheDirectiveRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{101}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *AddCacheDirectiveRequestProto) GetInfo() *CacheDirectiveInfoProto {
@@ -5620,7 +5620,7 @@ type AddCacheDirectiveResponseProto struct {
 
 func (x *AddCacheDirectiveResponseProto) Reset() {
 	*x = AddCacheDirectiveResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[102]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5632,7 +5632,7 @@ func (x *AddCacheDirectiveResponseProto) String() string {
 func (*AddCacheDirectiveResponseProto) ProtoMessage() {}
 
 func (x *AddCacheDirectiveResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[102]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5645,7 +5645,7 @@ func (x *AddCacheDirectiveResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCacheDirectiveResponseProto.ProtoReflect.Descriptor instead.
 func (*AddCacheDirectiveResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{102}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *AddCacheDirectiveResponseProto) GetId() int64 {
@@ -5665,7 +5665,7 @@ type ModifyCacheDirectiveRequestProto struct {
 
 func (x *ModifyCacheDirectiveRequestProto) Reset() {
 	*x = ModifyCacheDirectiveRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[103]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5677,7 +5677,7 @@ func (x *ModifyCacheDirectiveRequestProto) String() string {
 func (*ModifyCacheDirectiveRequestProto) ProtoMessage() {}
 
 func (x *ModifyCacheDirectiveRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[103]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5690,7 +5690,7 @@ func (x *ModifyCacheDirectiveRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyCacheDirectiveRequestProto.ProtoReflect.Descriptor instead.
 func (*ModifyCacheDirectiveRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{103}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *ModifyCacheDirectiveRequestProto) GetInfo() *CacheDirectiveInfoProto {
@@ -5715,7 +5715,7 @@ type ModifyCacheDirectiveResponseProto struct {
 
 func (x *ModifyCacheDirectiveResponseProto) Reset() {
 	*x = ModifyCacheDirectiveResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[104]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5727,7 +5727,7 @@ func (x *ModifyCacheDirectiveResponseProto) String() string {
 func (*ModifyCacheDirectiveResponseProto) ProtoMessage() {}
 
 func (x *ModifyCacheDirectiveResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[104]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5740,7 +5740,7 @@ func (x *ModifyCacheDirectiveResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ModifyCacheDirectiveResponseProto.ProtoReflect.Descriptor instead.
 func (*ModifyCacheDirectiveResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{104}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{104}
 }
 
 type RemoveCacheDirectiveRequestProto struct {
@@ -5752,7 +5752,7 @@ type RemoveCacheDirectiveRequestProto struct {
 
 func (x *RemoveCacheDirectiveRequestProto) Reset() {
 	*x = RemoveCacheDirectiveRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[105]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5764,7 +5764,7 @@ func (x *RemoveCacheDirectiveRequestProto) String() string {
 func (*RemoveCacheDirectiveRequestProto) ProtoMessage() {}
 
 func (x *RemoveCacheDirectiveRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[105]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5777,7 +5777,7 @@ func (x *RemoveCacheDirectiveRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCacheDirectiveRequestProto.ProtoReflect.Descriptor instead.
 func (*RemoveCacheDirectiveRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{105}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *RemoveCacheDirectiveRequestProto) GetId() int64 {
@@ -5795,7 +5795,7 @@ type RemoveCacheDirectiveResponseProto struct {
 
 func (x *RemoveCacheDirectiveResponseProto) Reset() {
 	*x = RemoveCacheDirectiveResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[106]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5807,7 +5807,7 @@ func (x *RemoveCacheDirectiveResponseProto) String() string {
 func (*RemoveCacheDirectiveResponseProto) ProtoMessage() {}
 
 func (x *RemoveCacheDirectiveResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[106]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5820,7 +5820,7 @@ func (x *RemoveCacheDirectiveResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use RemoveCacheDirectiveResponseProto.ProtoReflect.Descriptor instead.
 func (*RemoveCacheDirectiveResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{106}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{106}
 }
 
 type ListCacheDirectivesRequestProto struct {
@@ -5833,7 +5833,7 @@ type ListCacheDirectivesRequestProto struct {
 
 func (x *ListCacheDirectivesRequestProto) Reset() {
 	*x = ListCacheDirectivesRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[107]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5845,7 +5845,7 @@ func (x *ListCacheDirectivesRequestProto) String() string {
 func (*ListCacheDirectivesRequestProto) ProtoMessage() {}
 
 func (x *ListCacheDirectivesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[107]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5858,7 +5858,7 @@ func (x *ListCacheDirectivesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCacheDirectivesRequestProto.ProtoReflect.Descriptor instead.
 func (*ListCacheDirectivesRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{107}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *ListCacheDirectivesRequestProto) GetPrevId() int64 {
@@ -5885,7 +5885,7 @@ type CacheDirectiveEntryProto struct {
 
 func (x *CacheDirectiveEntryProto) Reset() {
 	*x = CacheDirectiveEntryProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[108]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5897,7 +5897,7 @@ func (x *CacheDirectiveEntryProto) String() string {
 func (*CacheDirectiveEntryProto) ProtoMessage() {}
 
 func (x *CacheDirectiveEntryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[108]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5910,7 +5910,7 @@ func (x *CacheDirectiveEntryProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheDirectiveEntryProto.ProtoReflect.Descriptor instead.
 func (*CacheDirectiveEntryProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{108}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *CacheDirectiveEntryProto) GetInfo() *CacheDirectiveInfoProto {
@@ -5937,7 +5937,7 @@ type ListCacheDirectivesResponseProto struct {
 
 func (x *ListCacheDirectivesResponseProto) Reset() {
 	*x = ListCacheDirectivesResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[109]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5949,7 +5949,7 @@ func (x *ListCacheDirectivesResponseProto) String() string {
 func (*ListCacheDirectivesResponseProto) ProtoMessage() {}
 
 func (x *ListCacheDirectivesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[109]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5962,7 +5962,7 @@ func (x *ListCacheDirectivesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCacheDirectivesResponseProto.ProtoReflect.Descriptor instead.
 func (*ListCacheDirectivesResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{109}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *ListCacheDirectivesResponseProto) GetElements() []*CacheDirectiveEntryProto {
@@ -5999,7 +5999,7 @@ const (
 
 func (x *CachePoolInfoProto) Reset() {
 	*x = CachePoolInfoProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[110]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6011,7 +6011,7 @@ func (x *CachePoolInfoProto) String() string {
 func (*CachePoolInfoProto) ProtoMessage() {}
 
 func (x *CachePoolInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[110]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6024,7 +6024,7 @@ func (x *CachePoolInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePoolInfoProto.ProtoReflect.Descriptor instead.
 func (*CachePoolInfoProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{110}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{110}
 }
 
 func (x *CachePoolInfoProto) GetPoolName() string {
@@ -6089,7 +6089,7 @@ type CachePoolStatsProto struct {
 
 func (x *CachePoolStatsProto) Reset() {
 	*x = CachePoolStatsProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[111]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6101,7 +6101,7 @@ func (x *CachePoolStatsProto) String() string {
 func (*CachePoolStatsProto) ProtoMessage() {}
 
 func (x *CachePoolStatsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[111]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6114,7 +6114,7 @@ func (x *CachePoolStatsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePoolStatsProto.ProtoReflect.Descriptor instead.
 func (*CachePoolStatsProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{111}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *CachePoolStatsProto) GetBytesNeeded() int64 {
@@ -6161,7 +6161,7 @@ type AddCachePoolRequestProto struct {
 
 func (x *AddCachePoolRequestProto) Reset() {
 	*x = AddCachePoolRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[112]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6173,7 +6173,7 @@ func (x *AddCachePoolRequestProto) String() string {
 func (*AddCachePoolRequestProto) ProtoMessage() {}
 
 func (x *AddCachePoolRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[112]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6186,7 +6186,7 @@ func (x *AddCachePoolRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCachePoolRequestProto.ProtoReflect.Descriptor instead.
 func (*AddCachePoolRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{112}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *AddCachePoolRequestProto) GetInfo() *CachePoolInfoProto {
@@ -6204,7 +6204,7 @@ type AddCachePoolResponseProto struct {
 
 func (x *AddCachePoolResponseProto) Reset() {
 	*x = AddCachePoolResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[113]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6216,7 +6216,7 @@ func (x *AddCachePoolResponseProto) String() string {
 func (*AddCachePoolResponseProto) ProtoMessage() {}
 
 func (x *AddCachePoolResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[113]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6229,7 +6229,7 @@ func (x *AddCachePoolResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCachePoolResponseProto.ProtoReflect.Descriptor instead.
 func (*AddCachePoolResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{113}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{113}
 }
 
 type ModifyCachePoolRequestProto struct {
@@ -6241,7 +6241,7 @@ type ModifyCachePoolRequestProto struct {
 
 func (x *ModifyCachePoolRequestProto) Reset() {
 	*x = ModifyCachePoolRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[114]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6253,7 +6253,7 @@ func (x *ModifyCachePoolRequestProto) String() string {
 func (*ModifyCachePoolRequestProto) ProtoMessage() {}
 
 func (x *ModifyCachePoolRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[114]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6266,7 +6266,7 @@ func (x *ModifyCachePoolRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyCachePoolRequestProto.ProtoReflect.Descriptor instead.
 func (*ModifyCachePoolRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{114}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{114}
 }
 
 func (x *ModifyCachePoolRequestProto) GetInfo() *CachePoolInfoProto {
@@ -6284,7 +6284,7 @@ type ModifyCachePoolResponseProto struct {
 
 func (x *ModifyCachePoolResponseProto) Reset() {
 	*x = ModifyCachePoolResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[115]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6296,7 +6296,7 @@ func (x *ModifyCachePoolResponseProto) String() string {
 func (*ModifyCachePoolResponseProto) ProtoMessage() {}
 
 func (x *ModifyCachePoolResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[115]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6309,7 +6309,7 @@ func (x *ModifyCachePoolResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyCachePoolResponseProto.ProtoReflect.Descriptor instead.
 func (*ModifyCachePoolResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{115}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{115}
 }
 
 type RemoveCachePoolRequestProto struct {
@@ -6321,7 +6321,7 @@ type RemoveCachePoolRequestProto struct {
 
 func (x *RemoveCachePoolRequestProto) Reset() {
 	*x = RemoveCachePoolRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[116]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6333,7 +6333,7 @@ func (x *RemoveCachePoolRequestProto) String() string {
 func (*RemoveCachePoolRequestProto) ProtoMessage() {}
 
 func (x *RemoveCachePoolRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[116]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6346,7 +6346,7 @@ func (x *RemoveCachePoolRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCachePoolRequestProto.ProtoReflect.Descriptor instead.
 func (*RemoveCachePoolRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{116}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{116}
 }
 
 func (x *RemoveCachePoolRequestProto) GetPoolName() string {
@@ -6364,7 +6364,7 @@ type RemoveCachePoolResponseProto struct {
 
 func (x *RemoveCachePoolResponseProto) Reset() {
 	*x = RemoveCachePoolResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[117]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6376,7 +6376,7 @@ func (x *RemoveCachePoolResponseProto) String() string {
 func (*RemoveCachePoolResponseProto) ProtoMessage() {}
 
 func (x *RemoveCachePoolResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[117]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6389,7 +6389,7 @@ func (x *RemoveCachePoolResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCachePoolResponseProto.ProtoReflect.Descriptor instead.
 func (*RemoveCachePoolResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{117}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{117}
 }
 
 type ListCachePoolsRequestProto struct {
@@ -6401,7 +6401,7 @@ type ListCachePoolsRequestProto struct {
 
 func (x *ListCachePoolsRequestProto) Reset() {
 	*x = ListCachePoolsRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[118]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6413,7 +6413,7 @@ func (x *ListCachePoolsRequestProto) String() string {
 func (*ListCachePoolsRequestProto) ProtoMessage() {}
 
 func (x *ListCachePoolsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[118]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6426,7 +6426,7 @@ func (x *ListCachePoolsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachePoolsRequestProto.ProtoReflect.Descriptor instead.
 func (*ListCachePoolsRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{118}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{118}
 }
 
 func (x *ListCachePoolsRequestProto) GetPrevPoolName() string {
@@ -6446,7 +6446,7 @@ type ListCachePoolsResponseProto struct {
 
 func (x *ListCachePoolsResponseProto) Reset() {
 	*x = ListCachePoolsResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[119]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6458,7 +6458,7 @@ func (x *ListCachePoolsResponseProto) String() string {
 func (*ListCachePoolsResponseProto) ProtoMessage() {}
 
 func (x *ListCachePoolsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[119]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6471,7 +6471,7 @@ func (x *ListCachePoolsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachePoolsResponseProto.ProtoReflect.Descriptor instead.
 func (*ListCachePoolsResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{119}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{119}
 }
 
 func (x *ListCachePoolsResponseProto) GetEntries() []*CachePoolEntryProto {
@@ -6498,7 +6498,7 @@ type CachePoolEntryProto struct {
 
 func (x *CachePoolEntryProto) Reset() {
 	*x = CachePoolEntryProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[120]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6510,7 +6510,7 @@ func (x *CachePoolEntryProto) String() string {
 func (*CachePoolEntryProto) ProtoMessage() {}
 
 func (x *CachePoolEntryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[120]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6523,7 +6523,7 @@ func (x *CachePoolEntryProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePoolEntryProto.ProtoReflect.Descriptor instead.
 func (*CachePoolEntryProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{120}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{120}
 }
 
 func (x *CachePoolEntryProto) GetInfo() *CachePoolInfoProto {
@@ -6549,7 +6549,7 @@ type GetFileLinkInfoRequestProto struct {
 
 func (x *GetFileLinkInfoRequestProto) Reset() {
 	*x = GetFileLinkInfoRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[121]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[121]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6561,7 +6561,7 @@ func (x *GetFileLinkInfoRequestProto) String() string {
 func (*GetFileLinkInfoRequestProto) ProtoMessage() {}
 
 func (x *GetFileLinkInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[121]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[121]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6574,7 +6574,7 @@ func (x *GetFileLinkInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileLinkInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetFileLinkInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{121}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{121}
 }
 
 func (x *GetFileLinkInfoRequestProto) GetSrc() string {
@@ -6593,7 +6593,7 @@ type GetFileLinkInfoResponseProto struct {
 
 func (x *GetFileLinkInfoResponseProto) Reset() {
 	*x = GetFileLinkInfoResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[122]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[122]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6605,7 +6605,7 @@ func (x *GetFileLinkInfoResponseProto) String() string {
 func (*GetFileLinkInfoResponseProto) ProtoMessage() {}
 
 func (x *GetFileLinkInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[122]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[122]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6618,7 +6618,7 @@ func (x *GetFileLinkInfoResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileLinkInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetFileLinkInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{122}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{122}
 }
 
 func (x *GetFileLinkInfoResponseProto) GetFs() *HdfsFileStatusProto {
@@ -6637,7 +6637,7 @@ type GetContentSummaryRequestProto struct {
 
 func (x *GetContentSummaryRequestProto) Reset() {
 	*x = GetContentSummaryRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[123]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[123]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6649,7 +6649,7 @@ func (x *GetContentSummaryRequestProto) String() string {
 func (*GetContentSummaryRequestProto) ProtoMessage() {}
 
 func (x *GetContentSummaryRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[123]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[123]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6662,7 +6662,7 @@ func (x *GetContentSummaryRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{123}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{123}
 }
 
 func (x *GetContentSummaryRequestProto) GetPath() string {
@@ -6681,7 +6681,7 @@ type GetContentSummaryResponseProto struct {
 
 func (x *GetContentSummaryResponseProto) Reset() {
 	*x = GetContentSummaryResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[124]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[124]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6693,7 +6693,7 @@ func (x *GetContentSummaryResponseProto) String() string {
 func (*GetContentSummaryResponseProto) ProtoMessage() {}
 
 func (x *GetContentSummaryResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[124]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[124]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6706,7 +6706,7 @@ func (x *GetContentSummaryResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{124}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{124}
 }
 
 func (x *GetContentSummaryResponseProto) GetSummary() *ContentSummaryProto {
@@ -6725,7 +6725,7 @@ type GetQuotaUsageRequestProto struct {
 
 func (x *GetQuotaUsageRequestProto) Reset() {
 	*x = GetQuotaUsageRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[125]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[125]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6737,7 +6737,7 @@ func (x *GetQuotaUsageRequestProto) String() string {
 func (*GetQuotaUsageRequestProto) ProtoMessage() {}
 
 func (x *GetQuotaUsageRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[125]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[125]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6750,7 +6750,7 @@ func (x *GetQuotaUsageRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuotaUsageRequestProto.ProtoReflect.Descriptor instead.
 func (*GetQuotaUsageRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{125}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{125}
 }
 
 func (x *GetQuotaUsageRequestProto) GetPath() string {
@@ -6769,7 +6769,7 @@ type GetQuotaUsageResponseProto struct {
 
 func (x *GetQuotaUsageResponseProto) Reset() {
 	*x = GetQuotaUsageResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[126]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[126]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6781,7 +6781,7 @@ func (x *GetQuotaUsageResponseProto) String() string {
 func (*GetQuotaUsageResponseProto) ProtoMessage() {}
 
 func (x *GetQuotaUsageResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[126]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[126]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6794,7 +6794,7 @@ func (x *GetQuotaUsageResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuotaUsageResponseProto.ProtoReflect.Descriptor instead.
 func (*GetQuotaUsageResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{126}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{126}
 }
 
 func (x *GetQuotaUsageResponseProto) GetUsage() *QuotaUsageProto {
@@ -6809,14 +6809,14 @@ type SetQuotaRequestProto struct {
 	Path              *string                `protobuf:"bytes,1,req,name=path" json:"path,omitempty"`
 	NamespaceQuota    *uint64                `protobuf:"varint,2,req,name=namespaceQuota" json:"namespaceQuota,omitempty"`
 	StoragespaceQuota *uint64                `protobuf:"varint,3,req,name=storagespaceQuota" json:"storagespaceQuota,omitempty"`
-	StorageType       *StorageTypeProto      `protobuf:"varint,4,opt,name=storageType,enum=hadoop.hdfs.StorageTypeProto" json:"storageType,omitempty"`
+	StorageType       *StorageTypeProto      `protobuf:"varint,4,opt,name=storageType,enum=sluice.hadoop.hdfs.StorageTypeProto" json:"storageType,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
 
 func (x *SetQuotaRequestProto) Reset() {
 	*x = SetQuotaRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[127]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[127]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6828,7 +6828,7 @@ func (x *SetQuotaRequestProto) String() string {
 func (*SetQuotaRequestProto) ProtoMessage() {}
 
 func (x *SetQuotaRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[127]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[127]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6841,7 +6841,7 @@ func (x *SetQuotaRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaRequestProto.ProtoReflect.Descriptor instead.
 func (*SetQuotaRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{127}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{127}
 }
 
 func (x *SetQuotaRequestProto) GetPath() string {
@@ -6880,7 +6880,7 @@ type SetQuotaResponseProto struct {
 
 func (x *SetQuotaResponseProto) Reset() {
 	*x = SetQuotaResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[128]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[128]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6892,7 +6892,7 @@ func (x *SetQuotaResponseProto) String() string {
 func (*SetQuotaResponseProto) ProtoMessage() {}
 
 func (x *SetQuotaResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[128]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[128]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6905,7 +6905,7 @@ func (x *SetQuotaResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaResponseProto.ProtoReflect.Descriptor instead.
 func (*SetQuotaResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{128}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{128}
 }
 
 type FsyncRequestProto struct {
@@ -6926,7 +6926,7 @@ const (
 
 func (x *FsyncRequestProto) Reset() {
 	*x = FsyncRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[129]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[129]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6938,7 +6938,7 @@ func (x *FsyncRequestProto) String() string {
 func (*FsyncRequestProto) ProtoMessage() {}
 
 func (x *FsyncRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[129]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[129]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6951,7 +6951,7 @@ func (x *FsyncRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsyncRequestProto.ProtoReflect.Descriptor instead.
 func (*FsyncRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{129}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{129}
 }
 
 func (x *FsyncRequestProto) GetSrc() string {
@@ -6990,7 +6990,7 @@ type FsyncResponseProto struct {
 
 func (x *FsyncResponseProto) Reset() {
 	*x = FsyncResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[130]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[130]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7002,7 +7002,7 @@ func (x *FsyncResponseProto) String() string {
 func (*FsyncResponseProto) ProtoMessage() {}
 
 func (x *FsyncResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[130]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[130]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7015,7 +7015,7 @@ func (x *FsyncResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsyncResponseProto.ProtoReflect.Descriptor instead.
 func (*FsyncResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{130}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{130}
 }
 
 type SetTimesRequestProto struct {
@@ -7029,7 +7029,7 @@ type SetTimesRequestProto struct {
 
 func (x *SetTimesRequestProto) Reset() {
 	*x = SetTimesRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[131]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[131]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7041,7 +7041,7 @@ func (x *SetTimesRequestProto) String() string {
 func (*SetTimesRequestProto) ProtoMessage() {}
 
 func (x *SetTimesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[131]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[131]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7054,7 +7054,7 @@ func (x *SetTimesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesRequestProto.ProtoReflect.Descriptor instead.
 func (*SetTimesRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{131}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{131}
 }
 
 func (x *SetTimesRequestProto) GetSrc() string {
@@ -7086,7 +7086,7 @@ type SetTimesResponseProto struct {
 
 func (x *SetTimesResponseProto) Reset() {
 	*x = SetTimesResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[132]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[132]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7098,7 +7098,7 @@ func (x *SetTimesResponseProto) String() string {
 func (*SetTimesResponseProto) ProtoMessage() {}
 
 func (x *SetTimesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[132]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[132]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7111,7 +7111,7 @@ func (x *SetTimesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesResponseProto.ProtoReflect.Descriptor instead.
 func (*SetTimesResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{132}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{132}
 }
 
 type CreateSymlinkRequestProto struct {
@@ -7126,7 +7126,7 @@ type CreateSymlinkRequestProto struct {
 
 func (x *CreateSymlinkRequestProto) Reset() {
 	*x = CreateSymlinkRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[133]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[133]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7138,7 +7138,7 @@ func (x *CreateSymlinkRequestProto) String() string {
 func (*CreateSymlinkRequestProto) ProtoMessage() {}
 
 func (x *CreateSymlinkRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[133]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[133]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7151,7 +7151,7 @@ func (x *CreateSymlinkRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSymlinkRequestProto.ProtoReflect.Descriptor instead.
 func (*CreateSymlinkRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{133}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{133}
 }
 
 func (x *CreateSymlinkRequestProto) GetTarget() string {
@@ -7190,7 +7190,7 @@ type CreateSymlinkResponseProto struct {
 
 func (x *CreateSymlinkResponseProto) Reset() {
 	*x = CreateSymlinkResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[134]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[134]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7202,7 +7202,7 @@ func (x *CreateSymlinkResponseProto) String() string {
 func (*CreateSymlinkResponseProto) ProtoMessage() {}
 
 func (x *CreateSymlinkResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[134]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[134]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7215,7 +7215,7 @@ func (x *CreateSymlinkResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSymlinkResponseProto.ProtoReflect.Descriptor instead.
 func (*CreateSymlinkResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{134}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{134}
 }
 
 type GetLinkTargetRequestProto struct {
@@ -7227,7 +7227,7 @@ type GetLinkTargetRequestProto struct {
 
 func (x *GetLinkTargetRequestProto) Reset() {
 	*x = GetLinkTargetRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[135]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[135]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7239,7 +7239,7 @@ func (x *GetLinkTargetRequestProto) String() string {
 func (*GetLinkTargetRequestProto) ProtoMessage() {}
 
 func (x *GetLinkTargetRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[135]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[135]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7252,7 +7252,7 @@ func (x *GetLinkTargetRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLinkTargetRequestProto.ProtoReflect.Descriptor instead.
 func (*GetLinkTargetRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{135}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{135}
 }
 
 func (x *GetLinkTargetRequestProto) GetPath() string {
@@ -7271,7 +7271,7 @@ type GetLinkTargetResponseProto struct {
 
 func (x *GetLinkTargetResponseProto) Reset() {
 	*x = GetLinkTargetResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[136]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[136]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7283,7 +7283,7 @@ func (x *GetLinkTargetResponseProto) String() string {
 func (*GetLinkTargetResponseProto) ProtoMessage() {}
 
 func (x *GetLinkTargetResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[136]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[136]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7296,7 +7296,7 @@ func (x *GetLinkTargetResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLinkTargetResponseProto.ProtoReflect.Descriptor instead.
 func (*GetLinkTargetResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{136}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{136}
 }
 
 func (x *GetLinkTargetResponseProto) GetTargetPath() string {
@@ -7316,7 +7316,7 @@ type UpdateBlockForPipelineRequestProto struct {
 
 func (x *UpdateBlockForPipelineRequestProto) Reset() {
 	*x = UpdateBlockForPipelineRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[137]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[137]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7328,7 +7328,7 @@ func (x *UpdateBlockForPipelineRequestProto) String() string {
 func (*UpdateBlockForPipelineRequestProto) ProtoMessage() {}
 
 func (x *UpdateBlockForPipelineRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[137]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[137]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7341,7 +7341,7 @@ func (x *UpdateBlockForPipelineRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UpdateBlockForPipelineRequestProto.ProtoReflect.Descriptor instead.
 func (*UpdateBlockForPipelineRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{137}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{137}
 }
 
 func (x *UpdateBlockForPipelineRequestProto) GetBlock() *ExtendedBlockProto {
@@ -7367,7 +7367,7 @@ type UpdateBlockForPipelineResponseProto struct {
 
 func (x *UpdateBlockForPipelineResponseProto) Reset() {
 	*x = UpdateBlockForPipelineResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[138]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[138]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7379,7 +7379,7 @@ func (x *UpdateBlockForPipelineResponseProto) String() string {
 func (*UpdateBlockForPipelineResponseProto) ProtoMessage() {}
 
 func (x *UpdateBlockForPipelineResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[138]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[138]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7392,7 +7392,7 @@ func (x *UpdateBlockForPipelineResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use UpdateBlockForPipelineResponseProto.ProtoReflect.Descriptor instead.
 func (*UpdateBlockForPipelineResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{138}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{138}
 }
 
 func (x *UpdateBlockForPipelineResponseProto) GetBlock() *LocatedBlockProto {
@@ -7415,7 +7415,7 @@ type UpdatePipelineRequestProto struct {
 
 func (x *UpdatePipelineRequestProto) Reset() {
 	*x = UpdatePipelineRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[139]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[139]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7427,7 +7427,7 @@ func (x *UpdatePipelineRequestProto) String() string {
 func (*UpdatePipelineRequestProto) ProtoMessage() {}
 
 func (x *UpdatePipelineRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[139]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[139]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7440,7 +7440,7 @@ func (x *UpdatePipelineRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePipelineRequestProto.ProtoReflect.Descriptor instead.
 func (*UpdatePipelineRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{139}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{139}
 }
 
 func (x *UpdatePipelineRequestProto) GetClientName() string {
@@ -7486,7 +7486,7 @@ type UpdatePipelineResponseProto struct {
 
 func (x *UpdatePipelineResponseProto) Reset() {
 	*x = UpdatePipelineResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[140]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[140]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7498,7 +7498,7 @@ func (x *UpdatePipelineResponseProto) String() string {
 func (*UpdatePipelineResponseProto) ProtoMessage() {}
 
 func (x *UpdatePipelineResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[140]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[140]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7511,7 +7511,7 @@ func (x *UpdatePipelineResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePipelineResponseProto.ProtoReflect.Descriptor instead.
 func (*UpdatePipelineResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{140}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{140}
 }
 
 type SetBalancerBandwidthRequestProto struct {
@@ -7523,7 +7523,7 @@ type SetBalancerBandwidthRequestProto struct {
 
 func (x *SetBalancerBandwidthRequestProto) Reset() {
 	*x = SetBalancerBandwidthRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[141]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[141]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7535,7 +7535,7 @@ func (x *SetBalancerBandwidthRequestProto) String() string {
 func (*SetBalancerBandwidthRequestProto) ProtoMessage() {}
 
 func (x *SetBalancerBandwidthRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[141]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[141]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7548,7 +7548,7 @@ func (x *SetBalancerBandwidthRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetBalancerBandwidthRequestProto.ProtoReflect.Descriptor instead.
 func (*SetBalancerBandwidthRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{141}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{141}
 }
 
 func (x *SetBalancerBandwidthRequestProto) GetBandwidth() int64 {
@@ -7566,7 +7566,7 @@ type SetBalancerBandwidthResponseProto struct {
 
 func (x *SetBalancerBandwidthResponseProto) Reset() {
 	*x = SetBalancerBandwidthResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[142]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[142]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7578,7 +7578,7 @@ func (x *SetBalancerBandwidthResponseProto) String() string {
 func (*SetBalancerBandwidthResponseProto) ProtoMessage() {}
 
 func (x *SetBalancerBandwidthResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[142]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[142]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7591,7 +7591,7 @@ func (x *SetBalancerBandwidthResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use SetBalancerBandwidthResponseProto.ProtoReflect.Descriptor instead.
 func (*SetBalancerBandwidthResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{142}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{142}
 }
 
 type GetDataEncryptionKeyRequestProto struct {
@@ -7602,7 +7602,7 @@ type GetDataEncryptionKeyRequestProto struct {
 
 func (x *GetDataEncryptionKeyRequestProto) Reset() {
 	*x = GetDataEncryptionKeyRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[143]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[143]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7614,7 +7614,7 @@ func (x *GetDataEncryptionKeyRequestProto) String() string {
 func (*GetDataEncryptionKeyRequestProto) ProtoMessage() {}
 
 func (x *GetDataEncryptionKeyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[143]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[143]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7627,7 +7627,7 @@ func (x *GetDataEncryptionKeyRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDataEncryptionKeyRequestProto.ProtoReflect.Descriptor instead.
 func (*GetDataEncryptionKeyRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{143}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{143}
 }
 
 type GetDataEncryptionKeyResponseProto struct {
@@ -7639,7 +7639,7 @@ type GetDataEncryptionKeyResponseProto struct {
 
 func (x *GetDataEncryptionKeyResponseProto) Reset() {
 	*x = GetDataEncryptionKeyResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[144]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[144]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7651,7 +7651,7 @@ func (x *GetDataEncryptionKeyResponseProto) String() string {
 func (*GetDataEncryptionKeyResponseProto) ProtoMessage() {}
 
 func (x *GetDataEncryptionKeyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[144]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[144]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7664,7 +7664,7 @@ func (x *GetDataEncryptionKeyResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetDataEncryptionKeyResponseProto.ProtoReflect.Descriptor instead.
 func (*GetDataEncryptionKeyResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{144}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{144}
 }
 
 func (x *GetDataEncryptionKeyResponseProto) GetDataEncryptionKey() *DataEncryptionKeyProto {
@@ -7684,7 +7684,7 @@ type CreateSnapshotRequestProto struct {
 
 func (x *CreateSnapshotRequestProto) Reset() {
 	*x = CreateSnapshotRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[145]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[145]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7696,7 +7696,7 @@ func (x *CreateSnapshotRequestProto) String() string {
 func (*CreateSnapshotRequestProto) ProtoMessage() {}
 
 func (x *CreateSnapshotRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[145]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[145]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7709,7 +7709,7 @@ func (x *CreateSnapshotRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSnapshotRequestProto.ProtoReflect.Descriptor instead.
 func (*CreateSnapshotRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{145}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{145}
 }
 
 func (x *CreateSnapshotRequestProto) GetSnapshotRoot() string {
@@ -7735,7 +7735,7 @@ type CreateSnapshotResponseProto struct {
 
 func (x *CreateSnapshotResponseProto) Reset() {
 	*x = CreateSnapshotResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[146]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[146]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7747,7 +7747,7 @@ func (x *CreateSnapshotResponseProto) String() string {
 func (*CreateSnapshotResponseProto) ProtoMessage() {}
 
 func (x *CreateSnapshotResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[146]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[146]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7760,7 +7760,7 @@ func (x *CreateSnapshotResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSnapshotResponseProto.ProtoReflect.Descriptor instead.
 func (*CreateSnapshotResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{146}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{146}
 }
 
 func (x *CreateSnapshotResponseProto) GetSnapshotPath() string {
@@ -7781,7 +7781,7 @@ type RenameSnapshotRequestProto struct {
 
 func (x *RenameSnapshotRequestProto) Reset() {
 	*x = RenameSnapshotRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[147]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[147]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7793,7 +7793,7 @@ func (x *RenameSnapshotRequestProto) String() string {
 func (*RenameSnapshotRequestProto) ProtoMessage() {}
 
 func (x *RenameSnapshotRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[147]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[147]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7806,7 +7806,7 @@ func (x *RenameSnapshotRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameSnapshotRequestProto.ProtoReflect.Descriptor instead.
 func (*RenameSnapshotRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{147}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{147}
 }
 
 func (x *RenameSnapshotRequestProto) GetSnapshotRoot() string {
@@ -7838,7 +7838,7 @@ type RenameSnapshotResponseProto struct {
 
 func (x *RenameSnapshotResponseProto) Reset() {
 	*x = RenameSnapshotResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[148]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[148]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7850,7 +7850,7 @@ func (x *RenameSnapshotResponseProto) String() string {
 func (*RenameSnapshotResponseProto) ProtoMessage() {}
 
 func (x *RenameSnapshotResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[148]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[148]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7863,7 +7863,7 @@ func (x *RenameSnapshotResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameSnapshotResponseProto.ProtoReflect.Descriptor instead.
 func (*RenameSnapshotResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{148}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{148}
 }
 
 type AllowSnapshotRequestProto struct {
@@ -7875,7 +7875,7 @@ type AllowSnapshotRequestProto struct {
 
 func (x *AllowSnapshotRequestProto) Reset() {
 	*x = AllowSnapshotRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[149]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[149]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7887,7 +7887,7 @@ func (x *AllowSnapshotRequestProto) String() string {
 func (*AllowSnapshotRequestProto) ProtoMessage() {}
 
 func (x *AllowSnapshotRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[149]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[149]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7900,7 +7900,7 @@ func (x *AllowSnapshotRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllowSnapshotRequestProto.ProtoReflect.Descriptor instead.
 func (*AllowSnapshotRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{149}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{149}
 }
 
 func (x *AllowSnapshotRequestProto) GetSnapshotRoot() string {
@@ -7918,7 +7918,7 @@ type AllowSnapshotResponseProto struct {
 
 func (x *AllowSnapshotResponseProto) Reset() {
 	*x = AllowSnapshotResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[150]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[150]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7930,7 +7930,7 @@ func (x *AllowSnapshotResponseProto) String() string {
 func (*AllowSnapshotResponseProto) ProtoMessage() {}
 
 func (x *AllowSnapshotResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[150]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[150]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7943,7 +7943,7 @@ func (x *AllowSnapshotResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllowSnapshotResponseProto.ProtoReflect.Descriptor instead.
 func (*AllowSnapshotResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{150}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{150}
 }
 
 type DisallowSnapshotRequestProto struct {
@@ -7955,7 +7955,7 @@ type DisallowSnapshotRequestProto struct {
 
 func (x *DisallowSnapshotRequestProto) Reset() {
 	*x = DisallowSnapshotRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[151]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[151]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7967,7 +7967,7 @@ func (x *DisallowSnapshotRequestProto) String() string {
 func (*DisallowSnapshotRequestProto) ProtoMessage() {}
 
 func (x *DisallowSnapshotRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[151]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[151]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7980,7 +7980,7 @@ func (x *DisallowSnapshotRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisallowSnapshotRequestProto.ProtoReflect.Descriptor instead.
 func (*DisallowSnapshotRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{151}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{151}
 }
 
 func (x *DisallowSnapshotRequestProto) GetSnapshotRoot() string {
@@ -7998,7 +7998,7 @@ type DisallowSnapshotResponseProto struct {
 
 func (x *DisallowSnapshotResponseProto) Reset() {
 	*x = DisallowSnapshotResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[152]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[152]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8010,7 +8010,7 @@ func (x *DisallowSnapshotResponseProto) String() string {
 func (*DisallowSnapshotResponseProto) ProtoMessage() {}
 
 func (x *DisallowSnapshotResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[152]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[152]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8023,7 +8023,7 @@ func (x *DisallowSnapshotResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisallowSnapshotResponseProto.ProtoReflect.Descriptor instead.
 func (*DisallowSnapshotResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{152}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{152}
 }
 
 type DeleteSnapshotRequestProto struct {
@@ -8036,7 +8036,7 @@ type DeleteSnapshotRequestProto struct {
 
 func (x *DeleteSnapshotRequestProto) Reset() {
 	*x = DeleteSnapshotRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[153]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[153]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8048,7 +8048,7 @@ func (x *DeleteSnapshotRequestProto) String() string {
 func (*DeleteSnapshotRequestProto) ProtoMessage() {}
 
 func (x *DeleteSnapshotRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[153]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[153]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8061,7 +8061,7 @@ func (x *DeleteSnapshotRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSnapshotRequestProto.ProtoReflect.Descriptor instead.
 func (*DeleteSnapshotRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{153}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{153}
 }
 
 func (x *DeleteSnapshotRequestProto) GetSnapshotRoot() string {
@@ -8086,7 +8086,7 @@ type DeleteSnapshotResponseProto struct {
 
 func (x *DeleteSnapshotResponseProto) Reset() {
 	*x = DeleteSnapshotResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[154]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[154]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8098,7 +8098,7 @@ func (x *DeleteSnapshotResponseProto) String() string {
 func (*DeleteSnapshotResponseProto) ProtoMessage() {}
 
 func (x *DeleteSnapshotResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[154]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[154]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8111,20 +8111,20 @@ func (x *DeleteSnapshotResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSnapshotResponseProto.ProtoReflect.Descriptor instead.
 func (*DeleteSnapshotResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{154}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{154}
 }
 
 type CheckAccessRequestProto struct {
 	state         protoimpl.MessageState       `protogen:"open.v1"`
 	Path          *string                      `protobuf:"bytes,1,req,name=path" json:"path,omitempty"`
-	Mode          *AclEntryProto_FsActionProto `protobuf:"varint,2,req,name=mode,enum=hadoop.hdfs.AclEntryProto_FsActionProto" json:"mode,omitempty"`
+	Mode          *AclEntryProto_FsActionProto `protobuf:"varint,2,req,name=mode,enum=sluice.hadoop.hdfs.AclEntryProto_FsActionProto" json:"mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CheckAccessRequestProto) Reset() {
 	*x = CheckAccessRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[155]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[155]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8136,7 +8136,7 @@ func (x *CheckAccessRequestProto) String() string {
 func (*CheckAccessRequestProto) ProtoMessage() {}
 
 func (x *CheckAccessRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[155]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[155]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8149,7 +8149,7 @@ func (x *CheckAccessRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckAccessRequestProto.ProtoReflect.Descriptor instead.
 func (*CheckAccessRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{155}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{155}
 }
 
 func (x *CheckAccessRequestProto) GetPath() string {
@@ -8174,7 +8174,7 @@ type CheckAccessResponseProto struct {
 
 func (x *CheckAccessResponseProto) Reset() {
 	*x = CheckAccessResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[156]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[156]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8186,7 +8186,7 @@ func (x *CheckAccessResponseProto) String() string {
 func (*CheckAccessResponseProto) ProtoMessage() {}
 
 func (x *CheckAccessResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[156]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[156]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8199,7 +8199,7 @@ func (x *CheckAccessResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckAccessResponseProto.ProtoReflect.Descriptor instead.
 func (*CheckAccessResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{156}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{156}
 }
 
 type GetCurrentEditLogTxidRequestProto struct {
@@ -8210,7 +8210,7 @@ type GetCurrentEditLogTxidRequestProto struct {
 
 func (x *GetCurrentEditLogTxidRequestProto) Reset() {
 	*x = GetCurrentEditLogTxidRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[157]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[157]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8222,7 +8222,7 @@ func (x *GetCurrentEditLogTxidRequestProto) String() string {
 func (*GetCurrentEditLogTxidRequestProto) ProtoMessage() {}
 
 func (x *GetCurrentEditLogTxidRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[157]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[157]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8235,7 +8235,7 @@ func (x *GetCurrentEditLogTxidRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetCurrentEditLogTxidRequestProto.ProtoReflect.Descriptor instead.
 func (*GetCurrentEditLogTxidRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{157}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{157}
 }
 
 type GetCurrentEditLogTxidResponseProto struct {
@@ -8247,7 +8247,7 @@ type GetCurrentEditLogTxidResponseProto struct {
 
 func (x *GetCurrentEditLogTxidResponseProto) Reset() {
 	*x = GetCurrentEditLogTxidResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[158]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[158]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8259,7 +8259,7 @@ func (x *GetCurrentEditLogTxidResponseProto) String() string {
 func (*GetCurrentEditLogTxidResponseProto) ProtoMessage() {}
 
 func (x *GetCurrentEditLogTxidResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[158]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[158]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8272,7 +8272,7 @@ func (x *GetCurrentEditLogTxidResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetCurrentEditLogTxidResponseProto.ProtoReflect.Descriptor instead.
 func (*GetCurrentEditLogTxidResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{158}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{158}
 }
 
 func (x *GetCurrentEditLogTxidResponseProto) GetTxid() int64 {
@@ -8291,7 +8291,7 @@ type GetEditsFromTxidRequestProto struct {
 
 func (x *GetEditsFromTxidRequestProto) Reset() {
 	*x = GetEditsFromTxidRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[159]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[159]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8303,7 +8303,7 @@ func (x *GetEditsFromTxidRequestProto) String() string {
 func (*GetEditsFromTxidRequestProto) ProtoMessage() {}
 
 func (x *GetEditsFromTxidRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[159]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[159]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8316,7 +8316,7 @@ func (x *GetEditsFromTxidRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEditsFromTxidRequestProto.ProtoReflect.Descriptor instead.
 func (*GetEditsFromTxidRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{159}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{159}
 }
 
 func (x *GetEditsFromTxidRequestProto) GetTxid() int64 {
@@ -8335,7 +8335,7 @@ type GetEditsFromTxidResponseProto struct {
 
 func (x *GetEditsFromTxidResponseProto) Reset() {
 	*x = GetEditsFromTxidResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[160]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[160]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8347,7 +8347,7 @@ func (x *GetEditsFromTxidResponseProto) String() string {
 func (*GetEditsFromTxidResponseProto) ProtoMessage() {}
 
 func (x *GetEditsFromTxidResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[160]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[160]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8360,7 +8360,7 @@ func (x *GetEditsFromTxidResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEditsFromTxidResponseProto.ProtoReflect.Descriptor instead.
 func (*GetEditsFromTxidResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{160}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{160}
 }
 
 func (x *GetEditsFromTxidResponseProto) GetEventsList() *EventsListProto {
@@ -8373,7 +8373,7 @@ func (x *GetEditsFromTxidResponseProto) GetEventsList() *EventsListProto {
 type ListOpenFilesRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            *int64                 `protobuf:"varint,1,req,name=id" json:"id,omitempty"`
-	Types         []OpenFilesTypeProto   `protobuf:"varint,2,rep,name=types,enum=hadoop.hdfs.OpenFilesTypeProto" json:"types,omitempty"`
+	Types         []OpenFilesTypeProto   `protobuf:"varint,2,rep,name=types,enum=sluice.hadoop.hdfs.OpenFilesTypeProto" json:"types,omitempty"`
 	Path          *string                `protobuf:"bytes,3,opt,name=path" json:"path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -8381,7 +8381,7 @@ type ListOpenFilesRequestProto struct {
 
 func (x *ListOpenFilesRequestProto) Reset() {
 	*x = ListOpenFilesRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[161]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[161]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8393,7 +8393,7 @@ func (x *ListOpenFilesRequestProto) String() string {
 func (*ListOpenFilesRequestProto) ProtoMessage() {}
 
 func (x *ListOpenFilesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[161]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[161]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8406,7 +8406,7 @@ func (x *ListOpenFilesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOpenFilesRequestProto.ProtoReflect.Descriptor instead.
 func (*ListOpenFilesRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{161}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{161}
 }
 
 func (x *ListOpenFilesRequestProto) GetId() int64 {
@@ -8442,7 +8442,7 @@ type OpenFilesBatchResponseProto struct {
 
 func (x *OpenFilesBatchResponseProto) Reset() {
 	*x = OpenFilesBatchResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[162]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[162]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8454,7 +8454,7 @@ func (x *OpenFilesBatchResponseProto) String() string {
 func (*OpenFilesBatchResponseProto) ProtoMessage() {}
 
 func (x *OpenFilesBatchResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[162]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[162]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8467,7 +8467,7 @@ func (x *OpenFilesBatchResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenFilesBatchResponseProto.ProtoReflect.Descriptor instead.
 func (*OpenFilesBatchResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{162}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{162}
 }
 
 func (x *OpenFilesBatchResponseProto) GetId() int64 {
@@ -8502,14 +8502,14 @@ type ListOpenFilesResponseProto struct {
 	state         protoimpl.MessageState         `protogen:"open.v1"`
 	Entries       []*OpenFilesBatchResponseProto `protobuf:"bytes,1,rep,name=entries" json:"entries,omitempty"`
 	HasMore       *bool                          `protobuf:"varint,2,req,name=hasMore" json:"hasMore,omitempty"`
-	Types         []OpenFilesTypeProto           `protobuf:"varint,3,rep,name=types,enum=hadoop.hdfs.OpenFilesTypeProto" json:"types,omitempty"`
+	Types         []OpenFilesTypeProto           `protobuf:"varint,3,rep,name=types,enum=sluice.hadoop.hdfs.OpenFilesTypeProto" json:"types,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListOpenFilesResponseProto) Reset() {
 	*x = ListOpenFilesResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[163]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[163]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8521,7 +8521,7 @@ func (x *ListOpenFilesResponseProto) String() string {
 func (*ListOpenFilesResponseProto) ProtoMessage() {}
 
 func (x *ListOpenFilesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[163]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[163]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8534,7 +8534,7 @@ func (x *ListOpenFilesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOpenFilesResponseProto.ProtoReflect.Descriptor instead.
 func (*ListOpenFilesResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{163}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{163}
 }
 
 func (x *ListOpenFilesResponseProto) GetEntries() []*OpenFilesBatchResponseProto {
@@ -8566,7 +8566,7 @@ type MsyncRequestProto struct {
 
 func (x *MsyncRequestProto) Reset() {
 	*x = MsyncRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[164]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[164]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8578,7 +8578,7 @@ func (x *MsyncRequestProto) String() string {
 func (*MsyncRequestProto) ProtoMessage() {}
 
 func (x *MsyncRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[164]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[164]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8591,7 +8591,7 @@ func (x *MsyncRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MsyncRequestProto.ProtoReflect.Descriptor instead.
 func (*MsyncRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{164}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{164}
 }
 
 type MsyncResponseProto struct {
@@ -8602,7 +8602,7 @@ type MsyncResponseProto struct {
 
 func (x *MsyncResponseProto) Reset() {
 	*x = MsyncResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[165]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[165]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8614,7 +8614,7 @@ func (x *MsyncResponseProto) String() string {
 func (*MsyncResponseProto) ProtoMessage() {}
 
 func (x *MsyncResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[165]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[165]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8627,7 +8627,7 @@ func (x *MsyncResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MsyncResponseProto.ProtoReflect.Descriptor instead.
 func (*MsyncResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{165}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{165}
 }
 
 type SatisfyStoragePolicyRequestProto struct {
@@ -8639,7 +8639,7 @@ type SatisfyStoragePolicyRequestProto struct {
 
 func (x *SatisfyStoragePolicyRequestProto) Reset() {
 	*x = SatisfyStoragePolicyRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[166]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[166]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8651,7 +8651,7 @@ func (x *SatisfyStoragePolicyRequestProto) String() string {
 func (*SatisfyStoragePolicyRequestProto) ProtoMessage() {}
 
 func (x *SatisfyStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[166]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[166]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8664,7 +8664,7 @@ func (x *SatisfyStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SatisfyStoragePolicyRequestProto.ProtoReflect.Descriptor instead.
 func (*SatisfyStoragePolicyRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{166}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{166}
 }
 
 func (x *SatisfyStoragePolicyRequestProto) GetSrc() string {
@@ -8682,7 +8682,7 @@ type SatisfyStoragePolicyResponseProto struct {
 
 func (x *SatisfyStoragePolicyResponseProto) Reset() {
 	*x = SatisfyStoragePolicyResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[167]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[167]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8694,7 +8694,7 @@ func (x *SatisfyStoragePolicyResponseProto) String() string {
 func (*SatisfyStoragePolicyResponseProto) ProtoMessage() {}
 
 func (x *SatisfyStoragePolicyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[167]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[167]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8707,7 +8707,7 @@ func (x *SatisfyStoragePolicyResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use SatisfyStoragePolicyResponseProto.ProtoReflect.Descriptor instead.
 func (*SatisfyStoragePolicyResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{167}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{167}
 }
 
 type HAServiceStateRequestProto struct {
@@ -8718,7 +8718,7 @@ type HAServiceStateRequestProto struct {
 
 func (x *HAServiceStateRequestProto) Reset() {
 	*x = HAServiceStateRequestProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[168]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[168]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8730,7 +8730,7 @@ func (x *HAServiceStateRequestProto) String() string {
 func (*HAServiceStateRequestProto) ProtoMessage() {}
 
 func (x *HAServiceStateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[168]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[168]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8743,19 +8743,19 @@ func (x *HAServiceStateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HAServiceStateRequestProto.ProtoReflect.Descriptor instead.
 func (*HAServiceStateRequestProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{168}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{168}
 }
 
 type HAServiceStateResponseProto struct {
 	state         protoimpl.MessageState      `protogen:"open.v1"`
-	State         *common.HAServiceStateProto `protobuf:"varint,1,req,name=state,enum=hadoop.common.HAServiceStateProto" json:"state,omitempty"`
+	State         *common.HAServiceStateProto `protobuf:"varint,1,req,name=state,enum=sluice.hadoop.common.HAServiceStateProto" json:"state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HAServiceStateResponseProto) Reset() {
 	*x = HAServiceStateResponseProto{}
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[169]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[169]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8767,7 +8767,7 @@ func (x *HAServiceStateResponseProto) String() string {
 func (*HAServiceStateResponseProto) ProtoMessage() {}
 
 func (x *HAServiceStateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ClientNamenodeProtocol_proto_msgTypes[169]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[169]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8780,7 +8780,7 @@ func (x *HAServiceStateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HAServiceStateResponseProto.ProtoReflect.Descriptor instead.
 func (*HAServiceStateResponseProto) Descriptor() ([]byte, []int) {
-	return file_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{169}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{169}
 }
 
 func (x *HAServiceStateResponseProto) GetState() common.HAServiceStateProto {
@@ -8790,24 +8790,23 @@ func (x *HAServiceStateResponseProto) GetState() common.HAServiceStateProto {
 	return common.HAServiceStateProto(0)
 }
 
-var File_ClientNamenodeProtocol_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_ClientNamenodeProtocol_proto protoreflect.FileDescriptor
 
-const file_ClientNamenodeProtocol_proto_rawDesc = "" +
+const file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"\n" +
-	"\x1cClientNamenodeProtocol.proto\x12\vhadoop.hdfs\x1a\x0eSecurity.proto\x1a\n" +
-	"hdfs.proto\x1a\tacl.proto\x1a\vxattr.proto\x1a\x10encryption.proto\x1a\rinotify.proto\x1a\x13erasurecoding.proto\x1a\x17HAServiceProtocol.proto\"a\n" +
+	"*sluice/hadoop/ClientNamenodeProtocol.proto\x12\x12sluice.hadoop.hdfs\x1a\x1csluice/hadoop/Security.proto\x1a\x18sluice/hadoop/hdfs.proto\x1a\x17sluice/hadoop/acl.proto\x1a\x19sluice/hadoop/xattr.proto\x1a\x1esluice/hadoop/encryption.proto\x1a\x1bsluice/hadoop/inotify.proto\x1a!sluice/hadoop/erasurecoding.proto\x1a%sluice/hadoop/HAServiceProtocol.proto\"a\n" +
 	"\x1dGetBlockLocationsRequestProto\x12\x10\n" +
 	"\x03src\x18\x01 \x02(\tR\x03src\x12\x16\n" +
 	"\x06offset\x18\x02 \x02(\x04R\x06offset\x12\x16\n" +
-	"\x06length\x18\x03 \x02(\x04R\x06length\"_\n" +
-	"\x1eGetBlockLocationsResponseProto\x12=\n" +
-	"\tlocations\x18\x01 \x01(\v2\x1f.hadoop.hdfs.LocatedBlocksProtoR\tlocations\"\x1f\n" +
-	"\x1dGetServerDefaultsRequestProto\"l\n" +
-	"\x1eGetServerDefaultsResponseProto\x12J\n" +
-	"\x0eserverDefaults\x18\x01 \x02(\v2\".hadoop.hdfs.FsServerDefaultsProtoR\x0eserverDefaults\"\xe7\x03\n" +
+	"\x06length\x18\x03 \x02(\x04R\x06length\"f\n" +
+	"\x1eGetBlockLocationsResponseProto\x12D\n" +
+	"\tlocations\x18\x01 \x01(\v2&.sluice.hadoop.hdfs.LocatedBlocksProtoR\tlocations\"\x1f\n" +
+	"\x1dGetServerDefaultsRequestProto\"s\n" +
+	"\x1eGetServerDefaultsResponseProto\x12Q\n" +
+	"\x0eserverDefaults\x18\x01 \x02(\v2).sluice.hadoop.hdfs.FsServerDefaultsProtoR\x0eserverDefaults\"\xfc\x03\n" +
 	"\x12CreateRequestProto\x12\x10\n" +
-	"\x03src\x18\x01 \x02(\tR\x03src\x126\n" +
-	"\x06masked\x18\x02 \x02(\v2\x1e.hadoop.hdfs.FsPermissionProtoR\x06masked\x12\x1e\n" +
+	"\x03src\x18\x01 \x02(\tR\x03src\x12=\n" +
+	"\x06masked\x18\x02 \x02(\v2%.sluice.hadoop.hdfs.FsPermissionProtoR\x06masked\x12\x1e\n" +
 	"\n" +
 	"clientName\x18\x03 \x02(\tR\n" +
 	"clientName\x12\x1e\n" +
@@ -8816,23 +8815,23 @@ const file_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"createFlag\x12\"\n" +
 	"\fcreateParent\x18\x05 \x02(\bR\fcreateParent\x12 \n" +
 	"\vreplication\x18\x06 \x02(\rR\vreplication\x12\x1c\n" +
-	"\tblockSize\x18\a \x02(\x04R\tblockSize\x12]\n" +
-	"\x15cryptoProtocolVersion\x18\b \x03(\x0e2'.hadoop.hdfs.CryptoProtocolVersionProtoR\x15cryptoProtocolVersion\x12:\n" +
-	"\bunmasked\x18\t \x01(\v2\x1e.hadoop.hdfs.FsPermissionProtoR\bunmasked\x12\"\n" +
+	"\tblockSize\x18\a \x02(\x04R\tblockSize\x12d\n" +
+	"\x15cryptoProtocolVersion\x18\b \x03(\x0e2..sluice.hadoop.hdfs.CryptoProtocolVersionProtoR\x15cryptoProtocolVersion\x12A\n" +
+	"\bunmasked\x18\t \x01(\v2%.sluice.hadoop.hdfs.FsPermissionProtoR\bunmasked\x12\"\n" +
 	"\fecPolicyName\x18\n" +
 	" \x01(\tR\fecPolicyName\x12$\n" +
-	"\rstoragePolicy\x18\v \x01(\tR\rstoragePolicy\"G\n" +
-	"\x13CreateResponseProto\x120\n" +
-	"\x02fs\x18\x01 \x01(\v2 .hadoop.hdfs.HdfsFileStatusProtoR\x02fs\"Z\n" +
+	"\rstoragePolicy\x18\v \x01(\tR\rstoragePolicy\"N\n" +
+	"\x13CreateResponseProto\x127\n" +
+	"\x02fs\x18\x01 \x01(\v2'.sluice.hadoop.hdfs.HdfsFileStatusProtoR\x02fs\"Z\n" +
 	"\x12AppendRequestProto\x12\x10\n" +
 	"\x03src\x18\x01 \x02(\tR\x03src\x12\x1e\n" +
 	"\n" +
 	"clientName\x18\x02 \x02(\tR\n" +
 	"clientName\x12\x12\n" +
-	"\x04flag\x18\x03 \x01(\rR\x04flag\"\x81\x01\n" +
-	"\x13AppendResponseProto\x124\n" +
-	"\x05block\x18\x01 \x01(\v2\x1e.hadoop.hdfs.LocatedBlockProtoR\x05block\x124\n" +
-	"\x04stat\x18\x02 \x01(\v2 .hadoop.hdfs.HdfsFileStatusProtoR\x04stat\"P\n" +
+	"\x04flag\x18\x03 \x01(\rR\x04flag\"\x8f\x01\n" +
+	"\x13AppendResponseProto\x12;\n" +
+	"\x05block\x18\x01 \x01(\v2%.sluice.hadoop.hdfs.LocatedBlockProtoR\x05block\x12;\n" +
+	"\x04stat\x18\x02 \x01(\v2'.sluice.hadoop.hdfs.HdfsFileStatusProtoR\x04stat\"P\n" +
 	"\x1aSetReplicationRequestProto\x12\x10\n" +
 	"\x03src\x18\x01 \x02(\tR\x03src\x12 \n" +
 	"\vreplication\x18\x02 \x02(\rR\vreplication\"5\n" +
@@ -8848,65 +8847,65 @@ const file_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"\x03src\x18\x01 \x02(\tR\x03src\"!\n" +
 	"\x1fUnsetStoragePolicyResponseProto\"2\n" +
 	"\x1cGetStoragePolicyRequestProto\x12\x12\n" +
-	"\x04path\x18\x01 \x02(\tR\x04path\"k\n" +
-	"\x1dGetStoragePolicyResponseProto\x12J\n" +
-	"\rstoragePolicy\x18\x01 \x02(\v2$.hadoop.hdfs.BlockStoragePolicyProtoR\rstoragePolicy\" \n" +
-	"\x1eGetStoragePoliciesRequestProto\"c\n" +
-	"\x1fGetStoragePoliciesResponseProto\x12@\n" +
-	"\bpolicies\x18\x01 \x03(\v2$.hadoop.hdfs.BlockStoragePolicyProtoR\bpolicies\"m\n" +
+	"\x04path\x18\x01 \x02(\tR\x04path\"r\n" +
+	"\x1dGetStoragePolicyResponseProto\x12Q\n" +
+	"\rstoragePolicy\x18\x01 \x02(\v2+.sluice.hadoop.hdfs.BlockStoragePolicyProtoR\rstoragePolicy\" \n" +
+	"\x1eGetStoragePoliciesRequestProto\"j\n" +
+	"\x1fGetStoragePoliciesResponseProto\x12G\n" +
+	"\bpolicies\x18\x01 \x03(\v2+.sluice.hadoop.hdfs.BlockStoragePolicyProtoR\bpolicies\"t\n" +
 	"\x19SetPermissionRequestProto\x12\x10\n" +
-	"\x03src\x18\x01 \x02(\tR\x03src\x12>\n" +
+	"\x03src\x18\x01 \x02(\tR\x03src\x12E\n" +
 	"\n" +
-	"permission\x18\x02 \x02(\v2\x1e.hadoop.hdfs.FsPermissionProtoR\n" +
+	"permission\x18\x02 \x02(\v2%.sluice.hadoop.hdfs.FsPermissionProtoR\n" +
 	"permission\"\x1c\n" +
 	"\x1aSetPermissionResponseProto\"b\n" +
 	"\x14SetOwnerRequestProto\x12\x10\n" +
 	"\x03src\x18\x01 \x02(\tR\x03src\x12\x1a\n" +
 	"\busername\x18\x02 \x01(\tR\busername\x12\x1c\n" +
 	"\tgroupname\x18\x03 \x01(\tR\tgroupname\"\x17\n" +
-	"\x15SetOwnerResponseProto\"\x8e\x01\n" +
-	"\x18AbandonBlockRequestProto\x12-\n" +
-	"\x01b\x18\x01 \x02(\v2\x1f.hadoop.hdfs.ExtendedBlockProtoR\x01b\x12\x10\n" +
+	"\x15SetOwnerResponseProto\"\x95\x01\n" +
+	"\x18AbandonBlockRequestProto\x124\n" +
+	"\x01b\x18\x01 \x02(\v2&.sluice.hadoop.hdfs.ExtendedBlockProtoR\x01b\x12\x10\n" +
 	"\x03src\x18\x02 \x02(\tR\x03src\x12\x16\n" +
 	"\x06holder\x18\x03 \x02(\tR\x06holder\x12\x19\n" +
 	"\x06fileId\x18\x04 \x01(\x04:\x010R\x06fileId\"\x1b\n" +
-	"\x19AbandonBlockResponseProto\"\xbe\x02\n" +
+	"\x19AbandonBlockResponseProto\"\xd3\x02\n" +
 	"\x14AddBlockRequestProto\x12\x10\n" +
 	"\x03src\x18\x01 \x02(\tR\x03src\x12\x1e\n" +
 	"\n" +
 	"clientName\x18\x02 \x02(\tR\n" +
-	"clientName\x12;\n" +
-	"\bprevious\x18\x03 \x01(\v2\x1f.hadoop.hdfs.ExtendedBlockProtoR\bprevious\x12B\n" +
-	"\fexcludeNodes\x18\x04 \x03(\v2\x1e.hadoop.hdfs.DatanodeInfoProtoR\fexcludeNodes\x12\x19\n" +
+	"clientName\x12B\n" +
+	"\bprevious\x18\x03 \x01(\v2&.sluice.hadoop.hdfs.ExtendedBlockProtoR\bprevious\x12I\n" +
+	"\fexcludeNodes\x18\x04 \x03(\v2%.sluice.hadoop.hdfs.DatanodeInfoProtoR\fexcludeNodes\x12\x19\n" +
 	"\x06fileId\x18\x05 \x01(\x04:\x010R\x06fileId\x12\"\n" +
-	"\ffavoredNodes\x18\x06 \x03(\tR\ffavoredNodes\x124\n" +
-	"\x05flags\x18\a \x03(\x0e2\x1e.hadoop.hdfs.AddBlockFlagProtoR\x05flags\"M\n" +
-	"\x15AddBlockResponseProto\x124\n" +
-	"\x05block\x18\x01 \x02(\v2\x1e.hadoop.hdfs.LocatedBlockProtoR\x05block\"\x81\x03\n" +
+	"\ffavoredNodes\x18\x06 \x03(\tR\ffavoredNodes\x12;\n" +
+	"\x05flags\x18\a \x03(\x0e2%.sluice.hadoop.hdfs.AddBlockFlagProtoR\x05flags\"T\n" +
+	"\x15AddBlockResponseProto\x12;\n" +
+	"\x05block\x18\x01 \x02(\v2%.sluice.hadoop.hdfs.LocatedBlockProtoR\x05block\"\x96\x03\n" +
 	"!GetAdditionalDatanodeRequestProto\x12\x10\n" +
-	"\x03src\x18\x01 \x02(\tR\x03src\x121\n" +
-	"\x03blk\x18\x02 \x02(\v2\x1f.hadoop.hdfs.ExtendedBlockProtoR\x03blk\x12<\n" +
-	"\texistings\x18\x03 \x03(\v2\x1e.hadoop.hdfs.DatanodeInfoProtoR\texistings\x12:\n" +
-	"\bexcludes\x18\x04 \x03(\v2\x1e.hadoop.hdfs.DatanodeInfoProtoR\bexcludes\x12.\n" +
+	"\x03src\x18\x01 \x02(\tR\x03src\x128\n" +
+	"\x03blk\x18\x02 \x02(\v2&.sluice.hadoop.hdfs.ExtendedBlockProtoR\x03blk\x12C\n" +
+	"\texistings\x18\x03 \x03(\v2%.sluice.hadoop.hdfs.DatanodeInfoProtoR\texistings\x12A\n" +
+	"\bexcludes\x18\x04 \x03(\v2%.sluice.hadoop.hdfs.DatanodeInfoProtoR\bexcludes\x12.\n" +
 	"\x12numAdditionalNodes\x18\x05 \x02(\rR\x12numAdditionalNodes\x12\x1e\n" +
 	"\n" +
 	"clientName\x18\x06 \x02(\tR\n" +
 	"clientName\x122\n" +
 	"\x14existingStorageUuids\x18\a \x03(\tR\x14existingStorageUuids\x12\x19\n" +
-	"\x06fileId\x18\b \x01(\x04:\x010R\x06fileId\"Z\n" +
-	"\"GetAdditionalDatanodeResponseProto\x124\n" +
-	"\x05block\x18\x01 \x02(\v2\x1e.hadoop.hdfs.LocatedBlockProtoR\x05block\"\x98\x01\n" +
+	"\x06fileId\x18\b \x01(\x04:\x010R\x06fileId\"a\n" +
+	"\"GetAdditionalDatanodeResponseProto\x12;\n" +
+	"\x05block\x18\x01 \x02(\v2%.sluice.hadoop.hdfs.LocatedBlockProtoR\x05block\"\x9f\x01\n" +
 	"\x14CompleteRequestProto\x12\x10\n" +
 	"\x03src\x18\x01 \x02(\tR\x03src\x12\x1e\n" +
 	"\n" +
 	"clientName\x18\x02 \x02(\tR\n" +
-	"clientName\x123\n" +
-	"\x04last\x18\x03 \x01(\v2\x1f.hadoop.hdfs.ExtendedBlockProtoR\x04last\x12\x19\n" +
+	"clientName\x12:\n" +
+	"\x04last\x18\x03 \x01(\v2&.sluice.hadoop.hdfs.ExtendedBlockProtoR\x04last\x12\x19\n" +
 	"\x06fileId\x18\x04 \x01(\x04:\x010R\x06fileId\"/\n" +
 	"\x15CompleteResponseProto\x12\x16\n" +
-	"\x06result\x18\x01 \x02(\bR\x06result\"U\n" +
-	"\x1bReportBadBlocksRequestProto\x126\n" +
-	"\x06blocks\x18\x01 \x03(\v2\x1e.hadoop.hdfs.LocatedBlockProtoR\x06blocks\"\x1e\n" +
+	"\x06result\x18\x01 \x02(\bR\x06result\"\\\n" +
+	"\x1bReportBadBlocksRequestProto\x12=\n" +
+	"\x06blocks\x18\x01 \x03(\v2%.sluice.hadoop.hdfs.LocatedBlockProtoR\x06blocks\"\x1e\n" +
 	"\x1cReportBadBlocksResponseProto\":\n" +
 	"\x12ConcatRequestProto\x12\x10\n" +
 	"\x03trg\x18\x01 \x02(\tR\x03trg\x12\x12\n" +
@@ -8935,12 +8934,12 @@ const file_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"\x03src\x18\x01 \x02(\tR\x03src\x12\x1c\n" +
 	"\trecursive\x18\x02 \x02(\bR\trecursive\"-\n" +
 	"\x13DeleteResponseProto\x12\x16\n" +
-	"\x06result\x18\x01 \x02(\bR\x06result\"\xbe\x01\n" +
+	"\x06result\x18\x01 \x02(\bR\x06result\"\xcc\x01\n" +
 	"\x12MkdirsRequestProto\x12\x10\n" +
-	"\x03src\x18\x01 \x02(\tR\x03src\x126\n" +
-	"\x06masked\x18\x02 \x02(\v2\x1e.hadoop.hdfs.FsPermissionProtoR\x06masked\x12\"\n" +
-	"\fcreateParent\x18\x03 \x02(\bR\fcreateParent\x12:\n" +
-	"\bunmasked\x18\x04 \x01(\v2\x1e.hadoop.hdfs.FsPermissionProtoR\bunmasked\"-\n" +
+	"\x03src\x18\x01 \x02(\tR\x03src\x12=\n" +
+	"\x06masked\x18\x02 \x02(\v2%.sluice.hadoop.hdfs.FsPermissionProtoR\x06masked\x12\"\n" +
+	"\fcreateParent\x18\x03 \x02(\bR\fcreateParent\x12A\n" +
+	"\bunmasked\x18\x04 \x01(\v2%.sluice.hadoop.hdfs.FsPermissionProtoR\bunmasked\"-\n" +
 	"\x13MkdirsResponseProto\x12\x16\n" +
 	"\x06result\x18\x01 \x02(\bR\x06result\"n\n" +
 	"\x16GetListingRequestProto\x12\x10\n" +
@@ -8948,44 +8947,44 @@ const file_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"\n" +
 	"startAfter\x18\x02 \x02(\fR\n" +
 	"startAfter\x12\"\n" +
-	"\fneedLocation\x18\x03 \x02(\bR\fneedLocation\"W\n" +
-	"\x17GetListingResponseProto\x12<\n" +
-	"\adirList\x18\x01 \x01(\v2\".hadoop.hdfs.DirectoryListingProtoR\adirList\"y\n" +
+	"\fneedLocation\x18\x03 \x02(\bR\fneedLocation\"^\n" +
+	"\x17GetListingResponseProto\x12C\n" +
+	"\adirList\x18\x01 \x01(\v2).sluice.hadoop.hdfs.DirectoryListingProtoR\adirList\"y\n" +
 	"\x1dGetBatchedListingRequestProto\x12\x14\n" +
 	"\x05paths\x18\x01 \x03(\tR\x05paths\x12\x1e\n" +
 	"\n" +
 	"startAfter\x18\x02 \x02(\fR\n" +
 	"startAfter\x12\"\n" +
-	"\fneedLocation\x18\x03 \x02(\bR\fneedLocation\"\xa1\x01\n" +
-	"\x1eGetBatchedListingResponseProto\x12E\n" +
-	"\blistings\x18\x01 \x03(\v2).hadoop.hdfs.BatchedDirectoryListingProtoR\blistings\x12\x18\n" +
+	"\fneedLocation\x18\x03 \x02(\bR\fneedLocation\"\xa8\x01\n" +
+	"\x1eGetBatchedListingResponseProto\x12L\n" +
+	"\blistings\x18\x01 \x03(\v20.sluice.hadoop.hdfs.BatchedDirectoryListingProtoR\blistings\x12\x18\n" +
 	"\ahasMore\x18\x02 \x02(\bR\ahasMore\x12\x1e\n" +
 	"\n" +
 	"startAfter\x18\x03 \x02(\fR\n" +
 	"startAfter\"(\n" +
-	"&GetSnapshottableDirListingRequestProto\"\x8e\x01\n" +
-	"'GetSnapshottableDirListingResponseProto\x12c\n" +
-	"\x14snapshottableDirList\x18\x01 \x01(\v2/.hadoop.hdfs.SnapshottableDirectoryListingProtoR\x14snapshottableDirList\"\x8b\x01\n" +
+	"&GetSnapshottableDirListingRequestProto\"\x95\x01\n" +
+	"'GetSnapshottableDirListingResponseProto\x12j\n" +
+	"\x14snapshottableDirList\x18\x01 \x01(\v26.sluice.hadoop.hdfs.SnapshottableDirectoryListingProtoR\x14snapshottableDirList\"\x8b\x01\n" +
 	"!GetSnapshotDiffReportRequestProto\x12\"\n" +
 	"\fsnapshotRoot\x18\x01 \x02(\tR\fsnapshotRoot\x12\"\n" +
 	"\ffromSnapshot\x18\x02 \x02(\tR\ffromSnapshot\x12\x1e\n" +
 	"\n" +
 	"toSnapshot\x18\x03 \x02(\tR\n" +
-	"toSnapshot\"j\n" +
-	"\"GetSnapshotDiffReportResponseProto\x12D\n" +
+	"toSnapshot\"q\n" +
+	"\"GetSnapshotDiffReportResponseProto\x12K\n" +
 	"\n" +
-	"diffReport\x18\x01 \x02(\v2$.hadoop.hdfs.SnapshotDiffReportProtoR\n" +
-	"diffReport\"\xd6\x01\n" +
+	"diffReport\x18\x01 \x02(\v2+.sluice.hadoop.hdfs.SnapshotDiffReportProtoR\n" +
+	"diffReport\"\xdd\x01\n" +
 	"(GetSnapshotDiffReportListingRequestProto\x12\"\n" +
 	"\fsnapshotRoot\x18\x01 \x02(\tR\fsnapshotRoot\x12\"\n" +
 	"\ffromSnapshot\x18\x02 \x02(\tR\ffromSnapshot\x12\x1e\n" +
 	"\n" +
 	"toSnapshot\x18\x03 \x02(\tR\n" +
-	"toSnapshot\x12B\n" +
-	"\x06cursor\x18\x04 \x01(\v2*.hadoop.hdfs.SnapshotDiffReportCursorProtoR\x06cursor\"x\n" +
-	")GetSnapshotDiffReportListingResponseProto\x12K\n" +
+	"toSnapshot\x12I\n" +
+	"\x06cursor\x18\x04 \x01(\v21.sluice.hadoop.hdfs.SnapshotDiffReportCursorProtoR\x06cursor\"\x7f\n" +
+	")GetSnapshotDiffReportListingResponseProto\x12R\n" +
 	"\n" +
-	"diffReport\x18\x01 \x02(\v2+.hadoop.hdfs.SnapshotDiffReportListingProtoR\n" +
+	"diffReport\x18\x01 \x02(\v22.sluice.hadoop.hdfs.SnapshotDiffReportListingProtoR\n" +
 	"diffReport\"8\n" +
 	"\x16RenewLeaseRequestProto\x12\x1e\n" +
 	"\n" +
@@ -9026,24 +9025,24 @@ const file_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"\x0emissing_blocks\x18\x03 \x02(\x04R\rmissingBlocks\x12(\n" +
 	"\x10blocks_in_future\x18\x04 \x02(\x04R\x0eblocksInFuture\x126\n" +
 	"\x17pending_deletion_blocks\x18\x05 \x02(\x04R\x15pendingDeletionBlocks\x12J\n" +
-	"\"highest_prio_low_redundancy_blocks\x18\x06 \x01(\x04R\x1ehighestPrioLowRedundancyBlocks\"Y\n" +
-	"\x1dGetDatanodeReportRequestProto\x128\n" +
-	"\x04type\x18\x01 \x02(\x0e2$.hadoop.hdfs.DatanodeReportTypeProtoR\x04type\"P\n" +
-	"\x1eGetDatanodeReportResponseProto\x12.\n" +
-	"\x02di\x18\x01 \x03(\v2\x1e.hadoop.hdfs.DatanodeInfoProtoR\x02di\"`\n" +
-	"$GetDatanodeStorageReportRequestProto\x128\n" +
-	"\x04type\x18\x01 \x02(\x0e2$.hadoop.hdfs.DatanodeReportTypeProtoR\x04type\"\xa9\x01\n" +
-	"\x1aDatanodeStorageReportProto\x12B\n" +
-	"\fdatanodeInfo\x18\x01 \x02(\v2\x1e.hadoop.hdfs.DatanodeInfoProtoR\fdatanodeInfo\x12G\n" +
-	"\x0estorageReports\x18\x02 \x03(\v2\x1f.hadoop.hdfs.StorageReportProtoR\x0estorageReports\"\x88\x01\n" +
-	"%GetDatanodeStorageReportResponseProto\x12_\n" +
-	"\x16datanodeStorageReports\x18\x01 \x03(\v2'.hadoop.hdfs.DatanodeStorageReportProtoR\x16datanodeStorageReports\"?\n" +
+	"\"highest_prio_low_redundancy_blocks\x18\x06 \x01(\x04R\x1ehighestPrioLowRedundancyBlocks\"`\n" +
+	"\x1dGetDatanodeReportRequestProto\x12?\n" +
+	"\x04type\x18\x01 \x02(\x0e2+.sluice.hadoop.hdfs.DatanodeReportTypeProtoR\x04type\"W\n" +
+	"\x1eGetDatanodeReportResponseProto\x125\n" +
+	"\x02di\x18\x01 \x03(\v2%.sluice.hadoop.hdfs.DatanodeInfoProtoR\x02di\"g\n" +
+	"$GetDatanodeStorageReportRequestProto\x12?\n" +
+	"\x04type\x18\x01 \x02(\x0e2+.sluice.hadoop.hdfs.DatanodeReportTypeProtoR\x04type\"\xb7\x01\n" +
+	"\x1aDatanodeStorageReportProto\x12I\n" +
+	"\fdatanodeInfo\x18\x01 \x02(\v2%.sluice.hadoop.hdfs.DatanodeInfoProtoR\fdatanodeInfo\x12N\n" +
+	"\x0estorageReports\x18\x02 \x03(\v2&.sluice.hadoop.hdfs.StorageReportProtoR\x0estorageReports\"\x8f\x01\n" +
+	"%GetDatanodeStorageReportResponseProto\x12f\n" +
+	"\x16datanodeStorageReports\x18\x01 \x03(\v2..sluice.hadoop.hdfs.DatanodeStorageReportProtoR\x16datanodeStorageReports\"?\n" +
 	"!GetPreferredBlockSizeRequestProto\x12\x1a\n" +
 	"\bfilename\x18\x01 \x02(\tR\bfilename\":\n" +
 	"\"GetPreferredBlockSizeResponseProto\x12\x14\n" +
-	"\x05bsize\x18\x01 \x02(\x04R\x05bsize\"t\n" +
-	"\x17SetSafeModeRequestProto\x128\n" +
-	"\x06action\x18\x01 \x02(\x0e2 .hadoop.hdfs.SafeModeActionProtoR\x06action\x12\x1f\n" +
+	"\x05bsize\x18\x01 \x02(\x04R\x05bsize\"{\n" +
+	"\x17SetSafeModeRequestProto\x12?\n" +
+	"\x06action\x18\x01 \x02(\x0e2'.sluice.hadoop.hdfs.SafeModeActionProtoR\x06action\x12\x1f\n" +
 	"\achecked\x18\x02 \x01(\b:\x05falseR\achecked\"2\n" +
 	"\x18SetSafeModeResponseProto\x12\x16\n" +
 	"\x06result\x18\x01 \x02(\bR\x06result\"W\n" +
@@ -9067,44 +9066,44 @@ const file_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"\x1cFinalizeUpgradeResponseProto\"\x1b\n" +
 	"\x19UpgradeStatusRequestProto\"H\n" +
 	"\x1aUpgradeStatusResponseProto\x12*\n" +
-	"\x10upgradeFinalized\x18\x01 \x02(\bR\x10upgradeFinalized\"\\\n" +
-	"\x1aRollingUpgradeRequestProto\x12>\n" +
-	"\x06action\x18\x01 \x02(\x0e2&.hadoop.hdfs.RollingUpgradeActionProtoR\x06action\"\xd1\x01\n" +
-	"\x17RollingUpgradeInfoProto\x12>\n" +
-	"\x06status\x18\x01 \x02(\v2&.hadoop.hdfs.RollingUpgradeStatusProtoR\x06status\x12\x1c\n" +
+	"\x10upgradeFinalized\x18\x01 \x02(\bR\x10upgradeFinalized\"c\n" +
+	"\x1aRollingUpgradeRequestProto\x12E\n" +
+	"\x06action\x18\x01 \x02(\x0e2-.sluice.hadoop.hdfs.RollingUpgradeActionProtoR\x06action\"\xd8\x01\n" +
+	"\x17RollingUpgradeInfoProto\x12E\n" +
+	"\x06status\x18\x01 \x02(\v2-.sluice.hadoop.hdfs.RollingUpgradeStatusProtoR\x06status\x12\x1c\n" +
 	"\tstartTime\x18\x02 \x02(\x04R\tstartTime\x12\"\n" +
 	"\ffinalizeTime\x18\x03 \x02(\x04R\ffinalizeTime\x124\n" +
-	"\x15createdRollbackImages\x18\x04 \x02(\bR\x15createdRollbackImages\"s\n" +
-	"\x1bRollingUpgradeResponseProto\x12T\n" +
-	"\x12rollingUpgradeInfo\x18\x01 \x01(\v2$.hadoop.hdfs.RollingUpgradeInfoProtoR\x12rollingUpgradeInfo\"O\n" +
+	"\x15createdRollbackImages\x18\x04 \x02(\bR\x15createdRollbackImages\"z\n" +
+	"\x1bRollingUpgradeResponseProto\x12[\n" +
+	"\x12rollingUpgradeInfo\x18\x01 \x01(\v2+.sluice.hadoop.hdfs.RollingUpgradeInfoProtoR\x12rollingUpgradeInfo\"O\n" +
 	"!ListCorruptFileBlocksRequestProto\x12\x12\n" +
 	"\x04path\x18\x01 \x02(\tR\x04path\x12\x16\n" +
-	"\x06cookie\x18\x02 \x01(\tR\x06cookie\"c\n" +
-	"\"ListCorruptFileBlocksResponseProto\x12=\n" +
-	"\acorrupt\x18\x01 \x02(\v2#.hadoop.hdfs.CorruptFileBlocksProtoR\acorrupt\"2\n" +
+	"\x06cookie\x18\x02 \x01(\tR\x06cookie\"j\n" +
+	"\"ListCorruptFileBlocksResponseProto\x12D\n" +
+	"\acorrupt\x18\x01 \x02(\v2*.sluice.hadoop.hdfs.CorruptFileBlocksProtoR\acorrupt\"2\n" +
 	"\x14MetaSaveRequestProto\x12\x1a\n" +
 	"\bfilename\x18\x01 \x02(\tR\bfilename\"\x17\n" +
 	"\x15MetaSaveResponseProto\"+\n" +
 	"\x17GetFileInfoRequestProto\x12\x10\n" +
-	"\x03src\x18\x01 \x02(\tR\x03src\"L\n" +
-	"\x18GetFileInfoResponseProto\x120\n" +
-	"\x02fs\x18\x01 \x01(\v2 .hadoop.hdfs.HdfsFileStatusProtoR\x02fs\"a\n" +
+	"\x03src\x18\x01 \x02(\tR\x03src\"S\n" +
+	"\x18GetFileInfoResponseProto\x127\n" +
+	"\x02fs\x18\x01 \x01(\v2'.sluice.hadoop.hdfs.HdfsFileStatusProtoR\x02fs\"a\n" +
 	"\x1eGetLocatedFileInfoRequestProto\x12\x10\n" +
 	"\x03src\x18\x01 \x01(\tR\x03src\x12-\n" +
-	"\x0eneedBlockToken\x18\x02 \x01(\b:\x05falseR\x0eneedBlockToken\"S\n" +
-	"\x1fGetLocatedFileInfoResponseProto\x120\n" +
-	"\x02fs\x18\x01 \x01(\v2 .hadoop.hdfs.HdfsFileStatusProtoR\x02fs\",\n" +
+	"\x0eneedBlockToken\x18\x02 \x01(\b:\x05falseR\x0eneedBlockToken\"Z\n" +
+	"\x1fGetLocatedFileInfoResponseProto\x127\n" +
+	"\x02fs\x18\x01 \x01(\v2'.sluice.hadoop.hdfs.HdfsFileStatusProtoR\x02fs\",\n" +
 	"\x18IsFileClosedRequestProto\x12\x10\n" +
 	"\x03src\x18\x01 \x02(\tR\x03src\"3\n" +
 	"\x19IsFileClosedResponseProto\x12\x16\n" +
-	"\x06result\x18\x01 \x02(\bR\x06result\"\xc3\x01\n" +
+	"\x06result\x18\x01 \x02(\bR\x06result\"\xca\x01\n" +
 	"\x17CacheDirectiveInfoProto\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12 \n" +
 	"\vreplication\x18\x03 \x01(\rR\vreplication\x12\x12\n" +
-	"\x04pool\x18\x04 \x01(\tR\x04pool\x12N\n" +
+	"\x04pool\x18\x04 \x01(\tR\x04pool\x12U\n" +
 	"\n" +
-	"expiration\x18\x05 \x01(\v2..hadoop.hdfs.CacheDirectiveInfoExpirationProtoR\n" +
+	"expiration\x18\x05 \x01(\v25.sluice.hadoop.hdfs.CacheDirectiveInfoExpirationProtoR\n" +
 	"expiration\"[\n" +
 	"!CacheDirectiveInfoExpirationProto\x12\x16\n" +
 	"\x06millis\x18\x01 \x02(\x03R\x06millis\x12\x1e\n" +
@@ -9118,31 +9117,31 @@ const file_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"\vfilesCached\x18\x04 \x02(\x03R\vfilesCached\x12\x1e\n" +
 	"\n" +
 	"hasExpired\x18\x05 \x02(\bR\n" +
-	"hasExpired\"y\n" +
-	"\x1dAddCacheDirectiveRequestProto\x128\n" +
-	"\x04info\x18\x01 \x02(\v2$.hadoop.hdfs.CacheDirectiveInfoProtoR\x04info\x12\x1e\n" +
+	"hasExpired\"\x80\x01\n" +
+	"\x1dAddCacheDirectiveRequestProto\x12?\n" +
+	"\x04info\x18\x01 \x02(\v2+.sluice.hadoop.hdfs.CacheDirectiveInfoProtoR\x04info\x12\x1e\n" +
 	"\n" +
 	"cacheFlags\x18\x02 \x01(\rR\n" +
 	"cacheFlags\"0\n" +
 	"\x1eAddCacheDirectiveResponseProto\x12\x0e\n" +
-	"\x02id\x18\x01 \x02(\x03R\x02id\"|\n" +
-	" ModifyCacheDirectiveRequestProto\x128\n" +
-	"\x04info\x18\x01 \x02(\v2$.hadoop.hdfs.CacheDirectiveInfoProtoR\x04info\x12\x1e\n" +
+	"\x02id\x18\x01 \x02(\x03R\x02id\"\x83\x01\n" +
+	" ModifyCacheDirectiveRequestProto\x12?\n" +
+	"\x04info\x18\x01 \x02(\v2+.sluice.hadoop.hdfs.CacheDirectiveInfoProtoR\x04info\x12\x1e\n" +
 	"\n" +
 	"cacheFlags\x18\x02 \x01(\rR\n" +
 	"cacheFlags\"#\n" +
 	"!ModifyCacheDirectiveResponseProto\"2\n" +
 	" RemoveCacheDirectiveRequestProto\x12\x0e\n" +
 	"\x02id\x18\x01 \x02(\x03R\x02id\"#\n" +
-	"!RemoveCacheDirectiveResponseProto\"w\n" +
+	"!RemoveCacheDirectiveResponseProto\"~\n" +
 	"\x1fListCacheDirectivesRequestProto\x12\x16\n" +
-	"\x06prevId\x18\x01 \x02(\x03R\x06prevId\x12<\n" +
-	"\x06filter\x18\x02 \x02(\v2$.hadoop.hdfs.CacheDirectiveInfoProtoR\x06filter\"\x91\x01\n" +
-	"\x18CacheDirectiveEntryProto\x128\n" +
-	"\x04info\x18\x01 \x02(\v2$.hadoop.hdfs.CacheDirectiveInfoProtoR\x04info\x12;\n" +
-	"\x05stats\x18\x02 \x02(\v2%.hadoop.hdfs.CacheDirectiveStatsProtoR\x05stats\"\x7f\n" +
-	" ListCacheDirectivesResponseProto\x12A\n" +
-	"\belements\x18\x01 \x03(\v2%.hadoop.hdfs.CacheDirectiveEntryProtoR\belements\x12\x18\n" +
+	"\x06prevId\x18\x01 \x02(\x03R\x06prevId\x12C\n" +
+	"\x06filter\x18\x02 \x02(\v2+.sluice.hadoop.hdfs.CacheDirectiveInfoProtoR\x06filter\"\x9f\x01\n" +
+	"\x18CacheDirectiveEntryProto\x12?\n" +
+	"\x04info\x18\x01 \x02(\v2+.sluice.hadoop.hdfs.CacheDirectiveInfoProtoR\x04info\x12B\n" +
+	"\x05stats\x18\x02 \x02(\v2,.sluice.hadoop.hdfs.CacheDirectiveStatsProtoR\x05stats\"\x86\x01\n" +
+	" ListCacheDirectivesResponseProto\x12H\n" +
+	"\belements\x18\x01 \x03(\v2,.sluice.hadoop.hdfs.CacheDirectiveEntryProtoR\belements\x12\x18\n" +
 	"\ahasMore\x18\x02 \x02(\bR\ahasMore\"\xf7\x01\n" +
 	"\x12CachePoolInfoProto\x12\x1a\n" +
 	"\bpoolName\x18\x01 \x01(\tR\bpoolName\x12\x1c\n" +
@@ -9157,41 +9156,41 @@ const file_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"\vbytesCached\x18\x02 \x02(\x03R\vbytesCached\x12&\n" +
 	"\x0ebytesOverlimit\x18\x03 \x02(\x03R\x0ebytesOverlimit\x12 \n" +
 	"\vfilesNeeded\x18\x04 \x02(\x03R\vfilesNeeded\x12 \n" +
-	"\vfilesCached\x18\x05 \x02(\x03R\vfilesCached\"O\n" +
-	"\x18AddCachePoolRequestProto\x123\n" +
-	"\x04info\x18\x01 \x02(\v2\x1f.hadoop.hdfs.CachePoolInfoProtoR\x04info\"\x1b\n" +
-	"\x19AddCachePoolResponseProto\"R\n" +
-	"\x1bModifyCachePoolRequestProto\x123\n" +
-	"\x04info\x18\x01 \x02(\v2\x1f.hadoop.hdfs.CachePoolInfoProtoR\x04info\"\x1e\n" +
+	"\vfilesCached\x18\x05 \x02(\x03R\vfilesCached\"V\n" +
+	"\x18AddCachePoolRequestProto\x12:\n" +
+	"\x04info\x18\x01 \x02(\v2&.sluice.hadoop.hdfs.CachePoolInfoProtoR\x04info\"\x1b\n" +
+	"\x19AddCachePoolResponseProto\"Y\n" +
+	"\x1bModifyCachePoolRequestProto\x12:\n" +
+	"\x04info\x18\x01 \x02(\v2&.sluice.hadoop.hdfs.CachePoolInfoProtoR\x04info\"\x1e\n" +
 	"\x1cModifyCachePoolResponseProto\"9\n" +
 	"\x1bRemoveCachePoolRequestProto\x12\x1a\n" +
 	"\bpoolName\x18\x01 \x02(\tR\bpoolName\"\x1e\n" +
 	"\x1cRemoveCachePoolResponseProto\"@\n" +
 	"\x1aListCachePoolsRequestProto\x12\"\n" +
-	"\fprevPoolName\x18\x01 \x02(\tR\fprevPoolName\"s\n" +
-	"\x1bListCachePoolsResponseProto\x12:\n" +
-	"\aentries\x18\x01 \x03(\v2 .hadoop.hdfs.CachePoolEntryProtoR\aentries\x12\x18\n" +
-	"\ahasMore\x18\x02 \x02(\bR\ahasMore\"\x82\x01\n" +
-	"\x13CachePoolEntryProto\x123\n" +
-	"\x04info\x18\x01 \x02(\v2\x1f.hadoop.hdfs.CachePoolInfoProtoR\x04info\x126\n" +
-	"\x05stats\x18\x02 \x02(\v2 .hadoop.hdfs.CachePoolStatsProtoR\x05stats\"/\n" +
+	"\fprevPoolName\x18\x01 \x02(\tR\fprevPoolName\"z\n" +
+	"\x1bListCachePoolsResponseProto\x12A\n" +
+	"\aentries\x18\x01 \x03(\v2'.sluice.hadoop.hdfs.CachePoolEntryProtoR\aentries\x12\x18\n" +
+	"\ahasMore\x18\x02 \x02(\bR\ahasMore\"\x90\x01\n" +
+	"\x13CachePoolEntryProto\x12:\n" +
+	"\x04info\x18\x01 \x02(\v2&.sluice.hadoop.hdfs.CachePoolInfoProtoR\x04info\x12=\n" +
+	"\x05stats\x18\x02 \x02(\v2'.sluice.hadoop.hdfs.CachePoolStatsProtoR\x05stats\"/\n" +
 	"\x1bGetFileLinkInfoRequestProto\x12\x10\n" +
-	"\x03src\x18\x01 \x02(\tR\x03src\"P\n" +
-	"\x1cGetFileLinkInfoResponseProto\x120\n" +
-	"\x02fs\x18\x01 \x01(\v2 .hadoop.hdfs.HdfsFileStatusProtoR\x02fs\"3\n" +
+	"\x03src\x18\x01 \x02(\tR\x03src\"W\n" +
+	"\x1cGetFileLinkInfoResponseProto\x127\n" +
+	"\x02fs\x18\x01 \x01(\v2'.sluice.hadoop.hdfs.HdfsFileStatusProtoR\x02fs\"3\n" +
 	"\x1dGetContentSummaryRequestProto\x12\x12\n" +
-	"\x04path\x18\x01 \x02(\tR\x04path\"\\\n" +
-	"\x1eGetContentSummaryResponseProto\x12:\n" +
-	"\asummary\x18\x01 \x02(\v2 .hadoop.hdfs.ContentSummaryProtoR\asummary\"/\n" +
+	"\x04path\x18\x01 \x02(\tR\x04path\"c\n" +
+	"\x1eGetContentSummaryResponseProto\x12A\n" +
+	"\asummary\x18\x01 \x02(\v2'.sluice.hadoop.hdfs.ContentSummaryProtoR\asummary\"/\n" +
 	"\x19GetQuotaUsageRequestProto\x12\x12\n" +
-	"\x04path\x18\x01 \x02(\tR\x04path\"P\n" +
-	"\x1aGetQuotaUsageResponseProto\x122\n" +
-	"\x05usage\x18\x01 \x02(\v2\x1c.hadoop.hdfs.QuotaUsageProtoR\x05usage\"\xc1\x01\n" +
+	"\x04path\x18\x01 \x02(\tR\x04path\"W\n" +
+	"\x1aGetQuotaUsageResponseProto\x129\n" +
+	"\x05usage\x18\x01 \x02(\v2#.sluice.hadoop.hdfs.QuotaUsageProtoR\x05usage\"\xc8\x01\n" +
 	"\x14SetQuotaRequestProto\x12\x12\n" +
 	"\x04path\x18\x01 \x02(\tR\x04path\x12&\n" +
 	"\x0enamespaceQuota\x18\x02 \x02(\x04R\x0enamespaceQuota\x12,\n" +
-	"\x11storagespaceQuota\x18\x03 \x02(\x04R\x11storagespaceQuota\x12?\n" +
-	"\vstorageType\x18\x04 \x01(\x0e2\x1d.hadoop.hdfs.StorageTypeProtoR\vstorageType\"\x17\n" +
+	"\x11storagespaceQuota\x18\x03 \x02(\x04R\x11storagespaceQuota\x12F\n" +
+	"\vstorageType\x18\x04 \x01(\x0e2$.sluice.hadoop.hdfs.StorageTypeProtoR\vstorageType\"\x17\n" +
 	"\x15SetQuotaResponseProto\"\x86\x01\n" +
 	"\x11FsyncRequestProto\x12\x10\n" +
 	"\x03src\x18\x01 \x02(\tR\x03src\x12\x16\n" +
@@ -9203,11 +9202,11 @@ const file_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"\x03src\x18\x01 \x02(\tR\x03src\x12\x14\n" +
 	"\x05mtime\x18\x02 \x02(\x04R\x05mtime\x12\x14\n" +
 	"\x05atime\x18\x03 \x02(\x04R\x05atime\"\x17\n" +
-	"\x15SetTimesResponseProto\"\xa5\x01\n" +
+	"\x15SetTimesResponseProto\"\xac\x01\n" +
 	"\x19CreateSymlinkRequestProto\x12\x16\n" +
 	"\x06target\x18\x01 \x02(\tR\x06target\x12\x12\n" +
-	"\x04link\x18\x02 \x02(\tR\x04link\x128\n" +
-	"\adirPerm\x18\x03 \x02(\v2\x1e.hadoop.hdfs.FsPermissionProtoR\adirPerm\x12\"\n" +
+	"\x04link\x18\x02 \x02(\tR\x04link\x12?\n" +
+	"\adirPerm\x18\x03 \x02(\v2%.sluice.hadoop.hdfs.FsPermissionProtoR\adirPerm\x12\"\n" +
 	"\fcreateParent\x18\x04 \x02(\bR\fcreateParent\"\x1c\n" +
 	"\x1aCreateSymlinkResponseProto\"/\n" +
 	"\x19GetLinkTargetRequestProto\x12\x12\n" +
@@ -9215,21 +9214,21 @@ const file_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"\x1aGetLinkTargetResponseProto\x12\x1e\n" +
 	"\n" +
 	"targetPath\x18\x01 \x01(\tR\n" +
-	"targetPath\"{\n" +
-	"\"UpdateBlockForPipelineRequestProto\x125\n" +
-	"\x05block\x18\x01 \x02(\v2\x1f.hadoop.hdfs.ExtendedBlockProtoR\x05block\x12\x1e\n" +
+	"targetPath\"\x82\x01\n" +
+	"\"UpdateBlockForPipelineRequestProto\x12<\n" +
+	"\x05block\x18\x01 \x02(\v2&.sluice.hadoop.hdfs.ExtendedBlockProtoR\x05block\x12\x1e\n" +
 	"\n" +
 	"clientName\x18\x02 \x02(\tR\n" +
-	"clientName\"[\n" +
-	"#UpdateBlockForPipelineResponseProto\x124\n" +
-	"\x05block\x18\x01 \x02(\v2\x1e.hadoop.hdfs.LocatedBlockProtoR\x05block\"\x90\x02\n" +
+	"clientName\"b\n" +
+	"#UpdateBlockForPipelineResponseProto\x12;\n" +
+	"\x05block\x18\x01 \x02(\v2%.sluice.hadoop.hdfs.LocatedBlockProtoR\x05block\"\xa5\x02\n" +
 	"\x1aUpdatePipelineRequestProto\x12\x1e\n" +
 	"\n" +
 	"clientName\x18\x01 \x02(\tR\n" +
-	"clientName\x12;\n" +
-	"\boldBlock\x18\x02 \x02(\v2\x1f.hadoop.hdfs.ExtendedBlockProtoR\boldBlock\x12;\n" +
-	"\bnewBlock\x18\x03 \x02(\v2\x1f.hadoop.hdfs.ExtendedBlockProtoR\bnewBlock\x128\n" +
-	"\bnewNodes\x18\x04 \x03(\v2\x1c.hadoop.hdfs.DatanodeIDProtoR\bnewNodes\x12\x1e\n" +
+	"clientName\x12B\n" +
+	"\boldBlock\x18\x02 \x02(\v2&.sluice.hadoop.hdfs.ExtendedBlockProtoR\boldBlock\x12B\n" +
+	"\bnewBlock\x18\x03 \x02(\v2&.sluice.hadoop.hdfs.ExtendedBlockProtoR\bnewBlock\x12?\n" +
+	"\bnewNodes\x18\x04 \x03(\v2#.sluice.hadoop.hdfs.DatanodeIDProtoR\bnewNodes\x12\x1e\n" +
 	"\n" +
 	"storageIDs\x18\x05 \x03(\tR\n" +
 	"storageIDs\"\x1d\n" +
@@ -9237,9 +9236,9 @@ const file_ClientNamenodeProtocol_proto_rawDesc = "" +
 	" SetBalancerBandwidthRequestProto\x12\x1c\n" +
 	"\tbandwidth\x18\x01 \x02(\x03R\tbandwidth\"#\n" +
 	"!SetBalancerBandwidthResponseProto\"\"\n" +
-	" GetDataEncryptionKeyRequestProto\"v\n" +
-	"!GetDataEncryptionKeyResponseProto\x12Q\n" +
-	"\x11dataEncryptionKey\x18\x01 \x01(\v2#.hadoop.hdfs.DataEncryptionKeyProtoR\x11dataEncryptionKey\"d\n" +
+	" GetDataEncryptionKeyRequestProto\"}\n" +
+	"!GetDataEncryptionKeyResponseProto\x12X\n" +
+	"\x11dataEncryptionKey\x18\x01 \x01(\v2*.sluice.hadoop.hdfs.DataEncryptionKeyProtoR\x11dataEncryptionKey\"d\n" +
 	"\x1aCreateSnapshotRequestProto\x12\"\n" +
 	"\fsnapshotRoot\x18\x01 \x02(\tR\fsnapshotRoot\x12\"\n" +
 	"\fsnapshotName\x18\x02 \x01(\tR\fsnapshotName\"A\n" +
@@ -9259,23 +9258,23 @@ const file_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"\x1aDeleteSnapshotRequestProto\x12\"\n" +
 	"\fsnapshotRoot\x18\x01 \x02(\tR\fsnapshotRoot\x12\"\n" +
 	"\fsnapshotName\x18\x02 \x02(\tR\fsnapshotName\"\x1d\n" +
-	"\x1bDeleteSnapshotResponseProto\"k\n" +
+	"\x1bDeleteSnapshotResponseProto\"r\n" +
 	"\x17CheckAccessRequestProto\x12\x12\n" +
-	"\x04path\x18\x01 \x02(\tR\x04path\x12<\n" +
-	"\x04mode\x18\x02 \x02(\x0e2(.hadoop.hdfs.AclEntryProto.FsActionProtoR\x04mode\"\x1a\n" +
+	"\x04path\x18\x01 \x02(\tR\x04path\x12C\n" +
+	"\x04mode\x18\x02 \x02(\x0e2/.sluice.hadoop.hdfs.AclEntryProto.FsActionProtoR\x04mode\"\x1a\n" +
 	"\x18CheckAccessResponseProto\"#\n" +
 	"!GetCurrentEditLogTxidRequestProto\"8\n" +
 	"\"GetCurrentEditLogTxidResponseProto\x12\x12\n" +
 	"\x04txid\x18\x01 \x02(\x03R\x04txid\"2\n" +
 	"\x1cGetEditsFromTxidRequestProto\x12\x12\n" +
-	"\x04txid\x18\x01 \x02(\x03R\x04txid\"]\n" +
-	"\x1dGetEditsFromTxidResponseProto\x12<\n" +
+	"\x04txid\x18\x01 \x02(\x03R\x04txid\"d\n" +
+	"\x1dGetEditsFromTxidResponseProto\x12C\n" +
 	"\n" +
-	"eventsList\x18\x01 \x02(\v2\x1c.hadoop.hdfs.EventsListProtoR\n" +
-	"eventsList\"v\n" +
+	"eventsList\x18\x01 \x02(\v2#.sluice.hadoop.hdfs.EventsListProtoR\n" +
+	"eventsList\"}\n" +
 	"\x19ListOpenFilesRequestProto\x12\x0e\n" +
-	"\x02id\x18\x01 \x02(\x03R\x02id\x125\n" +
-	"\x05types\x18\x02 \x03(\x0e2\x1f.hadoop.hdfs.OpenFilesTypeProtoR\x05types\x12\x12\n" +
+	"\x02id\x18\x01 \x02(\x03R\x02id\x12<\n" +
+	"\x05types\x18\x02 \x03(\x0e2&.sluice.hadoop.hdfs.OpenFilesTypeProtoR\x05types\x12\x12\n" +
 	"\x04path\x18\x03 \x01(\tR\x04path\"\x87\x01\n" +
 	"\x1bOpenFilesBatchResponseProto\x12\x0e\n" +
 	"\x02id\x18\x01 \x02(\x03R\x02id\x12\x12\n" +
@@ -9283,19 +9282,19 @@ const file_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"\n" +
 	"clientName\x18\x03 \x02(\tR\n" +
 	"clientName\x12$\n" +
-	"\rclientMachine\x18\x04 \x02(\tR\rclientMachine\"\xb1\x01\n" +
-	"\x1aListOpenFilesResponseProto\x12B\n" +
-	"\aentries\x18\x01 \x03(\v2(.hadoop.hdfs.OpenFilesBatchResponseProtoR\aentries\x12\x18\n" +
-	"\ahasMore\x18\x02 \x02(\bR\ahasMore\x125\n" +
-	"\x05types\x18\x03 \x03(\x0e2\x1f.hadoop.hdfs.OpenFilesTypeProtoR\x05types\"\x13\n" +
+	"\rclientMachine\x18\x04 \x02(\tR\rclientMachine\"\xbf\x01\n" +
+	"\x1aListOpenFilesResponseProto\x12I\n" +
+	"\aentries\x18\x01 \x03(\v2/.sluice.hadoop.hdfs.OpenFilesBatchResponseProtoR\aentries\x12\x18\n" +
+	"\ahasMore\x18\x02 \x02(\bR\ahasMore\x12<\n" +
+	"\x05types\x18\x03 \x03(\x0e2&.sluice.hadoop.hdfs.OpenFilesTypeProtoR\x05types\"\x13\n" +
 	"\x11MsyncRequestProto\"\x14\n" +
 	"\x12MsyncResponseProto\"4\n" +
 	" SatisfyStoragePolicyRequestProto\x12\x10\n" +
 	"\x03src\x18\x01 \x02(\tR\x03src\"#\n" +
 	"!SatisfyStoragePolicyResponseProto\"\x1c\n" +
-	"\x1aHAServiceStateRequestProto\"W\n" +
-	"\x1bHAServiceStateResponseProto\x128\n" +
-	"\x05state\x18\x01 \x02(\x0e2\".hadoop.common.HAServiceStateProtoR\x05state*p\n" +
+	"\x1aHAServiceStateRequestProto\"^\n" +
+	"\x1bHAServiceStateResponseProto\x12?\n" +
+	"\x05state\x18\x01 \x02(\x0e2).sluice.hadoop.common.HAServiceStateProtoR\x05state*p\n" +
 	"\x0fCreateFlagProto\x12\n" +
 	"\n" +
 	"\x06CREATE\x10\x01\x12\r\n" +
@@ -9328,686 +9327,686 @@ const file_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"\x05FORCE\x10\x01*C\n" +
 	"\x12OpenFilesTypeProto\x12\x12\n" +
 	"\x0eALL_OPEN_FILES\x10\x01\x12\x19\n" +
-	"\x15BLOCKING_DECOMMISSION\x10\x022\xfcX\n" +
-	"\x16ClientNamenodeProtocol\x12l\n" +
-	"\x11getBlockLocations\x12*.hadoop.hdfs.GetBlockLocationsRequestProto\x1a+.hadoop.hdfs.GetBlockLocationsResponseProto\x12l\n" +
-	"\x11getServerDefaults\x12*.hadoop.hdfs.GetServerDefaultsRequestProto\x1a+.hadoop.hdfs.GetServerDefaultsResponseProto\x12K\n" +
-	"\x06create\x12\x1f.hadoop.hdfs.CreateRequestProto\x1a .hadoop.hdfs.CreateResponseProto\x12K\n" +
-	"\x06append\x12\x1f.hadoop.hdfs.AppendRequestProto\x1a .hadoop.hdfs.AppendResponseProto\x12c\n" +
-	"\x0esetReplication\x12'.hadoop.hdfs.SetReplicationRequestProto\x1a(.hadoop.hdfs.SetReplicationResponseProto\x12i\n" +
-	"\x10setStoragePolicy\x12).hadoop.hdfs.SetStoragePolicyRequestProto\x1a*.hadoop.hdfs.SetStoragePolicyResponseProto\x12o\n" +
-	"\x12unsetStoragePolicy\x12+.hadoop.hdfs.UnsetStoragePolicyRequestProto\x1a,.hadoop.hdfs.UnsetStoragePolicyResponseProto\x12i\n" +
-	"\x10getStoragePolicy\x12).hadoop.hdfs.GetStoragePolicyRequestProto\x1a*.hadoop.hdfs.GetStoragePolicyResponseProto\x12o\n" +
-	"\x12getStoragePolicies\x12+.hadoop.hdfs.GetStoragePoliciesRequestProto\x1a,.hadoop.hdfs.GetStoragePoliciesResponseProto\x12`\n" +
-	"\rsetPermission\x12&.hadoop.hdfs.SetPermissionRequestProto\x1a'.hadoop.hdfs.SetPermissionResponseProto\x12Q\n" +
-	"\bsetOwner\x12!.hadoop.hdfs.SetOwnerRequestProto\x1a\".hadoop.hdfs.SetOwnerResponseProto\x12]\n" +
-	"\fabandonBlock\x12%.hadoop.hdfs.AbandonBlockRequestProto\x1a&.hadoop.hdfs.AbandonBlockResponseProto\x12Q\n" +
-	"\baddBlock\x12!.hadoop.hdfs.AddBlockRequestProto\x1a\".hadoop.hdfs.AddBlockResponseProto\x12x\n" +
-	"\x15getAdditionalDatanode\x12..hadoop.hdfs.GetAdditionalDatanodeRequestProto\x1a/.hadoop.hdfs.GetAdditionalDatanodeResponseProto\x12Q\n" +
-	"\bcomplete\x12!.hadoop.hdfs.CompleteRequestProto\x1a\".hadoop.hdfs.CompleteResponseProto\x12f\n" +
-	"\x0freportBadBlocks\x12(.hadoop.hdfs.ReportBadBlocksRequestProto\x1a).hadoop.hdfs.ReportBadBlocksResponseProto\x12K\n" +
-	"\x06concat\x12\x1f.hadoop.hdfs.ConcatRequestProto\x1a .hadoop.hdfs.ConcatResponseProto\x12Q\n" +
-	"\btruncate\x12!.hadoop.hdfs.TruncateRequestProto\x1a\".hadoop.hdfs.TruncateResponseProto\x12K\n" +
-	"\x06rename\x12\x1f.hadoop.hdfs.RenameRequestProto\x1a .hadoop.hdfs.RenameResponseProto\x12N\n" +
-	"\arename2\x12 .hadoop.hdfs.Rename2RequestProto\x1a!.hadoop.hdfs.Rename2ResponseProto\x12K\n" +
-	"\x06delete\x12\x1f.hadoop.hdfs.DeleteRequestProto\x1a .hadoop.hdfs.DeleteResponseProto\x12K\n" +
-	"\x06mkdirs\x12\x1f.hadoop.hdfs.MkdirsRequestProto\x1a .hadoop.hdfs.MkdirsResponseProto\x12W\n" +
+	"\x15BLOCKING_DECOMMISSION\x10\x022\xfcd\n" +
+	"\x16ClientNamenodeProtocol\x12z\n" +
+	"\x11getBlockLocations\x121.sluice.hadoop.hdfs.GetBlockLocationsRequestProto\x1a2.sluice.hadoop.hdfs.GetBlockLocationsResponseProto\x12z\n" +
+	"\x11getServerDefaults\x121.sluice.hadoop.hdfs.GetServerDefaultsRequestProto\x1a2.sluice.hadoop.hdfs.GetServerDefaultsResponseProto\x12Y\n" +
+	"\x06create\x12&.sluice.hadoop.hdfs.CreateRequestProto\x1a'.sluice.hadoop.hdfs.CreateResponseProto\x12Y\n" +
+	"\x06append\x12&.sluice.hadoop.hdfs.AppendRequestProto\x1a'.sluice.hadoop.hdfs.AppendResponseProto\x12q\n" +
+	"\x0esetReplication\x12..sluice.hadoop.hdfs.SetReplicationRequestProto\x1a/.sluice.hadoop.hdfs.SetReplicationResponseProto\x12w\n" +
+	"\x10setStoragePolicy\x120.sluice.hadoop.hdfs.SetStoragePolicyRequestProto\x1a1.sluice.hadoop.hdfs.SetStoragePolicyResponseProto\x12}\n" +
+	"\x12unsetStoragePolicy\x122.sluice.hadoop.hdfs.UnsetStoragePolicyRequestProto\x1a3.sluice.hadoop.hdfs.UnsetStoragePolicyResponseProto\x12w\n" +
+	"\x10getStoragePolicy\x120.sluice.hadoop.hdfs.GetStoragePolicyRequestProto\x1a1.sluice.hadoop.hdfs.GetStoragePolicyResponseProto\x12}\n" +
+	"\x12getStoragePolicies\x122.sluice.hadoop.hdfs.GetStoragePoliciesRequestProto\x1a3.sluice.hadoop.hdfs.GetStoragePoliciesResponseProto\x12n\n" +
+	"\rsetPermission\x12-.sluice.hadoop.hdfs.SetPermissionRequestProto\x1a..sluice.hadoop.hdfs.SetPermissionResponseProto\x12_\n" +
+	"\bsetOwner\x12(.sluice.hadoop.hdfs.SetOwnerRequestProto\x1a).sluice.hadoop.hdfs.SetOwnerResponseProto\x12k\n" +
+	"\fabandonBlock\x12,.sluice.hadoop.hdfs.AbandonBlockRequestProto\x1a-.sluice.hadoop.hdfs.AbandonBlockResponseProto\x12_\n" +
+	"\baddBlock\x12(.sluice.hadoop.hdfs.AddBlockRequestProto\x1a).sluice.hadoop.hdfs.AddBlockResponseProto\x12\x86\x01\n" +
+	"\x15getAdditionalDatanode\x125.sluice.hadoop.hdfs.GetAdditionalDatanodeRequestProto\x1a6.sluice.hadoop.hdfs.GetAdditionalDatanodeResponseProto\x12_\n" +
+	"\bcomplete\x12(.sluice.hadoop.hdfs.CompleteRequestProto\x1a).sluice.hadoop.hdfs.CompleteResponseProto\x12t\n" +
+	"\x0freportBadBlocks\x12/.sluice.hadoop.hdfs.ReportBadBlocksRequestProto\x1a0.sluice.hadoop.hdfs.ReportBadBlocksResponseProto\x12Y\n" +
+	"\x06concat\x12&.sluice.hadoop.hdfs.ConcatRequestProto\x1a'.sluice.hadoop.hdfs.ConcatResponseProto\x12_\n" +
+	"\btruncate\x12(.sluice.hadoop.hdfs.TruncateRequestProto\x1a).sluice.hadoop.hdfs.TruncateResponseProto\x12Y\n" +
+	"\x06rename\x12&.sluice.hadoop.hdfs.RenameRequestProto\x1a'.sluice.hadoop.hdfs.RenameResponseProto\x12\\\n" +
+	"\arename2\x12'.sluice.hadoop.hdfs.Rename2RequestProto\x1a(.sluice.hadoop.hdfs.Rename2ResponseProto\x12Y\n" +
+	"\x06delete\x12&.sluice.hadoop.hdfs.DeleteRequestProto\x1a'.sluice.hadoop.hdfs.DeleteResponseProto\x12Y\n" +
+	"\x06mkdirs\x12&.sluice.hadoop.hdfs.MkdirsRequestProto\x1a'.sluice.hadoop.hdfs.MkdirsResponseProto\x12e\n" +
 	"\n" +
-	"getListing\x12#.hadoop.hdfs.GetListingRequestProto\x1a$.hadoop.hdfs.GetListingResponseProto\x12l\n" +
-	"\x11getBatchedListing\x12*.hadoop.hdfs.GetBatchedListingRequestProto\x1a+.hadoop.hdfs.GetBatchedListingResponseProto\x12W\n" +
+	"getListing\x12*.sluice.hadoop.hdfs.GetListingRequestProto\x1a+.sluice.hadoop.hdfs.GetListingResponseProto\x12z\n" +
+	"\x11getBatchedListing\x121.sluice.hadoop.hdfs.GetBatchedListingRequestProto\x1a2.sluice.hadoop.hdfs.GetBatchedListingResponseProto\x12e\n" +
 	"\n" +
-	"renewLease\x12#.hadoop.hdfs.RenewLeaseRequestProto\x1a$.hadoop.hdfs.RenewLeaseResponseProto\x12]\n" +
-	"\frecoverLease\x12%.hadoop.hdfs.RecoverLeaseRequestProto\x1a&.hadoop.hdfs.RecoverLeaseResponseProto\x12X\n" +
+	"renewLease\x12*.sluice.hadoop.hdfs.RenewLeaseRequestProto\x1a+.sluice.hadoop.hdfs.RenewLeaseResponseProto\x12k\n" +
+	"\frecoverLease\x12,.sluice.hadoop.hdfs.RecoverLeaseRequestProto\x1a-.sluice.hadoop.hdfs.RecoverLeaseResponseProto\x12f\n" +
 	"\n" +
-	"getFsStats\x12$.hadoop.hdfs.GetFsStatusRequestProto\x1a$.hadoop.hdfs.GetFsStatsResponseProto\x12\x84\x01\n" +
-	"\x19getFsReplicatedBlockStats\x122.hadoop.hdfs.GetFsReplicatedBlockStatsRequestProto\x1a3.hadoop.hdfs.GetFsReplicatedBlockStatsResponseProto\x12{\n" +
-	"\x16getFsECBlockGroupStats\x12/.hadoop.hdfs.GetFsECBlockGroupStatsRequestProto\x1a0.hadoop.hdfs.GetFsECBlockGroupStatsResponseProto\x12l\n" +
-	"\x11getDatanodeReport\x12*.hadoop.hdfs.GetDatanodeReportRequestProto\x1a+.hadoop.hdfs.GetDatanodeReportResponseProto\x12\x81\x01\n" +
-	"\x18getDatanodeStorageReport\x121.hadoop.hdfs.GetDatanodeStorageReportRequestProto\x1a2.hadoop.hdfs.GetDatanodeStorageReportResponseProto\x12x\n" +
-	"\x15getPreferredBlockSize\x12..hadoop.hdfs.GetPreferredBlockSizeRequestProto\x1a/.hadoop.hdfs.GetPreferredBlockSizeResponseProto\x12Z\n" +
-	"\vsetSafeMode\x12$.hadoop.hdfs.SetSafeModeRequestProto\x1a%.hadoop.hdfs.SetSafeModeResponseProto\x12`\n" +
-	"\rsaveNamespace\x12&.hadoop.hdfs.SaveNamespaceRequestProto\x1a'.hadoop.hdfs.SaveNamespaceResponseProto\x12T\n" +
-	"\trollEdits\x12\".hadoop.hdfs.RollEditsRequestProto\x1a#.hadoop.hdfs.RollEditsResponseProto\x12u\n" +
-	"\x14restoreFailedStorage\x12-.hadoop.hdfs.RestoreFailedStorageRequestProto\x1a..hadoop.hdfs.RestoreFailedStorageResponseProto\x12]\n" +
-	"\frefreshNodes\x12%.hadoop.hdfs.RefreshNodesRequestProto\x1a&.hadoop.hdfs.RefreshNodesResponseProto\x12f\n" +
-	"\x0ffinalizeUpgrade\x12(.hadoop.hdfs.FinalizeUpgradeRequestProto\x1a).hadoop.hdfs.FinalizeUpgradeResponseProto\x12`\n" +
-	"\rupgradeStatus\x12&.hadoop.hdfs.UpgradeStatusRequestProto\x1a'.hadoop.hdfs.UpgradeStatusResponseProto\x12c\n" +
-	"\x0erollingUpgrade\x12'.hadoop.hdfs.RollingUpgradeRequestProto\x1a(.hadoop.hdfs.RollingUpgradeResponseProto\x12x\n" +
-	"\x15listCorruptFileBlocks\x12..hadoop.hdfs.ListCorruptFileBlocksRequestProto\x1a/.hadoop.hdfs.ListCorruptFileBlocksResponseProto\x12Q\n" +
-	"\bmetaSave\x12!.hadoop.hdfs.MetaSaveRequestProto\x1a\".hadoop.hdfs.MetaSaveResponseProto\x12Z\n" +
-	"\vgetFileInfo\x12$.hadoop.hdfs.GetFileInfoRequestProto\x1a%.hadoop.hdfs.GetFileInfoResponseProto\x12o\n" +
-	"\x12getLocatedFileInfo\x12+.hadoop.hdfs.GetLocatedFileInfoRequestProto\x1a,.hadoop.hdfs.GetLocatedFileInfoResponseProto\x12l\n" +
-	"\x11addCacheDirective\x12*.hadoop.hdfs.AddCacheDirectiveRequestProto\x1a+.hadoop.hdfs.AddCacheDirectiveResponseProto\x12u\n" +
-	"\x14modifyCacheDirective\x12-.hadoop.hdfs.ModifyCacheDirectiveRequestProto\x1a..hadoop.hdfs.ModifyCacheDirectiveResponseProto\x12u\n" +
-	"\x14removeCacheDirective\x12-.hadoop.hdfs.RemoveCacheDirectiveRequestProto\x1a..hadoop.hdfs.RemoveCacheDirectiveResponseProto\x12r\n" +
-	"\x13listCacheDirectives\x12,.hadoop.hdfs.ListCacheDirectivesRequestProto\x1a-.hadoop.hdfs.ListCacheDirectivesResponseProto\x12]\n" +
-	"\faddCachePool\x12%.hadoop.hdfs.AddCachePoolRequestProto\x1a&.hadoop.hdfs.AddCachePoolResponseProto\x12f\n" +
-	"\x0fmodifyCachePool\x12(.hadoop.hdfs.ModifyCachePoolRequestProto\x1a).hadoop.hdfs.ModifyCachePoolResponseProto\x12f\n" +
-	"\x0fremoveCachePool\x12(.hadoop.hdfs.RemoveCachePoolRequestProto\x1a).hadoop.hdfs.RemoveCachePoolResponseProto\x12c\n" +
-	"\x0elistCachePools\x12'.hadoop.hdfs.ListCachePoolsRequestProto\x1a(.hadoop.hdfs.ListCachePoolsResponseProto\x12f\n" +
-	"\x0fgetFileLinkInfo\x12(.hadoop.hdfs.GetFileLinkInfoRequestProto\x1a).hadoop.hdfs.GetFileLinkInfoResponseProto\x12l\n" +
-	"\x11getContentSummary\x12*.hadoop.hdfs.GetContentSummaryRequestProto\x1a+.hadoop.hdfs.GetContentSummaryResponseProto\x12Q\n" +
-	"\bsetQuota\x12!.hadoop.hdfs.SetQuotaRequestProto\x1a\".hadoop.hdfs.SetQuotaResponseProto\x12H\n" +
-	"\x05fsync\x12\x1e.hadoop.hdfs.FsyncRequestProto\x1a\x1f.hadoop.hdfs.FsyncResponseProto\x12Q\n" +
-	"\bsetTimes\x12!.hadoop.hdfs.SetTimesRequestProto\x1a\".hadoop.hdfs.SetTimesResponseProto\x12`\n" +
-	"\rcreateSymlink\x12&.hadoop.hdfs.CreateSymlinkRequestProto\x1a'.hadoop.hdfs.CreateSymlinkResponseProto\x12`\n" +
-	"\rgetLinkTarget\x12&.hadoop.hdfs.GetLinkTargetRequestProto\x1a'.hadoop.hdfs.GetLinkTargetResponseProto\x12{\n" +
-	"\x16updateBlockForPipeline\x12/.hadoop.hdfs.UpdateBlockForPipelineRequestProto\x1a0.hadoop.hdfs.UpdateBlockForPipelineResponseProto\x12c\n" +
-	"\x0eupdatePipeline\x12'.hadoop.hdfs.UpdatePipelineRequestProto\x1a(.hadoop.hdfs.UpdatePipelineResponseProto\x12s\n" +
-	"\x12getDelegationToken\x12-.hadoop.common.GetDelegationTokenRequestProto\x1a..hadoop.common.GetDelegationTokenResponseProto\x12y\n" +
-	"\x14renewDelegationToken\x12/.hadoop.common.RenewDelegationTokenRequestProto\x1a0.hadoop.common.RenewDelegationTokenResponseProto\x12|\n" +
-	"\x15cancelDelegationToken\x120.hadoop.common.CancelDelegationTokenRequestProto\x1a1.hadoop.common.CancelDelegationTokenResponseProto\x12u\n" +
-	"\x14setBalancerBandwidth\x12-.hadoop.hdfs.SetBalancerBandwidthRequestProto\x1a..hadoop.hdfs.SetBalancerBandwidthResponseProto\x12u\n" +
-	"\x14getDataEncryptionKey\x12-.hadoop.hdfs.GetDataEncryptionKeyRequestProto\x1a..hadoop.hdfs.GetDataEncryptionKeyResponseProto\x12c\n" +
-	"\x0ecreateSnapshot\x12'.hadoop.hdfs.CreateSnapshotRequestProto\x1a(.hadoop.hdfs.CreateSnapshotResponseProto\x12c\n" +
-	"\x0erenameSnapshot\x12'.hadoop.hdfs.RenameSnapshotRequestProto\x1a(.hadoop.hdfs.RenameSnapshotResponseProto\x12`\n" +
-	"\rallowSnapshot\x12&.hadoop.hdfs.AllowSnapshotRequestProto\x1a'.hadoop.hdfs.AllowSnapshotResponseProto\x12i\n" +
-	"\x10disallowSnapshot\x12).hadoop.hdfs.DisallowSnapshotRequestProto\x1a*.hadoop.hdfs.DisallowSnapshotResponseProto\x12\x87\x01\n" +
-	"\x1agetSnapshottableDirListing\x123.hadoop.hdfs.GetSnapshottableDirListingRequestProto\x1a4.hadoop.hdfs.GetSnapshottableDirListingResponseProto\x12c\n" +
-	"\x0edeleteSnapshot\x12'.hadoop.hdfs.DeleteSnapshotRequestProto\x1a(.hadoop.hdfs.DeleteSnapshotResponseProto\x12x\n" +
-	"\x15getSnapshotDiffReport\x12..hadoop.hdfs.GetSnapshotDiffReportRequestProto\x1a/.hadoop.hdfs.GetSnapshotDiffReportResponseProto\x12\x8d\x01\n" +
-	"\x1cgetSnapshotDiffReportListing\x125.hadoop.hdfs.GetSnapshotDiffReportListingRequestProto\x1a6.hadoop.hdfs.GetSnapshotDiffReportListingResponseProto\x12]\n" +
-	"\fisFileClosed\x12%.hadoop.hdfs.IsFileClosedRequestProto\x1a&.hadoop.hdfs.IsFileClosedResponseProto\x12i\n" +
-	"\x10modifyAclEntries\x12).hadoop.hdfs.ModifyAclEntriesRequestProto\x1a*.hadoop.hdfs.ModifyAclEntriesResponseProto\x12i\n" +
-	"\x10removeAclEntries\x12).hadoop.hdfs.RemoveAclEntriesRequestProto\x1a*.hadoop.hdfs.RemoveAclEntriesResponseProto\x12i\n" +
-	"\x10removeDefaultAcl\x12).hadoop.hdfs.RemoveDefaultAclRequestProto\x1a*.hadoop.hdfs.RemoveDefaultAclResponseProto\x12T\n" +
-	"\tremoveAcl\x12\".hadoop.hdfs.RemoveAclRequestProto\x1a#.hadoop.hdfs.RemoveAclResponseProto\x12K\n" +
-	"\x06setAcl\x12\x1f.hadoop.hdfs.SetAclRequestProto\x1a .hadoop.hdfs.SetAclResponseProto\x12]\n" +
-	"\fgetAclStatus\x12%.hadoop.hdfs.GetAclStatusRequestProto\x1a&.hadoop.hdfs.GetAclStatusResponseProto\x12Q\n" +
-	"\bsetXAttr\x12!.hadoop.hdfs.SetXAttrRequestProto\x1a\".hadoop.hdfs.SetXAttrResponseProto\x12T\n" +
-	"\tgetXAttrs\x12\".hadoop.hdfs.GetXAttrsRequestProto\x1a#.hadoop.hdfs.GetXAttrsResponseProto\x12W\n" +
+	"getFsStats\x12+.sluice.hadoop.hdfs.GetFsStatusRequestProto\x1a+.sluice.hadoop.hdfs.GetFsStatsResponseProto\x12\x92\x01\n" +
+	"\x19getFsReplicatedBlockStats\x129.sluice.hadoop.hdfs.GetFsReplicatedBlockStatsRequestProto\x1a:.sluice.hadoop.hdfs.GetFsReplicatedBlockStatsResponseProto\x12\x89\x01\n" +
+	"\x16getFsECBlockGroupStats\x126.sluice.hadoop.hdfs.GetFsECBlockGroupStatsRequestProto\x1a7.sluice.hadoop.hdfs.GetFsECBlockGroupStatsResponseProto\x12z\n" +
+	"\x11getDatanodeReport\x121.sluice.hadoop.hdfs.GetDatanodeReportRequestProto\x1a2.sluice.hadoop.hdfs.GetDatanodeReportResponseProto\x12\x8f\x01\n" +
+	"\x18getDatanodeStorageReport\x128.sluice.hadoop.hdfs.GetDatanodeStorageReportRequestProto\x1a9.sluice.hadoop.hdfs.GetDatanodeStorageReportResponseProto\x12\x86\x01\n" +
+	"\x15getPreferredBlockSize\x125.sluice.hadoop.hdfs.GetPreferredBlockSizeRequestProto\x1a6.sluice.hadoop.hdfs.GetPreferredBlockSizeResponseProto\x12h\n" +
+	"\vsetSafeMode\x12+.sluice.hadoop.hdfs.SetSafeModeRequestProto\x1a,.sluice.hadoop.hdfs.SetSafeModeResponseProto\x12n\n" +
+	"\rsaveNamespace\x12-.sluice.hadoop.hdfs.SaveNamespaceRequestProto\x1a..sluice.hadoop.hdfs.SaveNamespaceResponseProto\x12b\n" +
+	"\trollEdits\x12).sluice.hadoop.hdfs.RollEditsRequestProto\x1a*.sluice.hadoop.hdfs.RollEditsResponseProto\x12\x83\x01\n" +
+	"\x14restoreFailedStorage\x124.sluice.hadoop.hdfs.RestoreFailedStorageRequestProto\x1a5.sluice.hadoop.hdfs.RestoreFailedStorageResponseProto\x12k\n" +
+	"\frefreshNodes\x12,.sluice.hadoop.hdfs.RefreshNodesRequestProto\x1a-.sluice.hadoop.hdfs.RefreshNodesResponseProto\x12t\n" +
+	"\x0ffinalizeUpgrade\x12/.sluice.hadoop.hdfs.FinalizeUpgradeRequestProto\x1a0.sluice.hadoop.hdfs.FinalizeUpgradeResponseProto\x12n\n" +
+	"\rupgradeStatus\x12-.sluice.hadoop.hdfs.UpgradeStatusRequestProto\x1a..sluice.hadoop.hdfs.UpgradeStatusResponseProto\x12q\n" +
+	"\x0erollingUpgrade\x12..sluice.hadoop.hdfs.RollingUpgradeRequestProto\x1a/.sluice.hadoop.hdfs.RollingUpgradeResponseProto\x12\x86\x01\n" +
+	"\x15listCorruptFileBlocks\x125.sluice.hadoop.hdfs.ListCorruptFileBlocksRequestProto\x1a6.sluice.hadoop.hdfs.ListCorruptFileBlocksResponseProto\x12_\n" +
+	"\bmetaSave\x12(.sluice.hadoop.hdfs.MetaSaveRequestProto\x1a).sluice.hadoop.hdfs.MetaSaveResponseProto\x12h\n" +
+	"\vgetFileInfo\x12+.sluice.hadoop.hdfs.GetFileInfoRequestProto\x1a,.sluice.hadoop.hdfs.GetFileInfoResponseProto\x12}\n" +
+	"\x12getLocatedFileInfo\x122.sluice.hadoop.hdfs.GetLocatedFileInfoRequestProto\x1a3.sluice.hadoop.hdfs.GetLocatedFileInfoResponseProto\x12z\n" +
+	"\x11addCacheDirective\x121.sluice.hadoop.hdfs.AddCacheDirectiveRequestProto\x1a2.sluice.hadoop.hdfs.AddCacheDirectiveResponseProto\x12\x83\x01\n" +
+	"\x14modifyCacheDirective\x124.sluice.hadoop.hdfs.ModifyCacheDirectiveRequestProto\x1a5.sluice.hadoop.hdfs.ModifyCacheDirectiveResponseProto\x12\x83\x01\n" +
+	"\x14removeCacheDirective\x124.sluice.hadoop.hdfs.RemoveCacheDirectiveRequestProto\x1a5.sluice.hadoop.hdfs.RemoveCacheDirectiveResponseProto\x12\x80\x01\n" +
+	"\x13listCacheDirectives\x123.sluice.hadoop.hdfs.ListCacheDirectivesRequestProto\x1a4.sluice.hadoop.hdfs.ListCacheDirectivesResponseProto\x12k\n" +
+	"\faddCachePool\x12,.sluice.hadoop.hdfs.AddCachePoolRequestProto\x1a-.sluice.hadoop.hdfs.AddCachePoolResponseProto\x12t\n" +
+	"\x0fmodifyCachePool\x12/.sluice.hadoop.hdfs.ModifyCachePoolRequestProto\x1a0.sluice.hadoop.hdfs.ModifyCachePoolResponseProto\x12t\n" +
+	"\x0fremoveCachePool\x12/.sluice.hadoop.hdfs.RemoveCachePoolRequestProto\x1a0.sluice.hadoop.hdfs.RemoveCachePoolResponseProto\x12q\n" +
+	"\x0elistCachePools\x12..sluice.hadoop.hdfs.ListCachePoolsRequestProto\x1a/.sluice.hadoop.hdfs.ListCachePoolsResponseProto\x12t\n" +
+	"\x0fgetFileLinkInfo\x12/.sluice.hadoop.hdfs.GetFileLinkInfoRequestProto\x1a0.sluice.hadoop.hdfs.GetFileLinkInfoResponseProto\x12z\n" +
+	"\x11getContentSummary\x121.sluice.hadoop.hdfs.GetContentSummaryRequestProto\x1a2.sluice.hadoop.hdfs.GetContentSummaryResponseProto\x12_\n" +
+	"\bsetQuota\x12(.sluice.hadoop.hdfs.SetQuotaRequestProto\x1a).sluice.hadoop.hdfs.SetQuotaResponseProto\x12V\n" +
+	"\x05fsync\x12%.sluice.hadoop.hdfs.FsyncRequestProto\x1a&.sluice.hadoop.hdfs.FsyncResponseProto\x12_\n" +
+	"\bsetTimes\x12(.sluice.hadoop.hdfs.SetTimesRequestProto\x1a).sluice.hadoop.hdfs.SetTimesResponseProto\x12n\n" +
+	"\rcreateSymlink\x12-.sluice.hadoop.hdfs.CreateSymlinkRequestProto\x1a..sluice.hadoop.hdfs.CreateSymlinkResponseProto\x12n\n" +
+	"\rgetLinkTarget\x12-.sluice.hadoop.hdfs.GetLinkTargetRequestProto\x1a..sluice.hadoop.hdfs.GetLinkTargetResponseProto\x12\x89\x01\n" +
+	"\x16updateBlockForPipeline\x126.sluice.hadoop.hdfs.UpdateBlockForPipelineRequestProto\x1a7.sluice.hadoop.hdfs.UpdateBlockForPipelineResponseProto\x12q\n" +
+	"\x0eupdatePipeline\x12..sluice.hadoop.hdfs.UpdatePipelineRequestProto\x1a/.sluice.hadoop.hdfs.UpdatePipelineResponseProto\x12\x81\x01\n" +
+	"\x12getDelegationToken\x124.sluice.hadoop.common.GetDelegationTokenRequestProto\x1a5.sluice.hadoop.common.GetDelegationTokenResponseProto\x12\x87\x01\n" +
+	"\x14renewDelegationToken\x126.sluice.hadoop.common.RenewDelegationTokenRequestProto\x1a7.sluice.hadoop.common.RenewDelegationTokenResponseProto\x12\x8a\x01\n" +
+	"\x15cancelDelegationToken\x127.sluice.hadoop.common.CancelDelegationTokenRequestProto\x1a8.sluice.hadoop.common.CancelDelegationTokenResponseProto\x12\x83\x01\n" +
+	"\x14setBalancerBandwidth\x124.sluice.hadoop.hdfs.SetBalancerBandwidthRequestProto\x1a5.sluice.hadoop.hdfs.SetBalancerBandwidthResponseProto\x12\x83\x01\n" +
+	"\x14getDataEncryptionKey\x124.sluice.hadoop.hdfs.GetDataEncryptionKeyRequestProto\x1a5.sluice.hadoop.hdfs.GetDataEncryptionKeyResponseProto\x12q\n" +
+	"\x0ecreateSnapshot\x12..sluice.hadoop.hdfs.CreateSnapshotRequestProto\x1a/.sluice.hadoop.hdfs.CreateSnapshotResponseProto\x12q\n" +
+	"\x0erenameSnapshot\x12..sluice.hadoop.hdfs.RenameSnapshotRequestProto\x1a/.sluice.hadoop.hdfs.RenameSnapshotResponseProto\x12n\n" +
+	"\rallowSnapshot\x12-.sluice.hadoop.hdfs.AllowSnapshotRequestProto\x1a..sluice.hadoop.hdfs.AllowSnapshotResponseProto\x12w\n" +
+	"\x10disallowSnapshot\x120.sluice.hadoop.hdfs.DisallowSnapshotRequestProto\x1a1.sluice.hadoop.hdfs.DisallowSnapshotResponseProto\x12\x95\x01\n" +
+	"\x1agetSnapshottableDirListing\x12:.sluice.hadoop.hdfs.GetSnapshottableDirListingRequestProto\x1a;.sluice.hadoop.hdfs.GetSnapshottableDirListingResponseProto\x12q\n" +
+	"\x0edeleteSnapshot\x12..sluice.hadoop.hdfs.DeleteSnapshotRequestProto\x1a/.sluice.hadoop.hdfs.DeleteSnapshotResponseProto\x12\x86\x01\n" +
+	"\x15getSnapshotDiffReport\x125.sluice.hadoop.hdfs.GetSnapshotDiffReportRequestProto\x1a6.sluice.hadoop.hdfs.GetSnapshotDiffReportResponseProto\x12\x9b\x01\n" +
+	"\x1cgetSnapshotDiffReportListing\x12<.sluice.hadoop.hdfs.GetSnapshotDiffReportListingRequestProto\x1a=.sluice.hadoop.hdfs.GetSnapshotDiffReportListingResponseProto\x12k\n" +
+	"\fisFileClosed\x12,.sluice.hadoop.hdfs.IsFileClosedRequestProto\x1a-.sluice.hadoop.hdfs.IsFileClosedResponseProto\x12w\n" +
+	"\x10modifyAclEntries\x120.sluice.hadoop.hdfs.ModifyAclEntriesRequestProto\x1a1.sluice.hadoop.hdfs.ModifyAclEntriesResponseProto\x12w\n" +
+	"\x10removeAclEntries\x120.sluice.hadoop.hdfs.RemoveAclEntriesRequestProto\x1a1.sluice.hadoop.hdfs.RemoveAclEntriesResponseProto\x12w\n" +
+	"\x10removeDefaultAcl\x120.sluice.hadoop.hdfs.RemoveDefaultAclRequestProto\x1a1.sluice.hadoop.hdfs.RemoveDefaultAclResponseProto\x12b\n" +
+	"\tremoveAcl\x12).sluice.hadoop.hdfs.RemoveAclRequestProto\x1a*.sluice.hadoop.hdfs.RemoveAclResponseProto\x12Y\n" +
+	"\x06setAcl\x12&.sluice.hadoop.hdfs.SetAclRequestProto\x1a'.sluice.hadoop.hdfs.SetAclResponseProto\x12k\n" +
+	"\fgetAclStatus\x12,.sluice.hadoop.hdfs.GetAclStatusRequestProto\x1a-.sluice.hadoop.hdfs.GetAclStatusResponseProto\x12_\n" +
+	"\bsetXAttr\x12(.sluice.hadoop.hdfs.SetXAttrRequestProto\x1a).sluice.hadoop.hdfs.SetXAttrResponseProto\x12b\n" +
+	"\tgetXAttrs\x12).sluice.hadoop.hdfs.GetXAttrsRequestProto\x1a*.sluice.hadoop.hdfs.GetXAttrsResponseProto\x12e\n" +
 	"\n" +
-	"listXAttrs\x12#.hadoop.hdfs.ListXAttrsRequestProto\x1a$.hadoop.hdfs.ListXAttrsResponseProto\x12Z\n" +
-	"\vremoveXAttr\x12$.hadoop.hdfs.RemoveXAttrRequestProto\x1a%.hadoop.hdfs.RemoveXAttrResponseProto\x12Z\n" +
-	"\vcheckAccess\x12$.hadoop.hdfs.CheckAccessRequestProto\x1a%.hadoop.hdfs.CheckAccessResponseProto\x12u\n" +
-	"\x14createEncryptionZone\x12-.hadoop.hdfs.CreateEncryptionZoneRequestProto\x1a..hadoop.hdfs.CreateEncryptionZoneResponseProto\x12r\n" +
-	"\x13listEncryptionZones\x12,.hadoop.hdfs.ListEncryptionZonesRequestProto\x1a-.hadoop.hdfs.ListEncryptionZonesResponseProto\x12~\n" +
-	"\x17reencryptEncryptionZone\x120.hadoop.hdfs.ReencryptEncryptionZoneRequestProto\x1a1.hadoop.hdfs.ReencryptEncryptionZoneResponseProto\x12{\n" +
-	"\x16listReencryptionStatus\x12/.hadoop.hdfs.ListReencryptionStatusRequestProto\x1a0.hadoop.hdfs.ListReencryptionStatusResponseProto\x12]\n" +
-	"\fgetEZForPath\x12%.hadoop.hdfs.GetEZForPathRequestProto\x1a&.hadoop.hdfs.GetEZForPathResponseProto\x12{\n" +
-	"\x16setErasureCodingPolicy\x12/.hadoop.hdfs.SetErasureCodingPolicyRequestProto\x1a0.hadoop.hdfs.SetErasureCodingPolicyResponseProto\x12\x81\x01\n" +
-	"\x18unsetErasureCodingPolicy\x121.hadoop.hdfs.UnsetErasureCodingPolicyRequestProto\x1a2.hadoop.hdfs.UnsetErasureCodingPolicyResponseProto\x12\x93\x01\n" +
-	"\x1egetECTopologyResultForPolicies\x127.hadoop.hdfs.GetECTopologyResultForPoliciesRequestProto\x1a8.hadoop.hdfs.GetECTopologyResultForPoliciesResponseProto\x12x\n" +
-	"\x15getCurrentEditLogTxid\x12..hadoop.hdfs.GetCurrentEditLogTxidRequestProto\x1a/.hadoop.hdfs.GetCurrentEditLogTxidResponseProto\x12i\n" +
-	"\x10getEditsFromTxid\x12).hadoop.hdfs.GetEditsFromTxidRequestProto\x1a*.hadoop.hdfs.GetEditsFromTxidResponseProto\x12\x81\x01\n" +
-	"\x18getErasureCodingPolicies\x121.hadoop.hdfs.GetErasureCodingPoliciesRequestProto\x1a2.hadoop.hdfs.GetErasureCodingPoliciesResponseProto\x12\x81\x01\n" +
-	"\x18addErasureCodingPolicies\x121.hadoop.hdfs.AddErasureCodingPoliciesRequestProto\x1a2.hadoop.hdfs.AddErasureCodingPoliciesResponseProto\x12\x84\x01\n" +
-	"\x19removeErasureCodingPolicy\x122.hadoop.hdfs.RemoveErasureCodingPolicyRequestProto\x1a3.hadoop.hdfs.RemoveErasureCodingPolicyResponseProto\x12\x84\x01\n" +
-	"\x19enableErasureCodingPolicy\x122.hadoop.hdfs.EnableErasureCodingPolicyRequestProto\x1a3.hadoop.hdfs.EnableErasureCodingPolicyResponseProto\x12\x87\x01\n" +
-	"\x1adisableErasureCodingPolicy\x123.hadoop.hdfs.DisableErasureCodingPolicyRequestProto\x1a4.hadoop.hdfs.DisableErasureCodingPolicyResponseProto\x12{\n" +
-	"\x16getErasureCodingPolicy\x12/.hadoop.hdfs.GetErasureCodingPolicyRequestProto\x1a0.hadoop.hdfs.GetErasureCodingPolicyResponseProto\x12{\n" +
-	"\x16getErasureCodingCodecs\x12/.hadoop.hdfs.GetErasureCodingCodecsRequestProto\x1a0.hadoop.hdfs.GetErasureCodingCodecsResponseProto\x12`\n" +
-	"\rgetQuotaUsage\x12&.hadoop.hdfs.GetQuotaUsageRequestProto\x1a'.hadoop.hdfs.GetQuotaUsageResponseProto\x12`\n" +
-	"\rlistOpenFiles\x12&.hadoop.hdfs.ListOpenFilesRequestProto\x1a'.hadoop.hdfs.ListOpenFilesResponseProto\x12H\n" +
-	"\x05msync\x12\x1e.hadoop.hdfs.MsyncRequestProto\x1a\x1f.hadoop.hdfs.MsyncResponseProto\x12u\n" +
-	"\x14satisfyStoragePolicy\x12-.hadoop.hdfs.SatisfyStoragePolicyRequestProto\x1a..hadoop.hdfs.SatisfyStoragePolicyResponseProto\x12f\n" +
-	"\x11getHAServiceState\x12'.hadoop.hdfs.HAServiceStateRequestProto\x1a(.hadoop.hdfs.HAServiceStateResponseProtoB\x87\x01\n" +
+	"listXAttrs\x12*.sluice.hadoop.hdfs.ListXAttrsRequestProto\x1a+.sluice.hadoop.hdfs.ListXAttrsResponseProto\x12h\n" +
+	"\vremoveXAttr\x12+.sluice.hadoop.hdfs.RemoveXAttrRequestProto\x1a,.sluice.hadoop.hdfs.RemoveXAttrResponseProto\x12h\n" +
+	"\vcheckAccess\x12+.sluice.hadoop.hdfs.CheckAccessRequestProto\x1a,.sluice.hadoop.hdfs.CheckAccessResponseProto\x12\x83\x01\n" +
+	"\x14createEncryptionZone\x124.sluice.hadoop.hdfs.CreateEncryptionZoneRequestProto\x1a5.sluice.hadoop.hdfs.CreateEncryptionZoneResponseProto\x12\x80\x01\n" +
+	"\x13listEncryptionZones\x123.sluice.hadoop.hdfs.ListEncryptionZonesRequestProto\x1a4.sluice.hadoop.hdfs.ListEncryptionZonesResponseProto\x12\x8c\x01\n" +
+	"\x17reencryptEncryptionZone\x127.sluice.hadoop.hdfs.ReencryptEncryptionZoneRequestProto\x1a8.sluice.hadoop.hdfs.ReencryptEncryptionZoneResponseProto\x12\x89\x01\n" +
+	"\x16listReencryptionStatus\x126.sluice.hadoop.hdfs.ListReencryptionStatusRequestProto\x1a7.sluice.hadoop.hdfs.ListReencryptionStatusResponseProto\x12k\n" +
+	"\fgetEZForPath\x12,.sluice.hadoop.hdfs.GetEZForPathRequestProto\x1a-.sluice.hadoop.hdfs.GetEZForPathResponseProto\x12\x89\x01\n" +
+	"\x16setErasureCodingPolicy\x126.sluice.hadoop.hdfs.SetErasureCodingPolicyRequestProto\x1a7.sluice.hadoop.hdfs.SetErasureCodingPolicyResponseProto\x12\x8f\x01\n" +
+	"\x18unsetErasureCodingPolicy\x128.sluice.hadoop.hdfs.UnsetErasureCodingPolicyRequestProto\x1a9.sluice.hadoop.hdfs.UnsetErasureCodingPolicyResponseProto\x12\xa1\x01\n" +
+	"\x1egetECTopologyResultForPolicies\x12>.sluice.hadoop.hdfs.GetECTopologyResultForPoliciesRequestProto\x1a?.sluice.hadoop.hdfs.GetECTopologyResultForPoliciesResponseProto\x12\x86\x01\n" +
+	"\x15getCurrentEditLogTxid\x125.sluice.hadoop.hdfs.GetCurrentEditLogTxidRequestProto\x1a6.sluice.hadoop.hdfs.GetCurrentEditLogTxidResponseProto\x12w\n" +
+	"\x10getEditsFromTxid\x120.sluice.hadoop.hdfs.GetEditsFromTxidRequestProto\x1a1.sluice.hadoop.hdfs.GetEditsFromTxidResponseProto\x12\x8f\x01\n" +
+	"\x18getErasureCodingPolicies\x128.sluice.hadoop.hdfs.GetErasureCodingPoliciesRequestProto\x1a9.sluice.hadoop.hdfs.GetErasureCodingPoliciesResponseProto\x12\x8f\x01\n" +
+	"\x18addErasureCodingPolicies\x128.sluice.hadoop.hdfs.AddErasureCodingPoliciesRequestProto\x1a9.sluice.hadoop.hdfs.AddErasureCodingPoliciesResponseProto\x12\x92\x01\n" +
+	"\x19removeErasureCodingPolicy\x129.sluice.hadoop.hdfs.RemoveErasureCodingPolicyRequestProto\x1a:.sluice.hadoop.hdfs.RemoveErasureCodingPolicyResponseProto\x12\x92\x01\n" +
+	"\x19enableErasureCodingPolicy\x129.sluice.hadoop.hdfs.EnableErasureCodingPolicyRequestProto\x1a:.sluice.hadoop.hdfs.EnableErasureCodingPolicyResponseProto\x12\x95\x01\n" +
+	"\x1adisableErasureCodingPolicy\x12:.sluice.hadoop.hdfs.DisableErasureCodingPolicyRequestProto\x1a;.sluice.hadoop.hdfs.DisableErasureCodingPolicyResponseProto\x12\x89\x01\n" +
+	"\x16getErasureCodingPolicy\x126.sluice.hadoop.hdfs.GetErasureCodingPolicyRequestProto\x1a7.sluice.hadoop.hdfs.GetErasureCodingPolicyResponseProto\x12\x89\x01\n" +
+	"\x16getErasureCodingCodecs\x126.sluice.hadoop.hdfs.GetErasureCodingCodecsRequestProto\x1a7.sluice.hadoop.hdfs.GetErasureCodingCodecsResponseProto\x12n\n" +
+	"\rgetQuotaUsage\x12-.sluice.hadoop.hdfs.GetQuotaUsageRequestProto\x1a..sluice.hadoop.hdfs.GetQuotaUsageResponseProto\x12n\n" +
+	"\rlistOpenFiles\x12-.sluice.hadoop.hdfs.ListOpenFilesRequestProto\x1a..sluice.hadoop.hdfs.ListOpenFilesResponseProto\x12V\n" +
+	"\x05msync\x12%.sluice.hadoop.hdfs.MsyncRequestProto\x1a&.sluice.hadoop.hdfs.MsyncResponseProto\x12\x83\x01\n" +
+	"\x14satisfyStoragePolicy\x124.sluice.hadoop.hdfs.SatisfyStoragePolicyRequestProto\x1a5.sluice.hadoop.hdfs.SatisfyStoragePolicyResponseProto\x12t\n" +
+	"\x11getHAServiceState\x12..sluice.hadoop.hdfs.HAServiceStateRequestProto\x1a/.sluice.hadoop.hdfs.HAServiceStateResponseProtoB\x87\x01\n" +
 	"%org.apache.hadoop.hdfs.protocol.protoB\x1cClientNamenodeProtocolProtosZ:github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_hdfs\x88\x01\x01\xa0\x01\x01"
 
 var (
-	file_ClientNamenodeProtocol_proto_rawDescOnce sync.Once
-	file_ClientNamenodeProtocol_proto_rawDescData []byte
+	file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescData []byte
 )
 
-func file_ClientNamenodeProtocol_proto_rawDescGZIP() []byte {
-	file_ClientNamenodeProtocol_proto_rawDescOnce.Do(func() {
-		file_ClientNamenodeProtocol_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_ClientNamenodeProtocol_proto_rawDesc), len(file_ClientNamenodeProtocol_proto_rawDesc)))
+func file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDesc), len(file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDesc)))
 	})
-	return file_ClientNamenodeProtocol_proto_rawDescData
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescData
 }
 
-var file_ClientNamenodeProtocol_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_ClientNamenodeProtocol_proto_msgTypes = make([]protoimpl.MessageInfo, 170)
-var file_ClientNamenodeProtocol_proto_goTypes = []any{
-	(CreateFlagProto)(0),                                // 0: hadoop.hdfs.CreateFlagProto
-	(AddBlockFlagProto)(0),                              // 1: hadoop.hdfs.AddBlockFlagProto
-	(DatanodeReportTypeProto)(0),                        // 2: hadoop.hdfs.DatanodeReportTypeProto
-	(SafeModeActionProto)(0),                            // 3: hadoop.hdfs.SafeModeActionProto
-	(RollingUpgradeActionProto)(0),                      // 4: hadoop.hdfs.RollingUpgradeActionProto
-	(CacheFlagProto)(0),                                 // 5: hadoop.hdfs.CacheFlagProto
-	(OpenFilesTypeProto)(0),                             // 6: hadoop.hdfs.OpenFilesTypeProto
-	(*GetBlockLocationsRequestProto)(nil),               // 7: hadoop.hdfs.GetBlockLocationsRequestProto
-	(*GetBlockLocationsResponseProto)(nil),              // 8: hadoop.hdfs.GetBlockLocationsResponseProto
-	(*GetServerDefaultsRequestProto)(nil),               // 9: hadoop.hdfs.GetServerDefaultsRequestProto
-	(*GetServerDefaultsResponseProto)(nil),              // 10: hadoop.hdfs.GetServerDefaultsResponseProto
-	(*CreateRequestProto)(nil),                          // 11: hadoop.hdfs.CreateRequestProto
-	(*CreateResponseProto)(nil),                         // 12: hadoop.hdfs.CreateResponseProto
-	(*AppendRequestProto)(nil),                          // 13: hadoop.hdfs.AppendRequestProto
-	(*AppendResponseProto)(nil),                         // 14: hadoop.hdfs.AppendResponseProto
-	(*SetReplicationRequestProto)(nil),                  // 15: hadoop.hdfs.SetReplicationRequestProto
-	(*SetReplicationResponseProto)(nil),                 // 16: hadoop.hdfs.SetReplicationResponseProto
-	(*SetStoragePolicyRequestProto)(nil),                // 17: hadoop.hdfs.SetStoragePolicyRequestProto
-	(*SetStoragePolicyResponseProto)(nil),               // 18: hadoop.hdfs.SetStoragePolicyResponseProto
-	(*UnsetStoragePolicyRequestProto)(nil),              // 19: hadoop.hdfs.UnsetStoragePolicyRequestProto
-	(*UnsetStoragePolicyResponseProto)(nil),             // 20: hadoop.hdfs.UnsetStoragePolicyResponseProto
-	(*GetStoragePolicyRequestProto)(nil),                // 21: hadoop.hdfs.GetStoragePolicyRequestProto
-	(*GetStoragePolicyResponseProto)(nil),               // 22: hadoop.hdfs.GetStoragePolicyResponseProto
-	(*GetStoragePoliciesRequestProto)(nil),              // 23: hadoop.hdfs.GetStoragePoliciesRequestProto
-	(*GetStoragePoliciesResponseProto)(nil),             // 24: hadoop.hdfs.GetStoragePoliciesResponseProto
-	(*SetPermissionRequestProto)(nil),                   // 25: hadoop.hdfs.SetPermissionRequestProto
-	(*SetPermissionResponseProto)(nil),                  // 26: hadoop.hdfs.SetPermissionResponseProto
-	(*SetOwnerRequestProto)(nil),                        // 27: hadoop.hdfs.SetOwnerRequestProto
-	(*SetOwnerResponseProto)(nil),                       // 28: hadoop.hdfs.SetOwnerResponseProto
-	(*AbandonBlockRequestProto)(nil),                    // 29: hadoop.hdfs.AbandonBlockRequestProto
-	(*AbandonBlockResponseProto)(nil),                   // 30: hadoop.hdfs.AbandonBlockResponseProto
-	(*AddBlockRequestProto)(nil),                        // 31: hadoop.hdfs.AddBlockRequestProto
-	(*AddBlockResponseProto)(nil),                       // 32: hadoop.hdfs.AddBlockResponseProto
-	(*GetAdditionalDatanodeRequestProto)(nil),           // 33: hadoop.hdfs.GetAdditionalDatanodeRequestProto
-	(*GetAdditionalDatanodeResponseProto)(nil),          // 34: hadoop.hdfs.GetAdditionalDatanodeResponseProto
-	(*CompleteRequestProto)(nil),                        // 35: hadoop.hdfs.CompleteRequestProto
-	(*CompleteResponseProto)(nil),                       // 36: hadoop.hdfs.CompleteResponseProto
-	(*ReportBadBlocksRequestProto)(nil),                 // 37: hadoop.hdfs.ReportBadBlocksRequestProto
-	(*ReportBadBlocksResponseProto)(nil),                // 38: hadoop.hdfs.ReportBadBlocksResponseProto
-	(*ConcatRequestProto)(nil),                          // 39: hadoop.hdfs.ConcatRequestProto
-	(*ConcatResponseProto)(nil),                         // 40: hadoop.hdfs.ConcatResponseProto
-	(*TruncateRequestProto)(nil),                        // 41: hadoop.hdfs.TruncateRequestProto
-	(*TruncateResponseProto)(nil),                       // 42: hadoop.hdfs.TruncateResponseProto
-	(*RenameRequestProto)(nil),                          // 43: hadoop.hdfs.RenameRequestProto
-	(*RenameResponseProto)(nil),                         // 44: hadoop.hdfs.RenameResponseProto
-	(*Rename2RequestProto)(nil),                         // 45: hadoop.hdfs.Rename2RequestProto
-	(*Rename2ResponseProto)(nil),                        // 46: hadoop.hdfs.Rename2ResponseProto
-	(*DeleteRequestProto)(nil),                          // 47: hadoop.hdfs.DeleteRequestProto
-	(*DeleteResponseProto)(nil),                         // 48: hadoop.hdfs.DeleteResponseProto
-	(*MkdirsRequestProto)(nil),                          // 49: hadoop.hdfs.MkdirsRequestProto
-	(*MkdirsResponseProto)(nil),                         // 50: hadoop.hdfs.MkdirsResponseProto
-	(*GetListingRequestProto)(nil),                      // 51: hadoop.hdfs.GetListingRequestProto
-	(*GetListingResponseProto)(nil),                     // 52: hadoop.hdfs.GetListingResponseProto
-	(*GetBatchedListingRequestProto)(nil),               // 53: hadoop.hdfs.GetBatchedListingRequestProto
-	(*GetBatchedListingResponseProto)(nil),              // 54: hadoop.hdfs.GetBatchedListingResponseProto
-	(*GetSnapshottableDirListingRequestProto)(nil),      // 55: hadoop.hdfs.GetSnapshottableDirListingRequestProto
-	(*GetSnapshottableDirListingResponseProto)(nil),     // 56: hadoop.hdfs.GetSnapshottableDirListingResponseProto
-	(*GetSnapshotDiffReportRequestProto)(nil),           // 57: hadoop.hdfs.GetSnapshotDiffReportRequestProto
-	(*GetSnapshotDiffReportResponseProto)(nil),          // 58: hadoop.hdfs.GetSnapshotDiffReportResponseProto
-	(*GetSnapshotDiffReportListingRequestProto)(nil),    // 59: hadoop.hdfs.GetSnapshotDiffReportListingRequestProto
-	(*GetSnapshotDiffReportListingResponseProto)(nil),   // 60: hadoop.hdfs.GetSnapshotDiffReportListingResponseProto
-	(*RenewLeaseRequestProto)(nil),                      // 61: hadoop.hdfs.RenewLeaseRequestProto
-	(*RenewLeaseResponseProto)(nil),                     // 62: hadoop.hdfs.RenewLeaseResponseProto
-	(*RecoverLeaseRequestProto)(nil),                    // 63: hadoop.hdfs.RecoverLeaseRequestProto
-	(*RecoverLeaseResponseProto)(nil),                   // 64: hadoop.hdfs.RecoverLeaseResponseProto
-	(*GetFsStatusRequestProto)(nil),                     // 65: hadoop.hdfs.GetFsStatusRequestProto
-	(*GetFsStatsResponseProto)(nil),                     // 66: hadoop.hdfs.GetFsStatsResponseProto
-	(*GetFsReplicatedBlockStatsRequestProto)(nil),       // 67: hadoop.hdfs.GetFsReplicatedBlockStatsRequestProto
-	(*GetFsReplicatedBlockStatsResponseProto)(nil),      // 68: hadoop.hdfs.GetFsReplicatedBlockStatsResponseProto
-	(*GetFsECBlockGroupStatsRequestProto)(nil),          // 69: hadoop.hdfs.GetFsECBlockGroupStatsRequestProto
-	(*GetFsECBlockGroupStatsResponseProto)(nil),         // 70: hadoop.hdfs.GetFsECBlockGroupStatsResponseProto
-	(*GetDatanodeReportRequestProto)(nil),               // 71: hadoop.hdfs.GetDatanodeReportRequestProto
-	(*GetDatanodeReportResponseProto)(nil),              // 72: hadoop.hdfs.GetDatanodeReportResponseProto
-	(*GetDatanodeStorageReportRequestProto)(nil),        // 73: hadoop.hdfs.GetDatanodeStorageReportRequestProto
-	(*DatanodeStorageReportProto)(nil),                  // 74: hadoop.hdfs.DatanodeStorageReportProto
-	(*GetDatanodeStorageReportResponseProto)(nil),       // 75: hadoop.hdfs.GetDatanodeStorageReportResponseProto
-	(*GetPreferredBlockSizeRequestProto)(nil),           // 76: hadoop.hdfs.GetPreferredBlockSizeRequestProto
-	(*GetPreferredBlockSizeResponseProto)(nil),          // 77: hadoop.hdfs.GetPreferredBlockSizeResponseProto
-	(*SetSafeModeRequestProto)(nil),                     // 78: hadoop.hdfs.SetSafeModeRequestProto
-	(*SetSafeModeResponseProto)(nil),                    // 79: hadoop.hdfs.SetSafeModeResponseProto
-	(*SaveNamespaceRequestProto)(nil),                   // 80: hadoop.hdfs.SaveNamespaceRequestProto
-	(*SaveNamespaceResponseProto)(nil),                  // 81: hadoop.hdfs.SaveNamespaceResponseProto
-	(*RollEditsRequestProto)(nil),                       // 82: hadoop.hdfs.RollEditsRequestProto
-	(*RollEditsResponseProto)(nil),                      // 83: hadoop.hdfs.RollEditsResponseProto
-	(*RestoreFailedStorageRequestProto)(nil),            // 84: hadoop.hdfs.RestoreFailedStorageRequestProto
-	(*RestoreFailedStorageResponseProto)(nil),           // 85: hadoop.hdfs.RestoreFailedStorageResponseProto
-	(*RefreshNodesRequestProto)(nil),                    // 86: hadoop.hdfs.RefreshNodesRequestProto
-	(*RefreshNodesResponseProto)(nil),                   // 87: hadoop.hdfs.RefreshNodesResponseProto
-	(*FinalizeUpgradeRequestProto)(nil),                 // 88: hadoop.hdfs.FinalizeUpgradeRequestProto
-	(*FinalizeUpgradeResponseProto)(nil),                // 89: hadoop.hdfs.FinalizeUpgradeResponseProto
-	(*UpgradeStatusRequestProto)(nil),                   // 90: hadoop.hdfs.UpgradeStatusRequestProto
-	(*UpgradeStatusResponseProto)(nil),                  // 91: hadoop.hdfs.UpgradeStatusResponseProto
-	(*RollingUpgradeRequestProto)(nil),                  // 92: hadoop.hdfs.RollingUpgradeRequestProto
-	(*RollingUpgradeInfoProto)(nil),                     // 93: hadoop.hdfs.RollingUpgradeInfoProto
-	(*RollingUpgradeResponseProto)(nil),                 // 94: hadoop.hdfs.RollingUpgradeResponseProto
-	(*ListCorruptFileBlocksRequestProto)(nil),           // 95: hadoop.hdfs.ListCorruptFileBlocksRequestProto
-	(*ListCorruptFileBlocksResponseProto)(nil),          // 96: hadoop.hdfs.ListCorruptFileBlocksResponseProto
-	(*MetaSaveRequestProto)(nil),                        // 97: hadoop.hdfs.MetaSaveRequestProto
-	(*MetaSaveResponseProto)(nil),                       // 98: hadoop.hdfs.MetaSaveResponseProto
-	(*GetFileInfoRequestProto)(nil),                     // 99: hadoop.hdfs.GetFileInfoRequestProto
-	(*GetFileInfoResponseProto)(nil),                    // 100: hadoop.hdfs.GetFileInfoResponseProto
-	(*GetLocatedFileInfoRequestProto)(nil),              // 101: hadoop.hdfs.GetLocatedFileInfoRequestProto
-	(*GetLocatedFileInfoResponseProto)(nil),             // 102: hadoop.hdfs.GetLocatedFileInfoResponseProto
-	(*IsFileClosedRequestProto)(nil),                    // 103: hadoop.hdfs.IsFileClosedRequestProto
-	(*IsFileClosedResponseProto)(nil),                   // 104: hadoop.hdfs.IsFileClosedResponseProto
-	(*CacheDirectiveInfoProto)(nil),                     // 105: hadoop.hdfs.CacheDirectiveInfoProto
-	(*CacheDirectiveInfoExpirationProto)(nil),           // 106: hadoop.hdfs.CacheDirectiveInfoExpirationProto
-	(*CacheDirectiveStatsProto)(nil),                    // 107: hadoop.hdfs.CacheDirectiveStatsProto
-	(*AddCacheDirectiveRequestProto)(nil),               // 108: hadoop.hdfs.AddCacheDirectiveRequestProto
-	(*AddCacheDirectiveResponseProto)(nil),              // 109: hadoop.hdfs.AddCacheDirectiveResponseProto
-	(*ModifyCacheDirectiveRequestProto)(nil),            // 110: hadoop.hdfs.ModifyCacheDirectiveRequestProto
-	(*ModifyCacheDirectiveResponseProto)(nil),           // 111: hadoop.hdfs.ModifyCacheDirectiveResponseProto
-	(*RemoveCacheDirectiveRequestProto)(nil),            // 112: hadoop.hdfs.RemoveCacheDirectiveRequestProto
-	(*RemoveCacheDirectiveResponseProto)(nil),           // 113: hadoop.hdfs.RemoveCacheDirectiveResponseProto
-	(*ListCacheDirectivesRequestProto)(nil),             // 114: hadoop.hdfs.ListCacheDirectivesRequestProto
-	(*CacheDirectiveEntryProto)(nil),                    // 115: hadoop.hdfs.CacheDirectiveEntryProto
-	(*ListCacheDirectivesResponseProto)(nil),            // 116: hadoop.hdfs.ListCacheDirectivesResponseProto
-	(*CachePoolInfoProto)(nil),                          // 117: hadoop.hdfs.CachePoolInfoProto
-	(*CachePoolStatsProto)(nil),                         // 118: hadoop.hdfs.CachePoolStatsProto
-	(*AddCachePoolRequestProto)(nil),                    // 119: hadoop.hdfs.AddCachePoolRequestProto
-	(*AddCachePoolResponseProto)(nil),                   // 120: hadoop.hdfs.AddCachePoolResponseProto
-	(*ModifyCachePoolRequestProto)(nil),                 // 121: hadoop.hdfs.ModifyCachePoolRequestProto
-	(*ModifyCachePoolResponseProto)(nil),                // 122: hadoop.hdfs.ModifyCachePoolResponseProto
-	(*RemoveCachePoolRequestProto)(nil),                 // 123: hadoop.hdfs.RemoveCachePoolRequestProto
-	(*RemoveCachePoolResponseProto)(nil),                // 124: hadoop.hdfs.RemoveCachePoolResponseProto
-	(*ListCachePoolsRequestProto)(nil),                  // 125: hadoop.hdfs.ListCachePoolsRequestProto
-	(*ListCachePoolsResponseProto)(nil),                 // 126: hadoop.hdfs.ListCachePoolsResponseProto
-	(*CachePoolEntryProto)(nil),                         // 127: hadoop.hdfs.CachePoolEntryProto
-	(*GetFileLinkInfoRequestProto)(nil),                 // 128: hadoop.hdfs.GetFileLinkInfoRequestProto
-	(*GetFileLinkInfoResponseProto)(nil),                // 129: hadoop.hdfs.GetFileLinkInfoResponseProto
-	(*GetContentSummaryRequestProto)(nil),               // 130: hadoop.hdfs.GetContentSummaryRequestProto
-	(*GetContentSummaryResponseProto)(nil),              // 131: hadoop.hdfs.GetContentSummaryResponseProto
-	(*GetQuotaUsageRequestProto)(nil),                   // 132: hadoop.hdfs.GetQuotaUsageRequestProto
-	(*GetQuotaUsageResponseProto)(nil),                  // 133: hadoop.hdfs.GetQuotaUsageResponseProto
-	(*SetQuotaRequestProto)(nil),                        // 134: hadoop.hdfs.SetQuotaRequestProto
-	(*SetQuotaResponseProto)(nil),                       // 135: hadoop.hdfs.SetQuotaResponseProto
-	(*FsyncRequestProto)(nil),                           // 136: hadoop.hdfs.FsyncRequestProto
-	(*FsyncResponseProto)(nil),                          // 137: hadoop.hdfs.FsyncResponseProto
-	(*SetTimesRequestProto)(nil),                        // 138: hadoop.hdfs.SetTimesRequestProto
-	(*SetTimesResponseProto)(nil),                       // 139: hadoop.hdfs.SetTimesResponseProto
-	(*CreateSymlinkRequestProto)(nil),                   // 140: hadoop.hdfs.CreateSymlinkRequestProto
-	(*CreateSymlinkResponseProto)(nil),                  // 141: hadoop.hdfs.CreateSymlinkResponseProto
-	(*GetLinkTargetRequestProto)(nil),                   // 142: hadoop.hdfs.GetLinkTargetRequestProto
-	(*GetLinkTargetResponseProto)(nil),                  // 143: hadoop.hdfs.GetLinkTargetResponseProto
-	(*UpdateBlockForPipelineRequestProto)(nil),          // 144: hadoop.hdfs.UpdateBlockForPipelineRequestProto
-	(*UpdateBlockForPipelineResponseProto)(nil),         // 145: hadoop.hdfs.UpdateBlockForPipelineResponseProto
-	(*UpdatePipelineRequestProto)(nil),                  // 146: hadoop.hdfs.UpdatePipelineRequestProto
-	(*UpdatePipelineResponseProto)(nil),                 // 147: hadoop.hdfs.UpdatePipelineResponseProto
-	(*SetBalancerBandwidthRequestProto)(nil),            // 148: hadoop.hdfs.SetBalancerBandwidthRequestProto
-	(*SetBalancerBandwidthResponseProto)(nil),           // 149: hadoop.hdfs.SetBalancerBandwidthResponseProto
-	(*GetDataEncryptionKeyRequestProto)(nil),            // 150: hadoop.hdfs.GetDataEncryptionKeyRequestProto
-	(*GetDataEncryptionKeyResponseProto)(nil),           // 151: hadoop.hdfs.GetDataEncryptionKeyResponseProto
-	(*CreateSnapshotRequestProto)(nil),                  // 152: hadoop.hdfs.CreateSnapshotRequestProto
-	(*CreateSnapshotResponseProto)(nil),                 // 153: hadoop.hdfs.CreateSnapshotResponseProto
-	(*RenameSnapshotRequestProto)(nil),                  // 154: hadoop.hdfs.RenameSnapshotRequestProto
-	(*RenameSnapshotResponseProto)(nil),                 // 155: hadoop.hdfs.RenameSnapshotResponseProto
-	(*AllowSnapshotRequestProto)(nil),                   // 156: hadoop.hdfs.AllowSnapshotRequestProto
-	(*AllowSnapshotResponseProto)(nil),                  // 157: hadoop.hdfs.AllowSnapshotResponseProto
-	(*DisallowSnapshotRequestProto)(nil),                // 158: hadoop.hdfs.DisallowSnapshotRequestProto
-	(*DisallowSnapshotResponseProto)(nil),               // 159: hadoop.hdfs.DisallowSnapshotResponseProto
-	(*DeleteSnapshotRequestProto)(nil),                  // 160: hadoop.hdfs.DeleteSnapshotRequestProto
-	(*DeleteSnapshotResponseProto)(nil),                 // 161: hadoop.hdfs.DeleteSnapshotResponseProto
-	(*CheckAccessRequestProto)(nil),                     // 162: hadoop.hdfs.CheckAccessRequestProto
-	(*CheckAccessResponseProto)(nil),                    // 163: hadoop.hdfs.CheckAccessResponseProto
-	(*GetCurrentEditLogTxidRequestProto)(nil),           // 164: hadoop.hdfs.GetCurrentEditLogTxidRequestProto
-	(*GetCurrentEditLogTxidResponseProto)(nil),          // 165: hadoop.hdfs.GetCurrentEditLogTxidResponseProto
-	(*GetEditsFromTxidRequestProto)(nil),                // 166: hadoop.hdfs.GetEditsFromTxidRequestProto
-	(*GetEditsFromTxidResponseProto)(nil),               // 167: hadoop.hdfs.GetEditsFromTxidResponseProto
-	(*ListOpenFilesRequestProto)(nil),                   // 168: hadoop.hdfs.ListOpenFilesRequestProto
-	(*OpenFilesBatchResponseProto)(nil),                 // 169: hadoop.hdfs.OpenFilesBatchResponseProto
-	(*ListOpenFilesResponseProto)(nil),                  // 170: hadoop.hdfs.ListOpenFilesResponseProto
-	(*MsyncRequestProto)(nil),                           // 171: hadoop.hdfs.MsyncRequestProto
-	(*MsyncResponseProto)(nil),                          // 172: hadoop.hdfs.MsyncResponseProto
-	(*SatisfyStoragePolicyRequestProto)(nil),            // 173: hadoop.hdfs.SatisfyStoragePolicyRequestProto
-	(*SatisfyStoragePolicyResponseProto)(nil),           // 174: hadoop.hdfs.SatisfyStoragePolicyResponseProto
-	(*HAServiceStateRequestProto)(nil),                  // 175: hadoop.hdfs.HAServiceStateRequestProto
-	(*HAServiceStateResponseProto)(nil),                 // 176: hadoop.hdfs.HAServiceStateResponseProto
-	(*LocatedBlocksProto)(nil),                          // 177: hadoop.hdfs.LocatedBlocksProto
-	(*FsServerDefaultsProto)(nil),                       // 178: hadoop.hdfs.FsServerDefaultsProto
-	(*FsPermissionProto)(nil),                           // 179: hadoop.hdfs.FsPermissionProto
-	(CryptoProtocolVersionProto)(0),                     // 180: hadoop.hdfs.CryptoProtocolVersionProto
-	(*HdfsFileStatusProto)(nil),                         // 181: hadoop.hdfs.HdfsFileStatusProto
-	(*LocatedBlockProto)(nil),                           // 182: hadoop.hdfs.LocatedBlockProto
-	(*BlockStoragePolicyProto)(nil),                     // 183: hadoop.hdfs.BlockStoragePolicyProto
-	(*ExtendedBlockProto)(nil),                          // 184: hadoop.hdfs.ExtendedBlockProto
-	(*DatanodeInfoProto)(nil),                           // 185: hadoop.hdfs.DatanodeInfoProto
-	(*DirectoryListingProto)(nil),                       // 186: hadoop.hdfs.DirectoryListingProto
-	(*BatchedDirectoryListingProto)(nil),                // 187: hadoop.hdfs.BatchedDirectoryListingProto
-	(*SnapshottableDirectoryListingProto)(nil),          // 188: hadoop.hdfs.SnapshottableDirectoryListingProto
-	(*SnapshotDiffReportProto)(nil),                     // 189: hadoop.hdfs.SnapshotDiffReportProto
-	(*SnapshotDiffReportCursorProto)(nil),               // 190: hadoop.hdfs.SnapshotDiffReportCursorProto
-	(*SnapshotDiffReportListingProto)(nil),              // 191: hadoop.hdfs.SnapshotDiffReportListingProto
-	(*StorageReportProto)(nil),                          // 192: hadoop.hdfs.StorageReportProto
-	(*RollingUpgradeStatusProto)(nil),                   // 193: hadoop.hdfs.RollingUpgradeStatusProto
-	(*CorruptFileBlocksProto)(nil),                      // 194: hadoop.hdfs.CorruptFileBlocksProto
-	(*ContentSummaryProto)(nil),                         // 195: hadoop.hdfs.ContentSummaryProto
-	(*QuotaUsageProto)(nil),                             // 196: hadoop.hdfs.QuotaUsageProto
-	(StorageTypeProto)(0),                               // 197: hadoop.hdfs.StorageTypeProto
-	(*DatanodeIDProto)(nil),                             // 198: hadoop.hdfs.DatanodeIDProto
-	(*DataEncryptionKeyProto)(nil),                      // 199: hadoop.hdfs.DataEncryptionKeyProto
-	(AclEntryProto_FsActionProto)(0),                    // 200: hadoop.hdfs.AclEntryProto.FsActionProto
-	(*EventsListProto)(nil),                             // 201: hadoop.hdfs.EventsListProto
-	(common.HAServiceStateProto)(0),                     // 202: hadoop.common.HAServiceStateProto
-	(*common.GetDelegationTokenRequestProto)(nil),       // 203: hadoop.common.GetDelegationTokenRequestProto
-	(*common.RenewDelegationTokenRequestProto)(nil),     // 204: hadoop.common.RenewDelegationTokenRequestProto
-	(*common.CancelDelegationTokenRequestProto)(nil),    // 205: hadoop.common.CancelDelegationTokenRequestProto
-	(*ModifyAclEntriesRequestProto)(nil),                // 206: hadoop.hdfs.ModifyAclEntriesRequestProto
-	(*RemoveAclEntriesRequestProto)(nil),                // 207: hadoop.hdfs.RemoveAclEntriesRequestProto
-	(*RemoveDefaultAclRequestProto)(nil),                // 208: hadoop.hdfs.RemoveDefaultAclRequestProto
-	(*RemoveAclRequestProto)(nil),                       // 209: hadoop.hdfs.RemoveAclRequestProto
-	(*SetAclRequestProto)(nil),                          // 210: hadoop.hdfs.SetAclRequestProto
-	(*GetAclStatusRequestProto)(nil),                    // 211: hadoop.hdfs.GetAclStatusRequestProto
-	(*SetXAttrRequestProto)(nil),                        // 212: hadoop.hdfs.SetXAttrRequestProto
-	(*GetXAttrsRequestProto)(nil),                       // 213: hadoop.hdfs.GetXAttrsRequestProto
-	(*ListXAttrsRequestProto)(nil),                      // 214: hadoop.hdfs.ListXAttrsRequestProto
-	(*RemoveXAttrRequestProto)(nil),                     // 215: hadoop.hdfs.RemoveXAttrRequestProto
-	(*CreateEncryptionZoneRequestProto)(nil),            // 216: hadoop.hdfs.CreateEncryptionZoneRequestProto
-	(*ListEncryptionZonesRequestProto)(nil),             // 217: hadoop.hdfs.ListEncryptionZonesRequestProto
-	(*ReencryptEncryptionZoneRequestProto)(nil),         // 218: hadoop.hdfs.ReencryptEncryptionZoneRequestProto
-	(*ListReencryptionStatusRequestProto)(nil),          // 219: hadoop.hdfs.ListReencryptionStatusRequestProto
-	(*GetEZForPathRequestProto)(nil),                    // 220: hadoop.hdfs.GetEZForPathRequestProto
-	(*SetErasureCodingPolicyRequestProto)(nil),          // 221: hadoop.hdfs.SetErasureCodingPolicyRequestProto
-	(*UnsetErasureCodingPolicyRequestProto)(nil),        // 222: hadoop.hdfs.UnsetErasureCodingPolicyRequestProto
-	(*GetECTopologyResultForPoliciesRequestProto)(nil),  // 223: hadoop.hdfs.GetECTopologyResultForPoliciesRequestProto
-	(*GetErasureCodingPoliciesRequestProto)(nil),        // 224: hadoop.hdfs.GetErasureCodingPoliciesRequestProto
-	(*AddErasureCodingPoliciesRequestProto)(nil),        // 225: hadoop.hdfs.AddErasureCodingPoliciesRequestProto
-	(*RemoveErasureCodingPolicyRequestProto)(nil),       // 226: hadoop.hdfs.RemoveErasureCodingPolicyRequestProto
-	(*EnableErasureCodingPolicyRequestProto)(nil),       // 227: hadoop.hdfs.EnableErasureCodingPolicyRequestProto
-	(*DisableErasureCodingPolicyRequestProto)(nil),      // 228: hadoop.hdfs.DisableErasureCodingPolicyRequestProto
-	(*GetErasureCodingPolicyRequestProto)(nil),          // 229: hadoop.hdfs.GetErasureCodingPolicyRequestProto
-	(*GetErasureCodingCodecsRequestProto)(nil),          // 230: hadoop.hdfs.GetErasureCodingCodecsRequestProto
-	(*common.GetDelegationTokenResponseProto)(nil),      // 231: hadoop.common.GetDelegationTokenResponseProto
-	(*common.RenewDelegationTokenResponseProto)(nil),    // 232: hadoop.common.RenewDelegationTokenResponseProto
-	(*common.CancelDelegationTokenResponseProto)(nil),   // 233: hadoop.common.CancelDelegationTokenResponseProto
-	(*ModifyAclEntriesResponseProto)(nil),               // 234: hadoop.hdfs.ModifyAclEntriesResponseProto
-	(*RemoveAclEntriesResponseProto)(nil),               // 235: hadoop.hdfs.RemoveAclEntriesResponseProto
-	(*RemoveDefaultAclResponseProto)(nil),               // 236: hadoop.hdfs.RemoveDefaultAclResponseProto
-	(*RemoveAclResponseProto)(nil),                      // 237: hadoop.hdfs.RemoveAclResponseProto
-	(*SetAclResponseProto)(nil),                         // 238: hadoop.hdfs.SetAclResponseProto
-	(*GetAclStatusResponseProto)(nil),                   // 239: hadoop.hdfs.GetAclStatusResponseProto
-	(*SetXAttrResponseProto)(nil),                       // 240: hadoop.hdfs.SetXAttrResponseProto
-	(*GetXAttrsResponseProto)(nil),                      // 241: hadoop.hdfs.GetXAttrsResponseProto
-	(*ListXAttrsResponseProto)(nil),                     // 242: hadoop.hdfs.ListXAttrsResponseProto
-	(*RemoveXAttrResponseProto)(nil),                    // 243: hadoop.hdfs.RemoveXAttrResponseProto
-	(*CreateEncryptionZoneResponseProto)(nil),           // 244: hadoop.hdfs.CreateEncryptionZoneResponseProto
-	(*ListEncryptionZonesResponseProto)(nil),            // 245: hadoop.hdfs.ListEncryptionZonesResponseProto
-	(*ReencryptEncryptionZoneResponseProto)(nil),        // 246: hadoop.hdfs.ReencryptEncryptionZoneResponseProto
-	(*ListReencryptionStatusResponseProto)(nil),         // 247: hadoop.hdfs.ListReencryptionStatusResponseProto
-	(*GetEZForPathResponseProto)(nil),                   // 248: hadoop.hdfs.GetEZForPathResponseProto
-	(*SetErasureCodingPolicyResponseProto)(nil),         // 249: hadoop.hdfs.SetErasureCodingPolicyResponseProto
-	(*UnsetErasureCodingPolicyResponseProto)(nil),       // 250: hadoop.hdfs.UnsetErasureCodingPolicyResponseProto
-	(*GetECTopologyResultForPoliciesResponseProto)(nil), // 251: hadoop.hdfs.GetECTopologyResultForPoliciesResponseProto
-	(*GetErasureCodingPoliciesResponseProto)(nil),       // 252: hadoop.hdfs.GetErasureCodingPoliciesResponseProto
-	(*AddErasureCodingPoliciesResponseProto)(nil),       // 253: hadoop.hdfs.AddErasureCodingPoliciesResponseProto
-	(*RemoveErasureCodingPolicyResponseProto)(nil),      // 254: hadoop.hdfs.RemoveErasureCodingPolicyResponseProto
-	(*EnableErasureCodingPolicyResponseProto)(nil),      // 255: hadoop.hdfs.EnableErasureCodingPolicyResponseProto
-	(*DisableErasureCodingPolicyResponseProto)(nil),     // 256: hadoop.hdfs.DisableErasureCodingPolicyResponseProto
-	(*GetErasureCodingPolicyResponseProto)(nil),         // 257: hadoop.hdfs.GetErasureCodingPolicyResponseProto
-	(*GetErasureCodingCodecsResponseProto)(nil),         // 258: hadoop.hdfs.GetErasureCodingCodecsResponseProto
+var file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes = make([]protoimpl.MessageInfo, 170)
+var file_sluice_hadoop_ClientNamenodeProtocol_proto_goTypes = []any{
+	(CreateFlagProto)(0),                                // 0: sluice.hadoop.hdfs.CreateFlagProto
+	(AddBlockFlagProto)(0),                              // 1: sluice.hadoop.hdfs.AddBlockFlagProto
+	(DatanodeReportTypeProto)(0),                        // 2: sluice.hadoop.hdfs.DatanodeReportTypeProto
+	(SafeModeActionProto)(0),                            // 3: sluice.hadoop.hdfs.SafeModeActionProto
+	(RollingUpgradeActionProto)(0),                      // 4: sluice.hadoop.hdfs.RollingUpgradeActionProto
+	(CacheFlagProto)(0),                                 // 5: sluice.hadoop.hdfs.CacheFlagProto
+	(OpenFilesTypeProto)(0),                             // 6: sluice.hadoop.hdfs.OpenFilesTypeProto
+	(*GetBlockLocationsRequestProto)(nil),               // 7: sluice.hadoop.hdfs.GetBlockLocationsRequestProto
+	(*GetBlockLocationsResponseProto)(nil),              // 8: sluice.hadoop.hdfs.GetBlockLocationsResponseProto
+	(*GetServerDefaultsRequestProto)(nil),               // 9: sluice.hadoop.hdfs.GetServerDefaultsRequestProto
+	(*GetServerDefaultsResponseProto)(nil),              // 10: sluice.hadoop.hdfs.GetServerDefaultsResponseProto
+	(*CreateRequestProto)(nil),                          // 11: sluice.hadoop.hdfs.CreateRequestProto
+	(*CreateResponseProto)(nil),                         // 12: sluice.hadoop.hdfs.CreateResponseProto
+	(*AppendRequestProto)(nil),                          // 13: sluice.hadoop.hdfs.AppendRequestProto
+	(*AppendResponseProto)(nil),                         // 14: sluice.hadoop.hdfs.AppendResponseProto
+	(*SetReplicationRequestProto)(nil),                  // 15: sluice.hadoop.hdfs.SetReplicationRequestProto
+	(*SetReplicationResponseProto)(nil),                 // 16: sluice.hadoop.hdfs.SetReplicationResponseProto
+	(*SetStoragePolicyRequestProto)(nil),                // 17: sluice.hadoop.hdfs.SetStoragePolicyRequestProto
+	(*SetStoragePolicyResponseProto)(nil),               // 18: sluice.hadoop.hdfs.SetStoragePolicyResponseProto
+	(*UnsetStoragePolicyRequestProto)(nil),              // 19: sluice.hadoop.hdfs.UnsetStoragePolicyRequestProto
+	(*UnsetStoragePolicyResponseProto)(nil),             // 20: sluice.hadoop.hdfs.UnsetStoragePolicyResponseProto
+	(*GetStoragePolicyRequestProto)(nil),                // 21: sluice.hadoop.hdfs.GetStoragePolicyRequestProto
+	(*GetStoragePolicyResponseProto)(nil),               // 22: sluice.hadoop.hdfs.GetStoragePolicyResponseProto
+	(*GetStoragePoliciesRequestProto)(nil),              // 23: sluice.hadoop.hdfs.GetStoragePoliciesRequestProto
+	(*GetStoragePoliciesResponseProto)(nil),             // 24: sluice.hadoop.hdfs.GetStoragePoliciesResponseProto
+	(*SetPermissionRequestProto)(nil),                   // 25: sluice.hadoop.hdfs.SetPermissionRequestProto
+	(*SetPermissionResponseProto)(nil),                  // 26: sluice.hadoop.hdfs.SetPermissionResponseProto
+	(*SetOwnerRequestProto)(nil),                        // 27: sluice.hadoop.hdfs.SetOwnerRequestProto
+	(*SetOwnerResponseProto)(nil),                       // 28: sluice.hadoop.hdfs.SetOwnerResponseProto
+	(*AbandonBlockRequestProto)(nil),                    // 29: sluice.hadoop.hdfs.AbandonBlockRequestProto
+	(*AbandonBlockResponseProto)(nil),                   // 30: sluice.hadoop.hdfs.AbandonBlockResponseProto
+	(*AddBlockRequestProto)(nil),                        // 31: sluice.hadoop.hdfs.AddBlockRequestProto
+	(*AddBlockResponseProto)(nil),                       // 32: sluice.hadoop.hdfs.AddBlockResponseProto
+	(*GetAdditionalDatanodeRequestProto)(nil),           // 33: sluice.hadoop.hdfs.GetAdditionalDatanodeRequestProto
+	(*GetAdditionalDatanodeResponseProto)(nil),          // 34: sluice.hadoop.hdfs.GetAdditionalDatanodeResponseProto
+	(*CompleteRequestProto)(nil),                        // 35: sluice.hadoop.hdfs.CompleteRequestProto
+	(*CompleteResponseProto)(nil),                       // 36: sluice.hadoop.hdfs.CompleteResponseProto
+	(*ReportBadBlocksRequestProto)(nil),                 // 37: sluice.hadoop.hdfs.ReportBadBlocksRequestProto
+	(*ReportBadBlocksResponseProto)(nil),                // 38: sluice.hadoop.hdfs.ReportBadBlocksResponseProto
+	(*ConcatRequestProto)(nil),                          // 39: sluice.hadoop.hdfs.ConcatRequestProto
+	(*ConcatResponseProto)(nil),                         // 40: sluice.hadoop.hdfs.ConcatResponseProto
+	(*TruncateRequestProto)(nil),                        // 41: sluice.hadoop.hdfs.TruncateRequestProto
+	(*TruncateResponseProto)(nil),                       // 42: sluice.hadoop.hdfs.TruncateResponseProto
+	(*RenameRequestProto)(nil),                          // 43: sluice.hadoop.hdfs.RenameRequestProto
+	(*RenameResponseProto)(nil),                         // 44: sluice.hadoop.hdfs.RenameResponseProto
+	(*Rename2RequestProto)(nil),                         // 45: sluice.hadoop.hdfs.Rename2RequestProto
+	(*Rename2ResponseProto)(nil),                        // 46: sluice.hadoop.hdfs.Rename2ResponseProto
+	(*DeleteRequestProto)(nil),                          // 47: sluice.hadoop.hdfs.DeleteRequestProto
+	(*DeleteResponseProto)(nil),                         // 48: sluice.hadoop.hdfs.DeleteResponseProto
+	(*MkdirsRequestProto)(nil),                          // 49: sluice.hadoop.hdfs.MkdirsRequestProto
+	(*MkdirsResponseProto)(nil),                         // 50: sluice.hadoop.hdfs.MkdirsResponseProto
+	(*GetListingRequestProto)(nil),                      // 51: sluice.hadoop.hdfs.GetListingRequestProto
+	(*GetListingResponseProto)(nil),                     // 52: sluice.hadoop.hdfs.GetListingResponseProto
+	(*GetBatchedListingRequestProto)(nil),               // 53: sluice.hadoop.hdfs.GetBatchedListingRequestProto
+	(*GetBatchedListingResponseProto)(nil),              // 54: sluice.hadoop.hdfs.GetBatchedListingResponseProto
+	(*GetSnapshottableDirListingRequestProto)(nil),      // 55: sluice.hadoop.hdfs.GetSnapshottableDirListingRequestProto
+	(*GetSnapshottableDirListingResponseProto)(nil),     // 56: sluice.hadoop.hdfs.GetSnapshottableDirListingResponseProto
+	(*GetSnapshotDiffReportRequestProto)(nil),           // 57: sluice.hadoop.hdfs.GetSnapshotDiffReportRequestProto
+	(*GetSnapshotDiffReportResponseProto)(nil),          // 58: sluice.hadoop.hdfs.GetSnapshotDiffReportResponseProto
+	(*GetSnapshotDiffReportListingRequestProto)(nil),    // 59: sluice.hadoop.hdfs.GetSnapshotDiffReportListingRequestProto
+	(*GetSnapshotDiffReportListingResponseProto)(nil),   // 60: sluice.hadoop.hdfs.GetSnapshotDiffReportListingResponseProto
+	(*RenewLeaseRequestProto)(nil),                      // 61: sluice.hadoop.hdfs.RenewLeaseRequestProto
+	(*RenewLeaseResponseProto)(nil),                     // 62: sluice.hadoop.hdfs.RenewLeaseResponseProto
+	(*RecoverLeaseRequestProto)(nil),                    // 63: sluice.hadoop.hdfs.RecoverLeaseRequestProto
+	(*RecoverLeaseResponseProto)(nil),                   // 64: sluice.hadoop.hdfs.RecoverLeaseResponseProto
+	(*GetFsStatusRequestProto)(nil),                     // 65: sluice.hadoop.hdfs.GetFsStatusRequestProto
+	(*GetFsStatsResponseProto)(nil),                     // 66: sluice.hadoop.hdfs.GetFsStatsResponseProto
+	(*GetFsReplicatedBlockStatsRequestProto)(nil),       // 67: sluice.hadoop.hdfs.GetFsReplicatedBlockStatsRequestProto
+	(*GetFsReplicatedBlockStatsResponseProto)(nil),      // 68: sluice.hadoop.hdfs.GetFsReplicatedBlockStatsResponseProto
+	(*GetFsECBlockGroupStatsRequestProto)(nil),          // 69: sluice.hadoop.hdfs.GetFsECBlockGroupStatsRequestProto
+	(*GetFsECBlockGroupStatsResponseProto)(nil),         // 70: sluice.hadoop.hdfs.GetFsECBlockGroupStatsResponseProto
+	(*GetDatanodeReportRequestProto)(nil),               // 71: sluice.hadoop.hdfs.GetDatanodeReportRequestProto
+	(*GetDatanodeReportResponseProto)(nil),              // 72: sluice.hadoop.hdfs.GetDatanodeReportResponseProto
+	(*GetDatanodeStorageReportRequestProto)(nil),        // 73: sluice.hadoop.hdfs.GetDatanodeStorageReportRequestProto
+	(*DatanodeStorageReportProto)(nil),                  // 74: sluice.hadoop.hdfs.DatanodeStorageReportProto
+	(*GetDatanodeStorageReportResponseProto)(nil),       // 75: sluice.hadoop.hdfs.GetDatanodeStorageReportResponseProto
+	(*GetPreferredBlockSizeRequestProto)(nil),           // 76: sluice.hadoop.hdfs.GetPreferredBlockSizeRequestProto
+	(*GetPreferredBlockSizeResponseProto)(nil),          // 77: sluice.hadoop.hdfs.GetPreferredBlockSizeResponseProto
+	(*SetSafeModeRequestProto)(nil),                     // 78: sluice.hadoop.hdfs.SetSafeModeRequestProto
+	(*SetSafeModeResponseProto)(nil),                    // 79: sluice.hadoop.hdfs.SetSafeModeResponseProto
+	(*SaveNamespaceRequestProto)(nil),                   // 80: sluice.hadoop.hdfs.SaveNamespaceRequestProto
+	(*SaveNamespaceResponseProto)(nil),                  // 81: sluice.hadoop.hdfs.SaveNamespaceResponseProto
+	(*RollEditsRequestProto)(nil),                       // 82: sluice.hadoop.hdfs.RollEditsRequestProto
+	(*RollEditsResponseProto)(nil),                      // 83: sluice.hadoop.hdfs.RollEditsResponseProto
+	(*RestoreFailedStorageRequestProto)(nil),            // 84: sluice.hadoop.hdfs.RestoreFailedStorageRequestProto
+	(*RestoreFailedStorageResponseProto)(nil),           // 85: sluice.hadoop.hdfs.RestoreFailedStorageResponseProto
+	(*RefreshNodesRequestProto)(nil),                    // 86: sluice.hadoop.hdfs.RefreshNodesRequestProto
+	(*RefreshNodesResponseProto)(nil),                   // 87: sluice.hadoop.hdfs.RefreshNodesResponseProto
+	(*FinalizeUpgradeRequestProto)(nil),                 // 88: sluice.hadoop.hdfs.FinalizeUpgradeRequestProto
+	(*FinalizeUpgradeResponseProto)(nil),                // 89: sluice.hadoop.hdfs.FinalizeUpgradeResponseProto
+	(*UpgradeStatusRequestProto)(nil),                   // 90: sluice.hadoop.hdfs.UpgradeStatusRequestProto
+	(*UpgradeStatusResponseProto)(nil),                  // 91: sluice.hadoop.hdfs.UpgradeStatusResponseProto
+	(*RollingUpgradeRequestProto)(nil),                  // 92: sluice.hadoop.hdfs.RollingUpgradeRequestProto
+	(*RollingUpgradeInfoProto)(nil),                     // 93: sluice.hadoop.hdfs.RollingUpgradeInfoProto
+	(*RollingUpgradeResponseProto)(nil),                 // 94: sluice.hadoop.hdfs.RollingUpgradeResponseProto
+	(*ListCorruptFileBlocksRequestProto)(nil),           // 95: sluice.hadoop.hdfs.ListCorruptFileBlocksRequestProto
+	(*ListCorruptFileBlocksResponseProto)(nil),          // 96: sluice.hadoop.hdfs.ListCorruptFileBlocksResponseProto
+	(*MetaSaveRequestProto)(nil),                        // 97: sluice.hadoop.hdfs.MetaSaveRequestProto
+	(*MetaSaveResponseProto)(nil),                       // 98: sluice.hadoop.hdfs.MetaSaveResponseProto
+	(*GetFileInfoRequestProto)(nil),                     // 99: sluice.hadoop.hdfs.GetFileInfoRequestProto
+	(*GetFileInfoResponseProto)(nil),                    // 100: sluice.hadoop.hdfs.GetFileInfoResponseProto
+	(*GetLocatedFileInfoRequestProto)(nil),              // 101: sluice.hadoop.hdfs.GetLocatedFileInfoRequestProto
+	(*GetLocatedFileInfoResponseProto)(nil),             // 102: sluice.hadoop.hdfs.GetLocatedFileInfoResponseProto
+	(*IsFileClosedRequestProto)(nil),                    // 103: sluice.hadoop.hdfs.IsFileClosedRequestProto
+	(*IsFileClosedResponseProto)(nil),                   // 104: sluice.hadoop.hdfs.IsFileClosedResponseProto
+	(*CacheDirectiveInfoProto)(nil),                     // 105: sluice.hadoop.hdfs.CacheDirectiveInfoProto
+	(*CacheDirectiveInfoExpirationProto)(nil),           // 106: sluice.hadoop.hdfs.CacheDirectiveInfoExpirationProto
+	(*CacheDirectiveStatsProto)(nil),                    // 107: sluice.hadoop.hdfs.CacheDirectiveStatsProto
+	(*AddCacheDirectiveRequestProto)(nil),               // 108: sluice.hadoop.hdfs.AddCacheDirectiveRequestProto
+	(*AddCacheDirectiveResponseProto)(nil),              // 109: sluice.hadoop.hdfs.AddCacheDirectiveResponseProto
+	(*ModifyCacheDirectiveRequestProto)(nil),            // 110: sluice.hadoop.hdfs.ModifyCacheDirectiveRequestProto
+	(*ModifyCacheDirectiveResponseProto)(nil),           // 111: sluice.hadoop.hdfs.ModifyCacheDirectiveResponseProto
+	(*RemoveCacheDirectiveRequestProto)(nil),            // 112: sluice.hadoop.hdfs.RemoveCacheDirectiveRequestProto
+	(*RemoveCacheDirectiveResponseProto)(nil),           // 113: sluice.hadoop.hdfs.RemoveCacheDirectiveResponseProto
+	(*ListCacheDirectivesRequestProto)(nil),             // 114: sluice.hadoop.hdfs.ListCacheDirectivesRequestProto
+	(*CacheDirectiveEntryProto)(nil),                    // 115: sluice.hadoop.hdfs.CacheDirectiveEntryProto
+	(*ListCacheDirectivesResponseProto)(nil),            // 116: sluice.hadoop.hdfs.ListCacheDirectivesResponseProto
+	(*CachePoolInfoProto)(nil),                          // 117: sluice.hadoop.hdfs.CachePoolInfoProto
+	(*CachePoolStatsProto)(nil),                         // 118: sluice.hadoop.hdfs.CachePoolStatsProto
+	(*AddCachePoolRequestProto)(nil),                    // 119: sluice.hadoop.hdfs.AddCachePoolRequestProto
+	(*AddCachePoolResponseProto)(nil),                   // 120: sluice.hadoop.hdfs.AddCachePoolResponseProto
+	(*ModifyCachePoolRequestProto)(nil),                 // 121: sluice.hadoop.hdfs.ModifyCachePoolRequestProto
+	(*ModifyCachePoolResponseProto)(nil),                // 122: sluice.hadoop.hdfs.ModifyCachePoolResponseProto
+	(*RemoveCachePoolRequestProto)(nil),                 // 123: sluice.hadoop.hdfs.RemoveCachePoolRequestProto
+	(*RemoveCachePoolResponseProto)(nil),                // 124: sluice.hadoop.hdfs.RemoveCachePoolResponseProto
+	(*ListCachePoolsRequestProto)(nil),                  // 125: sluice.hadoop.hdfs.ListCachePoolsRequestProto
+	(*ListCachePoolsResponseProto)(nil),                 // 126: sluice.hadoop.hdfs.ListCachePoolsResponseProto
+	(*CachePoolEntryProto)(nil),                         // 127: sluice.hadoop.hdfs.CachePoolEntryProto
+	(*GetFileLinkInfoRequestProto)(nil),                 // 128: sluice.hadoop.hdfs.GetFileLinkInfoRequestProto
+	(*GetFileLinkInfoResponseProto)(nil),                // 129: sluice.hadoop.hdfs.GetFileLinkInfoResponseProto
+	(*GetContentSummaryRequestProto)(nil),               // 130: sluice.hadoop.hdfs.GetContentSummaryRequestProto
+	(*GetContentSummaryResponseProto)(nil),              // 131: sluice.hadoop.hdfs.GetContentSummaryResponseProto
+	(*GetQuotaUsageRequestProto)(nil),                   // 132: sluice.hadoop.hdfs.GetQuotaUsageRequestProto
+	(*GetQuotaUsageResponseProto)(nil),                  // 133: sluice.hadoop.hdfs.GetQuotaUsageResponseProto
+	(*SetQuotaRequestProto)(nil),                        // 134: sluice.hadoop.hdfs.SetQuotaRequestProto
+	(*SetQuotaResponseProto)(nil),                       // 135: sluice.hadoop.hdfs.SetQuotaResponseProto
+	(*FsyncRequestProto)(nil),                           // 136: sluice.hadoop.hdfs.FsyncRequestProto
+	(*FsyncResponseProto)(nil),                          // 137: sluice.hadoop.hdfs.FsyncResponseProto
+	(*SetTimesRequestProto)(nil),                        // 138: sluice.hadoop.hdfs.SetTimesRequestProto
+	(*SetTimesResponseProto)(nil),                       // 139: sluice.hadoop.hdfs.SetTimesResponseProto
+	(*CreateSymlinkRequestProto)(nil),                   // 140: sluice.hadoop.hdfs.CreateSymlinkRequestProto
+	(*CreateSymlinkResponseProto)(nil),                  // 141: sluice.hadoop.hdfs.CreateSymlinkResponseProto
+	(*GetLinkTargetRequestProto)(nil),                   // 142: sluice.hadoop.hdfs.GetLinkTargetRequestProto
+	(*GetLinkTargetResponseProto)(nil),                  // 143: sluice.hadoop.hdfs.GetLinkTargetResponseProto
+	(*UpdateBlockForPipelineRequestProto)(nil),          // 144: sluice.hadoop.hdfs.UpdateBlockForPipelineRequestProto
+	(*UpdateBlockForPipelineResponseProto)(nil),         // 145: sluice.hadoop.hdfs.UpdateBlockForPipelineResponseProto
+	(*UpdatePipelineRequestProto)(nil),                  // 146: sluice.hadoop.hdfs.UpdatePipelineRequestProto
+	(*UpdatePipelineResponseProto)(nil),                 // 147: sluice.hadoop.hdfs.UpdatePipelineResponseProto
+	(*SetBalancerBandwidthRequestProto)(nil),            // 148: sluice.hadoop.hdfs.SetBalancerBandwidthRequestProto
+	(*SetBalancerBandwidthResponseProto)(nil),           // 149: sluice.hadoop.hdfs.SetBalancerBandwidthResponseProto
+	(*GetDataEncryptionKeyRequestProto)(nil),            // 150: sluice.hadoop.hdfs.GetDataEncryptionKeyRequestProto
+	(*GetDataEncryptionKeyResponseProto)(nil),           // 151: sluice.hadoop.hdfs.GetDataEncryptionKeyResponseProto
+	(*CreateSnapshotRequestProto)(nil),                  // 152: sluice.hadoop.hdfs.CreateSnapshotRequestProto
+	(*CreateSnapshotResponseProto)(nil),                 // 153: sluice.hadoop.hdfs.CreateSnapshotResponseProto
+	(*RenameSnapshotRequestProto)(nil),                  // 154: sluice.hadoop.hdfs.RenameSnapshotRequestProto
+	(*RenameSnapshotResponseProto)(nil),                 // 155: sluice.hadoop.hdfs.RenameSnapshotResponseProto
+	(*AllowSnapshotRequestProto)(nil),                   // 156: sluice.hadoop.hdfs.AllowSnapshotRequestProto
+	(*AllowSnapshotResponseProto)(nil),                  // 157: sluice.hadoop.hdfs.AllowSnapshotResponseProto
+	(*DisallowSnapshotRequestProto)(nil),                // 158: sluice.hadoop.hdfs.DisallowSnapshotRequestProto
+	(*DisallowSnapshotResponseProto)(nil),               // 159: sluice.hadoop.hdfs.DisallowSnapshotResponseProto
+	(*DeleteSnapshotRequestProto)(nil),                  // 160: sluice.hadoop.hdfs.DeleteSnapshotRequestProto
+	(*DeleteSnapshotResponseProto)(nil),                 // 161: sluice.hadoop.hdfs.DeleteSnapshotResponseProto
+	(*CheckAccessRequestProto)(nil),                     // 162: sluice.hadoop.hdfs.CheckAccessRequestProto
+	(*CheckAccessResponseProto)(nil),                    // 163: sluice.hadoop.hdfs.CheckAccessResponseProto
+	(*GetCurrentEditLogTxidRequestProto)(nil),           // 164: sluice.hadoop.hdfs.GetCurrentEditLogTxidRequestProto
+	(*GetCurrentEditLogTxidResponseProto)(nil),          // 165: sluice.hadoop.hdfs.GetCurrentEditLogTxidResponseProto
+	(*GetEditsFromTxidRequestProto)(nil),                // 166: sluice.hadoop.hdfs.GetEditsFromTxidRequestProto
+	(*GetEditsFromTxidResponseProto)(nil),               // 167: sluice.hadoop.hdfs.GetEditsFromTxidResponseProto
+	(*ListOpenFilesRequestProto)(nil),                   // 168: sluice.hadoop.hdfs.ListOpenFilesRequestProto
+	(*OpenFilesBatchResponseProto)(nil),                 // 169: sluice.hadoop.hdfs.OpenFilesBatchResponseProto
+	(*ListOpenFilesResponseProto)(nil),                  // 170: sluice.hadoop.hdfs.ListOpenFilesResponseProto
+	(*MsyncRequestProto)(nil),                           // 171: sluice.hadoop.hdfs.MsyncRequestProto
+	(*MsyncResponseProto)(nil),                          // 172: sluice.hadoop.hdfs.MsyncResponseProto
+	(*SatisfyStoragePolicyRequestProto)(nil),            // 173: sluice.hadoop.hdfs.SatisfyStoragePolicyRequestProto
+	(*SatisfyStoragePolicyResponseProto)(nil),           // 174: sluice.hadoop.hdfs.SatisfyStoragePolicyResponseProto
+	(*HAServiceStateRequestProto)(nil),                  // 175: sluice.hadoop.hdfs.HAServiceStateRequestProto
+	(*HAServiceStateResponseProto)(nil),                 // 176: sluice.hadoop.hdfs.HAServiceStateResponseProto
+	(*LocatedBlocksProto)(nil),                          // 177: sluice.hadoop.hdfs.LocatedBlocksProto
+	(*FsServerDefaultsProto)(nil),                       // 178: sluice.hadoop.hdfs.FsServerDefaultsProto
+	(*FsPermissionProto)(nil),                           // 179: sluice.hadoop.hdfs.FsPermissionProto
+	(CryptoProtocolVersionProto)(0),                     // 180: sluice.hadoop.hdfs.CryptoProtocolVersionProto
+	(*HdfsFileStatusProto)(nil),                         // 181: sluice.hadoop.hdfs.HdfsFileStatusProto
+	(*LocatedBlockProto)(nil),                           // 182: sluice.hadoop.hdfs.LocatedBlockProto
+	(*BlockStoragePolicyProto)(nil),                     // 183: sluice.hadoop.hdfs.BlockStoragePolicyProto
+	(*ExtendedBlockProto)(nil),                          // 184: sluice.hadoop.hdfs.ExtendedBlockProto
+	(*DatanodeInfoProto)(nil),                           // 185: sluice.hadoop.hdfs.DatanodeInfoProto
+	(*DirectoryListingProto)(nil),                       // 186: sluice.hadoop.hdfs.DirectoryListingProto
+	(*BatchedDirectoryListingProto)(nil),                // 187: sluice.hadoop.hdfs.BatchedDirectoryListingProto
+	(*SnapshottableDirectoryListingProto)(nil),          // 188: sluice.hadoop.hdfs.SnapshottableDirectoryListingProto
+	(*SnapshotDiffReportProto)(nil),                     // 189: sluice.hadoop.hdfs.SnapshotDiffReportProto
+	(*SnapshotDiffReportCursorProto)(nil),               // 190: sluice.hadoop.hdfs.SnapshotDiffReportCursorProto
+	(*SnapshotDiffReportListingProto)(nil),              // 191: sluice.hadoop.hdfs.SnapshotDiffReportListingProto
+	(*StorageReportProto)(nil),                          // 192: sluice.hadoop.hdfs.StorageReportProto
+	(*RollingUpgradeStatusProto)(nil),                   // 193: sluice.hadoop.hdfs.RollingUpgradeStatusProto
+	(*CorruptFileBlocksProto)(nil),                      // 194: sluice.hadoop.hdfs.CorruptFileBlocksProto
+	(*ContentSummaryProto)(nil),                         // 195: sluice.hadoop.hdfs.ContentSummaryProto
+	(*QuotaUsageProto)(nil),                             // 196: sluice.hadoop.hdfs.QuotaUsageProto
+	(StorageTypeProto)(0),                               // 197: sluice.hadoop.hdfs.StorageTypeProto
+	(*DatanodeIDProto)(nil),                             // 198: sluice.hadoop.hdfs.DatanodeIDProto
+	(*DataEncryptionKeyProto)(nil),                      // 199: sluice.hadoop.hdfs.DataEncryptionKeyProto
+	(AclEntryProto_FsActionProto)(0),                    // 200: sluice.hadoop.hdfs.AclEntryProto.FsActionProto
+	(*EventsListProto)(nil),                             // 201: sluice.hadoop.hdfs.EventsListProto
+	(common.HAServiceStateProto)(0),                     // 202: sluice.hadoop.common.HAServiceStateProto
+	(*common.GetDelegationTokenRequestProto)(nil),       // 203: sluice.hadoop.common.GetDelegationTokenRequestProto
+	(*common.RenewDelegationTokenRequestProto)(nil),     // 204: sluice.hadoop.common.RenewDelegationTokenRequestProto
+	(*common.CancelDelegationTokenRequestProto)(nil),    // 205: sluice.hadoop.common.CancelDelegationTokenRequestProto
+	(*ModifyAclEntriesRequestProto)(nil),                // 206: sluice.hadoop.hdfs.ModifyAclEntriesRequestProto
+	(*RemoveAclEntriesRequestProto)(nil),                // 207: sluice.hadoop.hdfs.RemoveAclEntriesRequestProto
+	(*RemoveDefaultAclRequestProto)(nil),                // 208: sluice.hadoop.hdfs.RemoveDefaultAclRequestProto
+	(*RemoveAclRequestProto)(nil),                       // 209: sluice.hadoop.hdfs.RemoveAclRequestProto
+	(*SetAclRequestProto)(nil),                          // 210: sluice.hadoop.hdfs.SetAclRequestProto
+	(*GetAclStatusRequestProto)(nil),                    // 211: sluice.hadoop.hdfs.GetAclStatusRequestProto
+	(*SetXAttrRequestProto)(nil),                        // 212: sluice.hadoop.hdfs.SetXAttrRequestProto
+	(*GetXAttrsRequestProto)(nil),                       // 213: sluice.hadoop.hdfs.GetXAttrsRequestProto
+	(*ListXAttrsRequestProto)(nil),                      // 214: sluice.hadoop.hdfs.ListXAttrsRequestProto
+	(*RemoveXAttrRequestProto)(nil),                     // 215: sluice.hadoop.hdfs.RemoveXAttrRequestProto
+	(*CreateEncryptionZoneRequestProto)(nil),            // 216: sluice.hadoop.hdfs.CreateEncryptionZoneRequestProto
+	(*ListEncryptionZonesRequestProto)(nil),             // 217: sluice.hadoop.hdfs.ListEncryptionZonesRequestProto
+	(*ReencryptEncryptionZoneRequestProto)(nil),         // 218: sluice.hadoop.hdfs.ReencryptEncryptionZoneRequestProto
+	(*ListReencryptionStatusRequestProto)(nil),          // 219: sluice.hadoop.hdfs.ListReencryptionStatusRequestProto
+	(*GetEZForPathRequestProto)(nil),                    // 220: sluice.hadoop.hdfs.GetEZForPathRequestProto
+	(*SetErasureCodingPolicyRequestProto)(nil),          // 221: sluice.hadoop.hdfs.SetErasureCodingPolicyRequestProto
+	(*UnsetErasureCodingPolicyRequestProto)(nil),        // 222: sluice.hadoop.hdfs.UnsetErasureCodingPolicyRequestProto
+	(*GetECTopologyResultForPoliciesRequestProto)(nil),  // 223: sluice.hadoop.hdfs.GetECTopologyResultForPoliciesRequestProto
+	(*GetErasureCodingPoliciesRequestProto)(nil),        // 224: sluice.hadoop.hdfs.GetErasureCodingPoliciesRequestProto
+	(*AddErasureCodingPoliciesRequestProto)(nil),        // 225: sluice.hadoop.hdfs.AddErasureCodingPoliciesRequestProto
+	(*RemoveErasureCodingPolicyRequestProto)(nil),       // 226: sluice.hadoop.hdfs.RemoveErasureCodingPolicyRequestProto
+	(*EnableErasureCodingPolicyRequestProto)(nil),       // 227: sluice.hadoop.hdfs.EnableErasureCodingPolicyRequestProto
+	(*DisableErasureCodingPolicyRequestProto)(nil),      // 228: sluice.hadoop.hdfs.DisableErasureCodingPolicyRequestProto
+	(*GetErasureCodingPolicyRequestProto)(nil),          // 229: sluice.hadoop.hdfs.GetErasureCodingPolicyRequestProto
+	(*GetErasureCodingCodecsRequestProto)(nil),          // 230: sluice.hadoop.hdfs.GetErasureCodingCodecsRequestProto
+	(*common.GetDelegationTokenResponseProto)(nil),      // 231: sluice.hadoop.common.GetDelegationTokenResponseProto
+	(*common.RenewDelegationTokenResponseProto)(nil),    // 232: sluice.hadoop.common.RenewDelegationTokenResponseProto
+	(*common.CancelDelegationTokenResponseProto)(nil),   // 233: sluice.hadoop.common.CancelDelegationTokenResponseProto
+	(*ModifyAclEntriesResponseProto)(nil),               // 234: sluice.hadoop.hdfs.ModifyAclEntriesResponseProto
+	(*RemoveAclEntriesResponseProto)(nil),               // 235: sluice.hadoop.hdfs.RemoveAclEntriesResponseProto
+	(*RemoveDefaultAclResponseProto)(nil),               // 236: sluice.hadoop.hdfs.RemoveDefaultAclResponseProto
+	(*RemoveAclResponseProto)(nil),                      // 237: sluice.hadoop.hdfs.RemoveAclResponseProto
+	(*SetAclResponseProto)(nil),                         // 238: sluice.hadoop.hdfs.SetAclResponseProto
+	(*GetAclStatusResponseProto)(nil),                   // 239: sluice.hadoop.hdfs.GetAclStatusResponseProto
+	(*SetXAttrResponseProto)(nil),                       // 240: sluice.hadoop.hdfs.SetXAttrResponseProto
+	(*GetXAttrsResponseProto)(nil),                      // 241: sluice.hadoop.hdfs.GetXAttrsResponseProto
+	(*ListXAttrsResponseProto)(nil),                     // 242: sluice.hadoop.hdfs.ListXAttrsResponseProto
+	(*RemoveXAttrResponseProto)(nil),                    // 243: sluice.hadoop.hdfs.RemoveXAttrResponseProto
+	(*CreateEncryptionZoneResponseProto)(nil),           // 244: sluice.hadoop.hdfs.CreateEncryptionZoneResponseProto
+	(*ListEncryptionZonesResponseProto)(nil),            // 245: sluice.hadoop.hdfs.ListEncryptionZonesResponseProto
+	(*ReencryptEncryptionZoneResponseProto)(nil),        // 246: sluice.hadoop.hdfs.ReencryptEncryptionZoneResponseProto
+	(*ListReencryptionStatusResponseProto)(nil),         // 247: sluice.hadoop.hdfs.ListReencryptionStatusResponseProto
+	(*GetEZForPathResponseProto)(nil),                   // 248: sluice.hadoop.hdfs.GetEZForPathResponseProto
+	(*SetErasureCodingPolicyResponseProto)(nil),         // 249: sluice.hadoop.hdfs.SetErasureCodingPolicyResponseProto
+	(*UnsetErasureCodingPolicyResponseProto)(nil),       // 250: sluice.hadoop.hdfs.UnsetErasureCodingPolicyResponseProto
+	(*GetECTopologyResultForPoliciesResponseProto)(nil), // 251: sluice.hadoop.hdfs.GetECTopologyResultForPoliciesResponseProto
+	(*GetErasureCodingPoliciesResponseProto)(nil),       // 252: sluice.hadoop.hdfs.GetErasureCodingPoliciesResponseProto
+	(*AddErasureCodingPoliciesResponseProto)(nil),       // 253: sluice.hadoop.hdfs.AddErasureCodingPoliciesResponseProto
+	(*RemoveErasureCodingPolicyResponseProto)(nil),      // 254: sluice.hadoop.hdfs.RemoveErasureCodingPolicyResponseProto
+	(*EnableErasureCodingPolicyResponseProto)(nil),      // 255: sluice.hadoop.hdfs.EnableErasureCodingPolicyResponseProto
+	(*DisableErasureCodingPolicyResponseProto)(nil),     // 256: sluice.hadoop.hdfs.DisableErasureCodingPolicyResponseProto
+	(*GetErasureCodingPolicyResponseProto)(nil),         // 257: sluice.hadoop.hdfs.GetErasureCodingPolicyResponseProto
+	(*GetErasureCodingCodecsResponseProto)(nil),         // 258: sluice.hadoop.hdfs.GetErasureCodingCodecsResponseProto
 }
-var file_ClientNamenodeProtocol_proto_depIdxs = []int32{
-	177, // 0: hadoop.hdfs.GetBlockLocationsResponseProto.locations:type_name -> hadoop.hdfs.LocatedBlocksProto
-	178, // 1: hadoop.hdfs.GetServerDefaultsResponseProto.serverDefaults:type_name -> hadoop.hdfs.FsServerDefaultsProto
-	179, // 2: hadoop.hdfs.CreateRequestProto.masked:type_name -> hadoop.hdfs.FsPermissionProto
-	180, // 3: hadoop.hdfs.CreateRequestProto.cryptoProtocolVersion:type_name -> hadoop.hdfs.CryptoProtocolVersionProto
-	179, // 4: hadoop.hdfs.CreateRequestProto.unmasked:type_name -> hadoop.hdfs.FsPermissionProto
-	181, // 5: hadoop.hdfs.CreateResponseProto.fs:type_name -> hadoop.hdfs.HdfsFileStatusProto
-	182, // 6: hadoop.hdfs.AppendResponseProto.block:type_name -> hadoop.hdfs.LocatedBlockProto
-	181, // 7: hadoop.hdfs.AppendResponseProto.stat:type_name -> hadoop.hdfs.HdfsFileStatusProto
-	183, // 8: hadoop.hdfs.GetStoragePolicyResponseProto.storagePolicy:type_name -> hadoop.hdfs.BlockStoragePolicyProto
-	183, // 9: hadoop.hdfs.GetStoragePoliciesResponseProto.policies:type_name -> hadoop.hdfs.BlockStoragePolicyProto
-	179, // 10: hadoop.hdfs.SetPermissionRequestProto.permission:type_name -> hadoop.hdfs.FsPermissionProto
-	184, // 11: hadoop.hdfs.AbandonBlockRequestProto.b:type_name -> hadoop.hdfs.ExtendedBlockProto
-	184, // 12: hadoop.hdfs.AddBlockRequestProto.previous:type_name -> hadoop.hdfs.ExtendedBlockProto
-	185, // 13: hadoop.hdfs.AddBlockRequestProto.excludeNodes:type_name -> hadoop.hdfs.DatanodeInfoProto
-	1,   // 14: hadoop.hdfs.AddBlockRequestProto.flags:type_name -> hadoop.hdfs.AddBlockFlagProto
-	182, // 15: hadoop.hdfs.AddBlockResponseProto.block:type_name -> hadoop.hdfs.LocatedBlockProto
-	184, // 16: hadoop.hdfs.GetAdditionalDatanodeRequestProto.blk:type_name -> hadoop.hdfs.ExtendedBlockProto
-	185, // 17: hadoop.hdfs.GetAdditionalDatanodeRequestProto.existings:type_name -> hadoop.hdfs.DatanodeInfoProto
-	185, // 18: hadoop.hdfs.GetAdditionalDatanodeRequestProto.excludes:type_name -> hadoop.hdfs.DatanodeInfoProto
-	182, // 19: hadoop.hdfs.GetAdditionalDatanodeResponseProto.block:type_name -> hadoop.hdfs.LocatedBlockProto
-	184, // 20: hadoop.hdfs.CompleteRequestProto.last:type_name -> hadoop.hdfs.ExtendedBlockProto
-	182, // 21: hadoop.hdfs.ReportBadBlocksRequestProto.blocks:type_name -> hadoop.hdfs.LocatedBlockProto
-	179, // 22: hadoop.hdfs.MkdirsRequestProto.masked:type_name -> hadoop.hdfs.FsPermissionProto
-	179, // 23: hadoop.hdfs.MkdirsRequestProto.unmasked:type_name -> hadoop.hdfs.FsPermissionProto
-	186, // 24: hadoop.hdfs.GetListingResponseProto.dirList:type_name -> hadoop.hdfs.DirectoryListingProto
-	187, // 25: hadoop.hdfs.GetBatchedListingResponseProto.listings:type_name -> hadoop.hdfs.BatchedDirectoryListingProto
-	188, // 26: hadoop.hdfs.GetSnapshottableDirListingResponseProto.snapshottableDirList:type_name -> hadoop.hdfs.SnapshottableDirectoryListingProto
-	189, // 27: hadoop.hdfs.GetSnapshotDiffReportResponseProto.diffReport:type_name -> hadoop.hdfs.SnapshotDiffReportProto
-	190, // 28: hadoop.hdfs.GetSnapshotDiffReportListingRequestProto.cursor:type_name -> hadoop.hdfs.SnapshotDiffReportCursorProto
-	191, // 29: hadoop.hdfs.GetSnapshotDiffReportListingResponseProto.diffReport:type_name -> hadoop.hdfs.SnapshotDiffReportListingProto
-	2,   // 30: hadoop.hdfs.GetDatanodeReportRequestProto.type:type_name -> hadoop.hdfs.DatanodeReportTypeProto
-	185, // 31: hadoop.hdfs.GetDatanodeReportResponseProto.di:type_name -> hadoop.hdfs.DatanodeInfoProto
-	2,   // 32: hadoop.hdfs.GetDatanodeStorageReportRequestProto.type:type_name -> hadoop.hdfs.DatanodeReportTypeProto
-	185, // 33: hadoop.hdfs.DatanodeStorageReportProto.datanodeInfo:type_name -> hadoop.hdfs.DatanodeInfoProto
-	192, // 34: hadoop.hdfs.DatanodeStorageReportProto.storageReports:type_name -> hadoop.hdfs.StorageReportProto
-	74,  // 35: hadoop.hdfs.GetDatanodeStorageReportResponseProto.datanodeStorageReports:type_name -> hadoop.hdfs.DatanodeStorageReportProto
-	3,   // 36: hadoop.hdfs.SetSafeModeRequestProto.action:type_name -> hadoop.hdfs.SafeModeActionProto
-	4,   // 37: hadoop.hdfs.RollingUpgradeRequestProto.action:type_name -> hadoop.hdfs.RollingUpgradeActionProto
-	193, // 38: hadoop.hdfs.RollingUpgradeInfoProto.status:type_name -> hadoop.hdfs.RollingUpgradeStatusProto
-	93,  // 39: hadoop.hdfs.RollingUpgradeResponseProto.rollingUpgradeInfo:type_name -> hadoop.hdfs.RollingUpgradeInfoProto
-	194, // 40: hadoop.hdfs.ListCorruptFileBlocksResponseProto.corrupt:type_name -> hadoop.hdfs.CorruptFileBlocksProto
-	181, // 41: hadoop.hdfs.GetFileInfoResponseProto.fs:type_name -> hadoop.hdfs.HdfsFileStatusProto
-	181, // 42: hadoop.hdfs.GetLocatedFileInfoResponseProto.fs:type_name -> hadoop.hdfs.HdfsFileStatusProto
-	106, // 43: hadoop.hdfs.CacheDirectiveInfoProto.expiration:type_name -> hadoop.hdfs.CacheDirectiveInfoExpirationProto
-	105, // 44: hadoop.hdfs.AddCacheDirectiveRequestProto.info:type_name -> hadoop.hdfs.CacheDirectiveInfoProto
-	105, // 45: hadoop.hdfs.ModifyCacheDirectiveRequestProto.info:type_name -> hadoop.hdfs.CacheDirectiveInfoProto
-	105, // 46: hadoop.hdfs.ListCacheDirectivesRequestProto.filter:type_name -> hadoop.hdfs.CacheDirectiveInfoProto
-	105, // 47: hadoop.hdfs.CacheDirectiveEntryProto.info:type_name -> hadoop.hdfs.CacheDirectiveInfoProto
-	107, // 48: hadoop.hdfs.CacheDirectiveEntryProto.stats:type_name -> hadoop.hdfs.CacheDirectiveStatsProto
-	115, // 49: hadoop.hdfs.ListCacheDirectivesResponseProto.elements:type_name -> hadoop.hdfs.CacheDirectiveEntryProto
-	117, // 50: hadoop.hdfs.AddCachePoolRequestProto.info:type_name -> hadoop.hdfs.CachePoolInfoProto
-	117, // 51: hadoop.hdfs.ModifyCachePoolRequestProto.info:type_name -> hadoop.hdfs.CachePoolInfoProto
-	127, // 52: hadoop.hdfs.ListCachePoolsResponseProto.entries:type_name -> hadoop.hdfs.CachePoolEntryProto
-	117, // 53: hadoop.hdfs.CachePoolEntryProto.info:type_name -> hadoop.hdfs.CachePoolInfoProto
-	118, // 54: hadoop.hdfs.CachePoolEntryProto.stats:type_name -> hadoop.hdfs.CachePoolStatsProto
-	181, // 55: hadoop.hdfs.GetFileLinkInfoResponseProto.fs:type_name -> hadoop.hdfs.HdfsFileStatusProto
-	195, // 56: hadoop.hdfs.GetContentSummaryResponseProto.summary:type_name -> hadoop.hdfs.ContentSummaryProto
-	196, // 57: hadoop.hdfs.GetQuotaUsageResponseProto.usage:type_name -> hadoop.hdfs.QuotaUsageProto
-	197, // 58: hadoop.hdfs.SetQuotaRequestProto.storageType:type_name -> hadoop.hdfs.StorageTypeProto
-	179, // 59: hadoop.hdfs.CreateSymlinkRequestProto.dirPerm:type_name -> hadoop.hdfs.FsPermissionProto
-	184, // 60: hadoop.hdfs.UpdateBlockForPipelineRequestProto.block:type_name -> hadoop.hdfs.ExtendedBlockProto
-	182, // 61: hadoop.hdfs.UpdateBlockForPipelineResponseProto.block:type_name -> hadoop.hdfs.LocatedBlockProto
-	184, // 62: hadoop.hdfs.UpdatePipelineRequestProto.oldBlock:type_name -> hadoop.hdfs.ExtendedBlockProto
-	184, // 63: hadoop.hdfs.UpdatePipelineRequestProto.newBlock:type_name -> hadoop.hdfs.ExtendedBlockProto
-	198, // 64: hadoop.hdfs.UpdatePipelineRequestProto.newNodes:type_name -> hadoop.hdfs.DatanodeIDProto
-	199, // 65: hadoop.hdfs.GetDataEncryptionKeyResponseProto.dataEncryptionKey:type_name -> hadoop.hdfs.DataEncryptionKeyProto
-	200, // 66: hadoop.hdfs.CheckAccessRequestProto.mode:type_name -> hadoop.hdfs.AclEntryProto.FsActionProto
-	201, // 67: hadoop.hdfs.GetEditsFromTxidResponseProto.eventsList:type_name -> hadoop.hdfs.EventsListProto
-	6,   // 68: hadoop.hdfs.ListOpenFilesRequestProto.types:type_name -> hadoop.hdfs.OpenFilesTypeProto
-	169, // 69: hadoop.hdfs.ListOpenFilesResponseProto.entries:type_name -> hadoop.hdfs.OpenFilesBatchResponseProto
-	6,   // 70: hadoop.hdfs.ListOpenFilesResponseProto.types:type_name -> hadoop.hdfs.OpenFilesTypeProto
-	202, // 71: hadoop.hdfs.HAServiceStateResponseProto.state:type_name -> hadoop.common.HAServiceStateProto
-	7,   // 72: hadoop.hdfs.ClientNamenodeProtocol.getBlockLocations:input_type -> hadoop.hdfs.GetBlockLocationsRequestProto
-	9,   // 73: hadoop.hdfs.ClientNamenodeProtocol.getServerDefaults:input_type -> hadoop.hdfs.GetServerDefaultsRequestProto
-	11,  // 74: hadoop.hdfs.ClientNamenodeProtocol.create:input_type -> hadoop.hdfs.CreateRequestProto
-	13,  // 75: hadoop.hdfs.ClientNamenodeProtocol.append:input_type -> hadoop.hdfs.AppendRequestProto
-	15,  // 76: hadoop.hdfs.ClientNamenodeProtocol.setReplication:input_type -> hadoop.hdfs.SetReplicationRequestProto
-	17,  // 77: hadoop.hdfs.ClientNamenodeProtocol.setStoragePolicy:input_type -> hadoop.hdfs.SetStoragePolicyRequestProto
-	19,  // 78: hadoop.hdfs.ClientNamenodeProtocol.unsetStoragePolicy:input_type -> hadoop.hdfs.UnsetStoragePolicyRequestProto
-	21,  // 79: hadoop.hdfs.ClientNamenodeProtocol.getStoragePolicy:input_type -> hadoop.hdfs.GetStoragePolicyRequestProto
-	23,  // 80: hadoop.hdfs.ClientNamenodeProtocol.getStoragePolicies:input_type -> hadoop.hdfs.GetStoragePoliciesRequestProto
-	25,  // 81: hadoop.hdfs.ClientNamenodeProtocol.setPermission:input_type -> hadoop.hdfs.SetPermissionRequestProto
-	27,  // 82: hadoop.hdfs.ClientNamenodeProtocol.setOwner:input_type -> hadoop.hdfs.SetOwnerRequestProto
-	29,  // 83: hadoop.hdfs.ClientNamenodeProtocol.abandonBlock:input_type -> hadoop.hdfs.AbandonBlockRequestProto
-	31,  // 84: hadoop.hdfs.ClientNamenodeProtocol.addBlock:input_type -> hadoop.hdfs.AddBlockRequestProto
-	33,  // 85: hadoop.hdfs.ClientNamenodeProtocol.getAdditionalDatanode:input_type -> hadoop.hdfs.GetAdditionalDatanodeRequestProto
-	35,  // 86: hadoop.hdfs.ClientNamenodeProtocol.complete:input_type -> hadoop.hdfs.CompleteRequestProto
-	37,  // 87: hadoop.hdfs.ClientNamenodeProtocol.reportBadBlocks:input_type -> hadoop.hdfs.ReportBadBlocksRequestProto
-	39,  // 88: hadoop.hdfs.ClientNamenodeProtocol.concat:input_type -> hadoop.hdfs.ConcatRequestProto
-	41,  // 89: hadoop.hdfs.ClientNamenodeProtocol.truncate:input_type -> hadoop.hdfs.TruncateRequestProto
-	43,  // 90: hadoop.hdfs.ClientNamenodeProtocol.rename:input_type -> hadoop.hdfs.RenameRequestProto
-	45,  // 91: hadoop.hdfs.ClientNamenodeProtocol.rename2:input_type -> hadoop.hdfs.Rename2RequestProto
-	47,  // 92: hadoop.hdfs.ClientNamenodeProtocol.delete:input_type -> hadoop.hdfs.DeleteRequestProto
-	49,  // 93: hadoop.hdfs.ClientNamenodeProtocol.mkdirs:input_type -> hadoop.hdfs.MkdirsRequestProto
-	51,  // 94: hadoop.hdfs.ClientNamenodeProtocol.getListing:input_type -> hadoop.hdfs.GetListingRequestProto
-	53,  // 95: hadoop.hdfs.ClientNamenodeProtocol.getBatchedListing:input_type -> hadoop.hdfs.GetBatchedListingRequestProto
-	61,  // 96: hadoop.hdfs.ClientNamenodeProtocol.renewLease:input_type -> hadoop.hdfs.RenewLeaseRequestProto
-	63,  // 97: hadoop.hdfs.ClientNamenodeProtocol.recoverLease:input_type -> hadoop.hdfs.RecoverLeaseRequestProto
-	65,  // 98: hadoop.hdfs.ClientNamenodeProtocol.getFsStats:input_type -> hadoop.hdfs.GetFsStatusRequestProto
-	67,  // 99: hadoop.hdfs.ClientNamenodeProtocol.getFsReplicatedBlockStats:input_type -> hadoop.hdfs.GetFsReplicatedBlockStatsRequestProto
-	69,  // 100: hadoop.hdfs.ClientNamenodeProtocol.getFsECBlockGroupStats:input_type -> hadoop.hdfs.GetFsECBlockGroupStatsRequestProto
-	71,  // 101: hadoop.hdfs.ClientNamenodeProtocol.getDatanodeReport:input_type -> hadoop.hdfs.GetDatanodeReportRequestProto
-	73,  // 102: hadoop.hdfs.ClientNamenodeProtocol.getDatanodeStorageReport:input_type -> hadoop.hdfs.GetDatanodeStorageReportRequestProto
-	76,  // 103: hadoop.hdfs.ClientNamenodeProtocol.getPreferredBlockSize:input_type -> hadoop.hdfs.GetPreferredBlockSizeRequestProto
-	78,  // 104: hadoop.hdfs.ClientNamenodeProtocol.setSafeMode:input_type -> hadoop.hdfs.SetSafeModeRequestProto
-	80,  // 105: hadoop.hdfs.ClientNamenodeProtocol.saveNamespace:input_type -> hadoop.hdfs.SaveNamespaceRequestProto
-	82,  // 106: hadoop.hdfs.ClientNamenodeProtocol.rollEdits:input_type -> hadoop.hdfs.RollEditsRequestProto
-	84,  // 107: hadoop.hdfs.ClientNamenodeProtocol.restoreFailedStorage:input_type -> hadoop.hdfs.RestoreFailedStorageRequestProto
-	86,  // 108: hadoop.hdfs.ClientNamenodeProtocol.refreshNodes:input_type -> hadoop.hdfs.RefreshNodesRequestProto
-	88,  // 109: hadoop.hdfs.ClientNamenodeProtocol.finalizeUpgrade:input_type -> hadoop.hdfs.FinalizeUpgradeRequestProto
-	90,  // 110: hadoop.hdfs.ClientNamenodeProtocol.upgradeStatus:input_type -> hadoop.hdfs.UpgradeStatusRequestProto
-	92,  // 111: hadoop.hdfs.ClientNamenodeProtocol.rollingUpgrade:input_type -> hadoop.hdfs.RollingUpgradeRequestProto
-	95,  // 112: hadoop.hdfs.ClientNamenodeProtocol.listCorruptFileBlocks:input_type -> hadoop.hdfs.ListCorruptFileBlocksRequestProto
-	97,  // 113: hadoop.hdfs.ClientNamenodeProtocol.metaSave:input_type -> hadoop.hdfs.MetaSaveRequestProto
-	99,  // 114: hadoop.hdfs.ClientNamenodeProtocol.getFileInfo:input_type -> hadoop.hdfs.GetFileInfoRequestProto
-	101, // 115: hadoop.hdfs.ClientNamenodeProtocol.getLocatedFileInfo:input_type -> hadoop.hdfs.GetLocatedFileInfoRequestProto
-	108, // 116: hadoop.hdfs.ClientNamenodeProtocol.addCacheDirective:input_type -> hadoop.hdfs.AddCacheDirectiveRequestProto
-	110, // 117: hadoop.hdfs.ClientNamenodeProtocol.modifyCacheDirective:input_type -> hadoop.hdfs.ModifyCacheDirectiveRequestProto
-	112, // 118: hadoop.hdfs.ClientNamenodeProtocol.removeCacheDirective:input_type -> hadoop.hdfs.RemoveCacheDirectiveRequestProto
-	114, // 119: hadoop.hdfs.ClientNamenodeProtocol.listCacheDirectives:input_type -> hadoop.hdfs.ListCacheDirectivesRequestProto
-	119, // 120: hadoop.hdfs.ClientNamenodeProtocol.addCachePool:input_type -> hadoop.hdfs.AddCachePoolRequestProto
-	121, // 121: hadoop.hdfs.ClientNamenodeProtocol.modifyCachePool:input_type -> hadoop.hdfs.ModifyCachePoolRequestProto
-	123, // 122: hadoop.hdfs.ClientNamenodeProtocol.removeCachePool:input_type -> hadoop.hdfs.RemoveCachePoolRequestProto
-	125, // 123: hadoop.hdfs.ClientNamenodeProtocol.listCachePools:input_type -> hadoop.hdfs.ListCachePoolsRequestProto
-	128, // 124: hadoop.hdfs.ClientNamenodeProtocol.getFileLinkInfo:input_type -> hadoop.hdfs.GetFileLinkInfoRequestProto
-	130, // 125: hadoop.hdfs.ClientNamenodeProtocol.getContentSummary:input_type -> hadoop.hdfs.GetContentSummaryRequestProto
-	134, // 126: hadoop.hdfs.ClientNamenodeProtocol.setQuota:input_type -> hadoop.hdfs.SetQuotaRequestProto
-	136, // 127: hadoop.hdfs.ClientNamenodeProtocol.fsync:input_type -> hadoop.hdfs.FsyncRequestProto
-	138, // 128: hadoop.hdfs.ClientNamenodeProtocol.setTimes:input_type -> hadoop.hdfs.SetTimesRequestProto
-	140, // 129: hadoop.hdfs.ClientNamenodeProtocol.createSymlink:input_type -> hadoop.hdfs.CreateSymlinkRequestProto
-	142, // 130: hadoop.hdfs.ClientNamenodeProtocol.getLinkTarget:input_type -> hadoop.hdfs.GetLinkTargetRequestProto
-	144, // 131: hadoop.hdfs.ClientNamenodeProtocol.updateBlockForPipeline:input_type -> hadoop.hdfs.UpdateBlockForPipelineRequestProto
-	146, // 132: hadoop.hdfs.ClientNamenodeProtocol.updatePipeline:input_type -> hadoop.hdfs.UpdatePipelineRequestProto
-	203, // 133: hadoop.hdfs.ClientNamenodeProtocol.getDelegationToken:input_type -> hadoop.common.GetDelegationTokenRequestProto
-	204, // 134: hadoop.hdfs.ClientNamenodeProtocol.renewDelegationToken:input_type -> hadoop.common.RenewDelegationTokenRequestProto
-	205, // 135: hadoop.hdfs.ClientNamenodeProtocol.cancelDelegationToken:input_type -> hadoop.common.CancelDelegationTokenRequestProto
-	148, // 136: hadoop.hdfs.ClientNamenodeProtocol.setBalancerBandwidth:input_type -> hadoop.hdfs.SetBalancerBandwidthRequestProto
-	150, // 137: hadoop.hdfs.ClientNamenodeProtocol.getDataEncryptionKey:input_type -> hadoop.hdfs.GetDataEncryptionKeyRequestProto
-	152, // 138: hadoop.hdfs.ClientNamenodeProtocol.createSnapshot:input_type -> hadoop.hdfs.CreateSnapshotRequestProto
-	154, // 139: hadoop.hdfs.ClientNamenodeProtocol.renameSnapshot:input_type -> hadoop.hdfs.RenameSnapshotRequestProto
-	156, // 140: hadoop.hdfs.ClientNamenodeProtocol.allowSnapshot:input_type -> hadoop.hdfs.AllowSnapshotRequestProto
-	158, // 141: hadoop.hdfs.ClientNamenodeProtocol.disallowSnapshot:input_type -> hadoop.hdfs.DisallowSnapshotRequestProto
-	55,  // 142: hadoop.hdfs.ClientNamenodeProtocol.getSnapshottableDirListing:input_type -> hadoop.hdfs.GetSnapshottableDirListingRequestProto
-	160, // 143: hadoop.hdfs.ClientNamenodeProtocol.deleteSnapshot:input_type -> hadoop.hdfs.DeleteSnapshotRequestProto
-	57,  // 144: hadoop.hdfs.ClientNamenodeProtocol.getSnapshotDiffReport:input_type -> hadoop.hdfs.GetSnapshotDiffReportRequestProto
-	59,  // 145: hadoop.hdfs.ClientNamenodeProtocol.getSnapshotDiffReportListing:input_type -> hadoop.hdfs.GetSnapshotDiffReportListingRequestProto
-	103, // 146: hadoop.hdfs.ClientNamenodeProtocol.isFileClosed:input_type -> hadoop.hdfs.IsFileClosedRequestProto
-	206, // 147: hadoop.hdfs.ClientNamenodeProtocol.modifyAclEntries:input_type -> hadoop.hdfs.ModifyAclEntriesRequestProto
-	207, // 148: hadoop.hdfs.ClientNamenodeProtocol.removeAclEntries:input_type -> hadoop.hdfs.RemoveAclEntriesRequestProto
-	208, // 149: hadoop.hdfs.ClientNamenodeProtocol.removeDefaultAcl:input_type -> hadoop.hdfs.RemoveDefaultAclRequestProto
-	209, // 150: hadoop.hdfs.ClientNamenodeProtocol.removeAcl:input_type -> hadoop.hdfs.RemoveAclRequestProto
-	210, // 151: hadoop.hdfs.ClientNamenodeProtocol.setAcl:input_type -> hadoop.hdfs.SetAclRequestProto
-	211, // 152: hadoop.hdfs.ClientNamenodeProtocol.getAclStatus:input_type -> hadoop.hdfs.GetAclStatusRequestProto
-	212, // 153: hadoop.hdfs.ClientNamenodeProtocol.setXAttr:input_type -> hadoop.hdfs.SetXAttrRequestProto
-	213, // 154: hadoop.hdfs.ClientNamenodeProtocol.getXAttrs:input_type -> hadoop.hdfs.GetXAttrsRequestProto
-	214, // 155: hadoop.hdfs.ClientNamenodeProtocol.listXAttrs:input_type -> hadoop.hdfs.ListXAttrsRequestProto
-	215, // 156: hadoop.hdfs.ClientNamenodeProtocol.removeXAttr:input_type -> hadoop.hdfs.RemoveXAttrRequestProto
-	162, // 157: hadoop.hdfs.ClientNamenodeProtocol.checkAccess:input_type -> hadoop.hdfs.CheckAccessRequestProto
-	216, // 158: hadoop.hdfs.ClientNamenodeProtocol.createEncryptionZone:input_type -> hadoop.hdfs.CreateEncryptionZoneRequestProto
-	217, // 159: hadoop.hdfs.ClientNamenodeProtocol.listEncryptionZones:input_type -> hadoop.hdfs.ListEncryptionZonesRequestProto
-	218, // 160: hadoop.hdfs.ClientNamenodeProtocol.reencryptEncryptionZone:input_type -> hadoop.hdfs.ReencryptEncryptionZoneRequestProto
-	219, // 161: hadoop.hdfs.ClientNamenodeProtocol.listReencryptionStatus:input_type -> hadoop.hdfs.ListReencryptionStatusRequestProto
-	220, // 162: hadoop.hdfs.ClientNamenodeProtocol.getEZForPath:input_type -> hadoop.hdfs.GetEZForPathRequestProto
-	221, // 163: hadoop.hdfs.ClientNamenodeProtocol.setErasureCodingPolicy:input_type -> hadoop.hdfs.SetErasureCodingPolicyRequestProto
-	222, // 164: hadoop.hdfs.ClientNamenodeProtocol.unsetErasureCodingPolicy:input_type -> hadoop.hdfs.UnsetErasureCodingPolicyRequestProto
-	223, // 165: hadoop.hdfs.ClientNamenodeProtocol.getECTopologyResultForPolicies:input_type -> hadoop.hdfs.GetECTopologyResultForPoliciesRequestProto
-	164, // 166: hadoop.hdfs.ClientNamenodeProtocol.getCurrentEditLogTxid:input_type -> hadoop.hdfs.GetCurrentEditLogTxidRequestProto
-	166, // 167: hadoop.hdfs.ClientNamenodeProtocol.getEditsFromTxid:input_type -> hadoop.hdfs.GetEditsFromTxidRequestProto
-	224, // 168: hadoop.hdfs.ClientNamenodeProtocol.getErasureCodingPolicies:input_type -> hadoop.hdfs.GetErasureCodingPoliciesRequestProto
-	225, // 169: hadoop.hdfs.ClientNamenodeProtocol.addErasureCodingPolicies:input_type -> hadoop.hdfs.AddErasureCodingPoliciesRequestProto
-	226, // 170: hadoop.hdfs.ClientNamenodeProtocol.removeErasureCodingPolicy:input_type -> hadoop.hdfs.RemoveErasureCodingPolicyRequestProto
-	227, // 171: hadoop.hdfs.ClientNamenodeProtocol.enableErasureCodingPolicy:input_type -> hadoop.hdfs.EnableErasureCodingPolicyRequestProto
-	228, // 172: hadoop.hdfs.ClientNamenodeProtocol.disableErasureCodingPolicy:input_type -> hadoop.hdfs.DisableErasureCodingPolicyRequestProto
-	229, // 173: hadoop.hdfs.ClientNamenodeProtocol.getErasureCodingPolicy:input_type -> hadoop.hdfs.GetErasureCodingPolicyRequestProto
-	230, // 174: hadoop.hdfs.ClientNamenodeProtocol.getErasureCodingCodecs:input_type -> hadoop.hdfs.GetErasureCodingCodecsRequestProto
-	132, // 175: hadoop.hdfs.ClientNamenodeProtocol.getQuotaUsage:input_type -> hadoop.hdfs.GetQuotaUsageRequestProto
-	168, // 176: hadoop.hdfs.ClientNamenodeProtocol.listOpenFiles:input_type -> hadoop.hdfs.ListOpenFilesRequestProto
-	171, // 177: hadoop.hdfs.ClientNamenodeProtocol.msync:input_type -> hadoop.hdfs.MsyncRequestProto
-	173, // 178: hadoop.hdfs.ClientNamenodeProtocol.satisfyStoragePolicy:input_type -> hadoop.hdfs.SatisfyStoragePolicyRequestProto
-	175, // 179: hadoop.hdfs.ClientNamenodeProtocol.getHAServiceState:input_type -> hadoop.hdfs.HAServiceStateRequestProto
-	8,   // 180: hadoop.hdfs.ClientNamenodeProtocol.getBlockLocations:output_type -> hadoop.hdfs.GetBlockLocationsResponseProto
-	10,  // 181: hadoop.hdfs.ClientNamenodeProtocol.getServerDefaults:output_type -> hadoop.hdfs.GetServerDefaultsResponseProto
-	12,  // 182: hadoop.hdfs.ClientNamenodeProtocol.create:output_type -> hadoop.hdfs.CreateResponseProto
-	14,  // 183: hadoop.hdfs.ClientNamenodeProtocol.append:output_type -> hadoop.hdfs.AppendResponseProto
-	16,  // 184: hadoop.hdfs.ClientNamenodeProtocol.setReplication:output_type -> hadoop.hdfs.SetReplicationResponseProto
-	18,  // 185: hadoop.hdfs.ClientNamenodeProtocol.setStoragePolicy:output_type -> hadoop.hdfs.SetStoragePolicyResponseProto
-	20,  // 186: hadoop.hdfs.ClientNamenodeProtocol.unsetStoragePolicy:output_type -> hadoop.hdfs.UnsetStoragePolicyResponseProto
-	22,  // 187: hadoop.hdfs.ClientNamenodeProtocol.getStoragePolicy:output_type -> hadoop.hdfs.GetStoragePolicyResponseProto
-	24,  // 188: hadoop.hdfs.ClientNamenodeProtocol.getStoragePolicies:output_type -> hadoop.hdfs.GetStoragePoliciesResponseProto
-	26,  // 189: hadoop.hdfs.ClientNamenodeProtocol.setPermission:output_type -> hadoop.hdfs.SetPermissionResponseProto
-	28,  // 190: hadoop.hdfs.ClientNamenodeProtocol.setOwner:output_type -> hadoop.hdfs.SetOwnerResponseProto
-	30,  // 191: hadoop.hdfs.ClientNamenodeProtocol.abandonBlock:output_type -> hadoop.hdfs.AbandonBlockResponseProto
-	32,  // 192: hadoop.hdfs.ClientNamenodeProtocol.addBlock:output_type -> hadoop.hdfs.AddBlockResponseProto
-	34,  // 193: hadoop.hdfs.ClientNamenodeProtocol.getAdditionalDatanode:output_type -> hadoop.hdfs.GetAdditionalDatanodeResponseProto
-	36,  // 194: hadoop.hdfs.ClientNamenodeProtocol.complete:output_type -> hadoop.hdfs.CompleteResponseProto
-	38,  // 195: hadoop.hdfs.ClientNamenodeProtocol.reportBadBlocks:output_type -> hadoop.hdfs.ReportBadBlocksResponseProto
-	40,  // 196: hadoop.hdfs.ClientNamenodeProtocol.concat:output_type -> hadoop.hdfs.ConcatResponseProto
-	42,  // 197: hadoop.hdfs.ClientNamenodeProtocol.truncate:output_type -> hadoop.hdfs.TruncateResponseProto
-	44,  // 198: hadoop.hdfs.ClientNamenodeProtocol.rename:output_type -> hadoop.hdfs.RenameResponseProto
-	46,  // 199: hadoop.hdfs.ClientNamenodeProtocol.rename2:output_type -> hadoop.hdfs.Rename2ResponseProto
-	48,  // 200: hadoop.hdfs.ClientNamenodeProtocol.delete:output_type -> hadoop.hdfs.DeleteResponseProto
-	50,  // 201: hadoop.hdfs.ClientNamenodeProtocol.mkdirs:output_type -> hadoop.hdfs.MkdirsResponseProto
-	52,  // 202: hadoop.hdfs.ClientNamenodeProtocol.getListing:output_type -> hadoop.hdfs.GetListingResponseProto
-	54,  // 203: hadoop.hdfs.ClientNamenodeProtocol.getBatchedListing:output_type -> hadoop.hdfs.GetBatchedListingResponseProto
-	62,  // 204: hadoop.hdfs.ClientNamenodeProtocol.renewLease:output_type -> hadoop.hdfs.RenewLeaseResponseProto
-	64,  // 205: hadoop.hdfs.ClientNamenodeProtocol.recoverLease:output_type -> hadoop.hdfs.RecoverLeaseResponseProto
-	66,  // 206: hadoop.hdfs.ClientNamenodeProtocol.getFsStats:output_type -> hadoop.hdfs.GetFsStatsResponseProto
-	68,  // 207: hadoop.hdfs.ClientNamenodeProtocol.getFsReplicatedBlockStats:output_type -> hadoop.hdfs.GetFsReplicatedBlockStatsResponseProto
-	70,  // 208: hadoop.hdfs.ClientNamenodeProtocol.getFsECBlockGroupStats:output_type -> hadoop.hdfs.GetFsECBlockGroupStatsResponseProto
-	72,  // 209: hadoop.hdfs.ClientNamenodeProtocol.getDatanodeReport:output_type -> hadoop.hdfs.GetDatanodeReportResponseProto
-	75,  // 210: hadoop.hdfs.ClientNamenodeProtocol.getDatanodeStorageReport:output_type -> hadoop.hdfs.GetDatanodeStorageReportResponseProto
-	77,  // 211: hadoop.hdfs.ClientNamenodeProtocol.getPreferredBlockSize:output_type -> hadoop.hdfs.GetPreferredBlockSizeResponseProto
-	79,  // 212: hadoop.hdfs.ClientNamenodeProtocol.setSafeMode:output_type -> hadoop.hdfs.SetSafeModeResponseProto
-	81,  // 213: hadoop.hdfs.ClientNamenodeProtocol.saveNamespace:output_type -> hadoop.hdfs.SaveNamespaceResponseProto
-	83,  // 214: hadoop.hdfs.ClientNamenodeProtocol.rollEdits:output_type -> hadoop.hdfs.RollEditsResponseProto
-	85,  // 215: hadoop.hdfs.ClientNamenodeProtocol.restoreFailedStorage:output_type -> hadoop.hdfs.RestoreFailedStorageResponseProto
-	87,  // 216: hadoop.hdfs.ClientNamenodeProtocol.refreshNodes:output_type -> hadoop.hdfs.RefreshNodesResponseProto
-	89,  // 217: hadoop.hdfs.ClientNamenodeProtocol.finalizeUpgrade:output_type -> hadoop.hdfs.FinalizeUpgradeResponseProto
-	91,  // 218: hadoop.hdfs.ClientNamenodeProtocol.upgradeStatus:output_type -> hadoop.hdfs.UpgradeStatusResponseProto
-	94,  // 219: hadoop.hdfs.ClientNamenodeProtocol.rollingUpgrade:output_type -> hadoop.hdfs.RollingUpgradeResponseProto
-	96,  // 220: hadoop.hdfs.ClientNamenodeProtocol.listCorruptFileBlocks:output_type -> hadoop.hdfs.ListCorruptFileBlocksResponseProto
-	98,  // 221: hadoop.hdfs.ClientNamenodeProtocol.metaSave:output_type -> hadoop.hdfs.MetaSaveResponseProto
-	100, // 222: hadoop.hdfs.ClientNamenodeProtocol.getFileInfo:output_type -> hadoop.hdfs.GetFileInfoResponseProto
-	102, // 223: hadoop.hdfs.ClientNamenodeProtocol.getLocatedFileInfo:output_type -> hadoop.hdfs.GetLocatedFileInfoResponseProto
-	109, // 224: hadoop.hdfs.ClientNamenodeProtocol.addCacheDirective:output_type -> hadoop.hdfs.AddCacheDirectiveResponseProto
-	111, // 225: hadoop.hdfs.ClientNamenodeProtocol.modifyCacheDirective:output_type -> hadoop.hdfs.ModifyCacheDirectiveResponseProto
-	113, // 226: hadoop.hdfs.ClientNamenodeProtocol.removeCacheDirective:output_type -> hadoop.hdfs.RemoveCacheDirectiveResponseProto
-	116, // 227: hadoop.hdfs.ClientNamenodeProtocol.listCacheDirectives:output_type -> hadoop.hdfs.ListCacheDirectivesResponseProto
-	120, // 228: hadoop.hdfs.ClientNamenodeProtocol.addCachePool:output_type -> hadoop.hdfs.AddCachePoolResponseProto
-	122, // 229: hadoop.hdfs.ClientNamenodeProtocol.modifyCachePool:output_type -> hadoop.hdfs.ModifyCachePoolResponseProto
-	124, // 230: hadoop.hdfs.ClientNamenodeProtocol.removeCachePool:output_type -> hadoop.hdfs.RemoveCachePoolResponseProto
-	126, // 231: hadoop.hdfs.ClientNamenodeProtocol.listCachePools:output_type -> hadoop.hdfs.ListCachePoolsResponseProto
-	129, // 232: hadoop.hdfs.ClientNamenodeProtocol.getFileLinkInfo:output_type -> hadoop.hdfs.GetFileLinkInfoResponseProto
-	131, // 233: hadoop.hdfs.ClientNamenodeProtocol.getContentSummary:output_type -> hadoop.hdfs.GetContentSummaryResponseProto
-	135, // 234: hadoop.hdfs.ClientNamenodeProtocol.setQuota:output_type -> hadoop.hdfs.SetQuotaResponseProto
-	137, // 235: hadoop.hdfs.ClientNamenodeProtocol.fsync:output_type -> hadoop.hdfs.FsyncResponseProto
-	139, // 236: hadoop.hdfs.ClientNamenodeProtocol.setTimes:output_type -> hadoop.hdfs.SetTimesResponseProto
-	141, // 237: hadoop.hdfs.ClientNamenodeProtocol.createSymlink:output_type -> hadoop.hdfs.CreateSymlinkResponseProto
-	143, // 238: hadoop.hdfs.ClientNamenodeProtocol.getLinkTarget:output_type -> hadoop.hdfs.GetLinkTargetResponseProto
-	145, // 239: hadoop.hdfs.ClientNamenodeProtocol.updateBlockForPipeline:output_type -> hadoop.hdfs.UpdateBlockForPipelineResponseProto
-	147, // 240: hadoop.hdfs.ClientNamenodeProtocol.updatePipeline:output_type -> hadoop.hdfs.UpdatePipelineResponseProto
-	231, // 241: hadoop.hdfs.ClientNamenodeProtocol.getDelegationToken:output_type -> hadoop.common.GetDelegationTokenResponseProto
-	232, // 242: hadoop.hdfs.ClientNamenodeProtocol.renewDelegationToken:output_type -> hadoop.common.RenewDelegationTokenResponseProto
-	233, // 243: hadoop.hdfs.ClientNamenodeProtocol.cancelDelegationToken:output_type -> hadoop.common.CancelDelegationTokenResponseProto
-	149, // 244: hadoop.hdfs.ClientNamenodeProtocol.setBalancerBandwidth:output_type -> hadoop.hdfs.SetBalancerBandwidthResponseProto
-	151, // 245: hadoop.hdfs.ClientNamenodeProtocol.getDataEncryptionKey:output_type -> hadoop.hdfs.GetDataEncryptionKeyResponseProto
-	153, // 246: hadoop.hdfs.ClientNamenodeProtocol.createSnapshot:output_type -> hadoop.hdfs.CreateSnapshotResponseProto
-	155, // 247: hadoop.hdfs.ClientNamenodeProtocol.renameSnapshot:output_type -> hadoop.hdfs.RenameSnapshotResponseProto
-	157, // 248: hadoop.hdfs.ClientNamenodeProtocol.allowSnapshot:output_type -> hadoop.hdfs.AllowSnapshotResponseProto
-	159, // 249: hadoop.hdfs.ClientNamenodeProtocol.disallowSnapshot:output_type -> hadoop.hdfs.DisallowSnapshotResponseProto
-	56,  // 250: hadoop.hdfs.ClientNamenodeProtocol.getSnapshottableDirListing:output_type -> hadoop.hdfs.GetSnapshottableDirListingResponseProto
-	161, // 251: hadoop.hdfs.ClientNamenodeProtocol.deleteSnapshot:output_type -> hadoop.hdfs.DeleteSnapshotResponseProto
-	58,  // 252: hadoop.hdfs.ClientNamenodeProtocol.getSnapshotDiffReport:output_type -> hadoop.hdfs.GetSnapshotDiffReportResponseProto
-	60,  // 253: hadoop.hdfs.ClientNamenodeProtocol.getSnapshotDiffReportListing:output_type -> hadoop.hdfs.GetSnapshotDiffReportListingResponseProto
-	104, // 254: hadoop.hdfs.ClientNamenodeProtocol.isFileClosed:output_type -> hadoop.hdfs.IsFileClosedResponseProto
-	234, // 255: hadoop.hdfs.ClientNamenodeProtocol.modifyAclEntries:output_type -> hadoop.hdfs.ModifyAclEntriesResponseProto
-	235, // 256: hadoop.hdfs.ClientNamenodeProtocol.removeAclEntries:output_type -> hadoop.hdfs.RemoveAclEntriesResponseProto
-	236, // 257: hadoop.hdfs.ClientNamenodeProtocol.removeDefaultAcl:output_type -> hadoop.hdfs.RemoveDefaultAclResponseProto
-	237, // 258: hadoop.hdfs.ClientNamenodeProtocol.removeAcl:output_type -> hadoop.hdfs.RemoveAclResponseProto
-	238, // 259: hadoop.hdfs.ClientNamenodeProtocol.setAcl:output_type -> hadoop.hdfs.SetAclResponseProto
-	239, // 260: hadoop.hdfs.ClientNamenodeProtocol.getAclStatus:output_type -> hadoop.hdfs.GetAclStatusResponseProto
-	240, // 261: hadoop.hdfs.ClientNamenodeProtocol.setXAttr:output_type -> hadoop.hdfs.SetXAttrResponseProto
-	241, // 262: hadoop.hdfs.ClientNamenodeProtocol.getXAttrs:output_type -> hadoop.hdfs.GetXAttrsResponseProto
-	242, // 263: hadoop.hdfs.ClientNamenodeProtocol.listXAttrs:output_type -> hadoop.hdfs.ListXAttrsResponseProto
-	243, // 264: hadoop.hdfs.ClientNamenodeProtocol.removeXAttr:output_type -> hadoop.hdfs.RemoveXAttrResponseProto
-	163, // 265: hadoop.hdfs.ClientNamenodeProtocol.checkAccess:output_type -> hadoop.hdfs.CheckAccessResponseProto
-	244, // 266: hadoop.hdfs.ClientNamenodeProtocol.createEncryptionZone:output_type -> hadoop.hdfs.CreateEncryptionZoneResponseProto
-	245, // 267: hadoop.hdfs.ClientNamenodeProtocol.listEncryptionZones:output_type -> hadoop.hdfs.ListEncryptionZonesResponseProto
-	246, // 268: hadoop.hdfs.ClientNamenodeProtocol.reencryptEncryptionZone:output_type -> hadoop.hdfs.ReencryptEncryptionZoneResponseProto
-	247, // 269: hadoop.hdfs.ClientNamenodeProtocol.listReencryptionStatus:output_type -> hadoop.hdfs.ListReencryptionStatusResponseProto
-	248, // 270: hadoop.hdfs.ClientNamenodeProtocol.getEZForPath:output_type -> hadoop.hdfs.GetEZForPathResponseProto
-	249, // 271: hadoop.hdfs.ClientNamenodeProtocol.setErasureCodingPolicy:output_type -> hadoop.hdfs.SetErasureCodingPolicyResponseProto
-	250, // 272: hadoop.hdfs.ClientNamenodeProtocol.unsetErasureCodingPolicy:output_type -> hadoop.hdfs.UnsetErasureCodingPolicyResponseProto
-	251, // 273: hadoop.hdfs.ClientNamenodeProtocol.getECTopologyResultForPolicies:output_type -> hadoop.hdfs.GetECTopologyResultForPoliciesResponseProto
-	165, // 274: hadoop.hdfs.ClientNamenodeProtocol.getCurrentEditLogTxid:output_type -> hadoop.hdfs.GetCurrentEditLogTxidResponseProto
-	167, // 275: hadoop.hdfs.ClientNamenodeProtocol.getEditsFromTxid:output_type -> hadoop.hdfs.GetEditsFromTxidResponseProto
-	252, // 276: hadoop.hdfs.ClientNamenodeProtocol.getErasureCodingPolicies:output_type -> hadoop.hdfs.GetErasureCodingPoliciesResponseProto
-	253, // 277: hadoop.hdfs.ClientNamenodeProtocol.addErasureCodingPolicies:output_type -> hadoop.hdfs.AddErasureCodingPoliciesResponseProto
-	254, // 278: hadoop.hdfs.ClientNamenodeProtocol.removeErasureCodingPolicy:output_type -> hadoop.hdfs.RemoveErasureCodingPolicyResponseProto
-	255, // 279: hadoop.hdfs.ClientNamenodeProtocol.enableErasureCodingPolicy:output_type -> hadoop.hdfs.EnableErasureCodingPolicyResponseProto
-	256, // 280: hadoop.hdfs.ClientNamenodeProtocol.disableErasureCodingPolicy:output_type -> hadoop.hdfs.DisableErasureCodingPolicyResponseProto
-	257, // 281: hadoop.hdfs.ClientNamenodeProtocol.getErasureCodingPolicy:output_type -> hadoop.hdfs.GetErasureCodingPolicyResponseProto
-	258, // 282: hadoop.hdfs.ClientNamenodeProtocol.getErasureCodingCodecs:output_type -> hadoop.hdfs.GetErasureCodingCodecsResponseProto
-	133, // 283: hadoop.hdfs.ClientNamenodeProtocol.getQuotaUsage:output_type -> hadoop.hdfs.GetQuotaUsageResponseProto
-	170, // 284: hadoop.hdfs.ClientNamenodeProtocol.listOpenFiles:output_type -> hadoop.hdfs.ListOpenFilesResponseProto
-	172, // 285: hadoop.hdfs.ClientNamenodeProtocol.msync:output_type -> hadoop.hdfs.MsyncResponseProto
-	174, // 286: hadoop.hdfs.ClientNamenodeProtocol.satisfyStoragePolicy:output_type -> hadoop.hdfs.SatisfyStoragePolicyResponseProto
-	176, // 287: hadoop.hdfs.ClientNamenodeProtocol.getHAServiceState:output_type -> hadoop.hdfs.HAServiceStateResponseProto
+var file_sluice_hadoop_ClientNamenodeProtocol_proto_depIdxs = []int32{
+	177, // 0: sluice.hadoop.hdfs.GetBlockLocationsResponseProto.locations:type_name -> sluice.hadoop.hdfs.LocatedBlocksProto
+	178, // 1: sluice.hadoop.hdfs.GetServerDefaultsResponseProto.serverDefaults:type_name -> sluice.hadoop.hdfs.FsServerDefaultsProto
+	179, // 2: sluice.hadoop.hdfs.CreateRequestProto.masked:type_name -> sluice.hadoop.hdfs.FsPermissionProto
+	180, // 3: sluice.hadoop.hdfs.CreateRequestProto.cryptoProtocolVersion:type_name -> sluice.hadoop.hdfs.CryptoProtocolVersionProto
+	179, // 4: sluice.hadoop.hdfs.CreateRequestProto.unmasked:type_name -> sluice.hadoop.hdfs.FsPermissionProto
+	181, // 5: sluice.hadoop.hdfs.CreateResponseProto.fs:type_name -> sluice.hadoop.hdfs.HdfsFileStatusProto
+	182, // 6: sluice.hadoop.hdfs.AppendResponseProto.block:type_name -> sluice.hadoop.hdfs.LocatedBlockProto
+	181, // 7: sluice.hadoop.hdfs.AppendResponseProto.stat:type_name -> sluice.hadoop.hdfs.HdfsFileStatusProto
+	183, // 8: sluice.hadoop.hdfs.GetStoragePolicyResponseProto.storagePolicy:type_name -> sluice.hadoop.hdfs.BlockStoragePolicyProto
+	183, // 9: sluice.hadoop.hdfs.GetStoragePoliciesResponseProto.policies:type_name -> sluice.hadoop.hdfs.BlockStoragePolicyProto
+	179, // 10: sluice.hadoop.hdfs.SetPermissionRequestProto.permission:type_name -> sluice.hadoop.hdfs.FsPermissionProto
+	184, // 11: sluice.hadoop.hdfs.AbandonBlockRequestProto.b:type_name -> sluice.hadoop.hdfs.ExtendedBlockProto
+	184, // 12: sluice.hadoop.hdfs.AddBlockRequestProto.previous:type_name -> sluice.hadoop.hdfs.ExtendedBlockProto
+	185, // 13: sluice.hadoop.hdfs.AddBlockRequestProto.excludeNodes:type_name -> sluice.hadoop.hdfs.DatanodeInfoProto
+	1,   // 14: sluice.hadoop.hdfs.AddBlockRequestProto.flags:type_name -> sluice.hadoop.hdfs.AddBlockFlagProto
+	182, // 15: sluice.hadoop.hdfs.AddBlockResponseProto.block:type_name -> sluice.hadoop.hdfs.LocatedBlockProto
+	184, // 16: sluice.hadoop.hdfs.GetAdditionalDatanodeRequestProto.blk:type_name -> sluice.hadoop.hdfs.ExtendedBlockProto
+	185, // 17: sluice.hadoop.hdfs.GetAdditionalDatanodeRequestProto.existings:type_name -> sluice.hadoop.hdfs.DatanodeInfoProto
+	185, // 18: sluice.hadoop.hdfs.GetAdditionalDatanodeRequestProto.excludes:type_name -> sluice.hadoop.hdfs.DatanodeInfoProto
+	182, // 19: sluice.hadoop.hdfs.GetAdditionalDatanodeResponseProto.block:type_name -> sluice.hadoop.hdfs.LocatedBlockProto
+	184, // 20: sluice.hadoop.hdfs.CompleteRequestProto.last:type_name -> sluice.hadoop.hdfs.ExtendedBlockProto
+	182, // 21: sluice.hadoop.hdfs.ReportBadBlocksRequestProto.blocks:type_name -> sluice.hadoop.hdfs.LocatedBlockProto
+	179, // 22: sluice.hadoop.hdfs.MkdirsRequestProto.masked:type_name -> sluice.hadoop.hdfs.FsPermissionProto
+	179, // 23: sluice.hadoop.hdfs.MkdirsRequestProto.unmasked:type_name -> sluice.hadoop.hdfs.FsPermissionProto
+	186, // 24: sluice.hadoop.hdfs.GetListingResponseProto.dirList:type_name -> sluice.hadoop.hdfs.DirectoryListingProto
+	187, // 25: sluice.hadoop.hdfs.GetBatchedListingResponseProto.listings:type_name -> sluice.hadoop.hdfs.BatchedDirectoryListingProto
+	188, // 26: sluice.hadoop.hdfs.GetSnapshottableDirListingResponseProto.snapshottableDirList:type_name -> sluice.hadoop.hdfs.SnapshottableDirectoryListingProto
+	189, // 27: sluice.hadoop.hdfs.GetSnapshotDiffReportResponseProto.diffReport:type_name -> sluice.hadoop.hdfs.SnapshotDiffReportProto
+	190, // 28: sluice.hadoop.hdfs.GetSnapshotDiffReportListingRequestProto.cursor:type_name -> sluice.hadoop.hdfs.SnapshotDiffReportCursorProto
+	191, // 29: sluice.hadoop.hdfs.GetSnapshotDiffReportListingResponseProto.diffReport:type_name -> sluice.hadoop.hdfs.SnapshotDiffReportListingProto
+	2,   // 30: sluice.hadoop.hdfs.GetDatanodeReportRequestProto.type:type_name -> sluice.hadoop.hdfs.DatanodeReportTypeProto
+	185, // 31: sluice.hadoop.hdfs.GetDatanodeReportResponseProto.di:type_name -> sluice.hadoop.hdfs.DatanodeInfoProto
+	2,   // 32: sluice.hadoop.hdfs.GetDatanodeStorageReportRequestProto.type:type_name -> sluice.hadoop.hdfs.DatanodeReportTypeProto
+	185, // 33: sluice.hadoop.hdfs.DatanodeStorageReportProto.datanodeInfo:type_name -> sluice.hadoop.hdfs.DatanodeInfoProto
+	192, // 34: sluice.hadoop.hdfs.DatanodeStorageReportProto.storageReports:type_name -> sluice.hadoop.hdfs.StorageReportProto
+	74,  // 35: sluice.hadoop.hdfs.GetDatanodeStorageReportResponseProto.datanodeStorageReports:type_name -> sluice.hadoop.hdfs.DatanodeStorageReportProto
+	3,   // 36: sluice.hadoop.hdfs.SetSafeModeRequestProto.action:type_name -> sluice.hadoop.hdfs.SafeModeActionProto
+	4,   // 37: sluice.hadoop.hdfs.RollingUpgradeRequestProto.action:type_name -> sluice.hadoop.hdfs.RollingUpgradeActionProto
+	193, // 38: sluice.hadoop.hdfs.RollingUpgradeInfoProto.status:type_name -> sluice.hadoop.hdfs.RollingUpgradeStatusProto
+	93,  // 39: sluice.hadoop.hdfs.RollingUpgradeResponseProto.rollingUpgradeInfo:type_name -> sluice.hadoop.hdfs.RollingUpgradeInfoProto
+	194, // 40: sluice.hadoop.hdfs.ListCorruptFileBlocksResponseProto.corrupt:type_name -> sluice.hadoop.hdfs.CorruptFileBlocksProto
+	181, // 41: sluice.hadoop.hdfs.GetFileInfoResponseProto.fs:type_name -> sluice.hadoop.hdfs.HdfsFileStatusProto
+	181, // 42: sluice.hadoop.hdfs.GetLocatedFileInfoResponseProto.fs:type_name -> sluice.hadoop.hdfs.HdfsFileStatusProto
+	106, // 43: sluice.hadoop.hdfs.CacheDirectiveInfoProto.expiration:type_name -> sluice.hadoop.hdfs.CacheDirectiveInfoExpirationProto
+	105, // 44: sluice.hadoop.hdfs.AddCacheDirectiveRequestProto.info:type_name -> sluice.hadoop.hdfs.CacheDirectiveInfoProto
+	105, // 45: sluice.hadoop.hdfs.ModifyCacheDirectiveRequestProto.info:type_name -> sluice.hadoop.hdfs.CacheDirectiveInfoProto
+	105, // 46: sluice.hadoop.hdfs.ListCacheDirectivesRequestProto.filter:type_name -> sluice.hadoop.hdfs.CacheDirectiveInfoProto
+	105, // 47: sluice.hadoop.hdfs.CacheDirectiveEntryProto.info:type_name -> sluice.hadoop.hdfs.CacheDirectiveInfoProto
+	107, // 48: sluice.hadoop.hdfs.CacheDirectiveEntryProto.stats:type_name -> sluice.hadoop.hdfs.CacheDirectiveStatsProto
+	115, // 49: sluice.hadoop.hdfs.ListCacheDirectivesResponseProto.elements:type_name -> sluice.hadoop.hdfs.CacheDirectiveEntryProto
+	117, // 50: sluice.hadoop.hdfs.AddCachePoolRequestProto.info:type_name -> sluice.hadoop.hdfs.CachePoolInfoProto
+	117, // 51: sluice.hadoop.hdfs.ModifyCachePoolRequestProto.info:type_name -> sluice.hadoop.hdfs.CachePoolInfoProto
+	127, // 52: sluice.hadoop.hdfs.ListCachePoolsResponseProto.entries:type_name -> sluice.hadoop.hdfs.CachePoolEntryProto
+	117, // 53: sluice.hadoop.hdfs.CachePoolEntryProto.info:type_name -> sluice.hadoop.hdfs.CachePoolInfoProto
+	118, // 54: sluice.hadoop.hdfs.CachePoolEntryProto.stats:type_name -> sluice.hadoop.hdfs.CachePoolStatsProto
+	181, // 55: sluice.hadoop.hdfs.GetFileLinkInfoResponseProto.fs:type_name -> sluice.hadoop.hdfs.HdfsFileStatusProto
+	195, // 56: sluice.hadoop.hdfs.GetContentSummaryResponseProto.summary:type_name -> sluice.hadoop.hdfs.ContentSummaryProto
+	196, // 57: sluice.hadoop.hdfs.GetQuotaUsageResponseProto.usage:type_name -> sluice.hadoop.hdfs.QuotaUsageProto
+	197, // 58: sluice.hadoop.hdfs.SetQuotaRequestProto.storageType:type_name -> sluice.hadoop.hdfs.StorageTypeProto
+	179, // 59: sluice.hadoop.hdfs.CreateSymlinkRequestProto.dirPerm:type_name -> sluice.hadoop.hdfs.FsPermissionProto
+	184, // 60: sluice.hadoop.hdfs.UpdateBlockForPipelineRequestProto.block:type_name -> sluice.hadoop.hdfs.ExtendedBlockProto
+	182, // 61: sluice.hadoop.hdfs.UpdateBlockForPipelineResponseProto.block:type_name -> sluice.hadoop.hdfs.LocatedBlockProto
+	184, // 62: sluice.hadoop.hdfs.UpdatePipelineRequestProto.oldBlock:type_name -> sluice.hadoop.hdfs.ExtendedBlockProto
+	184, // 63: sluice.hadoop.hdfs.UpdatePipelineRequestProto.newBlock:type_name -> sluice.hadoop.hdfs.ExtendedBlockProto
+	198, // 64: sluice.hadoop.hdfs.UpdatePipelineRequestProto.newNodes:type_name -> sluice.hadoop.hdfs.DatanodeIDProto
+	199, // 65: sluice.hadoop.hdfs.GetDataEncryptionKeyResponseProto.dataEncryptionKey:type_name -> sluice.hadoop.hdfs.DataEncryptionKeyProto
+	200, // 66: sluice.hadoop.hdfs.CheckAccessRequestProto.mode:type_name -> sluice.hadoop.hdfs.AclEntryProto.FsActionProto
+	201, // 67: sluice.hadoop.hdfs.GetEditsFromTxidResponseProto.eventsList:type_name -> sluice.hadoop.hdfs.EventsListProto
+	6,   // 68: sluice.hadoop.hdfs.ListOpenFilesRequestProto.types:type_name -> sluice.hadoop.hdfs.OpenFilesTypeProto
+	169, // 69: sluice.hadoop.hdfs.ListOpenFilesResponseProto.entries:type_name -> sluice.hadoop.hdfs.OpenFilesBatchResponseProto
+	6,   // 70: sluice.hadoop.hdfs.ListOpenFilesResponseProto.types:type_name -> sluice.hadoop.hdfs.OpenFilesTypeProto
+	202, // 71: sluice.hadoop.hdfs.HAServiceStateResponseProto.state:type_name -> sluice.hadoop.common.HAServiceStateProto
+	7,   // 72: sluice.hadoop.hdfs.ClientNamenodeProtocol.getBlockLocations:input_type -> sluice.hadoop.hdfs.GetBlockLocationsRequestProto
+	9,   // 73: sluice.hadoop.hdfs.ClientNamenodeProtocol.getServerDefaults:input_type -> sluice.hadoop.hdfs.GetServerDefaultsRequestProto
+	11,  // 74: sluice.hadoop.hdfs.ClientNamenodeProtocol.create:input_type -> sluice.hadoop.hdfs.CreateRequestProto
+	13,  // 75: sluice.hadoop.hdfs.ClientNamenodeProtocol.append:input_type -> sluice.hadoop.hdfs.AppendRequestProto
+	15,  // 76: sluice.hadoop.hdfs.ClientNamenodeProtocol.setReplication:input_type -> sluice.hadoop.hdfs.SetReplicationRequestProto
+	17,  // 77: sluice.hadoop.hdfs.ClientNamenodeProtocol.setStoragePolicy:input_type -> sluice.hadoop.hdfs.SetStoragePolicyRequestProto
+	19,  // 78: sluice.hadoop.hdfs.ClientNamenodeProtocol.unsetStoragePolicy:input_type -> sluice.hadoop.hdfs.UnsetStoragePolicyRequestProto
+	21,  // 79: sluice.hadoop.hdfs.ClientNamenodeProtocol.getStoragePolicy:input_type -> sluice.hadoop.hdfs.GetStoragePolicyRequestProto
+	23,  // 80: sluice.hadoop.hdfs.ClientNamenodeProtocol.getStoragePolicies:input_type -> sluice.hadoop.hdfs.GetStoragePoliciesRequestProto
+	25,  // 81: sluice.hadoop.hdfs.ClientNamenodeProtocol.setPermission:input_type -> sluice.hadoop.hdfs.SetPermissionRequestProto
+	27,  // 82: sluice.hadoop.hdfs.ClientNamenodeProtocol.setOwner:input_type -> sluice.hadoop.hdfs.SetOwnerRequestProto
+	29,  // 83: sluice.hadoop.hdfs.ClientNamenodeProtocol.abandonBlock:input_type -> sluice.hadoop.hdfs.AbandonBlockRequestProto
+	31,  // 84: sluice.hadoop.hdfs.ClientNamenodeProtocol.addBlock:input_type -> sluice.hadoop.hdfs.AddBlockRequestProto
+	33,  // 85: sluice.hadoop.hdfs.ClientNamenodeProtocol.getAdditionalDatanode:input_type -> sluice.hadoop.hdfs.GetAdditionalDatanodeRequestProto
+	35,  // 86: sluice.hadoop.hdfs.ClientNamenodeProtocol.complete:input_type -> sluice.hadoop.hdfs.CompleteRequestProto
+	37,  // 87: sluice.hadoop.hdfs.ClientNamenodeProtocol.reportBadBlocks:input_type -> sluice.hadoop.hdfs.ReportBadBlocksRequestProto
+	39,  // 88: sluice.hadoop.hdfs.ClientNamenodeProtocol.concat:input_type -> sluice.hadoop.hdfs.ConcatRequestProto
+	41,  // 89: sluice.hadoop.hdfs.ClientNamenodeProtocol.truncate:input_type -> sluice.hadoop.hdfs.TruncateRequestProto
+	43,  // 90: sluice.hadoop.hdfs.ClientNamenodeProtocol.rename:input_type -> sluice.hadoop.hdfs.RenameRequestProto
+	45,  // 91: sluice.hadoop.hdfs.ClientNamenodeProtocol.rename2:input_type -> sluice.hadoop.hdfs.Rename2RequestProto
+	47,  // 92: sluice.hadoop.hdfs.ClientNamenodeProtocol.delete:input_type -> sluice.hadoop.hdfs.DeleteRequestProto
+	49,  // 93: sluice.hadoop.hdfs.ClientNamenodeProtocol.mkdirs:input_type -> sluice.hadoop.hdfs.MkdirsRequestProto
+	51,  // 94: sluice.hadoop.hdfs.ClientNamenodeProtocol.getListing:input_type -> sluice.hadoop.hdfs.GetListingRequestProto
+	53,  // 95: sluice.hadoop.hdfs.ClientNamenodeProtocol.getBatchedListing:input_type -> sluice.hadoop.hdfs.GetBatchedListingRequestProto
+	61,  // 96: sluice.hadoop.hdfs.ClientNamenodeProtocol.renewLease:input_type -> sluice.hadoop.hdfs.RenewLeaseRequestProto
+	63,  // 97: sluice.hadoop.hdfs.ClientNamenodeProtocol.recoverLease:input_type -> sluice.hadoop.hdfs.RecoverLeaseRequestProto
+	65,  // 98: sluice.hadoop.hdfs.ClientNamenodeProtocol.getFsStats:input_type -> sluice.hadoop.hdfs.GetFsStatusRequestProto
+	67,  // 99: sluice.hadoop.hdfs.ClientNamenodeProtocol.getFsReplicatedBlockStats:input_type -> sluice.hadoop.hdfs.GetFsReplicatedBlockStatsRequestProto
+	69,  // 100: sluice.hadoop.hdfs.ClientNamenodeProtocol.getFsECBlockGroupStats:input_type -> sluice.hadoop.hdfs.GetFsECBlockGroupStatsRequestProto
+	71,  // 101: sluice.hadoop.hdfs.ClientNamenodeProtocol.getDatanodeReport:input_type -> sluice.hadoop.hdfs.GetDatanodeReportRequestProto
+	73,  // 102: sluice.hadoop.hdfs.ClientNamenodeProtocol.getDatanodeStorageReport:input_type -> sluice.hadoop.hdfs.GetDatanodeStorageReportRequestProto
+	76,  // 103: sluice.hadoop.hdfs.ClientNamenodeProtocol.getPreferredBlockSize:input_type -> sluice.hadoop.hdfs.GetPreferredBlockSizeRequestProto
+	78,  // 104: sluice.hadoop.hdfs.ClientNamenodeProtocol.setSafeMode:input_type -> sluice.hadoop.hdfs.SetSafeModeRequestProto
+	80,  // 105: sluice.hadoop.hdfs.ClientNamenodeProtocol.saveNamespace:input_type -> sluice.hadoop.hdfs.SaveNamespaceRequestProto
+	82,  // 106: sluice.hadoop.hdfs.ClientNamenodeProtocol.rollEdits:input_type -> sluice.hadoop.hdfs.RollEditsRequestProto
+	84,  // 107: sluice.hadoop.hdfs.ClientNamenodeProtocol.restoreFailedStorage:input_type -> sluice.hadoop.hdfs.RestoreFailedStorageRequestProto
+	86,  // 108: sluice.hadoop.hdfs.ClientNamenodeProtocol.refreshNodes:input_type -> sluice.hadoop.hdfs.RefreshNodesRequestProto
+	88,  // 109: sluice.hadoop.hdfs.ClientNamenodeProtocol.finalizeUpgrade:input_type -> sluice.hadoop.hdfs.FinalizeUpgradeRequestProto
+	90,  // 110: sluice.hadoop.hdfs.ClientNamenodeProtocol.upgradeStatus:input_type -> sluice.hadoop.hdfs.UpgradeStatusRequestProto
+	92,  // 111: sluice.hadoop.hdfs.ClientNamenodeProtocol.rollingUpgrade:input_type -> sluice.hadoop.hdfs.RollingUpgradeRequestProto
+	95,  // 112: sluice.hadoop.hdfs.ClientNamenodeProtocol.listCorruptFileBlocks:input_type -> sluice.hadoop.hdfs.ListCorruptFileBlocksRequestProto
+	97,  // 113: sluice.hadoop.hdfs.ClientNamenodeProtocol.metaSave:input_type -> sluice.hadoop.hdfs.MetaSaveRequestProto
+	99,  // 114: sluice.hadoop.hdfs.ClientNamenodeProtocol.getFileInfo:input_type -> sluice.hadoop.hdfs.GetFileInfoRequestProto
+	101, // 115: sluice.hadoop.hdfs.ClientNamenodeProtocol.getLocatedFileInfo:input_type -> sluice.hadoop.hdfs.GetLocatedFileInfoRequestProto
+	108, // 116: sluice.hadoop.hdfs.ClientNamenodeProtocol.addCacheDirective:input_type -> sluice.hadoop.hdfs.AddCacheDirectiveRequestProto
+	110, // 117: sluice.hadoop.hdfs.ClientNamenodeProtocol.modifyCacheDirective:input_type -> sluice.hadoop.hdfs.ModifyCacheDirectiveRequestProto
+	112, // 118: sluice.hadoop.hdfs.ClientNamenodeProtocol.removeCacheDirective:input_type -> sluice.hadoop.hdfs.RemoveCacheDirectiveRequestProto
+	114, // 119: sluice.hadoop.hdfs.ClientNamenodeProtocol.listCacheDirectives:input_type -> sluice.hadoop.hdfs.ListCacheDirectivesRequestProto
+	119, // 120: sluice.hadoop.hdfs.ClientNamenodeProtocol.addCachePool:input_type -> sluice.hadoop.hdfs.AddCachePoolRequestProto
+	121, // 121: sluice.hadoop.hdfs.ClientNamenodeProtocol.modifyCachePool:input_type -> sluice.hadoop.hdfs.ModifyCachePoolRequestProto
+	123, // 122: sluice.hadoop.hdfs.ClientNamenodeProtocol.removeCachePool:input_type -> sluice.hadoop.hdfs.RemoveCachePoolRequestProto
+	125, // 123: sluice.hadoop.hdfs.ClientNamenodeProtocol.listCachePools:input_type -> sluice.hadoop.hdfs.ListCachePoolsRequestProto
+	128, // 124: sluice.hadoop.hdfs.ClientNamenodeProtocol.getFileLinkInfo:input_type -> sluice.hadoop.hdfs.GetFileLinkInfoRequestProto
+	130, // 125: sluice.hadoop.hdfs.ClientNamenodeProtocol.getContentSummary:input_type -> sluice.hadoop.hdfs.GetContentSummaryRequestProto
+	134, // 126: sluice.hadoop.hdfs.ClientNamenodeProtocol.setQuota:input_type -> sluice.hadoop.hdfs.SetQuotaRequestProto
+	136, // 127: sluice.hadoop.hdfs.ClientNamenodeProtocol.fsync:input_type -> sluice.hadoop.hdfs.FsyncRequestProto
+	138, // 128: sluice.hadoop.hdfs.ClientNamenodeProtocol.setTimes:input_type -> sluice.hadoop.hdfs.SetTimesRequestProto
+	140, // 129: sluice.hadoop.hdfs.ClientNamenodeProtocol.createSymlink:input_type -> sluice.hadoop.hdfs.CreateSymlinkRequestProto
+	142, // 130: sluice.hadoop.hdfs.ClientNamenodeProtocol.getLinkTarget:input_type -> sluice.hadoop.hdfs.GetLinkTargetRequestProto
+	144, // 131: sluice.hadoop.hdfs.ClientNamenodeProtocol.updateBlockForPipeline:input_type -> sluice.hadoop.hdfs.UpdateBlockForPipelineRequestProto
+	146, // 132: sluice.hadoop.hdfs.ClientNamenodeProtocol.updatePipeline:input_type -> sluice.hadoop.hdfs.UpdatePipelineRequestProto
+	203, // 133: sluice.hadoop.hdfs.ClientNamenodeProtocol.getDelegationToken:input_type -> sluice.hadoop.common.GetDelegationTokenRequestProto
+	204, // 134: sluice.hadoop.hdfs.ClientNamenodeProtocol.renewDelegationToken:input_type -> sluice.hadoop.common.RenewDelegationTokenRequestProto
+	205, // 135: sluice.hadoop.hdfs.ClientNamenodeProtocol.cancelDelegationToken:input_type -> sluice.hadoop.common.CancelDelegationTokenRequestProto
+	148, // 136: sluice.hadoop.hdfs.ClientNamenodeProtocol.setBalancerBandwidth:input_type -> sluice.hadoop.hdfs.SetBalancerBandwidthRequestProto
+	150, // 137: sluice.hadoop.hdfs.ClientNamenodeProtocol.getDataEncryptionKey:input_type -> sluice.hadoop.hdfs.GetDataEncryptionKeyRequestProto
+	152, // 138: sluice.hadoop.hdfs.ClientNamenodeProtocol.createSnapshot:input_type -> sluice.hadoop.hdfs.CreateSnapshotRequestProto
+	154, // 139: sluice.hadoop.hdfs.ClientNamenodeProtocol.renameSnapshot:input_type -> sluice.hadoop.hdfs.RenameSnapshotRequestProto
+	156, // 140: sluice.hadoop.hdfs.ClientNamenodeProtocol.allowSnapshot:input_type -> sluice.hadoop.hdfs.AllowSnapshotRequestProto
+	158, // 141: sluice.hadoop.hdfs.ClientNamenodeProtocol.disallowSnapshot:input_type -> sluice.hadoop.hdfs.DisallowSnapshotRequestProto
+	55,  // 142: sluice.hadoop.hdfs.ClientNamenodeProtocol.getSnapshottableDirListing:input_type -> sluice.hadoop.hdfs.GetSnapshottableDirListingRequestProto
+	160, // 143: sluice.hadoop.hdfs.ClientNamenodeProtocol.deleteSnapshot:input_type -> sluice.hadoop.hdfs.DeleteSnapshotRequestProto
+	57,  // 144: sluice.hadoop.hdfs.ClientNamenodeProtocol.getSnapshotDiffReport:input_type -> sluice.hadoop.hdfs.GetSnapshotDiffReportRequestProto
+	59,  // 145: sluice.hadoop.hdfs.ClientNamenodeProtocol.getSnapshotDiffReportListing:input_type -> sluice.hadoop.hdfs.GetSnapshotDiffReportListingRequestProto
+	103, // 146: sluice.hadoop.hdfs.ClientNamenodeProtocol.isFileClosed:input_type -> sluice.hadoop.hdfs.IsFileClosedRequestProto
+	206, // 147: sluice.hadoop.hdfs.ClientNamenodeProtocol.modifyAclEntries:input_type -> sluice.hadoop.hdfs.ModifyAclEntriesRequestProto
+	207, // 148: sluice.hadoop.hdfs.ClientNamenodeProtocol.removeAclEntries:input_type -> sluice.hadoop.hdfs.RemoveAclEntriesRequestProto
+	208, // 149: sluice.hadoop.hdfs.ClientNamenodeProtocol.removeDefaultAcl:input_type -> sluice.hadoop.hdfs.RemoveDefaultAclRequestProto
+	209, // 150: sluice.hadoop.hdfs.ClientNamenodeProtocol.removeAcl:input_type -> sluice.hadoop.hdfs.RemoveAclRequestProto
+	210, // 151: sluice.hadoop.hdfs.ClientNamenodeProtocol.setAcl:input_type -> sluice.hadoop.hdfs.SetAclRequestProto
+	211, // 152: sluice.hadoop.hdfs.ClientNamenodeProtocol.getAclStatus:input_type -> sluice.hadoop.hdfs.GetAclStatusRequestProto
+	212, // 153: sluice.hadoop.hdfs.ClientNamenodeProtocol.setXAttr:input_type -> sluice.hadoop.hdfs.SetXAttrRequestProto
+	213, // 154: sluice.hadoop.hdfs.ClientNamenodeProtocol.getXAttrs:input_type -> sluice.hadoop.hdfs.GetXAttrsRequestProto
+	214, // 155: sluice.hadoop.hdfs.ClientNamenodeProtocol.listXAttrs:input_type -> sluice.hadoop.hdfs.ListXAttrsRequestProto
+	215, // 156: sluice.hadoop.hdfs.ClientNamenodeProtocol.removeXAttr:input_type -> sluice.hadoop.hdfs.RemoveXAttrRequestProto
+	162, // 157: sluice.hadoop.hdfs.ClientNamenodeProtocol.checkAccess:input_type -> sluice.hadoop.hdfs.CheckAccessRequestProto
+	216, // 158: sluice.hadoop.hdfs.ClientNamenodeProtocol.createEncryptionZone:input_type -> sluice.hadoop.hdfs.CreateEncryptionZoneRequestProto
+	217, // 159: sluice.hadoop.hdfs.ClientNamenodeProtocol.listEncryptionZones:input_type -> sluice.hadoop.hdfs.ListEncryptionZonesRequestProto
+	218, // 160: sluice.hadoop.hdfs.ClientNamenodeProtocol.reencryptEncryptionZone:input_type -> sluice.hadoop.hdfs.ReencryptEncryptionZoneRequestProto
+	219, // 161: sluice.hadoop.hdfs.ClientNamenodeProtocol.listReencryptionStatus:input_type -> sluice.hadoop.hdfs.ListReencryptionStatusRequestProto
+	220, // 162: sluice.hadoop.hdfs.ClientNamenodeProtocol.getEZForPath:input_type -> sluice.hadoop.hdfs.GetEZForPathRequestProto
+	221, // 163: sluice.hadoop.hdfs.ClientNamenodeProtocol.setErasureCodingPolicy:input_type -> sluice.hadoop.hdfs.SetErasureCodingPolicyRequestProto
+	222, // 164: sluice.hadoop.hdfs.ClientNamenodeProtocol.unsetErasureCodingPolicy:input_type -> sluice.hadoop.hdfs.UnsetErasureCodingPolicyRequestProto
+	223, // 165: sluice.hadoop.hdfs.ClientNamenodeProtocol.getECTopologyResultForPolicies:input_type -> sluice.hadoop.hdfs.GetECTopologyResultForPoliciesRequestProto
+	164, // 166: sluice.hadoop.hdfs.ClientNamenodeProtocol.getCurrentEditLogTxid:input_type -> sluice.hadoop.hdfs.GetCurrentEditLogTxidRequestProto
+	166, // 167: sluice.hadoop.hdfs.ClientNamenodeProtocol.getEditsFromTxid:input_type -> sluice.hadoop.hdfs.GetEditsFromTxidRequestProto
+	224, // 168: sluice.hadoop.hdfs.ClientNamenodeProtocol.getErasureCodingPolicies:input_type -> sluice.hadoop.hdfs.GetErasureCodingPoliciesRequestProto
+	225, // 169: sluice.hadoop.hdfs.ClientNamenodeProtocol.addErasureCodingPolicies:input_type -> sluice.hadoop.hdfs.AddErasureCodingPoliciesRequestProto
+	226, // 170: sluice.hadoop.hdfs.ClientNamenodeProtocol.removeErasureCodingPolicy:input_type -> sluice.hadoop.hdfs.RemoveErasureCodingPolicyRequestProto
+	227, // 171: sluice.hadoop.hdfs.ClientNamenodeProtocol.enableErasureCodingPolicy:input_type -> sluice.hadoop.hdfs.EnableErasureCodingPolicyRequestProto
+	228, // 172: sluice.hadoop.hdfs.ClientNamenodeProtocol.disableErasureCodingPolicy:input_type -> sluice.hadoop.hdfs.DisableErasureCodingPolicyRequestProto
+	229, // 173: sluice.hadoop.hdfs.ClientNamenodeProtocol.getErasureCodingPolicy:input_type -> sluice.hadoop.hdfs.GetErasureCodingPolicyRequestProto
+	230, // 174: sluice.hadoop.hdfs.ClientNamenodeProtocol.getErasureCodingCodecs:input_type -> sluice.hadoop.hdfs.GetErasureCodingCodecsRequestProto
+	132, // 175: sluice.hadoop.hdfs.ClientNamenodeProtocol.getQuotaUsage:input_type -> sluice.hadoop.hdfs.GetQuotaUsageRequestProto
+	168, // 176: sluice.hadoop.hdfs.ClientNamenodeProtocol.listOpenFiles:input_type -> sluice.hadoop.hdfs.ListOpenFilesRequestProto
+	171, // 177: sluice.hadoop.hdfs.ClientNamenodeProtocol.msync:input_type -> sluice.hadoop.hdfs.MsyncRequestProto
+	173, // 178: sluice.hadoop.hdfs.ClientNamenodeProtocol.satisfyStoragePolicy:input_type -> sluice.hadoop.hdfs.SatisfyStoragePolicyRequestProto
+	175, // 179: sluice.hadoop.hdfs.ClientNamenodeProtocol.getHAServiceState:input_type -> sluice.hadoop.hdfs.HAServiceStateRequestProto
+	8,   // 180: sluice.hadoop.hdfs.ClientNamenodeProtocol.getBlockLocations:output_type -> sluice.hadoop.hdfs.GetBlockLocationsResponseProto
+	10,  // 181: sluice.hadoop.hdfs.ClientNamenodeProtocol.getServerDefaults:output_type -> sluice.hadoop.hdfs.GetServerDefaultsResponseProto
+	12,  // 182: sluice.hadoop.hdfs.ClientNamenodeProtocol.create:output_type -> sluice.hadoop.hdfs.CreateResponseProto
+	14,  // 183: sluice.hadoop.hdfs.ClientNamenodeProtocol.append:output_type -> sluice.hadoop.hdfs.AppendResponseProto
+	16,  // 184: sluice.hadoop.hdfs.ClientNamenodeProtocol.setReplication:output_type -> sluice.hadoop.hdfs.SetReplicationResponseProto
+	18,  // 185: sluice.hadoop.hdfs.ClientNamenodeProtocol.setStoragePolicy:output_type -> sluice.hadoop.hdfs.SetStoragePolicyResponseProto
+	20,  // 186: sluice.hadoop.hdfs.ClientNamenodeProtocol.unsetStoragePolicy:output_type -> sluice.hadoop.hdfs.UnsetStoragePolicyResponseProto
+	22,  // 187: sluice.hadoop.hdfs.ClientNamenodeProtocol.getStoragePolicy:output_type -> sluice.hadoop.hdfs.GetStoragePolicyResponseProto
+	24,  // 188: sluice.hadoop.hdfs.ClientNamenodeProtocol.getStoragePolicies:output_type -> sluice.hadoop.hdfs.GetStoragePoliciesResponseProto
+	26,  // 189: sluice.hadoop.hdfs.ClientNamenodeProtocol.setPermission:output_type -> sluice.hadoop.hdfs.SetPermissionResponseProto
+	28,  // 190: sluice.hadoop.hdfs.ClientNamenodeProtocol.setOwner:output_type -> sluice.hadoop.hdfs.SetOwnerResponseProto
+	30,  // 191: sluice.hadoop.hdfs.ClientNamenodeProtocol.abandonBlock:output_type -> sluice.hadoop.hdfs.AbandonBlockResponseProto
+	32,  // 192: sluice.hadoop.hdfs.ClientNamenodeProtocol.addBlock:output_type -> sluice.hadoop.hdfs.AddBlockResponseProto
+	34,  // 193: sluice.hadoop.hdfs.ClientNamenodeProtocol.getAdditionalDatanode:output_type -> sluice.hadoop.hdfs.GetAdditionalDatanodeResponseProto
+	36,  // 194: sluice.hadoop.hdfs.ClientNamenodeProtocol.complete:output_type -> sluice.hadoop.hdfs.CompleteResponseProto
+	38,  // 195: sluice.hadoop.hdfs.ClientNamenodeProtocol.reportBadBlocks:output_type -> sluice.hadoop.hdfs.ReportBadBlocksResponseProto
+	40,  // 196: sluice.hadoop.hdfs.ClientNamenodeProtocol.concat:output_type -> sluice.hadoop.hdfs.ConcatResponseProto
+	42,  // 197: sluice.hadoop.hdfs.ClientNamenodeProtocol.truncate:output_type -> sluice.hadoop.hdfs.TruncateResponseProto
+	44,  // 198: sluice.hadoop.hdfs.ClientNamenodeProtocol.rename:output_type -> sluice.hadoop.hdfs.RenameResponseProto
+	46,  // 199: sluice.hadoop.hdfs.ClientNamenodeProtocol.rename2:output_type -> sluice.hadoop.hdfs.Rename2ResponseProto
+	48,  // 200: sluice.hadoop.hdfs.ClientNamenodeProtocol.delete:output_type -> sluice.hadoop.hdfs.DeleteResponseProto
+	50,  // 201: sluice.hadoop.hdfs.ClientNamenodeProtocol.mkdirs:output_type -> sluice.hadoop.hdfs.MkdirsResponseProto
+	52,  // 202: sluice.hadoop.hdfs.ClientNamenodeProtocol.getListing:output_type -> sluice.hadoop.hdfs.GetListingResponseProto
+	54,  // 203: sluice.hadoop.hdfs.ClientNamenodeProtocol.getBatchedListing:output_type -> sluice.hadoop.hdfs.GetBatchedListingResponseProto
+	62,  // 204: sluice.hadoop.hdfs.ClientNamenodeProtocol.renewLease:output_type -> sluice.hadoop.hdfs.RenewLeaseResponseProto
+	64,  // 205: sluice.hadoop.hdfs.ClientNamenodeProtocol.recoverLease:output_type -> sluice.hadoop.hdfs.RecoverLeaseResponseProto
+	66,  // 206: sluice.hadoop.hdfs.ClientNamenodeProtocol.getFsStats:output_type -> sluice.hadoop.hdfs.GetFsStatsResponseProto
+	68,  // 207: sluice.hadoop.hdfs.ClientNamenodeProtocol.getFsReplicatedBlockStats:output_type -> sluice.hadoop.hdfs.GetFsReplicatedBlockStatsResponseProto
+	70,  // 208: sluice.hadoop.hdfs.ClientNamenodeProtocol.getFsECBlockGroupStats:output_type -> sluice.hadoop.hdfs.GetFsECBlockGroupStatsResponseProto
+	72,  // 209: sluice.hadoop.hdfs.ClientNamenodeProtocol.getDatanodeReport:output_type -> sluice.hadoop.hdfs.GetDatanodeReportResponseProto
+	75,  // 210: sluice.hadoop.hdfs.ClientNamenodeProtocol.getDatanodeStorageReport:output_type -> sluice.hadoop.hdfs.GetDatanodeStorageReportResponseProto
+	77,  // 211: sluice.hadoop.hdfs.ClientNamenodeProtocol.getPreferredBlockSize:output_type -> sluice.hadoop.hdfs.GetPreferredBlockSizeResponseProto
+	79,  // 212: sluice.hadoop.hdfs.ClientNamenodeProtocol.setSafeMode:output_type -> sluice.hadoop.hdfs.SetSafeModeResponseProto
+	81,  // 213: sluice.hadoop.hdfs.ClientNamenodeProtocol.saveNamespace:output_type -> sluice.hadoop.hdfs.SaveNamespaceResponseProto
+	83,  // 214: sluice.hadoop.hdfs.ClientNamenodeProtocol.rollEdits:output_type -> sluice.hadoop.hdfs.RollEditsResponseProto
+	85,  // 215: sluice.hadoop.hdfs.ClientNamenodeProtocol.restoreFailedStorage:output_type -> sluice.hadoop.hdfs.RestoreFailedStorageResponseProto
+	87,  // 216: sluice.hadoop.hdfs.ClientNamenodeProtocol.refreshNodes:output_type -> sluice.hadoop.hdfs.RefreshNodesResponseProto
+	89,  // 217: sluice.hadoop.hdfs.ClientNamenodeProtocol.finalizeUpgrade:output_type -> sluice.hadoop.hdfs.FinalizeUpgradeResponseProto
+	91,  // 218: sluice.hadoop.hdfs.ClientNamenodeProtocol.upgradeStatus:output_type -> sluice.hadoop.hdfs.UpgradeStatusResponseProto
+	94,  // 219: sluice.hadoop.hdfs.ClientNamenodeProtocol.rollingUpgrade:output_type -> sluice.hadoop.hdfs.RollingUpgradeResponseProto
+	96,  // 220: sluice.hadoop.hdfs.ClientNamenodeProtocol.listCorruptFileBlocks:output_type -> sluice.hadoop.hdfs.ListCorruptFileBlocksResponseProto
+	98,  // 221: sluice.hadoop.hdfs.ClientNamenodeProtocol.metaSave:output_type -> sluice.hadoop.hdfs.MetaSaveResponseProto
+	100, // 222: sluice.hadoop.hdfs.ClientNamenodeProtocol.getFileInfo:output_type -> sluice.hadoop.hdfs.GetFileInfoResponseProto
+	102, // 223: sluice.hadoop.hdfs.ClientNamenodeProtocol.getLocatedFileInfo:output_type -> sluice.hadoop.hdfs.GetLocatedFileInfoResponseProto
+	109, // 224: sluice.hadoop.hdfs.ClientNamenodeProtocol.addCacheDirective:output_type -> sluice.hadoop.hdfs.AddCacheDirectiveResponseProto
+	111, // 225: sluice.hadoop.hdfs.ClientNamenodeProtocol.modifyCacheDirective:output_type -> sluice.hadoop.hdfs.ModifyCacheDirectiveResponseProto
+	113, // 226: sluice.hadoop.hdfs.ClientNamenodeProtocol.removeCacheDirective:output_type -> sluice.hadoop.hdfs.RemoveCacheDirectiveResponseProto
+	116, // 227: sluice.hadoop.hdfs.ClientNamenodeProtocol.listCacheDirectives:output_type -> sluice.hadoop.hdfs.ListCacheDirectivesResponseProto
+	120, // 228: sluice.hadoop.hdfs.ClientNamenodeProtocol.addCachePool:output_type -> sluice.hadoop.hdfs.AddCachePoolResponseProto
+	122, // 229: sluice.hadoop.hdfs.ClientNamenodeProtocol.modifyCachePool:output_type -> sluice.hadoop.hdfs.ModifyCachePoolResponseProto
+	124, // 230: sluice.hadoop.hdfs.ClientNamenodeProtocol.removeCachePool:output_type -> sluice.hadoop.hdfs.RemoveCachePoolResponseProto
+	126, // 231: sluice.hadoop.hdfs.ClientNamenodeProtocol.listCachePools:output_type -> sluice.hadoop.hdfs.ListCachePoolsResponseProto
+	129, // 232: sluice.hadoop.hdfs.ClientNamenodeProtocol.getFileLinkInfo:output_type -> sluice.hadoop.hdfs.GetFileLinkInfoResponseProto
+	131, // 233: sluice.hadoop.hdfs.ClientNamenodeProtocol.getContentSummary:output_type -> sluice.hadoop.hdfs.GetContentSummaryResponseProto
+	135, // 234: sluice.hadoop.hdfs.ClientNamenodeProtocol.setQuota:output_type -> sluice.hadoop.hdfs.SetQuotaResponseProto
+	137, // 235: sluice.hadoop.hdfs.ClientNamenodeProtocol.fsync:output_type -> sluice.hadoop.hdfs.FsyncResponseProto
+	139, // 236: sluice.hadoop.hdfs.ClientNamenodeProtocol.setTimes:output_type -> sluice.hadoop.hdfs.SetTimesResponseProto
+	141, // 237: sluice.hadoop.hdfs.ClientNamenodeProtocol.createSymlink:output_type -> sluice.hadoop.hdfs.CreateSymlinkResponseProto
+	143, // 238: sluice.hadoop.hdfs.ClientNamenodeProtocol.getLinkTarget:output_type -> sluice.hadoop.hdfs.GetLinkTargetResponseProto
+	145, // 239: sluice.hadoop.hdfs.ClientNamenodeProtocol.updateBlockForPipeline:output_type -> sluice.hadoop.hdfs.UpdateBlockForPipelineResponseProto
+	147, // 240: sluice.hadoop.hdfs.ClientNamenodeProtocol.updatePipeline:output_type -> sluice.hadoop.hdfs.UpdatePipelineResponseProto
+	231, // 241: sluice.hadoop.hdfs.ClientNamenodeProtocol.getDelegationToken:output_type -> sluice.hadoop.common.GetDelegationTokenResponseProto
+	232, // 242: sluice.hadoop.hdfs.ClientNamenodeProtocol.renewDelegationToken:output_type -> sluice.hadoop.common.RenewDelegationTokenResponseProto
+	233, // 243: sluice.hadoop.hdfs.ClientNamenodeProtocol.cancelDelegationToken:output_type -> sluice.hadoop.common.CancelDelegationTokenResponseProto
+	149, // 244: sluice.hadoop.hdfs.ClientNamenodeProtocol.setBalancerBandwidth:output_type -> sluice.hadoop.hdfs.SetBalancerBandwidthResponseProto
+	151, // 245: sluice.hadoop.hdfs.ClientNamenodeProtocol.getDataEncryptionKey:output_type -> sluice.hadoop.hdfs.GetDataEncryptionKeyResponseProto
+	153, // 246: sluice.hadoop.hdfs.ClientNamenodeProtocol.createSnapshot:output_type -> sluice.hadoop.hdfs.CreateSnapshotResponseProto
+	155, // 247: sluice.hadoop.hdfs.ClientNamenodeProtocol.renameSnapshot:output_type -> sluice.hadoop.hdfs.RenameSnapshotResponseProto
+	157, // 248: sluice.hadoop.hdfs.ClientNamenodeProtocol.allowSnapshot:output_type -> sluice.hadoop.hdfs.AllowSnapshotResponseProto
+	159, // 249: sluice.hadoop.hdfs.ClientNamenodeProtocol.disallowSnapshot:output_type -> sluice.hadoop.hdfs.DisallowSnapshotResponseProto
+	56,  // 250: sluice.hadoop.hdfs.ClientNamenodeProtocol.getSnapshottableDirListing:output_type -> sluice.hadoop.hdfs.GetSnapshottableDirListingResponseProto
+	161, // 251: sluice.hadoop.hdfs.ClientNamenodeProtocol.deleteSnapshot:output_type -> sluice.hadoop.hdfs.DeleteSnapshotResponseProto
+	58,  // 252: sluice.hadoop.hdfs.ClientNamenodeProtocol.getSnapshotDiffReport:output_type -> sluice.hadoop.hdfs.GetSnapshotDiffReportResponseProto
+	60,  // 253: sluice.hadoop.hdfs.ClientNamenodeProtocol.getSnapshotDiffReportListing:output_type -> sluice.hadoop.hdfs.GetSnapshotDiffReportListingResponseProto
+	104, // 254: sluice.hadoop.hdfs.ClientNamenodeProtocol.isFileClosed:output_type -> sluice.hadoop.hdfs.IsFileClosedResponseProto
+	234, // 255: sluice.hadoop.hdfs.ClientNamenodeProtocol.modifyAclEntries:output_type -> sluice.hadoop.hdfs.ModifyAclEntriesResponseProto
+	235, // 256: sluice.hadoop.hdfs.ClientNamenodeProtocol.removeAclEntries:output_type -> sluice.hadoop.hdfs.RemoveAclEntriesResponseProto
+	236, // 257: sluice.hadoop.hdfs.ClientNamenodeProtocol.removeDefaultAcl:output_type -> sluice.hadoop.hdfs.RemoveDefaultAclResponseProto
+	237, // 258: sluice.hadoop.hdfs.ClientNamenodeProtocol.removeAcl:output_type -> sluice.hadoop.hdfs.RemoveAclResponseProto
+	238, // 259: sluice.hadoop.hdfs.ClientNamenodeProtocol.setAcl:output_type -> sluice.hadoop.hdfs.SetAclResponseProto
+	239, // 260: sluice.hadoop.hdfs.ClientNamenodeProtocol.getAclStatus:output_type -> sluice.hadoop.hdfs.GetAclStatusResponseProto
+	240, // 261: sluice.hadoop.hdfs.ClientNamenodeProtocol.setXAttr:output_type -> sluice.hadoop.hdfs.SetXAttrResponseProto
+	241, // 262: sluice.hadoop.hdfs.ClientNamenodeProtocol.getXAttrs:output_type -> sluice.hadoop.hdfs.GetXAttrsResponseProto
+	242, // 263: sluice.hadoop.hdfs.ClientNamenodeProtocol.listXAttrs:output_type -> sluice.hadoop.hdfs.ListXAttrsResponseProto
+	243, // 264: sluice.hadoop.hdfs.ClientNamenodeProtocol.removeXAttr:output_type -> sluice.hadoop.hdfs.RemoveXAttrResponseProto
+	163, // 265: sluice.hadoop.hdfs.ClientNamenodeProtocol.checkAccess:output_type -> sluice.hadoop.hdfs.CheckAccessResponseProto
+	244, // 266: sluice.hadoop.hdfs.ClientNamenodeProtocol.createEncryptionZone:output_type -> sluice.hadoop.hdfs.CreateEncryptionZoneResponseProto
+	245, // 267: sluice.hadoop.hdfs.ClientNamenodeProtocol.listEncryptionZones:output_type -> sluice.hadoop.hdfs.ListEncryptionZonesResponseProto
+	246, // 268: sluice.hadoop.hdfs.ClientNamenodeProtocol.reencryptEncryptionZone:output_type -> sluice.hadoop.hdfs.ReencryptEncryptionZoneResponseProto
+	247, // 269: sluice.hadoop.hdfs.ClientNamenodeProtocol.listReencryptionStatus:output_type -> sluice.hadoop.hdfs.ListReencryptionStatusResponseProto
+	248, // 270: sluice.hadoop.hdfs.ClientNamenodeProtocol.getEZForPath:output_type -> sluice.hadoop.hdfs.GetEZForPathResponseProto
+	249, // 271: sluice.hadoop.hdfs.ClientNamenodeProtocol.setErasureCodingPolicy:output_type -> sluice.hadoop.hdfs.SetErasureCodingPolicyResponseProto
+	250, // 272: sluice.hadoop.hdfs.ClientNamenodeProtocol.unsetErasureCodingPolicy:output_type -> sluice.hadoop.hdfs.UnsetErasureCodingPolicyResponseProto
+	251, // 273: sluice.hadoop.hdfs.ClientNamenodeProtocol.getECTopologyResultForPolicies:output_type -> sluice.hadoop.hdfs.GetECTopologyResultForPoliciesResponseProto
+	165, // 274: sluice.hadoop.hdfs.ClientNamenodeProtocol.getCurrentEditLogTxid:output_type -> sluice.hadoop.hdfs.GetCurrentEditLogTxidResponseProto
+	167, // 275: sluice.hadoop.hdfs.ClientNamenodeProtocol.getEditsFromTxid:output_type -> sluice.hadoop.hdfs.GetEditsFromTxidResponseProto
+	252, // 276: sluice.hadoop.hdfs.ClientNamenodeProtocol.getErasureCodingPolicies:output_type -> sluice.hadoop.hdfs.GetErasureCodingPoliciesResponseProto
+	253, // 277: sluice.hadoop.hdfs.ClientNamenodeProtocol.addErasureCodingPolicies:output_type -> sluice.hadoop.hdfs.AddErasureCodingPoliciesResponseProto
+	254, // 278: sluice.hadoop.hdfs.ClientNamenodeProtocol.removeErasureCodingPolicy:output_type -> sluice.hadoop.hdfs.RemoveErasureCodingPolicyResponseProto
+	255, // 279: sluice.hadoop.hdfs.ClientNamenodeProtocol.enableErasureCodingPolicy:output_type -> sluice.hadoop.hdfs.EnableErasureCodingPolicyResponseProto
+	256, // 280: sluice.hadoop.hdfs.ClientNamenodeProtocol.disableErasureCodingPolicy:output_type -> sluice.hadoop.hdfs.DisableErasureCodingPolicyResponseProto
+	257, // 281: sluice.hadoop.hdfs.ClientNamenodeProtocol.getErasureCodingPolicy:output_type -> sluice.hadoop.hdfs.GetErasureCodingPolicyResponseProto
+	258, // 282: sluice.hadoop.hdfs.ClientNamenodeProtocol.getErasureCodingCodecs:output_type -> sluice.hadoop.hdfs.GetErasureCodingCodecsResponseProto
+	133, // 283: sluice.hadoop.hdfs.ClientNamenodeProtocol.getQuotaUsage:output_type -> sluice.hadoop.hdfs.GetQuotaUsageResponseProto
+	170, // 284: sluice.hadoop.hdfs.ClientNamenodeProtocol.listOpenFiles:output_type -> sluice.hadoop.hdfs.ListOpenFilesResponseProto
+	172, // 285: sluice.hadoop.hdfs.ClientNamenodeProtocol.msync:output_type -> sluice.hadoop.hdfs.MsyncResponseProto
+	174, // 286: sluice.hadoop.hdfs.ClientNamenodeProtocol.satisfyStoragePolicy:output_type -> sluice.hadoop.hdfs.SatisfyStoragePolicyResponseProto
+	176, // 287: sluice.hadoop.hdfs.ClientNamenodeProtocol.getHAServiceState:output_type -> sluice.hadoop.hdfs.HAServiceStateResponseProto
 	180, // [180:288] is the sub-list for method output_type
 	72,  // [72:180] is the sub-list for method input_type
 	72,  // [72:72] is the sub-list for extension type_name
@@ -10015,33 +10014,33 @@ var file_ClientNamenodeProtocol_proto_depIdxs = []int32{
 	0,   // [0:72] is the sub-list for field type_name
 }
 
-func init() { file_ClientNamenodeProtocol_proto_init() }
-func file_ClientNamenodeProtocol_proto_init() {
-	if File_ClientNamenodeProtocol_proto != nil {
+func init() { file_sluice_hadoop_ClientNamenodeProtocol_proto_init() }
+func file_sluice_hadoop_ClientNamenodeProtocol_proto_init() {
+	if File_sluice_hadoop_ClientNamenodeProtocol_proto != nil {
 		return
 	}
-	file_hdfs_proto_init()
-	file_acl_proto_init()
-	file_xattr_proto_init()
-	file_encryption_proto_init()
-	file_inotify_proto_init()
-	file_erasurecoding_proto_init()
+	file_sluice_hadoop_hdfs_proto_init()
+	file_sluice_hadoop_acl_proto_init()
+	file_sluice_hadoop_xattr_proto_init()
+	file_sluice_hadoop_encryption_proto_init()
+	file_sluice_hadoop_inotify_proto_init()
+	file_sluice_hadoop_erasurecoding_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ClientNamenodeProtocol_proto_rawDesc), len(file_ClientNamenodeProtocol_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDesc), len(file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDesc)),
 			NumEnums:      7,
 			NumMessages:   170,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_ClientNamenodeProtocol_proto_goTypes,
-		DependencyIndexes: file_ClientNamenodeProtocol_proto_depIdxs,
-		EnumInfos:         file_ClientNamenodeProtocol_proto_enumTypes,
-		MessageInfos:      file_ClientNamenodeProtocol_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_ClientNamenodeProtocol_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_ClientNamenodeProtocol_proto_depIdxs,
+		EnumInfos:         file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes,
+		MessageInfos:      file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes,
 	}.Build()
-	File_ClientNamenodeProtocol_proto = out.File
-	file_ClientNamenodeProtocol_proto_goTypes = nil
-	file_ClientNamenodeProtocol_proto_depIdxs = nil
+	File_sluice_hadoop_ClientNamenodeProtocol_proto = out.File
+	file_sluice_hadoop_ClientNamenodeProtocol_proto_goTypes = nil
+	file_sluice_hadoop_ClientNamenodeProtocol_proto_depIdxs = nil
 }

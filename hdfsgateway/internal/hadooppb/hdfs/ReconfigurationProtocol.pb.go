@@ -19,7 +19,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: ReconfigurationProtocol.proto
+// source: sluice/hadoop/ReconfigurationProtocol.proto
 
 package hadoop_hdfs
 
@@ -47,7 +47,7 @@ type StartReconfigurationRequestProto struct {
 
 func (x *StartReconfigurationRequestProto) Reset() {
 	*x = StartReconfigurationRequestProto{}
-	mi := &file_ReconfigurationProtocol_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -59,7 +59,7 @@ func (x *StartReconfigurationRequestProto) String() string {
 func (*StartReconfigurationRequestProto) ProtoMessage() {}
 
 func (x *StartReconfigurationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ReconfigurationProtocol_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -72,7 +72,7 @@ func (x *StartReconfigurationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartReconfigurationRequestProto.ProtoReflect.Descriptor instead.
 func (*StartReconfigurationRequestProto) Descriptor() ([]byte, []int) {
-	return file_ReconfigurationProtocol_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescGZIP(), []int{0}
 }
 
 type StartReconfigurationResponseProto struct {
@@ -83,7 +83,7 @@ type StartReconfigurationResponseProto struct {
 
 func (x *StartReconfigurationResponseProto) Reset() {
 	*x = StartReconfigurationResponseProto{}
-	mi := &file_ReconfigurationProtocol_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -95,7 +95,7 @@ func (x *StartReconfigurationResponseProto) String() string {
 func (*StartReconfigurationResponseProto) ProtoMessage() {}
 
 func (x *StartReconfigurationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ReconfigurationProtocol_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -108,7 +108,7 @@ func (x *StartReconfigurationResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use StartReconfigurationResponseProto.ProtoReflect.Descriptor instead.
 func (*StartReconfigurationResponseProto) Descriptor() ([]byte, []int) {
-	return file_ReconfigurationProtocol_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescGZIP(), []int{1}
 }
 
 // * Query the running status of reconfiguration process
@@ -120,7 +120,7 @@ type GetReconfigurationStatusRequestProto struct {
 
 func (x *GetReconfigurationStatusRequestProto) Reset() {
 	*x = GetReconfigurationStatusRequestProto{}
-	mi := &file_ReconfigurationProtocol_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -132,7 +132,7 @@ func (x *GetReconfigurationStatusRequestProto) String() string {
 func (*GetReconfigurationStatusRequestProto) ProtoMessage() {}
 
 func (x *GetReconfigurationStatusRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ReconfigurationProtocol_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -145,7 +145,7 @@ func (x *GetReconfigurationStatusRequestProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use GetReconfigurationStatusRequestProto.ProtoReflect.Descriptor instead.
 func (*GetReconfigurationStatusRequestProto) Descriptor() ([]byte, []int) {
-	return file_ReconfigurationProtocol_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescGZIP(), []int{2}
 }
 
 type GetReconfigurationStatusConfigChangeProto struct {
@@ -160,7 +160,7 @@ type GetReconfigurationStatusConfigChangeProto struct {
 
 func (x *GetReconfigurationStatusConfigChangeProto) Reset() {
 	*x = GetReconfigurationStatusConfigChangeProto{}
-	mi := &file_ReconfigurationProtocol_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -172,7 +172,7 @@ func (x *GetReconfigurationStatusConfigChangeProto) String() string {
 func (*GetReconfigurationStatusConfigChangeProto) ProtoMessage() {}
 
 func (x *GetReconfigurationStatusConfigChangeProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ReconfigurationProtocol_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -185,7 +185,7 @@ func (x *GetReconfigurationStatusConfigChangeProto) ProtoReflect() protoreflect.
 
 // Deprecated: Use GetReconfigurationStatusConfigChangeProto.ProtoReflect.Descriptor instead.
 func (*GetReconfigurationStatusConfigChangeProto) Descriptor() ([]byte, []int) {
-	return file_ReconfigurationProtocol_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GetReconfigurationStatusConfigChangeProto) GetName() string {
@@ -227,7 +227,7 @@ type GetReconfigurationStatusResponseProto struct {
 
 func (x *GetReconfigurationStatusResponseProto) Reset() {
 	*x = GetReconfigurationStatusResponseProto{}
-	mi := &file_ReconfigurationProtocol_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -239,7 +239,7 @@ func (x *GetReconfigurationStatusResponseProto) String() string {
 func (*GetReconfigurationStatusResponseProto) ProtoMessage() {}
 
 func (x *GetReconfigurationStatusResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ReconfigurationProtocol_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -252,7 +252,7 @@ func (x *GetReconfigurationStatusResponseProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use GetReconfigurationStatusResponseProto.ProtoReflect.Descriptor instead.
 func (*GetReconfigurationStatusResponseProto) Descriptor() ([]byte, []int) {
-	return file_ReconfigurationProtocol_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetReconfigurationStatusResponseProto) GetStartTime() int64 {
@@ -285,7 +285,7 @@ type ListReconfigurablePropertiesRequestProto struct {
 
 func (x *ListReconfigurablePropertiesRequestProto) Reset() {
 	*x = ListReconfigurablePropertiesRequestProto{}
-	mi := &file_ReconfigurationProtocol_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -297,7 +297,7 @@ func (x *ListReconfigurablePropertiesRequestProto) String() string {
 func (*ListReconfigurablePropertiesRequestProto) ProtoMessage() {}
 
 func (x *ListReconfigurablePropertiesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ReconfigurationProtocol_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -310,7 +310,7 @@ func (x *ListReconfigurablePropertiesRequestProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use ListReconfigurablePropertiesRequestProto.ProtoReflect.Descriptor instead.
 func (*ListReconfigurablePropertiesRequestProto) Descriptor() ([]byte, []int) {
-	return file_ReconfigurationProtocol_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescGZIP(), []int{5}
 }
 
 type ListReconfigurablePropertiesResponseProto struct {
@@ -322,7 +322,7 @@ type ListReconfigurablePropertiesResponseProto struct {
 
 func (x *ListReconfigurablePropertiesResponseProto) Reset() {
 	*x = ListReconfigurablePropertiesResponseProto{}
-	mi := &file_ReconfigurationProtocol_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -334,7 +334,7 @@ func (x *ListReconfigurablePropertiesResponseProto) String() string {
 func (*ListReconfigurablePropertiesResponseProto) ProtoMessage() {}
 
 func (x *ListReconfigurablePropertiesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ReconfigurationProtocol_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -347,7 +347,7 @@ func (x *ListReconfigurablePropertiesResponseProto) ProtoReflect() protoreflect.
 
 // Deprecated: Use ListReconfigurablePropertiesResponseProto.ProtoReflect.Descriptor instead.
 func (*ListReconfigurablePropertiesResponseProto) Descriptor() ([]byte, []int) {
-	return file_ReconfigurationProtocol_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListReconfigurablePropertiesResponseProto) GetName() []string {
@@ -357,11 +357,11 @@ func (x *ListReconfigurablePropertiesResponseProto) GetName() []string {
 	return nil
 }
 
-var File_ReconfigurationProtocol_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_ReconfigurationProtocol_proto protoreflect.FileDescriptor
 
-const file_ReconfigurationProtocol_proto_rawDesc = "" +
+const file_sluice_hadoop_ReconfigurationProtocol_proto_rawDesc = "" +
 	"\n" +
-	"\x1dReconfigurationProtocol.proto\x12\vhadoop.hdfs\"\"\n" +
+	"+sluice/hadoop/ReconfigurationProtocol.proto\x12\x12sluice.hadoop.hdfs\"\"\n" +
 	" StartReconfigurationRequestProto\"#\n" +
 	"!StartReconfigurationResponseProto\"&\n" +
 	"$GetReconfigurationStatusRequestProto\"\x9b\x01\n" +
@@ -369,50 +369,50 @@ const file_ReconfigurationProtocol_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x02(\tR\x04name\x12\x1a\n" +
 	"\boldValue\x18\x02 \x02(\tR\boldValue\x12\x1a\n" +
 	"\bnewValue\x18\x03 \x01(\tR\bnewValue\x12\"\n" +
-	"\ferrorMessage\x18\x04 \x01(\tR\ferrorMessage\"\xb1\x01\n" +
+	"\ferrorMessage\x18\x04 \x01(\tR\ferrorMessage\"\xb8\x01\n" +
 	"%GetReconfigurationStatusResponseProto\x12\x1c\n" +
 	"\tstartTime\x18\x01 \x02(\x03R\tstartTime\x12\x18\n" +
-	"\aendTime\x18\x02 \x01(\x03R\aendTime\x12P\n" +
-	"\achanges\x18\x03 \x03(\v26.hadoop.hdfs.GetReconfigurationStatusConfigChangeProtoR\achanges\"*\n" +
+	"\aendTime\x18\x02 \x01(\x03R\aendTime\x12W\n" +
+	"\achanges\x18\x03 \x03(\v2=.sluice.hadoop.hdfs.GetReconfigurationStatusConfigChangeProtoR\achanges\"*\n" +
 	"(ListReconfigurablePropertiesRequestProto\"?\n" +
 	")ListReconfigurablePropertiesResponseProto\x12\x12\n" +
-	"\x04name\x18\x01 \x03(\tR\x04name2\xab\x03\n" +
-	"\x1eReconfigurationProtocolService\x12\x81\x01\n" +
-	"\x18getReconfigurationStatus\x121.hadoop.hdfs.GetReconfigurationStatusRequestProto\x1a2.hadoop.hdfs.GetReconfigurationStatusResponseProto\x12u\n" +
-	"\x14startReconfiguration\x12-.hadoop.hdfs.StartReconfigurationRequestProto\x1a..hadoop.hdfs.StartReconfigurationResponseProto\x12\x8d\x01\n" +
-	"\x1clistReconfigurableProperties\x125.hadoop.hdfs.ListReconfigurablePropertiesRequestProto\x1a6.hadoop.hdfs.ListReconfigurablePropertiesResponseProtoB\x88\x01\n" +
+	"\x04name\x18\x01 \x03(\tR\x04name2\xd6\x03\n" +
+	"\x1eReconfigurationProtocolService\x12\x8f\x01\n" +
+	"\x18getReconfigurationStatus\x128.sluice.hadoop.hdfs.GetReconfigurationStatusRequestProto\x1a9.sluice.hadoop.hdfs.GetReconfigurationStatusResponseProto\x12\x83\x01\n" +
+	"\x14startReconfiguration\x124.sluice.hadoop.hdfs.StartReconfigurationRequestProto\x1a5.sluice.hadoop.hdfs.StartReconfigurationResponseProto\x12\x9b\x01\n" +
+	"\x1clistReconfigurableProperties\x12<.sluice.hadoop.hdfs.ListReconfigurablePropertiesRequestProto\x1a=.sluice.hadoop.hdfs.ListReconfigurablePropertiesResponseProtoB\x88\x01\n" +
 	"%org.apache.hadoop.hdfs.protocol.protoB\x1dReconfigurationProtocolProtosZ:github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_hdfs\x88\x01\x01\xa0\x01\x01"
 
 var (
-	file_ReconfigurationProtocol_proto_rawDescOnce sync.Once
-	file_ReconfigurationProtocol_proto_rawDescData []byte
+	file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescData []byte
 )
 
-func file_ReconfigurationProtocol_proto_rawDescGZIP() []byte {
-	file_ReconfigurationProtocol_proto_rawDescOnce.Do(func() {
-		file_ReconfigurationProtocol_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_ReconfigurationProtocol_proto_rawDesc), len(file_ReconfigurationProtocol_proto_rawDesc)))
+func file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_ReconfigurationProtocol_proto_rawDesc), len(file_sluice_hadoop_ReconfigurationProtocol_proto_rawDesc)))
 	})
-	return file_ReconfigurationProtocol_proto_rawDescData
+	return file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescData
 }
 
-var file_ReconfigurationProtocol_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
-var file_ReconfigurationProtocol_proto_goTypes = []any{
-	(*StartReconfigurationRequestProto)(nil),          // 0: hadoop.hdfs.StartReconfigurationRequestProto
-	(*StartReconfigurationResponseProto)(nil),         // 1: hadoop.hdfs.StartReconfigurationResponseProto
-	(*GetReconfigurationStatusRequestProto)(nil),      // 2: hadoop.hdfs.GetReconfigurationStatusRequestProto
-	(*GetReconfigurationStatusConfigChangeProto)(nil), // 3: hadoop.hdfs.GetReconfigurationStatusConfigChangeProto
-	(*GetReconfigurationStatusResponseProto)(nil),     // 4: hadoop.hdfs.GetReconfigurationStatusResponseProto
-	(*ListReconfigurablePropertiesRequestProto)(nil),  // 5: hadoop.hdfs.ListReconfigurablePropertiesRequestProto
-	(*ListReconfigurablePropertiesResponseProto)(nil), // 6: hadoop.hdfs.ListReconfigurablePropertiesResponseProto
+var file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_sluice_hadoop_ReconfigurationProtocol_proto_goTypes = []any{
+	(*StartReconfigurationRequestProto)(nil),          // 0: sluice.hadoop.hdfs.StartReconfigurationRequestProto
+	(*StartReconfigurationResponseProto)(nil),         // 1: sluice.hadoop.hdfs.StartReconfigurationResponseProto
+	(*GetReconfigurationStatusRequestProto)(nil),      // 2: sluice.hadoop.hdfs.GetReconfigurationStatusRequestProto
+	(*GetReconfigurationStatusConfigChangeProto)(nil), // 3: sluice.hadoop.hdfs.GetReconfigurationStatusConfigChangeProto
+	(*GetReconfigurationStatusResponseProto)(nil),     // 4: sluice.hadoop.hdfs.GetReconfigurationStatusResponseProto
+	(*ListReconfigurablePropertiesRequestProto)(nil),  // 5: sluice.hadoop.hdfs.ListReconfigurablePropertiesRequestProto
+	(*ListReconfigurablePropertiesResponseProto)(nil), // 6: sluice.hadoop.hdfs.ListReconfigurablePropertiesResponseProto
 }
-var file_ReconfigurationProtocol_proto_depIdxs = []int32{
-	3, // 0: hadoop.hdfs.GetReconfigurationStatusResponseProto.changes:type_name -> hadoop.hdfs.GetReconfigurationStatusConfigChangeProto
-	2, // 1: hadoop.hdfs.ReconfigurationProtocolService.getReconfigurationStatus:input_type -> hadoop.hdfs.GetReconfigurationStatusRequestProto
-	0, // 2: hadoop.hdfs.ReconfigurationProtocolService.startReconfiguration:input_type -> hadoop.hdfs.StartReconfigurationRequestProto
-	5, // 3: hadoop.hdfs.ReconfigurationProtocolService.listReconfigurableProperties:input_type -> hadoop.hdfs.ListReconfigurablePropertiesRequestProto
-	4, // 4: hadoop.hdfs.ReconfigurationProtocolService.getReconfigurationStatus:output_type -> hadoop.hdfs.GetReconfigurationStatusResponseProto
-	1, // 5: hadoop.hdfs.ReconfigurationProtocolService.startReconfiguration:output_type -> hadoop.hdfs.StartReconfigurationResponseProto
-	6, // 6: hadoop.hdfs.ReconfigurationProtocolService.listReconfigurableProperties:output_type -> hadoop.hdfs.ListReconfigurablePropertiesResponseProto
+var file_sluice_hadoop_ReconfigurationProtocol_proto_depIdxs = []int32{
+	3, // 0: sluice.hadoop.hdfs.GetReconfigurationStatusResponseProto.changes:type_name -> sluice.hadoop.hdfs.GetReconfigurationStatusConfigChangeProto
+	2, // 1: sluice.hadoop.hdfs.ReconfigurationProtocolService.getReconfigurationStatus:input_type -> sluice.hadoop.hdfs.GetReconfigurationStatusRequestProto
+	0, // 2: sluice.hadoop.hdfs.ReconfigurationProtocolService.startReconfiguration:input_type -> sluice.hadoop.hdfs.StartReconfigurationRequestProto
+	5, // 3: sluice.hadoop.hdfs.ReconfigurationProtocolService.listReconfigurableProperties:input_type -> sluice.hadoop.hdfs.ListReconfigurablePropertiesRequestProto
+	4, // 4: sluice.hadoop.hdfs.ReconfigurationProtocolService.getReconfigurationStatus:output_type -> sluice.hadoop.hdfs.GetReconfigurationStatusResponseProto
+	1, // 5: sluice.hadoop.hdfs.ReconfigurationProtocolService.startReconfiguration:output_type -> sluice.hadoop.hdfs.StartReconfigurationResponseProto
+	6, // 6: sluice.hadoop.hdfs.ReconfigurationProtocolService.listReconfigurableProperties:output_type -> sluice.hadoop.hdfs.ListReconfigurablePropertiesResponseProto
 	4, // [4:7] is the sub-list for method output_type
 	1, // [1:4] is the sub-list for method input_type
 	1, // [1:1] is the sub-list for extension type_name
@@ -420,26 +420,26 @@ var file_ReconfigurationProtocol_proto_depIdxs = []int32{
 	0, // [0:1] is the sub-list for field type_name
 }
 
-func init() { file_ReconfigurationProtocol_proto_init() }
-func file_ReconfigurationProtocol_proto_init() {
-	if File_ReconfigurationProtocol_proto != nil {
+func init() { file_sluice_hadoop_ReconfigurationProtocol_proto_init() }
+func file_sluice_hadoop_ReconfigurationProtocol_proto_init() {
+	if File_sluice_hadoop_ReconfigurationProtocol_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ReconfigurationProtocol_proto_rawDesc), len(file_ReconfigurationProtocol_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_ReconfigurationProtocol_proto_rawDesc), len(file_sluice_hadoop_ReconfigurationProtocol_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_ReconfigurationProtocol_proto_goTypes,
-		DependencyIndexes: file_ReconfigurationProtocol_proto_depIdxs,
-		MessageInfos:      file_ReconfigurationProtocol_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_ReconfigurationProtocol_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_ReconfigurationProtocol_proto_depIdxs,
+		MessageInfos:      file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes,
 	}.Build()
-	File_ReconfigurationProtocol_proto = out.File
-	file_ReconfigurationProtocol_proto_goTypes = nil
-	file_ReconfigurationProtocol_proto_depIdxs = nil
+	File_sluice_hadoop_ReconfigurationProtocol_proto = out.File
+	file_sluice_hadoop_ReconfigurationProtocol_proto_goTypes = nil
+	file_sluice_hadoop_ReconfigurationProtocol_proto_depIdxs = nil
 }

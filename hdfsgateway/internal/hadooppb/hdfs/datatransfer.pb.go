@@ -24,7 +24,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: datatransfer.proto
+// source: sluice/hadoop/datatransfer.proto
 
 package hadoop_hdfs
 
@@ -111,11 +111,11 @@ func (x Status) String() string {
 }
 
 func (Status) Descriptor() protoreflect.EnumDescriptor {
-	return file_datatransfer_proto_enumTypes[0].Descriptor()
+	return file_sluice_hadoop_datatransfer_proto_enumTypes[0].Descriptor()
 }
 
 func (Status) Type() protoreflect.EnumType {
-	return &file_datatransfer_proto_enumTypes[0]
+	return &file_sluice_hadoop_datatransfer_proto_enumTypes[0]
 }
 
 func (x Status) Number() protoreflect.EnumNumber {
@@ -134,7 +134,7 @@ func (x *Status) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use Status.Descriptor instead.
 func (Status) EnumDescriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{0}
 }
 
 type ShortCircuitFdResponse int32
@@ -167,11 +167,11 @@ func (x ShortCircuitFdResponse) String() string {
 }
 
 func (ShortCircuitFdResponse) Descriptor() protoreflect.EnumDescriptor {
-	return file_datatransfer_proto_enumTypes[1].Descriptor()
+	return file_sluice_hadoop_datatransfer_proto_enumTypes[1].Descriptor()
 }
 
 func (ShortCircuitFdResponse) Type() protoreflect.EnumType {
-	return &file_datatransfer_proto_enumTypes[1]
+	return &file_sluice_hadoop_datatransfer_proto_enumTypes[1]
 }
 
 func (x ShortCircuitFdResponse) Number() protoreflect.EnumNumber {
@@ -190,7 +190,7 @@ func (x *ShortCircuitFdResponse) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ShortCircuitFdResponse.Descriptor instead.
 func (ShortCircuitFdResponse) EnumDescriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{1}
 }
 
 type DataTransferEncryptorMessageProto_DataTransferEncryptorStatus int32
@@ -226,11 +226,11 @@ func (x DataTransferEncryptorMessageProto_DataTransferEncryptorStatus) String() 
 }
 
 func (DataTransferEncryptorMessageProto_DataTransferEncryptorStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_datatransfer_proto_enumTypes[2].Descriptor()
+	return file_sluice_hadoop_datatransfer_proto_enumTypes[2].Descriptor()
 }
 
 func (DataTransferEncryptorMessageProto_DataTransferEncryptorStatus) Type() protoreflect.EnumType {
-	return &file_datatransfer_proto_enumTypes[2]
+	return &file_sluice_hadoop_datatransfer_proto_enumTypes[2]
 }
 
 func (x DataTransferEncryptorMessageProto_DataTransferEncryptorStatus) Number() protoreflect.EnumNumber {
@@ -249,7 +249,7 @@ func (x *DataTransferEncryptorMessageProto_DataTransferEncryptorStatus) Unmarsha
 
 // Deprecated: Use DataTransferEncryptorMessageProto_DataTransferEncryptorStatus.Descriptor instead.
 func (DataTransferEncryptorMessageProto_DataTransferEncryptorStatus) EnumDescriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{0, 0}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{0, 0}
 }
 
 type OpWriteBlockProto_BlockConstructionStage int32
@@ -311,11 +311,11 @@ func (x OpWriteBlockProto_BlockConstructionStage) String() string {
 }
 
 func (OpWriteBlockProto_BlockConstructionStage) Descriptor() protoreflect.EnumDescriptor {
-	return file_datatransfer_proto_enumTypes[3].Descriptor()
+	return file_sluice_hadoop_datatransfer_proto_enumTypes[3].Descriptor()
 }
 
 func (OpWriteBlockProto_BlockConstructionStage) Type() protoreflect.EnumType {
-	return &file_datatransfer_proto_enumTypes[3]
+	return &file_sluice_hadoop_datatransfer_proto_enumTypes[3]
 }
 
 func (x OpWriteBlockProto_BlockConstructionStage) Number() protoreflect.EnumNumber {
@@ -334,12 +334,12 @@ func (x *OpWriteBlockProto_BlockConstructionStage) UnmarshalJSON(b []byte) error
 
 // Deprecated: Use OpWriteBlockProto_BlockConstructionStage.Descriptor instead.
 func (OpWriteBlockProto_BlockConstructionStage) EnumDescriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{8, 0}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{8, 0}
 }
 
 type DataTransferEncryptorMessageProto struct {
 	state           protoimpl.MessageState                                         `protogen:"open.v1"`
-	Status          *DataTransferEncryptorMessageProto_DataTransferEncryptorStatus `protobuf:"varint,1,req,name=status,enum=hadoop.hdfs.DataTransferEncryptorMessageProto_DataTransferEncryptorStatus" json:"status,omitempty"`
+	Status          *DataTransferEncryptorMessageProto_DataTransferEncryptorStatus `protobuf:"varint,1,req,name=status,enum=sluice.hadoop.hdfs.DataTransferEncryptorMessageProto_DataTransferEncryptorStatus" json:"status,omitempty"`
 	Payload         []byte                                                         `protobuf:"bytes,2,opt,name=payload" json:"payload,omitempty"`
 	Message         *string                                                        `protobuf:"bytes,3,opt,name=message" json:"message,omitempty"`
 	CipherOption    []*CipherOptionProto                                           `protobuf:"bytes,4,rep,name=cipherOption" json:"cipherOption,omitempty"`
@@ -350,7 +350,7 @@ type DataTransferEncryptorMessageProto struct {
 
 func (x *DataTransferEncryptorMessageProto) Reset() {
 	*x = DataTransferEncryptorMessageProto{}
-	mi := &file_datatransfer_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -362,7 +362,7 @@ func (x *DataTransferEncryptorMessageProto) String() string {
 func (*DataTransferEncryptorMessageProto) ProtoMessage() {}
 
 func (x *DataTransferEncryptorMessageProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -375,7 +375,7 @@ func (x *DataTransferEncryptorMessageProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use DataTransferEncryptorMessageProto.ProtoReflect.Descriptor instead.
 func (*DataTransferEncryptorMessageProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *DataTransferEncryptorMessageProto) GetStatus() DataTransferEncryptorMessageProto_DataTransferEncryptorStatus {
@@ -423,7 +423,7 @@ type HandshakeSecretProto struct {
 
 func (x *HandshakeSecretProto) Reset() {
 	*x = HandshakeSecretProto{}
-	mi := &file_datatransfer_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -435,7 +435,7 @@ func (x *HandshakeSecretProto) String() string {
 func (*HandshakeSecretProto) ProtoMessage() {}
 
 func (x *HandshakeSecretProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -448,7 +448,7 @@ func (x *HandshakeSecretProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandshakeSecretProto.ProtoReflect.Descriptor instead.
 func (*HandshakeSecretProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *HandshakeSecretProto) GetSecret() []byte {
@@ -476,7 +476,7 @@ type BaseHeaderProto struct {
 
 func (x *BaseHeaderProto) Reset() {
 	*x = BaseHeaderProto{}
-	mi := &file_datatransfer_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -488,7 +488,7 @@ func (x *BaseHeaderProto) String() string {
 func (*BaseHeaderProto) ProtoMessage() {}
 
 func (x *BaseHeaderProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -501,7 +501,7 @@ func (x *BaseHeaderProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BaseHeaderProto.ProtoReflect.Descriptor instead.
 func (*BaseHeaderProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *BaseHeaderProto) GetBlock() *ExtendedBlockProto {
@@ -535,7 +535,7 @@ type DataTransferTraceInfoProto struct {
 
 func (x *DataTransferTraceInfoProto) Reset() {
 	*x = DataTransferTraceInfoProto{}
-	mi := &file_datatransfer_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -547,7 +547,7 @@ func (x *DataTransferTraceInfoProto) String() string {
 func (*DataTransferTraceInfoProto) ProtoMessage() {}
 
 func (x *DataTransferTraceInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -560,7 +560,7 @@ func (x *DataTransferTraceInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataTransferTraceInfoProto.ProtoReflect.Descriptor instead.
 func (*DataTransferTraceInfoProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *DataTransferTraceInfoProto) GetTraceId() uint64 {
@@ -587,7 +587,7 @@ type ClientOperationHeaderProto struct {
 
 func (x *ClientOperationHeaderProto) Reset() {
 	*x = ClientOperationHeaderProto{}
-	mi := &file_datatransfer_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -599,7 +599,7 @@ func (x *ClientOperationHeaderProto) String() string {
 func (*ClientOperationHeaderProto) ProtoMessage() {}
 
 func (x *ClientOperationHeaderProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -612,7 +612,7 @@ func (x *ClientOperationHeaderProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientOperationHeaderProto.ProtoReflect.Descriptor instead.
 func (*ClientOperationHeaderProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ClientOperationHeaderProto) GetBaseHeader() *BaseHeaderProto {
@@ -639,7 +639,7 @@ type CachingStrategyProto struct {
 
 func (x *CachingStrategyProto) Reset() {
 	*x = CachingStrategyProto{}
-	mi := &file_datatransfer_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -651,7 +651,7 @@ func (x *CachingStrategyProto) String() string {
 func (*CachingStrategyProto) ProtoMessage() {}
 
 func (x *CachingStrategyProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -664,7 +664,7 @@ func (x *CachingStrategyProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachingStrategyProto.ProtoReflect.Descriptor instead.
 func (*CachingStrategyProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CachingStrategyProto) GetDropBehind() bool {
@@ -699,7 +699,7 @@ const (
 
 func (x *OpReadBlockProto) Reset() {
 	*x = OpReadBlockProto{}
-	mi := &file_datatransfer_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -711,7 +711,7 @@ func (x *OpReadBlockProto) String() string {
 func (*OpReadBlockProto) ProtoMessage() {}
 
 func (x *OpReadBlockProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -724,7 +724,7 @@ func (x *OpReadBlockProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpReadBlockProto.ProtoReflect.Descriptor instead.
 func (*OpReadBlockProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *OpReadBlockProto) GetHeader() *ClientOperationHeaderProto {
@@ -764,7 +764,7 @@ func (x *OpReadBlockProto) GetCachingStrategy() *CachingStrategyProto {
 
 type ChecksumProto struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
-	Type             *ChecksumTypeProto     `protobuf:"varint,1,req,name=type,enum=hadoop.hdfs.ChecksumTypeProto" json:"type,omitempty"`
+	Type             *ChecksumTypeProto     `protobuf:"varint,1,req,name=type,enum=sluice.hadoop.hdfs.ChecksumTypeProto" json:"type,omitempty"`
 	BytesPerChecksum *uint32                `protobuf:"varint,2,req,name=bytesPerChecksum" json:"bytesPerChecksum,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
@@ -772,7 +772,7 @@ type ChecksumProto struct {
 
 func (x *ChecksumProto) Reset() {
 	*x = ChecksumProto{}
-	mi := &file_datatransfer_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -784,7 +784,7 @@ func (x *ChecksumProto) String() string {
 func (*ChecksumProto) ProtoMessage() {}
 
 func (x *ChecksumProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -797,7 +797,7 @@ func (x *ChecksumProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChecksumProto.ProtoReflect.Descriptor instead.
 func (*ChecksumProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ChecksumProto) GetType() ChecksumTypeProto {
@@ -819,7 +819,7 @@ type OpWriteBlockProto struct {
 	Header                *ClientOperationHeaderProto               `protobuf:"bytes,1,req,name=header" json:"header,omitempty"`
 	Targets               []*DatanodeInfoProto                      `protobuf:"bytes,2,rep,name=targets" json:"targets,omitempty"`
 	Source                *DatanodeInfoProto                        `protobuf:"bytes,3,opt,name=source" json:"source,omitempty"`
-	Stage                 *OpWriteBlockProto_BlockConstructionStage `protobuf:"varint,4,req,name=stage,enum=hadoop.hdfs.OpWriteBlockProto_BlockConstructionStage" json:"stage,omitempty"`
+	Stage                 *OpWriteBlockProto_BlockConstructionStage `protobuf:"varint,4,req,name=stage,enum=sluice.hadoop.hdfs.OpWriteBlockProto_BlockConstructionStage" json:"stage,omitempty"`
 	PipelineSize          *uint32                                   `protobuf:"varint,5,req,name=pipelineSize" json:"pipelineSize,omitempty"`
 	MinBytesRcvd          *uint64                                   `protobuf:"varint,6,req,name=minBytesRcvd" json:"minBytesRcvd,omitempty"`
 	MaxBytesRcvd          *uint64                                   `protobuf:"varint,7,req,name=maxBytesRcvd" json:"maxBytesRcvd,omitempty"`
@@ -828,8 +828,8 @@ type OpWriteBlockProto struct {
 	// The requested checksum mechanism for this block write.
 	RequestedChecksum  *ChecksumProto        `protobuf:"bytes,9,req,name=requestedChecksum" json:"requestedChecksum,omitempty"`
 	CachingStrategy    *CachingStrategyProto `protobuf:"bytes,10,opt,name=cachingStrategy" json:"cachingStrategy,omitempty"`
-	StorageType        *StorageTypeProto     `protobuf:"varint,11,opt,name=storageType,enum=hadoop.hdfs.StorageTypeProto,def=1" json:"storageType,omitempty"`
-	TargetStorageTypes []StorageTypeProto    `protobuf:"varint,12,rep,name=targetStorageTypes,enum=hadoop.hdfs.StorageTypeProto" json:"targetStorageTypes,omitempty"`
+	StorageType        *StorageTypeProto     `protobuf:"varint,11,opt,name=storageType,enum=sluice.hadoop.hdfs.StorageTypeProto,def=1" json:"storageType,omitempty"`
+	TargetStorageTypes []StorageTypeProto    `protobuf:"varint,12,rep,name=targetStorageTypes,enum=sluice.hadoop.hdfs.StorageTypeProto" json:"targetStorageTypes,omitempty"`
 	// *
 	// Hint to the DataNode that the block can be allocated on transient
 	// storage i.e. memory and written to disk lazily. The DataNode is free
@@ -853,7 +853,7 @@ const (
 
 func (x *OpWriteBlockProto) Reset() {
 	*x = OpWriteBlockProto{}
-	mi := &file_datatransfer_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -865,7 +865,7 @@ func (x *OpWriteBlockProto) String() string {
 func (*OpWriteBlockProto) ProtoMessage() {}
 
 func (x *OpWriteBlockProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -878,7 +878,7 @@ func (x *OpWriteBlockProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpWriteBlockProto.ProtoReflect.Descriptor instead.
 func (*OpWriteBlockProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{8}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *OpWriteBlockProto) GetHeader() *ClientOperationHeaderProto {
@@ -1004,7 +1004,7 @@ type OpTransferBlockProto struct {
 	state              protoimpl.MessageState      `protogen:"open.v1"`
 	Header             *ClientOperationHeaderProto `protobuf:"bytes,1,req,name=header" json:"header,omitempty"`
 	Targets            []*DatanodeInfoProto        `protobuf:"bytes,2,rep,name=targets" json:"targets,omitempty"`
-	TargetStorageTypes []StorageTypeProto          `protobuf:"varint,3,rep,name=targetStorageTypes,enum=hadoop.hdfs.StorageTypeProto" json:"targetStorageTypes,omitempty"`
+	TargetStorageTypes []StorageTypeProto          `protobuf:"varint,3,rep,name=targetStorageTypes,enum=sluice.hadoop.hdfs.StorageTypeProto" json:"targetStorageTypes,omitempty"`
 	TargetStorageIds   []string                    `protobuf:"bytes,4,rep,name=targetStorageIds" json:"targetStorageIds,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
@@ -1012,7 +1012,7 @@ type OpTransferBlockProto struct {
 
 func (x *OpTransferBlockProto) Reset() {
 	*x = OpTransferBlockProto{}
-	mi := &file_datatransfer_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1024,7 +1024,7 @@ func (x *OpTransferBlockProto) String() string {
 func (*OpTransferBlockProto) ProtoMessage() {}
 
 func (x *OpTransferBlockProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1037,7 +1037,7 @@ func (x *OpTransferBlockProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpTransferBlockProto.ProtoReflect.Descriptor instead.
 func (*OpTransferBlockProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{9}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *OpTransferBlockProto) GetHeader() *ClientOperationHeaderProto {
@@ -1073,7 +1073,7 @@ type OpReplaceBlockProto struct {
 	Header        *BaseHeaderProto       `protobuf:"bytes,1,req,name=header" json:"header,omitempty"`
 	DelHint       *string                `protobuf:"bytes,2,req,name=delHint" json:"delHint,omitempty"`
 	Source        *DatanodeInfoProto     `protobuf:"bytes,3,req,name=source" json:"source,omitempty"`
-	StorageType   *StorageTypeProto      `protobuf:"varint,4,opt,name=storageType,enum=hadoop.hdfs.StorageTypeProto,def=1" json:"storageType,omitempty"`
+	StorageType   *StorageTypeProto      `protobuf:"varint,4,opt,name=storageType,enum=sluice.hadoop.hdfs.StorageTypeProto,def=1" json:"storageType,omitempty"`
 	StorageId     *string                `protobuf:"bytes,5,opt,name=storageId" json:"storageId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1086,7 +1086,7 @@ const (
 
 func (x *OpReplaceBlockProto) Reset() {
 	*x = OpReplaceBlockProto{}
-	mi := &file_datatransfer_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1098,7 +1098,7 @@ func (x *OpReplaceBlockProto) String() string {
 func (*OpReplaceBlockProto) ProtoMessage() {}
 
 func (x *OpReplaceBlockProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1111,7 +1111,7 @@ func (x *OpReplaceBlockProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpReplaceBlockProto.ProtoReflect.Descriptor instead.
 func (*OpReplaceBlockProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{10}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *OpReplaceBlockProto) GetHeader() *BaseHeaderProto {
@@ -1158,7 +1158,7 @@ type OpCopyBlockProto struct {
 
 func (x *OpCopyBlockProto) Reset() {
 	*x = OpCopyBlockProto{}
-	mi := &file_datatransfer_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1170,7 +1170,7 @@ func (x *OpCopyBlockProto) String() string {
 func (*OpCopyBlockProto) ProtoMessage() {}
 
 func (x *OpCopyBlockProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1183,7 +1183,7 @@ func (x *OpCopyBlockProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpCopyBlockProto.ProtoReflect.Descriptor instead.
 func (*OpCopyBlockProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{11}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *OpCopyBlockProto) GetHeader() *BaseHeaderProto {
@@ -1203,7 +1203,7 @@ type OpBlockChecksumProto struct {
 
 func (x *OpBlockChecksumProto) Reset() {
 	*x = OpBlockChecksumProto{}
-	mi := &file_datatransfer_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1215,7 @@ func (x *OpBlockChecksumProto) String() string {
 func (*OpBlockChecksumProto) ProtoMessage() {}
 
 func (x *OpBlockChecksumProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1228,7 +1228,7 @@ func (x *OpBlockChecksumProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpBlockChecksumProto.ProtoReflect.Descriptor instead.
 func (*OpBlockChecksumProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{12}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *OpBlockChecksumProto) GetHeader() *BaseHeaderProto {
@@ -1261,7 +1261,7 @@ type OpBlockGroupChecksumProto struct {
 
 func (x *OpBlockGroupChecksumProto) Reset() {
 	*x = OpBlockGroupChecksumProto{}
-	mi := &file_datatransfer_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1273,7 +1273,7 @@ func (x *OpBlockGroupChecksumProto) String() string {
 func (*OpBlockGroupChecksumProto) ProtoMessage() {}
 
 func (x *OpBlockGroupChecksumProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1286,7 +1286,7 @@ func (x *OpBlockGroupChecksumProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpBlockGroupChecksumProto.ProtoReflect.Descriptor instead.
 func (*OpBlockGroupChecksumProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{13}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *OpBlockGroupChecksumProto) GetHeader() *BaseHeaderProto {
@@ -1350,7 +1350,7 @@ type ShortCircuitShmIdProto struct {
 
 func (x *ShortCircuitShmIdProto) Reset() {
 	*x = ShortCircuitShmIdProto{}
-	mi := &file_datatransfer_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1362,7 +1362,7 @@ func (x *ShortCircuitShmIdProto) String() string {
 func (*ShortCircuitShmIdProto) ProtoMessage() {}
 
 func (x *ShortCircuitShmIdProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1375,7 +1375,7 @@ func (x *ShortCircuitShmIdProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortCircuitShmIdProto.ProtoReflect.Descriptor instead.
 func (*ShortCircuitShmIdProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{14}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ShortCircuitShmIdProto) GetHi() int64 {
@@ -1404,7 +1404,7 @@ type ShortCircuitShmSlotProto struct {
 
 func (x *ShortCircuitShmSlotProto) Reset() {
 	*x = ShortCircuitShmSlotProto{}
-	mi := &file_datatransfer_proto_msgTypes[15]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1416,7 +1416,7 @@ func (x *ShortCircuitShmSlotProto) String() string {
 func (*ShortCircuitShmSlotProto) ProtoMessage() {}
 
 func (x *ShortCircuitShmSlotProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[15]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1429,7 +1429,7 @@ func (x *ShortCircuitShmSlotProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortCircuitShmSlotProto.ProtoReflect.Descriptor instead.
 func (*ShortCircuitShmSlotProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{15}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ShortCircuitShmSlotProto) GetShmId() *ShortCircuitShmIdProto {
@@ -1472,7 +1472,7 @@ const (
 
 func (x *OpRequestShortCircuitAccessProto) Reset() {
 	*x = OpRequestShortCircuitAccessProto{}
-	mi := &file_datatransfer_proto_msgTypes[16]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1484,7 +1484,7 @@ func (x *OpRequestShortCircuitAccessProto) String() string {
 func (*OpRequestShortCircuitAccessProto) ProtoMessage() {}
 
 func (x *OpRequestShortCircuitAccessProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[16]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1497,7 +1497,7 @@ func (x *OpRequestShortCircuitAccessProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpRequestShortCircuitAccessProto.ProtoReflect.Descriptor instead.
 func (*OpRequestShortCircuitAccessProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{16}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *OpRequestShortCircuitAccessProto) GetHeader() *BaseHeaderProto {
@@ -1538,7 +1538,7 @@ type ReleaseShortCircuitAccessRequestProto struct {
 
 func (x *ReleaseShortCircuitAccessRequestProto) Reset() {
 	*x = ReleaseShortCircuitAccessRequestProto{}
-	mi := &file_datatransfer_proto_msgTypes[17]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1550,7 +1550,7 @@ func (x *ReleaseShortCircuitAccessRequestProto) String() string {
 func (*ReleaseShortCircuitAccessRequestProto) ProtoMessage() {}
 
 func (x *ReleaseShortCircuitAccessRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[17]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1563,7 +1563,7 @@ func (x *ReleaseShortCircuitAccessRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use ReleaseShortCircuitAccessRequestProto.ProtoReflect.Descriptor instead.
 func (*ReleaseShortCircuitAccessRequestProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{17}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReleaseShortCircuitAccessRequestProto) GetSlotId() *ShortCircuitShmSlotProto {
@@ -1582,7 +1582,7 @@ func (x *ReleaseShortCircuitAccessRequestProto) GetTraceInfo() *DataTransferTrac
 
 type ReleaseShortCircuitAccessResponseProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Status        *Status                `protobuf:"varint,1,req,name=status,enum=hadoop.hdfs.Status" json:"status,omitempty"`
+	Status        *Status                `protobuf:"varint,1,req,name=status,enum=sluice.hadoop.hdfs.Status" json:"status,omitempty"`
 	Error         *string                `protobuf:"bytes,2,opt,name=error" json:"error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1590,7 +1590,7 @@ type ReleaseShortCircuitAccessResponseProto struct {
 
 func (x *ReleaseShortCircuitAccessResponseProto) Reset() {
 	*x = ReleaseShortCircuitAccessResponseProto{}
-	mi := &file_datatransfer_proto_msgTypes[18]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +1602,7 @@ func (x *ReleaseShortCircuitAccessResponseProto) String() string {
 func (*ReleaseShortCircuitAccessResponseProto) ProtoMessage() {}
 
 func (x *ReleaseShortCircuitAccessResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[18]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +1615,7 @@ func (x *ReleaseShortCircuitAccessResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use ReleaseShortCircuitAccessResponseProto.ProtoReflect.Descriptor instead.
 func (*ReleaseShortCircuitAccessResponseProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{18}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReleaseShortCircuitAccessResponseProto) GetStatus() Status {
@@ -1644,7 +1644,7 @@ type ShortCircuitShmRequestProto struct {
 
 func (x *ShortCircuitShmRequestProto) Reset() {
 	*x = ShortCircuitShmRequestProto{}
-	mi := &file_datatransfer_proto_msgTypes[19]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1656,7 +1656,7 @@ func (x *ShortCircuitShmRequestProto) String() string {
 func (*ShortCircuitShmRequestProto) ProtoMessage() {}
 
 func (x *ShortCircuitShmRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[19]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1669,7 +1669,7 @@ func (x *ShortCircuitShmRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortCircuitShmRequestProto.ProtoReflect.Descriptor instead.
 func (*ShortCircuitShmRequestProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{19}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ShortCircuitShmRequestProto) GetClientName() string {
@@ -1688,7 +1688,7 @@ func (x *ShortCircuitShmRequestProto) GetTraceInfo() *DataTransferTraceInfoProto
 
 type ShortCircuitShmResponseProto struct {
 	state         protoimpl.MessageState  `protogen:"open.v1"`
-	Status        *Status                 `protobuf:"varint,1,req,name=status,enum=hadoop.hdfs.Status" json:"status,omitempty"`
+	Status        *Status                 `protobuf:"varint,1,req,name=status,enum=sluice.hadoop.hdfs.Status" json:"status,omitempty"`
 	Error         *string                 `protobuf:"bytes,2,opt,name=error" json:"error,omitempty"`
 	Id            *ShortCircuitShmIdProto `protobuf:"bytes,3,opt,name=id" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1697,7 +1697,7 @@ type ShortCircuitShmResponseProto struct {
 
 func (x *ShortCircuitShmResponseProto) Reset() {
 	*x = ShortCircuitShmResponseProto{}
-	mi := &file_datatransfer_proto_msgTypes[20]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1709,7 +1709,7 @@ func (x *ShortCircuitShmResponseProto) String() string {
 func (*ShortCircuitShmResponseProto) ProtoMessage() {}
 
 func (x *ShortCircuitShmResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[20]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1722,7 +1722,7 @@ func (x *ShortCircuitShmResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortCircuitShmResponseProto.ProtoReflect.Descriptor instead.
 func (*ShortCircuitShmResponseProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{20}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ShortCircuitShmResponseProto) GetStatus() Status {
@@ -1765,7 +1765,7 @@ const (
 
 func (x *PacketHeaderProto) Reset() {
 	*x = PacketHeaderProto{}
-	mi := &file_datatransfer_proto_msgTypes[21]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1777,7 +1777,7 @@ func (x *PacketHeaderProto) String() string {
 func (*PacketHeaderProto) ProtoMessage() {}
 
 func (x *PacketHeaderProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[21]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1790,7 +1790,7 @@ func (x *PacketHeaderProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PacketHeaderProto.ProtoReflect.Descriptor instead.
 func (*PacketHeaderProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{21}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PacketHeaderProto) GetOffsetInBlock() int64 {
@@ -1831,7 +1831,7 @@ func (x *PacketHeaderProto) GetSyncBlock() bool {
 type PipelineAckProto struct {
 	state                  protoimpl.MessageState `protogen:"open.v1"`
 	Seqno                  *int64                 `protobuf:"zigzag64,1,req,name=seqno" json:"seqno,omitempty"`
-	Reply                  []Status               `protobuf:"varint,2,rep,name=reply,enum=hadoop.hdfs.Status" json:"reply,omitempty"`
+	Reply                  []Status               `protobuf:"varint,2,rep,name=reply,enum=sluice.hadoop.hdfs.Status" json:"reply,omitempty"`
 	DownstreamAckTimeNanos *uint64                `protobuf:"varint,3,opt,name=downstreamAckTimeNanos,def=0" json:"downstreamAckTimeNanos,omitempty"`
 	Flag                   []uint32               `protobuf:"varint,4,rep,packed,name=flag" json:"flag,omitempty"`
 	unknownFields          protoimpl.UnknownFields
@@ -1845,7 +1845,7 @@ const (
 
 func (x *PipelineAckProto) Reset() {
 	*x = PipelineAckProto{}
-	mi := &file_datatransfer_proto_msgTypes[22]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1857,7 +1857,7 @@ func (x *PipelineAckProto) String() string {
 func (*PipelineAckProto) ProtoMessage() {}
 
 func (x *PipelineAckProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[22]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1870,7 +1870,7 @@ func (x *PipelineAckProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PipelineAckProto.ProtoReflect.Descriptor instead.
 func (*PipelineAckProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{22}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PipelineAckProto) GetSeqno() int64 {
@@ -1918,7 +1918,7 @@ type ReadOpChecksumInfoProto struct {
 
 func (x *ReadOpChecksumInfoProto) Reset() {
 	*x = ReadOpChecksumInfoProto{}
-	mi := &file_datatransfer_proto_msgTypes[23]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1930,7 +1930,7 @@ func (x *ReadOpChecksumInfoProto) String() string {
 func (*ReadOpChecksumInfoProto) ProtoMessage() {}
 
 func (x *ReadOpChecksumInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[23]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1943,7 +1943,7 @@ func (x *ReadOpChecksumInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadOpChecksumInfoProto.ProtoReflect.Descriptor instead.
 func (*ReadOpChecksumInfoProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{23}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReadOpChecksumInfoProto) GetChecksum() *ChecksumProto {
@@ -1962,7 +1962,7 @@ func (x *ReadOpChecksumInfoProto) GetChunkOffset() uint64 {
 
 type BlockOpResponseProto struct {
 	state              protoimpl.MessageState        `protogen:"open.v1"`
-	Status             *Status                       `protobuf:"varint,1,req,name=status,enum=hadoop.hdfs.Status" json:"status,omitempty"`
+	Status             *Status                       `protobuf:"varint,1,req,name=status,enum=sluice.hadoop.hdfs.Status" json:"status,omitempty"`
 	FirstBadLink       *string                       `protobuf:"bytes,2,opt,name=firstBadLink" json:"firstBadLink,omitempty"`
 	ChecksumResponse   *OpBlockChecksumResponseProto `protobuf:"bytes,3,opt,name=checksumResponse" json:"checksumResponse,omitempty"`
 	ReadOpChecksumInfo *ReadOpChecksumInfoProto      `protobuf:"bytes,4,opt,name=readOpChecksumInfo" json:"readOpChecksumInfo,omitempty"`
@@ -1982,7 +1982,7 @@ type BlockOpResponseProto struct {
 
 func (x *BlockOpResponseProto) Reset() {
 	*x = BlockOpResponseProto{}
-	mi := &file_datatransfer_proto_msgTypes[24]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1994,7 +1994,7 @@ func (x *BlockOpResponseProto) String() string {
 func (*BlockOpResponseProto) ProtoMessage() {}
 
 func (x *BlockOpResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[24]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2007,7 +2007,7 @@ func (x *BlockOpResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockOpResponseProto.ProtoReflect.Descriptor instead.
 func (*BlockOpResponseProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{24}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *BlockOpResponseProto) GetStatus() Status {
@@ -2057,14 +2057,14 @@ func (x *BlockOpResponseProto) GetShortCircuitAccessVersion() uint32 {
 // read request.
 type ClientReadStatusProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Status        *Status                `protobuf:"varint,1,req,name=status,enum=hadoop.hdfs.Status" json:"status,omitempty"`
+	Status        *Status                `protobuf:"varint,1,req,name=status,enum=sluice.hadoop.hdfs.Status" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ClientReadStatusProto) Reset() {
 	*x = ClientReadStatusProto{}
-	mi := &file_datatransfer_proto_msgTypes[25]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2076,7 +2076,7 @@ func (x *ClientReadStatusProto) String() string {
 func (*ClientReadStatusProto) ProtoMessage() {}
 
 func (x *ClientReadStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[25]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2089,7 +2089,7 @@ func (x *ClientReadStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientReadStatusProto.ProtoReflect.Descriptor instead.
 func (*ClientReadStatusProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{25}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ClientReadStatusProto) GetStatus() Status {
@@ -2101,14 +2101,14 @@ func (x *ClientReadStatusProto) GetStatus() Status {
 
 type DNTransferAckProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Status        *Status                `protobuf:"varint,1,req,name=status,enum=hadoop.hdfs.Status" json:"status,omitempty"`
+	Status        *Status                `protobuf:"varint,1,req,name=status,enum=sluice.hadoop.hdfs.Status" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DNTransferAckProto) Reset() {
 	*x = DNTransferAckProto{}
-	mi := &file_datatransfer_proto_msgTypes[26]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2120,7 +2120,7 @@ func (x *DNTransferAckProto) String() string {
 func (*DNTransferAckProto) ProtoMessage() {}
 
 func (x *DNTransferAckProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[26]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2133,7 +2133,7 @@ func (x *DNTransferAckProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DNTransferAckProto.ProtoReflect.Descriptor instead.
 func (*DNTransferAckProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{26}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DNTransferAckProto) GetStatus() Status {
@@ -2148,7 +2148,7 @@ type OpBlockChecksumResponseProto struct {
 	BytesPerCrc          *uint32                    `protobuf:"varint,1,req,name=bytesPerCrc" json:"bytesPerCrc,omitempty"`
 	CrcPerBlock          *uint64                    `protobuf:"varint,2,req,name=crcPerBlock" json:"crcPerBlock,omitempty"`
 	BlockChecksum        []byte                     `protobuf:"bytes,3,req,name=blockChecksum" json:"blockChecksum,omitempty"`
-	CrcType              *ChecksumTypeProto         `protobuf:"varint,4,opt,name=crcType,enum=hadoop.hdfs.ChecksumTypeProto" json:"crcType,omitempty"`
+	CrcType              *ChecksumTypeProto         `protobuf:"varint,4,opt,name=crcType,enum=sluice.hadoop.hdfs.ChecksumTypeProto" json:"crcType,omitempty"`
 	BlockChecksumOptions *BlockChecksumOptionsProto `protobuf:"bytes,5,opt,name=blockChecksumOptions" json:"blockChecksumOptions,omitempty"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
@@ -2156,7 +2156,7 @@ type OpBlockChecksumResponseProto struct {
 
 func (x *OpBlockChecksumResponseProto) Reset() {
 	*x = OpBlockChecksumResponseProto{}
-	mi := &file_datatransfer_proto_msgTypes[27]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2168,7 +2168,7 @@ func (x *OpBlockChecksumResponseProto) String() string {
 func (*OpBlockChecksumResponseProto) ProtoMessage() {}
 
 func (x *OpBlockChecksumResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[27]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2181,7 +2181,7 @@ func (x *OpBlockChecksumResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpBlockChecksumResponseProto.ProtoReflect.Descriptor instead.
 func (*OpBlockChecksumResponseProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{27}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *OpBlockChecksumResponseProto) GetBytesPerCrc() uint32 {
@@ -2228,7 +2228,7 @@ type OpCustomProto struct {
 
 func (x *OpCustomProto) Reset() {
 	*x = OpCustomProto{}
-	mi := &file_datatransfer_proto_msgTypes[28]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2240,7 +2240,7 @@ func (x *OpCustomProto) String() string {
 func (*OpCustomProto) ProtoMessage() {}
 
 func (x *OpCustomProto) ProtoReflect() protoreflect.Message {
-	mi := &file_datatransfer_proto_msgTypes[28]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2253,7 +2253,7 @@ func (x *OpCustomProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpCustomProto.ProtoReflect.Descriptor instead.
 func (*OpCustomProto) Descriptor() ([]byte, []int) {
-	return file_datatransfer_proto_rawDescGZIP(), []int{28}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *OpCustomProto) GetCustomId() string {
@@ -2263,35 +2263,34 @@ func (x *OpCustomProto) GetCustomId() string {
 	return ""
 }
 
-var File_datatransfer_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_datatransfer_proto protoreflect.FileDescriptor
 
-const file_datatransfer_proto_rawDesc = "" +
+const file_sluice_hadoop_datatransfer_proto_rawDesc = "" +
 	"\n" +
-	"\x12datatransfer.proto\x12\vhadoop.hdfs\x1a\x0eSecurity.proto\x1a\n" +
-	"hdfs.proto\"\x9a\x03\n" +
-	"!DataTransferEncryptorMessageProto\x12b\n" +
-	"\x06status\x18\x01 \x02(\x0e2J.hadoop.hdfs.DataTransferEncryptorMessageProto.DataTransferEncryptorStatusR\x06status\x12\x18\n" +
+	" sluice/hadoop/datatransfer.proto\x12\x12sluice.hadoop.hdfs\x1a\x1csluice/hadoop/Security.proto\x1a\x18sluice/hadoop/hdfs.proto\"\xaf\x03\n" +
+	"!DataTransferEncryptorMessageProto\x12i\n" +
+	"\x06status\x18\x01 \x02(\x0e2Q.sluice.hadoop.hdfs.DataTransferEncryptorMessageProto.DataTransferEncryptorStatusR\x06status\x12\x18\n" +
 	"\apayload\x18\x02 \x01(\fR\apayload\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\x12B\n" +
-	"\fcipherOption\x18\x04 \x03(\v2\x1e.hadoop.hdfs.CipherOptionProtoR\fcipherOption\x12K\n" +
-	"\x0fhandshakeSecret\x18\x05 \x01(\v2!.hadoop.hdfs.HandshakeSecretProtoR\x0fhandshakeSecret\"L\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12I\n" +
+	"\fcipherOption\x18\x04 \x03(\v2%.sluice.hadoop.hdfs.CipherOptionProtoR\fcipherOption\x12R\n" +
+	"\x0fhandshakeSecret\x18\x05 \x01(\v2(.sluice.hadoop.hdfs.HandshakeSecretProtoR\x0fhandshakeSecret\"L\n" +
 	"\x1bDataTransferEncryptorStatus\x12\v\n" +
 	"\aSUCCESS\x10\x00\x12\x15\n" +
 	"\x11ERROR_UNKNOWN_KEY\x10\x01\x12\t\n" +
 	"\x05ERROR\x10\x02\"B\n" +
 	"\x14HandshakeSecretProto\x12\x16\n" +
 	"\x06secret\x18\x01 \x02(\fR\x06secret\x12\x12\n" +
-	"\x04bpid\x18\x02 \x02(\tR\x04bpid\"\xc0\x01\n" +
-	"\x0fBaseHeaderProto\x125\n" +
-	"\x05block\x18\x01 \x02(\v2\x1f.hadoop.hdfs.ExtendedBlockProtoR\x05block\x12/\n" +
-	"\x05token\x18\x02 \x01(\v2\x19.hadoop.common.TokenProtoR\x05token\x12E\n" +
-	"\ttraceInfo\x18\x03 \x01(\v2'.hadoop.hdfs.DataTransferTraceInfoProtoR\ttraceInfo\"R\n" +
+	"\x04bpid\x18\x02 \x02(\tR\x04bpid\"\xd5\x01\n" +
+	"\x0fBaseHeaderProto\x12<\n" +
+	"\x05block\x18\x01 \x02(\v2&.sluice.hadoop.hdfs.ExtendedBlockProtoR\x05block\x126\n" +
+	"\x05token\x18\x02 \x01(\v2 .sluice.hadoop.common.TokenProtoR\x05token\x12L\n" +
+	"\ttraceInfo\x18\x03 \x01(\v2..sluice.hadoop.hdfs.DataTransferTraceInfoProtoR\ttraceInfo\"R\n" +
 	"\x1aDataTransferTraceInfoProto\x12\x18\n" +
 	"\atraceId\x18\x01 \x02(\x04R\atraceId\x12\x1a\n" +
-	"\bparentId\x18\x02 \x02(\x04R\bparentId\"z\n" +
-	"\x1aClientOperationHeaderProto\x12<\n" +
+	"\bparentId\x18\x02 \x02(\x04R\bparentId\"\x81\x01\n" +
+	"\x1aClientOperationHeaderProto\x12C\n" +
 	"\n" +
-	"baseHeader\x18\x01 \x02(\v2\x1c.hadoop.hdfs.BaseHeaderProtoR\n" +
+	"baseHeader\x18\x01 \x02(\v2#.sluice.hadoop.hdfs.BaseHeaderProtoR\n" +
 	"baseHeader\x12\x1e\n" +
 	"\n" +
 	"clientName\x18\x02 \x02(\tR\n" +
@@ -2300,30 +2299,30 @@ const file_datatransfer_proto_rawDesc = "" +
 	"\n" +
 	"dropBehind\x18\x01 \x01(\bR\n" +
 	"dropBehind\x12\x1c\n" +
-	"\treadahead\x18\x02 \x01(\x03R\treadahead\"\xf6\x01\n" +
-	"\x10OpReadBlockProto\x12?\n" +
-	"\x06header\x18\x01 \x02(\v2'.hadoop.hdfs.ClientOperationHeaderProtoR\x06header\x12\x16\n" +
+	"\treadahead\x18\x02 \x01(\x03R\treadahead\"\x84\x02\n" +
+	"\x10OpReadBlockProto\x12F\n" +
+	"\x06header\x18\x01 \x02(\v2..sluice.hadoop.hdfs.ClientOperationHeaderProtoR\x06header\x12\x16\n" +
 	"\x06offset\x18\x02 \x02(\x04R\x06offset\x12\x10\n" +
 	"\x03len\x18\x03 \x02(\x04R\x03len\x12*\n" +
-	"\rsendChecksums\x18\x04 \x01(\b:\x04trueR\rsendChecksums\x12K\n" +
-	"\x0fcachingStrategy\x18\x05 \x01(\v2!.hadoop.hdfs.CachingStrategyProtoR\x0fcachingStrategy\"o\n" +
-	"\rChecksumProto\x122\n" +
-	"\x04type\x18\x01 \x02(\x0e2\x1e.hadoop.hdfs.ChecksumTypeProtoR\x04type\x12*\n" +
-	"\x10bytesPerChecksum\x18\x02 \x02(\rR\x10bytesPerChecksum\"\xb3\t\n" +
-	"\x11OpWriteBlockProto\x12?\n" +
-	"\x06header\x18\x01 \x02(\v2'.hadoop.hdfs.ClientOperationHeaderProtoR\x06header\x128\n" +
-	"\atargets\x18\x02 \x03(\v2\x1e.hadoop.hdfs.DatanodeInfoProtoR\atargets\x126\n" +
-	"\x06source\x18\x03 \x01(\v2\x1e.hadoop.hdfs.DatanodeInfoProtoR\x06source\x12K\n" +
-	"\x05stage\x18\x04 \x02(\x0e25.hadoop.hdfs.OpWriteBlockProto.BlockConstructionStageR\x05stage\x12\"\n" +
+	"\rsendChecksums\x18\x04 \x01(\b:\x04trueR\rsendChecksums\x12R\n" +
+	"\x0fcachingStrategy\x18\x05 \x01(\v2(.sluice.hadoop.hdfs.CachingStrategyProtoR\x0fcachingStrategy\"v\n" +
+	"\rChecksumProto\x129\n" +
+	"\x04type\x18\x01 \x02(\x0e2%.sluice.hadoop.hdfs.ChecksumTypeProtoR\x04type\x12*\n" +
+	"\x10bytesPerChecksum\x18\x02 \x02(\rR\x10bytesPerChecksum\"\xeb\t\n" +
+	"\x11OpWriteBlockProto\x12F\n" +
+	"\x06header\x18\x01 \x02(\v2..sluice.hadoop.hdfs.ClientOperationHeaderProtoR\x06header\x12?\n" +
+	"\atargets\x18\x02 \x03(\v2%.sluice.hadoop.hdfs.DatanodeInfoProtoR\atargets\x12=\n" +
+	"\x06source\x18\x03 \x01(\v2%.sluice.hadoop.hdfs.DatanodeInfoProtoR\x06source\x12R\n" +
+	"\x05stage\x18\x04 \x02(\x0e2<.sluice.hadoop.hdfs.OpWriteBlockProto.BlockConstructionStageR\x05stage\x12\"\n" +
 	"\fpipelineSize\x18\x05 \x02(\rR\fpipelineSize\x12\"\n" +
 	"\fminBytesRcvd\x18\x06 \x02(\x04R\fminBytesRcvd\x12\"\n" +
 	"\fmaxBytesRcvd\x18\a \x02(\x04R\fmaxBytesRcvd\x124\n" +
-	"\x15latestGenerationStamp\x18\b \x02(\x04R\x15latestGenerationStamp\x12H\n" +
-	"\x11requestedChecksum\x18\t \x02(\v2\x1a.hadoop.hdfs.ChecksumProtoR\x11requestedChecksum\x12K\n" +
+	"\x15latestGenerationStamp\x18\b \x02(\x04R\x15latestGenerationStamp\x12O\n" +
+	"\x11requestedChecksum\x18\t \x02(\v2!.sluice.hadoop.hdfs.ChecksumProtoR\x11requestedChecksum\x12R\n" +
 	"\x0fcachingStrategy\x18\n" +
-	" \x01(\v2!.hadoop.hdfs.CachingStrategyProtoR\x0fcachingStrategy\x12E\n" +
-	"\vstorageType\x18\v \x01(\x0e2\x1d.hadoop.hdfs.StorageTypeProto:\x04DISKR\vstorageType\x12M\n" +
-	"\x12targetStorageTypes\x18\f \x03(\x0e2\x1d.hadoop.hdfs.StorageTypeProtoR\x12targetStorageTypes\x121\n" +
+	" \x01(\v2(.sluice.hadoop.hdfs.CachingStrategyProtoR\x0fcachingStrategy\x12L\n" +
+	"\vstorageType\x18\v \x01(\x0e2$.sluice.hadoop.hdfs.StorageTypeProto:\x04DISKR\vstorageType\x12T\n" +
+	"\x12targetStorageTypes\x18\f \x03(\x0e2$.sluice.hadoop.hdfs.StorageTypeProtoR\x12targetStorageTypes\x121\n" +
 	"\x10allowLazyPersist\x18\r \x01(\b:\x05falseR\x10allowLazyPersist\x12\x1f\n" +
 	"\apinning\x18\x0e \x01(\b:\x05falseR\apinning\x12&\n" +
 	"\x0etargetPinnings\x18\x0f \x03(\bR\x0etargetPinnings\x12\x1c\n" +
@@ -2338,90 +2337,90 @@ const file_datatransfer_proto_rawDesc = "" +
 	"\x17PIPELINE_CLOSE_RECOVERY\x10\x05\x12\x19\n" +
 	"\x15PIPELINE_SETUP_CREATE\x10\x06\x12\x10\n" +
 	"\fTRANSFER_RBW\x10\a\x12\x16\n" +
-	"\x12TRANSFER_FINALIZED\x10\b\"\x8c\x02\n" +
-	"\x14OpTransferBlockProto\x12?\n" +
-	"\x06header\x18\x01 \x02(\v2'.hadoop.hdfs.ClientOperationHeaderProtoR\x06header\x128\n" +
-	"\atargets\x18\x02 \x03(\v2\x1e.hadoop.hdfs.DatanodeInfoProtoR\atargets\x12M\n" +
-	"\x12targetStorageTypes\x18\x03 \x03(\x0e2\x1d.hadoop.hdfs.StorageTypeProtoR\x12targetStorageTypes\x12*\n" +
-	"\x10targetStorageIds\x18\x04 \x03(\tR\x10targetStorageIds\"\x82\x02\n" +
-	"\x13OpReplaceBlockProto\x124\n" +
-	"\x06header\x18\x01 \x02(\v2\x1c.hadoop.hdfs.BaseHeaderProtoR\x06header\x12\x18\n" +
-	"\adelHint\x18\x02 \x02(\tR\adelHint\x126\n" +
-	"\x06source\x18\x03 \x02(\v2\x1e.hadoop.hdfs.DatanodeInfoProtoR\x06source\x12E\n" +
-	"\vstorageType\x18\x04 \x01(\x0e2\x1d.hadoop.hdfs.StorageTypeProto:\x04DISKR\vstorageType\x12\x1c\n" +
-	"\tstorageId\x18\x05 \x01(\tR\tstorageId\"H\n" +
-	"\x10OpCopyBlockProto\x124\n" +
-	"\x06header\x18\x01 \x02(\v2\x1c.hadoop.hdfs.BaseHeaderProtoR\x06header\"\xa8\x01\n" +
-	"\x14OpBlockChecksumProto\x124\n" +
-	"\x06header\x18\x01 \x02(\v2\x1c.hadoop.hdfs.BaseHeaderProtoR\x06header\x12Z\n" +
-	"\x14blockChecksumOptions\x18\x02 \x01(\v2&.hadoop.hdfs.BlockChecksumOptionsProtoR\x14blockChecksumOptions\"\xbe\x03\n" +
-	"\x19OpBlockGroupChecksumProto\x124\n" +
-	"\x06header\x18\x01 \x02(\v2\x1c.hadoop.hdfs.BaseHeaderProtoR\x06header\x12=\n" +
-	"\tdatanodes\x18\x02 \x02(\v2\x1f.hadoop.hdfs.DatanodeInfosProtoR\tdatanodes\x12;\n" +
-	"\vblockTokens\x18\x03 \x03(\v2\x19.hadoop.common.TokenProtoR\vblockTokens\x12A\n" +
-	"\becPolicy\x18\x04 \x02(\v2%.hadoop.hdfs.ErasureCodingPolicyProtoR\becPolicy\x12\"\n" +
+	"\x12TRANSFER_FINALIZED\x10\b\"\xa1\x02\n" +
+	"\x14OpTransferBlockProto\x12F\n" +
+	"\x06header\x18\x01 \x02(\v2..sluice.hadoop.hdfs.ClientOperationHeaderProtoR\x06header\x12?\n" +
+	"\atargets\x18\x02 \x03(\v2%.sluice.hadoop.hdfs.DatanodeInfoProtoR\atargets\x12T\n" +
+	"\x12targetStorageTypes\x18\x03 \x03(\x0e2$.sluice.hadoop.hdfs.StorageTypeProtoR\x12targetStorageTypes\x12*\n" +
+	"\x10targetStorageIds\x18\x04 \x03(\tR\x10targetStorageIds\"\x97\x02\n" +
+	"\x13OpReplaceBlockProto\x12;\n" +
+	"\x06header\x18\x01 \x02(\v2#.sluice.hadoop.hdfs.BaseHeaderProtoR\x06header\x12\x18\n" +
+	"\adelHint\x18\x02 \x02(\tR\adelHint\x12=\n" +
+	"\x06source\x18\x03 \x02(\v2%.sluice.hadoop.hdfs.DatanodeInfoProtoR\x06source\x12L\n" +
+	"\vstorageType\x18\x04 \x01(\x0e2$.sluice.hadoop.hdfs.StorageTypeProto:\x04DISKR\vstorageType\x12\x1c\n" +
+	"\tstorageId\x18\x05 \x01(\tR\tstorageId\"O\n" +
+	"\x10OpCopyBlockProto\x12;\n" +
+	"\x06header\x18\x01 \x02(\v2#.sluice.hadoop.hdfs.BaseHeaderProtoR\x06header\"\xb6\x01\n" +
+	"\x14OpBlockChecksumProto\x12;\n" +
+	"\x06header\x18\x01 \x02(\v2#.sluice.hadoop.hdfs.BaseHeaderProtoR\x06header\x12a\n" +
+	"\x14blockChecksumOptions\x18\x02 \x01(\v2-.sluice.hadoop.hdfs.BlockChecksumOptionsProtoR\x14blockChecksumOptions\"\xe1\x03\n" +
+	"\x19OpBlockGroupChecksumProto\x12;\n" +
+	"\x06header\x18\x01 \x02(\v2#.sluice.hadoop.hdfs.BaseHeaderProtoR\x06header\x12D\n" +
+	"\tdatanodes\x18\x02 \x02(\v2&.sluice.hadoop.hdfs.DatanodeInfosProtoR\tdatanodes\x12B\n" +
+	"\vblockTokens\x18\x03 \x03(\v2 .sluice.hadoop.common.TokenProtoR\vblockTokens\x12H\n" +
+	"\becPolicy\x18\x04 \x02(\v2,.sluice.hadoop.hdfs.ErasureCodingPolicyProtoR\becPolicy\x12\"\n" +
 	"\fblockIndices\x18\x05 \x03(\rR\fblockIndices\x12,\n" +
-	"\x11requestedNumBytes\x18\x06 \x02(\x04R\x11requestedNumBytes\x12Z\n" +
-	"\x14blockChecksumOptions\x18\a \x01(\v2&.hadoop.hdfs.BlockChecksumOptionsProtoR\x14blockChecksumOptions\"8\n" +
+	"\x11requestedNumBytes\x18\x06 \x02(\x04R\x11requestedNumBytes\x12a\n" +
+	"\x14blockChecksumOptions\x18\a \x01(\v2-.sluice.hadoop.hdfs.BlockChecksumOptionsProtoR\x14blockChecksumOptions\"8\n" +
 	"\x16ShortCircuitShmIdProto\x12\x0e\n" +
 	"\x02hi\x18\x01 \x02(\x03R\x02hi\x12\x0e\n" +
-	"\x02lo\x18\x02 \x02(\x03R\x02lo\"o\n" +
-	"\x18ShortCircuitShmSlotProto\x129\n" +
-	"\x05shmId\x18\x01 \x02(\v2#.hadoop.hdfs.ShortCircuitShmIdProtoR\x05shmId\x12\x18\n" +
-	"\aslotIdx\x18\x02 \x02(\x05R\aslotIdx\"\x80\x02\n" +
-	" OpRequestShortCircuitAccessProto\x124\n" +
-	"\x06header\x18\x01 \x02(\v2\x1c.hadoop.hdfs.BaseHeaderProtoR\x06header\x12\x1e\n" +
+	"\x02lo\x18\x02 \x02(\x03R\x02lo\"v\n" +
+	"\x18ShortCircuitShmSlotProto\x12@\n" +
+	"\x05shmId\x18\x01 \x02(\v2*.sluice.hadoop.hdfs.ShortCircuitShmIdProtoR\x05shmId\x12\x18\n" +
+	"\aslotIdx\x18\x02 \x02(\x05R\aslotIdx\"\x8e\x02\n" +
+	" OpRequestShortCircuitAccessProto\x12;\n" +
+	"\x06header\x18\x01 \x02(\v2#.sluice.hadoop.hdfs.BaseHeaderProtoR\x06header\x12\x1e\n" +
 	"\n" +
 	"maxVersion\x18\x02 \x02(\rR\n" +
-	"maxVersion\x12=\n" +
-	"\x06slotId\x18\x03 \x01(\v2%.hadoop.hdfs.ShortCircuitShmSlotProtoR\x06slotId\x12G\n" +
-	"\x1bsupportsReceiptVerification\x18\x04 \x01(\b:\x05falseR\x1bsupportsReceiptVerification\"\xad\x01\n" +
-	"%ReleaseShortCircuitAccessRequestProto\x12=\n" +
-	"\x06slotId\x18\x01 \x02(\v2%.hadoop.hdfs.ShortCircuitShmSlotProtoR\x06slotId\x12E\n" +
-	"\ttraceInfo\x18\x02 \x01(\v2'.hadoop.hdfs.DataTransferTraceInfoProtoR\ttraceInfo\"k\n" +
-	"&ReleaseShortCircuitAccessResponseProto\x12+\n" +
-	"\x06status\x18\x01 \x02(\x0e2\x13.hadoop.hdfs.StatusR\x06status\x12\x14\n" +
-	"\x05error\x18\x02 \x01(\tR\x05error\"\x84\x01\n" +
+	"maxVersion\x12D\n" +
+	"\x06slotId\x18\x03 \x01(\v2,.sluice.hadoop.hdfs.ShortCircuitShmSlotProtoR\x06slotId\x12G\n" +
+	"\x1bsupportsReceiptVerification\x18\x04 \x01(\b:\x05falseR\x1bsupportsReceiptVerification\"\xbb\x01\n" +
+	"%ReleaseShortCircuitAccessRequestProto\x12D\n" +
+	"\x06slotId\x18\x01 \x02(\v2,.sluice.hadoop.hdfs.ShortCircuitShmSlotProtoR\x06slotId\x12L\n" +
+	"\ttraceInfo\x18\x02 \x01(\v2..sluice.hadoop.hdfs.DataTransferTraceInfoProtoR\ttraceInfo\"r\n" +
+	"&ReleaseShortCircuitAccessResponseProto\x122\n" +
+	"\x06status\x18\x01 \x02(\x0e2\x1a.sluice.hadoop.hdfs.StatusR\x06status\x12\x14\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\"\x8b\x01\n" +
 	"\x1bShortCircuitShmRequestProto\x12\x1e\n" +
 	"\n" +
 	"clientName\x18\x01 \x02(\tR\n" +
-	"clientName\x12E\n" +
-	"\ttraceInfo\x18\x02 \x01(\v2'.hadoop.hdfs.DataTransferTraceInfoProtoR\ttraceInfo\"\x96\x01\n" +
-	"\x1cShortCircuitShmResponseProto\x12+\n" +
-	"\x06status\x18\x01 \x02(\x0e2\x13.hadoop.hdfs.StatusR\x06status\x12\x14\n" +
-	"\x05error\x18\x02 \x01(\tR\x05error\x123\n" +
-	"\x02id\x18\x03 \x01(\v2#.hadoop.hdfs.ShortCircuitShmIdProtoR\x02id\"\xbc\x01\n" +
+	"clientName\x12L\n" +
+	"\ttraceInfo\x18\x02 \x01(\v2..sluice.hadoop.hdfs.DataTransferTraceInfoProtoR\ttraceInfo\"\xa4\x01\n" +
+	"\x1cShortCircuitShmResponseProto\x122\n" +
+	"\x06status\x18\x01 \x02(\x0e2\x1a.sluice.hadoop.hdfs.StatusR\x06status\x12\x14\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\x12:\n" +
+	"\x02id\x18\x03 \x01(\v2*.sluice.hadoop.hdfs.ShortCircuitShmIdProtoR\x02id\"\xbc\x01\n" +
 	"\x11PacketHeaderProto\x12$\n" +
 	"\roffsetInBlock\x18\x01 \x02(\x10R\roffsetInBlock\x12\x14\n" +
 	"\x05seqno\x18\x02 \x02(\x10R\x05seqno\x12,\n" +
 	"\x11lastPacketInBlock\x18\x03 \x02(\bR\x11lastPacketInBlock\x12\x18\n" +
 	"\adataLen\x18\x04 \x02(\x0fR\adataLen\x12#\n" +
-	"\tsyncBlock\x18\x05 \x01(\b:\x05falseR\tsyncBlock\"\xa6\x01\n" +
+	"\tsyncBlock\x18\x05 \x01(\b:\x05falseR\tsyncBlock\"\xad\x01\n" +
 	"\x10PipelineAckProto\x12\x14\n" +
-	"\x05seqno\x18\x01 \x02(\x12R\x05seqno\x12)\n" +
-	"\x05reply\x18\x02 \x03(\x0e2\x13.hadoop.hdfs.StatusR\x05reply\x129\n" +
+	"\x05seqno\x18\x01 \x02(\x12R\x05seqno\x120\n" +
+	"\x05reply\x18\x02 \x03(\x0e2\x1a.sluice.hadoop.hdfs.StatusR\x05reply\x129\n" +
 	"\x16downstreamAckTimeNanos\x18\x03 \x01(\x04:\x010R\x16downstreamAckTimeNanos\x12\x16\n" +
-	"\x04flag\x18\x04 \x03(\rB\x02\x10\x01R\x04flag\"s\n" +
-	"\x17ReadOpChecksumInfoProto\x126\n" +
-	"\bchecksum\x18\x01 \x02(\v2\x1a.hadoop.hdfs.ChecksumProtoR\bchecksum\x12 \n" +
-	"\vchunkOffset\x18\x02 \x02(\x04R\vchunkOffset\"\xec\x02\n" +
-	"\x14BlockOpResponseProto\x12+\n" +
-	"\x06status\x18\x01 \x02(\x0e2\x13.hadoop.hdfs.StatusR\x06status\x12\"\n" +
-	"\ffirstBadLink\x18\x02 \x01(\tR\ffirstBadLink\x12U\n" +
-	"\x10checksumResponse\x18\x03 \x01(\v2).hadoop.hdfs.OpBlockChecksumResponseProtoR\x10checksumResponse\x12T\n" +
-	"\x12readOpChecksumInfo\x18\x04 \x01(\v2$.hadoop.hdfs.ReadOpChecksumInfoProtoR\x12readOpChecksumInfo\x12\x18\n" +
+	"\x04flag\x18\x04 \x03(\rB\x02\x10\x01R\x04flag\"z\n" +
+	"\x17ReadOpChecksumInfoProto\x12=\n" +
+	"\bchecksum\x18\x01 \x02(\v2!.sluice.hadoop.hdfs.ChecksumProtoR\bchecksum\x12 \n" +
+	"\vchunkOffset\x18\x02 \x02(\x04R\vchunkOffset\"\x81\x03\n" +
+	"\x14BlockOpResponseProto\x122\n" +
+	"\x06status\x18\x01 \x02(\x0e2\x1a.sluice.hadoop.hdfs.StatusR\x06status\x12\"\n" +
+	"\ffirstBadLink\x18\x02 \x01(\tR\ffirstBadLink\x12\\\n" +
+	"\x10checksumResponse\x18\x03 \x01(\v20.sluice.hadoop.hdfs.OpBlockChecksumResponseProtoR\x10checksumResponse\x12[\n" +
+	"\x12readOpChecksumInfo\x18\x04 \x01(\v2+.sluice.hadoop.hdfs.ReadOpChecksumInfoProtoR\x12readOpChecksumInfo\x12\x18\n" +
 	"\amessage\x18\x05 \x01(\tR\amessage\x12<\n" +
-	"\x19shortCircuitAccessVersion\x18\x06 \x01(\rR\x19shortCircuitAccessVersion\"D\n" +
-	"\x15ClientReadStatusProto\x12+\n" +
-	"\x06status\x18\x01 \x02(\x0e2\x13.hadoop.hdfs.StatusR\x06status\"A\n" +
-	"\x12DNTransferAckProto\x12+\n" +
-	"\x06status\x18\x01 \x02(\x0e2\x13.hadoop.hdfs.StatusR\x06status\"\x9e\x02\n" +
+	"\x19shortCircuitAccessVersion\x18\x06 \x01(\rR\x19shortCircuitAccessVersion\"K\n" +
+	"\x15ClientReadStatusProto\x122\n" +
+	"\x06status\x18\x01 \x02(\x0e2\x1a.sluice.hadoop.hdfs.StatusR\x06status\"H\n" +
+	"\x12DNTransferAckProto\x122\n" +
+	"\x06status\x18\x01 \x02(\x0e2\x1a.sluice.hadoop.hdfs.StatusR\x06status\"\xac\x02\n" +
 	"\x1cOpBlockChecksumResponseProto\x12 \n" +
 	"\vbytesPerCrc\x18\x01 \x02(\rR\vbytesPerCrc\x12 \n" +
 	"\vcrcPerBlock\x18\x02 \x02(\x04R\vcrcPerBlock\x12$\n" +
-	"\rblockChecksum\x18\x03 \x02(\fR\rblockChecksum\x128\n" +
-	"\acrcType\x18\x04 \x01(\x0e2\x1e.hadoop.hdfs.ChecksumTypeProtoR\acrcType\x12Z\n" +
-	"\x14blockChecksumOptions\x18\x05 \x01(\v2&.hadoop.hdfs.BlockChecksumOptionsProtoR\x14blockChecksumOptions\"+\n" +
+	"\rblockChecksum\x18\x03 \x02(\fR\rblockChecksum\x12?\n" +
+	"\acrcType\x18\x04 \x01(\x0e2%.sluice.hadoop.hdfs.ChecksumTypeProtoR\acrcType\x12a\n" +
+	"\x14blockChecksumOptions\x18\x05 \x01(\v2-.sluice.hadoop.hdfs.BlockChecksumOptionsProtoR\x14blockChecksumOptions\"+\n" +
 	"\rOpCustomProto\x12\x1a\n" +
 	"\bcustomId\x18\x01 \x02(\tR\bcustomId*\x8c\x02\n" +
 	"\x06Status\x12\v\n" +
@@ -2446,114 +2445,114 @@ const file_datatransfer_proto_rawDesc = "" +
 	"%org.apache.hadoop.hdfs.protocol.protoB\x12DataTransferProtosZ:github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_hdfs\xa0\x01\x01"
 
 var (
-	file_datatransfer_proto_rawDescOnce sync.Once
-	file_datatransfer_proto_rawDescData []byte
+	file_sluice_hadoop_datatransfer_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_datatransfer_proto_rawDescData []byte
 )
 
-func file_datatransfer_proto_rawDescGZIP() []byte {
-	file_datatransfer_proto_rawDescOnce.Do(func() {
-		file_datatransfer_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_datatransfer_proto_rawDesc), len(file_datatransfer_proto_rawDesc)))
+func file_sluice_hadoop_datatransfer_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_datatransfer_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_datatransfer_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_datatransfer_proto_rawDesc), len(file_sluice_hadoop_datatransfer_proto_rawDesc)))
 	})
-	return file_datatransfer_proto_rawDescData
+	return file_sluice_hadoop_datatransfer_proto_rawDescData
 }
 
-var file_datatransfer_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_datatransfer_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
-var file_datatransfer_proto_goTypes = []any{
-	(Status)(0),                 // 0: hadoop.hdfs.Status
-	(ShortCircuitFdResponse)(0), // 1: hadoop.hdfs.ShortCircuitFdResponse
-	(DataTransferEncryptorMessageProto_DataTransferEncryptorStatus)(0), // 2: hadoop.hdfs.DataTransferEncryptorMessageProto.DataTransferEncryptorStatus
-	(OpWriteBlockProto_BlockConstructionStage)(0),                      // 3: hadoop.hdfs.OpWriteBlockProto.BlockConstructionStage
-	(*DataTransferEncryptorMessageProto)(nil),                          // 4: hadoop.hdfs.DataTransferEncryptorMessageProto
-	(*HandshakeSecretProto)(nil),                                       // 5: hadoop.hdfs.HandshakeSecretProto
-	(*BaseHeaderProto)(nil),                                            // 6: hadoop.hdfs.BaseHeaderProto
-	(*DataTransferTraceInfoProto)(nil),                                 // 7: hadoop.hdfs.DataTransferTraceInfoProto
-	(*ClientOperationHeaderProto)(nil),                                 // 8: hadoop.hdfs.ClientOperationHeaderProto
-	(*CachingStrategyProto)(nil),                                       // 9: hadoop.hdfs.CachingStrategyProto
-	(*OpReadBlockProto)(nil),                                           // 10: hadoop.hdfs.OpReadBlockProto
-	(*ChecksumProto)(nil),                                              // 11: hadoop.hdfs.ChecksumProto
-	(*OpWriteBlockProto)(nil),                                          // 12: hadoop.hdfs.OpWriteBlockProto
-	(*OpTransferBlockProto)(nil),                                       // 13: hadoop.hdfs.OpTransferBlockProto
-	(*OpReplaceBlockProto)(nil),                                        // 14: hadoop.hdfs.OpReplaceBlockProto
-	(*OpCopyBlockProto)(nil),                                           // 15: hadoop.hdfs.OpCopyBlockProto
-	(*OpBlockChecksumProto)(nil),                                       // 16: hadoop.hdfs.OpBlockChecksumProto
-	(*OpBlockGroupChecksumProto)(nil),                                  // 17: hadoop.hdfs.OpBlockGroupChecksumProto
-	(*ShortCircuitShmIdProto)(nil),                                     // 18: hadoop.hdfs.ShortCircuitShmIdProto
-	(*ShortCircuitShmSlotProto)(nil),                                   // 19: hadoop.hdfs.ShortCircuitShmSlotProto
-	(*OpRequestShortCircuitAccessProto)(nil),                           // 20: hadoop.hdfs.OpRequestShortCircuitAccessProto
-	(*ReleaseShortCircuitAccessRequestProto)(nil),                      // 21: hadoop.hdfs.ReleaseShortCircuitAccessRequestProto
-	(*ReleaseShortCircuitAccessResponseProto)(nil),                     // 22: hadoop.hdfs.ReleaseShortCircuitAccessResponseProto
-	(*ShortCircuitShmRequestProto)(nil),                                // 23: hadoop.hdfs.ShortCircuitShmRequestProto
-	(*ShortCircuitShmResponseProto)(nil),                               // 24: hadoop.hdfs.ShortCircuitShmResponseProto
-	(*PacketHeaderProto)(nil),                                          // 25: hadoop.hdfs.PacketHeaderProto
-	(*PipelineAckProto)(nil),                                           // 26: hadoop.hdfs.PipelineAckProto
-	(*ReadOpChecksumInfoProto)(nil),                                    // 27: hadoop.hdfs.ReadOpChecksumInfoProto
-	(*BlockOpResponseProto)(nil),                                       // 28: hadoop.hdfs.BlockOpResponseProto
-	(*ClientReadStatusProto)(nil),                                      // 29: hadoop.hdfs.ClientReadStatusProto
-	(*DNTransferAckProto)(nil),                                         // 30: hadoop.hdfs.DNTransferAckProto
-	(*OpBlockChecksumResponseProto)(nil),                               // 31: hadoop.hdfs.OpBlockChecksumResponseProto
-	(*OpCustomProto)(nil),                                              // 32: hadoop.hdfs.OpCustomProto
-	(*CipherOptionProto)(nil),                                          // 33: hadoop.hdfs.CipherOptionProto
-	(*ExtendedBlockProto)(nil),                                         // 34: hadoop.hdfs.ExtendedBlockProto
-	(*common.TokenProto)(nil),                                          // 35: hadoop.common.TokenProto
-	(ChecksumTypeProto)(0),                                             // 36: hadoop.hdfs.ChecksumTypeProto
-	(*DatanodeInfoProto)(nil),                                          // 37: hadoop.hdfs.DatanodeInfoProto
-	(StorageTypeProto)(0),                                              // 38: hadoop.hdfs.StorageTypeProto
-	(*BlockChecksumOptionsProto)(nil),                                  // 39: hadoop.hdfs.BlockChecksumOptionsProto
-	(*DatanodeInfosProto)(nil),                                         // 40: hadoop.hdfs.DatanodeInfosProto
-	(*ErasureCodingPolicyProto)(nil),                                   // 41: hadoop.hdfs.ErasureCodingPolicyProto
+var file_sluice_hadoop_datatransfer_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_sluice_hadoop_datatransfer_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_sluice_hadoop_datatransfer_proto_goTypes = []any{
+	(Status)(0),                 // 0: sluice.hadoop.hdfs.Status
+	(ShortCircuitFdResponse)(0), // 1: sluice.hadoop.hdfs.ShortCircuitFdResponse
+	(DataTransferEncryptorMessageProto_DataTransferEncryptorStatus)(0), // 2: sluice.hadoop.hdfs.DataTransferEncryptorMessageProto.DataTransferEncryptorStatus
+	(OpWriteBlockProto_BlockConstructionStage)(0),                      // 3: sluice.hadoop.hdfs.OpWriteBlockProto.BlockConstructionStage
+	(*DataTransferEncryptorMessageProto)(nil),                          // 4: sluice.hadoop.hdfs.DataTransferEncryptorMessageProto
+	(*HandshakeSecretProto)(nil),                                       // 5: sluice.hadoop.hdfs.HandshakeSecretProto
+	(*BaseHeaderProto)(nil),                                            // 6: sluice.hadoop.hdfs.BaseHeaderProto
+	(*DataTransferTraceInfoProto)(nil),                                 // 7: sluice.hadoop.hdfs.DataTransferTraceInfoProto
+	(*ClientOperationHeaderProto)(nil),                                 // 8: sluice.hadoop.hdfs.ClientOperationHeaderProto
+	(*CachingStrategyProto)(nil),                                       // 9: sluice.hadoop.hdfs.CachingStrategyProto
+	(*OpReadBlockProto)(nil),                                           // 10: sluice.hadoop.hdfs.OpReadBlockProto
+	(*ChecksumProto)(nil),                                              // 11: sluice.hadoop.hdfs.ChecksumProto
+	(*OpWriteBlockProto)(nil),                                          // 12: sluice.hadoop.hdfs.OpWriteBlockProto
+	(*OpTransferBlockProto)(nil),                                       // 13: sluice.hadoop.hdfs.OpTransferBlockProto
+	(*OpReplaceBlockProto)(nil),                                        // 14: sluice.hadoop.hdfs.OpReplaceBlockProto
+	(*OpCopyBlockProto)(nil),                                           // 15: sluice.hadoop.hdfs.OpCopyBlockProto
+	(*OpBlockChecksumProto)(nil),                                       // 16: sluice.hadoop.hdfs.OpBlockChecksumProto
+	(*OpBlockGroupChecksumProto)(nil),                                  // 17: sluice.hadoop.hdfs.OpBlockGroupChecksumProto
+	(*ShortCircuitShmIdProto)(nil),                                     // 18: sluice.hadoop.hdfs.ShortCircuitShmIdProto
+	(*ShortCircuitShmSlotProto)(nil),                                   // 19: sluice.hadoop.hdfs.ShortCircuitShmSlotProto
+	(*OpRequestShortCircuitAccessProto)(nil),                           // 20: sluice.hadoop.hdfs.OpRequestShortCircuitAccessProto
+	(*ReleaseShortCircuitAccessRequestProto)(nil),                      // 21: sluice.hadoop.hdfs.ReleaseShortCircuitAccessRequestProto
+	(*ReleaseShortCircuitAccessResponseProto)(nil),                     // 22: sluice.hadoop.hdfs.ReleaseShortCircuitAccessResponseProto
+	(*ShortCircuitShmRequestProto)(nil),                                // 23: sluice.hadoop.hdfs.ShortCircuitShmRequestProto
+	(*ShortCircuitShmResponseProto)(nil),                               // 24: sluice.hadoop.hdfs.ShortCircuitShmResponseProto
+	(*PacketHeaderProto)(nil),                                          // 25: sluice.hadoop.hdfs.PacketHeaderProto
+	(*PipelineAckProto)(nil),                                           // 26: sluice.hadoop.hdfs.PipelineAckProto
+	(*ReadOpChecksumInfoProto)(nil),                                    // 27: sluice.hadoop.hdfs.ReadOpChecksumInfoProto
+	(*BlockOpResponseProto)(nil),                                       // 28: sluice.hadoop.hdfs.BlockOpResponseProto
+	(*ClientReadStatusProto)(nil),                                      // 29: sluice.hadoop.hdfs.ClientReadStatusProto
+	(*DNTransferAckProto)(nil),                                         // 30: sluice.hadoop.hdfs.DNTransferAckProto
+	(*OpBlockChecksumResponseProto)(nil),                               // 31: sluice.hadoop.hdfs.OpBlockChecksumResponseProto
+	(*OpCustomProto)(nil),                                              // 32: sluice.hadoop.hdfs.OpCustomProto
+	(*CipherOptionProto)(nil),                                          // 33: sluice.hadoop.hdfs.CipherOptionProto
+	(*ExtendedBlockProto)(nil),                                         // 34: sluice.hadoop.hdfs.ExtendedBlockProto
+	(*common.TokenProto)(nil),                                          // 35: sluice.hadoop.common.TokenProto
+	(ChecksumTypeProto)(0),                                             // 36: sluice.hadoop.hdfs.ChecksumTypeProto
+	(*DatanodeInfoProto)(nil),                                          // 37: sluice.hadoop.hdfs.DatanodeInfoProto
+	(StorageTypeProto)(0),                                              // 38: sluice.hadoop.hdfs.StorageTypeProto
+	(*BlockChecksumOptionsProto)(nil),                                  // 39: sluice.hadoop.hdfs.BlockChecksumOptionsProto
+	(*DatanodeInfosProto)(nil),                                         // 40: sluice.hadoop.hdfs.DatanodeInfosProto
+	(*ErasureCodingPolicyProto)(nil),                                   // 41: sluice.hadoop.hdfs.ErasureCodingPolicyProto
 }
-var file_datatransfer_proto_depIdxs = []int32{
-	2,  // 0: hadoop.hdfs.DataTransferEncryptorMessageProto.status:type_name -> hadoop.hdfs.DataTransferEncryptorMessageProto.DataTransferEncryptorStatus
-	33, // 1: hadoop.hdfs.DataTransferEncryptorMessageProto.cipherOption:type_name -> hadoop.hdfs.CipherOptionProto
-	5,  // 2: hadoop.hdfs.DataTransferEncryptorMessageProto.handshakeSecret:type_name -> hadoop.hdfs.HandshakeSecretProto
-	34, // 3: hadoop.hdfs.BaseHeaderProto.block:type_name -> hadoop.hdfs.ExtendedBlockProto
-	35, // 4: hadoop.hdfs.BaseHeaderProto.token:type_name -> hadoop.common.TokenProto
-	7,  // 5: hadoop.hdfs.BaseHeaderProto.traceInfo:type_name -> hadoop.hdfs.DataTransferTraceInfoProto
-	6,  // 6: hadoop.hdfs.ClientOperationHeaderProto.baseHeader:type_name -> hadoop.hdfs.BaseHeaderProto
-	8,  // 7: hadoop.hdfs.OpReadBlockProto.header:type_name -> hadoop.hdfs.ClientOperationHeaderProto
-	9,  // 8: hadoop.hdfs.OpReadBlockProto.cachingStrategy:type_name -> hadoop.hdfs.CachingStrategyProto
-	36, // 9: hadoop.hdfs.ChecksumProto.type:type_name -> hadoop.hdfs.ChecksumTypeProto
-	8,  // 10: hadoop.hdfs.OpWriteBlockProto.header:type_name -> hadoop.hdfs.ClientOperationHeaderProto
-	37, // 11: hadoop.hdfs.OpWriteBlockProto.targets:type_name -> hadoop.hdfs.DatanodeInfoProto
-	37, // 12: hadoop.hdfs.OpWriteBlockProto.source:type_name -> hadoop.hdfs.DatanodeInfoProto
-	3,  // 13: hadoop.hdfs.OpWriteBlockProto.stage:type_name -> hadoop.hdfs.OpWriteBlockProto.BlockConstructionStage
-	11, // 14: hadoop.hdfs.OpWriteBlockProto.requestedChecksum:type_name -> hadoop.hdfs.ChecksumProto
-	9,  // 15: hadoop.hdfs.OpWriteBlockProto.cachingStrategy:type_name -> hadoop.hdfs.CachingStrategyProto
-	38, // 16: hadoop.hdfs.OpWriteBlockProto.storageType:type_name -> hadoop.hdfs.StorageTypeProto
-	38, // 17: hadoop.hdfs.OpWriteBlockProto.targetStorageTypes:type_name -> hadoop.hdfs.StorageTypeProto
-	8,  // 18: hadoop.hdfs.OpTransferBlockProto.header:type_name -> hadoop.hdfs.ClientOperationHeaderProto
-	37, // 19: hadoop.hdfs.OpTransferBlockProto.targets:type_name -> hadoop.hdfs.DatanodeInfoProto
-	38, // 20: hadoop.hdfs.OpTransferBlockProto.targetStorageTypes:type_name -> hadoop.hdfs.StorageTypeProto
-	6,  // 21: hadoop.hdfs.OpReplaceBlockProto.header:type_name -> hadoop.hdfs.BaseHeaderProto
-	37, // 22: hadoop.hdfs.OpReplaceBlockProto.source:type_name -> hadoop.hdfs.DatanodeInfoProto
-	38, // 23: hadoop.hdfs.OpReplaceBlockProto.storageType:type_name -> hadoop.hdfs.StorageTypeProto
-	6,  // 24: hadoop.hdfs.OpCopyBlockProto.header:type_name -> hadoop.hdfs.BaseHeaderProto
-	6,  // 25: hadoop.hdfs.OpBlockChecksumProto.header:type_name -> hadoop.hdfs.BaseHeaderProto
-	39, // 26: hadoop.hdfs.OpBlockChecksumProto.blockChecksumOptions:type_name -> hadoop.hdfs.BlockChecksumOptionsProto
-	6,  // 27: hadoop.hdfs.OpBlockGroupChecksumProto.header:type_name -> hadoop.hdfs.BaseHeaderProto
-	40, // 28: hadoop.hdfs.OpBlockGroupChecksumProto.datanodes:type_name -> hadoop.hdfs.DatanodeInfosProto
-	35, // 29: hadoop.hdfs.OpBlockGroupChecksumProto.blockTokens:type_name -> hadoop.common.TokenProto
-	41, // 30: hadoop.hdfs.OpBlockGroupChecksumProto.ecPolicy:type_name -> hadoop.hdfs.ErasureCodingPolicyProto
-	39, // 31: hadoop.hdfs.OpBlockGroupChecksumProto.blockChecksumOptions:type_name -> hadoop.hdfs.BlockChecksumOptionsProto
-	18, // 32: hadoop.hdfs.ShortCircuitShmSlotProto.shmId:type_name -> hadoop.hdfs.ShortCircuitShmIdProto
-	6,  // 33: hadoop.hdfs.OpRequestShortCircuitAccessProto.header:type_name -> hadoop.hdfs.BaseHeaderProto
-	19, // 34: hadoop.hdfs.OpRequestShortCircuitAccessProto.slotId:type_name -> hadoop.hdfs.ShortCircuitShmSlotProto
-	19, // 35: hadoop.hdfs.ReleaseShortCircuitAccessRequestProto.slotId:type_name -> hadoop.hdfs.ShortCircuitShmSlotProto
-	7,  // 36: hadoop.hdfs.ReleaseShortCircuitAccessRequestProto.traceInfo:type_name -> hadoop.hdfs.DataTransferTraceInfoProto
-	0,  // 37: hadoop.hdfs.ReleaseShortCircuitAccessResponseProto.status:type_name -> hadoop.hdfs.Status
-	7,  // 38: hadoop.hdfs.ShortCircuitShmRequestProto.traceInfo:type_name -> hadoop.hdfs.DataTransferTraceInfoProto
-	0,  // 39: hadoop.hdfs.ShortCircuitShmResponseProto.status:type_name -> hadoop.hdfs.Status
-	18, // 40: hadoop.hdfs.ShortCircuitShmResponseProto.id:type_name -> hadoop.hdfs.ShortCircuitShmIdProto
-	0,  // 41: hadoop.hdfs.PipelineAckProto.reply:type_name -> hadoop.hdfs.Status
-	11, // 42: hadoop.hdfs.ReadOpChecksumInfoProto.checksum:type_name -> hadoop.hdfs.ChecksumProto
-	0,  // 43: hadoop.hdfs.BlockOpResponseProto.status:type_name -> hadoop.hdfs.Status
-	31, // 44: hadoop.hdfs.BlockOpResponseProto.checksumResponse:type_name -> hadoop.hdfs.OpBlockChecksumResponseProto
-	27, // 45: hadoop.hdfs.BlockOpResponseProto.readOpChecksumInfo:type_name -> hadoop.hdfs.ReadOpChecksumInfoProto
-	0,  // 46: hadoop.hdfs.ClientReadStatusProto.status:type_name -> hadoop.hdfs.Status
-	0,  // 47: hadoop.hdfs.DNTransferAckProto.status:type_name -> hadoop.hdfs.Status
-	36, // 48: hadoop.hdfs.OpBlockChecksumResponseProto.crcType:type_name -> hadoop.hdfs.ChecksumTypeProto
-	39, // 49: hadoop.hdfs.OpBlockChecksumResponseProto.blockChecksumOptions:type_name -> hadoop.hdfs.BlockChecksumOptionsProto
+var file_sluice_hadoop_datatransfer_proto_depIdxs = []int32{
+	2,  // 0: sluice.hadoop.hdfs.DataTransferEncryptorMessageProto.status:type_name -> sluice.hadoop.hdfs.DataTransferEncryptorMessageProto.DataTransferEncryptorStatus
+	33, // 1: sluice.hadoop.hdfs.DataTransferEncryptorMessageProto.cipherOption:type_name -> sluice.hadoop.hdfs.CipherOptionProto
+	5,  // 2: sluice.hadoop.hdfs.DataTransferEncryptorMessageProto.handshakeSecret:type_name -> sluice.hadoop.hdfs.HandshakeSecretProto
+	34, // 3: sluice.hadoop.hdfs.BaseHeaderProto.block:type_name -> sluice.hadoop.hdfs.ExtendedBlockProto
+	35, // 4: sluice.hadoop.hdfs.BaseHeaderProto.token:type_name -> sluice.hadoop.common.TokenProto
+	7,  // 5: sluice.hadoop.hdfs.BaseHeaderProto.traceInfo:type_name -> sluice.hadoop.hdfs.DataTransferTraceInfoProto
+	6,  // 6: sluice.hadoop.hdfs.ClientOperationHeaderProto.baseHeader:type_name -> sluice.hadoop.hdfs.BaseHeaderProto
+	8,  // 7: sluice.hadoop.hdfs.OpReadBlockProto.header:type_name -> sluice.hadoop.hdfs.ClientOperationHeaderProto
+	9,  // 8: sluice.hadoop.hdfs.OpReadBlockProto.cachingStrategy:type_name -> sluice.hadoop.hdfs.CachingStrategyProto
+	36, // 9: sluice.hadoop.hdfs.ChecksumProto.type:type_name -> sluice.hadoop.hdfs.ChecksumTypeProto
+	8,  // 10: sluice.hadoop.hdfs.OpWriteBlockProto.header:type_name -> sluice.hadoop.hdfs.ClientOperationHeaderProto
+	37, // 11: sluice.hadoop.hdfs.OpWriteBlockProto.targets:type_name -> sluice.hadoop.hdfs.DatanodeInfoProto
+	37, // 12: sluice.hadoop.hdfs.OpWriteBlockProto.source:type_name -> sluice.hadoop.hdfs.DatanodeInfoProto
+	3,  // 13: sluice.hadoop.hdfs.OpWriteBlockProto.stage:type_name -> sluice.hadoop.hdfs.OpWriteBlockProto.BlockConstructionStage
+	11, // 14: sluice.hadoop.hdfs.OpWriteBlockProto.requestedChecksum:type_name -> sluice.hadoop.hdfs.ChecksumProto
+	9,  // 15: sluice.hadoop.hdfs.OpWriteBlockProto.cachingStrategy:type_name -> sluice.hadoop.hdfs.CachingStrategyProto
+	38, // 16: sluice.hadoop.hdfs.OpWriteBlockProto.storageType:type_name -> sluice.hadoop.hdfs.StorageTypeProto
+	38, // 17: sluice.hadoop.hdfs.OpWriteBlockProto.targetStorageTypes:type_name -> sluice.hadoop.hdfs.StorageTypeProto
+	8,  // 18: sluice.hadoop.hdfs.OpTransferBlockProto.header:type_name -> sluice.hadoop.hdfs.ClientOperationHeaderProto
+	37, // 19: sluice.hadoop.hdfs.OpTransferBlockProto.targets:type_name -> sluice.hadoop.hdfs.DatanodeInfoProto
+	38, // 20: sluice.hadoop.hdfs.OpTransferBlockProto.targetStorageTypes:type_name -> sluice.hadoop.hdfs.StorageTypeProto
+	6,  // 21: sluice.hadoop.hdfs.OpReplaceBlockProto.header:type_name -> sluice.hadoop.hdfs.BaseHeaderProto
+	37, // 22: sluice.hadoop.hdfs.OpReplaceBlockProto.source:type_name -> sluice.hadoop.hdfs.DatanodeInfoProto
+	38, // 23: sluice.hadoop.hdfs.OpReplaceBlockProto.storageType:type_name -> sluice.hadoop.hdfs.StorageTypeProto
+	6,  // 24: sluice.hadoop.hdfs.OpCopyBlockProto.header:type_name -> sluice.hadoop.hdfs.BaseHeaderProto
+	6,  // 25: sluice.hadoop.hdfs.OpBlockChecksumProto.header:type_name -> sluice.hadoop.hdfs.BaseHeaderProto
+	39, // 26: sluice.hadoop.hdfs.OpBlockChecksumProto.blockChecksumOptions:type_name -> sluice.hadoop.hdfs.BlockChecksumOptionsProto
+	6,  // 27: sluice.hadoop.hdfs.OpBlockGroupChecksumProto.header:type_name -> sluice.hadoop.hdfs.BaseHeaderProto
+	40, // 28: sluice.hadoop.hdfs.OpBlockGroupChecksumProto.datanodes:type_name -> sluice.hadoop.hdfs.DatanodeInfosProto
+	35, // 29: sluice.hadoop.hdfs.OpBlockGroupChecksumProto.blockTokens:type_name -> sluice.hadoop.common.TokenProto
+	41, // 30: sluice.hadoop.hdfs.OpBlockGroupChecksumProto.ecPolicy:type_name -> sluice.hadoop.hdfs.ErasureCodingPolicyProto
+	39, // 31: sluice.hadoop.hdfs.OpBlockGroupChecksumProto.blockChecksumOptions:type_name -> sluice.hadoop.hdfs.BlockChecksumOptionsProto
+	18, // 32: sluice.hadoop.hdfs.ShortCircuitShmSlotProto.shmId:type_name -> sluice.hadoop.hdfs.ShortCircuitShmIdProto
+	6,  // 33: sluice.hadoop.hdfs.OpRequestShortCircuitAccessProto.header:type_name -> sluice.hadoop.hdfs.BaseHeaderProto
+	19, // 34: sluice.hadoop.hdfs.OpRequestShortCircuitAccessProto.slotId:type_name -> sluice.hadoop.hdfs.ShortCircuitShmSlotProto
+	19, // 35: sluice.hadoop.hdfs.ReleaseShortCircuitAccessRequestProto.slotId:type_name -> sluice.hadoop.hdfs.ShortCircuitShmSlotProto
+	7,  // 36: sluice.hadoop.hdfs.ReleaseShortCircuitAccessRequestProto.traceInfo:type_name -> sluice.hadoop.hdfs.DataTransferTraceInfoProto
+	0,  // 37: sluice.hadoop.hdfs.ReleaseShortCircuitAccessResponseProto.status:type_name -> sluice.hadoop.hdfs.Status
+	7,  // 38: sluice.hadoop.hdfs.ShortCircuitShmRequestProto.traceInfo:type_name -> sluice.hadoop.hdfs.DataTransferTraceInfoProto
+	0,  // 39: sluice.hadoop.hdfs.ShortCircuitShmResponseProto.status:type_name -> sluice.hadoop.hdfs.Status
+	18, // 40: sluice.hadoop.hdfs.ShortCircuitShmResponseProto.id:type_name -> sluice.hadoop.hdfs.ShortCircuitShmIdProto
+	0,  // 41: sluice.hadoop.hdfs.PipelineAckProto.reply:type_name -> sluice.hadoop.hdfs.Status
+	11, // 42: sluice.hadoop.hdfs.ReadOpChecksumInfoProto.checksum:type_name -> sluice.hadoop.hdfs.ChecksumProto
+	0,  // 43: sluice.hadoop.hdfs.BlockOpResponseProto.status:type_name -> sluice.hadoop.hdfs.Status
+	31, // 44: sluice.hadoop.hdfs.BlockOpResponseProto.checksumResponse:type_name -> sluice.hadoop.hdfs.OpBlockChecksumResponseProto
+	27, // 45: sluice.hadoop.hdfs.BlockOpResponseProto.readOpChecksumInfo:type_name -> sluice.hadoop.hdfs.ReadOpChecksumInfoProto
+	0,  // 46: sluice.hadoop.hdfs.ClientReadStatusProto.status:type_name -> sluice.hadoop.hdfs.Status
+	0,  // 47: sluice.hadoop.hdfs.DNTransferAckProto.status:type_name -> sluice.hadoop.hdfs.Status
+	36, // 48: sluice.hadoop.hdfs.OpBlockChecksumResponseProto.crcType:type_name -> sluice.hadoop.hdfs.ChecksumTypeProto
+	39, // 49: sluice.hadoop.hdfs.OpBlockChecksumResponseProto.blockChecksumOptions:type_name -> sluice.hadoop.hdfs.BlockChecksumOptionsProto
 	50, // [50:50] is the sub-list for method output_type
 	50, // [50:50] is the sub-list for method input_type
 	50, // [50:50] is the sub-list for extension type_name
@@ -2561,28 +2560,28 @@ var file_datatransfer_proto_depIdxs = []int32{
 	0,  // [0:50] is the sub-list for field type_name
 }
 
-func init() { file_datatransfer_proto_init() }
-func file_datatransfer_proto_init() {
-	if File_datatransfer_proto != nil {
+func init() { file_sluice_hadoop_datatransfer_proto_init() }
+func file_sluice_hadoop_datatransfer_proto_init() {
+	if File_sluice_hadoop_datatransfer_proto != nil {
 		return
 	}
-	file_hdfs_proto_init()
+	file_sluice_hadoop_hdfs_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_datatransfer_proto_rawDesc), len(file_datatransfer_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_datatransfer_proto_rawDesc), len(file_sluice_hadoop_datatransfer_proto_rawDesc)),
 			NumEnums:      4,
 			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_datatransfer_proto_goTypes,
-		DependencyIndexes: file_datatransfer_proto_depIdxs,
-		EnumInfos:         file_datatransfer_proto_enumTypes,
-		MessageInfos:      file_datatransfer_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_datatransfer_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_datatransfer_proto_depIdxs,
+		EnumInfos:         file_sluice_hadoop_datatransfer_proto_enumTypes,
+		MessageInfos:      file_sluice_hadoop_datatransfer_proto_msgTypes,
 	}.Build()
-	File_datatransfer_proto = out.File
-	file_datatransfer_proto_goTypes = nil
-	file_datatransfer_proto_depIdxs = nil
+	File_sluice_hadoop_datatransfer_proto = out.File
+	file_sluice_hadoop_datatransfer_proto_goTypes = nil
+	file_sluice_hadoop_datatransfer_proto_depIdxs = nil
 }

@@ -24,7 +24,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: encryption.proto
+// source: sluice/hadoop/encryption.proto
 
 package hadoop_hdfs
 
@@ -73,11 +73,11 @@ func (x ReencryptActionProto) String() string {
 }
 
 func (ReencryptActionProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_encryption_proto_enumTypes[0].Descriptor()
+	return file_sluice_hadoop_encryption_proto_enumTypes[0].Descriptor()
 }
 
 func (ReencryptActionProto) Type() protoreflect.EnumType {
-	return &file_encryption_proto_enumTypes[0]
+	return &file_sluice_hadoop_encryption_proto_enumTypes[0]
 }
 
 func (x ReencryptActionProto) Number() protoreflect.EnumNumber {
@@ -96,7 +96,7 @@ func (x *ReencryptActionProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ReencryptActionProto.Descriptor instead.
 func (ReencryptActionProto) EnumDescriptor() ([]byte, []int) {
-	return file_encryption_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{0}
 }
 
 type ReencryptionStateProto int32
@@ -132,11 +132,11 @@ func (x ReencryptionStateProto) String() string {
 }
 
 func (ReencryptionStateProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_encryption_proto_enumTypes[1].Descriptor()
+	return file_sluice_hadoop_encryption_proto_enumTypes[1].Descriptor()
 }
 
 func (ReencryptionStateProto) Type() protoreflect.EnumType {
-	return &file_encryption_proto_enumTypes[1]
+	return &file_sluice_hadoop_encryption_proto_enumTypes[1]
 }
 
 func (x ReencryptionStateProto) Number() protoreflect.EnumNumber {
@@ -155,7 +155,7 @@ func (x *ReencryptionStateProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ReencryptionStateProto.Descriptor instead.
 func (ReencryptionStateProto) EnumDescriptor() ([]byte, []int) {
-	return file_encryption_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{1}
 }
 
 type CreateEncryptionZoneRequestProto struct {
@@ -168,7 +168,7 @@ type CreateEncryptionZoneRequestProto struct {
 
 func (x *CreateEncryptionZoneRequestProto) Reset() {
 	*x = CreateEncryptionZoneRequestProto{}
-	mi := &file_encryption_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -180,7 +180,7 @@ func (x *CreateEncryptionZoneRequestProto) String() string {
 func (*CreateEncryptionZoneRequestProto) ProtoMessage() {}
 
 func (x *CreateEncryptionZoneRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_encryption_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -193,7 +193,7 @@ func (x *CreateEncryptionZoneRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateEncryptionZoneRequestProto.ProtoReflect.Descriptor instead.
 func (*CreateEncryptionZoneRequestProto) Descriptor() ([]byte, []int) {
-	return file_encryption_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *CreateEncryptionZoneRequestProto) GetSrc() string {
@@ -218,7 +218,7 @@ type CreateEncryptionZoneResponseProto struct {
 
 func (x *CreateEncryptionZoneResponseProto) Reset() {
 	*x = CreateEncryptionZoneResponseProto{}
-	mi := &file_encryption_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -230,7 +230,7 @@ func (x *CreateEncryptionZoneResponseProto) String() string {
 func (*CreateEncryptionZoneResponseProto) ProtoMessage() {}
 
 func (x *CreateEncryptionZoneResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_encryption_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -243,7 +243,7 @@ func (x *CreateEncryptionZoneResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CreateEncryptionZoneResponseProto.ProtoReflect.Descriptor instead.
 func (*CreateEncryptionZoneResponseProto) Descriptor() ([]byte, []int) {
-	return file_encryption_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{1}
 }
 
 type ListEncryptionZonesRequestProto struct {
@@ -255,7 +255,7 @@ type ListEncryptionZonesRequestProto struct {
 
 func (x *ListEncryptionZonesRequestProto) Reset() {
 	*x = ListEncryptionZonesRequestProto{}
-	mi := &file_encryption_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -267,7 +267,7 @@ func (x *ListEncryptionZonesRequestProto) String() string {
 func (*ListEncryptionZonesRequestProto) ProtoMessage() {}
 
 func (x *ListEncryptionZonesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_encryption_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -280,7 +280,7 @@ func (x *ListEncryptionZonesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEncryptionZonesRequestProto.ProtoReflect.Descriptor instead.
 func (*ListEncryptionZonesRequestProto) Descriptor() ([]byte, []int) {
-	return file_encryption_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ListEncryptionZonesRequestProto) GetId() int64 {
@@ -294,8 +294,8 @@ type EncryptionZoneProto struct {
 	state                 protoimpl.MessageState      `protogen:"open.v1"`
 	Id                    *int64                      `protobuf:"varint,1,req,name=id" json:"id,omitempty"`
 	Path                  *string                     `protobuf:"bytes,2,req,name=path" json:"path,omitempty"`
-	Suite                 *CipherSuiteProto           `protobuf:"varint,3,req,name=suite,enum=hadoop.hdfs.CipherSuiteProto" json:"suite,omitempty"`
-	CryptoProtocolVersion *CryptoProtocolVersionProto `protobuf:"varint,4,req,name=cryptoProtocolVersion,enum=hadoop.hdfs.CryptoProtocolVersionProto" json:"cryptoProtocolVersion,omitempty"`
+	Suite                 *CipherSuiteProto           `protobuf:"varint,3,req,name=suite,enum=sluice.hadoop.hdfs.CipherSuiteProto" json:"suite,omitempty"`
+	CryptoProtocolVersion *CryptoProtocolVersionProto `protobuf:"varint,4,req,name=cryptoProtocolVersion,enum=sluice.hadoop.hdfs.CryptoProtocolVersionProto" json:"cryptoProtocolVersion,omitempty"`
 	KeyName               *string                     `protobuf:"bytes,5,req,name=keyName" json:"keyName,omitempty"`
 	unknownFields         protoimpl.UnknownFields
 	sizeCache             protoimpl.SizeCache
@@ -303,7 +303,7 @@ type EncryptionZoneProto struct {
 
 func (x *EncryptionZoneProto) Reset() {
 	*x = EncryptionZoneProto{}
-	mi := &file_encryption_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -315,7 +315,7 @@ func (x *EncryptionZoneProto) String() string {
 func (*EncryptionZoneProto) ProtoMessage() {}
 
 func (x *EncryptionZoneProto) ProtoReflect() protoreflect.Message {
-	mi := &file_encryption_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -328,7 +328,7 @@ func (x *EncryptionZoneProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncryptionZoneProto.ProtoReflect.Descriptor instead.
 func (*EncryptionZoneProto) Descriptor() ([]byte, []int) {
-	return file_encryption_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *EncryptionZoneProto) GetId() int64 {
@@ -376,7 +376,7 @@ type ListEncryptionZonesResponseProto struct {
 
 func (x *ListEncryptionZonesResponseProto) Reset() {
 	*x = ListEncryptionZonesResponseProto{}
-	mi := &file_encryption_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -388,7 +388,7 @@ func (x *ListEncryptionZonesResponseProto) String() string {
 func (*ListEncryptionZonesResponseProto) ProtoMessage() {}
 
 func (x *ListEncryptionZonesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_encryption_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -401,7 +401,7 @@ func (x *ListEncryptionZonesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEncryptionZonesResponseProto.ProtoReflect.Descriptor instead.
 func (*ListEncryptionZonesResponseProto) Descriptor() ([]byte, []int) {
-	return file_encryption_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ListEncryptionZonesResponseProto) GetZones() []*EncryptionZoneProto {
@@ -420,7 +420,7 @@ func (x *ListEncryptionZonesResponseProto) GetHasMore() bool {
 
 type ReencryptEncryptionZoneRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Action        *ReencryptActionProto  `protobuf:"varint,1,req,name=action,enum=hadoop.hdfs.ReencryptActionProto" json:"action,omitempty"`
+	Action        *ReencryptActionProto  `protobuf:"varint,1,req,name=action,enum=sluice.hadoop.hdfs.ReencryptActionProto" json:"action,omitempty"`
 	Zone          *string                `protobuf:"bytes,2,req,name=zone" json:"zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -428,7 +428,7 @@ type ReencryptEncryptionZoneRequestProto struct {
 
 func (x *ReencryptEncryptionZoneRequestProto) Reset() {
 	*x = ReencryptEncryptionZoneRequestProto{}
-	mi := &file_encryption_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -440,7 +440,7 @@ func (x *ReencryptEncryptionZoneRequestProto) String() string {
 func (*ReencryptEncryptionZoneRequestProto) ProtoMessage() {}
 
 func (x *ReencryptEncryptionZoneRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_encryption_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -453,7 +453,7 @@ func (x *ReencryptEncryptionZoneRequestProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use ReencryptEncryptionZoneRequestProto.ProtoReflect.Descriptor instead.
 func (*ReencryptEncryptionZoneRequestProto) Descriptor() ([]byte, []int) {
-	return file_encryption_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ReencryptEncryptionZoneRequestProto) GetAction() ReencryptActionProto {
@@ -478,7 +478,7 @@ type ReencryptEncryptionZoneResponseProto struct {
 
 func (x *ReencryptEncryptionZoneResponseProto) Reset() {
 	*x = ReencryptEncryptionZoneResponseProto{}
-	mi := &file_encryption_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -490,7 +490,7 @@ func (x *ReencryptEncryptionZoneResponseProto) String() string {
 func (*ReencryptEncryptionZoneResponseProto) ProtoMessage() {}
 
 func (x *ReencryptEncryptionZoneResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_encryption_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -503,7 +503,7 @@ func (x *ReencryptEncryptionZoneResponseProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use ReencryptEncryptionZoneResponseProto.ProtoReflect.Descriptor instead.
 func (*ReencryptEncryptionZoneResponseProto) Descriptor() ([]byte, []int) {
-	return file_encryption_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{6}
 }
 
 type ListReencryptionStatusRequestProto struct {
@@ -515,7 +515,7 @@ type ListReencryptionStatusRequestProto struct {
 
 func (x *ListReencryptionStatusRequestProto) Reset() {
 	*x = ListReencryptionStatusRequestProto{}
-	mi := &file_encryption_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -527,7 +527,7 @@ func (x *ListReencryptionStatusRequestProto) String() string {
 func (*ListReencryptionStatusRequestProto) ProtoMessage() {}
 
 func (x *ListReencryptionStatusRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_encryption_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -540,7 +540,7 @@ func (x *ListReencryptionStatusRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ListReencryptionStatusRequestProto.ProtoReflect.Descriptor instead.
 func (*ListReencryptionStatusRequestProto) Descriptor() ([]byte, []int) {
-	return file_encryption_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListReencryptionStatusRequestProto) GetId() int64 {
@@ -554,7 +554,7 @@ type ZoneReencryptionStatusProto struct {
 	state            protoimpl.MessageState  `protogen:"open.v1"`
 	Id               *int64                  `protobuf:"varint,1,req,name=id" json:"id,omitempty"`
 	Path             *string                 `protobuf:"bytes,2,req,name=path" json:"path,omitempty"`
-	State            *ReencryptionStateProto `protobuf:"varint,3,req,name=state,enum=hadoop.hdfs.ReencryptionStateProto" json:"state,omitempty"`
+	State            *ReencryptionStateProto `protobuf:"varint,3,req,name=state,enum=sluice.hadoop.hdfs.ReencryptionStateProto" json:"state,omitempty"`
 	EzKeyVersionName *string                 `protobuf:"bytes,4,req,name=ezKeyVersionName" json:"ezKeyVersionName,omitempty"`
 	SubmissionTime   *int64                  `protobuf:"varint,5,req,name=submissionTime" json:"submissionTime,omitempty"`
 	Canceled         *bool                   `protobuf:"varint,6,req,name=canceled" json:"canceled,omitempty"`
@@ -568,7 +568,7 @@ type ZoneReencryptionStatusProto struct {
 
 func (x *ZoneReencryptionStatusProto) Reset() {
 	*x = ZoneReencryptionStatusProto{}
-	mi := &file_encryption_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -580,7 +580,7 @@ func (x *ZoneReencryptionStatusProto) String() string {
 func (*ZoneReencryptionStatusProto) ProtoMessage() {}
 
 func (x *ZoneReencryptionStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_encryption_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -593,7 +593,7 @@ func (x *ZoneReencryptionStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ZoneReencryptionStatusProto.ProtoReflect.Descriptor instead.
 func (*ZoneReencryptionStatusProto) Descriptor() ([]byte, []int) {
-	return file_encryption_proto_rawDescGZIP(), []int{8}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ZoneReencryptionStatusProto) GetId() int64 {
@@ -676,7 +676,7 @@ type ListReencryptionStatusResponseProto struct {
 
 func (x *ListReencryptionStatusResponseProto) Reset() {
 	*x = ListReencryptionStatusResponseProto{}
-	mi := &file_encryption_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -688,7 +688,7 @@ func (x *ListReencryptionStatusResponseProto) String() string {
 func (*ListReencryptionStatusResponseProto) ProtoMessage() {}
 
 func (x *ListReencryptionStatusResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_encryption_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -701,7 +701,7 @@ func (x *ListReencryptionStatusResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use ListReencryptionStatusResponseProto.ProtoReflect.Descriptor instead.
 func (*ListReencryptionStatusResponseProto) Descriptor() ([]byte, []int) {
-	return file_encryption_proto_rawDescGZIP(), []int{9}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListReencryptionStatusResponseProto) GetStatuses() []*ZoneReencryptionStatusProto {
@@ -727,7 +727,7 @@ type GetEZForPathRequestProto struct {
 
 func (x *GetEZForPathRequestProto) Reset() {
 	*x = GetEZForPathRequestProto{}
-	mi := &file_encryption_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -739,7 +739,7 @@ func (x *GetEZForPathRequestProto) String() string {
 func (*GetEZForPathRequestProto) ProtoMessage() {}
 
 func (x *GetEZForPathRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_encryption_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -752,7 +752,7 @@ func (x *GetEZForPathRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEZForPathRequestProto.ProtoReflect.Descriptor instead.
 func (*GetEZForPathRequestProto) Descriptor() ([]byte, []int) {
-	return file_encryption_proto_rawDescGZIP(), []int{10}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetEZForPathRequestProto) GetSrc() string {
@@ -771,7 +771,7 @@ type GetEZForPathResponseProto struct {
 
 func (x *GetEZForPathResponseProto) Reset() {
 	*x = GetEZForPathResponseProto{}
-	mi := &file_encryption_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -783,7 +783,7 @@ func (x *GetEZForPathResponseProto) String() string {
 func (*GetEZForPathResponseProto) ProtoMessage() {}
 
 func (x *GetEZForPathResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_encryption_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -796,7 +796,7 @@ func (x *GetEZForPathResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEZForPathResponseProto.ProtoReflect.Descriptor instead.
 func (*GetEZForPathResponseProto) Descriptor() ([]byte, []int) {
-	return file_encryption_proto_rawDescGZIP(), []int{11}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetEZForPathResponseProto) GetZone() *EncryptionZoneProto {
@@ -806,37 +806,36 @@ func (x *GetEZForPathResponseProto) GetZone() *EncryptionZoneProto {
 	return nil
 }
 
-var File_encryption_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_encryption_proto protoreflect.FileDescriptor
 
-const file_encryption_proto_rawDesc = "" +
+const file_sluice_hadoop_encryption_proto_rawDesc = "" +
 	"\n" +
-	"\x10encryption.proto\x12\vhadoop.hdfs\x1a\n" +
-	"hdfs.proto\"N\n" +
+	"\x1esluice/hadoop/encryption.proto\x12\x12sluice.hadoop.hdfs\x1a\x18sluice/hadoop/hdfs.proto\"N\n" +
 	" CreateEncryptionZoneRequestProto\x12\x10\n" +
 	"\x03src\x18\x01 \x02(\tR\x03src\x12\x18\n" +
 	"\akeyName\x18\x02 \x01(\tR\akeyName\"#\n" +
 	"!CreateEncryptionZoneResponseProto\"1\n" +
 	"\x1fListEncryptionZonesRequestProto\x12\x0e\n" +
-	"\x02id\x18\x01 \x02(\x03R\x02id\"\xe7\x01\n" +
+	"\x02id\x18\x01 \x02(\x03R\x02id\"\xf5\x01\n" +
 	"\x13EncryptionZoneProto\x12\x0e\n" +
 	"\x02id\x18\x01 \x02(\x03R\x02id\x12\x12\n" +
-	"\x04path\x18\x02 \x02(\tR\x04path\x123\n" +
-	"\x05suite\x18\x03 \x02(\x0e2\x1d.hadoop.hdfs.CipherSuiteProtoR\x05suite\x12]\n" +
-	"\x15cryptoProtocolVersion\x18\x04 \x02(\x0e2'.hadoop.hdfs.CryptoProtocolVersionProtoR\x15cryptoProtocolVersion\x12\x18\n" +
-	"\akeyName\x18\x05 \x02(\tR\akeyName\"t\n" +
-	" ListEncryptionZonesResponseProto\x126\n" +
-	"\x05zones\x18\x01 \x03(\v2 .hadoop.hdfs.EncryptionZoneProtoR\x05zones\x12\x18\n" +
-	"\ahasMore\x18\x02 \x02(\bR\ahasMore\"t\n" +
-	"#ReencryptEncryptionZoneRequestProto\x129\n" +
-	"\x06action\x18\x01 \x02(\x0e2!.hadoop.hdfs.ReencryptActionProtoR\x06action\x12\x12\n" +
+	"\x04path\x18\x02 \x02(\tR\x04path\x12:\n" +
+	"\x05suite\x18\x03 \x02(\x0e2$.sluice.hadoop.hdfs.CipherSuiteProtoR\x05suite\x12d\n" +
+	"\x15cryptoProtocolVersion\x18\x04 \x02(\x0e2..sluice.hadoop.hdfs.CryptoProtocolVersionProtoR\x15cryptoProtocolVersion\x12\x18\n" +
+	"\akeyName\x18\x05 \x02(\tR\akeyName\"{\n" +
+	" ListEncryptionZonesResponseProto\x12=\n" +
+	"\x05zones\x18\x01 \x03(\v2'.sluice.hadoop.hdfs.EncryptionZoneProtoR\x05zones\x12\x18\n" +
+	"\ahasMore\x18\x02 \x02(\bR\ahasMore\"{\n" +
+	"#ReencryptEncryptionZoneRequestProto\x12@\n" +
+	"\x06action\x18\x01 \x02(\x0e2(.sluice.hadoop.hdfs.ReencryptActionProtoR\x06action\x12\x12\n" +
 	"\x04zone\x18\x02 \x02(\tR\x04zone\"&\n" +
 	"$ReencryptEncryptionZoneResponseProto\"4\n" +
 	"\"ListReencryptionStatusRequestProto\x12\x0e\n" +
-	"\x02id\x18\x01 \x02(\x03R\x02id\"\xfa\x02\n" +
+	"\x02id\x18\x01 \x02(\x03R\x02id\"\x81\x03\n" +
 	"\x1bZoneReencryptionStatusProto\x12\x0e\n" +
 	"\x02id\x18\x01 \x02(\x03R\x02id\x12\x12\n" +
-	"\x04path\x18\x02 \x02(\tR\x04path\x129\n" +
-	"\x05state\x18\x03 \x02(\x0e2#.hadoop.hdfs.ReencryptionStateProtoR\x05state\x12*\n" +
+	"\x04path\x18\x02 \x02(\tR\x04path\x12@\n" +
+	"\x05state\x18\x03 \x02(\x0e2*.sluice.hadoop.hdfs.ReencryptionStateProtoR\x05state\x12*\n" +
 	"\x10ezKeyVersionName\x18\x04 \x02(\tR\x10ezKeyVersionName\x12&\n" +
 	"\x0esubmissionTime\x18\x05 \x02(\x03R\x0esubmissionTime\x12\x1a\n" +
 	"\bcanceled\x18\x06 \x02(\bR\bcanceled\x12&\n" +
@@ -844,14 +843,14 @@ const file_encryption_proto_rawDesc = "" +
 	"\vnumFailures\x18\b \x02(\x03R\vnumFailures\x12&\n" +
 	"\x0ecompletionTime\x18\t \x01(\x03R\x0ecompletionTime\x12\x1a\n" +
 	"\blastFile\x18\n" +
-	" \x01(\tR\blastFile\"\x85\x01\n" +
-	"#ListReencryptionStatusResponseProto\x12D\n" +
-	"\bstatuses\x18\x01 \x03(\v2(.hadoop.hdfs.ZoneReencryptionStatusProtoR\bstatuses\x12\x18\n" +
+	" \x01(\tR\blastFile\"\x8c\x01\n" +
+	"#ListReencryptionStatusResponseProto\x12K\n" +
+	"\bstatuses\x18\x01 \x03(\v2/.sluice.hadoop.hdfs.ZoneReencryptionStatusProtoR\bstatuses\x12\x18\n" +
 	"\ahasMore\x18\x02 \x02(\bR\ahasMore\",\n" +
 	"\x18GetEZForPathRequestProto\x12\x10\n" +
-	"\x03src\x18\x01 \x02(\tR\x03src\"Q\n" +
-	"\x19GetEZForPathResponseProto\x124\n" +
-	"\x04zone\x18\x01 \x01(\v2 .hadoop.hdfs.EncryptionZoneProtoR\x04zone*A\n" +
+	"\x03src\x18\x01 \x02(\tR\x03src\"X\n" +
+	"\x19GetEZForPathResponseProto\x12;\n" +
+	"\x04zone\x18\x01 \x01(\v2'.sluice.hadoop.hdfs.EncryptionZoneProtoR\x04zone*A\n" +
 	"\x14ReencryptActionProto\x12\x14\n" +
 	"\x10CANCEL_REENCRYPT\x10\x01\x12\x13\n" +
 	"\x0fSTART_REENCRYPT\x10\x02*F\n" +
@@ -863,45 +862,45 @@ const file_encryption_proto_rawDesc = "" +
 	"%org.apache.hadoop.hdfs.protocol.protoB\x15EncryptionZonesProtosZ:github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_hdfs\xa0\x01\x01"
 
 var (
-	file_encryption_proto_rawDescOnce sync.Once
-	file_encryption_proto_rawDescData []byte
+	file_sluice_hadoop_encryption_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_encryption_proto_rawDescData []byte
 )
 
-func file_encryption_proto_rawDescGZIP() []byte {
-	file_encryption_proto_rawDescOnce.Do(func() {
-		file_encryption_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_encryption_proto_rawDesc), len(file_encryption_proto_rawDesc)))
+func file_sluice_hadoop_encryption_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_encryption_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_encryption_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_encryption_proto_rawDesc), len(file_sluice_hadoop_encryption_proto_rawDesc)))
 	})
-	return file_encryption_proto_rawDescData
+	return file_sluice_hadoop_encryption_proto_rawDescData
 }
 
-var file_encryption_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_encryption_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
-var file_encryption_proto_goTypes = []any{
-	(ReencryptActionProto)(0),                    // 0: hadoop.hdfs.ReencryptActionProto
-	(ReencryptionStateProto)(0),                  // 1: hadoop.hdfs.ReencryptionStateProto
-	(*CreateEncryptionZoneRequestProto)(nil),     // 2: hadoop.hdfs.CreateEncryptionZoneRequestProto
-	(*CreateEncryptionZoneResponseProto)(nil),    // 3: hadoop.hdfs.CreateEncryptionZoneResponseProto
-	(*ListEncryptionZonesRequestProto)(nil),      // 4: hadoop.hdfs.ListEncryptionZonesRequestProto
-	(*EncryptionZoneProto)(nil),                  // 5: hadoop.hdfs.EncryptionZoneProto
-	(*ListEncryptionZonesResponseProto)(nil),     // 6: hadoop.hdfs.ListEncryptionZonesResponseProto
-	(*ReencryptEncryptionZoneRequestProto)(nil),  // 7: hadoop.hdfs.ReencryptEncryptionZoneRequestProto
-	(*ReencryptEncryptionZoneResponseProto)(nil), // 8: hadoop.hdfs.ReencryptEncryptionZoneResponseProto
-	(*ListReencryptionStatusRequestProto)(nil),   // 9: hadoop.hdfs.ListReencryptionStatusRequestProto
-	(*ZoneReencryptionStatusProto)(nil),          // 10: hadoop.hdfs.ZoneReencryptionStatusProto
-	(*ListReencryptionStatusResponseProto)(nil),  // 11: hadoop.hdfs.ListReencryptionStatusResponseProto
-	(*GetEZForPathRequestProto)(nil),             // 12: hadoop.hdfs.GetEZForPathRequestProto
-	(*GetEZForPathResponseProto)(nil),            // 13: hadoop.hdfs.GetEZForPathResponseProto
-	(CipherSuiteProto)(0),                        // 14: hadoop.hdfs.CipherSuiteProto
-	(CryptoProtocolVersionProto)(0),              // 15: hadoop.hdfs.CryptoProtocolVersionProto
+var file_sluice_hadoop_encryption_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_sluice_hadoop_encryption_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_sluice_hadoop_encryption_proto_goTypes = []any{
+	(ReencryptActionProto)(0),                    // 0: sluice.hadoop.hdfs.ReencryptActionProto
+	(ReencryptionStateProto)(0),                  // 1: sluice.hadoop.hdfs.ReencryptionStateProto
+	(*CreateEncryptionZoneRequestProto)(nil),     // 2: sluice.hadoop.hdfs.CreateEncryptionZoneRequestProto
+	(*CreateEncryptionZoneResponseProto)(nil),    // 3: sluice.hadoop.hdfs.CreateEncryptionZoneResponseProto
+	(*ListEncryptionZonesRequestProto)(nil),      // 4: sluice.hadoop.hdfs.ListEncryptionZonesRequestProto
+	(*EncryptionZoneProto)(nil),                  // 5: sluice.hadoop.hdfs.EncryptionZoneProto
+	(*ListEncryptionZonesResponseProto)(nil),     // 6: sluice.hadoop.hdfs.ListEncryptionZonesResponseProto
+	(*ReencryptEncryptionZoneRequestProto)(nil),  // 7: sluice.hadoop.hdfs.ReencryptEncryptionZoneRequestProto
+	(*ReencryptEncryptionZoneResponseProto)(nil), // 8: sluice.hadoop.hdfs.ReencryptEncryptionZoneResponseProto
+	(*ListReencryptionStatusRequestProto)(nil),   // 9: sluice.hadoop.hdfs.ListReencryptionStatusRequestProto
+	(*ZoneReencryptionStatusProto)(nil),          // 10: sluice.hadoop.hdfs.ZoneReencryptionStatusProto
+	(*ListReencryptionStatusResponseProto)(nil),  // 11: sluice.hadoop.hdfs.ListReencryptionStatusResponseProto
+	(*GetEZForPathRequestProto)(nil),             // 12: sluice.hadoop.hdfs.GetEZForPathRequestProto
+	(*GetEZForPathResponseProto)(nil),            // 13: sluice.hadoop.hdfs.GetEZForPathResponseProto
+	(CipherSuiteProto)(0),                        // 14: sluice.hadoop.hdfs.CipherSuiteProto
+	(CryptoProtocolVersionProto)(0),              // 15: sluice.hadoop.hdfs.CryptoProtocolVersionProto
 }
-var file_encryption_proto_depIdxs = []int32{
-	14, // 0: hadoop.hdfs.EncryptionZoneProto.suite:type_name -> hadoop.hdfs.CipherSuiteProto
-	15, // 1: hadoop.hdfs.EncryptionZoneProto.cryptoProtocolVersion:type_name -> hadoop.hdfs.CryptoProtocolVersionProto
-	5,  // 2: hadoop.hdfs.ListEncryptionZonesResponseProto.zones:type_name -> hadoop.hdfs.EncryptionZoneProto
-	0,  // 3: hadoop.hdfs.ReencryptEncryptionZoneRequestProto.action:type_name -> hadoop.hdfs.ReencryptActionProto
-	1,  // 4: hadoop.hdfs.ZoneReencryptionStatusProto.state:type_name -> hadoop.hdfs.ReencryptionStateProto
-	10, // 5: hadoop.hdfs.ListReencryptionStatusResponseProto.statuses:type_name -> hadoop.hdfs.ZoneReencryptionStatusProto
-	5,  // 6: hadoop.hdfs.GetEZForPathResponseProto.zone:type_name -> hadoop.hdfs.EncryptionZoneProto
+var file_sluice_hadoop_encryption_proto_depIdxs = []int32{
+	14, // 0: sluice.hadoop.hdfs.EncryptionZoneProto.suite:type_name -> sluice.hadoop.hdfs.CipherSuiteProto
+	15, // 1: sluice.hadoop.hdfs.EncryptionZoneProto.cryptoProtocolVersion:type_name -> sluice.hadoop.hdfs.CryptoProtocolVersionProto
+	5,  // 2: sluice.hadoop.hdfs.ListEncryptionZonesResponseProto.zones:type_name -> sluice.hadoop.hdfs.EncryptionZoneProto
+	0,  // 3: sluice.hadoop.hdfs.ReencryptEncryptionZoneRequestProto.action:type_name -> sluice.hadoop.hdfs.ReencryptActionProto
+	1,  // 4: sluice.hadoop.hdfs.ZoneReencryptionStatusProto.state:type_name -> sluice.hadoop.hdfs.ReencryptionStateProto
+	10, // 5: sluice.hadoop.hdfs.ListReencryptionStatusResponseProto.statuses:type_name -> sluice.hadoop.hdfs.ZoneReencryptionStatusProto
+	5,  // 6: sluice.hadoop.hdfs.GetEZForPathResponseProto.zone:type_name -> sluice.hadoop.hdfs.EncryptionZoneProto
 	7,  // [7:7] is the sub-list for method output_type
 	7,  // [7:7] is the sub-list for method input_type
 	7,  // [7:7] is the sub-list for extension type_name
@@ -909,28 +908,28 @@ var file_encryption_proto_depIdxs = []int32{
 	0,  // [0:7] is the sub-list for field type_name
 }
 
-func init() { file_encryption_proto_init() }
-func file_encryption_proto_init() {
-	if File_encryption_proto != nil {
+func init() { file_sluice_hadoop_encryption_proto_init() }
+func file_sluice_hadoop_encryption_proto_init() {
+	if File_sluice_hadoop_encryption_proto != nil {
 		return
 	}
-	file_hdfs_proto_init()
+	file_sluice_hadoop_hdfs_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_encryption_proto_rawDesc), len(file_encryption_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_encryption_proto_rawDesc), len(file_sluice_hadoop_encryption_proto_rawDesc)),
 			NumEnums:      2,
 			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_encryption_proto_goTypes,
-		DependencyIndexes: file_encryption_proto_depIdxs,
-		EnumInfos:         file_encryption_proto_enumTypes,
-		MessageInfos:      file_encryption_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_encryption_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_encryption_proto_depIdxs,
+		EnumInfos:         file_sluice_hadoop_encryption_proto_enumTypes,
+		MessageInfos:      file_sluice_hadoop_encryption_proto_msgTypes,
 	}.Build()
-	File_encryption_proto = out.File
-	file_encryption_proto_goTypes = nil
-	file_encryption_proto_depIdxs = nil
+	File_sluice_hadoop_encryption_proto = out.File
+	file_sluice_hadoop_encryption_proto_goTypes = nil
+	file_sluice_hadoop_encryption_proto_depIdxs = nil
 }

@@ -24,7 +24,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: hdfs.proto
+// source: sluice/hadoop/hdfs.proto
 
 package hadoop_hdfs
 
@@ -85,11 +85,11 @@ func (x StorageTypeProto) String() string {
 }
 
 func (StorageTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_hdfs_proto_enumTypes[0].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[0].Descriptor()
 }
 
 func (StorageTypeProto) Type() protoreflect.EnumType {
-	return &file_hdfs_proto_enumTypes[0]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[0]
 }
 
 func (x StorageTypeProto) Number() protoreflect.EnumNumber {
@@ -108,7 +108,7 @@ func (x *StorageTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use StorageTypeProto.Descriptor instead.
 func (StorageTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{0}
 }
 
 // *
@@ -143,11 +143,11 @@ func (x BlockTypeProto) String() string {
 }
 
 func (BlockTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_hdfs_proto_enumTypes[1].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[1].Descriptor()
 }
 
 func (BlockTypeProto) Type() protoreflect.EnumType {
-	return &file_hdfs_proto_enumTypes[1]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[1]
 }
 
 func (x BlockTypeProto) Number() protoreflect.EnumNumber {
@@ -166,7 +166,7 @@ func (x *BlockTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use BlockTypeProto.Descriptor instead.
 func (BlockTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{1}
 }
 
 // *
@@ -201,11 +201,11 @@ func (x CipherSuiteProto) String() string {
 }
 
 func (CipherSuiteProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_hdfs_proto_enumTypes[2].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[2].Descriptor()
 }
 
 func (CipherSuiteProto) Type() protoreflect.EnumType {
-	return &file_hdfs_proto_enumTypes[2]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[2]
 }
 
 func (x CipherSuiteProto) Number() protoreflect.EnumNumber {
@@ -224,7 +224,7 @@ func (x *CipherSuiteProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use CipherSuiteProto.Descriptor instead.
 func (CipherSuiteProto) EnumDescriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{2}
 }
 
 // *
@@ -259,11 +259,11 @@ func (x CryptoProtocolVersionProto) String() string {
 }
 
 func (CryptoProtocolVersionProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_hdfs_proto_enumTypes[3].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[3].Descriptor()
 }
 
 func (CryptoProtocolVersionProto) Type() protoreflect.EnumType {
-	return &file_hdfs_proto_enumTypes[3]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[3]
 }
 
 func (x CryptoProtocolVersionProto) Number() protoreflect.EnumNumber {
@@ -282,7 +282,7 @@ func (x *CryptoProtocolVersionProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use CryptoProtocolVersionProto.Descriptor instead.
 func (CryptoProtocolVersionProto) EnumDescriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{3}
 }
 
 // *
@@ -320,11 +320,11 @@ func (x ErasureCodingPolicyState) String() string {
 }
 
 func (ErasureCodingPolicyState) Descriptor() protoreflect.EnumDescriptor {
-	return file_hdfs_proto_enumTypes[4].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[4].Descriptor()
 }
 
 func (ErasureCodingPolicyState) Type() protoreflect.EnumType {
-	return &file_hdfs_proto_enumTypes[4]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[4]
 }
 
 func (x ErasureCodingPolicyState) Number() protoreflect.EnumNumber {
@@ -343,7 +343,7 @@ func (x *ErasureCodingPolicyState) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ErasureCodingPolicyState.Descriptor instead.
 func (ErasureCodingPolicyState) EnumDescriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{4}
 }
 
 // *
@@ -383,11 +383,11 @@ func (x ChecksumTypeProto) String() string {
 }
 
 func (ChecksumTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_hdfs_proto_enumTypes[5].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[5].Descriptor()
 }
 
 func (ChecksumTypeProto) Type() protoreflect.EnumType {
-	return &file_hdfs_proto_enumTypes[5]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[5]
 }
 
 func (x ChecksumTypeProto) Number() protoreflect.EnumNumber {
@@ -406,7 +406,7 @@ func (x *ChecksumTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ChecksumTypeProto.Descriptor instead.
 func (ChecksumTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{5}
 }
 
 type BlockChecksumTypeProto int32
@@ -439,11 +439,11 @@ func (x BlockChecksumTypeProto) String() string {
 }
 
 func (BlockChecksumTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_hdfs_proto_enumTypes[6].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[6].Descriptor()
 }
 
 func (BlockChecksumTypeProto) Type() protoreflect.EnumType {
-	return &file_hdfs_proto_enumTypes[6]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[6]
 }
 
 func (x BlockChecksumTypeProto) Number() protoreflect.EnumNumber {
@@ -462,7 +462,7 @@ func (x *BlockChecksumTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use BlockChecksumTypeProto.Descriptor instead.
 func (BlockChecksumTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{6}
 }
 
 // *
@@ -503,11 +503,11 @@ func (x AccessModeProto) String() string {
 }
 
 func (AccessModeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_hdfs_proto_enumTypes[7].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[7].Descriptor()
 }
 
 func (AccessModeProto) Type() protoreflect.EnumType {
-	return &file_hdfs_proto_enumTypes[7]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[7]
 }
 
 func (x AccessModeProto) Number() protoreflect.EnumNumber {
@@ -526,7 +526,7 @@ func (x *AccessModeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use AccessModeProto.Descriptor instead.
 func (AccessModeProto) EnumDescriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{7}
 }
 
 type DatanodeInfoProto_AdminState int32
@@ -568,11 +568,11 @@ func (x DatanodeInfoProto_AdminState) String() string {
 }
 
 func (DatanodeInfoProto_AdminState) Descriptor() protoreflect.EnumDescriptor {
-	return file_hdfs_proto_enumTypes[8].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[8].Descriptor()
 }
 
 func (DatanodeInfoProto_AdminState) Type() protoreflect.EnumType {
-	return &file_hdfs_proto_enumTypes[8]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[8]
 }
 
 func (x DatanodeInfoProto_AdminState) Number() protoreflect.EnumNumber {
@@ -591,7 +591,7 @@ func (x *DatanodeInfoProto_AdminState) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use DatanodeInfoProto_AdminState.Descriptor instead.
 func (DatanodeInfoProto_AdminState) EnumDescriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{6, 0}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{6, 0}
 }
 
 type DatanodeStorageProto_StorageState int32
@@ -624,11 +624,11 @@ func (x DatanodeStorageProto_StorageState) String() string {
 }
 
 func (DatanodeStorageProto_StorageState) Descriptor() protoreflect.EnumDescriptor {
-	return file_hdfs_proto_enumTypes[9].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[9].Descriptor()
 }
 
 func (DatanodeStorageProto_StorageState) Type() protoreflect.EnumType {
-	return &file_hdfs_proto_enumTypes[9]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[9]
 }
 
 func (x DatanodeStorageProto_StorageState) Number() protoreflect.EnumNumber {
@@ -647,7 +647,7 @@ func (x *DatanodeStorageProto_StorageState) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use DatanodeStorageProto_StorageState.Descriptor instead.
 func (DatanodeStorageProto_StorageState) EnumDescriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{7, 0}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{7, 0}
 }
 
 type HdfsFileStatusProto_FileType int32
@@ -683,11 +683,11 @@ func (x HdfsFileStatusProto_FileType) String() string {
 }
 
 func (HdfsFileStatusProto_FileType) Descriptor() protoreflect.EnumDescriptor {
-	return file_hdfs_proto_enumTypes[10].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[10].Descriptor()
 }
 
 func (HdfsFileStatusProto_FileType) Type() protoreflect.EnumType {
-	return &file_hdfs_proto_enumTypes[10]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[10]
 }
 
 func (x HdfsFileStatusProto_FileType) Number() protoreflect.EnumNumber {
@@ -706,7 +706,7 @@ func (x *HdfsFileStatusProto_FileType) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use HdfsFileStatusProto_FileType.Descriptor instead.
 func (HdfsFileStatusProto_FileType) EnumDescriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{31, 0}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{31, 0}
 }
 
 type HdfsFileStatusProto_Flags int32
@@ -745,11 +745,11 @@ func (x HdfsFileStatusProto_Flags) String() string {
 }
 
 func (HdfsFileStatusProto_Flags) Descriptor() protoreflect.EnumDescriptor {
-	return file_hdfs_proto_enumTypes[11].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[11].Descriptor()
 }
 
 func (HdfsFileStatusProto_Flags) Type() protoreflect.EnumType {
-	return &file_hdfs_proto_enumTypes[11]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[11]
 }
 
 func (x HdfsFileStatusProto_Flags) Number() protoreflect.EnumNumber {
@@ -768,7 +768,7 @@ func (x *HdfsFileStatusProto_Flags) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use HdfsFileStatusProto_Flags.Descriptor instead.
 func (HdfsFileStatusProto_Flags) EnumDescriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{31, 1}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{31, 1}
 }
 
 // *
@@ -790,7 +790,7 @@ const (
 
 func (x *ExtendedBlockProto) Reset() {
 	*x = ExtendedBlockProto{}
-	mi := &file_hdfs_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -802,7 +802,7 @@ func (x *ExtendedBlockProto) String() string {
 func (*ExtendedBlockProto) ProtoMessage() {}
 
 func (x *ExtendedBlockProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -815,7 +815,7 @@ func (x *ExtendedBlockProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExtendedBlockProto.ProtoReflect.Descriptor instead.
 func (*ExtendedBlockProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *ExtendedBlockProto) GetPoolId() string {
@@ -858,7 +858,7 @@ type ProvidedStorageLocationProto struct {
 
 func (x *ProvidedStorageLocationProto) Reset() {
 	*x = ProvidedStorageLocationProto{}
-	mi := &file_hdfs_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -870,7 +870,7 @@ func (x *ProvidedStorageLocationProto) String() string {
 func (*ProvidedStorageLocationProto) ProtoMessage() {}
 
 func (x *ProvidedStorageLocationProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -883,7 +883,7 @@ func (x *ProvidedStorageLocationProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProvidedStorageLocationProto.ProtoReflect.Descriptor instead.
 func (*ProvidedStorageLocationProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *ProvidedStorageLocationProto) GetPath() string {
@@ -939,7 +939,7 @@ const (
 
 func (x *DatanodeIDProto) Reset() {
 	*x = DatanodeIDProto{}
-	mi := &file_hdfs_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -951,7 +951,7 @@ func (x *DatanodeIDProto) String() string {
 func (*DatanodeIDProto) ProtoMessage() {}
 
 func (x *DatanodeIDProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -964,7 +964,7 @@ func (x *DatanodeIDProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeIDProto.ProtoReflect.Descriptor instead.
 func (*DatanodeIDProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *DatanodeIDProto) GetIpAddr() string {
@@ -1029,7 +1029,7 @@ type DatanodeLocalInfoProto struct {
 
 func (x *DatanodeLocalInfoProto) Reset() {
 	*x = DatanodeLocalInfoProto{}
-	mi := &file_hdfs_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1041,7 +1041,7 @@ func (x *DatanodeLocalInfoProto) String() string {
 func (*DatanodeLocalInfoProto) ProtoMessage() {}
 
 func (x *DatanodeLocalInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1054,7 +1054,7 @@ func (x *DatanodeLocalInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeLocalInfoProto.ProtoReflect.Descriptor instead.
 func (*DatanodeLocalInfoProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *DatanodeLocalInfoProto) GetSoftwareVersion() string {
@@ -1083,7 +1083,7 @@ func (x *DatanodeLocalInfoProto) GetUptime() uint64 {
 type DatanodeVolumeInfoProto struct {
 	state                    protoimpl.MessageState `protogen:"open.v1"`
 	Path                     *string                `protobuf:"bytes,1,req,name=path" json:"path,omitempty"`
-	StorageType              *StorageTypeProto      `protobuf:"varint,2,req,name=storageType,enum=hadoop.hdfs.StorageTypeProto" json:"storageType,omitempty"`
+	StorageType              *StorageTypeProto      `protobuf:"varint,2,req,name=storageType,enum=sluice.hadoop.hdfs.StorageTypeProto" json:"storageType,omitempty"`
 	UsedSpace                *uint64                `protobuf:"varint,3,req,name=usedSpace" json:"usedSpace,omitempty"`
 	FreeSpace                *uint64                `protobuf:"varint,4,req,name=freeSpace" json:"freeSpace,omitempty"`
 	ReservedSpace            *uint64                `protobuf:"varint,5,req,name=reservedSpace" json:"reservedSpace,omitempty"`
@@ -1095,7 +1095,7 @@ type DatanodeVolumeInfoProto struct {
 
 func (x *DatanodeVolumeInfoProto) Reset() {
 	*x = DatanodeVolumeInfoProto{}
-	mi := &file_hdfs_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1107,7 +1107,7 @@ func (x *DatanodeVolumeInfoProto) String() string {
 func (*DatanodeVolumeInfoProto) ProtoMessage() {}
 
 func (x *DatanodeVolumeInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1120,7 +1120,7 @@ func (x *DatanodeVolumeInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeVolumeInfoProto.ProtoReflect.Descriptor instead.
 func (*DatanodeVolumeInfoProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *DatanodeVolumeInfoProto) GetPath() string {
@@ -1183,7 +1183,7 @@ type DatanodeInfosProto struct {
 
 func (x *DatanodeInfosProto) Reset() {
 	*x = DatanodeInfosProto{}
-	mi := &file_hdfs_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1195,7 +1195,7 @@ func (x *DatanodeInfosProto) String() string {
 func (*DatanodeInfosProto) ProtoMessage() {}
 
 func (x *DatanodeInfosProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1208,7 +1208,7 @@ func (x *DatanodeInfosProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeInfosProto.ProtoReflect.Descriptor instead.
 func (*DatanodeInfosProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *DatanodeInfosProto) GetDatanodes() []*DatanodeInfoProto {
@@ -1231,7 +1231,7 @@ type DatanodeInfoProto struct {
 	XceiverCount             *uint32                       `protobuf:"varint,7,opt,name=xceiverCount,def=0" json:"xceiverCount,omitempty"`
 	Location                 *string                       `protobuf:"bytes,8,opt,name=location" json:"location,omitempty"`
 	NonDfsUsed               *uint64                       `protobuf:"varint,9,opt,name=nonDfsUsed" json:"nonDfsUsed,omitempty"`
-	AdminState               *DatanodeInfoProto_AdminState `protobuf:"varint,10,opt,name=adminState,enum=hadoop.hdfs.DatanodeInfoProto_AdminState,def=0" json:"adminState,omitempty"`
+	AdminState               *DatanodeInfoProto_AdminState `protobuf:"varint,10,opt,name=adminState,enum=sluice.hadoop.hdfs.DatanodeInfoProto_AdminState,def=0" json:"adminState,omitempty"`
 	CacheCapacity            *uint64                       `protobuf:"varint,11,opt,name=cacheCapacity,def=0" json:"cacheCapacity,omitempty"`
 	CacheUsed                *uint64                       `protobuf:"varint,12,opt,name=cacheUsed,def=0" json:"cacheUsed,omitempty"`
 	LastUpdateMonotonic      *uint64                       `protobuf:"varint,13,opt,name=lastUpdateMonotonic,def=0" json:"lastUpdateMonotonic,omitempty"`
@@ -1262,7 +1262,7 @@ const (
 
 func (x *DatanodeInfoProto) Reset() {
 	*x = DatanodeInfoProto{}
-	mi := &file_hdfs_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1274,7 +1274,7 @@ func (x *DatanodeInfoProto) String() string {
 func (*DatanodeInfoProto) ProtoMessage() {}
 
 func (x *DatanodeInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1287,7 +1287,7 @@ func (x *DatanodeInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeInfoProto.ProtoReflect.Descriptor instead.
 func (*DatanodeInfoProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DatanodeInfoProto) GetId() *DatanodeIDProto {
@@ -1414,8 +1414,8 @@ func (x *DatanodeInfoProto) GetNumBlocks() uint32 {
 type DatanodeStorageProto struct {
 	state         protoimpl.MessageState             `protogen:"open.v1"`
 	StorageUuid   *string                            `protobuf:"bytes,1,req,name=storageUuid" json:"storageUuid,omitempty"`
-	State         *DatanodeStorageProto_StorageState `protobuf:"varint,2,opt,name=state,enum=hadoop.hdfs.DatanodeStorageProto_StorageState,def=0" json:"state,omitempty"`
-	StorageType   *StorageTypeProto                  `protobuf:"varint,3,opt,name=storageType,enum=hadoop.hdfs.StorageTypeProto,def=1" json:"storageType,omitempty"`
+	State         *DatanodeStorageProto_StorageState `protobuf:"varint,2,opt,name=state,enum=sluice.hadoop.hdfs.DatanodeStorageProto_StorageState,def=0" json:"state,omitempty"`
+	StorageType   *StorageTypeProto                  `protobuf:"varint,3,opt,name=storageType,enum=sluice.hadoop.hdfs.StorageTypeProto,def=1" json:"storageType,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1428,7 +1428,7 @@ const (
 
 func (x *DatanodeStorageProto) Reset() {
 	*x = DatanodeStorageProto{}
-	mi := &file_hdfs_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1440,7 +1440,7 @@ func (x *DatanodeStorageProto) String() string {
 func (*DatanodeStorageProto) ProtoMessage() {}
 
 func (x *DatanodeStorageProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1453,7 +1453,7 @@ func (x *DatanodeStorageProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeStorageProto.ProtoReflect.Descriptor instead.
 func (*DatanodeStorageProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *DatanodeStorageProto) GetStorageUuid() string {
@@ -1479,7 +1479,7 @@ func (x *DatanodeStorageProto) GetStorageType() StorageTypeProto {
 
 type StorageReportProto struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Deprecated: Marked as deprecated in hdfs.proto.
+	// Deprecated: Marked as deprecated in sluice/hadoop/hdfs.proto.
 	StorageUuid   *string               `protobuf:"bytes,1,req,name=storageUuid" json:"storageUuid,omitempty"`
 	Failed        *bool                 `protobuf:"varint,2,opt,name=failed,def=0" json:"failed,omitempty"`
 	Capacity      *uint64               `protobuf:"varint,3,opt,name=capacity,def=0" json:"capacity,omitempty"`
@@ -1503,7 +1503,7 @@ const (
 
 func (x *StorageReportProto) Reset() {
 	*x = StorageReportProto{}
-	mi := &file_hdfs_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +1515,7 @@ func (x *StorageReportProto) String() string {
 func (*StorageReportProto) ProtoMessage() {}
 
 func (x *StorageReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,10 +1528,10 @@ func (x *StorageReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StorageReportProto.ProtoReflect.Descriptor instead.
 func (*StorageReportProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{8}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{8}
 }
 
-// Deprecated: Marked as deprecated in hdfs.proto.
+// Deprecated: Marked as deprecated in sluice/hadoop/hdfs.proto.
 func (x *StorageReportProto) GetStorageUuid() string {
 	if x != nil && x.StorageUuid != nil {
 		return *x.StorageUuid
@@ -1610,7 +1610,7 @@ type ContentSummaryProto struct {
 
 func (x *ContentSummaryProto) Reset() {
 	*x = ContentSummaryProto{}
-	mi := &file_hdfs_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1622,7 +1622,7 @@ func (x *ContentSummaryProto) String() string {
 func (*ContentSummaryProto) ProtoMessage() {}
 
 func (x *ContentSummaryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1635,7 +1635,7 @@ func (x *ContentSummaryProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentSummaryProto.ProtoReflect.Descriptor instead.
 func (*ContentSummaryProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{9}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ContentSummaryProto) GetLength() uint64 {
@@ -1737,7 +1737,7 @@ type QuotaUsageProto struct {
 
 func (x *QuotaUsageProto) Reset() {
 	*x = QuotaUsageProto{}
-	mi := &file_hdfs_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1749,7 +1749,7 @@ func (x *QuotaUsageProto) String() string {
 func (*QuotaUsageProto) ProtoMessage() {}
 
 func (x *QuotaUsageProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1762,7 +1762,7 @@ func (x *QuotaUsageProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuotaUsageProto.ProtoReflect.Descriptor instead.
 func (*QuotaUsageProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{10}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *QuotaUsageProto) GetFileAndDirectoryCount() uint64 {
@@ -1811,7 +1811,7 @@ type StorageTypeQuotaInfosProto struct {
 
 func (x *StorageTypeQuotaInfosProto) Reset() {
 	*x = StorageTypeQuotaInfosProto{}
-	mi := &file_hdfs_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1823,7 +1823,7 @@ func (x *StorageTypeQuotaInfosProto) String() string {
 func (*StorageTypeQuotaInfosProto) ProtoMessage() {}
 
 func (x *StorageTypeQuotaInfosProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1836,7 +1836,7 @@ func (x *StorageTypeQuotaInfosProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StorageTypeQuotaInfosProto.ProtoReflect.Descriptor instead.
 func (*StorageTypeQuotaInfosProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{11}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *StorageTypeQuotaInfosProto) GetTypeQuotaInfo() []*StorageTypeQuotaInfoProto {
@@ -1848,7 +1848,7 @@ func (x *StorageTypeQuotaInfosProto) GetTypeQuotaInfo() []*StorageTypeQuotaInfoP
 
 type StorageTypeQuotaInfoProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Type          *StorageTypeProto      `protobuf:"varint,1,opt,name=type,enum=hadoop.hdfs.StorageTypeProto,def=1" json:"type,omitempty"`
+	Type          *StorageTypeProto      `protobuf:"varint,1,opt,name=type,enum=sluice.hadoop.hdfs.StorageTypeProto,def=1" json:"type,omitempty"`
 	Quota         *uint64                `protobuf:"varint,2,req,name=quota" json:"quota,omitempty"`
 	Consumed      *uint64                `protobuf:"varint,3,req,name=consumed" json:"consumed,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1862,7 +1862,7 @@ const (
 
 func (x *StorageTypeQuotaInfoProto) Reset() {
 	*x = StorageTypeQuotaInfoProto{}
-	mi := &file_hdfs_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1874,7 +1874,7 @@ func (x *StorageTypeQuotaInfoProto) String() string {
 func (*StorageTypeQuotaInfoProto) ProtoMessage() {}
 
 func (x *StorageTypeQuotaInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1887,7 +1887,7 @@ func (x *StorageTypeQuotaInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StorageTypeQuotaInfoProto.ProtoReflect.Descriptor instead.
 func (*StorageTypeQuotaInfoProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{12}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *StorageTypeQuotaInfoProto) GetType() StorageTypeProto {
@@ -1924,7 +1924,7 @@ type CorruptFileBlocksProto struct {
 
 func (x *CorruptFileBlocksProto) Reset() {
 	*x = CorruptFileBlocksProto{}
-	mi := &file_hdfs_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1936,7 +1936,7 @@ func (x *CorruptFileBlocksProto) String() string {
 func (*CorruptFileBlocksProto) ProtoMessage() {}
 
 func (x *CorruptFileBlocksProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1949,7 +1949,7 @@ func (x *CorruptFileBlocksProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CorruptFileBlocksProto.ProtoReflect.Descriptor instead.
 func (*CorruptFileBlocksProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{13}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CorruptFileBlocksProto) GetFiles() []string {
@@ -1970,14 +1970,14 @@ func (x *CorruptFileBlocksProto) GetCookie() string {
 // A list of storage types.
 type StorageTypesProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	StorageTypes  []StorageTypeProto     `protobuf:"varint,1,rep,name=storageTypes,enum=hadoop.hdfs.StorageTypeProto" json:"storageTypes,omitempty"`
+	StorageTypes  []StorageTypeProto     `protobuf:"varint,1,rep,name=storageTypes,enum=sluice.hadoop.hdfs.StorageTypeProto" json:"storageTypes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StorageTypesProto) Reset() {
 	*x = StorageTypesProto{}
-	mi := &file_hdfs_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1989,7 +1989,7 @@ func (x *StorageTypesProto) String() string {
 func (*StorageTypesProto) ProtoMessage() {}
 
 func (x *StorageTypesProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2002,7 +2002,7 @@ func (x *StorageTypesProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StorageTypesProto.ProtoReflect.Descriptor instead.
 func (*StorageTypesProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{14}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StorageTypesProto) GetStorageTypes() []StorageTypeProto {
@@ -2030,7 +2030,7 @@ type BlockStoragePolicyProto struct {
 
 func (x *BlockStoragePolicyProto) Reset() {
 	*x = BlockStoragePolicyProto{}
-	mi := &file_hdfs_proto_msgTypes[15]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2042,7 +2042,7 @@ func (x *BlockStoragePolicyProto) String() string {
 func (*BlockStoragePolicyProto) ProtoMessage() {}
 
 func (x *BlockStoragePolicyProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[15]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2055,7 +2055,7 @@ func (x *BlockStoragePolicyProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockStoragePolicyProto.ProtoReflect.Descriptor instead.
 func (*BlockStoragePolicyProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{15}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *BlockStoragePolicyProto) GetPolicyId() uint32 {
@@ -2103,7 +2103,7 @@ type LocatedBlockProto struct {
 	Corrupt      *bool                  `protobuf:"varint,4,req,name=corrupt" json:"corrupt,omitempty"` // true if all replicas of a block are corrupt, else false
 	BlockToken   *common.TokenProto     `protobuf:"bytes,5,req,name=blockToken" json:"blockToken,omitempty"`
 	IsCached     []bool                 `protobuf:"varint,6,rep,packed,name=isCached" json:"isCached,omitempty"` // if a location in locs is cached
-	StorageTypes []StorageTypeProto     `protobuf:"varint,7,rep,name=storageTypes,enum=hadoop.hdfs.StorageTypeProto" json:"storageTypes,omitempty"`
+	StorageTypes []StorageTypeProto     `protobuf:"varint,7,rep,name=storageTypes,enum=sluice.hadoop.hdfs.StorageTypeProto" json:"storageTypes,omitempty"`
 	StorageIDs   []string               `protobuf:"bytes,8,rep,name=storageIDs" json:"storageIDs,omitempty"`
 	// striped block related fields
 	BlockIndices  []byte               `protobuf:"bytes,9,opt,name=blockIndices" json:"blockIndices,omitempty"` // used for striped block to indicate block index for each storage
@@ -2114,7 +2114,7 @@ type LocatedBlockProto struct {
 
 func (x *LocatedBlockProto) Reset() {
 	*x = LocatedBlockProto{}
-	mi := &file_hdfs_proto_msgTypes[16]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2126,7 +2126,7 @@ func (x *LocatedBlockProto) String() string {
 func (*LocatedBlockProto) ProtoMessage() {}
 
 func (x *LocatedBlockProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[16]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2139,7 +2139,7 @@ func (x *LocatedBlockProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocatedBlockProto.ProtoReflect.Descriptor instead.
 func (*LocatedBlockProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{16}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *LocatedBlockProto) GetB() *ExtendedBlockProto {
@@ -2223,7 +2223,7 @@ type BatchedListingKeyProto struct {
 
 func (x *BatchedListingKeyProto) Reset() {
 	*x = BatchedListingKeyProto{}
-	mi := &file_hdfs_proto_msgTypes[17]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2235,7 +2235,7 @@ func (x *BatchedListingKeyProto) String() string {
 func (*BatchedListingKeyProto) ProtoMessage() {}
 
 func (x *BatchedListingKeyProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[17]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2248,7 +2248,7 @@ func (x *BatchedListingKeyProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchedListingKeyProto.ProtoReflect.Descriptor instead.
 func (*BatchedListingKeyProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{17}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *BatchedListingKeyProto) GetChecksum() []byte {
@@ -2286,7 +2286,7 @@ type DataEncryptionKeyProto struct {
 
 func (x *DataEncryptionKeyProto) Reset() {
 	*x = DataEncryptionKeyProto{}
-	mi := &file_hdfs_proto_msgTypes[18]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2298,7 +2298,7 @@ func (x *DataEncryptionKeyProto) String() string {
 func (*DataEncryptionKeyProto) ProtoMessage() {}
 
 func (x *DataEncryptionKeyProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[18]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2311,7 +2311,7 @@ func (x *DataEncryptionKeyProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataEncryptionKeyProto.ProtoReflect.Descriptor instead.
 func (*DataEncryptionKeyProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{18}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DataEncryptionKeyProto) GetKeyId() uint32 {
@@ -2360,8 +2360,8 @@ func (x *DataEncryptionKeyProto) GetEncryptionAlgorithm() string {
 // Encryption information for a file.
 type FileEncryptionInfoProto struct {
 	state                 protoimpl.MessageState      `protogen:"open.v1"`
-	Suite                 *CipherSuiteProto           `protobuf:"varint,1,req,name=suite,enum=hadoop.hdfs.CipherSuiteProto" json:"suite,omitempty"`
-	CryptoProtocolVersion *CryptoProtocolVersionProto `protobuf:"varint,2,req,name=cryptoProtocolVersion,enum=hadoop.hdfs.CryptoProtocolVersionProto" json:"cryptoProtocolVersion,omitempty"`
+	Suite                 *CipherSuiteProto           `protobuf:"varint,1,req,name=suite,enum=sluice.hadoop.hdfs.CipherSuiteProto" json:"suite,omitempty"`
+	CryptoProtocolVersion *CryptoProtocolVersionProto `protobuf:"varint,2,req,name=cryptoProtocolVersion,enum=sluice.hadoop.hdfs.CryptoProtocolVersionProto" json:"cryptoProtocolVersion,omitempty"`
 	Key                   []byte                      `protobuf:"bytes,3,req,name=key" json:"key,omitempty"`
 	Iv                    []byte                      `protobuf:"bytes,4,req,name=iv" json:"iv,omitempty"`
 	KeyName               *string                     `protobuf:"bytes,5,req,name=keyName" json:"keyName,omitempty"`
@@ -2372,7 +2372,7 @@ type FileEncryptionInfoProto struct {
 
 func (x *FileEncryptionInfoProto) Reset() {
 	*x = FileEncryptionInfoProto{}
-	mi := &file_hdfs_proto_msgTypes[19]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2384,7 +2384,7 @@ func (x *FileEncryptionInfoProto) String() string {
 func (*FileEncryptionInfoProto) ProtoMessage() {}
 
 func (x *FileEncryptionInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[19]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2397,7 +2397,7 @@ func (x *FileEncryptionInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileEncryptionInfoProto.ProtoReflect.Descriptor instead.
 func (*FileEncryptionInfoProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{19}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *FileEncryptionInfoProto) GetSuite() CipherSuiteProto {
@@ -2456,7 +2456,7 @@ type PerFileEncryptionInfoProto struct {
 
 func (x *PerFileEncryptionInfoProto) Reset() {
 	*x = PerFileEncryptionInfoProto{}
-	mi := &file_hdfs_proto_msgTypes[20]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2468,7 +2468,7 @@ func (x *PerFileEncryptionInfoProto) String() string {
 func (*PerFileEncryptionInfoProto) ProtoMessage() {}
 
 func (x *PerFileEncryptionInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[20]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2481,7 +2481,7 @@ func (x *PerFileEncryptionInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PerFileEncryptionInfoProto.ProtoReflect.Descriptor instead.
 func (*PerFileEncryptionInfoProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{20}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PerFileEncryptionInfoProto) GetKey() []byte {
@@ -2510,8 +2510,8 @@ func (x *PerFileEncryptionInfoProto) GetEzKeyVersionName() string {
 // zone
 type ZoneEncryptionInfoProto struct {
 	state                 protoimpl.MessageState      `protogen:"open.v1"`
-	Suite                 *CipherSuiteProto           `protobuf:"varint,1,req,name=suite,enum=hadoop.hdfs.CipherSuiteProto" json:"suite,omitempty"`
-	CryptoProtocolVersion *CryptoProtocolVersionProto `protobuf:"varint,2,req,name=cryptoProtocolVersion,enum=hadoop.hdfs.CryptoProtocolVersionProto" json:"cryptoProtocolVersion,omitempty"`
+	Suite                 *CipherSuiteProto           `protobuf:"varint,1,req,name=suite,enum=sluice.hadoop.hdfs.CipherSuiteProto" json:"suite,omitempty"`
+	CryptoProtocolVersion *CryptoProtocolVersionProto `protobuf:"varint,2,req,name=cryptoProtocolVersion,enum=sluice.hadoop.hdfs.CryptoProtocolVersionProto" json:"cryptoProtocolVersion,omitempty"`
 	KeyName               *string                     `protobuf:"bytes,3,req,name=keyName" json:"keyName,omitempty"`
 	ReencryptionProto     *ReencryptionInfoProto      `protobuf:"bytes,4,opt,name=reencryptionProto" json:"reencryptionProto,omitempty"`
 	unknownFields         protoimpl.UnknownFields
@@ -2520,7 +2520,7 @@ type ZoneEncryptionInfoProto struct {
 
 func (x *ZoneEncryptionInfoProto) Reset() {
 	*x = ZoneEncryptionInfoProto{}
-	mi := &file_hdfs_proto_msgTypes[21]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2532,7 +2532,7 @@ func (x *ZoneEncryptionInfoProto) String() string {
 func (*ZoneEncryptionInfoProto) ProtoMessage() {}
 
 func (x *ZoneEncryptionInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[21]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2545,7 +2545,7 @@ func (x *ZoneEncryptionInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ZoneEncryptionInfoProto.ProtoReflect.Descriptor instead.
 func (*ZoneEncryptionInfoProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{21}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ZoneEncryptionInfoProto) GetSuite() CipherSuiteProto {
@@ -2593,7 +2593,7 @@ type ReencryptionInfoProto struct {
 
 func (x *ReencryptionInfoProto) Reset() {
 	*x = ReencryptionInfoProto{}
-	mi := &file_hdfs_proto_msgTypes[22]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2605,7 +2605,7 @@ func (x *ReencryptionInfoProto) String() string {
 func (*ReencryptionInfoProto) ProtoMessage() {}
 
 func (x *ReencryptionInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[22]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2618,7 +2618,7 @@ func (x *ReencryptionInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReencryptionInfoProto.ProtoReflect.Descriptor instead.
 func (*ReencryptionInfoProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{22}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ReencryptionInfoProto) GetEzKeyVersionName() string {
@@ -2674,7 +2674,7 @@ func (x *ReencryptionInfoProto) GetLastFile() string {
 // Cipher option
 type CipherOptionProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Suite         *CipherSuiteProto      `protobuf:"varint,1,req,name=suite,enum=hadoop.hdfs.CipherSuiteProto" json:"suite,omitempty"`
+	Suite         *CipherSuiteProto      `protobuf:"varint,1,req,name=suite,enum=sluice.hadoop.hdfs.CipherSuiteProto" json:"suite,omitempty"`
 	InKey         []byte                 `protobuf:"bytes,2,opt,name=inKey" json:"inKey,omitempty"`
 	InIv          []byte                 `protobuf:"bytes,3,opt,name=inIv" json:"inIv,omitempty"`
 	OutKey        []byte                 `protobuf:"bytes,4,opt,name=outKey" json:"outKey,omitempty"`
@@ -2685,7 +2685,7 @@ type CipherOptionProto struct {
 
 func (x *CipherOptionProto) Reset() {
 	*x = CipherOptionProto{}
-	mi := &file_hdfs_proto_msgTypes[23]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2697,7 +2697,7 @@ func (x *CipherOptionProto) String() string {
 func (*CipherOptionProto) ProtoMessage() {}
 
 func (x *CipherOptionProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[23]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2710,7 +2710,7 @@ func (x *CipherOptionProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CipherOptionProto.ProtoReflect.Descriptor instead.
 func (*CipherOptionProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{23}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CipherOptionProto) GetSuite() CipherSuiteProto {
@@ -2766,7 +2766,7 @@ type LocatedBlocksProto struct {
 
 func (x *LocatedBlocksProto) Reset() {
 	*x = LocatedBlocksProto{}
-	mi := &file_hdfs_proto_msgTypes[24]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2778,7 +2778,7 @@ func (x *LocatedBlocksProto) String() string {
 func (*LocatedBlocksProto) ProtoMessage() {}
 
 func (x *LocatedBlocksProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[24]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2791,7 +2791,7 @@ func (x *LocatedBlocksProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocatedBlocksProto.ProtoReflect.Descriptor instead.
 func (*LocatedBlocksProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{24}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *LocatedBlocksProto) GetFileLength() uint64 {
@@ -2855,7 +2855,7 @@ type ECSchemaOptionEntryProto struct {
 
 func (x *ECSchemaOptionEntryProto) Reset() {
 	*x = ECSchemaOptionEntryProto{}
-	mi := &file_hdfs_proto_msgTypes[25]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2867,7 +2867,7 @@ func (x *ECSchemaOptionEntryProto) String() string {
 func (*ECSchemaOptionEntryProto) ProtoMessage() {}
 
 func (x *ECSchemaOptionEntryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[25]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2880,7 +2880,7 @@ func (x *ECSchemaOptionEntryProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ECSchemaOptionEntryProto.ProtoReflect.Descriptor instead.
 func (*ECSchemaOptionEntryProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{25}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ECSchemaOptionEntryProto) GetKey() string {
@@ -2911,7 +2911,7 @@ type ECSchemaProto struct {
 
 func (x *ECSchemaProto) Reset() {
 	*x = ECSchemaProto{}
-	mi := &file_hdfs_proto_msgTypes[26]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2923,7 +2923,7 @@ func (x *ECSchemaProto) String() string {
 func (*ECSchemaProto) ProtoMessage() {}
 
 func (x *ECSchemaProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[26]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2936,7 +2936,7 @@ func (x *ECSchemaProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ECSchemaProto.ProtoReflect.Descriptor instead.
 func (*ECSchemaProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{26}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ECSchemaProto) GetCodecName() string {
@@ -2973,7 +2973,7 @@ type ErasureCodingPolicyProto struct {
 	Schema        *ECSchemaProto            `protobuf:"bytes,2,opt,name=schema" json:"schema,omitempty"`
 	CellSize      *uint32                   `protobuf:"varint,3,opt,name=cellSize" json:"cellSize,omitempty"`
 	Id            *uint32                   `protobuf:"varint,4,req,name=id" json:"id,omitempty"` // Actually a byte - only 8 bits used
-	State         *ErasureCodingPolicyState `protobuf:"varint,5,opt,name=state,enum=hadoop.hdfs.ErasureCodingPolicyState,def=2" json:"state,omitempty"`
+	State         *ErasureCodingPolicyState `protobuf:"varint,5,opt,name=state,enum=sluice.hadoop.hdfs.ErasureCodingPolicyState,def=2" json:"state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2985,7 +2985,7 @@ const (
 
 func (x *ErasureCodingPolicyProto) Reset() {
 	*x = ErasureCodingPolicyProto{}
-	mi := &file_hdfs_proto_msgTypes[27]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2997,7 +2997,7 @@ func (x *ErasureCodingPolicyProto) String() string {
 func (*ErasureCodingPolicyProto) ProtoMessage() {}
 
 func (x *ErasureCodingPolicyProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[27]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3010,7 +3010,7 @@ func (x *ErasureCodingPolicyProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErasureCodingPolicyProto.ProtoReflect.Descriptor instead.
 func (*ErasureCodingPolicyProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{27}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ErasureCodingPolicyProto) GetName() string {
@@ -3059,7 +3059,7 @@ type AddErasureCodingPolicyResponseProto struct {
 
 func (x *AddErasureCodingPolicyResponseProto) Reset() {
 	*x = AddErasureCodingPolicyResponseProto{}
-	mi := &file_hdfs_proto_msgTypes[28]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3071,7 +3071,7 @@ func (x *AddErasureCodingPolicyResponseProto) String() string {
 func (*AddErasureCodingPolicyResponseProto) ProtoMessage() {}
 
 func (x *AddErasureCodingPolicyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[28]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3084,7 +3084,7 @@ func (x *AddErasureCodingPolicyResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use AddErasureCodingPolicyResponseProto.ProtoReflect.Descriptor instead.
 func (*AddErasureCodingPolicyResponseProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{28}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AddErasureCodingPolicyResponseProto) GetPolicy() *ErasureCodingPolicyProto {
@@ -3118,7 +3118,7 @@ type ECTopologyVerifierResultProto struct {
 
 func (x *ECTopologyVerifierResultProto) Reset() {
 	*x = ECTopologyVerifierResultProto{}
-	mi := &file_hdfs_proto_msgTypes[29]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3130,7 +3130,7 @@ func (x *ECTopologyVerifierResultProto) String() string {
 func (*ECTopologyVerifierResultProto) ProtoMessage() {}
 
 func (x *ECTopologyVerifierResultProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[29]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3143,7 +3143,7 @@ func (x *ECTopologyVerifierResultProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ECTopologyVerifierResultProto.ProtoReflect.Descriptor instead.
 func (*ECTopologyVerifierResultProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{29}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ECTopologyVerifierResultProto) GetResultMessage() string {
@@ -3173,7 +3173,7 @@ type HdfsPathHandleProto struct {
 
 func (x *HdfsPathHandleProto) Reset() {
 	*x = HdfsPathHandleProto{}
-	mi := &file_hdfs_proto_msgTypes[30]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3185,7 +3185,7 @@ func (x *HdfsPathHandleProto) String() string {
 func (*HdfsPathHandleProto) ProtoMessage() {}
 
 func (x *HdfsPathHandleProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[30]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3198,7 +3198,7 @@ func (x *HdfsPathHandleProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HdfsPathHandleProto.ProtoReflect.Descriptor instead.
 func (*HdfsPathHandleProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{30}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *HdfsPathHandleProto) GetInodeId() uint64 {
@@ -3227,7 +3227,7 @@ func (x *HdfsPathHandleProto) GetPath() string {
 // Optionally includes a file's block locations if requested by client on the rpc call.
 type HdfsFileStatusProto struct {
 	state            protoimpl.MessageState        `protogen:"open.v1"`
-	FileType         *HdfsFileStatusProto_FileType `protobuf:"varint,1,req,name=fileType,enum=hadoop.hdfs.HdfsFileStatusProto_FileType" json:"fileType,omitempty"`
+	FileType         *HdfsFileStatusProto_FileType `protobuf:"varint,1,req,name=fileType,enum=sluice.hadoop.hdfs.HdfsFileStatusProto_FileType" json:"fileType,omitempty"`
 	Path             []byte                        `protobuf:"bytes,2,req,name=path" json:"path,omitempty"` // local name of inode encoded java UTF8
 	Length           *uint64                       `protobuf:"varint,3,req,name=length" json:"length,omitempty"`
 	Permission       *FsPermissionProto            `protobuf:"bytes,4,req,name=permission" json:"permission,omitempty"`
@@ -3267,7 +3267,7 @@ const (
 
 func (x *HdfsFileStatusProto) Reset() {
 	*x = HdfsFileStatusProto{}
-	mi := &file_hdfs_proto_msgTypes[31]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3279,7 +3279,7 @@ func (x *HdfsFileStatusProto) String() string {
 func (*HdfsFileStatusProto) ProtoMessage() {}
 
 func (x *HdfsFileStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[31]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3292,7 +3292,7 @@ func (x *HdfsFileStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HdfsFileStatusProto.ProtoReflect.Descriptor instead.
 func (*HdfsFileStatusProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{31}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *HdfsFileStatusProto) GetFileType() HdfsFileStatusProto_FileType {
@@ -3428,7 +3428,7 @@ func (x *HdfsFileStatusProto) GetFlags() uint32 {
 // org.apache.hadoop.hdfs.protocol.BlockChecksumOptions.
 type BlockChecksumOptionsProto struct {
 	state             protoimpl.MessageState  `protogen:"open.v1"`
-	BlockChecksumType *BlockChecksumTypeProto `protobuf:"varint,1,opt,name=blockChecksumType,enum=hadoop.hdfs.BlockChecksumTypeProto,def=1" json:"blockChecksumType,omitempty"`
+	BlockChecksumType *BlockChecksumTypeProto `protobuf:"varint,1,opt,name=blockChecksumType,enum=sluice.hadoop.hdfs.BlockChecksumTypeProto,def=1" json:"blockChecksumType,omitempty"`
 	// Only used if blockChecksumType specifies a striped format, such as
 	// COMPOSITE_CRC. If so, then the blockChecksum in the response is expected
 	// to be the concatenation of N crcs, where
@@ -3445,7 +3445,7 @@ const (
 
 func (x *BlockChecksumOptionsProto) Reset() {
 	*x = BlockChecksumOptionsProto{}
-	mi := &file_hdfs_proto_msgTypes[32]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3457,7 +3457,7 @@ func (x *BlockChecksumOptionsProto) String() string {
 func (*BlockChecksumOptionsProto) ProtoMessage() {}
 
 func (x *BlockChecksumOptionsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[32]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3470,7 +3470,7 @@ func (x *BlockChecksumOptionsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockChecksumOptionsProto.ProtoReflect.Descriptor instead.
 func (*BlockChecksumOptionsProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{32}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *BlockChecksumOptionsProto) GetBlockChecksumType() BlockChecksumTypeProto {
@@ -3498,7 +3498,7 @@ type FsServerDefaultsProto struct {
 	FileBufferSize      *uint32                `protobuf:"varint,5,req,name=fileBufferSize" json:"fileBufferSize,omitempty"`
 	EncryptDataTransfer *bool                  `protobuf:"varint,6,opt,name=encryptDataTransfer,def=0" json:"encryptDataTransfer,omitempty"`
 	TrashInterval       *uint64                `protobuf:"varint,7,opt,name=trashInterval,def=0" json:"trashInterval,omitempty"`
-	ChecksumType        *ChecksumTypeProto     `protobuf:"varint,8,opt,name=checksumType,enum=hadoop.hdfs.ChecksumTypeProto,def=1" json:"checksumType,omitempty"`
+	ChecksumType        *ChecksumTypeProto     `protobuf:"varint,8,opt,name=checksumType,enum=sluice.hadoop.hdfs.ChecksumTypeProto,def=1" json:"checksumType,omitempty"`
 	KeyProviderUri      *string                `protobuf:"bytes,9,opt,name=keyProviderUri" json:"keyProviderUri,omitempty"`
 	PolicyId            *uint32                `protobuf:"varint,10,opt,name=policyId,def=0" json:"policyId,omitempty"`
 	unknownFields       protoimpl.UnknownFields
@@ -3515,7 +3515,7 @@ const (
 
 func (x *FsServerDefaultsProto) Reset() {
 	*x = FsServerDefaultsProto{}
-	mi := &file_hdfs_proto_msgTypes[33]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3527,7 +3527,7 @@ func (x *FsServerDefaultsProto) String() string {
 func (*FsServerDefaultsProto) ProtoMessage() {}
 
 func (x *FsServerDefaultsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[33]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3540,7 +3540,7 @@ func (x *FsServerDefaultsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsServerDefaultsProto.ProtoReflect.Descriptor instead.
 func (*FsServerDefaultsProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{33}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *FsServerDefaultsProto) GetBlockSize() uint64 {
@@ -3625,7 +3625,7 @@ type DirectoryListingProto struct {
 
 func (x *DirectoryListingProto) Reset() {
 	*x = DirectoryListingProto{}
-	mi := &file_hdfs_proto_msgTypes[34]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3637,7 +3637,7 @@ func (x *DirectoryListingProto) String() string {
 func (*DirectoryListingProto) ProtoMessage() {}
 
 func (x *DirectoryListingProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[34]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3650,7 +3650,7 @@ func (x *DirectoryListingProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirectoryListingProto.ProtoReflect.Descriptor instead.
 func (*DirectoryListingProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{34}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DirectoryListingProto) GetPartialListing() []*HdfsFileStatusProto {
@@ -3677,7 +3677,7 @@ type RemoteExceptionProto struct {
 
 func (x *RemoteExceptionProto) Reset() {
 	*x = RemoteExceptionProto{}
-	mi := &file_hdfs_proto_msgTypes[35]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3689,7 +3689,7 @@ func (x *RemoteExceptionProto) String() string {
 func (*RemoteExceptionProto) ProtoMessage() {}
 
 func (x *RemoteExceptionProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[35]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3702,7 +3702,7 @@ func (x *RemoteExceptionProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoteExceptionProto.ProtoReflect.Descriptor instead.
 func (*RemoteExceptionProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{35}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RemoteExceptionProto) GetClassName() string {
@@ -3731,7 +3731,7 @@ type BatchedDirectoryListingProto struct {
 
 func (x *BatchedDirectoryListingProto) Reset() {
 	*x = BatchedDirectoryListingProto{}
-	mi := &file_hdfs_proto_msgTypes[36]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3743,7 +3743,7 @@ func (x *BatchedDirectoryListingProto) String() string {
 func (*BatchedDirectoryListingProto) ProtoMessage() {}
 
 func (x *BatchedDirectoryListingProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[36]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3756,7 +3756,7 @@ func (x *BatchedDirectoryListingProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchedDirectoryListingProto.ProtoReflect.Descriptor instead.
 func (*BatchedDirectoryListingProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{36}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *BatchedDirectoryListingProto) GetPartialListing() []*HdfsFileStatusProto {
@@ -3797,7 +3797,7 @@ type SnapshottableDirectoryStatusProto struct {
 
 func (x *SnapshottableDirectoryStatusProto) Reset() {
 	*x = SnapshottableDirectoryStatusProto{}
-	mi := &file_hdfs_proto_msgTypes[37]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3809,7 +3809,7 @@ func (x *SnapshottableDirectoryStatusProto) String() string {
 func (*SnapshottableDirectoryStatusProto) ProtoMessage() {}
 
 func (x *SnapshottableDirectoryStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[37]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3822,7 +3822,7 @@ func (x *SnapshottableDirectoryStatusProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use SnapshottableDirectoryStatusProto.ProtoReflect.Descriptor instead.
 func (*SnapshottableDirectoryStatusProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{37}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SnapshottableDirectoryStatusProto) GetDirStatus() *HdfsFileStatusProto {
@@ -3864,7 +3864,7 @@ type SnapshottableDirectoryListingProto struct {
 
 func (x *SnapshottableDirectoryListingProto) Reset() {
 	*x = SnapshottableDirectoryListingProto{}
-	mi := &file_hdfs_proto_msgTypes[38]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3876,7 +3876,7 @@ func (x *SnapshottableDirectoryListingProto) String() string {
 func (*SnapshottableDirectoryListingProto) ProtoMessage() {}
 
 func (x *SnapshottableDirectoryListingProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[38]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3889,7 +3889,7 @@ func (x *SnapshottableDirectoryListingProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use SnapshottableDirectoryListingProto.ProtoReflect.Descriptor instead.
 func (*SnapshottableDirectoryListingProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{38}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SnapshottableDirectoryListingProto) GetSnapshottableDirListing() []*SnapshottableDirectoryStatusProto {
@@ -3912,7 +3912,7 @@ type SnapshotDiffReportEntryProto struct {
 
 func (x *SnapshotDiffReportEntryProto) Reset() {
 	*x = SnapshotDiffReportEntryProto{}
-	mi := &file_hdfs_proto_msgTypes[39]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3924,7 +3924,7 @@ func (x *SnapshotDiffReportEntryProto) String() string {
 func (*SnapshotDiffReportEntryProto) ProtoMessage() {}
 
 func (x *SnapshotDiffReportEntryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[39]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3937,7 +3937,7 @@ func (x *SnapshotDiffReportEntryProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReportEntryProto.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReportEntryProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{39}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SnapshotDiffReportEntryProto) GetFullpath() []byte {
@@ -3976,7 +3976,7 @@ type SnapshotDiffReportProto struct {
 
 func (x *SnapshotDiffReportProto) Reset() {
 	*x = SnapshotDiffReportProto{}
-	mi := &file_hdfs_proto_msgTypes[40]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3988,7 +3988,7 @@ func (x *SnapshotDiffReportProto) String() string {
 func (*SnapshotDiffReportProto) ProtoMessage() {}
 
 func (x *SnapshotDiffReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[40]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4001,7 +4001,7 @@ func (x *SnapshotDiffReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReportProto.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReportProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{40}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SnapshotDiffReportProto) GetSnapshotRoot() string {
@@ -4047,7 +4047,7 @@ type SnapshotDiffReportListingEntryProto struct {
 
 func (x *SnapshotDiffReportListingEntryProto) Reset() {
 	*x = SnapshotDiffReportListingEntryProto{}
-	mi := &file_hdfs_proto_msgTypes[41]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4059,7 +4059,7 @@ func (x *SnapshotDiffReportListingEntryProto) String() string {
 func (*SnapshotDiffReportListingEntryProto) ProtoMessage() {}
 
 func (x *SnapshotDiffReportListingEntryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[41]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4072,7 +4072,7 @@ func (x *SnapshotDiffReportListingEntryProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use SnapshotDiffReportListingEntryProto.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReportListingEntryProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{41}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SnapshotDiffReportListingEntryProto) GetFullpath() []byte {
@@ -4125,7 +4125,7 @@ const (
 
 func (x *SnapshotDiffReportCursorProto) Reset() {
 	*x = SnapshotDiffReportCursorProto{}
-	mi := &file_hdfs_proto_msgTypes[42]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4137,7 +4137,7 @@ func (x *SnapshotDiffReportCursorProto) String() string {
 func (*SnapshotDiffReportCursorProto) ProtoMessage() {}
 
 func (x *SnapshotDiffReportCursorProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[42]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4150,7 +4150,7 @@ func (x *SnapshotDiffReportCursorProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReportCursorProto.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReportCursorProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{42}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SnapshotDiffReportCursorProto) GetStartPath() []byte {
@@ -4183,7 +4183,7 @@ type SnapshotDiffReportListingProto struct {
 
 func (x *SnapshotDiffReportListingProto) Reset() {
 	*x = SnapshotDiffReportListingProto{}
-	mi := &file_hdfs_proto_msgTypes[43]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4195,7 +4195,7 @@ func (x *SnapshotDiffReportListingProto) String() string {
 func (*SnapshotDiffReportListingProto) ProtoMessage() {}
 
 func (x *SnapshotDiffReportListingProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[43]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4208,7 +4208,7 @@ func (x *SnapshotDiffReportListingProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReportListingProto.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReportListingProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{43}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SnapshotDiffReportListingProto) GetModifiedEntries() []*SnapshotDiffReportListingEntryProto {
@@ -4270,7 +4270,7 @@ const (
 
 func (x *BlockProto) Reset() {
 	*x = BlockProto{}
-	mi := &file_hdfs_proto_msgTypes[44]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4282,7 +4282,7 @@ func (x *BlockProto) String() string {
 func (*BlockProto) ProtoMessage() {}
 
 func (x *BlockProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[44]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4295,7 +4295,7 @@ func (x *BlockProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockProto.ProtoReflect.Descriptor instead.
 func (*BlockProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{44}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *BlockProto) GetBlockId() uint64 {
@@ -4336,7 +4336,7 @@ type SnapshotInfoProto struct {
 
 func (x *SnapshotInfoProto) Reset() {
 	*x = SnapshotInfoProto{}
-	mi := &file_hdfs_proto_msgTypes[45]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4348,7 +4348,7 @@ func (x *SnapshotInfoProto) String() string {
 func (*SnapshotInfoProto) ProtoMessage() {}
 
 func (x *SnapshotInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[45]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4361,7 +4361,7 @@ func (x *SnapshotInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotInfoProto.ProtoReflect.Descriptor instead.
 func (*SnapshotInfoProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{45}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SnapshotInfoProto) GetSnapshotName() string {
@@ -4423,7 +4423,7 @@ const (
 
 func (x *RollingUpgradeStatusProto) Reset() {
 	*x = RollingUpgradeStatusProto{}
-	mi := &file_hdfs_proto_msgTypes[46]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4435,7 +4435,7 @@ func (x *RollingUpgradeStatusProto) String() string {
 func (*RollingUpgradeStatusProto) ProtoMessage() {}
 
 func (x *RollingUpgradeStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[46]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4448,7 +4448,7 @@ func (x *RollingUpgradeStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollingUpgradeStatusProto.ProtoReflect.Descriptor instead.
 func (*RollingUpgradeStatusProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{46}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *RollingUpgradeStatusProto) GetBlockPoolId() string {
@@ -4476,7 +4476,7 @@ type StorageUuidsProto struct {
 
 func (x *StorageUuidsProto) Reset() {
 	*x = StorageUuidsProto{}
-	mi := &file_hdfs_proto_msgTypes[47]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4488,7 +4488,7 @@ func (x *StorageUuidsProto) String() string {
 func (*StorageUuidsProto) ProtoMessage() {}
 
 func (x *StorageUuidsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[47]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4501,7 +4501,7 @@ func (x *StorageUuidsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StorageUuidsProto.ProtoReflect.Descriptor instead.
 func (*StorageUuidsProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{47}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *StorageUuidsProto) GetStorageUuids() []string {
@@ -4531,8 +4531,8 @@ type BlockTokenSecretProto struct {
 	UserId          *string                `protobuf:"bytes,3,opt,name=userId" json:"userId,omitempty"`
 	BlockPoolId     *string                `protobuf:"bytes,4,opt,name=blockPoolId" json:"blockPoolId,omitempty"`
 	BlockId         *uint64                `protobuf:"varint,5,opt,name=blockId" json:"blockId,omitempty"`
-	Modes           []AccessModeProto      `protobuf:"varint,6,rep,name=modes,enum=hadoop.hdfs.AccessModeProto" json:"modes,omitempty"`
-	StorageTypes    []StorageTypeProto     `protobuf:"varint,7,rep,name=storageTypes,enum=hadoop.hdfs.StorageTypeProto" json:"storageTypes,omitempty"`
+	Modes           []AccessModeProto      `protobuf:"varint,6,rep,name=modes,enum=sluice.hadoop.hdfs.AccessModeProto" json:"modes,omitempty"`
+	StorageTypes    []StorageTypeProto     `protobuf:"varint,7,rep,name=storageTypes,enum=sluice.hadoop.hdfs.StorageTypeProto" json:"storageTypes,omitempty"`
 	StorageIds      []string               `protobuf:"bytes,8,rep,name=storageIds" json:"storageIds,omitempty"`
 	HandshakeSecret []byte                 `protobuf:"bytes,9,opt,name=handshakeSecret" json:"handshakeSecret,omitempty"`
 	unknownFields   protoimpl.UnknownFields
@@ -4541,7 +4541,7 @@ type BlockTokenSecretProto struct {
 
 func (x *BlockTokenSecretProto) Reset() {
 	*x = BlockTokenSecretProto{}
-	mi := &file_hdfs_proto_msgTypes[48]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4553,7 +4553,7 @@ func (x *BlockTokenSecretProto) String() string {
 func (*BlockTokenSecretProto) ProtoMessage() {}
 
 func (x *BlockTokenSecretProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hdfs_proto_msgTypes[48]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4566,7 +4566,7 @@ func (x *BlockTokenSecretProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenSecretProto.ProtoReflect.Descriptor instead.
 func (*BlockTokenSecretProto) Descriptor() ([]byte, []int) {
-	return file_hdfs_proto_rawDescGZIP(), []int{48}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *BlockTokenSecretProto) GetExpiryDate() uint64 {
@@ -4632,12 +4632,11 @@ func (x *BlockTokenSecretProto) GetHandshakeSecret() []byte {
 	return nil
 }
 
-var File_hdfs_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_hdfs_proto protoreflect.FileDescriptor
 
-const file_hdfs_proto_rawDesc = "" +
+const file_sluice_hadoop_hdfs_proto_rawDesc = "" +
 	"\n" +
-	"\n" +
-	"hdfs.proto\x12\vhadoop.hdfs\x1a\x0eSecurity.proto\x1a\tacl.proto\"\x8f\x01\n" +
+	"\x18sluice/hadoop/hdfs.proto\x12\x12sluice.hadoop.hdfs\x1a\x1csluice/hadoop/Security.proto\x1a\x17sluice/hadoop/acl.proto\"\x8f\x01\n" +
 	"\x12ExtendedBlockProto\x12\x16\n" +
 	"\x06poolId\x18\x01 \x02(\tR\x06poolId\x12\x18\n" +
 	"\ablockId\x18\x02 \x02(\x04R\ablockId\x12(\n" +
@@ -4659,19 +4658,19 @@ const file_hdfs_proto_rawDesc = "" +
 	"\x16DatanodeLocalInfoProto\x12(\n" +
 	"\x0fsoftwareVersion\x18\x01 \x02(\tR\x0fsoftwareVersion\x12$\n" +
 	"\rconfigVersion\x18\x02 \x02(\tR\rconfigVersion\x12\x16\n" +
-	"\x06uptime\x18\x03 \x02(\x04R\x06uptime\"\xaa\x02\n" +
+	"\x06uptime\x18\x03 \x02(\x04R\x06uptime\"\xb1\x02\n" +
 	"\x17DatanodeVolumeInfoProto\x12\x12\n" +
-	"\x04path\x18\x01 \x02(\tR\x04path\x12?\n" +
-	"\vstorageType\x18\x02 \x02(\x0e2\x1d.hadoop.hdfs.StorageTypeProtoR\vstorageType\x12\x1c\n" +
+	"\x04path\x18\x01 \x02(\tR\x04path\x12F\n" +
+	"\vstorageType\x18\x02 \x02(\x0e2$.sluice.hadoop.hdfs.StorageTypeProtoR\vstorageType\x12\x1c\n" +
 	"\tusedSpace\x18\x03 \x02(\x04R\tusedSpace\x12\x1c\n" +
 	"\tfreeSpace\x18\x04 \x02(\x04R\tfreeSpace\x12$\n" +
 	"\rreservedSpace\x18\x05 \x02(\x04R\rreservedSpace\x12:\n" +
 	"\x18reservedSpaceForReplicas\x18\x06 \x02(\x04R\x18reservedSpaceForReplicas\x12\x1c\n" +
-	"\tnumBlocks\x18\a \x02(\x04R\tnumBlocks\"R\n" +
-	"\x12DatanodeInfosProto\x12<\n" +
-	"\tdatanodes\x18\x01 \x03(\v2\x1e.hadoop.hdfs.DatanodeInfoProtoR\tdatanodes\"\xd3\x06\n" +
-	"\x11DatanodeInfoProto\x12,\n" +
-	"\x02id\x18\x01 \x02(\v2\x1c.hadoop.hdfs.DatanodeIDProtoR\x02id\x12\x1d\n" +
+	"\tnumBlocks\x18\a \x02(\x04R\tnumBlocks\"Y\n" +
+	"\x12DatanodeInfosProto\x12C\n" +
+	"\tdatanodes\x18\x01 \x03(\v2%.sluice.hadoop.hdfs.DatanodeInfoProtoR\tdatanodes\"\xe1\x06\n" +
+	"\x11DatanodeInfoProto\x123\n" +
+	"\x02id\x18\x01 \x02(\v2#.sluice.hadoop.hdfs.DatanodeIDProtoR\x02id\x12\x1d\n" +
 	"\bcapacity\x18\x02 \x01(\x04:\x010R\bcapacity\x12\x1b\n" +
 	"\adfsUsed\x18\x03 \x01(\x04:\x010R\adfsUsed\x12\x1f\n" +
 	"\tremaining\x18\x04 \x01(\x04:\x010R\tremaining\x12'\n" +
@@ -4683,10 +4682,10 @@ const file_hdfs_proto_rawDesc = "" +
 	"\blocation\x18\b \x01(\tR\blocation\x12\x1e\n" +
 	"\n" +
 	"nonDfsUsed\x18\t \x01(\x04R\n" +
-	"nonDfsUsed\x12Q\n" +
+	"nonDfsUsed\x12X\n" +
 	"\n" +
 	"adminState\x18\n" +
-	" \x01(\x0e2).hadoop.hdfs.DatanodeInfoProto.AdminState:\x06NORMALR\n" +
+	" \x01(\x0e20.sluice.hadoop.hdfs.DatanodeInfoProto.AdminState:\x06NORMALR\n" +
 	"adminState\x12'\n" +
 	"\rcacheCapacity\x18\v \x01(\x04:\x010R\rcacheCapacity\x12\x1f\n" +
 	"\tcacheUsed\x18\f \x01(\x04:\x010R\tcacheUsed\x123\n" +
@@ -4702,26 +4701,26 @@ const file_hdfs_proto_rawDesc = "" +
 	"\x17DECOMMISSION_INPROGRESS\x10\x01\x12\x12\n" +
 	"\x0eDECOMMISSIONED\x10\x02\x12\x18\n" +
 	"\x14ENTERING_MAINTENANCE\x10\x03\x12\x12\n" +
-	"\x0eIN_MAINTENANCE\x10\x04\"\xff\x01\n" +
+	"\x0eIN_MAINTENANCE\x10\x04\"\x8d\x02\n" +
 	"\x14DatanodeStorageProto\x12 \n" +
-	"\vstorageUuid\x18\x01 \x02(\tR\vstorageUuid\x12L\n" +
-	"\x05state\x18\x02 \x01(\x0e2..hadoop.hdfs.DatanodeStorageProto.StorageState:\x06NORMALR\x05state\x12E\n" +
-	"\vstorageType\x18\x03 \x01(\x0e2\x1d.hadoop.hdfs.StorageTypeProto:\x04DISKR\vstorageType\"0\n" +
+	"\vstorageUuid\x18\x01 \x02(\tR\vstorageUuid\x12S\n" +
+	"\x05state\x18\x02 \x01(\x0e25.sluice.hadoop.hdfs.DatanodeStorageProto.StorageState:\x06NORMALR\x05state\x12L\n" +
+	"\vstorageType\x18\x03 \x01(\x0e2$.sluice.hadoop.hdfs.StorageTypeProto:\x04DISKR\vstorageType\"0\n" +
 	"\fStorageState\x12\n" +
 	"\n" +
 	"\x06NORMAL\x10\x00\x12\x14\n" +
-	"\x10READ_ONLY_SHARED\x10\x01\"\xbc\x02\n" +
+	"\x10READ_ONLY_SHARED\x10\x01\"\xc3\x02\n" +
 	"\x12StorageReportProto\x12$\n" +
 	"\vstorageUuid\x18\x01 \x02(\tB\x02\x18\x01R\vstorageUuid\x12\x1d\n" +
 	"\x06failed\x18\x02 \x01(\b:\x05falseR\x06failed\x12\x1d\n" +
 	"\bcapacity\x18\x03 \x01(\x04:\x010R\bcapacity\x12\x1b\n" +
 	"\adfsUsed\x18\x04 \x01(\x04:\x010R\adfsUsed\x12\x1f\n" +
 	"\tremaining\x18\x05 \x01(\x04:\x010R\tremaining\x12'\n" +
-	"\rblockPoolUsed\x18\x06 \x01(\x04:\x010R\rblockPoolUsed\x12;\n" +
-	"\astorage\x18\a \x01(\v2!.hadoop.hdfs.DatanodeStorageProtoR\astorage\x12\x1e\n" +
+	"\rblockPoolUsed\x18\x06 \x01(\x04:\x010R\rblockPoolUsed\x12B\n" +
+	"\astorage\x18\a \x01(\v2(.sluice.hadoop.hdfs.DatanodeStorageProtoR\astorage\x12\x1e\n" +
 	"\n" +
 	"nonDfsUsed\x18\b \x01(\x04R\n" +
-	"nonDfsUsed\"\x96\x04\n" +
+	"nonDfsUsed\"\x9d\x04\n" +
 	"\x13ContentSummaryProto\x12\x16\n" +
 	"\x06length\x18\x01 \x02(\x04R\x06length\x12\x1c\n" +
 	"\tfileCount\x18\x02 \x02(\x04R\tfileCount\x12&\n" +
@@ -4730,55 +4729,55 @@ const file_hdfs_proto_rawDesc = "" +
 	"\rspaceConsumed\x18\x05 \x02(\x04R\rspaceConsumed\x12\x1e\n" +
 	"\n" +
 	"spaceQuota\x18\x06 \x02(\x04R\n" +
-	"spaceQuota\x12O\n" +
-	"\x0etypeQuotaInfos\x18\a \x01(\v2'.hadoop.hdfs.StorageTypeQuotaInfosProtoR\x0etypeQuotaInfos\x12&\n" +
+	"spaceQuota\x12V\n" +
+	"\x0etypeQuotaInfos\x18\a \x01(\v2..sluice.hadoop.hdfs.StorageTypeQuotaInfosProtoR\x0etypeQuotaInfos\x12&\n" +
 	"\x0esnapshotLength\x18\b \x01(\x04R\x0esnapshotLength\x12,\n" +
 	"\x11snapshotFileCount\x18\t \x01(\x04R\x11snapshotFileCount\x126\n" +
 	"\x16snapshotDirectoryCount\x18\n" +
 	" \x01(\x04R\x16snapshotDirectoryCount\x124\n" +
 	"\x15snapshotSpaceConsumed\x18\v \x01(\x04R\x15snapshotSpaceConsumed\x120\n" +
-	"\x13erasureCodingPolicy\x18\f \x01(\tR\x13erasureCodingPolicy\"\xf4\x01\n" +
+	"\x13erasureCodingPolicy\x18\f \x01(\tR\x13erasureCodingPolicy\"\xfb\x01\n" +
 	"\x0fQuotaUsageProto\x124\n" +
 	"\x15fileAndDirectoryCount\x18\x01 \x02(\x04R\x15fileAndDirectoryCount\x12\x14\n" +
 	"\x05quota\x18\x02 \x02(\x04R\x05quota\x12$\n" +
 	"\rspaceConsumed\x18\x03 \x02(\x04R\rspaceConsumed\x12\x1e\n" +
 	"\n" +
 	"spaceQuota\x18\x04 \x02(\x04R\n" +
-	"spaceQuota\x12O\n" +
-	"\x0etypeQuotaInfos\x18\x05 \x01(\v2'.hadoop.hdfs.StorageTypeQuotaInfosProtoR\x0etypeQuotaInfos\"j\n" +
-	"\x1aStorageTypeQuotaInfosProto\x12L\n" +
-	"\rtypeQuotaInfo\x18\x01 \x03(\v2&.hadoop.hdfs.StorageTypeQuotaInfoProtoR\rtypeQuotaInfo\"\x86\x01\n" +
-	"\x19StorageTypeQuotaInfoProto\x127\n" +
-	"\x04type\x18\x01 \x01(\x0e2\x1d.hadoop.hdfs.StorageTypeProto:\x04DISKR\x04type\x12\x14\n" +
+	"spaceQuota\x12V\n" +
+	"\x0etypeQuotaInfos\x18\x05 \x01(\v2..sluice.hadoop.hdfs.StorageTypeQuotaInfosProtoR\x0etypeQuotaInfos\"q\n" +
+	"\x1aStorageTypeQuotaInfosProto\x12S\n" +
+	"\rtypeQuotaInfo\x18\x01 \x03(\v2-.sluice.hadoop.hdfs.StorageTypeQuotaInfoProtoR\rtypeQuotaInfo\"\x8d\x01\n" +
+	"\x19StorageTypeQuotaInfoProto\x12>\n" +
+	"\x04type\x18\x01 \x01(\x0e2$.sluice.hadoop.hdfs.StorageTypeProto:\x04DISKR\x04type\x12\x14\n" +
 	"\x05quota\x18\x02 \x02(\x04R\x05quota\x12\x1a\n" +
 	"\bconsumed\x18\x03 \x02(\x04R\bconsumed\"F\n" +
 	"\x16CorruptFileBlocksProto\x12\x14\n" +
 	"\x05files\x18\x01 \x03(\tR\x05files\x12\x16\n" +
-	"\x06cookie\x18\x02 \x02(\tR\x06cookie\"V\n" +
-	"\x11StorageTypesProto\x12A\n" +
-	"\fstorageTypes\x18\x01 \x03(\x0e2\x1d.hadoop.hdfs.StorageTypeProtoR\fstorageTypes\"\xc7\x02\n" +
+	"\x06cookie\x18\x02 \x02(\tR\x06cookie\"]\n" +
+	"\x11StorageTypesProto\x12H\n" +
+	"\fstorageTypes\x18\x01 \x03(\x0e2$.sluice.hadoop.hdfs.StorageTypeProtoR\fstorageTypes\"\xdc\x02\n" +
 	"\x17BlockStoragePolicyProto\x12\x1a\n" +
 	"\bpolicyId\x18\x01 \x02(\rR\bpolicyId\x12\x12\n" +
-	"\x04name\x18\x02 \x02(\tR\x04name\x12F\n" +
-	"\x0ecreationPolicy\x18\x03 \x02(\v2\x1e.hadoop.hdfs.StorageTypesProtoR\x0ecreationPolicy\x12V\n" +
-	"\x16creationFallbackPolicy\x18\x04 \x01(\v2\x1e.hadoop.hdfs.StorageTypesProtoR\x16creationFallbackPolicy\x12\\\n" +
-	"\x19replicationFallbackPolicy\x18\x05 \x01(\v2\x1e.hadoop.hdfs.StorageTypesProtoR\x19replicationFallbackPolicy\"\xc7\x03\n" +
-	"\x11LocatedBlockProto\x12-\n" +
-	"\x01b\x18\x01 \x02(\v2\x1f.hadoop.hdfs.ExtendedBlockProtoR\x01b\x12\x16\n" +
-	"\x06offset\x18\x02 \x02(\x04R\x06offset\x122\n" +
-	"\x04locs\x18\x03 \x03(\v2\x1e.hadoop.hdfs.DatanodeInfoProtoR\x04locs\x12\x18\n" +
-	"\acorrupt\x18\x04 \x02(\bR\acorrupt\x129\n" +
+	"\x04name\x18\x02 \x02(\tR\x04name\x12M\n" +
+	"\x0ecreationPolicy\x18\x03 \x02(\v2%.sluice.hadoop.hdfs.StorageTypesProtoR\x0ecreationPolicy\x12]\n" +
+	"\x16creationFallbackPolicy\x18\x04 \x01(\v2%.sluice.hadoop.hdfs.StorageTypesProtoR\x16creationFallbackPolicy\x12c\n" +
+	"\x19replicationFallbackPolicy\x18\x05 \x01(\v2%.sluice.hadoop.hdfs.StorageTypesProtoR\x19replicationFallbackPolicy\"\xea\x03\n" +
+	"\x11LocatedBlockProto\x124\n" +
+	"\x01b\x18\x01 \x02(\v2&.sluice.hadoop.hdfs.ExtendedBlockProtoR\x01b\x12\x16\n" +
+	"\x06offset\x18\x02 \x02(\x04R\x06offset\x129\n" +
+	"\x04locs\x18\x03 \x03(\v2%.sluice.hadoop.hdfs.DatanodeInfoProtoR\x04locs\x12\x18\n" +
+	"\acorrupt\x18\x04 \x02(\bR\acorrupt\x12@\n" +
 	"\n" +
-	"blockToken\x18\x05 \x02(\v2\x19.hadoop.common.TokenProtoR\n" +
+	"blockToken\x18\x05 \x02(\v2 .sluice.hadoop.common.TokenProtoR\n" +
 	"blockToken\x12\x1e\n" +
-	"\bisCached\x18\x06 \x03(\bB\x02\x10\x01R\bisCached\x12A\n" +
-	"\fstorageTypes\x18\a \x03(\x0e2\x1d.hadoop.hdfs.StorageTypeProtoR\fstorageTypes\x12\x1e\n" +
+	"\bisCached\x18\x06 \x03(\bB\x02\x10\x01R\bisCached\x12H\n" +
+	"\fstorageTypes\x18\a \x03(\x0e2$.sluice.hadoop.hdfs.StorageTypeProtoR\fstorageTypes\x12\x1e\n" +
 	"\n" +
 	"storageIDs\x18\b \x03(\tR\n" +
 	"storageIDs\x12\"\n" +
-	"\fblockIndices\x18\t \x01(\fR\fblockIndices\x12;\n" +
+	"\fblockIndices\x18\t \x01(\fR\fblockIndices\x12B\n" +
 	"\vblockTokens\x18\n" +
-	" \x03(\v2\x19.hadoop.common.TokenProtoR\vblockTokens\"r\n" +
+	" \x03(\v2 .sluice.hadoop.common.TokenProtoR\vblockTokens\"r\n" +
 	"\x16BatchedListingKeyProto\x12\x1a\n" +
 	"\bchecksum\x18\x01 \x02(\fR\bchecksum\x12\x1c\n" +
 	"\tpathIndex\x18\x02 \x02(\rR\tpathIndex\x12\x1e\n" +
@@ -4793,10 +4792,10 @@ const file_hdfs_proto_rawDesc = "" +
 	"\n" +
 	"expiryDate\x18\x05 \x02(\x04R\n" +
 	"expiryDate\x120\n" +
-	"\x13encryptionAlgorithm\x18\x06 \x01(\tR\x13encryptionAlgorithm\"\x95\x02\n" +
-	"\x17FileEncryptionInfoProto\x123\n" +
-	"\x05suite\x18\x01 \x02(\x0e2\x1d.hadoop.hdfs.CipherSuiteProtoR\x05suite\x12]\n" +
-	"\x15cryptoProtocolVersion\x18\x02 \x02(\x0e2'.hadoop.hdfs.CryptoProtocolVersionProtoR\x15cryptoProtocolVersion\x12\x10\n" +
+	"\x13encryptionAlgorithm\x18\x06 \x01(\tR\x13encryptionAlgorithm\"\xa3\x02\n" +
+	"\x17FileEncryptionInfoProto\x12:\n" +
+	"\x05suite\x18\x01 \x02(\x0e2$.sluice.hadoop.hdfs.CipherSuiteProtoR\x05suite\x12d\n" +
+	"\x15cryptoProtocolVersion\x18\x02 \x02(\x0e2..sluice.hadoop.hdfs.CryptoProtocolVersionProtoR\x15cryptoProtocolVersion\x12\x10\n" +
 	"\x03key\x18\x03 \x02(\fR\x03key\x12\x0e\n" +
 	"\x02iv\x18\x04 \x02(\fR\x02iv\x12\x18\n" +
 	"\akeyName\x18\x05 \x02(\tR\akeyName\x12*\n" +
@@ -4804,12 +4803,12 @@ const file_hdfs_proto_rawDesc = "" +
 	"\x1aPerFileEncryptionInfoProto\x12\x10\n" +
 	"\x03key\x18\x01 \x02(\fR\x03key\x12\x0e\n" +
 	"\x02iv\x18\x02 \x02(\fR\x02iv\x12*\n" +
-	"\x10ezKeyVersionName\x18\x03 \x02(\tR\x10ezKeyVersionName\"\x99\x02\n" +
-	"\x17ZoneEncryptionInfoProto\x123\n" +
-	"\x05suite\x18\x01 \x02(\x0e2\x1d.hadoop.hdfs.CipherSuiteProtoR\x05suite\x12]\n" +
-	"\x15cryptoProtocolVersion\x18\x02 \x02(\x0e2'.hadoop.hdfs.CryptoProtocolVersionProtoR\x15cryptoProtocolVersion\x12\x18\n" +
-	"\akeyName\x18\x03 \x02(\tR\akeyName\x12P\n" +
-	"\x11reencryptionProto\x18\x04 \x01(\v2\".hadoop.hdfs.ReencryptionInfoProtoR\x11reencryptionProto\"\x95\x02\n" +
+	"\x10ezKeyVersionName\x18\x03 \x02(\tR\x10ezKeyVersionName\"\xae\x02\n" +
+	"\x17ZoneEncryptionInfoProto\x12:\n" +
+	"\x05suite\x18\x01 \x02(\x0e2$.sluice.hadoop.hdfs.CipherSuiteProtoR\x05suite\x12d\n" +
+	"\x15cryptoProtocolVersion\x18\x02 \x02(\x0e2..sluice.hadoop.hdfs.CryptoProtocolVersionProtoR\x15cryptoProtocolVersion\x12\x18\n" +
+	"\akeyName\x18\x03 \x02(\tR\akeyName\x12W\n" +
+	"\x11reencryptionProto\x18\x04 \x01(\v2).sluice.hadoop.hdfs.ReencryptionInfoProtoR\x11reencryptionProto\"\x95\x02\n" +
 	"\x15ReencryptionInfoProto\x12*\n" +
 	"\x10ezKeyVersionName\x18\x01 \x02(\tR\x10ezKeyVersionName\x12&\n" +
 	"\x0esubmissionTime\x18\x02 \x02(\x04R\x0esubmissionTime\x12\x1a\n" +
@@ -4817,39 +4816,39 @@ const file_hdfs_proto_rawDesc = "" +
 	"\x0enumReencrypted\x18\x04 \x02(\x03R\x0enumReencrypted\x12 \n" +
 	"\vnumFailures\x18\x05 \x02(\x03R\vnumFailures\x12&\n" +
 	"\x0ecompletionTime\x18\x06 \x01(\x04R\x0ecompletionTime\x12\x1a\n" +
-	"\blastFile\x18\a \x01(\tR\blastFile\"\xa0\x01\n" +
-	"\x11CipherOptionProto\x123\n" +
-	"\x05suite\x18\x01 \x02(\x0e2\x1d.hadoop.hdfs.CipherSuiteProtoR\x05suite\x12\x14\n" +
+	"\blastFile\x18\a \x01(\tR\blastFile\"\xa7\x01\n" +
+	"\x11CipherOptionProto\x12:\n" +
+	"\x05suite\x18\x01 \x02(\x0e2$.sluice.hadoop.hdfs.CipherSuiteProtoR\x05suite\x12\x14\n" +
 	"\x05inKey\x18\x02 \x01(\fR\x05inKey\x12\x12\n" +
 	"\x04inIv\x18\x03 \x01(\fR\x04inIv\x12\x16\n" +
 	"\x06outKey\x18\x04 \x01(\fR\x06outKey\x12\x14\n" +
-	"\x05outIv\x18\x05 \x01(\fR\x05outIv\"\xa3\x03\n" +
+	"\x05outIv\x18\x05 \x01(\fR\x05outIv\"\xbf\x03\n" +
 	"\x12LocatedBlocksProto\x12\x1e\n" +
 	"\n" +
 	"fileLength\x18\x01 \x02(\x04R\n" +
-	"fileLength\x126\n" +
-	"\x06blocks\x18\x02 \x03(\v2\x1e.hadoop.hdfs.LocatedBlockProtoR\x06blocks\x12,\n" +
-	"\x11underConstruction\x18\x03 \x02(\bR\x11underConstruction\x12<\n" +
-	"\tlastBlock\x18\x04 \x01(\v2\x1e.hadoop.hdfs.LocatedBlockProtoR\tlastBlock\x120\n" +
-	"\x13isLastBlockComplete\x18\x05 \x02(\bR\x13isLastBlockComplete\x12T\n" +
-	"\x12fileEncryptionInfo\x18\x06 \x01(\v2$.hadoop.hdfs.FileEncryptionInfoProtoR\x12fileEncryptionInfo\x12A\n" +
-	"\becPolicy\x18\a \x01(\v2%.hadoop.hdfs.ErasureCodingPolicyProtoR\becPolicy\"B\n" +
+	"fileLength\x12=\n" +
+	"\x06blocks\x18\x02 \x03(\v2%.sluice.hadoop.hdfs.LocatedBlockProtoR\x06blocks\x12,\n" +
+	"\x11underConstruction\x18\x03 \x02(\bR\x11underConstruction\x12C\n" +
+	"\tlastBlock\x18\x04 \x01(\v2%.sluice.hadoop.hdfs.LocatedBlockProtoR\tlastBlock\x120\n" +
+	"\x13isLastBlockComplete\x18\x05 \x02(\bR\x13isLastBlockComplete\x12[\n" +
+	"\x12fileEncryptionInfo\x18\x06 \x01(\v2+.sluice.hadoop.hdfs.FileEncryptionInfoProtoR\x12fileEncryptionInfo\x12H\n" +
+	"\becPolicy\x18\a \x01(\v2,.sluice.hadoop.hdfs.ErasureCodingPolicyProtoR\becPolicy\"B\n" +
 	"\x18ECSchemaOptionEntryProto\x12\x10\n" +
 	"\x03key\x18\x01 \x02(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x02(\tR\x05value\"\xae\x01\n" +
+	"\x05value\x18\x02 \x02(\tR\x05value\"\xb5\x01\n" +
 	"\rECSchemaProto\x12\x1c\n" +
 	"\tcodecName\x18\x01 \x02(\tR\tcodecName\x12\x1c\n" +
 	"\tdataUnits\x18\x02 \x02(\rR\tdataUnits\x12 \n" +
-	"\vparityUnits\x18\x03 \x02(\rR\vparityUnits\x12?\n" +
-	"\aoptions\x18\x04 \x03(\v2%.hadoop.hdfs.ECSchemaOptionEntryProtoR\aoptions\"\xd4\x01\n" +
+	"\vparityUnits\x18\x03 \x02(\rR\vparityUnits\x12F\n" +
+	"\aoptions\x18\x04 \x03(\v2,.sluice.hadoop.hdfs.ECSchemaOptionEntryProtoR\aoptions\"\xe2\x01\n" +
 	"\x18ErasureCodingPolicyProto\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x122\n" +
-	"\x06schema\x18\x02 \x01(\v2\x1a.hadoop.hdfs.ECSchemaProtoR\x06schema\x12\x1a\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x129\n" +
+	"\x06schema\x18\x02 \x01(\v2!.sluice.hadoop.hdfs.ECSchemaProtoR\x06schema\x12\x1a\n" +
 	"\bcellSize\x18\x03 \x01(\rR\bcellSize\x12\x0e\n" +
-	"\x02id\x18\x04 \x02(\rR\x02id\x12D\n" +
-	"\x05state\x18\x05 \x01(\x0e2%.hadoop.hdfs.ErasureCodingPolicyState:\aENABLEDR\x05state\"\x9a\x01\n" +
-	"#AddErasureCodingPolicyResponseProto\x12=\n" +
-	"\x06policy\x18\x01 \x02(\v2%.hadoop.hdfs.ErasureCodingPolicyProtoR\x06policy\x12\x18\n" +
+	"\x02id\x18\x04 \x02(\rR\x02id\x12K\n" +
+	"\x05state\x18\x05 \x01(\x0e2,.sluice.hadoop.hdfs.ErasureCodingPolicyState:\aENABLEDR\x05state\"\xa1\x01\n" +
+	"#AddErasureCodingPolicyResponseProto\x12D\n" +
+	"\x06policy\x18\x01 \x02(\v2,.sluice.hadoop.hdfs.ErasureCodingPolicyProtoR\x06policy\x12\x18\n" +
 	"\asucceed\x18\x02 \x02(\bR\asucceed\x12\x1a\n" +
 	"\berrorMsg\x18\x03 \x01(\tR\berrorMsg\"g\n" +
 	"\x1dECTopologyVerifierResultProto\x12$\n" +
@@ -4858,13 +4857,13 @@ const file_hdfs_proto_rawDesc = "" +
 	"\x13HdfsPathHandleProto\x12\x18\n" +
 	"\ainodeId\x18\x01 \x01(\x04R\ainodeId\x12\x14\n" +
 	"\x05mtime\x18\x02 \x01(\x04R\x05mtime\x12\x12\n" +
-	"\x04path\x18\x03 \x01(\tR\x04path\"\x84\a\n" +
-	"\x13HdfsFileStatusProto\x12E\n" +
-	"\bfileType\x18\x01 \x02(\x0e2).hadoop.hdfs.HdfsFileStatusProto.FileTypeR\bfileType\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\"\xa7\a\n" +
+	"\x13HdfsFileStatusProto\x12L\n" +
+	"\bfileType\x18\x01 \x02(\x0e20.sluice.hadoop.hdfs.HdfsFileStatusProto.FileTypeR\bfileType\x12\x12\n" +
 	"\x04path\x18\x02 \x02(\fR\x04path\x12\x16\n" +
-	"\x06length\x18\x03 \x02(\x04R\x06length\x12>\n" +
+	"\x06length\x18\x03 \x02(\x04R\x06length\x12E\n" +
 	"\n" +
-	"permission\x18\x04 \x02(\v2\x1e.hadoop.hdfs.FsPermissionProtoR\n" +
+	"permission\x18\x04 \x02(\v2%.sluice.hadoop.hdfs.FsPermissionProtoR\n" +
 	"permission\x12\x14\n" +
 	"\x05owner\x18\x05 \x02(\tR\x05owner\x12\x14\n" +
 	"\x05group\x18\x06 \x02(\tR\x05group\x12+\n" +
@@ -4874,13 +4873,13 @@ const file_hdfs_proto_rawDesc = "" +
 	"\asymlink\x18\t \x01(\fR\asymlink\x12.\n" +
 	"\x11block_replication\x18\n" +
 	" \x01(\r:\x010R\x10blockReplication\x12\x1f\n" +
-	"\tblocksize\x18\v \x01(\x04:\x010R\tblocksize\x12=\n" +
-	"\tlocations\x18\f \x01(\v2\x1f.hadoop.hdfs.LocatedBlocksProtoR\tlocations\x12\x19\n" +
+	"\tblocksize\x18\v \x01(\x04:\x010R\tblocksize\x12D\n" +
+	"\tlocations\x18\f \x01(\v2&.sluice.hadoop.hdfs.LocatedBlocksProtoR\tlocations\x12\x19\n" +
 	"\x06fileId\x18\r \x01(\x04:\x010R\x06fileId\x12$\n" +
-	"\vchildrenNum\x18\x0e \x01(\x05:\x02-1R\vchildrenNum\x12T\n" +
-	"\x12fileEncryptionInfo\x18\x0f \x01(\v2$.hadoop.hdfs.FileEncryptionInfoProtoR\x12fileEncryptionInfo\x12'\n" +
-	"\rstoragePolicy\x18\x10 \x01(\r:\x010R\rstoragePolicy\x12A\n" +
-	"\becPolicy\x18\x11 \x01(\v2%.hadoop.hdfs.ErasureCodingPolicyProtoR\becPolicy\x12\x17\n" +
+	"\vchildrenNum\x18\x0e \x01(\x05:\x02-1R\vchildrenNum\x12[\n" +
+	"\x12fileEncryptionInfo\x18\x0f \x01(\v2+.sluice.hadoop.hdfs.FileEncryptionInfoProtoR\x12fileEncryptionInfo\x12'\n" +
+	"\rstoragePolicy\x18\x10 \x01(\r:\x010R\rstoragePolicy\x12H\n" +
+	"\becPolicy\x18\x11 \x01(\v2,.sluice.hadoop.hdfs.ErasureCodingPolicyProtoR\becPolicy\x12\x17\n" +
 	"\x05flags\x18\x12 \x01(\r:\x010R\x05flags\"3\n" +
 	"\bFileType\x12\n" +
 	"\n" +
@@ -4893,10 +4892,10 @@ const file_hdfs_proto_rawDesc = "" +
 	"\tHAS_CRYPT\x10\x02\x12\n" +
 	"\n" +
 	"\x06HAS_EC\x10\x04\x12\x14\n" +
-	"\x10SNAPSHOT_ENABLED\x10\b\"\x9a\x01\n" +
-	"\x19BlockChecksumOptionsProto\x12Y\n" +
-	"\x11blockChecksumType\x18\x01 \x01(\x0e2#.hadoop.hdfs.BlockChecksumTypeProto:\x06MD5CRCR\x11blockChecksumType\x12\"\n" +
-	"\fstripeLength\x18\x02 \x01(\x04R\fstripeLength\"\xd2\x03\n" +
+	"\x10SNAPSHOT_ENABLED\x10\b\"\xa1\x01\n" +
+	"\x19BlockChecksumOptionsProto\x12`\n" +
+	"\x11blockChecksumType\x18\x01 \x01(\x0e2*.sluice.hadoop.hdfs.BlockChecksumTypeProto:\x06MD5CRCR\x11blockChecksumType\x12\"\n" +
+	"\fstripeLength\x18\x02 \x01(\x04R\fstripeLength\"\xd9\x03\n" +
 	"\x15FsServerDefaultsProto\x12\x1c\n" +
 	"\tblockSize\x18\x01 \x02(\x04R\tblockSize\x12*\n" +
 	"\x10bytesPerChecksum\x18\x02 \x02(\rR\x10bytesPerChecksum\x12(\n" +
@@ -4904,41 +4903,41 @@ const file_hdfs_proto_rawDesc = "" +
 	"\vreplication\x18\x04 \x02(\rR\vreplication\x12&\n" +
 	"\x0efileBufferSize\x18\x05 \x02(\rR\x0efileBufferSize\x127\n" +
 	"\x13encryptDataTransfer\x18\x06 \x01(\b:\x05falseR\x13encryptDataTransfer\x12'\n" +
-	"\rtrashInterval\x18\a \x01(\x04:\x010R\rtrashInterval\x12R\n" +
-	"\fchecksumType\x18\b \x01(\x0e2\x1e.hadoop.hdfs.ChecksumTypeProto:\x0eCHECKSUM_CRC32R\fchecksumType\x12&\n" +
+	"\rtrashInterval\x18\a \x01(\x04:\x010R\rtrashInterval\x12Y\n" +
+	"\fchecksumType\x18\b \x01(\x0e2%.sluice.hadoop.hdfs.ChecksumTypeProto:\x0eCHECKSUM_CRC32R\fchecksumType\x12&\n" +
 	"\x0ekeyProviderUri\x18\t \x01(\tR\x0ekeyProviderUri\x12\x1d\n" +
 	"\bpolicyId\x18\n" +
-	" \x01(\r:\x010R\bpolicyId\"\x8d\x01\n" +
-	"\x15DirectoryListingProto\x12H\n" +
-	"\x0epartialListing\x18\x01 \x03(\v2 .hadoop.hdfs.HdfsFileStatusProtoR\x0epartialListing\x12*\n" +
+	" \x01(\r:\x010R\bpolicyId\"\x94\x01\n" +
+	"\x15DirectoryListingProto\x12O\n" +
+	"\x0epartialListing\x18\x01 \x03(\v2'.sluice.hadoop.hdfs.HdfsFileStatusProtoR\x0epartialListing\x12*\n" +
 	"\x10remainingEntries\x18\x02 \x02(\rR\x10remainingEntries\"N\n" +
 	"\x14RemoteExceptionProto\x12\x1c\n" +
 	"\tclassName\x18\x01 \x02(\tR\tclassName\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\xc7\x01\n" +
-	"\x1cBatchedDirectoryListingProto\x12H\n" +
-	"\x0epartialListing\x18\x01 \x03(\v2 .hadoop.hdfs.HdfsFileStatusProtoR\x0epartialListing\x12\x1c\n" +
-	"\tparentIdx\x18\x02 \x02(\rR\tparentIdx\x12?\n" +
-	"\texception\x18\x03 \x01(\v2!.hadoop.hdfs.RemoteExceptionProtoR\texception\"\xdc\x01\n" +
-	"!SnapshottableDirectoryStatusProto\x12>\n" +
-	"\tdirStatus\x18\x01 \x02(\v2 .hadoop.hdfs.HdfsFileStatusProtoR\tdirStatus\x12%\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\xd5\x01\n" +
+	"\x1cBatchedDirectoryListingProto\x12O\n" +
+	"\x0epartialListing\x18\x01 \x03(\v2'.sluice.hadoop.hdfs.HdfsFileStatusProtoR\x0epartialListing\x12\x1c\n" +
+	"\tparentIdx\x18\x02 \x02(\rR\tparentIdx\x12F\n" +
+	"\texception\x18\x03 \x01(\v2(.sluice.hadoop.hdfs.RemoteExceptionProtoR\texception\"\xe3\x01\n" +
+	"!SnapshottableDirectoryStatusProto\x12E\n" +
+	"\tdirStatus\x18\x01 \x02(\v2'.sluice.hadoop.hdfs.HdfsFileStatusProtoR\tdirStatus\x12%\n" +
 	"\x0esnapshot_quota\x18\x02 \x02(\rR\rsnapshotQuota\x12'\n" +
 	"\x0fsnapshot_number\x18\x03 \x02(\rR\x0esnapshotNumber\x12'\n" +
-	"\x0fparent_fullpath\x18\x04 \x02(\fR\x0eparentFullpath\"\x8e\x01\n" +
-	"\"SnapshottableDirectoryListingProto\x12h\n" +
-	"\x17snapshottableDirListing\x18\x01 \x03(\v2..hadoop.hdfs.SnapshottableDirectoryStatusProtoR\x17snapshottableDirListing\"\x88\x01\n" +
+	"\x0fparent_fullpath\x18\x04 \x02(\fR\x0eparentFullpath\"\x95\x01\n" +
+	"\"SnapshottableDirectoryListingProto\x12o\n" +
+	"\x17snapshottableDirListing\x18\x01 \x03(\v25.sluice.hadoop.hdfs.SnapshottableDirectoryStatusProtoR\x17snapshottableDirListing\"\x88\x01\n" +
 	"\x1cSnapshotDiffReportEntryProto\x12\x1a\n" +
 	"\bfullpath\x18\x01 \x02(\fR\bfullpath\x12,\n" +
 	"\x11modificationLabel\x18\x02 \x02(\tR\x11modificationLabel\x12\x1e\n" +
 	"\n" +
 	"targetPath\x18\x03 \x01(\fR\n" +
-	"targetPath\"\xda\x01\n" +
+	"targetPath\"\xe1\x01\n" +
 	"\x17SnapshotDiffReportProto\x12\"\n" +
 	"\fsnapshotRoot\x18\x01 \x02(\tR\fsnapshotRoot\x12\"\n" +
 	"\ffromSnapshot\x18\x02 \x02(\tR\ffromSnapshot\x12\x1e\n" +
 	"\n" +
 	"toSnapshot\x18\x03 \x02(\tR\n" +
-	"toSnapshot\x12W\n" +
-	"\x11diffReportEntries\x18\x04 \x03(\v2).hadoop.hdfs.SnapshotDiffReportEntryProtoR\x11diffReportEntries\"\xb1\x01\n" +
+	"toSnapshot\x12^\n" +
+	"\x11diffReportEntries\x18\x04 \x03(\v20.sluice.hadoop.hdfs.SnapshotDiffReportEntryProtoR\x11diffReportEntries\"\xb1\x01\n" +
 	"#SnapshotDiffReportListingEntryProto\x12\x1a\n" +
 	"\bfullpath\x18\x01 \x02(\fR\bfullpath\x12\x14\n" +
 	"\x05dirId\x18\x02 \x02(\x04R\x05dirId\x12 \n" +
@@ -4949,23 +4948,23 @@ const file_hdfs_proto_rawDesc = "" +
 	"\x06fileId\x18\x05 \x01(\x04R\x06fileId\"W\n" +
 	"\x1dSnapshotDiffReportCursorProto\x12\x1c\n" +
 	"\tstartPath\x18\x01 \x02(\fR\tstartPath\x12\x18\n" +
-	"\x05index\x18\x02 \x02(\x05:\x02-1R\x05index\"\x9a\x03\n" +
-	"\x1eSnapshotDiffReportListingProto\x12Z\n" +
-	"\x0fmodifiedEntries\x18\x01 \x03(\v20.hadoop.hdfs.SnapshotDiffReportListingEntryProtoR\x0fmodifiedEntries\x12X\n" +
-	"\x0ecreatedEntries\x18\x02 \x03(\v20.hadoop.hdfs.SnapshotDiffReportListingEntryProtoR\x0ecreatedEntries\x12X\n" +
-	"\x0edeletedEntries\x18\x03 \x03(\v20.hadoop.hdfs.SnapshotDiffReportListingEntryProtoR\x0edeletedEntries\x12$\n" +
-	"\risFromEarlier\x18\x04 \x02(\bR\risFromEarlier\x12B\n" +
-	"\x06cursor\x18\x05 \x01(\v2*.hadoop.hdfs.SnapshotDiffReportCursorProtoR\x06cursor\"a\n" +
+	"\x05index\x18\x02 \x02(\x05:\x02-1R\x05index\"\xb6\x03\n" +
+	"\x1eSnapshotDiffReportListingProto\x12a\n" +
+	"\x0fmodifiedEntries\x18\x01 \x03(\v27.sluice.hadoop.hdfs.SnapshotDiffReportListingEntryProtoR\x0fmodifiedEntries\x12_\n" +
+	"\x0ecreatedEntries\x18\x02 \x03(\v27.sluice.hadoop.hdfs.SnapshotDiffReportListingEntryProtoR\x0ecreatedEntries\x12_\n" +
+	"\x0edeletedEntries\x18\x03 \x03(\v27.sluice.hadoop.hdfs.SnapshotDiffReportListingEntryProtoR\x0edeletedEntries\x12$\n" +
+	"\risFromEarlier\x18\x04 \x02(\bR\risFromEarlier\x12I\n" +
+	"\x06cursor\x18\x05 \x01(\v21.sluice.hadoop.hdfs.SnapshotDiffReportCursorProtoR\x06cursor\"a\n" +
 	"\n" +
 	"BlockProto\x12\x18\n" +
 	"\ablockId\x18\x01 \x02(\x04R\ablockId\x12\x1a\n" +
 	"\bgenStamp\x18\x02 \x02(\x04R\bgenStamp\x12\x1d\n" +
-	"\bnumBytes\x18\x03 \x01(\x04:\x010R\bnumBytes\"\xe7\x01\n" +
+	"\bnumBytes\x18\x03 \x01(\x04:\x010R\bnumBytes\"\xee\x01\n" +
 	"\x11SnapshotInfoProto\x12\"\n" +
 	"\fsnapshotName\x18\x01 \x02(\tR\fsnapshotName\x12\"\n" +
-	"\fsnapshotRoot\x18\x02 \x02(\tR\fsnapshotRoot\x12>\n" +
+	"\fsnapshotRoot\x18\x02 \x02(\tR\fsnapshotRoot\x12E\n" +
 	"\n" +
-	"permission\x18\x03 \x02(\v2\x1e.hadoop.hdfs.FsPermissionProtoR\n" +
+	"permission\x18\x03 \x02(\v2%.sluice.hadoop.hdfs.FsPermissionProtoR\n" +
 	"permission\x12\x14\n" +
 	"\x05owner\x18\x04 \x02(\tR\x05owner\x12\x14\n" +
 	"\x05group\x18\x05 \x02(\tR\x05group\x12\x1e\n" +
@@ -4976,7 +4975,7 @@ const file_hdfs_proto_rawDesc = "" +
 	"\vblockPoolId\x18\x01 \x02(\tR\vblockPoolId\x12#\n" +
 	"\tfinalized\x18\x02 \x01(\b:\x05falseR\tfinalized\"7\n" +
 	"\x11StorageUuidsProto\x12\"\n" +
-	"\fstorageUuids\x18\x01 \x03(\tR\fstorageUuids\"\xe2\x02\n" +
+	"\fstorageUuids\x18\x01 \x03(\tR\fstorageUuids\"\xf0\x02\n" +
 	"\x15BlockTokenSecretProto\x12\x1e\n" +
 	"\n" +
 	"expiryDate\x18\x01 \x01(\x04R\n" +
@@ -4984,9 +4983,9 @@ const file_hdfs_proto_rawDesc = "" +
 	"\x05keyId\x18\x02 \x01(\rR\x05keyId\x12\x16\n" +
 	"\x06userId\x18\x03 \x01(\tR\x06userId\x12 \n" +
 	"\vblockPoolId\x18\x04 \x01(\tR\vblockPoolId\x12\x18\n" +
-	"\ablockId\x18\x05 \x01(\x04R\ablockId\x122\n" +
-	"\x05modes\x18\x06 \x03(\x0e2\x1c.hadoop.hdfs.AccessModeProtoR\x05modes\x12A\n" +
-	"\fstorageTypes\x18\a \x03(\x0e2\x1d.hadoop.hdfs.StorageTypeProtoR\fstorageTypes\x12\x1e\n" +
+	"\ablockId\x18\x05 \x01(\x04R\ablockId\x129\n" +
+	"\x05modes\x18\x06 \x03(\x0e2#.sluice.hadoop.hdfs.AccessModeProtoR\x05modes\x12H\n" +
+	"\fstorageTypes\x18\a \x03(\x0e2$.sluice.hadoop.hdfs.StorageTypeProtoR\fstorageTypes\x12\x1e\n" +
 	"\n" +
 	"storageIds\x18\b \x03(\tR\n" +
 	"storageIds\x12(\n" +
@@ -5028,139 +5027,139 @@ const file_hdfs_proto_rawDesc = "" +
 	"HdfsProtosZ:github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_hdfs\xa0\x01\x01"
 
 var (
-	file_hdfs_proto_rawDescOnce sync.Once
-	file_hdfs_proto_rawDescData []byte
+	file_sluice_hadoop_hdfs_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_hdfs_proto_rawDescData []byte
 )
 
-func file_hdfs_proto_rawDescGZIP() []byte {
-	file_hdfs_proto_rawDescOnce.Do(func() {
-		file_hdfs_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_hdfs_proto_rawDesc), len(file_hdfs_proto_rawDesc)))
+func file_sluice_hadoop_hdfs_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_hdfs_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_hdfs_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_hdfs_proto_rawDesc), len(file_sluice_hadoop_hdfs_proto_rawDesc)))
 	})
-	return file_hdfs_proto_rawDescData
+	return file_sluice_hadoop_hdfs_proto_rawDescData
 }
 
-var file_hdfs_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
-var file_hdfs_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
-var file_hdfs_proto_goTypes = []any{
-	(StorageTypeProto)(0),                       // 0: hadoop.hdfs.StorageTypeProto
-	(BlockTypeProto)(0),                         // 1: hadoop.hdfs.BlockTypeProto
-	(CipherSuiteProto)(0),                       // 2: hadoop.hdfs.CipherSuiteProto
-	(CryptoProtocolVersionProto)(0),             // 3: hadoop.hdfs.CryptoProtocolVersionProto
-	(ErasureCodingPolicyState)(0),               // 4: hadoop.hdfs.ErasureCodingPolicyState
-	(ChecksumTypeProto)(0),                      // 5: hadoop.hdfs.ChecksumTypeProto
-	(BlockChecksumTypeProto)(0),                 // 6: hadoop.hdfs.BlockChecksumTypeProto
-	(AccessModeProto)(0),                        // 7: hadoop.hdfs.AccessModeProto
-	(DatanodeInfoProto_AdminState)(0),           // 8: hadoop.hdfs.DatanodeInfoProto.AdminState
-	(DatanodeStorageProto_StorageState)(0),      // 9: hadoop.hdfs.DatanodeStorageProto.StorageState
-	(HdfsFileStatusProto_FileType)(0),           // 10: hadoop.hdfs.HdfsFileStatusProto.FileType
-	(HdfsFileStatusProto_Flags)(0),              // 11: hadoop.hdfs.HdfsFileStatusProto.Flags
-	(*ExtendedBlockProto)(nil),                  // 12: hadoop.hdfs.ExtendedBlockProto
-	(*ProvidedStorageLocationProto)(nil),        // 13: hadoop.hdfs.ProvidedStorageLocationProto
-	(*DatanodeIDProto)(nil),                     // 14: hadoop.hdfs.DatanodeIDProto
-	(*DatanodeLocalInfoProto)(nil),              // 15: hadoop.hdfs.DatanodeLocalInfoProto
-	(*DatanodeVolumeInfoProto)(nil),             // 16: hadoop.hdfs.DatanodeVolumeInfoProto
-	(*DatanodeInfosProto)(nil),                  // 17: hadoop.hdfs.DatanodeInfosProto
-	(*DatanodeInfoProto)(nil),                   // 18: hadoop.hdfs.DatanodeInfoProto
-	(*DatanodeStorageProto)(nil),                // 19: hadoop.hdfs.DatanodeStorageProto
-	(*StorageReportProto)(nil),                  // 20: hadoop.hdfs.StorageReportProto
-	(*ContentSummaryProto)(nil),                 // 21: hadoop.hdfs.ContentSummaryProto
-	(*QuotaUsageProto)(nil),                     // 22: hadoop.hdfs.QuotaUsageProto
-	(*StorageTypeQuotaInfosProto)(nil),          // 23: hadoop.hdfs.StorageTypeQuotaInfosProto
-	(*StorageTypeQuotaInfoProto)(nil),           // 24: hadoop.hdfs.StorageTypeQuotaInfoProto
-	(*CorruptFileBlocksProto)(nil),              // 25: hadoop.hdfs.CorruptFileBlocksProto
-	(*StorageTypesProto)(nil),                   // 26: hadoop.hdfs.StorageTypesProto
-	(*BlockStoragePolicyProto)(nil),             // 27: hadoop.hdfs.BlockStoragePolicyProto
-	(*LocatedBlockProto)(nil),                   // 28: hadoop.hdfs.LocatedBlockProto
-	(*BatchedListingKeyProto)(nil),              // 29: hadoop.hdfs.BatchedListingKeyProto
-	(*DataEncryptionKeyProto)(nil),              // 30: hadoop.hdfs.DataEncryptionKeyProto
-	(*FileEncryptionInfoProto)(nil),             // 31: hadoop.hdfs.FileEncryptionInfoProto
-	(*PerFileEncryptionInfoProto)(nil),          // 32: hadoop.hdfs.PerFileEncryptionInfoProto
-	(*ZoneEncryptionInfoProto)(nil),             // 33: hadoop.hdfs.ZoneEncryptionInfoProto
-	(*ReencryptionInfoProto)(nil),               // 34: hadoop.hdfs.ReencryptionInfoProto
-	(*CipherOptionProto)(nil),                   // 35: hadoop.hdfs.CipherOptionProto
-	(*LocatedBlocksProto)(nil),                  // 36: hadoop.hdfs.LocatedBlocksProto
-	(*ECSchemaOptionEntryProto)(nil),            // 37: hadoop.hdfs.ECSchemaOptionEntryProto
-	(*ECSchemaProto)(nil),                       // 38: hadoop.hdfs.ECSchemaProto
-	(*ErasureCodingPolicyProto)(nil),            // 39: hadoop.hdfs.ErasureCodingPolicyProto
-	(*AddErasureCodingPolicyResponseProto)(nil), // 40: hadoop.hdfs.AddErasureCodingPolicyResponseProto
-	(*ECTopologyVerifierResultProto)(nil),       // 41: hadoop.hdfs.ECTopologyVerifierResultProto
-	(*HdfsPathHandleProto)(nil),                 // 42: hadoop.hdfs.HdfsPathHandleProto
-	(*HdfsFileStatusProto)(nil),                 // 43: hadoop.hdfs.HdfsFileStatusProto
-	(*BlockChecksumOptionsProto)(nil),           // 44: hadoop.hdfs.BlockChecksumOptionsProto
-	(*FsServerDefaultsProto)(nil),               // 45: hadoop.hdfs.FsServerDefaultsProto
-	(*DirectoryListingProto)(nil),               // 46: hadoop.hdfs.DirectoryListingProto
-	(*RemoteExceptionProto)(nil),                // 47: hadoop.hdfs.RemoteExceptionProto
-	(*BatchedDirectoryListingProto)(nil),        // 48: hadoop.hdfs.BatchedDirectoryListingProto
-	(*SnapshottableDirectoryStatusProto)(nil),   // 49: hadoop.hdfs.SnapshottableDirectoryStatusProto
-	(*SnapshottableDirectoryListingProto)(nil),  // 50: hadoop.hdfs.SnapshottableDirectoryListingProto
-	(*SnapshotDiffReportEntryProto)(nil),        // 51: hadoop.hdfs.SnapshotDiffReportEntryProto
-	(*SnapshotDiffReportProto)(nil),             // 52: hadoop.hdfs.SnapshotDiffReportProto
-	(*SnapshotDiffReportListingEntryProto)(nil), // 53: hadoop.hdfs.SnapshotDiffReportListingEntryProto
-	(*SnapshotDiffReportCursorProto)(nil),       // 54: hadoop.hdfs.SnapshotDiffReportCursorProto
-	(*SnapshotDiffReportListingProto)(nil),      // 55: hadoop.hdfs.SnapshotDiffReportListingProto
-	(*BlockProto)(nil),                          // 56: hadoop.hdfs.BlockProto
-	(*SnapshotInfoProto)(nil),                   // 57: hadoop.hdfs.SnapshotInfoProto
-	(*RollingUpgradeStatusProto)(nil),           // 58: hadoop.hdfs.RollingUpgradeStatusProto
-	(*StorageUuidsProto)(nil),                   // 59: hadoop.hdfs.StorageUuidsProto
-	(*BlockTokenSecretProto)(nil),               // 60: hadoop.hdfs.BlockTokenSecretProto
-	(*common.TokenProto)(nil),                   // 61: hadoop.common.TokenProto
-	(*FsPermissionProto)(nil),                   // 62: hadoop.hdfs.FsPermissionProto
+var file_sluice_hadoop_hdfs_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
+var file_sluice_hadoop_hdfs_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_sluice_hadoop_hdfs_proto_goTypes = []any{
+	(StorageTypeProto)(0),                       // 0: sluice.hadoop.hdfs.StorageTypeProto
+	(BlockTypeProto)(0),                         // 1: sluice.hadoop.hdfs.BlockTypeProto
+	(CipherSuiteProto)(0),                       // 2: sluice.hadoop.hdfs.CipherSuiteProto
+	(CryptoProtocolVersionProto)(0),             // 3: sluice.hadoop.hdfs.CryptoProtocolVersionProto
+	(ErasureCodingPolicyState)(0),               // 4: sluice.hadoop.hdfs.ErasureCodingPolicyState
+	(ChecksumTypeProto)(0),                      // 5: sluice.hadoop.hdfs.ChecksumTypeProto
+	(BlockChecksumTypeProto)(0),                 // 6: sluice.hadoop.hdfs.BlockChecksumTypeProto
+	(AccessModeProto)(0),                        // 7: sluice.hadoop.hdfs.AccessModeProto
+	(DatanodeInfoProto_AdminState)(0),           // 8: sluice.hadoop.hdfs.DatanodeInfoProto.AdminState
+	(DatanodeStorageProto_StorageState)(0),      // 9: sluice.hadoop.hdfs.DatanodeStorageProto.StorageState
+	(HdfsFileStatusProto_FileType)(0),           // 10: sluice.hadoop.hdfs.HdfsFileStatusProto.FileType
+	(HdfsFileStatusProto_Flags)(0),              // 11: sluice.hadoop.hdfs.HdfsFileStatusProto.Flags
+	(*ExtendedBlockProto)(nil),                  // 12: sluice.hadoop.hdfs.ExtendedBlockProto
+	(*ProvidedStorageLocationProto)(nil),        // 13: sluice.hadoop.hdfs.ProvidedStorageLocationProto
+	(*DatanodeIDProto)(nil),                     // 14: sluice.hadoop.hdfs.DatanodeIDProto
+	(*DatanodeLocalInfoProto)(nil),              // 15: sluice.hadoop.hdfs.DatanodeLocalInfoProto
+	(*DatanodeVolumeInfoProto)(nil),             // 16: sluice.hadoop.hdfs.DatanodeVolumeInfoProto
+	(*DatanodeInfosProto)(nil),                  // 17: sluice.hadoop.hdfs.DatanodeInfosProto
+	(*DatanodeInfoProto)(nil),                   // 18: sluice.hadoop.hdfs.DatanodeInfoProto
+	(*DatanodeStorageProto)(nil),                // 19: sluice.hadoop.hdfs.DatanodeStorageProto
+	(*StorageReportProto)(nil),                  // 20: sluice.hadoop.hdfs.StorageReportProto
+	(*ContentSummaryProto)(nil),                 // 21: sluice.hadoop.hdfs.ContentSummaryProto
+	(*QuotaUsageProto)(nil),                     // 22: sluice.hadoop.hdfs.QuotaUsageProto
+	(*StorageTypeQuotaInfosProto)(nil),          // 23: sluice.hadoop.hdfs.StorageTypeQuotaInfosProto
+	(*StorageTypeQuotaInfoProto)(nil),           // 24: sluice.hadoop.hdfs.StorageTypeQuotaInfoProto
+	(*CorruptFileBlocksProto)(nil),              // 25: sluice.hadoop.hdfs.CorruptFileBlocksProto
+	(*StorageTypesProto)(nil),                   // 26: sluice.hadoop.hdfs.StorageTypesProto
+	(*BlockStoragePolicyProto)(nil),             // 27: sluice.hadoop.hdfs.BlockStoragePolicyProto
+	(*LocatedBlockProto)(nil),                   // 28: sluice.hadoop.hdfs.LocatedBlockProto
+	(*BatchedListingKeyProto)(nil),              // 29: sluice.hadoop.hdfs.BatchedListingKeyProto
+	(*DataEncryptionKeyProto)(nil),              // 30: sluice.hadoop.hdfs.DataEncryptionKeyProto
+	(*FileEncryptionInfoProto)(nil),             // 31: sluice.hadoop.hdfs.FileEncryptionInfoProto
+	(*PerFileEncryptionInfoProto)(nil),          // 32: sluice.hadoop.hdfs.PerFileEncryptionInfoProto
+	(*ZoneEncryptionInfoProto)(nil),             // 33: sluice.hadoop.hdfs.ZoneEncryptionInfoProto
+	(*ReencryptionInfoProto)(nil),               // 34: sluice.hadoop.hdfs.ReencryptionInfoProto
+	(*CipherOptionProto)(nil),                   // 35: sluice.hadoop.hdfs.CipherOptionProto
+	(*LocatedBlocksProto)(nil),                  // 36: sluice.hadoop.hdfs.LocatedBlocksProto
+	(*ECSchemaOptionEntryProto)(nil),            // 37: sluice.hadoop.hdfs.ECSchemaOptionEntryProto
+	(*ECSchemaProto)(nil),                       // 38: sluice.hadoop.hdfs.ECSchemaProto
+	(*ErasureCodingPolicyProto)(nil),            // 39: sluice.hadoop.hdfs.ErasureCodingPolicyProto
+	(*AddErasureCodingPolicyResponseProto)(nil), // 40: sluice.hadoop.hdfs.AddErasureCodingPolicyResponseProto
+	(*ECTopologyVerifierResultProto)(nil),       // 41: sluice.hadoop.hdfs.ECTopologyVerifierResultProto
+	(*HdfsPathHandleProto)(nil),                 // 42: sluice.hadoop.hdfs.HdfsPathHandleProto
+	(*HdfsFileStatusProto)(nil),                 // 43: sluice.hadoop.hdfs.HdfsFileStatusProto
+	(*BlockChecksumOptionsProto)(nil),           // 44: sluice.hadoop.hdfs.BlockChecksumOptionsProto
+	(*FsServerDefaultsProto)(nil),               // 45: sluice.hadoop.hdfs.FsServerDefaultsProto
+	(*DirectoryListingProto)(nil),               // 46: sluice.hadoop.hdfs.DirectoryListingProto
+	(*RemoteExceptionProto)(nil),                // 47: sluice.hadoop.hdfs.RemoteExceptionProto
+	(*BatchedDirectoryListingProto)(nil),        // 48: sluice.hadoop.hdfs.BatchedDirectoryListingProto
+	(*SnapshottableDirectoryStatusProto)(nil),   // 49: sluice.hadoop.hdfs.SnapshottableDirectoryStatusProto
+	(*SnapshottableDirectoryListingProto)(nil),  // 50: sluice.hadoop.hdfs.SnapshottableDirectoryListingProto
+	(*SnapshotDiffReportEntryProto)(nil),        // 51: sluice.hadoop.hdfs.SnapshotDiffReportEntryProto
+	(*SnapshotDiffReportProto)(nil),             // 52: sluice.hadoop.hdfs.SnapshotDiffReportProto
+	(*SnapshotDiffReportListingEntryProto)(nil), // 53: sluice.hadoop.hdfs.SnapshotDiffReportListingEntryProto
+	(*SnapshotDiffReportCursorProto)(nil),       // 54: sluice.hadoop.hdfs.SnapshotDiffReportCursorProto
+	(*SnapshotDiffReportListingProto)(nil),      // 55: sluice.hadoop.hdfs.SnapshotDiffReportListingProto
+	(*BlockProto)(nil),                          // 56: sluice.hadoop.hdfs.BlockProto
+	(*SnapshotInfoProto)(nil),                   // 57: sluice.hadoop.hdfs.SnapshotInfoProto
+	(*RollingUpgradeStatusProto)(nil),           // 58: sluice.hadoop.hdfs.RollingUpgradeStatusProto
+	(*StorageUuidsProto)(nil),                   // 59: sluice.hadoop.hdfs.StorageUuidsProto
+	(*BlockTokenSecretProto)(nil),               // 60: sluice.hadoop.hdfs.BlockTokenSecretProto
+	(*common.TokenProto)(nil),                   // 61: sluice.hadoop.common.TokenProto
+	(*FsPermissionProto)(nil),                   // 62: sluice.hadoop.hdfs.FsPermissionProto
 }
-var file_hdfs_proto_depIdxs = []int32{
-	0,  // 0: hadoop.hdfs.DatanodeVolumeInfoProto.storageType:type_name -> hadoop.hdfs.StorageTypeProto
-	18, // 1: hadoop.hdfs.DatanodeInfosProto.datanodes:type_name -> hadoop.hdfs.DatanodeInfoProto
-	14, // 2: hadoop.hdfs.DatanodeInfoProto.id:type_name -> hadoop.hdfs.DatanodeIDProto
-	8,  // 3: hadoop.hdfs.DatanodeInfoProto.adminState:type_name -> hadoop.hdfs.DatanodeInfoProto.AdminState
-	9,  // 4: hadoop.hdfs.DatanodeStorageProto.state:type_name -> hadoop.hdfs.DatanodeStorageProto.StorageState
-	0,  // 5: hadoop.hdfs.DatanodeStorageProto.storageType:type_name -> hadoop.hdfs.StorageTypeProto
-	19, // 6: hadoop.hdfs.StorageReportProto.storage:type_name -> hadoop.hdfs.DatanodeStorageProto
-	23, // 7: hadoop.hdfs.ContentSummaryProto.typeQuotaInfos:type_name -> hadoop.hdfs.StorageTypeQuotaInfosProto
-	23, // 8: hadoop.hdfs.QuotaUsageProto.typeQuotaInfos:type_name -> hadoop.hdfs.StorageTypeQuotaInfosProto
-	24, // 9: hadoop.hdfs.StorageTypeQuotaInfosProto.typeQuotaInfo:type_name -> hadoop.hdfs.StorageTypeQuotaInfoProto
-	0,  // 10: hadoop.hdfs.StorageTypeQuotaInfoProto.type:type_name -> hadoop.hdfs.StorageTypeProto
-	0,  // 11: hadoop.hdfs.StorageTypesProto.storageTypes:type_name -> hadoop.hdfs.StorageTypeProto
-	26, // 12: hadoop.hdfs.BlockStoragePolicyProto.creationPolicy:type_name -> hadoop.hdfs.StorageTypesProto
-	26, // 13: hadoop.hdfs.BlockStoragePolicyProto.creationFallbackPolicy:type_name -> hadoop.hdfs.StorageTypesProto
-	26, // 14: hadoop.hdfs.BlockStoragePolicyProto.replicationFallbackPolicy:type_name -> hadoop.hdfs.StorageTypesProto
-	12, // 15: hadoop.hdfs.LocatedBlockProto.b:type_name -> hadoop.hdfs.ExtendedBlockProto
-	18, // 16: hadoop.hdfs.LocatedBlockProto.locs:type_name -> hadoop.hdfs.DatanodeInfoProto
-	61, // 17: hadoop.hdfs.LocatedBlockProto.blockToken:type_name -> hadoop.common.TokenProto
-	0,  // 18: hadoop.hdfs.LocatedBlockProto.storageTypes:type_name -> hadoop.hdfs.StorageTypeProto
-	61, // 19: hadoop.hdfs.LocatedBlockProto.blockTokens:type_name -> hadoop.common.TokenProto
-	2,  // 20: hadoop.hdfs.FileEncryptionInfoProto.suite:type_name -> hadoop.hdfs.CipherSuiteProto
-	3,  // 21: hadoop.hdfs.FileEncryptionInfoProto.cryptoProtocolVersion:type_name -> hadoop.hdfs.CryptoProtocolVersionProto
-	2,  // 22: hadoop.hdfs.ZoneEncryptionInfoProto.suite:type_name -> hadoop.hdfs.CipherSuiteProto
-	3,  // 23: hadoop.hdfs.ZoneEncryptionInfoProto.cryptoProtocolVersion:type_name -> hadoop.hdfs.CryptoProtocolVersionProto
-	34, // 24: hadoop.hdfs.ZoneEncryptionInfoProto.reencryptionProto:type_name -> hadoop.hdfs.ReencryptionInfoProto
-	2,  // 25: hadoop.hdfs.CipherOptionProto.suite:type_name -> hadoop.hdfs.CipherSuiteProto
-	28, // 26: hadoop.hdfs.LocatedBlocksProto.blocks:type_name -> hadoop.hdfs.LocatedBlockProto
-	28, // 27: hadoop.hdfs.LocatedBlocksProto.lastBlock:type_name -> hadoop.hdfs.LocatedBlockProto
-	31, // 28: hadoop.hdfs.LocatedBlocksProto.fileEncryptionInfo:type_name -> hadoop.hdfs.FileEncryptionInfoProto
-	39, // 29: hadoop.hdfs.LocatedBlocksProto.ecPolicy:type_name -> hadoop.hdfs.ErasureCodingPolicyProto
-	37, // 30: hadoop.hdfs.ECSchemaProto.options:type_name -> hadoop.hdfs.ECSchemaOptionEntryProto
-	38, // 31: hadoop.hdfs.ErasureCodingPolicyProto.schema:type_name -> hadoop.hdfs.ECSchemaProto
-	4,  // 32: hadoop.hdfs.ErasureCodingPolicyProto.state:type_name -> hadoop.hdfs.ErasureCodingPolicyState
-	39, // 33: hadoop.hdfs.AddErasureCodingPolicyResponseProto.policy:type_name -> hadoop.hdfs.ErasureCodingPolicyProto
-	10, // 34: hadoop.hdfs.HdfsFileStatusProto.fileType:type_name -> hadoop.hdfs.HdfsFileStatusProto.FileType
-	62, // 35: hadoop.hdfs.HdfsFileStatusProto.permission:type_name -> hadoop.hdfs.FsPermissionProto
-	36, // 36: hadoop.hdfs.HdfsFileStatusProto.locations:type_name -> hadoop.hdfs.LocatedBlocksProto
-	31, // 37: hadoop.hdfs.HdfsFileStatusProto.fileEncryptionInfo:type_name -> hadoop.hdfs.FileEncryptionInfoProto
-	39, // 38: hadoop.hdfs.HdfsFileStatusProto.ecPolicy:type_name -> hadoop.hdfs.ErasureCodingPolicyProto
-	6,  // 39: hadoop.hdfs.BlockChecksumOptionsProto.blockChecksumType:type_name -> hadoop.hdfs.BlockChecksumTypeProto
-	5,  // 40: hadoop.hdfs.FsServerDefaultsProto.checksumType:type_name -> hadoop.hdfs.ChecksumTypeProto
-	43, // 41: hadoop.hdfs.DirectoryListingProto.partialListing:type_name -> hadoop.hdfs.HdfsFileStatusProto
-	43, // 42: hadoop.hdfs.BatchedDirectoryListingProto.partialListing:type_name -> hadoop.hdfs.HdfsFileStatusProto
-	47, // 43: hadoop.hdfs.BatchedDirectoryListingProto.exception:type_name -> hadoop.hdfs.RemoteExceptionProto
-	43, // 44: hadoop.hdfs.SnapshottableDirectoryStatusProto.dirStatus:type_name -> hadoop.hdfs.HdfsFileStatusProto
-	49, // 45: hadoop.hdfs.SnapshottableDirectoryListingProto.snapshottableDirListing:type_name -> hadoop.hdfs.SnapshottableDirectoryStatusProto
-	51, // 46: hadoop.hdfs.SnapshotDiffReportProto.diffReportEntries:type_name -> hadoop.hdfs.SnapshotDiffReportEntryProto
-	53, // 47: hadoop.hdfs.SnapshotDiffReportListingProto.modifiedEntries:type_name -> hadoop.hdfs.SnapshotDiffReportListingEntryProto
-	53, // 48: hadoop.hdfs.SnapshotDiffReportListingProto.createdEntries:type_name -> hadoop.hdfs.SnapshotDiffReportListingEntryProto
-	53, // 49: hadoop.hdfs.SnapshotDiffReportListingProto.deletedEntries:type_name -> hadoop.hdfs.SnapshotDiffReportListingEntryProto
-	54, // 50: hadoop.hdfs.SnapshotDiffReportListingProto.cursor:type_name -> hadoop.hdfs.SnapshotDiffReportCursorProto
-	62, // 51: hadoop.hdfs.SnapshotInfoProto.permission:type_name -> hadoop.hdfs.FsPermissionProto
-	7,  // 52: hadoop.hdfs.BlockTokenSecretProto.modes:type_name -> hadoop.hdfs.AccessModeProto
-	0,  // 53: hadoop.hdfs.BlockTokenSecretProto.storageTypes:type_name -> hadoop.hdfs.StorageTypeProto
+var file_sluice_hadoop_hdfs_proto_depIdxs = []int32{
+	0,  // 0: sluice.hadoop.hdfs.DatanodeVolumeInfoProto.storageType:type_name -> sluice.hadoop.hdfs.StorageTypeProto
+	18, // 1: sluice.hadoop.hdfs.DatanodeInfosProto.datanodes:type_name -> sluice.hadoop.hdfs.DatanodeInfoProto
+	14, // 2: sluice.hadoop.hdfs.DatanodeInfoProto.id:type_name -> sluice.hadoop.hdfs.DatanodeIDProto
+	8,  // 3: sluice.hadoop.hdfs.DatanodeInfoProto.adminState:type_name -> sluice.hadoop.hdfs.DatanodeInfoProto.AdminState
+	9,  // 4: sluice.hadoop.hdfs.DatanodeStorageProto.state:type_name -> sluice.hadoop.hdfs.DatanodeStorageProto.StorageState
+	0,  // 5: sluice.hadoop.hdfs.DatanodeStorageProto.storageType:type_name -> sluice.hadoop.hdfs.StorageTypeProto
+	19, // 6: sluice.hadoop.hdfs.StorageReportProto.storage:type_name -> sluice.hadoop.hdfs.DatanodeStorageProto
+	23, // 7: sluice.hadoop.hdfs.ContentSummaryProto.typeQuotaInfos:type_name -> sluice.hadoop.hdfs.StorageTypeQuotaInfosProto
+	23, // 8: sluice.hadoop.hdfs.QuotaUsageProto.typeQuotaInfos:type_name -> sluice.hadoop.hdfs.StorageTypeQuotaInfosProto
+	24, // 9: sluice.hadoop.hdfs.StorageTypeQuotaInfosProto.typeQuotaInfo:type_name -> sluice.hadoop.hdfs.StorageTypeQuotaInfoProto
+	0,  // 10: sluice.hadoop.hdfs.StorageTypeQuotaInfoProto.type:type_name -> sluice.hadoop.hdfs.StorageTypeProto
+	0,  // 11: sluice.hadoop.hdfs.StorageTypesProto.storageTypes:type_name -> sluice.hadoop.hdfs.StorageTypeProto
+	26, // 12: sluice.hadoop.hdfs.BlockStoragePolicyProto.creationPolicy:type_name -> sluice.hadoop.hdfs.StorageTypesProto
+	26, // 13: sluice.hadoop.hdfs.BlockStoragePolicyProto.creationFallbackPolicy:type_name -> sluice.hadoop.hdfs.StorageTypesProto
+	26, // 14: sluice.hadoop.hdfs.BlockStoragePolicyProto.replicationFallbackPolicy:type_name -> sluice.hadoop.hdfs.StorageTypesProto
+	12, // 15: sluice.hadoop.hdfs.LocatedBlockProto.b:type_name -> sluice.hadoop.hdfs.ExtendedBlockProto
+	18, // 16: sluice.hadoop.hdfs.LocatedBlockProto.locs:type_name -> sluice.hadoop.hdfs.DatanodeInfoProto
+	61, // 17: sluice.hadoop.hdfs.LocatedBlockProto.blockToken:type_name -> sluice.hadoop.common.TokenProto
+	0,  // 18: sluice.hadoop.hdfs.LocatedBlockProto.storageTypes:type_name -> sluice.hadoop.hdfs.StorageTypeProto
+	61, // 19: sluice.hadoop.hdfs.LocatedBlockProto.blockTokens:type_name -> sluice.hadoop.common.TokenProto
+	2,  // 20: sluice.hadoop.hdfs.FileEncryptionInfoProto.suite:type_name -> sluice.hadoop.hdfs.CipherSuiteProto
+	3,  // 21: sluice.hadoop.hdfs.FileEncryptionInfoProto.cryptoProtocolVersion:type_name -> sluice.hadoop.hdfs.CryptoProtocolVersionProto
+	2,  // 22: sluice.hadoop.hdfs.ZoneEncryptionInfoProto.suite:type_name -> sluice.hadoop.hdfs.CipherSuiteProto
+	3,  // 23: sluice.hadoop.hdfs.ZoneEncryptionInfoProto.cryptoProtocolVersion:type_name -> sluice.hadoop.hdfs.CryptoProtocolVersionProto
+	34, // 24: sluice.hadoop.hdfs.ZoneEncryptionInfoProto.reencryptionProto:type_name -> sluice.hadoop.hdfs.ReencryptionInfoProto
+	2,  // 25: sluice.hadoop.hdfs.CipherOptionProto.suite:type_name -> sluice.hadoop.hdfs.CipherSuiteProto
+	28, // 26: sluice.hadoop.hdfs.LocatedBlocksProto.blocks:type_name -> sluice.hadoop.hdfs.LocatedBlockProto
+	28, // 27: sluice.hadoop.hdfs.LocatedBlocksProto.lastBlock:type_name -> sluice.hadoop.hdfs.LocatedBlockProto
+	31, // 28: sluice.hadoop.hdfs.LocatedBlocksProto.fileEncryptionInfo:type_name -> sluice.hadoop.hdfs.FileEncryptionInfoProto
+	39, // 29: sluice.hadoop.hdfs.LocatedBlocksProto.ecPolicy:type_name -> sluice.hadoop.hdfs.ErasureCodingPolicyProto
+	37, // 30: sluice.hadoop.hdfs.ECSchemaProto.options:type_name -> sluice.hadoop.hdfs.ECSchemaOptionEntryProto
+	38, // 31: sluice.hadoop.hdfs.ErasureCodingPolicyProto.schema:type_name -> sluice.hadoop.hdfs.ECSchemaProto
+	4,  // 32: sluice.hadoop.hdfs.ErasureCodingPolicyProto.state:type_name -> sluice.hadoop.hdfs.ErasureCodingPolicyState
+	39, // 33: sluice.hadoop.hdfs.AddErasureCodingPolicyResponseProto.policy:type_name -> sluice.hadoop.hdfs.ErasureCodingPolicyProto
+	10, // 34: sluice.hadoop.hdfs.HdfsFileStatusProto.fileType:type_name -> sluice.hadoop.hdfs.HdfsFileStatusProto.FileType
+	62, // 35: sluice.hadoop.hdfs.HdfsFileStatusProto.permission:type_name -> sluice.hadoop.hdfs.FsPermissionProto
+	36, // 36: sluice.hadoop.hdfs.HdfsFileStatusProto.locations:type_name -> sluice.hadoop.hdfs.LocatedBlocksProto
+	31, // 37: sluice.hadoop.hdfs.HdfsFileStatusProto.fileEncryptionInfo:type_name -> sluice.hadoop.hdfs.FileEncryptionInfoProto
+	39, // 38: sluice.hadoop.hdfs.HdfsFileStatusProto.ecPolicy:type_name -> sluice.hadoop.hdfs.ErasureCodingPolicyProto
+	6,  // 39: sluice.hadoop.hdfs.BlockChecksumOptionsProto.blockChecksumType:type_name -> sluice.hadoop.hdfs.BlockChecksumTypeProto
+	5,  // 40: sluice.hadoop.hdfs.FsServerDefaultsProto.checksumType:type_name -> sluice.hadoop.hdfs.ChecksumTypeProto
+	43, // 41: sluice.hadoop.hdfs.DirectoryListingProto.partialListing:type_name -> sluice.hadoop.hdfs.HdfsFileStatusProto
+	43, // 42: sluice.hadoop.hdfs.BatchedDirectoryListingProto.partialListing:type_name -> sluice.hadoop.hdfs.HdfsFileStatusProto
+	47, // 43: sluice.hadoop.hdfs.BatchedDirectoryListingProto.exception:type_name -> sluice.hadoop.hdfs.RemoteExceptionProto
+	43, // 44: sluice.hadoop.hdfs.SnapshottableDirectoryStatusProto.dirStatus:type_name -> sluice.hadoop.hdfs.HdfsFileStatusProto
+	49, // 45: sluice.hadoop.hdfs.SnapshottableDirectoryListingProto.snapshottableDirListing:type_name -> sluice.hadoop.hdfs.SnapshottableDirectoryStatusProto
+	51, // 46: sluice.hadoop.hdfs.SnapshotDiffReportProto.diffReportEntries:type_name -> sluice.hadoop.hdfs.SnapshotDiffReportEntryProto
+	53, // 47: sluice.hadoop.hdfs.SnapshotDiffReportListingProto.modifiedEntries:type_name -> sluice.hadoop.hdfs.SnapshotDiffReportListingEntryProto
+	53, // 48: sluice.hadoop.hdfs.SnapshotDiffReportListingProto.createdEntries:type_name -> sluice.hadoop.hdfs.SnapshotDiffReportListingEntryProto
+	53, // 49: sluice.hadoop.hdfs.SnapshotDiffReportListingProto.deletedEntries:type_name -> sluice.hadoop.hdfs.SnapshotDiffReportListingEntryProto
+	54, // 50: sluice.hadoop.hdfs.SnapshotDiffReportListingProto.cursor:type_name -> sluice.hadoop.hdfs.SnapshotDiffReportCursorProto
+	62, // 51: sluice.hadoop.hdfs.SnapshotInfoProto.permission:type_name -> sluice.hadoop.hdfs.FsPermissionProto
+	7,  // 52: sluice.hadoop.hdfs.BlockTokenSecretProto.modes:type_name -> sluice.hadoop.hdfs.AccessModeProto
+	0,  // 53: sluice.hadoop.hdfs.BlockTokenSecretProto.storageTypes:type_name -> sluice.hadoop.hdfs.StorageTypeProto
 	54, // [54:54] is the sub-list for method output_type
 	54, // [54:54] is the sub-list for method input_type
 	54, // [54:54] is the sub-list for extension type_name
@@ -5168,28 +5167,28 @@ var file_hdfs_proto_depIdxs = []int32{
 	0,  // [0:54] is the sub-list for field type_name
 }
 
-func init() { file_hdfs_proto_init() }
-func file_hdfs_proto_init() {
-	if File_hdfs_proto != nil {
+func init() { file_sluice_hadoop_hdfs_proto_init() }
+func file_sluice_hadoop_hdfs_proto_init() {
+	if File_sluice_hadoop_hdfs_proto != nil {
 		return
 	}
-	file_acl_proto_init()
+	file_sluice_hadoop_acl_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hdfs_proto_rawDesc), len(file_hdfs_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_hdfs_proto_rawDesc), len(file_sluice_hadoop_hdfs_proto_rawDesc)),
 			NumEnums:      12,
 			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_hdfs_proto_goTypes,
-		DependencyIndexes: file_hdfs_proto_depIdxs,
-		EnumInfos:         file_hdfs_proto_enumTypes,
-		MessageInfos:      file_hdfs_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_hdfs_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_hdfs_proto_depIdxs,
+		EnumInfos:         file_sluice_hadoop_hdfs_proto_enumTypes,
+		MessageInfos:      file_sluice_hadoop_hdfs_proto_msgTypes,
 	}.Build()
-	File_hdfs_proto = out.File
-	file_hdfs_proto_goTypes = nil
-	file_hdfs_proto_depIdxs = nil
+	File_sluice_hadoop_hdfs_proto = out.File
+	file_sluice_hadoop_hdfs_proto_goTypes = nil
+	file_sluice_hadoop_hdfs_proto_depIdxs = nil
 }
