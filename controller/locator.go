@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -78,13 +77,6 @@ type ClusterLocator struct {
 type nodeEntry struct {
 	loaded chan struct{} // closed once the registration was read once
 	addr   string        // "" while the node is not registered
-}
-
-// nodeRegistration is the JSON of a layout.NodesKey child (written by
-// node/membership).
-type nodeRegistration struct {
-	ID   string `json:"id"`
-	Addr string `json:"addr"`
 }
 
 // NewClusterLocator starts following the assignment of a cluster of
@@ -205,8 +197,7 @@ func (l *ClusterLocator) followNode(id string, e *nodeEntry) {
 	apply := func(value []byte, exists bool) {
 		addr := ""
 		if exists {
-			var reg nodeRegistration
-			if err := json.Unmarshal(value, &reg); err != nil || reg.Addr == "" {
+			if reg, err := layout.ParseNodeRegistration(value); err != nil || reg.Addr == "" {
 				l.log.WithField("key", key).Error("controller: a node registration without an address; treating the node as not live")
 			} else {
 				addr = reg.Addr

@@ -31,11 +31,7 @@ func (s *Service) Nodes(ctx context.Context) (api.NodeList, error) {
 		return api.NodeList{}, fmt.Errorf("controller: list %s: %w", layout.NodesKey, err)
 	}
 	for _, kv := range regs {
-		var reg struct {
-			Addr  string `json:"addr"`
-			Tier2 bool   `json:"tier2"`
-		}
-		json.Unmarshal(kv.Value, &reg)
+		reg, _ := layout.ParseNodeRegistration(kv.Value) // what it holds is shown, even if not all of it decodes
 		n := get(path.Base(kv.Key))
 		n.Live, n.Addr, n.Tier2 = true, reg.Addr, reg.Tier2
 	}

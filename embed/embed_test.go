@@ -60,13 +60,10 @@ func standaloneConfig(dir string) embed.StandaloneConfig {
 	return cfg
 }
 
-// roundTrip creates scope/stream through the REST API at url, appends one
-// event to the stream's first segment on the node the API names for it,
-// and reads it back.
-func roundTrip(t *testing.T, url, scope string) {
+// createStream creates scope and its one-segment stream "events" through
+// ctl, and returns the name of that segment.
+func createStream(ctx context.Context, t *testing.T, ctl *ctlclient.Client, scope string) string {
 	t.Helper()
-	ctx := ctxT(t)
-	ctl := ctlclient.NewClient(url)
 	if err := ctl.CreateScope(ctx, scope); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +71,36 @@ func roundTrip(t *testing.T, url, scope string) {
 		ScalingPolicy: api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	seg := protocol.SegmentName(scope, "events", 0, 0)
+	return protocol.SegmentName(scope, "events", 0, 0)
+}
+
+// firstEvent reads seg from its start through conn and returns its first
+// event.
+func firstEvent(ctx context.Context, t *testing.T, conn *segclient.Conn, seg string) string {
+	t.Helper()
+	r, err := conn.ReadSegment(ctx, seg, 0, 1024, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []byte
+	for _, d := range r.Data {
+		data = append(data, d...)
+	}
+	e, _, err := protocol.NextEvent(data)
+	if err != nil {
+		t.Fatalf("first event of %s: %v", seg, err)
+	}
+	return string(e)
+}
+
+// roundTrip creates scope/stream through the REST API at url, appends one
+// event to the stream's first segment on the node the API names for it,
+// and reads it back.
+func roundTrip(t *testing.T, url, scope string) {
+	t.Helper()
+	ctx := ctxT(t)
+	ctl := ctlclient.NewClient(url)
+	seg := createStream(ctx, t, ctl, scope)
 	uri, err := ctl.SegmentURI(ctx, seg)
 	if err != nil {
 		t.Fatal(err)
@@ -90,16 +116,8 @@ func roundTrip(t *testing.T, url, scope string) {
 	if _, err := conn.Append(ctx, "w", 0, 1, protocol.AppendEvent(nil, []byte("round trip")), protocol.NoExpectedOffset); err != nil {
 		t.Fatal(err)
 	}
-	r, err := conn.ReadSegment(ctx, seg, 0, 1024, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var data []byte
-	for _, d := range r.Data {
-		data = append(data, d...)
-	}
-	if e, _, err := protocol.NextEvent(data); err != nil || string(e) != "round trip" {
-		t.Fatalf("event read back: %q %v", e, err)
+	if e := firstEvent(ctx, t, conn, seg); e != "round trip" {
+		t.Fatalf("event read back: %q", e)
 	}
 }
 
@@ -412,14 +430,7 @@ func TestClusterRoundTrip(t *testing.T) {
 
 	ctx := ctxT(t)
 	ctl := ctlclient.NewClient(c.URL())
-	if err := ctl.CreateScope(ctx, "zk"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ctl.CreateStream(ctx, api.StreamConfig{ScopeName: "zk", StreamName: "events",
-		ScalingPolicy: api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: 1}}); err != nil {
-		t.Fatal(err)
-	}
-	seg := protocol.SegmentName("zk", "events", 0, 0)
+	seg := createStream(ctx, t, ctl, "zk")
 	eventually(t, "the segment served by n1", func() error {
 		uri, err := ctl.SegmentURI(ctx, seg)
 		if err != nil {
@@ -442,16 +453,8 @@ func TestClusterRoundTrip(t *testing.T) {
 		_, err := conn.Append(ctx, "w", 0, 1, protocol.AppendEvent(nil, []byte("clustered")), protocol.NoExpectedOffset)
 		return err
 	})
-	r, err := conn.ReadSegment(ctx, seg, 0, 1024, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var data []byte
-	for _, d := range r.Data {
-		data = append(data, d...)
-	}
-	if e, _, err := protocol.NextEvent(data); err != nil || string(e) != "clustered" {
-		t.Fatalf("event read back: %q %v", e, err)
+	if e := firstEvent(ctx, t, conn, seg); e != "clustered" {
+		t.Fatalf("event read back: %q", e)
 	}
 	if err := n.Stop(context.Background()); err != nil {
 		t.Fatalf("node Stop: %v", err)

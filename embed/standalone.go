@@ -39,8 +39,8 @@ type StandaloneConfig struct {
 }
 
 // DefaultStandaloneConfig returns the defaults of `sluice standalone`:
-// data in ./data, the REST API on 127.0.0.1:10080, the node on
-// 127.0.0.1:12345, tier 2 in ./data/tier2. The node's WAL file size and
+// data in ./.data/standalone, the REST API on 127.0.0.1:10080, the node on
+// 127.0.0.1:12345, tier 2 in ./.data/standalone/tier2. The node's WAL file size and
 // checkpoint interval are the WAL's and the container's defaults.
 func DefaultStandaloneConfig() StandaloneConfig {
 	n := DefaultNodeConfig()
@@ -178,8 +178,8 @@ func (s *Standalone) Err() error {
 }
 
 // Stop shuts both roles down: the REST API first (requests in flight
-// finish), then the node (tiering what is durable, then closing its
-// containers), then the controller's Service and store, and last the data
+// finish), then the node's server (no more appends), then the node
+// (tiering what is durable, then closing its containers), then the controller's Service and store, and last the data
 // directory's lock. It returns the first error; calling it again returns
 // the same.
 func (s *Standalone) Stop(ctx context.Context) error {
@@ -191,6 +191,7 @@ func (s *Standalone) Stop(ctx context.Context) error {
 			}
 		}
 		keep(s.ctl.shutdownAPI(ctx))
+		keep(s.node.CloseServer())
 		keep(s.node.Stop(ctx))
 		keep(s.ctl.closeRest())
 		s.ctl.stopOnce.Do(func() {}) // its parts are stopped: a later Controller().Stop does nothing

@@ -50,12 +50,15 @@ func TestSessionExpiryEndsRun(t *testing.T) {
 	d1, done1 := run("s1", s1)
 	waitFor(t, "s1 loads its plan", d1.loaded.Load)
 	d2, done2 := run("s2", s2)
+	// s2 stands behind s1, and so must not have loaded the plan: a
+	// driver loads only once it leads.
+	waitFor(t, "s2 stands for election", func() bool { return len(srv.Candidates(keyLeader)) == 2 })
 	if d2.loaded.Load() {
 		t.Fatal("s2 loaded the plan while s1 leads")
 	}
 
 	s1.Expire()
-	if err := <-done1; !errors.Is(err, ErrLeadership) {
+	if err := waitErr(t, "s1's Run", done1); !errors.Is(err, ErrLeadership) {
 		t.Fatalf("s1's Run after its session expired = %v, want ErrLeadership", err)
 	}
 	if _, err := s1.Get(t.Context(), keyLeader); !errors.Is(err, cluster.ErrClosed) {
@@ -64,8 +67,20 @@ func TestSessionExpiryEndsRun(t *testing.T) {
 	waitFor(t, "s2 leads and loads the plan", d2.loaded.Load)
 
 	s2.Expire()
-	if err := <-done2; !errors.Is(err, ErrLeadership) {
+	if err := waitErr(t, "s2's Run", done2); !errors.Is(err, ErrLeadership) {
 		t.Fatalf("s2's Run after its session expired = %v, want ErrLeadership", err)
+	}
+}
+
+// waitErr returns what done delivers, failing t after 30s.
+func waitErr(t *testing.T, what string, done <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatalf("timed out waiting for %s to end", what)
+		return nil
 	}
 }
 

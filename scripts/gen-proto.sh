@@ -21,33 +21,37 @@ out=hdfsgateway/internal/hadooppb
 common=(RpcHeader.proto IpcConnectionContext.proto ProtobufRpcEngine.proto Security.proto HAServiceProtocol.proto ProtocolInfo.proto)
 hdfs=(ClientNamenodeProtocol.proto ClientDatanodeProtocol.proto datatransfer.proto hdfs.proto acl.proto xattr.proto encryption.proto inotify.proto erasurecoding.proto ReconfigurationProtocol.proto)
 
-# The descriptors are registered under names of their own: the files as
-# sluice/hadooppb/NAME.proto and the packages as sluice.hadoop.common and
-# sluice.hadoop.hdfs. colinmarc/hdfs (tier 2's HDFS backend) registers the
-# same files under Hadoop's names, and the protobuf runtime panics at init
-# when one binary registers a file or message name twice. Package names
-# never reach the wire (fields are numbered; Hadoop names methods by
-# string), so the bytes are Hadoop's.
-ns=sluice/hadooppb
+# The files are copied and renamed before protoc sees them: under
+# sluice/hadoop/ (their imports too) and in the packages
+# sluice.hadoop.common and sluice.hadoop.hdfs. colinmarc/hdfs/v2 (the
+# HDFS tier-2 backend) registers the same files under their own names in
+# the global protobuf registry, and one binary holding both would panic
+# at start ("proto: file ... is already registered"). Protobuf's binary
+# encoding carries no package or file names, so the bytes on the wire
+# are Hadoop's all the same.
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/src/$ns"
+dir=sluice/hadoop
+mkdir -p "$tmp/src/$dir"
 for f in "${common[@]/#/$src/hadoop_common/}" "${hdfs[@]/#/$src/hadoop_hdfs/}"; do
-	perl -pe 's/(?<![\w.])hadoop\.(common|hdfs)\b/sluice.hadoop.$1/g; s{^import "([^"/]+\.proto)";}{import "'"$ns"'/$1";}' \
-		"$f" >"$tmp/src/$ns/$(basename "$f")"
+	perl -pe '
+		s/^package hadoop\.(common|hdfs);/package sluice.hadoop.$1;/;
+		s/(?<![.\w])hadoop\.(common|hdfs)\./sluice.hadoop.$1./g;
+		s{^import "([^"/]+)";}{import "'"$dir"'/$1";};
+	' "$f" >"$tmp/src/$dir/$(basename "$f")"
 done
 
 # Every file is mapped to our package (M options): the files' own
 # go_package names the other module's internal path.
 maps=()
-for f in "${common[@]}"; do maps+=("--go_opt=M$ns/$f=$mod/$out/common"); done
-for f in "${hdfs[@]}"; do maps+=("--go_opt=M$ns/$f=$mod/$out/hdfs"); done
+for f in "${common[@]}"; do maps+=("--go_opt=M$dir/$f=$mod/$out/common"); done
+for f in "${hdfs[@]}"; do maps+=("--go_opt=M$dir/$f=$mod/$out/hdfs"); done
 
 rm -rf "$out/common" "$out/hdfs"
 mkdir -p "$out/common" "$out/hdfs"
 PATH="$bin:$PATH" protoc -I "$tmp/src" \
 	--go_out="$tmp" "${maps[@]}" \
-	"${common[@]/#/$ns/}" "${hdfs[@]/#/$ns/}"
+	"${common[@]/#/$tmp/src/$dir/}" "${hdfs[@]/#/$tmp/src/$dir/}"
 cp "$tmp/$mod/$out/common/"*.go "$out/common/"
 cp "$tmp/$mod/$out/hdfs/"*.go "$out/hdfs/"
 echo "gen-proto: wrote $out/common and $out/hdfs"

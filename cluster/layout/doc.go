@@ -1,6 +1,7 @@
 // Package layout is what cluster mode keeps in the metadata store: the
 // keys the controllers and the nodes share, and the format of their
-// values, above all the container assignment (Map). Controllers (package
+// values: the registrations of nodes and controllers, and above all the
+// container assignment (Map). Controllers (package
 // controller and controller/leader) and nodes (package node/membership)
 // both import it, so neither role imports the other; the planner that
 // computes the next assignment stays with the leader (controller/assignment).
@@ -10,14 +11,16 @@
 // Keys are relative to the store's root (zkstore.Open, e.g. "/sluice"):
 //
 //	cluster/controllers/<id>  EPHEMERAL, a live controller's registration:
-//	                          JSON {"id": ..., "addr": "host:port"} (its REST
-//	                          API); written by that controller (controller/leader)
+//	                          JSON ControllerRegistration {"id": ..., "addr":
+//	                          "host:port"} (its REST API); written by that
+//	                          controller (controller/leader)
 //	cluster/election          the controllers' election (zkstore.Store.Elect);
 //	                          each candidate's data is its controller id
 //	cluster/nodes/<id>        EPHEMERAL, a live node's registration: JSON
-//	                          {"id": ..., "addr": "host:port", "started": RFC 3339,
-//	                          "tier2": true|omitted}; written by that node
-//	                          (node/membership), read by the controllers
+//	                          NodeRegistration {"id": ..., "addr": "host:port",
+//	                          "started": RFC 3339, "tier2": true|omitted};
+//	                          written by that node (node/membership), read by
+//	                          the controllers (locator, leader, node list)
 //	cluster/assignment        the assignment Map as JSON; written only by the
 //	                          leader controller with a compare-and-set (Create
 //	                          when absent); nodes and the REST API only read it
@@ -27,6 +30,10 @@
 //	cluster/handover/<c>      container c's owner released it for a move:
 //	                          JSON Released {"epoch": E}; written by the node,
 //	                          read by the leader
+//
+// Each value's type has Encode, and a Parse function reads it
+// (ParseNodeRegistration, ParseControllerRegistration, Parse for the
+// Map): the key and the format of its value have this one owner.
 //
 // The store's watches report no change of a key's children, so whoever
 // writes a child of cluster/nodes, cluster/drain or cluster/handover also

@@ -112,8 +112,9 @@ func testDeleteEndsRegistration(t *testing.T, open func() cluster.Session) {
 	}
 }
 
-// waitLeads waits until l leads.
-func waitLeads(t *testing.T, l cluster.Leadership, who string) {
+// WaitLeads waits until l leads, failing t if its candidacy ends first
+// or after a while.
+func WaitLeads(t *testing.T, l cluster.Leadership, who string) {
 	t.Helper()
 	deadline := time.After(waitTimeout)
 	for !l.IsLeader() {
@@ -128,8 +129,9 @@ func waitLeads(t *testing.T, l cluster.Leadership, who string) {
 	}
 }
 
-// waitEnded waits until l's Changed is closed.
-func waitEnded(t *testing.T, l cluster.Leadership, who string) {
+// WaitEnded waits until l's candidacy ends (Changed is closed), failing
+// t if it still leads then or after a while.
+func WaitEnded(t *testing.T, l cluster.Leadership, who string) {
 	t.Helper()
 	deadline := time.After(waitTimeout)
 	for {
@@ -170,8 +172,8 @@ func testElectionInOrder(t *testing.T, open func() cluster.Session) {
 	if la.IsLeader() {
 		t.Fatal("IsLeader after Resign")
 	}
-	waitEnded(t, la, "A")
-	waitLeads(t, lb, "B")
+	WaitEnded(t, la, "A")
+	WaitLeads(t, lb, "B")
 	if err := la.Resign(); err != nil {
 		t.Fatalf("second Resign: %v", err)
 	}
@@ -191,6 +193,6 @@ func testCloseEndsCandidacy(t *testing.T, open func() cluster.Session) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitEnded(t, la, "A")
-	waitLeads(t, lb, "B")
+	WaitEnded(t, la, "A")
+	WaitLeads(t, lb, "B")
 }

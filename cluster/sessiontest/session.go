@@ -255,6 +255,18 @@ func (s *Session) Leader(ctx context.Context, key string) (string, error) {
 	return cands[0].id, nil
 }
 
+// Candidates returns the ids of the candidates of the election at key, in
+// order (the leader first): tests wait on it to know a role stands.
+func (srv *Server) Candidates(key string) []string {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	var ids []string
+	for _, l := range srv.mu.elections[key] {
+		ids = append(ids, l.id)
+	}
+	return ids
+}
+
 // updateLocked tells the candidates of election key whether they lead.
 func (srv *Server) updateLocked(key string) {
 	for i, l := range srv.mu.elections[key] {

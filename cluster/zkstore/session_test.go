@@ -59,41 +59,6 @@ func TestRegisterEphemeralGoneWithSession(t *testing.T) {
 	}
 }
 
-// waitLeader waits on l.Changed until l leads.
-func waitLeader(t *testing.T, l cluster.Leadership, who string) {
-	t.Helper()
-	deadline := time.After(waitTimeout)
-	for !l.IsLeader() {
-		select {
-		case _, ok := <-l.Changed():
-			if !ok {
-				t.Fatalf("%s: candidacy ended before it led", who)
-			}
-		case <-deadline:
-			t.Fatalf("%s did not become leader", who)
-		}
-	}
-}
-
-// waitEnded waits until l's Changed is closed.
-func waitEnded(t *testing.T, l cluster.Leadership, who string) {
-	t.Helper()
-	deadline := time.After(waitTimeout)
-	for {
-		select {
-		case _, ok := <-l.Changed():
-			if !ok {
-				if l.IsLeader() {
-					t.Fatalf("%s: ended candidacy still leads", who)
-				}
-				return
-			}
-		case <-deadline:
-			t.Fatalf("%s: candidacy did not end", who)
-		}
-	}
-}
-
 func wantLeaderID(t *testing.T, s *zkstore.Store, key, want string) {
 	t.Helper()
 	id, err := s.Leader(t.Context(), key)
@@ -132,8 +97,8 @@ func TestElectResign(t *testing.T) {
 	if a.IsLeader() {
 		t.Fatal("resigned candidate still leads")
 	}
-	waitEnded(t, a, "A")
-	waitLeader(t, b, "B")
+	sessiontest.WaitEnded(t, a, "A")
+	sessiontest.WaitLeads(t, b, "B")
 	wantLeaderID(t, sa, "election", "B")
 	if err := a.Resign(); err != nil {
 		t.Fatalf("second Resign: %v", err)
@@ -164,8 +129,8 @@ func TestElectLeaderSessionCloses(t *testing.T) {
 	if err := sa.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitEnded(t, a, "A")
-	waitLeader(t, b, "B")
+	sessiontest.WaitEnded(t, a, "A")
+	sessiontest.WaitLeads(t, b, "B")
 }
 
 // TestElectPredecessorLeaves checks the chain of watches: when a candidate
@@ -193,7 +158,7 @@ func TestElectPredecessorLeaves(t *testing.T) {
 	if err := ls[0].Resign(); err != nil {
 		t.Fatal(err)
 	}
-	waitLeader(t, ls[2], "3")
+	sessiontest.WaitLeads(t, ls[2], "3")
 }
 
 // TestExpiredWhenCutOff runs its own server and kills it: the store's
@@ -246,7 +211,7 @@ func TestExpiredWhenCutOff(t *testing.T) {
 	case <-time.After(waitTimeout):
 		t.Fatal("Expired not closed after the server went away")
 	}
-	waitEnded(t, l, "only")
+	sessiontest.WaitEnded(t, l, "only")
 }
 
 // TestSessionConformance: the registration and election checks every

@@ -132,11 +132,15 @@ func runBench(c *cli.Context, g *globalOptions, o *benchOptions, mode bench.Mode
 	// done; read and e2e fail).
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A report comes with an error only when the run's stream could not
+	// be deleted: the numbers are printed, then the error.
 	r, err := bench.Run(ctx, cfg)
-	if err != nil {
-		return err
+	if r != nil {
+		if perr := p.Print(benchOutput(r)); err == nil {
+			err = perr
+		}
 	}
-	return p.Print(benchOutput(r))
+	return err
 }
 
 // benchOutput is the report as the table's rows; the json format prints

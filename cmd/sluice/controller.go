@@ -5,54 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
 
 	"github.com/sluice-streams/sluice/embed"
 )
-
-// controllerOptions are the flags of `sluice controller`.
-type controllerOptions struct {
-	// Listen is the REST API address (--listen); port 0 picks a free port,
-	// which the controller prints once it listens. A bare port listens on
-	// 127.0.0.1.
-	Listen string
-	// DataDir holds the embedded metadata store, DataDir/controller.db
-	// (--data), and its lock, DataDir/LOCK: one process at a time. Not
-	// used with --zk.
-	DataDir string
-	// Node is the address of the one node every segment lives on (--node).
-	// Not used with --zk.
-	Node string
-	// Containers is the number of segment containers (--containers); it
-	// must equal the nodes' --containers (segments are hashed to
-	// containers with it).
-	Containers int
-	// ZK is the ZooKeeper ensemble, "host:port,host:port" (--zk): cluster
-	// mode, with the metadata in ZooKeeper, registration, leader election
-	// and segments found through the container assignment.
-	ZK string
-	// ZKRoot is the root znode of the cluster's keys (--zk-root).
-	ZKRoot string
-	// ZKSessionTimeout is the ZooKeeper session timeout
-	// (--zk-session-timeout): how long a dead leader keeps its leadership.
-	ZKSessionTimeout time.Duration
-	// ID is the controller's id in the election (--id); the advertised
-	// address if empty.
-	ID string
-	// Advertise is the REST address other processes reach this controller
-	// at (--advertise); the listener's address if empty.
-	Advertise string
-	// Tier2 is the nodes' tier-2 URI (--tier2), which the API reports
-	// for readers of tier 2 such as `sluice hive ddl`.
-	Tier2 string
-}
 
 // HaltEnv names an environment variable for tests only: set to
 // "WORKFLOW:STEP" (say "scale:sealSegments"), every workflow of that kind
@@ -67,65 +27,59 @@ const HaltEnv = "SLUICE_TEST_HALT_AT"
 const shutdownTimeout = embed.DefaultAPIShutdownTimeout
 
 func controllerCommand(g *globalOptions) *cli.Command {
-	o := &controllerOptions{}
+	cfg, o := embed.DefaultControllerConfig(), &clusterFlags{}
 	return &cli.Command{
-		Name:  "controller",
-		Usage: "run the controller (control plane and REST API), with an embedded metadata store or, with --zk, in a cluster",
-		Flags: []cli.Flag{
-			&cli.StringFlag{
-				Name:        "listen",
-				Usage:       "serve the REST API on `ADDR` (port 0: pick a free one and print it)",
-				Value:       embed.DefaultControllerListen,
-				Destination: &o.Listen,
-			},
-			&cli.StringFlag{
-				Name:        "data",
-				Usage:       "`DIR` for the metadata store (DIR/controller.db)",
-				Value:       embed.DefaultControllerDataDir,
-				Destination: &o.DataDir,
-			},
-			&cli.StringFlag{
-				Name:        "node",
-				Usage:       "address `ADDR` of the node that serves every segment (without --zk)",
-				Value:       embed.DefaultControllerNode,
-				Destination: &o.Node,
-			},
-			&cli.IntFlag{
-				Name:        "containers",
-				Usage:       "number of segment containers `N` in the whole system; every node and controller of a cluster must use the same N",
-				Value:       embed.DefaultControllerConfig().Containers,
-				Destination: &o.Containers,
-			},
-			&cli.StringFlag{
-				Name:        "zk",
-				Usage:       "cluster mode: ZooKeeper `HOSTS` (host:port,...) hold the metadata; controllers elect a leader, which assigns containers to the live nodes and resumes workflows; every controller serves the API",
-				Destination: &o.ZK,
-			},
-			&cli.StringFlag{
-				Name:        "zk-root",
-				Usage:       "root `ZNODE` of the cluster's keys",
-				Value:       embed.DefaultClusterConfig().Root,
-				Destination: &o.ZKRoot,
-			},
-			durationFlag("zk-session-timeout", "ZooKeeper session `TIMEOUT`: how long a controller may be cut off (or dead) before another one takes over its leadership", embed.DefaultClusterConfig().SessionTimeout, &o.ZKSessionTimeout),
-			&cli.StringFlag{
-				Name:        "id",
-				Usage:       "controller `ID` in the election (cluster mode; default: the advertised address)",
-				Destination: &o.ID,
-			},
-			&cli.StringFlag{
-				Name:        "advertise",
-				Usage:       "`ADDR` other processes reach this controller's REST API at (cluster mode; default: the listener's address)",
-				Destination: &o.Advertise,
-			},
-			&cli.StringFlag{
-				Name:        "tier2",
-				Usage:       "the nodes' tier-2 storage `URI`, reported by GET /v1/tier2",
-				Destination: &o.Tier2,
-			},
-		},
-		Action: func(c *cli.Context) error { return runController(c, g, o) },
+		Name:   "controller",
+		Usage:  "run the controller (control plane and REST API), with an embedded metadata store or, with --zk, in a cluster",
+		Flags:  controllerFlags(&cfg, o),
+		Action: func(c *cli.Context) error { return runController(c, g, o, cfg) },
 	}
+}
+
+// controllerFlags are the flags of `sluice controller`: --zk into o, the
+// rest into cfg's fields, with DefaultControllerConfig's values as
+// defaults. With --zk the metadata are in ZooKeeper, the controllers
+// register and elect a leader, and segments are found through the
+// container assignment.
+func controllerFlags(cfg *embed.ControllerConfig, o *clusterFlags) []cli.Flag {
+	d := embed.DefaultControllerConfig()
+	flags := []cli.Flag{
+		&cli.StringFlag{
+			Name:        "listen",
+			Usage:       "serve the REST API on `ADDR` (port 0: pick a free one and print it)",
+			Value:       d.Listen,
+			Destination: &cfg.Listen,
+		},
+		&cli.StringFlag{
+			Name:        "data",
+			Usage:       "`DIR` for the metadata store (DIR/controller.db)",
+			Value:       d.DataDir,
+			Destination: &cfg.DataDir,
+		},
+		&cli.StringFlag{
+			Name:        "node",
+			Usage:       "address `ADDR` of the node that serves every segment (without --zk)",
+			Value:       d.Node,
+			Destination: &cfg.Node,
+		},
+		&cli.IntFlag{
+			Name:        "containers",
+			Usage:       "number of segment containers `N` in the whole system; every node and controller of a cluster must use the same N",
+			Value:       d.Containers,
+			Destination: &cfg.Containers,
+		},
+	}
+	flags = append(flags, o.flags(&cfg.Cluster, clusterUsage{
+		ZK:             "cluster mode: ZooKeeper `HOSTS` (host:port,...) hold the metadata; controllers elect a leader, which assigns containers to the live nodes and resumes workflows; every controller serves the API",
+		SessionTimeout: "ZooKeeper session `TIMEOUT`: how long a controller may be cut off (or dead) before another one takes over its leadership",
+		ID:             "controller `ID` in the election (cluster mode; default: the advertised address)",
+		Advertise:      "`ADDR` other processes reach this controller's REST API at (cluster mode; default: the listener's address)",
+	})...)
+	return append(flags, &cli.StringFlag{
+		Name:        "tier2",
+		Usage:       "the nodes' tier-2 storage `URI`, reported by GET /v1/tier2",
+		Destination: &cfg.Tier2,
+	})
 }
 
 // newLogger returns a logger of the process's own, at the --log-level, to
@@ -141,11 +95,11 @@ func newLogger(g *globalOptions, w io.Writer) *logrus.Logger {
 	return l
 }
 
-// runController maps the flags into an embed.ControllerConfig and runs
-// the controller (embed.StartController) until SIGINT or SIGTERM (or the
-// end of c.Context), then stops taking requests, lets those in flight
-// finish, and closes the store. The line "controller listening on ADDR"
-// on stdout tells scripts and tests which port was picked.
+// runController completes the config the flags filled and runs the
+// controller (embed.StartController) until SIGINT or SIGTERM (or the end
+// of c.Context), then stops taking requests, lets those in flight finish,
+// and closes the store. The line "controller listening on ADDR" on stdout
+// tells scripts and tests which port was picked.
 //
 // Without --zk the store is a bbolt file, one node serves every segment,
 // and the workflows an earlier run left unfinished are resumed in the
@@ -153,46 +107,32 @@ func newLogger(g *globalOptions, w io.Writer) *logrus.Logger {
 // and stands for election (package controller/leader), and only while it
 // leads does it assign containers and resume workflows; it finds each
 // segment's node through the published assignment (ClusterLocator).
-func runController(c *cli.Context, g *globalOptions, o *controllerOptions) error {
+func runController(c *cli.Context, g *globalOptions, o *clusterFlags, cfg embed.ControllerConfig) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
 	log := newLogger(g, c.App.ErrWriter)
-	cfg := o.config(log)
+	completeController(&cfg, o, log)
 	cfg.StepHook = haltHook(os.Getenv(HaltEnv), c.App.Writer, log)
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ctl, err := embed.StartController(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.App.Writer, "controller listening on %s\n", ctl.Addr())
-	select {
-	case <-ctl.Done():
-		err = ctl.Err()
-	case <-ctx.Done():
-		log.Info("controller: shutting down")
-	}
-	if serr := ctl.Stop(context.Background()); err == nil {
-		err = serr
-	}
-	return err
+	return serveRole(c, "controller", log, func(ctx context.Context) (role, error) {
+		ctl, err := embed.StartController(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(c.App.Writer, "controller listening on %s\n", ctl.Addr())
+		return ctl, nil
+	})
 }
 
-// config maps the flags into the controller's config. A bare port listens
-// on 127.0.0.1.
-func (o *controllerOptions) config(log logrus.FieldLogger) embed.ControllerConfig {
-	cfg := embed.DefaultControllerConfig()
-	cfg.Listen, cfg.DataDir, cfg.Node, cfg.Containers, cfg.Tier2 = o.Listen, o.DataDir, o.Node, o.Containers, o.Tier2
+// completeController sets what the flags do not bind directly: a bare
+// port of --listen listens on 127.0.0.1, --zk becomes Cluster.Servers;
+// and the API bounds and the logger.
+func completeController(cfg *embed.ControllerConfig, o *clusterFlags, log logrus.FieldLogger) {
 	if !strings.Contains(cfg.Listen, ":") {
 		cfg.Listen = "127.0.0.1:" + cfg.Listen
 	}
-	cfg.Cluster = embed.ClusterConfig{Root: o.ZKRoot, SessionTimeout: o.ZKSessionTimeout, ID: o.ID, Advertise: o.Advertise}
-	if o.ZK != "" {
-		cfg.Cluster.Servers = strings.Split(o.ZK, ",")
-	}
+	o.apply(&cfg.Cluster)
 	cfg.API, cfg.Logger = apiConfig(), log
-	return cfg
 }
 
 // haltHook returns the StepHook of HaltEnv's value at (nil if empty): it

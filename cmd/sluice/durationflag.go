@@ -21,10 +21,13 @@ const maxDays = int64(math.MaxInt64 / day)
 var errDuration = errors.New("want a duration such as 90s, 15m, 12h, 7d or 1d12h")
 
 // parseDuration parses a duration: a Go duration ("90s", "1h30m",
-// "-1s"), optionally preceded by a whole number of days ("7d", "1d12h",
+// ".5s", "+5s", "-1s"), optionally preceded by a whole number of days ("7d", "1d12h",
 // "-2d"). It is the one parser of every duration flag.
 func parseDuration(s string) (time.Duration, error) {
 	rest, neg := strings.CutPrefix(s, "-")
+	if !neg {
+		rest = strings.TrimPrefix(rest, "+")
+	}
 	var days time.Duration
 	if n, after, ok := strings.Cut(rest, "d"); ok {
 		if n == "" || n[0] < '0' || n[0] > '9' {
@@ -42,7 +45,7 @@ func parseDuration(s string) (time.Duration, error) {
 			return sign(days, neg), nil
 		}
 	}
-	if rest == "" || rest[0] < '0' || rest[0] > '9' && rest[0] != '.' {
+	if rest == "" || (rest[0] < '0' || rest[0] > '9') && rest[0] != '.' {
 		return 0, errDuration
 	}
 	d, err := time.ParseDuration(rest)

@@ -16,14 +16,15 @@ func TestParseDuration(t *testing.T) {
 		{"0", 0}, {"90s", 90 * time.Second}, {"1h30m", 90 * time.Minute}, {"250ms", 250 * time.Millisecond},
 		{"7d", 7 * day}, {"1d12h", 36 * time.Hour}, {"2d30m", 2*day + 30*time.Minute}, {"168h", 7 * day},
 		{"-1s", -time.Second}, {"-2d", -2 * day}, {"0d", 0}, {"1.5h", 90 * time.Minute},
-		{"106751d", 106751 * day},
+		{"106751d", 106751 * day}, {".5s", 500 * time.Millisecond}, {"+5s", 5 * time.Second}, {"+1d", day},
+		{"-.5s", -500 * time.Millisecond},
 	} {
 		got, err := parseDuration(tc.in)
 		if err != nil || got != tc.want {
 			t.Errorf("parseDuration(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
 		}
 	}
-	for _, in := range []string{"", "d", "-", "7", "1.5d", "d7", "+1d", "1d-1h", "1d+1h", "--1s", "7days", "1w",
+	for _, in := range []string{"", "d", "-", "7", "1.5d", "d7", "1d-1h", "+-1s", "-+1s", "++1s", "1d+1h", "--1s", "7days", "1w",
 		"106752d", "99999999999999999999d", "106751d24h", "1h1d"} {
 		if got, err := parseDuration(in); err == nil {
 			t.Errorf("parseDuration(%q) accepted: %v", in, got)

@@ -7,6 +7,11 @@
 // durations (durationFlag); output through one printer, table or json
 // (-o json: camelCase keys, mutations print what they changed, errors
 // are a JSON object on stderr, see printError).
+//
+// The role commands (node, controller, standalone) bind their flags into
+// package embed's configs, so each setting is declared once, there; they
+// keep apart only what is command-line alone (--zk's comma-separated
+// list, SLUICE_TEST_HALT_AT), and run the role through serveRole.
 package main
 
 import (

@@ -51,14 +51,13 @@ func TestServerFlagErrors(t *testing.T) {
 
 // Every server flag reaches its server.Options field.
 func TestServerFlagsReachOptions(t *testing.T) {
-	var o serverOptions
-	app := &cli.App{Flags: o.flags(), Action: func(*cli.Context) error { return nil }}
+	var got server.Options
+	app := &cli.App{Flags: serverFlags(&got), Action: func(*cli.Context) error { return nil }}
 	args := []string{"x", "--max-conns", "100", "--max-conns-per-peer", "10", "--handshake-timeout", "1s", "--idle-timeout", "2s",
 		"--frame-timeout", "3s", "--write-timeout", "4s", "--request-memory", "67108864", "--peer-request-memory", "33554432"}
 	if err := app.Run(args); err != nil {
 		t.Fatal(err)
 	}
-	got := o.options(nil)
 	want := server.Options{MaxConnections: 100, MaxConnsPerPeer: 10, HandshakeTimeout: time.Second, IdleTimeout: 2 * time.Second,
 		FrameTimeout: 3 * time.Second, WriteTimeout: 4 * time.Second, RequestMemory: 64 << 20, PeerRequestMemory: 32 << 20}
 	if got != want {

@@ -107,20 +107,7 @@ func TestStandalone(t *testing.T) {
 	if out := mustRun(t, "--controller", rs.URL, "stream", "describe", "sa/events"); !strings.Contains(out, "events") {
 		t.Fatalf("describe after restart: %q", out)
 	}
-	conn, err = segclient.Dial(ctx, rs.Node)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	r, err := conn.ReadSegment(ctx, seg, 0, 1024, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var data []byte
-	for _, d := range r.Data {
-		data = append(data, d...)
-	}
-	if e, _, err := protocol.NextEvent(data); err != nil || string(e) != "kept" {
-		t.Fatalf("event after restart: %q %v", e, err)
+	if got := segmentEvents(t, rs.Node, seg); len(got) == 0 || got[0] != "kept" {
+		t.Fatalf("events after restart: %q", got)
 	}
 }

@@ -56,7 +56,7 @@ func streamCommand(g *globalOptions) *cli.Command {
 					&cli.Int64Flag{Name: "target", Usage: "with --scale-by: the policy's target rate `X` per segment (events/s or KB/s; stored only)", Destination: &co.Target},
 					&cli.IntFlag{Name: "factor", Usage: "with --scale-by: the policy's scale factor `F` (stored only)", Value: 2, Destination: &co.Factor},
 					&cli.IntFlag{Name: "min", Usage: "with --scale-by: create the stream with `N` segments", Value: 1, Destination: &co.Min},
-					&cli.GenericFlag{Name: "retention-time", Usage: "keep `D` (whole days: 7d, 168h)", Value: durationValue{p: &co.RetentionTime, check: wholeDays}},
+					&cli.GenericFlag{Name: "retention-time", Usage: "keep `D` (whole days: 7d, 168h; at most 106751d)", Value: durationValue{p: &co.RetentionTime, check: wholeDays}},
 					&cli.StringFlag{Name: "retention-size", Usage: "keep `BYTES` (512MiB, 10GiB; counted in MiB)", Destination: &co.RetentionSize},
 					&cli.StringSliceFlag{Name: "tag", Usage: "tag `k=v` (repeat for several)"},
 					durationFlag("tier-max-lag", "events reach tier 2 within `D` (default: the nodes' setting)", 0, &co.TierMaxLag),
@@ -181,8 +181,9 @@ func (o *streamCreateOptions) retentionPolicy() (*api.RetentionPolicy, error) {
 	case o.RetentionTime != 0 && o.RetentionSize != "":
 		return nil, fmt.Errorf("--retention-time and --retention-size exclude each other")
 	case o.RetentionTime != 0:
-		// The flag took whole days only, and a duration holds fewer days
-		// than api.RangeRetentionValue.Max.
+		// The flag took whole days only, at most 106751 (292 years: the
+		// longest duration); the REST API takes more
+		// (api.RangeRetentionValue), which no one needs from the CLI.
 		return &api.RetentionPolicy{Type: api.RetentionLimitedDays, Value: int64(o.RetentionTime / day)}, nil
 	case o.RetentionSize != "":
 		b, err := parseBytes(o.RetentionSize)
@@ -267,7 +268,7 @@ func streamCreate(c *cli.Context, g *globalOptions, o *streamCreateOptions) erro
 		// The stream as describe shows it.
 		d, err := describeStream(c.Context, cl, scope, stream)
 		if err != nil {
-			return err
+			return fmt.Errorf("stream create %s/%s: created, but: %w", scope, stream, err)
 		}
 		return p.Print(output{JSON: d})
 	}

@@ -29,10 +29,7 @@ func LiveNodes(children []cluster.KV) []string {
 func NoHandover(children []cluster.KV) []string {
 	var out []string
 	for _, kv := range children {
-		var reg struct {
-			Tier2 bool `json:"tier2"`
-		}
-		if json.Unmarshal(kv.Value, &reg) != nil || !reg.Tier2 {
+		if reg, err := layout.ParseNodeRegistration(kv.Value); err != nil || !reg.Tier2 {
 			out = append(out, path.Base(kv.Key))
 		}
 	}

@@ -2,7 +2,6 @@ package leader
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -17,12 +16,6 @@ import (
 	"github.com/sluice-streams/sluice/controller/assignment"
 	"github.com/sluice-streams/sluice/internal/logs"
 )
-
-// Registration is the value of a controller's registration, as JSON.
-type Registration struct {
-	ID   string `json:"id"`
-	Addr string `json:"addr"`
-}
 
 // Defaults of Config.
 const (
@@ -146,7 +139,7 @@ func (m *Member) Close() error { return m.keeper.Close() }
 // registration that still exists from an earlier session fails with
 // cluster.ErrExists: the keeper retries it.
 func (m *Member) join(ctx context.Context, st cluster.Session) error {
-	reg, _ := json.Marshal(Registration{ID: m.cfg.ID, Addr: m.cfg.Addr})
+	reg := layout.ControllerRegistration{ID: m.cfg.ID, Addr: m.cfg.Addr}.Encode()
 	key := layout.ControllerKey(m.cfg.ID)
 	if err := st.Register(ctx, key, reg); err != nil {
 		return fmt.Errorf("leader: register %s: %w", key, err)

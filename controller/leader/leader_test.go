@@ -165,8 +165,8 @@ func TestLeaderAssignsAndResumes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("registration of %s: %v", id, err)
 		}
-		var reg leader.Registration
-		if err := json.Unmarshal(kv.Value, &reg); err != nil || reg.ID != id || reg.Addr == "" {
+		reg, err := layout.ParseControllerRegistration(kv.Value)
+		if err != nil || reg.ID != id || reg.Addr == "" {
 			t.Fatalf("registration of %s: %s (%v)", id, kv.Value, err)
 		}
 	}

@@ -38,6 +38,9 @@ type Node struct {
 	stopping chan struct{} // closed by Stop before it closes the server
 	stopOnce sync.Once
 	stopErr  error
+
+	closeServerOnce sync.Once
+	closeServerErr  error
 }
 
 // Start validates cfg, opens the tier-2 storage and the node (recovering
@@ -203,6 +206,23 @@ func (n *Node) stop(ctx context.Context) error {
 	return n.closeOpened()
 }
 
+// CloseServer stops serving clients: it closes the listener and every
+// connection and waits for the server. Stop does it too, after the
+// shutdown flush; the standalone calls it before Stop, so that no append
+// arrives while tier 2 is flushed. Calling it again returns the same.
+func (n *Node) CloseServer() error {
+	n.closeServerOnce.Do(func() {
+		if n.srv != nil {
+			close(n.stopping)
+			n.closeServerErr = n.srv.Close()
+			<-n.served
+		} else if n.l != nil {
+			n.closeServerErr = n.l.Close()
+		}
+	})
+	return n.closeServerErr
+}
+
 // closeOpened closes, in the reverse order, whatever Start opened.
 func (n *Node) closeOpened() error {
 	var first error
@@ -214,13 +234,7 @@ func (n *Node) closeOpened() error {
 	if n.member != nil {
 		keep(n.member.Close())
 	}
-	if n.srv != nil {
-		close(n.stopping)
-		keep(n.srv.Close())
-		<-n.served
-	} else if n.l != nil {
-		keep(n.l.Close())
-	}
+	keep(n.CloseServer())
 	if n.node != nil {
 		keep(n.node.Close())
 	}

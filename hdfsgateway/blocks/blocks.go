@@ -130,7 +130,12 @@ func BlockMD5(r io.ReaderAt, b Block) (sum [md5.Size]byte, crcs int64, err error
 	var crcBuf []byte
 	for off := int64(0); off < b.Len; {
 		n := int(min(int64(len(buf)), b.Len-off))
-		if _, err := r.ReadAt(buf[:n], b.Offset+off); err != nil && !(errors.Is(err, io.EOF) && n > 0) {
+		// io.EOF with every byte read is success; fewer bytes are not,
+		// whatever the error.
+		if k, err := r.ReadAt(buf[:n], b.Offset+off); k < n {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
 			return sum, 0, fmt.Errorf("blocks: read %q at %d: %w", b.Path, b.Offset+off, err)
 		}
 		crcBuf = AppendCRCs(crcBuf[:0], buf[:n])

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"io"
 	"testing"
 )
 
@@ -113,5 +114,25 @@ func TestChecksumMatchesTheDefinition(t *testing.T) {
 	}
 	if a := (FileChecksum{}).Algorithm(); a != "MD5-of-0MD5-of-512CRC32C" {
 		t.Fatalf("Algorithm = %q", a)
+	}
+}
+
+// shortReader returns fewer bytes than asked, with io.EOF, past its end.
+type shortReader struct{ data []byte }
+
+func (r shortReader) ReadAt(p []byte, off int64) (int, error) {
+	n := copy(p, r.data[min(int(off), len(r.data)):])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func TestChecksumOfAShortFileFails(t *testing.T) {
+	if _, err := Checksum(shortReader{make([]byte, 100)}, "p", 1000, 4096); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("checksum of 1000 bytes from 100: %v, want io.ErrUnexpectedEOF", err)
+	}
+	if _, err := Checksum(shortReader{make([]byte, 1000)}, "p", 1000, 4096); err != nil {
+		t.Fatalf("checksum of a whole file read with io.EOF: %v", err)
 	}
 }

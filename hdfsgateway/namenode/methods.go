@@ -20,7 +20,7 @@ import (
 const clientProtocol = "org.apache.hadoop.hdfs.protocol.ClientProtocol"
 
 // service describes every method of ClientNamenodeProtocol.
-var service = hdfs.File_sluice_hadooppb_ClientNamenodeProtocol_proto.Services().ByName("ClientNamenodeProtocol")
+var service = hdfs.File_sluice_hadoop_ClientNamenodeProtocol_proto.Services().ByName("ClientNamenodeProtocol")
 
 // Java exception classes the client maps back to its own exceptions.
 const (

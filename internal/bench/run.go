@@ -28,7 +28,8 @@ const drainTimeout = 30 * time.Second
 // Errors of Validate are returned as they are; the others start with
 // "bench <mode>" (and the stream, for errors of the run itself). A stream
 // or reader group the run created is deleted before Run returns, also
-// when it fails (unless Keep).
+// when it fails (unless Keep). When only that deletion fails, Run returns
+// the complete report with the error, so the numbers are not lost.
 func Run(ctx context.Context, c Config) (_ *Report, err error) {
 	if err := c.Validate(); err != nil {
 		return nil, err

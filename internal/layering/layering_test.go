@@ -206,6 +206,7 @@ func TestCheckReportsViolations(t *testing.T) {
 				{path: "controller/rest/resttest", imports: []string{"controller/internal/nodetest", "embed"}},
 				{path: "cmd/sluice", imports: []string{"embed"}},
 				{path: "embed", imports: []string{"controller", "node", "embed/noderole", "cluster/boltstore"}},
+				{path: "hdfsgateway/namenode", imports: []string{"tier2/view", "hdfsgateway/blocks", "client/ctlclient"}},
 			},
 		},
 		{
@@ -243,8 +244,12 @@ func TestCheckReportsViolations(t *testing.T) {
 			pkgs: []pkg{
 				{path: "node/membership", imports: []string{"controller/assignment"}},
 				{path: "s3gateway", imports: []string{"node"}},
+				{path: "hdfsgateway/namenode", imports: []string{"node/container"}},
+				{path: "hdfsgateway", imports: []string{"controller"}},
 			},
 			want: []string{
+				"hdfsgateway imports controller: the role hdfsgateway imports the role controller",
+				"hdfsgateway/namenode imports node/container: the role hdfsgateway imports the role node",
 				"node/membership imports controller/assignment: the role node imports the role controller",
 				"s3gateway imports node: the role s3gateway imports the role node",
 			},

@@ -21,16 +21,6 @@ import (
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
-// Registration is the value of a node's registration (layout.NodeKey), as JSON.
-type Registration struct {
-	ID      string    `json:"id"`
-	Addr    string    `json:"addr"`
-	Started time.Time `json:"started"`
-	// Tier2: the node has tier 2, so containers can be handed over to
-	// and from it.
-	Tier2 bool `json:"tier2,omitempty"`
-}
-
 // Config configures a Member.
 type Config struct {
 	// Store is the session to start with (a *zkstore.Store). The Member
@@ -169,10 +159,7 @@ func (m *Member) join(ctx context.Context, st cluster.Session) error {
 }
 
 func (m *Member) joinOn(ctx context.Context, st cluster.Session) (<-chan cluster.Event, applied, error) {
-	reg, err := json.Marshal(Registration{ID: m.cfg.ID, Addr: m.cfg.Addr, Started: m.started, Tier2: m.cfg.Node.HasTier2()})
-	if err != nil {
-		return nil, applied{}, err
-	}
+	reg := layout.NodeRegistration{ID: m.cfg.ID, Addr: m.cfg.Addr, Started: m.started, Tier2: m.cfg.Node.HasTier2()}.Encode()
 	if err := st.Register(ctx, layout.NodeKey(m.cfg.ID), reg); err != nil {
 		return nil, applied{}, fmt.Errorf("membership: register %s: %w", layout.NodeKey(m.cfg.ID), err)
 	}

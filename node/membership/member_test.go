@@ -3,7 +3,6 @@ package membership_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -239,8 +238,8 @@ func TestTwoNodesFollowTheAssignment(t *testing.T) {
 		if err != nil {
 			t.Fatalf("registration of %s: %v", mb.id, err)
 		}
-		var r membership.Registration
-		if err := json.Unmarshal(kv.Value, &r); err != nil || r.ID != mb.id || r.Addr != mb.addr || r.Started.IsZero() {
+		r, err := layout.ParseNodeRegistration(kv.Value)
+		if err != nil || r.ID != mb.id || r.Addr != mb.addr || r.Started.IsZero() {
 			t.Fatalf("registration of %s = %s (%v)", mb.id, kv.Value, err)
 		}
 	}

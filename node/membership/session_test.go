@@ -1,6 +1,8 @@
 package membership_test
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"testing"
@@ -23,6 +25,8 @@ type memNode struct {
 	m      *membership.Member
 	allow  chan struct{}
 	opened chan *sessiontest.Session
+	// reopening gets a value each time the loop asks for a new session.
+	reopening chan struct{}
 }
 
 func startMem(t *testing.T, srv *sessiontest.Server, s *sessiontest.Session, id string) *memNode {
@@ -41,10 +45,11 @@ func tryStartMem(t *testing.T, srv *sessiontest.Server, s *sessiontest.Session, 
 	if err != nil {
 		return nil, err
 	}
-	mn := &memNode{node: n, allow: make(chan struct{}, 8), opened: make(chan *sessiontest.Session, 8)}
+	mn := &memNode{node: n, allow: make(chan struct{}, 8), opened: make(chan *sessiontest.Session, 8), reopening: make(chan struct{}, 8)}
 	mn.m, err = membership.Start(t.Context(), membership.Config{
 		Store: s,
 		Reopen: func(ctx context.Context) (cluster.Session, error) {
+			mn.reopening <- struct{}{}
 			select {
 			case <-mn.allow:
 			case <-ctx.Done():
@@ -122,7 +127,14 @@ func TestExpiryFencesThenRejoinReconciles(t *testing.T) {
 	if _, err := obs.Get(t.Context(), layout.NodeKey("a")); !errors.Is(err, cluster.ErrNotFound) {
 		t.Fatalf("registration after expiry: %v", err)
 	}
-	// Meanwhile the leader moves container 0 away too.
+	// The loop now waits for a new session (in Reopen); meanwhile the
+	// leader moves container 0 away too, and a, without a session, sees
+	// none of it and serves nothing.
+	select {
+	case <-a.reopening:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a does not open a new session after expiry")
+	}
 	m.Containers[0] = layout.Owner{Node: "b", Epoch: 2}
 	publishOn(t, obs, m)
 	if !allFenced(a.node) {

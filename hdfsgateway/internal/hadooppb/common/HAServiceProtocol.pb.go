@@ -24,7 +24,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: sluice/hadooppb/HAServiceProtocol.proto
+// source: sluice/hadoop/HAServiceProtocol.proto
 
 package hadoop_common
 
@@ -79,11 +79,11 @@ func (x HAServiceStateProto) String() string {
 }
 
 func (HAServiceStateProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_HAServiceProtocol_proto_enumTypes[0].Descriptor()
+	return file_sluice_hadoop_HAServiceProtocol_proto_enumTypes[0].Descriptor()
 }
 
 func (HAServiceStateProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_HAServiceProtocol_proto_enumTypes[0]
+	return &file_sluice_hadoop_HAServiceProtocol_proto_enumTypes[0]
 }
 
 func (x HAServiceStateProto) Number() protoreflect.EnumNumber {
@@ -102,7 +102,7 @@ func (x *HAServiceStateProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use HAServiceStateProto.Descriptor instead.
 func (HAServiceStateProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_HAServiceProtocol_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_HAServiceProtocol_proto_rawDescGZIP(), []int{0}
 }
 
 type HARequestSource int32
@@ -138,11 +138,11 @@ func (x HARequestSource) String() string {
 }
 
 func (HARequestSource) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_HAServiceProtocol_proto_enumTypes[1].Descriptor()
+	return file_sluice_hadoop_HAServiceProtocol_proto_enumTypes[1].Descriptor()
 }
 
 func (HARequestSource) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_HAServiceProtocol_proto_enumTypes[1]
+	return &file_sluice_hadoop_HAServiceProtocol_proto_enumTypes[1]
 }
 
 func (x HARequestSource) Number() protoreflect.EnumNumber {
@@ -161,7 +161,7 @@ func (x *HARequestSource) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use HARequestSource.Descriptor instead.
 func (HARequestSource) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_HAServiceProtocol_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_HAServiceProtocol_proto_rawDescGZIP(), []int{1}
 }
 
 type HAStateChangeRequestInfoProto struct {
@@ -173,7 +173,7 @@ type HAStateChangeRequestInfoProto struct {
 
 func (x *HAStateChangeRequestInfoProto) Reset() {
 	*x = HAStateChangeRequestInfoProto{}
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -185,7 +185,7 @@ func (x *HAStateChangeRequestInfoProto) String() string {
 func (*HAStateChangeRequestInfoProto) ProtoMessage() {}
 
 func (x *HAStateChangeRequestInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -198,7 +198,7 @@ func (x *HAStateChangeRequestInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HAStateChangeRequestInfoProto.ProtoReflect.Descriptor instead.
 func (*HAStateChangeRequestInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_HAServiceProtocol_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_HAServiceProtocol_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *HAStateChangeRequestInfoProto) GetReqSource() HARequestSource {
@@ -218,7 +218,7 @@ type MonitorHealthRequestProto struct {
 
 func (x *MonitorHealthRequestProto) Reset() {
 	*x = MonitorHealthRequestProto{}
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -230,7 +230,7 @@ func (x *MonitorHealthRequestProto) String() string {
 func (*MonitorHealthRequestProto) ProtoMessage() {}
 
 func (x *MonitorHealthRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -243,7 +243,7 @@ func (x *MonitorHealthRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MonitorHealthRequestProto.ProtoReflect.Descriptor instead.
 func (*MonitorHealthRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_HAServiceProtocol_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_HAServiceProtocol_proto_rawDescGZIP(), []int{1}
 }
 
 // *
@@ -256,7 +256,7 @@ type MonitorHealthResponseProto struct {
 
 func (x *MonitorHealthResponseProto) Reset() {
 	*x = MonitorHealthResponseProto{}
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -268,7 +268,7 @@ func (x *MonitorHealthResponseProto) String() string {
 func (*MonitorHealthResponseProto) ProtoMessage() {}
 
 func (x *MonitorHealthResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -281,7 +281,7 @@ func (x *MonitorHealthResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MonitorHealthResponseProto.ProtoReflect.Descriptor instead.
 func (*MonitorHealthResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_HAServiceProtocol_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_HAServiceProtocol_proto_rawDescGZIP(), []int{2}
 }
 
 // *
@@ -295,7 +295,7 @@ type TransitionToActiveRequestProto struct {
 
 func (x *TransitionToActiveRequestProto) Reset() {
 	*x = TransitionToActiveRequestProto{}
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -307,7 +307,7 @@ func (x *TransitionToActiveRequestProto) String() string {
 func (*TransitionToActiveRequestProto) ProtoMessage() {}
 
 func (x *TransitionToActiveRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -320,7 +320,7 @@ func (x *TransitionToActiveRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransitionToActiveRequestProto.ProtoReflect.Descriptor instead.
 func (*TransitionToActiveRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_HAServiceProtocol_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_HAServiceProtocol_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *TransitionToActiveRequestProto) GetReqInfo() *HAStateChangeRequestInfoProto {
@@ -340,7 +340,7 @@ type TransitionToActiveResponseProto struct {
 
 func (x *TransitionToActiveResponseProto) Reset() {
 	*x = TransitionToActiveResponseProto{}
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -352,7 +352,7 @@ func (x *TransitionToActiveResponseProto) String() string {
 func (*TransitionToActiveResponseProto) ProtoMessage() {}
 
 func (x *TransitionToActiveResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -365,7 +365,7 @@ func (x *TransitionToActiveResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransitionToActiveResponseProto.ProtoReflect.Descriptor instead.
 func (*TransitionToActiveResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_HAServiceProtocol_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_HAServiceProtocol_proto_rawDescGZIP(), []int{4}
 }
 
 // *
@@ -379,7 +379,7 @@ type TransitionToStandbyRequestProto struct {
 
 func (x *TransitionToStandbyRequestProto) Reset() {
 	*x = TransitionToStandbyRequestProto{}
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +391,7 @@ func (x *TransitionToStandbyRequestProto) String() string {
 func (*TransitionToStandbyRequestProto) ProtoMessage() {}
 
 func (x *TransitionToStandbyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +404,7 @@ func (x *TransitionToStandbyRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransitionToStandbyRequestProto.ProtoReflect.Descriptor instead.
 func (*TransitionToStandbyRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_HAServiceProtocol_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_HAServiceProtocol_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *TransitionToStandbyRequestProto) GetReqInfo() *HAStateChangeRequestInfoProto {
@@ -424,7 +424,7 @@ type TransitionToStandbyResponseProto struct {
 
 func (x *TransitionToStandbyResponseProto) Reset() {
 	*x = TransitionToStandbyResponseProto{}
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -436,7 +436,7 @@ func (x *TransitionToStandbyResponseProto) String() string {
 func (*TransitionToStandbyResponseProto) ProtoMessage() {}
 
 func (x *TransitionToStandbyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -449,7 +449,7 @@ func (x *TransitionToStandbyResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransitionToStandbyResponseProto.ProtoReflect.Descriptor instead.
 func (*TransitionToStandbyResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_HAServiceProtocol_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_HAServiceProtocol_proto_rawDescGZIP(), []int{6}
 }
 
 // *
@@ -463,7 +463,7 @@ type TransitionToObserverRequestProto struct {
 
 func (x *TransitionToObserverRequestProto) Reset() {
 	*x = TransitionToObserverRequestProto{}
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -475,7 +475,7 @@ func (x *TransitionToObserverRequestProto) String() string {
 func (*TransitionToObserverRequestProto) ProtoMessage() {}
 
 func (x *TransitionToObserverRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -488,7 +488,7 @@ func (x *TransitionToObserverRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransitionToObserverRequestProto.ProtoReflect.Descriptor instead.
 func (*TransitionToObserverRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_HAServiceProtocol_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_HAServiceProtocol_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TransitionToObserverRequestProto) GetReqInfo() *HAStateChangeRequestInfoProto {
@@ -508,7 +508,7 @@ type TransitionToObserverResponseProto struct {
 
 func (x *TransitionToObserverResponseProto) Reset() {
 	*x = TransitionToObserverResponseProto{}
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -520,7 +520,7 @@ func (x *TransitionToObserverResponseProto) String() string {
 func (*TransitionToObserverResponseProto) ProtoMessage() {}
 
 func (x *TransitionToObserverResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -533,7 +533,7 @@ func (x *TransitionToObserverResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use TransitionToObserverResponseProto.ProtoReflect.Descriptor instead.
 func (*TransitionToObserverResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_HAServiceProtocol_proto_rawDescGZIP(), []int{8}
+	return file_sluice_hadoop_HAServiceProtocol_proto_rawDescGZIP(), []int{8}
 }
 
 // *
@@ -546,7 +546,7 @@ type GetServiceStatusRequestProto struct {
 
 func (x *GetServiceStatusRequestProto) Reset() {
 	*x = GetServiceStatusRequestProto{}
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -558,7 +558,7 @@ func (x *GetServiceStatusRequestProto) String() string {
 func (*GetServiceStatusRequestProto) ProtoMessage() {}
 
 func (x *GetServiceStatusRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -571,7 +571,7 @@ func (x *GetServiceStatusRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceStatusRequestProto.ProtoReflect.Descriptor instead.
 func (*GetServiceStatusRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_HAServiceProtocol_proto_rawDescGZIP(), []int{9}
+	return file_sluice_hadoop_HAServiceProtocol_proto_rawDescGZIP(), []int{9}
 }
 
 // *
@@ -590,7 +590,7 @@ type GetServiceStatusResponseProto struct {
 
 func (x *GetServiceStatusResponseProto) Reset() {
 	*x = GetServiceStatusResponseProto{}
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -602,7 +602,7 @@ func (x *GetServiceStatusResponseProto) String() string {
 func (*GetServiceStatusResponseProto) ProtoMessage() {}
 
 func (x *GetServiceStatusResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_HAServiceProtocol_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -615,7 +615,7 @@ func (x *GetServiceStatusResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceStatusResponseProto.ProtoReflect.Descriptor instead.
 func (*GetServiceStatusResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_HAServiceProtocol_proto_rawDescGZIP(), []int{10}
+	return file_sluice_hadoop_HAServiceProtocol_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetServiceStatusResponseProto) GetState() HAServiceStateProto {
@@ -639,11 +639,11 @@ func (x *GetServiceStatusResponseProto) GetNotReadyReason() string {
 	return ""
 }
 
-var File_sluice_hadooppb_HAServiceProtocol_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_HAServiceProtocol_proto protoreflect.FileDescriptor
 
-const file_sluice_hadooppb_HAServiceProtocol_proto_rawDesc = "" +
+const file_sluice_hadoop_HAServiceProtocol_proto_rawDesc = "" +
 	"\n" +
-	"'sluice/hadooppb/HAServiceProtocol.proto\x12\x14sluice.hadoop.common\"d\n" +
+	"%sluice/hadoop/HAServiceProtocol.proto\x12\x14sluice.hadoop.common\"d\n" +
 	"\x1dHAStateChangeRequestInfoProto\x12C\n" +
 	"\treqSource\x18\x01 \x02(\x0e2%.sluice.hadoop.common.HARequestSourceR\treqSource\"\x1b\n" +
 	"\x19MonitorHealthRequestProto\"\x1c\n" +
@@ -681,20 +681,20 @@ const file_sluice_hadooppb_HAServiceProtocol_proto_rawDesc = "" +
 	"\x1aorg.apache.hadoop.ha.protoB\x17HAServiceProtocolProtosZ<github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_common\x88\x01\x01\xa0\x01\x01"
 
 var (
-	file_sluice_hadooppb_HAServiceProtocol_proto_rawDescOnce sync.Once
-	file_sluice_hadooppb_HAServiceProtocol_proto_rawDescData []byte
+	file_sluice_hadoop_HAServiceProtocol_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_HAServiceProtocol_proto_rawDescData []byte
 )
 
-func file_sluice_hadooppb_HAServiceProtocol_proto_rawDescGZIP() []byte {
-	file_sluice_hadooppb_HAServiceProtocol_proto_rawDescOnce.Do(func() {
-		file_sluice_hadooppb_HAServiceProtocol_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_HAServiceProtocol_proto_rawDesc), len(file_sluice_hadooppb_HAServiceProtocol_proto_rawDesc)))
+func file_sluice_hadoop_HAServiceProtocol_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_HAServiceProtocol_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_HAServiceProtocol_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_HAServiceProtocol_proto_rawDesc), len(file_sluice_hadoop_HAServiceProtocol_proto_rawDesc)))
 	})
-	return file_sluice_hadooppb_HAServiceProtocol_proto_rawDescData
+	return file_sluice_hadoop_HAServiceProtocol_proto_rawDescData
 }
 
-var file_sluice_hadooppb_HAServiceProtocol_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
-var file_sluice_hadooppb_HAServiceProtocol_proto_goTypes = []any{
+var file_sluice_hadoop_HAServiceProtocol_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_sluice_hadoop_HAServiceProtocol_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_sluice_hadoop_HAServiceProtocol_proto_goTypes = []any{
 	(HAServiceStateProto)(0),                  // 0: sluice.hadoop.common.HAServiceStateProto
 	(HARequestSource)(0),                      // 1: sluice.hadoop.common.HARequestSource
 	(*HAStateChangeRequestInfoProto)(nil),     // 2: sluice.hadoop.common.HAStateChangeRequestInfoProto
@@ -709,7 +709,7 @@ var file_sluice_hadooppb_HAServiceProtocol_proto_goTypes = []any{
 	(*GetServiceStatusRequestProto)(nil),      // 11: sluice.hadoop.common.GetServiceStatusRequestProto
 	(*GetServiceStatusResponseProto)(nil),     // 12: sluice.hadoop.common.GetServiceStatusResponseProto
 }
-var file_sluice_hadooppb_HAServiceProtocol_proto_depIdxs = []int32{
+var file_sluice_hadoop_HAServiceProtocol_proto_depIdxs = []int32{
 	1,  // 0: sluice.hadoop.common.HAStateChangeRequestInfoProto.reqSource:type_name -> sluice.hadoop.common.HARequestSource
 	2,  // 1: sluice.hadoop.common.TransitionToActiveRequestProto.reqInfo:type_name -> sluice.hadoop.common.HAStateChangeRequestInfoProto
 	2,  // 2: sluice.hadoop.common.TransitionToStandbyRequestProto.reqInfo:type_name -> sluice.hadoop.common.HAStateChangeRequestInfoProto
@@ -732,27 +732,27 @@ var file_sluice_hadooppb_HAServiceProtocol_proto_depIdxs = []int32{
 	0,  // [0:5] is the sub-list for field type_name
 }
 
-func init() { file_sluice_hadooppb_HAServiceProtocol_proto_init() }
-func file_sluice_hadooppb_HAServiceProtocol_proto_init() {
-	if File_sluice_hadooppb_HAServiceProtocol_proto != nil {
+func init() { file_sluice_hadoop_HAServiceProtocol_proto_init() }
+func file_sluice_hadoop_HAServiceProtocol_proto_init() {
+	if File_sluice_hadoop_HAServiceProtocol_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_HAServiceProtocol_proto_rawDesc), len(file_sluice_hadooppb_HAServiceProtocol_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_HAServiceProtocol_proto_rawDesc), len(file_sluice_hadoop_HAServiceProtocol_proto_rawDesc)),
 			NumEnums:      2,
 			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_sluice_hadooppb_HAServiceProtocol_proto_goTypes,
-		DependencyIndexes: file_sluice_hadooppb_HAServiceProtocol_proto_depIdxs,
-		EnumInfos:         file_sluice_hadooppb_HAServiceProtocol_proto_enumTypes,
-		MessageInfos:      file_sluice_hadooppb_HAServiceProtocol_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_HAServiceProtocol_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_HAServiceProtocol_proto_depIdxs,
+		EnumInfos:         file_sluice_hadoop_HAServiceProtocol_proto_enumTypes,
+		MessageInfos:      file_sluice_hadoop_HAServiceProtocol_proto_msgTypes,
 	}.Build()
-	File_sluice_hadooppb_HAServiceProtocol_proto = out.File
-	file_sluice_hadooppb_HAServiceProtocol_proto_goTypes = nil
-	file_sluice_hadooppb_HAServiceProtocol_proto_depIdxs = nil
+	File_sluice_hadoop_HAServiceProtocol_proto = out.File
+	file_sluice_hadoop_HAServiceProtocol_proto_goTypes = nil
+	file_sluice_hadoop_HAServiceProtocol_proto_depIdxs = nil
 }

@@ -24,7 +24,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: sluice/hadooppb/IpcConnectionContext.proto
+// source: sluice/hadoop/IpcConnectionContext.proto
 
 package hadoop_common
 
@@ -55,7 +55,7 @@ type UserInformationProto struct {
 
 func (x *UserInformationProto) Reset() {
 	*x = UserInformationProto{}
-	mi := &file_sluice_hadooppb_IpcConnectionContext_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_IpcConnectionContext_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -67,7 +67,7 @@ func (x *UserInformationProto) String() string {
 func (*UserInformationProto) ProtoMessage() {}
 
 func (x *UserInformationProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_IpcConnectionContext_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_IpcConnectionContext_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -80,7 +80,7 @@ func (x *UserInformationProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserInformationProto.ProtoReflect.Descriptor instead.
 func (*UserInformationProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_IpcConnectionContext_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_IpcConnectionContext_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *UserInformationProto) GetEffectiveUser() string {
@@ -114,7 +114,7 @@ type IpcConnectionContextProto struct {
 
 func (x *IpcConnectionContextProto) Reset() {
 	*x = IpcConnectionContextProto{}
-	mi := &file_sluice_hadooppb_IpcConnectionContext_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_IpcConnectionContext_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -126,7 +126,7 @@ func (x *IpcConnectionContextProto) String() string {
 func (*IpcConnectionContextProto) ProtoMessage() {}
 
 func (x *IpcConnectionContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_IpcConnectionContext_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_IpcConnectionContext_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -139,7 +139,7 @@ func (x *IpcConnectionContextProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IpcConnectionContextProto.ProtoReflect.Descriptor instead.
 func (*IpcConnectionContextProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_IpcConnectionContext_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_IpcConnectionContext_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *IpcConnectionContextProto) GetUserInfo() *UserInformationProto {
@@ -156,11 +156,11 @@ func (x *IpcConnectionContextProto) GetProtocol() string {
 	return ""
 }
 
-var File_sluice_hadooppb_IpcConnectionContext_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_IpcConnectionContext_proto protoreflect.FileDescriptor
 
-const file_sluice_hadooppb_IpcConnectionContext_proto_rawDesc = "" +
+const file_sluice_hadoop_IpcConnectionContext_proto_rawDesc = "" +
 	"\n" +
-	"*sluice/hadooppb/IpcConnectionContext.proto\x12\x14sluice.hadoop.common\"X\n" +
+	"(sluice/hadoop/IpcConnectionContext.proto\x12\x14sluice.hadoop.common\"X\n" +
 	"\x14UserInformationProto\x12$\n" +
 	"\reffectiveUser\x18\x01 \x01(\tR\reffectiveUser\x12\x1a\n" +
 	"\brealUser\x18\x02 \x01(\tR\brealUser\"\x7f\n" +
@@ -170,23 +170,23 @@ const file_sluice_hadooppb_IpcConnectionContext_proto_rawDesc = "" +
 	"\x1eorg.apache.hadoop.ipc.protobufB\x1aIpcConnectionContextProtosZ<github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_common\xa0\x01\x01"
 
 var (
-	file_sluice_hadooppb_IpcConnectionContext_proto_rawDescOnce sync.Once
-	file_sluice_hadooppb_IpcConnectionContext_proto_rawDescData []byte
+	file_sluice_hadoop_IpcConnectionContext_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_IpcConnectionContext_proto_rawDescData []byte
 )
 
-func file_sluice_hadooppb_IpcConnectionContext_proto_rawDescGZIP() []byte {
-	file_sluice_hadooppb_IpcConnectionContext_proto_rawDescOnce.Do(func() {
-		file_sluice_hadooppb_IpcConnectionContext_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_IpcConnectionContext_proto_rawDesc), len(file_sluice_hadooppb_IpcConnectionContext_proto_rawDesc)))
+func file_sluice_hadoop_IpcConnectionContext_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_IpcConnectionContext_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_IpcConnectionContext_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_IpcConnectionContext_proto_rawDesc), len(file_sluice_hadoop_IpcConnectionContext_proto_rawDesc)))
 	})
-	return file_sluice_hadooppb_IpcConnectionContext_proto_rawDescData
+	return file_sluice_hadoop_IpcConnectionContext_proto_rawDescData
 }
 
-var file_sluice_hadooppb_IpcConnectionContext_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
-var file_sluice_hadooppb_IpcConnectionContext_proto_goTypes = []any{
+var file_sluice_hadoop_IpcConnectionContext_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_sluice_hadoop_IpcConnectionContext_proto_goTypes = []any{
 	(*UserInformationProto)(nil),      // 0: sluice.hadoop.common.UserInformationProto
 	(*IpcConnectionContextProto)(nil), // 1: sluice.hadoop.common.IpcConnectionContextProto
 }
-var file_sluice_hadooppb_IpcConnectionContext_proto_depIdxs = []int32{
+var file_sluice_hadoop_IpcConnectionContext_proto_depIdxs = []int32{
 	0, // 0: sluice.hadoop.common.IpcConnectionContextProto.userInfo:type_name -> sluice.hadoop.common.UserInformationProto
 	1, // [1:1] is the sub-list for method output_type
 	1, // [1:1] is the sub-list for method input_type
@@ -195,26 +195,26 @@ var file_sluice_hadooppb_IpcConnectionContext_proto_depIdxs = []int32{
 	0, // [0:1] is the sub-list for field type_name
 }
 
-func init() { file_sluice_hadooppb_IpcConnectionContext_proto_init() }
-func file_sluice_hadooppb_IpcConnectionContext_proto_init() {
-	if File_sluice_hadooppb_IpcConnectionContext_proto != nil {
+func init() { file_sluice_hadoop_IpcConnectionContext_proto_init() }
+func file_sluice_hadoop_IpcConnectionContext_proto_init() {
+	if File_sluice_hadoop_IpcConnectionContext_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_IpcConnectionContext_proto_rawDesc), len(file_sluice_hadooppb_IpcConnectionContext_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_IpcConnectionContext_proto_rawDesc), len(file_sluice_hadoop_IpcConnectionContext_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_sluice_hadooppb_IpcConnectionContext_proto_goTypes,
-		DependencyIndexes: file_sluice_hadooppb_IpcConnectionContext_proto_depIdxs,
-		MessageInfos:      file_sluice_hadooppb_IpcConnectionContext_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_IpcConnectionContext_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_IpcConnectionContext_proto_depIdxs,
+		MessageInfos:      file_sluice_hadoop_IpcConnectionContext_proto_msgTypes,
 	}.Build()
-	File_sluice_hadooppb_IpcConnectionContext_proto = out.File
-	file_sluice_hadooppb_IpcConnectionContext_proto_goTypes = nil
-	file_sluice_hadooppb_IpcConnectionContext_proto_depIdxs = nil
+	File_sluice_hadoop_IpcConnectionContext_proto = out.File
+	file_sluice_hadoop_IpcConnectionContext_proto_goTypes = nil
+	file_sluice_hadoop_IpcConnectionContext_proto_depIdxs = nil
 }

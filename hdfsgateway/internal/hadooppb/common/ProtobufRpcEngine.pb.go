@@ -24,7 +24,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: sluice/hadooppb/ProtobufRpcEngine.proto
+// source: sluice/hadoop/ProtobufRpcEngine.proto
 
 package hadoop_common
 
@@ -77,7 +77,7 @@ type RequestHeaderProto struct {
 
 func (x *RequestHeaderProto) Reset() {
 	*x = RequestHeaderProto{}
-	mi := &file_sluice_hadooppb_ProtobufRpcEngine_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_ProtobufRpcEngine_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -89,7 +89,7 @@ func (x *RequestHeaderProto) String() string {
 func (*RequestHeaderProto) ProtoMessage() {}
 
 func (x *RequestHeaderProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ProtobufRpcEngine_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_ProtobufRpcEngine_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -102,7 +102,7 @@ func (x *RequestHeaderProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestHeaderProto.ProtoReflect.Descriptor instead.
 func (*RequestHeaderProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ProtobufRpcEngine_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_ProtobufRpcEngine_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *RequestHeaderProto) GetMethodName() string {
@@ -126,11 +126,11 @@ func (x *RequestHeaderProto) GetClientProtocolVersion() uint64 {
 	return 0
 }
 
-var File_sluice_hadooppb_ProtobufRpcEngine_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_ProtobufRpcEngine_proto protoreflect.FileDescriptor
 
-const file_sluice_hadooppb_ProtobufRpcEngine_proto_rawDesc = "" +
+const file_sluice_hadoop_ProtobufRpcEngine_proto_rawDesc = "" +
 	"\n" +
-	"'sluice/hadooppb/ProtobufRpcEngine.proto\x12\x14sluice.hadoop.common\"\xaa\x01\n" +
+	"%sluice/hadoop/ProtobufRpcEngine.proto\x12\x14sluice.hadoop.common\"\xaa\x01\n" +
 	"\x12RequestHeaderProto\x12\x1e\n" +
 	"\n" +
 	"methodName\x18\x01 \x02(\tR\n" +
@@ -140,22 +140,22 @@ const file_sluice_hadooppb_ProtobufRpcEngine_proto_rawDesc = "" +
 	"\x1eorg.apache.hadoop.ipc.protobufB\x17ProtobufRpcEngineProtosZ<github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_common\xa0\x01\x01"
 
 var (
-	file_sluice_hadooppb_ProtobufRpcEngine_proto_rawDescOnce sync.Once
-	file_sluice_hadooppb_ProtobufRpcEngine_proto_rawDescData []byte
+	file_sluice_hadoop_ProtobufRpcEngine_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_ProtobufRpcEngine_proto_rawDescData []byte
 )
 
-func file_sluice_hadooppb_ProtobufRpcEngine_proto_rawDescGZIP() []byte {
-	file_sluice_hadooppb_ProtobufRpcEngine_proto_rawDescOnce.Do(func() {
-		file_sluice_hadooppb_ProtobufRpcEngine_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_ProtobufRpcEngine_proto_rawDesc), len(file_sluice_hadooppb_ProtobufRpcEngine_proto_rawDesc)))
+func file_sluice_hadoop_ProtobufRpcEngine_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_ProtobufRpcEngine_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_ProtobufRpcEngine_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_ProtobufRpcEngine_proto_rawDesc), len(file_sluice_hadoop_ProtobufRpcEngine_proto_rawDesc)))
 	})
-	return file_sluice_hadooppb_ProtobufRpcEngine_proto_rawDescData
+	return file_sluice_hadoop_ProtobufRpcEngine_proto_rawDescData
 }
 
-var file_sluice_hadooppb_ProtobufRpcEngine_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
-var file_sluice_hadooppb_ProtobufRpcEngine_proto_goTypes = []any{
+var file_sluice_hadoop_ProtobufRpcEngine_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_sluice_hadoop_ProtobufRpcEngine_proto_goTypes = []any{
 	(*RequestHeaderProto)(nil), // 0: sluice.hadoop.common.RequestHeaderProto
 }
-var file_sluice_hadooppb_ProtobufRpcEngine_proto_depIdxs = []int32{
+var file_sluice_hadoop_ProtobufRpcEngine_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for method output_type
 	0, // [0:0] is the sub-list for method input_type
 	0, // [0:0] is the sub-list for extension type_name
@@ -163,26 +163,26 @@ var file_sluice_hadooppb_ProtobufRpcEngine_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for field type_name
 }
 
-func init() { file_sluice_hadooppb_ProtobufRpcEngine_proto_init() }
-func file_sluice_hadooppb_ProtobufRpcEngine_proto_init() {
-	if File_sluice_hadooppb_ProtobufRpcEngine_proto != nil {
+func init() { file_sluice_hadoop_ProtobufRpcEngine_proto_init() }
+func file_sluice_hadoop_ProtobufRpcEngine_proto_init() {
+	if File_sluice_hadoop_ProtobufRpcEngine_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_ProtobufRpcEngine_proto_rawDesc), len(file_sluice_hadooppb_ProtobufRpcEngine_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_ProtobufRpcEngine_proto_rawDesc), len(file_sluice_hadoop_ProtobufRpcEngine_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   1,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_sluice_hadooppb_ProtobufRpcEngine_proto_goTypes,
-		DependencyIndexes: file_sluice_hadooppb_ProtobufRpcEngine_proto_depIdxs,
-		MessageInfos:      file_sluice_hadooppb_ProtobufRpcEngine_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_ProtobufRpcEngine_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_ProtobufRpcEngine_proto_depIdxs,
+		MessageInfos:      file_sluice_hadoop_ProtobufRpcEngine_proto_msgTypes,
 	}.Build()
-	File_sluice_hadooppb_ProtobufRpcEngine_proto = out.File
-	file_sluice_hadooppb_ProtobufRpcEngine_proto_goTypes = nil
-	file_sluice_hadooppb_ProtobufRpcEngine_proto_depIdxs = nil
+	File_sluice_hadoop_ProtobufRpcEngine_proto = out.File
+	file_sluice_hadoop_ProtobufRpcEngine_proto_goTypes = nil
+	file_sluice_hadoop_ProtobufRpcEngine_proto_depIdxs = nil
 }

@@ -24,7 +24,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: sluice/hadooppb/ProtocolInfo.proto
+// source: sluice/hadoop/ProtocolInfo.proto
 
 package hadoop_common
 
@@ -54,7 +54,7 @@ type GetProtocolVersionsRequestProto struct {
 
 func (x *GetProtocolVersionsRequestProto) Reset() {
 	*x = GetProtocolVersionsRequestProto{}
-	mi := &file_sluice_hadooppb_ProtocolInfo_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_ProtocolInfo_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -66,7 +66,7 @@ func (x *GetProtocolVersionsRequestProto) String() string {
 func (*GetProtocolVersionsRequestProto) ProtoMessage() {}
 
 func (x *GetProtocolVersionsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ProtocolInfo_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_ProtocolInfo_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -79,7 +79,7 @@ func (x *GetProtocolVersionsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProtocolVersionsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetProtocolVersionsRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ProtocolInfo_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_ProtocolInfo_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *GetProtocolVersionsRequestProto) GetProtocol() string {
@@ -101,7 +101,7 @@ type ProtocolVersionProto struct {
 
 func (x *ProtocolVersionProto) Reset() {
 	*x = ProtocolVersionProto{}
-	mi := &file_sluice_hadooppb_ProtocolInfo_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_ProtocolInfo_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -113,7 +113,7 @@ func (x *ProtocolVersionProto) String() string {
 func (*ProtocolVersionProto) ProtoMessage() {}
 
 func (x *ProtocolVersionProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ProtocolInfo_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_ProtocolInfo_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -126,7 +126,7 @@ func (x *ProtocolVersionProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProtocolVersionProto.ProtoReflect.Descriptor instead.
 func (*ProtocolVersionProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ProtocolInfo_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_ProtocolInfo_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *ProtocolVersionProto) GetRpcKind() string {
@@ -154,7 +154,7 @@ type GetProtocolVersionsResponseProto struct {
 
 func (x *GetProtocolVersionsResponseProto) Reset() {
 	*x = GetProtocolVersionsResponseProto{}
-	mi := &file_sluice_hadooppb_ProtocolInfo_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_ProtocolInfo_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -166,7 +166,7 @@ func (x *GetProtocolVersionsResponseProto) String() string {
 func (*GetProtocolVersionsResponseProto) ProtoMessage() {}
 
 func (x *GetProtocolVersionsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ProtocolInfo_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_ProtocolInfo_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -179,7 +179,7 @@ func (x *GetProtocolVersionsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProtocolVersionsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetProtocolVersionsResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ProtocolInfo_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_ProtocolInfo_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *GetProtocolVersionsResponseProto) GetProtocolVersions() []*ProtocolVersionProto {
@@ -201,7 +201,7 @@ type GetProtocolSignatureRequestProto struct {
 
 func (x *GetProtocolSignatureRequestProto) Reset() {
 	*x = GetProtocolSignatureRequestProto{}
-	mi := &file_sluice_hadooppb_ProtocolInfo_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_ProtocolInfo_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -213,7 +213,7 @@ func (x *GetProtocolSignatureRequestProto) String() string {
 func (*GetProtocolSignatureRequestProto) ProtoMessage() {}
 
 func (x *GetProtocolSignatureRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ProtocolInfo_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_ProtocolInfo_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -226,7 +226,7 @@ func (x *GetProtocolSignatureRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProtocolSignatureRequestProto.ProtoReflect.Descriptor instead.
 func (*GetProtocolSignatureRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ProtocolInfo_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_ProtocolInfo_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GetProtocolSignatureRequestProto) GetProtocol() string {
@@ -254,7 +254,7 @@ type GetProtocolSignatureResponseProto struct {
 
 func (x *GetProtocolSignatureResponseProto) Reset() {
 	*x = GetProtocolSignatureResponseProto{}
-	mi := &file_sluice_hadooppb_ProtocolInfo_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_ProtocolInfo_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -266,7 +266,7 @@ func (x *GetProtocolSignatureResponseProto) String() string {
 func (*GetProtocolSignatureResponseProto) ProtoMessage() {}
 
 func (x *GetProtocolSignatureResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ProtocolInfo_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_ProtocolInfo_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -279,7 +279,7 @@ func (x *GetProtocolSignatureResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetProtocolSignatureResponseProto.ProtoReflect.Descriptor instead.
 func (*GetProtocolSignatureResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ProtocolInfo_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_ProtocolInfo_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetProtocolSignatureResponseProto) GetProtocolSignature() []*ProtocolSignatureProto {
@@ -299,7 +299,7 @@ type ProtocolSignatureProto struct {
 
 func (x *ProtocolSignatureProto) Reset() {
 	*x = ProtocolSignatureProto{}
-	mi := &file_sluice_hadooppb_ProtocolInfo_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_ProtocolInfo_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -311,7 +311,7 @@ func (x *ProtocolSignatureProto) String() string {
 func (*ProtocolSignatureProto) ProtoMessage() {}
 
 func (x *ProtocolSignatureProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ProtocolInfo_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_ProtocolInfo_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -324,7 +324,7 @@ func (x *ProtocolSignatureProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProtocolSignatureProto.ProtoReflect.Descriptor instead.
 func (*ProtocolSignatureProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ProtocolInfo_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_ProtocolInfo_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ProtocolSignatureProto) GetVersion() uint64 {
@@ -341,11 +341,11 @@ func (x *ProtocolSignatureProto) GetMethods() []uint32 {
 	return nil
 }
 
-var File_sluice_hadooppb_ProtocolInfo_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_ProtocolInfo_proto protoreflect.FileDescriptor
 
-const file_sluice_hadooppb_ProtocolInfo_proto_rawDesc = "" +
+const file_sluice_hadoop_ProtocolInfo_proto_rawDesc = "" +
 	"\n" +
-	"\"sluice/hadooppb/ProtocolInfo.proto\x12\x14sluice.hadoop.common\"=\n" +
+	" sluice/hadoop/ProtocolInfo.proto\x12\x14sluice.hadoop.common\"=\n" +
 	"\x1fGetProtocolVersionsRequestProto\x12\x1a\n" +
 	"\bprotocol\x18\x01 \x02(\tR\bprotocol\"L\n" +
 	"\x14ProtocolVersionProto\x12\x18\n" +
@@ -367,19 +367,19 @@ const file_sluice_hadooppb_ProtocolInfo_proto_rawDesc = "" +
 	"\x1eorg.apache.hadoop.ipc.protobufB\x12ProtocolInfoProtosZ<github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_common\x88\x01\x01\xa0\x01\x01"
 
 var (
-	file_sluice_hadooppb_ProtocolInfo_proto_rawDescOnce sync.Once
-	file_sluice_hadooppb_ProtocolInfo_proto_rawDescData []byte
+	file_sluice_hadoop_ProtocolInfo_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_ProtocolInfo_proto_rawDescData []byte
 )
 
-func file_sluice_hadooppb_ProtocolInfo_proto_rawDescGZIP() []byte {
-	file_sluice_hadooppb_ProtocolInfo_proto_rawDescOnce.Do(func() {
-		file_sluice_hadooppb_ProtocolInfo_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_ProtocolInfo_proto_rawDesc), len(file_sluice_hadooppb_ProtocolInfo_proto_rawDesc)))
+func file_sluice_hadoop_ProtocolInfo_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_ProtocolInfo_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_ProtocolInfo_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_ProtocolInfo_proto_rawDesc), len(file_sluice_hadoop_ProtocolInfo_proto_rawDesc)))
 	})
-	return file_sluice_hadooppb_ProtocolInfo_proto_rawDescData
+	return file_sluice_hadoop_ProtocolInfo_proto_rawDescData
 }
 
-var file_sluice_hadooppb_ProtocolInfo_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
-var file_sluice_hadooppb_ProtocolInfo_proto_goTypes = []any{
+var file_sluice_hadoop_ProtocolInfo_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_sluice_hadoop_ProtocolInfo_proto_goTypes = []any{
 	(*GetProtocolVersionsRequestProto)(nil),   // 0: sluice.hadoop.common.GetProtocolVersionsRequestProto
 	(*ProtocolVersionProto)(nil),              // 1: sluice.hadoop.common.ProtocolVersionProto
 	(*GetProtocolVersionsResponseProto)(nil),  // 2: sluice.hadoop.common.GetProtocolVersionsResponseProto
@@ -387,7 +387,7 @@ var file_sluice_hadooppb_ProtocolInfo_proto_goTypes = []any{
 	(*GetProtocolSignatureResponseProto)(nil), // 4: sluice.hadoop.common.GetProtocolSignatureResponseProto
 	(*ProtocolSignatureProto)(nil),            // 5: sluice.hadoop.common.ProtocolSignatureProto
 }
-var file_sluice_hadooppb_ProtocolInfo_proto_depIdxs = []int32{
+var file_sluice_hadoop_ProtocolInfo_proto_depIdxs = []int32{
 	1, // 0: sluice.hadoop.common.GetProtocolVersionsResponseProto.protocolVersions:type_name -> sluice.hadoop.common.ProtocolVersionProto
 	5, // 1: sluice.hadoop.common.GetProtocolSignatureResponseProto.protocolSignature:type_name -> sluice.hadoop.common.ProtocolSignatureProto
 	0, // 2: sluice.hadoop.common.ProtocolInfoService.getProtocolVersions:input_type -> sluice.hadoop.common.GetProtocolVersionsRequestProto
@@ -401,26 +401,26 @@ var file_sluice_hadooppb_ProtocolInfo_proto_depIdxs = []int32{
 	0, // [0:2] is the sub-list for field type_name
 }
 
-func init() { file_sluice_hadooppb_ProtocolInfo_proto_init() }
-func file_sluice_hadooppb_ProtocolInfo_proto_init() {
-	if File_sluice_hadooppb_ProtocolInfo_proto != nil {
+func init() { file_sluice_hadoop_ProtocolInfo_proto_init() }
+func file_sluice_hadoop_ProtocolInfo_proto_init() {
+	if File_sluice_hadoop_ProtocolInfo_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_ProtocolInfo_proto_rawDesc), len(file_sluice_hadooppb_ProtocolInfo_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_ProtocolInfo_proto_rawDesc), len(file_sluice_hadoop_ProtocolInfo_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_sluice_hadooppb_ProtocolInfo_proto_goTypes,
-		DependencyIndexes: file_sluice_hadooppb_ProtocolInfo_proto_depIdxs,
-		MessageInfos:      file_sluice_hadooppb_ProtocolInfo_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_ProtocolInfo_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_ProtocolInfo_proto_depIdxs,
+		MessageInfos:      file_sluice_hadoop_ProtocolInfo_proto_msgTypes,
 	}.Build()
-	File_sluice_hadooppb_ProtocolInfo_proto = out.File
-	file_sluice_hadooppb_ProtocolInfo_proto_goTypes = nil
-	file_sluice_hadooppb_ProtocolInfo_proto_depIdxs = nil
+	File_sluice_hadoop_ProtocolInfo_proto = out.File
+	file_sluice_hadoop_ProtocolInfo_proto_goTypes = nil
+	file_sluice_hadoop_ProtocolInfo_proto_depIdxs = nil
 }

@@ -24,7 +24,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: sluice/hadooppb/RpcHeader.proto
+// source: sluice/hadoop/RpcHeader.proto
 
 package hadoop_common
 
@@ -78,11 +78,11 @@ func (x RpcKindProto) String() string {
 }
 
 func (RpcKindProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_RpcHeader_proto_enumTypes[0].Descriptor()
+	return file_sluice_hadoop_RpcHeader_proto_enumTypes[0].Descriptor()
 }
 
 func (RpcKindProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_RpcHeader_proto_enumTypes[0]
+	return &file_sluice_hadoop_RpcHeader_proto_enumTypes[0]
 }
 
 func (x RpcKindProto) Number() protoreflect.EnumNumber {
@@ -101,7 +101,7 @@ func (x *RpcKindProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use RpcKindProto.Descriptor instead.
 func (RpcKindProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_RpcHeader_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_RpcHeader_proto_rawDescGZIP(), []int{0}
 }
 
 type RpcRequestHeaderProto_OperationProto int32
@@ -137,11 +137,11 @@ func (x RpcRequestHeaderProto_OperationProto) String() string {
 }
 
 func (RpcRequestHeaderProto_OperationProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_RpcHeader_proto_enumTypes[1].Descriptor()
+	return file_sluice_hadoop_RpcHeader_proto_enumTypes[1].Descriptor()
 }
 
 func (RpcRequestHeaderProto_OperationProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_RpcHeader_proto_enumTypes[1]
+	return &file_sluice_hadoop_RpcHeader_proto_enumTypes[1]
 }
 
 func (x RpcRequestHeaderProto_OperationProto) Number() protoreflect.EnumNumber {
@@ -160,7 +160,7 @@ func (x *RpcRequestHeaderProto_OperationProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use RpcRequestHeaderProto_OperationProto.Descriptor instead.
 func (RpcRequestHeaderProto_OperationProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_RpcHeader_proto_rawDescGZIP(), []int{2, 0}
+	return file_sluice_hadoop_RpcHeader_proto_rawDescGZIP(), []int{2, 0}
 }
 
 type RpcResponseHeaderProto_RpcStatusProto int32
@@ -196,11 +196,11 @@ func (x RpcResponseHeaderProto_RpcStatusProto) String() string {
 }
 
 func (RpcResponseHeaderProto_RpcStatusProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_RpcHeader_proto_enumTypes[2].Descriptor()
+	return file_sluice_hadoop_RpcHeader_proto_enumTypes[2].Descriptor()
 }
 
 func (RpcResponseHeaderProto_RpcStatusProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_RpcHeader_proto_enumTypes[2]
+	return &file_sluice_hadoop_RpcHeader_proto_enumTypes[2]
 }
 
 func (x RpcResponseHeaderProto_RpcStatusProto) Number() protoreflect.EnumNumber {
@@ -219,7 +219,7 @@ func (x *RpcResponseHeaderProto_RpcStatusProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use RpcResponseHeaderProto_RpcStatusProto.Descriptor instead.
 func (RpcResponseHeaderProto_RpcStatusProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_RpcHeader_proto_rawDescGZIP(), []int{3, 0}
+	return file_sluice_hadoop_RpcHeader_proto_rawDescGZIP(), []int{3, 0}
 }
 
 type RpcResponseHeaderProto_RpcErrorCodeProto int32
@@ -284,11 +284,11 @@ func (x RpcResponseHeaderProto_RpcErrorCodeProto) String() string {
 }
 
 func (RpcResponseHeaderProto_RpcErrorCodeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_RpcHeader_proto_enumTypes[3].Descriptor()
+	return file_sluice_hadoop_RpcHeader_proto_enumTypes[3].Descriptor()
 }
 
 func (RpcResponseHeaderProto_RpcErrorCodeProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_RpcHeader_proto_enumTypes[3]
+	return &file_sluice_hadoop_RpcHeader_proto_enumTypes[3]
 }
 
 func (x RpcResponseHeaderProto_RpcErrorCodeProto) Number() protoreflect.EnumNumber {
@@ -307,7 +307,7 @@ func (x *RpcResponseHeaderProto_RpcErrorCodeProto) UnmarshalJSON(b []byte) error
 
 // Deprecated: Use RpcResponseHeaderProto_RpcErrorCodeProto.Descriptor instead.
 func (RpcResponseHeaderProto_RpcErrorCodeProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_RpcHeader_proto_rawDescGZIP(), []int{3, 1}
+	return file_sluice_hadoop_RpcHeader_proto_rawDescGZIP(), []int{3, 1}
 }
 
 type RpcSaslProto_SaslState int32
@@ -352,11 +352,11 @@ func (x RpcSaslProto_SaslState) String() string {
 }
 
 func (RpcSaslProto_SaslState) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_RpcHeader_proto_enumTypes[4].Descriptor()
+	return file_sluice_hadoop_RpcHeader_proto_enumTypes[4].Descriptor()
 }
 
 func (RpcSaslProto_SaslState) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_RpcHeader_proto_enumTypes[4]
+	return &file_sluice_hadoop_RpcHeader_proto_enumTypes[4]
 }
 
 func (x RpcSaslProto_SaslState) Number() protoreflect.EnumNumber {
@@ -375,7 +375,7 @@ func (x *RpcSaslProto_SaslState) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use RpcSaslProto_SaslState.Descriptor instead.
 func (RpcSaslProto_SaslState) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_RpcHeader_proto_rawDescGZIP(), []int{4, 0}
+	return file_sluice_hadoop_RpcHeader_proto_rawDescGZIP(), []int{4, 0}
 }
 
 // *
@@ -394,7 +394,7 @@ type RPCTraceInfoProto struct {
 
 func (x *RPCTraceInfoProto) Reset() {
 	*x = RPCTraceInfoProto{}
-	mi := &file_sluice_hadooppb_RpcHeader_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_RpcHeader_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -406,7 +406,7 @@ func (x *RPCTraceInfoProto) String() string {
 func (*RPCTraceInfoProto) ProtoMessage() {}
 
 func (x *RPCTraceInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_RpcHeader_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_RpcHeader_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -419,7 +419,7 @@ func (x *RPCTraceInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RPCTraceInfoProto.ProtoReflect.Descriptor instead.
 func (*RPCTraceInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_RpcHeader_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_RpcHeader_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *RPCTraceInfoProto) GetTraceId() int64 {
@@ -448,7 +448,7 @@ type RPCCallerContextProto struct {
 
 func (x *RPCCallerContextProto) Reset() {
 	*x = RPCCallerContextProto{}
-	mi := &file_sluice_hadooppb_RpcHeader_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_RpcHeader_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -460,7 +460,7 @@ func (x *RPCCallerContextProto) String() string {
 func (*RPCCallerContextProto) ProtoMessage() {}
 
 func (x *RPCCallerContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_RpcHeader_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_RpcHeader_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -473,7 +473,7 @@ func (x *RPCCallerContextProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RPCCallerContextProto.ProtoReflect.Descriptor instead.
 func (*RPCCallerContextProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_RpcHeader_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_RpcHeader_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *RPCCallerContextProto) GetContext() string {
@@ -513,7 +513,7 @@ const (
 
 func (x *RpcRequestHeaderProto) Reset() {
 	*x = RpcRequestHeaderProto{}
-	mi := &file_sluice_hadooppb_RpcHeader_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_RpcHeader_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -525,7 +525,7 @@ func (x *RpcRequestHeaderProto) String() string {
 func (*RpcRequestHeaderProto) ProtoMessage() {}
 
 func (x *RpcRequestHeaderProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_RpcHeader_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_RpcHeader_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -538,7 +538,7 @@ func (x *RpcRequestHeaderProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RpcRequestHeaderProto.ProtoReflect.Descriptor instead.
 func (*RpcRequestHeaderProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_RpcHeader_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_RpcHeader_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *RpcRequestHeaderProto) GetRpcKind() RpcKindProto {
@@ -637,7 +637,7 @@ const (
 
 func (x *RpcResponseHeaderProto) Reset() {
 	*x = RpcResponseHeaderProto{}
-	mi := &file_sluice_hadooppb_RpcHeader_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_RpcHeader_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -649,7 +649,7 @@ func (x *RpcResponseHeaderProto) String() string {
 func (*RpcResponseHeaderProto) ProtoMessage() {}
 
 func (x *RpcResponseHeaderProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_RpcHeader_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_RpcHeader_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -662,7 +662,7 @@ func (x *RpcResponseHeaderProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RpcResponseHeaderProto.ProtoReflect.Descriptor instead.
 func (*RpcResponseHeaderProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_RpcHeader_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_RpcHeader_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RpcResponseHeaderProto) GetCallId() uint32 {
@@ -740,7 +740,7 @@ type RpcSaslProto struct {
 
 func (x *RpcSaslProto) Reset() {
 	*x = RpcSaslProto{}
-	mi := &file_sluice_hadooppb_RpcHeader_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_RpcHeader_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -752,7 +752,7 @@ func (x *RpcSaslProto) String() string {
 func (*RpcSaslProto) ProtoMessage() {}
 
 func (x *RpcSaslProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_RpcHeader_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_RpcHeader_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -765,7 +765,7 @@ func (x *RpcSaslProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RpcSaslProto.ProtoReflect.Descriptor instead.
 func (*RpcSaslProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_RpcHeader_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_RpcHeader_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RpcSaslProto) GetVersion() uint32 {
@@ -809,7 +809,7 @@ type RpcSaslProto_SaslAuth struct {
 
 func (x *RpcSaslProto_SaslAuth) Reset() {
 	*x = RpcSaslProto_SaslAuth{}
-	mi := &file_sluice_hadooppb_RpcHeader_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_RpcHeader_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +821,7 @@ func (x *RpcSaslProto_SaslAuth) String() string {
 func (*RpcSaslProto_SaslAuth) ProtoMessage() {}
 
 func (x *RpcSaslProto_SaslAuth) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_RpcHeader_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_RpcHeader_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +834,7 @@ func (x *RpcSaslProto_SaslAuth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RpcSaslProto_SaslAuth.ProtoReflect.Descriptor instead.
 func (*RpcSaslProto_SaslAuth) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_RpcHeader_proto_rawDescGZIP(), []int{4, 0}
+	return file_sluice_hadoop_RpcHeader_proto_rawDescGZIP(), []int{4, 0}
 }
 
 func (x *RpcSaslProto_SaslAuth) GetMethod() string {
@@ -872,11 +872,11 @@ func (x *RpcSaslProto_SaslAuth) GetChallenge() []byte {
 	return nil
 }
 
-var File_sluice_hadooppb_RpcHeader_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_RpcHeader_proto protoreflect.FileDescriptor
 
-const file_sluice_hadooppb_RpcHeader_proto_rawDesc = "" +
+const file_sluice_hadoop_RpcHeader_proto_rawDesc = "" +
 	"\n" +
-	"\x1fsluice/hadooppb/RpcHeader.proto\x12\x14sluice.hadoop.common\"I\n" +
+	"\x1dsluice/hadoop/RpcHeader.proto\x12\x14sluice.hadoop.common\"I\n" +
 	"\x11RPCTraceInfoProto\x12\x18\n" +
 	"\atraceId\x18\x01 \x01(\x03R\atraceId\x12\x1a\n" +
 	"\bparentId\x18\x02 \x01(\x03R\bparentId\"O\n" +
@@ -953,20 +953,20 @@ const file_sluice_hadooppb_RpcHeader_proto_rawDesc = "" +
 	"\x1eorg.apache.hadoop.ipc.protobufB\x0fRpcHeaderProtosZ<github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_common\xa0\x01\x01"
 
 var (
-	file_sluice_hadooppb_RpcHeader_proto_rawDescOnce sync.Once
-	file_sluice_hadooppb_RpcHeader_proto_rawDescData []byte
+	file_sluice_hadoop_RpcHeader_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_RpcHeader_proto_rawDescData []byte
 )
 
-func file_sluice_hadooppb_RpcHeader_proto_rawDescGZIP() []byte {
-	file_sluice_hadooppb_RpcHeader_proto_rawDescOnce.Do(func() {
-		file_sluice_hadooppb_RpcHeader_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_RpcHeader_proto_rawDesc), len(file_sluice_hadooppb_RpcHeader_proto_rawDesc)))
+func file_sluice_hadoop_RpcHeader_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_RpcHeader_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_RpcHeader_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_RpcHeader_proto_rawDesc), len(file_sluice_hadoop_RpcHeader_proto_rawDesc)))
 	})
-	return file_sluice_hadooppb_RpcHeader_proto_rawDescData
+	return file_sluice_hadoop_RpcHeader_proto_rawDescData
 }
 
-var file_sluice_hadooppb_RpcHeader_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_sluice_hadooppb_RpcHeader_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
-var file_sluice_hadooppb_RpcHeader_proto_goTypes = []any{
+var file_sluice_hadoop_RpcHeader_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_sluice_hadoop_RpcHeader_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_sluice_hadoop_RpcHeader_proto_goTypes = []any{
 	(RpcKindProto)(0),                             // 0: sluice.hadoop.common.RpcKindProto
 	(RpcRequestHeaderProto_OperationProto)(0),     // 1: sluice.hadoop.common.RpcRequestHeaderProto.OperationProto
 	(RpcResponseHeaderProto_RpcStatusProto)(0),    // 2: sluice.hadoop.common.RpcResponseHeaderProto.RpcStatusProto
@@ -979,7 +979,7 @@ var file_sluice_hadooppb_RpcHeader_proto_goTypes = []any{
 	(*RpcSaslProto)(nil),                          // 9: sluice.hadoop.common.RpcSaslProto
 	(*RpcSaslProto_SaslAuth)(nil),                 // 10: sluice.hadoop.common.RpcSaslProto.SaslAuth
 }
-var file_sluice_hadooppb_RpcHeader_proto_depIdxs = []int32{
+var file_sluice_hadoop_RpcHeader_proto_depIdxs = []int32{
 	0,  // 0: sluice.hadoop.common.RpcRequestHeaderProto.rpcKind:type_name -> sluice.hadoop.common.RpcKindProto
 	1,  // 1: sluice.hadoop.common.RpcRequestHeaderProto.rpcOp:type_name -> sluice.hadoop.common.RpcRequestHeaderProto.OperationProto
 	5,  // 2: sluice.hadoop.common.RpcRequestHeaderProto.traceInfo:type_name -> sluice.hadoop.common.RPCTraceInfoProto
@@ -995,27 +995,27 @@ var file_sluice_hadooppb_RpcHeader_proto_depIdxs = []int32{
 	0,  // [0:8] is the sub-list for field type_name
 }
 
-func init() { file_sluice_hadooppb_RpcHeader_proto_init() }
-func file_sluice_hadooppb_RpcHeader_proto_init() {
-	if File_sluice_hadooppb_RpcHeader_proto != nil {
+func init() { file_sluice_hadoop_RpcHeader_proto_init() }
+func file_sluice_hadoop_RpcHeader_proto_init() {
+	if File_sluice_hadoop_RpcHeader_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_RpcHeader_proto_rawDesc), len(file_sluice_hadooppb_RpcHeader_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_RpcHeader_proto_rawDesc), len(file_sluice_hadoop_RpcHeader_proto_rawDesc)),
 			NumEnums:      5,
 			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_sluice_hadooppb_RpcHeader_proto_goTypes,
-		DependencyIndexes: file_sluice_hadooppb_RpcHeader_proto_depIdxs,
-		EnumInfos:         file_sluice_hadooppb_RpcHeader_proto_enumTypes,
-		MessageInfos:      file_sluice_hadooppb_RpcHeader_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_RpcHeader_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_RpcHeader_proto_depIdxs,
+		EnumInfos:         file_sluice_hadoop_RpcHeader_proto_enumTypes,
+		MessageInfos:      file_sluice_hadoop_RpcHeader_proto_msgTypes,
 	}.Build()
-	File_sluice_hadooppb_RpcHeader_proto = out.File
-	file_sluice_hadooppb_RpcHeader_proto_goTypes = nil
-	file_sluice_hadooppb_RpcHeader_proto_depIdxs = nil
+	File_sluice_hadoop_RpcHeader_proto = out.File
+	file_sluice_hadoop_RpcHeader_proto_goTypes = nil
+	file_sluice_hadoop_RpcHeader_proto_depIdxs = nil
 }

@@ -24,7 +24,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: sluice/hadooppb/Security.proto
+// source: sluice/hadoop/Security.proto
 
 package hadoop_common
 
@@ -57,7 +57,7 @@ type TokenProto struct {
 
 func (x *TokenProto) Reset() {
 	*x = TokenProto{}
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -69,7 +69,7 @@ func (x *TokenProto) String() string {
 func (*TokenProto) ProtoMessage() {}
 
 func (x *TokenProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -82,7 +82,7 @@ func (x *TokenProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenProto.ProtoReflect.Descriptor instead.
 func (*TokenProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_Security_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_Security_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *TokenProto) GetIdentifier() []byte {
@@ -124,7 +124,7 @@ type CredentialsKVProto struct {
 
 func (x *CredentialsKVProto) Reset() {
 	*x = CredentialsKVProto{}
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -136,7 +136,7 @@ func (x *CredentialsKVProto) String() string {
 func (*CredentialsKVProto) ProtoMessage() {}
 
 func (x *CredentialsKVProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -149,7 +149,7 @@ func (x *CredentialsKVProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CredentialsKVProto.ProtoReflect.Descriptor instead.
 func (*CredentialsKVProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_Security_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_Security_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *CredentialsKVProto) GetAlias() string {
@@ -183,7 +183,7 @@ type CredentialsProto struct {
 
 func (x *CredentialsProto) Reset() {
 	*x = CredentialsProto{}
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -195,7 +195,7 @@ func (x *CredentialsProto) String() string {
 func (*CredentialsProto) ProtoMessage() {}
 
 func (x *CredentialsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -208,7 +208,7 @@ func (x *CredentialsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CredentialsProto.ProtoReflect.Descriptor instead.
 func (*CredentialsProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_Security_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_Security_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *CredentialsProto) GetTokens() []*CredentialsKVProto {
@@ -234,7 +234,7 @@ type GetDelegationTokenRequestProto struct {
 
 func (x *GetDelegationTokenRequestProto) Reset() {
 	*x = GetDelegationTokenRequestProto{}
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -246,7 +246,7 @@ func (x *GetDelegationTokenRequestProto) String() string {
 func (*GetDelegationTokenRequestProto) ProtoMessage() {}
 
 func (x *GetDelegationTokenRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -259,7 +259,7 @@ func (x *GetDelegationTokenRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDelegationTokenRequestProto.ProtoReflect.Descriptor instead.
 func (*GetDelegationTokenRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_Security_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_Security_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GetDelegationTokenRequestProto) GetRenewer() string {
@@ -278,7 +278,7 @@ type GetDelegationTokenResponseProto struct {
 
 func (x *GetDelegationTokenResponseProto) Reset() {
 	*x = GetDelegationTokenResponseProto{}
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -290,7 +290,7 @@ func (x *GetDelegationTokenResponseProto) String() string {
 func (*GetDelegationTokenResponseProto) ProtoMessage() {}
 
 func (x *GetDelegationTokenResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -303,7 +303,7 @@ func (x *GetDelegationTokenResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDelegationTokenResponseProto.ProtoReflect.Descriptor instead.
 func (*GetDelegationTokenResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_Security_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_Security_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetDelegationTokenResponseProto) GetToken() *TokenProto {
@@ -322,7 +322,7 @@ type RenewDelegationTokenRequestProto struct {
 
 func (x *RenewDelegationTokenRequestProto) Reset() {
 	*x = RenewDelegationTokenRequestProto{}
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -334,7 +334,7 @@ func (x *RenewDelegationTokenRequestProto) String() string {
 func (*RenewDelegationTokenRequestProto) ProtoMessage() {}
 
 func (x *RenewDelegationTokenRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -347,7 +347,7 @@ func (x *RenewDelegationTokenRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewDelegationTokenRequestProto.ProtoReflect.Descriptor instead.
 func (*RenewDelegationTokenRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_Security_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_Security_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RenewDelegationTokenRequestProto) GetToken() *TokenProto {
@@ -366,7 +366,7 @@ type RenewDelegationTokenResponseProto struct {
 
 func (x *RenewDelegationTokenResponseProto) Reset() {
 	*x = RenewDelegationTokenResponseProto{}
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -378,7 +378,7 @@ func (x *RenewDelegationTokenResponseProto) String() string {
 func (*RenewDelegationTokenResponseProto) ProtoMessage() {}
 
 func (x *RenewDelegationTokenResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -391,7 +391,7 @@ func (x *RenewDelegationTokenResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use RenewDelegationTokenResponseProto.ProtoReflect.Descriptor instead.
 func (*RenewDelegationTokenResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_Security_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_Security_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RenewDelegationTokenResponseProto) GetNewExpiryTime() uint64 {
@@ -410,7 +410,7 @@ type CancelDelegationTokenRequestProto struct {
 
 func (x *CancelDelegationTokenRequestProto) Reset() {
 	*x = CancelDelegationTokenRequestProto{}
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -422,7 +422,7 @@ func (x *CancelDelegationTokenRequestProto) String() string {
 func (*CancelDelegationTokenRequestProto) ProtoMessage() {}
 
 func (x *CancelDelegationTokenRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -435,7 +435,7 @@ func (x *CancelDelegationTokenRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CancelDelegationTokenRequestProto.ProtoReflect.Descriptor instead.
 func (*CancelDelegationTokenRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_Security_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_Security_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CancelDelegationTokenRequestProto) GetToken() *TokenProto {
@@ -453,7 +453,7 @@ type CancelDelegationTokenResponseProto struct {
 
 func (x *CancelDelegationTokenResponseProto) Reset() {
 	*x = CancelDelegationTokenResponseProto{}
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -465,7 +465,7 @@ func (x *CancelDelegationTokenResponseProto) String() string {
 func (*CancelDelegationTokenResponseProto) ProtoMessage() {}
 
 func (x *CancelDelegationTokenResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_Security_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_Security_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -478,14 +478,14 @@ func (x *CancelDelegationTokenResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use CancelDelegationTokenResponseProto.ProtoReflect.Descriptor instead.
 func (*CancelDelegationTokenResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_Security_proto_rawDescGZIP(), []int{8}
+	return file_sluice_hadoop_Security_proto_rawDescGZIP(), []int{8}
 }
 
-var File_sluice_hadooppb_Security_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_Security_proto protoreflect.FileDescriptor
 
-const file_sluice_hadooppb_Security_proto_rawDesc = "" +
+const file_sluice_hadoop_Security_proto_rawDesc = "" +
 	"\n" +
-	"\x1esluice/hadooppb/Security.proto\x12\x14sluice.hadoop.common\"v\n" +
+	"\x1csluice/hadoop/Security.proto\x12\x14sluice.hadoop.common\"v\n" +
 	"\n" +
 	"TokenProto\x12\x1e\n" +
 	"\n" +
@@ -515,19 +515,19 @@ const file_sluice_hadooppb_Security_proto_rawDesc = "" +
 	" org.apache.hadoop.security.protoB\x0eSecurityProtosZ<github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_common\x88\x01\x01\xa0\x01\x01"
 
 var (
-	file_sluice_hadooppb_Security_proto_rawDescOnce sync.Once
-	file_sluice_hadooppb_Security_proto_rawDescData []byte
+	file_sluice_hadoop_Security_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_Security_proto_rawDescData []byte
 )
 
-func file_sluice_hadooppb_Security_proto_rawDescGZIP() []byte {
-	file_sluice_hadooppb_Security_proto_rawDescOnce.Do(func() {
-		file_sluice_hadooppb_Security_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_Security_proto_rawDesc), len(file_sluice_hadooppb_Security_proto_rawDesc)))
+func file_sluice_hadoop_Security_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_Security_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_Security_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_Security_proto_rawDesc), len(file_sluice_hadoop_Security_proto_rawDesc)))
 	})
-	return file_sluice_hadooppb_Security_proto_rawDescData
+	return file_sluice_hadoop_Security_proto_rawDescData
 }
 
-var file_sluice_hadooppb_Security_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
-var file_sluice_hadooppb_Security_proto_goTypes = []any{
+var file_sluice_hadoop_Security_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_sluice_hadoop_Security_proto_goTypes = []any{
 	(*TokenProto)(nil),                         // 0: sluice.hadoop.common.TokenProto
 	(*CredentialsKVProto)(nil),                 // 1: sluice.hadoop.common.CredentialsKVProto
 	(*CredentialsProto)(nil),                   // 2: sluice.hadoop.common.CredentialsProto
@@ -538,7 +538,7 @@ var file_sluice_hadooppb_Security_proto_goTypes = []any{
 	(*CancelDelegationTokenRequestProto)(nil),  // 7: sluice.hadoop.common.CancelDelegationTokenRequestProto
 	(*CancelDelegationTokenResponseProto)(nil), // 8: sluice.hadoop.common.CancelDelegationTokenResponseProto
 }
-var file_sluice_hadooppb_Security_proto_depIdxs = []int32{
+var file_sluice_hadoop_Security_proto_depIdxs = []int32{
 	0, // 0: sluice.hadoop.common.CredentialsKVProto.token:type_name -> sluice.hadoop.common.TokenProto
 	1, // 1: sluice.hadoop.common.CredentialsProto.tokens:type_name -> sluice.hadoop.common.CredentialsKVProto
 	1, // 2: sluice.hadoop.common.CredentialsProto.secrets:type_name -> sluice.hadoop.common.CredentialsKVProto
@@ -552,26 +552,26 @@ var file_sluice_hadooppb_Security_proto_depIdxs = []int32{
 	0, // [0:6] is the sub-list for field type_name
 }
 
-func init() { file_sluice_hadooppb_Security_proto_init() }
-func file_sluice_hadooppb_Security_proto_init() {
-	if File_sluice_hadooppb_Security_proto != nil {
+func init() { file_sluice_hadoop_Security_proto_init() }
+func file_sluice_hadoop_Security_proto_init() {
+	if File_sluice_hadoop_Security_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_Security_proto_rawDesc), len(file_sluice_hadooppb_Security_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_Security_proto_rawDesc), len(file_sluice_hadoop_Security_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_sluice_hadooppb_Security_proto_goTypes,
-		DependencyIndexes: file_sluice_hadooppb_Security_proto_depIdxs,
-		MessageInfos:      file_sluice_hadooppb_Security_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_Security_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_Security_proto_depIdxs,
+		MessageInfos:      file_sluice_hadoop_Security_proto_msgTypes,
 	}.Build()
-	File_sluice_hadooppb_Security_proto = out.File
-	file_sluice_hadooppb_Security_proto_goTypes = nil
-	file_sluice_hadooppb_Security_proto_depIdxs = nil
+	File_sluice_hadoop_Security_proto = out.File
+	file_sluice_hadoop_Security_proto_goTypes = nil
+	file_sluice_hadoop_Security_proto_depIdxs = nil
 }

@@ -24,7 +24,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: sluice/hadooppb/ClientDatanodeProtocol.proto
+// source: sluice/hadoop/ClientDatanodeProtocol.proto
 
 package hadoop_hdfs
 
@@ -55,7 +55,7 @@ type GetReplicaVisibleLengthRequestProto struct {
 
 func (x *GetReplicaVisibleLengthRequestProto) Reset() {
 	*x = GetReplicaVisibleLengthRequestProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -67,7 +67,7 @@ func (x *GetReplicaVisibleLengthRequestProto) String() string {
 func (*GetReplicaVisibleLengthRequestProto) ProtoMessage() {}
 
 func (x *GetReplicaVisibleLengthRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -80,7 +80,7 @@ func (x *GetReplicaVisibleLengthRequestProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetReplicaVisibleLengthRequestProto.ProtoReflect.Descriptor instead.
 func (*GetReplicaVisibleLengthRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *GetReplicaVisibleLengthRequestProto) GetBlock() *ExtendedBlockProto {
@@ -101,7 +101,7 @@ type GetReplicaVisibleLengthResponseProto struct {
 
 func (x *GetReplicaVisibleLengthResponseProto) Reset() {
 	*x = GetReplicaVisibleLengthResponseProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -113,7 +113,7 @@ func (x *GetReplicaVisibleLengthResponseProto) String() string {
 func (*GetReplicaVisibleLengthResponseProto) ProtoMessage() {}
 
 func (x *GetReplicaVisibleLengthResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -126,7 +126,7 @@ func (x *GetReplicaVisibleLengthResponseProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use GetReplicaVisibleLengthResponseProto.ProtoReflect.Descriptor instead.
 func (*GetReplicaVisibleLengthResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *GetReplicaVisibleLengthResponseProto) GetLength() uint64 {
@@ -146,7 +146,7 @@ type RefreshNamenodesRequestProto struct {
 
 func (x *RefreshNamenodesRequestProto) Reset() {
 	*x = RefreshNamenodesRequestProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -158,7 +158,7 @@ func (x *RefreshNamenodesRequestProto) String() string {
 func (*RefreshNamenodesRequestProto) ProtoMessage() {}
 
 func (x *RefreshNamenodesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -171,7 +171,7 @@ func (x *RefreshNamenodesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefreshNamenodesRequestProto.ProtoReflect.Descriptor instead.
 func (*RefreshNamenodesRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{2}
 }
 
 // *
@@ -184,7 +184,7 @@ type RefreshNamenodesResponseProto struct {
 
 func (x *RefreshNamenodesResponseProto) Reset() {
 	*x = RefreshNamenodesResponseProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -196,7 +196,7 @@ func (x *RefreshNamenodesResponseProto) String() string {
 func (*RefreshNamenodesResponseProto) ProtoMessage() {}
 
 func (x *RefreshNamenodesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -209,7 +209,7 @@ func (x *RefreshNamenodesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefreshNamenodesResponseProto.ProtoReflect.Descriptor instead.
 func (*RefreshNamenodesResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{3}
 }
 
 // *
@@ -227,7 +227,7 @@ type DeleteBlockPoolRequestProto struct {
 
 func (x *DeleteBlockPoolRequestProto) Reset() {
 	*x = DeleteBlockPoolRequestProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -239,7 +239,7 @@ func (x *DeleteBlockPoolRequestProto) String() string {
 func (*DeleteBlockPoolRequestProto) ProtoMessage() {}
 
 func (x *DeleteBlockPoolRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -252,7 +252,7 @@ func (x *DeleteBlockPoolRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBlockPoolRequestProto.ProtoReflect.Descriptor instead.
 func (*DeleteBlockPoolRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *DeleteBlockPoolRequestProto) GetBlockPool() string {
@@ -279,7 +279,7 @@ type DeleteBlockPoolResponseProto struct {
 
 func (x *DeleteBlockPoolResponseProto) Reset() {
 	*x = DeleteBlockPoolResponseProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -291,7 +291,7 @@ func (x *DeleteBlockPoolResponseProto) String() string {
 func (*DeleteBlockPoolResponseProto) ProtoMessage() {}
 
 func (x *DeleteBlockPoolResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -304,7 +304,7 @@ func (x *DeleteBlockPoolResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBlockPoolResponseProto.ProtoReflect.Descriptor instead.
 func (*DeleteBlockPoolResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{5}
 }
 
 // *
@@ -323,7 +323,7 @@ type GetBlockLocalPathInfoRequestProto struct {
 
 func (x *GetBlockLocalPathInfoRequestProto) Reset() {
 	*x = GetBlockLocalPathInfoRequestProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -335,7 +335,7 @@ func (x *GetBlockLocalPathInfoRequestProto) String() string {
 func (*GetBlockLocalPathInfoRequestProto) ProtoMessage() {}
 
 func (x *GetBlockLocalPathInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -348,7 +348,7 @@ func (x *GetBlockLocalPathInfoRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetBlockLocalPathInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetBlockLocalPathInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetBlockLocalPathInfoRequestProto) GetBlock() *ExtendedBlockProto {
@@ -382,7 +382,7 @@ type GetBlockLocalPathInfoResponseProto struct {
 
 func (x *GetBlockLocalPathInfoResponseProto) Reset() {
 	*x = GetBlockLocalPathInfoResponseProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -394,7 +394,7 @@ func (x *GetBlockLocalPathInfoResponseProto) String() string {
 func (*GetBlockLocalPathInfoResponseProto) ProtoMessage() {}
 
 func (x *GetBlockLocalPathInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -407,7 +407,7 @@ func (x *GetBlockLocalPathInfoResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetBlockLocalPathInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetBlockLocalPathInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetBlockLocalPathInfoResponseProto) GetBlock() *ExtendedBlockProto {
@@ -445,7 +445,7 @@ type ShutdownDatanodeRequestProto struct {
 
 func (x *ShutdownDatanodeRequestProto) Reset() {
 	*x = ShutdownDatanodeRequestProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -457,7 +457,7 @@ func (x *ShutdownDatanodeRequestProto) String() string {
 func (*ShutdownDatanodeRequestProto) ProtoMessage() {}
 
 func (x *ShutdownDatanodeRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -470,7 +470,7 @@ func (x *ShutdownDatanodeRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownDatanodeRequestProto.ProtoReflect.Descriptor instead.
 func (*ShutdownDatanodeRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{8}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ShutdownDatanodeRequestProto) GetForUpgrade() bool {
@@ -488,7 +488,7 @@ type ShutdownDatanodeResponseProto struct {
 
 func (x *ShutdownDatanodeResponseProto) Reset() {
 	*x = ShutdownDatanodeResponseProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -500,7 +500,7 @@ func (x *ShutdownDatanodeResponseProto) String() string {
 func (*ShutdownDatanodeResponseProto) ProtoMessage() {}
 
 func (x *ShutdownDatanodeResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -513,7 +513,7 @@ func (x *ShutdownDatanodeResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownDatanodeResponseProto.ProtoReflect.Descriptor instead.
 func (*ShutdownDatanodeResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{9}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{9}
 }
 
 // * Tell datanode to evict active clients that are writing
@@ -525,7 +525,7 @@ type EvictWritersRequestProto struct {
 
 func (x *EvictWritersRequestProto) Reset() {
 	*x = EvictWritersRequestProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -537,7 +537,7 @@ func (x *EvictWritersRequestProto) String() string {
 func (*EvictWritersRequestProto) ProtoMessage() {}
 
 func (x *EvictWritersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -550,7 +550,7 @@ func (x *EvictWritersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvictWritersRequestProto.ProtoReflect.Descriptor instead.
 func (*EvictWritersRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{10}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{10}
 }
 
 type EvictWritersResponseProto struct {
@@ -561,7 +561,7 @@ type EvictWritersResponseProto struct {
 
 func (x *EvictWritersResponseProto) Reset() {
 	*x = EvictWritersResponseProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -573,7 +573,7 @@ func (x *EvictWritersResponseProto) String() string {
 func (*EvictWritersResponseProto) ProtoMessage() {}
 
 func (x *EvictWritersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -586,7 +586,7 @@ func (x *EvictWritersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvictWritersResponseProto.ProtoReflect.Descriptor instead.
 func (*EvictWritersResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{11}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{11}
 }
 
 // *
@@ -599,7 +599,7 @@ type GetDatanodeInfoRequestProto struct {
 
 func (x *GetDatanodeInfoRequestProto) Reset() {
 	*x = GetDatanodeInfoRequestProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -611,7 +611,7 @@ func (x *GetDatanodeInfoRequestProto) String() string {
 func (*GetDatanodeInfoRequestProto) ProtoMessage() {}
 
 func (x *GetDatanodeInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -624,7 +624,7 @@ func (x *GetDatanodeInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDatanodeInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetDatanodeInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{12}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{12}
 }
 
 type GetDatanodeInfoResponseProto struct {
@@ -636,7 +636,7 @@ type GetDatanodeInfoResponseProto struct {
 
 func (x *GetDatanodeInfoResponseProto) Reset() {
 	*x = GetDatanodeInfoResponseProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -648,7 +648,7 @@ func (x *GetDatanodeInfoResponseProto) String() string {
 func (*GetDatanodeInfoResponseProto) ProtoMessage() {}
 
 func (x *GetDatanodeInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -661,7 +661,7 @@ func (x *GetDatanodeInfoResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDatanodeInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetDatanodeInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{13}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetDatanodeInfoResponseProto) GetLocalInfo() *DatanodeLocalInfoProto {
@@ -679,7 +679,7 @@ type GetVolumeReportRequestProto struct {
 
 func (x *GetVolumeReportRequestProto) Reset() {
 	*x = GetVolumeReportRequestProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -691,7 +691,7 @@ func (x *GetVolumeReportRequestProto) String() string {
 func (*GetVolumeReportRequestProto) ProtoMessage() {}
 
 func (x *GetVolumeReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -704,7 +704,7 @@ func (x *GetVolumeReportRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVolumeReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetVolumeReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{14}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{14}
 }
 
 type GetVolumeReportResponseProto struct {
@@ -716,7 +716,7 @@ type GetVolumeReportResponseProto struct {
 
 func (x *GetVolumeReportResponseProto) Reset() {
 	*x = GetVolumeReportResponseProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[15]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -728,7 +728,7 @@ func (x *GetVolumeReportResponseProto) String() string {
 func (*GetVolumeReportResponseProto) ProtoMessage() {}
 
 func (x *GetVolumeReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[15]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -741,7 +741,7 @@ func (x *GetVolumeReportResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVolumeReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetVolumeReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{15}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetVolumeReportResponseProto) GetVolumeInfo() []*DatanodeVolumeInfoProto {
@@ -761,7 +761,7 @@ type TriggerBlockReportRequestProto struct {
 
 func (x *TriggerBlockReportRequestProto) Reset() {
 	*x = TriggerBlockReportRequestProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[16]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -773,7 +773,7 @@ func (x *TriggerBlockReportRequestProto) String() string {
 func (*TriggerBlockReportRequestProto) ProtoMessage() {}
 
 func (x *TriggerBlockReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[16]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -786,7 +786,7 @@ func (x *TriggerBlockReportRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TriggerBlockReportRequestProto.ProtoReflect.Descriptor instead.
 func (*TriggerBlockReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{16}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TriggerBlockReportRequestProto) GetIncremental() bool {
@@ -811,7 +811,7 @@ type TriggerBlockReportResponseProto struct {
 
 func (x *TriggerBlockReportResponseProto) Reset() {
 	*x = TriggerBlockReportResponseProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[17]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -823,7 +823,7 @@ func (x *TriggerBlockReportResponseProto) String() string {
 func (*TriggerBlockReportResponseProto) ProtoMessage() {}
 
 func (x *TriggerBlockReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[17]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -836,7 +836,7 @@ func (x *TriggerBlockReportResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TriggerBlockReportResponseProto.ProtoReflect.Descriptor instead.
 func (*TriggerBlockReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{17}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{17}
 }
 
 type GetBalancerBandwidthRequestProto struct {
@@ -847,7 +847,7 @@ type GetBalancerBandwidthRequestProto struct {
 
 func (x *GetBalancerBandwidthRequestProto) Reset() {
 	*x = GetBalancerBandwidthRequestProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[18]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -859,7 +859,7 @@ func (x *GetBalancerBandwidthRequestProto) String() string {
 func (*GetBalancerBandwidthRequestProto) ProtoMessage() {}
 
 func (x *GetBalancerBandwidthRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[18]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -872,7 +872,7 @@ func (x *GetBalancerBandwidthRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBalancerBandwidthRequestProto.ProtoReflect.Descriptor instead.
 func (*GetBalancerBandwidthRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{18}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{18}
 }
 
 // *
@@ -886,7 +886,7 @@ type GetBalancerBandwidthResponseProto struct {
 
 func (x *GetBalancerBandwidthResponseProto) Reset() {
 	*x = GetBalancerBandwidthResponseProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[19]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -898,7 +898,7 @@ func (x *GetBalancerBandwidthResponseProto) String() string {
 func (*GetBalancerBandwidthResponseProto) ProtoMessage() {}
 
 func (x *GetBalancerBandwidthResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[19]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -911,7 +911,7 @@ func (x *GetBalancerBandwidthResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetBalancerBandwidthResponseProto.ProtoReflect.Descriptor instead.
 func (*GetBalancerBandwidthResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{19}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetBalancerBandwidthResponseProto) GetBandwidth() uint64 {
@@ -937,7 +937,7 @@ type SubmitDiskBalancerPlanRequestProto struct {
 
 func (x *SubmitDiskBalancerPlanRequestProto) Reset() {
 	*x = SubmitDiskBalancerPlanRequestProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[20]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -949,7 +949,7 @@ func (x *SubmitDiskBalancerPlanRequestProto) String() string {
 func (*SubmitDiskBalancerPlanRequestProto) ProtoMessage() {}
 
 func (x *SubmitDiskBalancerPlanRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[20]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -962,7 +962,7 @@ func (x *SubmitDiskBalancerPlanRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use SubmitDiskBalancerPlanRequestProto.ProtoReflect.Descriptor instead.
 func (*SubmitDiskBalancerPlanRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{20}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SubmitDiskBalancerPlanRequestProto) GetPlanID() string {
@@ -1010,7 +1010,7 @@ type SubmitDiskBalancerPlanResponseProto struct {
 
 func (x *SubmitDiskBalancerPlanResponseProto) Reset() {
 	*x = SubmitDiskBalancerPlanResponseProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[21]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1022,7 +1022,7 @@ func (x *SubmitDiskBalancerPlanResponseProto) String() string {
 func (*SubmitDiskBalancerPlanResponseProto) ProtoMessage() {}
 
 func (x *SubmitDiskBalancerPlanResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[21]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1035,7 +1035,7 @@ func (x *SubmitDiskBalancerPlanResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use SubmitDiskBalancerPlanResponseProto.ProtoReflect.Descriptor instead.
 func (*SubmitDiskBalancerPlanResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{21}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{21}
 }
 
 // *
@@ -1050,7 +1050,7 @@ type CancelPlanRequestProto struct {
 
 func (x *CancelPlanRequestProto) Reset() {
 	*x = CancelPlanRequestProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[22]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1062,7 +1062,7 @@ func (x *CancelPlanRequestProto) String() string {
 func (*CancelPlanRequestProto) ProtoMessage() {}
 
 func (x *CancelPlanRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[22]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1075,7 +1075,7 @@ func (x *CancelPlanRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelPlanRequestProto.ProtoReflect.Descriptor instead.
 func (*CancelPlanRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{22}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CancelPlanRequestProto) GetPlanID() string {
@@ -1095,7 +1095,7 @@ type CancelPlanResponseProto struct {
 
 func (x *CancelPlanResponseProto) Reset() {
 	*x = CancelPlanResponseProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[23]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1107,7 +1107,7 @@ func (x *CancelPlanResponseProto) String() string {
 func (*CancelPlanResponseProto) ProtoMessage() {}
 
 func (x *CancelPlanResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[23]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1120,7 +1120,7 @@ func (x *CancelPlanResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelPlanResponseProto.ProtoReflect.Descriptor instead.
 func (*CancelPlanResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{23}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{23}
 }
 
 // *
@@ -1135,7 +1135,7 @@ type QueryPlanStatusRequestProto struct {
 
 func (x *QueryPlanStatusRequestProto) Reset() {
 	*x = QueryPlanStatusRequestProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[24]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1147,7 +1147,7 @@ func (x *QueryPlanStatusRequestProto) String() string {
 func (*QueryPlanStatusRequestProto) ProtoMessage() {}
 
 func (x *QueryPlanStatusRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[24]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1160,7 +1160,7 @@ func (x *QueryPlanStatusRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryPlanStatusRequestProto.ProtoReflect.Descriptor instead.
 func (*QueryPlanStatusRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{24}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{24}
 }
 
 // *
@@ -1177,7 +1177,7 @@ type QueryPlanStatusResponseProto struct {
 
 func (x *QueryPlanStatusResponseProto) Reset() {
 	*x = QueryPlanStatusResponseProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[25]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1189,7 +1189,7 @@ func (x *QueryPlanStatusResponseProto) String() string {
 func (*QueryPlanStatusResponseProto) ProtoMessage() {}
 
 func (x *QueryPlanStatusResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[25]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1202,7 +1202,7 @@ func (x *QueryPlanStatusResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryPlanStatusResponseProto.ProtoReflect.Descriptor instead.
 func (*QueryPlanStatusResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{25}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *QueryPlanStatusResponseProto) GetResult() uint32 {
@@ -1245,7 +1245,7 @@ type DiskBalancerSettingRequestProto struct {
 
 func (x *DiskBalancerSettingRequestProto) Reset() {
 	*x = DiskBalancerSettingRequestProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[26]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1257,7 +1257,7 @@ func (x *DiskBalancerSettingRequestProto) String() string {
 func (*DiskBalancerSettingRequestProto) ProtoMessage() {}
 
 func (x *DiskBalancerSettingRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[26]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1270,7 +1270,7 @@ func (x *DiskBalancerSettingRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiskBalancerSettingRequestProto.ProtoReflect.Descriptor instead.
 func (*DiskBalancerSettingRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{26}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DiskBalancerSettingRequestProto) GetKey() string {
@@ -1291,7 +1291,7 @@ type DiskBalancerSettingResponseProto struct {
 
 func (x *DiskBalancerSettingResponseProto) Reset() {
 	*x = DiskBalancerSettingResponseProto{}
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[27]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1303,7 +1303,7 @@ func (x *DiskBalancerSettingResponseProto) String() string {
 func (*DiskBalancerSettingResponseProto) ProtoMessage() {}
 
 func (x *DiskBalancerSettingResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes[27]
+	mi := &file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1316,7 +1316,7 @@ func (x *DiskBalancerSettingResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiskBalancerSettingResponseProto.ProtoReflect.Descriptor instead.
 func (*DiskBalancerSettingResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{27}
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DiskBalancerSettingResponseProto) GetValue() string {
@@ -1326,11 +1326,11 @@ func (x *DiskBalancerSettingResponseProto) GetValue() string {
 	return ""
 }
 
-var File_sluice_hadooppb_ClientDatanodeProtocol_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_ClientDatanodeProtocol_proto protoreflect.FileDescriptor
 
-const file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDesc = "" +
+const file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDesc = "" +
 	"\n" +
-	",sluice/hadooppb/ClientDatanodeProtocol.proto\x12\x12sluice.hadoop.hdfs\x1a\x1esluice/hadooppb/Security.proto\x1a\x1asluice/hadooppb/hdfs.proto\x1a-sluice/hadooppb/ReconfigurationProtocol.proto\"c\n" +
+	"*sluice/hadoop/ClientDatanodeProtocol.proto\x12\x12sluice.hadoop.hdfs\x1a\x1csluice/hadoop/Security.proto\x1a\x18sluice/hadoop/hdfs.proto\x1a+sluice/hadoop/ReconfigurationProtocol.proto\"c\n" +
 	"#GetReplicaVisibleLengthRequestProto\x12<\n" +
 	"\x05block\x18\x01 \x02(\v2&.sluice.hadoop.hdfs.ExtendedBlockProtoR\x05block\">\n" +
 	"$GetReplicaVisibleLengthResponseProto\x12\x16\n" +
@@ -1411,19 +1411,19 @@ const file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDesc = "" +
 	"%org.apache.hadoop.hdfs.protocol.protoB\x1cClientDatanodeProtocolProtosZ:github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_hdfs\x88\x01\x01\xa0\x01\x01"
 
 var (
-	file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescOnce sync.Once
-	file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescData []byte
+	file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescData []byte
 )
 
-func file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescGZIP() []byte {
-	file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescOnce.Do(func() {
-		file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDesc), len(file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDesc)))
+func file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDesc), len(file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDesc)))
 	})
-	return file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDescData
+	return file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDescData
 }
 
-var file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
-var file_sluice_hadooppb_ClientDatanodeProtocol_proto_goTypes = []any{
+var file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_sluice_hadoop_ClientDatanodeProtocol_proto_goTypes = []any{
 	(*GetReplicaVisibleLengthRequestProto)(nil),       // 0: sluice.hadoop.hdfs.GetReplicaVisibleLengthRequestProto
 	(*GetReplicaVisibleLengthResponseProto)(nil),      // 1: sluice.hadoop.hdfs.GetReplicaVisibleLengthResponseProto
 	(*RefreshNamenodesRequestProto)(nil),              // 2: sluice.hadoop.hdfs.RefreshNamenodesRequestProto
@@ -1463,7 +1463,7 @@ var file_sluice_hadooppb_ClientDatanodeProtocol_proto_goTypes = []any{
 	(*StartReconfigurationResponseProto)(nil),         // 36: sluice.hadoop.hdfs.StartReconfigurationResponseProto
 	(*ListReconfigurablePropertiesResponseProto)(nil), // 37: sluice.hadoop.hdfs.ListReconfigurablePropertiesResponseProto
 }
-var file_sluice_hadooppb_ClientDatanodeProtocol_proto_depIdxs = []int32{
+var file_sluice_hadoop_ClientDatanodeProtocol_proto_depIdxs = []int32{
 	28, // 0: sluice.hadoop.hdfs.GetReplicaVisibleLengthRequestProto.block:type_name -> sluice.hadoop.hdfs.ExtendedBlockProto
 	28, // 1: sluice.hadoop.hdfs.GetBlockLocalPathInfoRequestProto.block:type_name -> sluice.hadoop.hdfs.ExtendedBlockProto
 	29, // 2: sluice.hadoop.hdfs.GetBlockLocalPathInfoRequestProto.token:type_name -> sluice.hadoop.common.TokenProto
@@ -1511,28 +1511,28 @@ var file_sluice_hadooppb_ClientDatanodeProtocol_proto_depIdxs = []int32{
 	0,  // [0:6] is the sub-list for field type_name
 }
 
-func init() { file_sluice_hadooppb_ClientDatanodeProtocol_proto_init() }
-func file_sluice_hadooppb_ClientDatanodeProtocol_proto_init() {
-	if File_sluice_hadooppb_ClientDatanodeProtocol_proto != nil {
+func init() { file_sluice_hadoop_ClientDatanodeProtocol_proto_init() }
+func file_sluice_hadoop_ClientDatanodeProtocol_proto_init() {
+	if File_sluice_hadoop_ClientDatanodeProtocol_proto != nil {
 		return
 	}
-	file_sluice_hadooppb_hdfs_proto_init()
-	file_sluice_hadooppb_ReconfigurationProtocol_proto_init()
+	file_sluice_hadoop_hdfs_proto_init()
+	file_sluice_hadoop_ReconfigurationProtocol_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDesc), len(file_sluice_hadooppb_ClientDatanodeProtocol_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDesc), len(file_sluice_hadoop_ClientDatanodeProtocol_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_sluice_hadooppb_ClientDatanodeProtocol_proto_goTypes,
-		DependencyIndexes: file_sluice_hadooppb_ClientDatanodeProtocol_proto_depIdxs,
-		MessageInfos:      file_sluice_hadooppb_ClientDatanodeProtocol_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_ClientDatanodeProtocol_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_ClientDatanodeProtocol_proto_depIdxs,
+		MessageInfos:      file_sluice_hadoop_ClientDatanodeProtocol_proto_msgTypes,
 	}.Build()
-	File_sluice_hadooppb_ClientDatanodeProtocol_proto = out.File
-	file_sluice_hadooppb_ClientDatanodeProtocol_proto_goTypes = nil
-	file_sluice_hadooppb_ClientDatanodeProtocol_proto_depIdxs = nil
+	File_sluice_hadoop_ClientDatanodeProtocol_proto = out.File
+	file_sluice_hadoop_ClientDatanodeProtocol_proto_goTypes = nil
+	file_sluice_hadoop_ClientDatanodeProtocol_proto_depIdxs = nil
 }

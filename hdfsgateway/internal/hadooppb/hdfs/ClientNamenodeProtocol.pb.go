@@ -24,7 +24,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: sluice/hadooppb/ClientNamenodeProtocol.proto
+// source: sluice/hadoop/ClientNamenodeProtocol.proto
 
 package hadoop_hdfs
 
@@ -86,11 +86,11 @@ func (x CreateFlagProto) String() string {
 }
 
 func (CreateFlagProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_enumTypes[0].Descriptor()
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[0].Descriptor()
 }
 
 func (CreateFlagProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_ClientNamenodeProtocol_proto_enumTypes[0]
+	return &file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[0]
 }
 
 func (x CreateFlagProto) Number() protoreflect.EnumNumber {
@@ -109,7 +109,7 @@ func (x *CreateFlagProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use CreateFlagProto.Descriptor instead.
 func (CreateFlagProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{0}
 }
 
 type AddBlockFlagProto int32
@@ -142,11 +142,11 @@ func (x AddBlockFlagProto) String() string {
 }
 
 func (AddBlockFlagProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_enumTypes[1].Descriptor()
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[1].Descriptor()
 }
 
 func (AddBlockFlagProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_ClientNamenodeProtocol_proto_enumTypes[1]
+	return &file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[1]
 }
 
 func (x AddBlockFlagProto) Number() protoreflect.EnumNumber {
@@ -165,7 +165,7 @@ func (x *AddBlockFlagProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use AddBlockFlagProto.Descriptor instead.
 func (AddBlockFlagProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{1}
 }
 
 type DatanodeReportTypeProto int32
@@ -210,11 +210,11 @@ func (x DatanodeReportTypeProto) String() string {
 }
 
 func (DatanodeReportTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_enumTypes[2].Descriptor()
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[2].Descriptor()
 }
 
 func (DatanodeReportTypeProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_ClientNamenodeProtocol_proto_enumTypes[2]
+	return &file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[2]
 }
 
 func (x DatanodeReportTypeProto) Number() protoreflect.EnumNumber {
@@ -233,7 +233,7 @@ func (x *DatanodeReportTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use DatanodeReportTypeProto.Descriptor instead.
 func (DatanodeReportTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{2}
 }
 
 type SafeModeActionProto int32
@@ -272,11 +272,11 @@ func (x SafeModeActionProto) String() string {
 }
 
 func (SafeModeActionProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_enumTypes[3].Descriptor()
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[3].Descriptor()
 }
 
 func (SafeModeActionProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_ClientNamenodeProtocol_proto_enumTypes[3]
+	return &file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[3]
 }
 
 func (x SafeModeActionProto) Number() protoreflect.EnumNumber {
@@ -295,7 +295,7 @@ func (x *SafeModeActionProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use SafeModeActionProto.Descriptor instead.
 func (SafeModeActionProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{3}
 }
 
 type RollingUpgradeActionProto int32
@@ -331,11 +331,11 @@ func (x RollingUpgradeActionProto) String() string {
 }
 
 func (RollingUpgradeActionProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_enumTypes[4].Descriptor()
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[4].Descriptor()
 }
 
 func (RollingUpgradeActionProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_ClientNamenodeProtocol_proto_enumTypes[4]
+	return &file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[4]
 }
 
 func (x RollingUpgradeActionProto) Number() protoreflect.EnumNumber {
@@ -354,7 +354,7 @@ func (x *RollingUpgradeActionProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use RollingUpgradeActionProto.Descriptor instead.
 func (RollingUpgradeActionProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{4}
 }
 
 type CacheFlagProto int32
@@ -384,11 +384,11 @@ func (x CacheFlagProto) String() string {
 }
 
 func (CacheFlagProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_enumTypes[5].Descriptor()
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[5].Descriptor()
 }
 
 func (CacheFlagProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_ClientNamenodeProtocol_proto_enumTypes[5]
+	return &file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[5]
 }
 
 func (x CacheFlagProto) Number() protoreflect.EnumNumber {
@@ -407,7 +407,7 @@ func (x *CacheFlagProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use CacheFlagProto.Descriptor instead.
 func (CacheFlagProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{5}
 }
 
 type OpenFilesTypeProto int32
@@ -440,11 +440,11 @@ func (x OpenFilesTypeProto) String() string {
 }
 
 func (OpenFilesTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_enumTypes[6].Descriptor()
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[6].Descriptor()
 }
 
 func (OpenFilesTypeProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_ClientNamenodeProtocol_proto_enumTypes[6]
+	return &file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes[6]
 }
 
 func (x OpenFilesTypeProto) Number() protoreflect.EnumNumber {
@@ -463,7 +463,7 @@ func (x *OpenFilesTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use OpenFilesTypeProto.Descriptor instead.
 func (OpenFilesTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{6}
 }
 
 type GetBlockLocationsRequestProto struct {
@@ -477,7 +477,7 @@ type GetBlockLocationsRequestProto struct {
 
 func (x *GetBlockLocationsRequestProto) Reset() {
 	*x = GetBlockLocationsRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -489,7 +489,7 @@ func (x *GetBlockLocationsRequestProto) String() string {
 func (*GetBlockLocationsRequestProto) ProtoMessage() {}
 
 func (x *GetBlockLocationsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -502,7 +502,7 @@ func (x *GetBlockLocationsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlockLocationsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetBlockLocationsRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *GetBlockLocationsRequestProto) GetSrc() string {
@@ -535,7 +535,7 @@ type GetBlockLocationsResponseProto struct {
 
 func (x *GetBlockLocationsResponseProto) Reset() {
 	*x = GetBlockLocationsResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -547,7 +547,7 @@ func (x *GetBlockLocationsResponseProto) String() string {
 func (*GetBlockLocationsResponseProto) ProtoMessage() {}
 
 func (x *GetBlockLocationsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -560,7 +560,7 @@ func (x *GetBlockLocationsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlockLocationsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetBlockLocationsResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *GetBlockLocationsResponseProto) GetLocations() *LocatedBlocksProto {
@@ -578,7 +578,7 @@ type GetServerDefaultsRequestProto struct {
 
 func (x *GetServerDefaultsRequestProto) Reset() {
 	*x = GetServerDefaultsRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -590,7 +590,7 @@ func (x *GetServerDefaultsRequestProto) String() string {
 func (*GetServerDefaultsRequestProto) ProtoMessage() {}
 
 func (x *GetServerDefaultsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -603,7 +603,7 @@ func (x *GetServerDefaultsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{2}
 }
 
 type GetServerDefaultsResponseProto struct {
@@ -615,7 +615,7 @@ type GetServerDefaultsResponseProto struct {
 
 func (x *GetServerDefaultsResponseProto) Reset() {
 	*x = GetServerDefaultsResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -627,7 +627,7 @@ func (x *GetServerDefaultsResponseProto) String() string {
 func (*GetServerDefaultsResponseProto) ProtoMessage() {}
 
 func (x *GetServerDefaultsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -640,7 +640,7 @@ func (x *GetServerDefaultsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GetServerDefaultsResponseProto) GetServerDefaults() *FsServerDefaultsProto {
@@ -669,7 +669,7 @@ type CreateRequestProto struct {
 
 func (x *CreateRequestProto) Reset() {
 	*x = CreateRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -681,7 +681,7 @@ func (x *CreateRequestProto) String() string {
 func (*CreateRequestProto) ProtoMessage() {}
 
 func (x *CreateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -694,7 +694,7 @@ func (x *CreateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequestProto.ProtoReflect.Descriptor instead.
 func (*CreateRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CreateRequestProto) GetSrc() string {
@@ -783,7 +783,7 @@ type CreateResponseProto struct {
 
 func (x *CreateResponseProto) Reset() {
 	*x = CreateResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -795,7 +795,7 @@ func (x *CreateResponseProto) String() string {
 func (*CreateResponseProto) ProtoMessage() {}
 
 func (x *CreateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -808,7 +808,7 @@ func (x *CreateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateResponseProto.ProtoReflect.Descriptor instead.
 func (*CreateResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateResponseProto) GetFs() *HdfsFileStatusProto {
@@ -829,7 +829,7 @@ type AppendRequestProto struct {
 
 func (x *AppendRequestProto) Reset() {
 	*x = AppendRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -841,7 +841,7 @@ func (x *AppendRequestProto) String() string {
 func (*AppendRequestProto) ProtoMessage() {}
 
 func (x *AppendRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -854,7 +854,7 @@ func (x *AppendRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequestProto.ProtoReflect.Descriptor instead.
 func (*AppendRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AppendRequestProto) GetSrc() string {
@@ -888,7 +888,7 @@ type AppendResponseProto struct {
 
 func (x *AppendResponseProto) Reset() {
 	*x = AppendResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -900,7 +900,7 @@ func (x *AppendResponseProto) String() string {
 func (*AppendResponseProto) ProtoMessage() {}
 
 func (x *AppendResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -913,7 +913,7 @@ func (x *AppendResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponseProto.ProtoReflect.Descriptor instead.
 func (*AppendResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AppendResponseProto) GetBlock() *LocatedBlockProto {
@@ -940,7 +940,7 @@ type SetReplicationRequestProto struct {
 
 func (x *SetReplicationRequestProto) Reset() {
 	*x = SetReplicationRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -952,7 +952,7 @@ func (x *SetReplicationRequestProto) String() string {
 func (*SetReplicationRequestProto) ProtoMessage() {}
 
 func (x *SetReplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -965,7 +965,7 @@ func (x *SetReplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetReplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*SetReplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{8}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SetReplicationRequestProto) GetSrc() string {
@@ -991,7 +991,7 @@ type SetReplicationResponseProto struct {
 
 func (x *SetReplicationResponseProto) Reset() {
 	*x = SetReplicationResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1003,7 +1003,7 @@ func (x *SetReplicationResponseProto) String() string {
 func (*SetReplicationResponseProto) ProtoMessage() {}
 
 func (x *SetReplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1016,7 +1016,7 @@ func (x *SetReplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetReplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*SetReplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{9}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SetReplicationResponseProto) GetResult() bool {
@@ -1036,7 +1036,7 @@ type SetStoragePolicyRequestProto struct {
 
 func (x *SetStoragePolicyRequestProto) Reset() {
 	*x = SetStoragePolicyRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1048,7 +1048,7 @@ func (x *SetStoragePolicyRequestProto) String() string {
 func (*SetStoragePolicyRequestProto) ProtoMessage() {}
 
 func (x *SetStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1061,7 +1061,7 @@ func (x *SetStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoragePolicyRequestProto.ProtoReflect.Descriptor instead.
 func (*SetStoragePolicyRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{10}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SetStoragePolicyRequestProto) GetSrc() string {
@@ -1086,7 +1086,7 @@ type SetStoragePolicyResponseProto struct {
 
 func (x *SetStoragePolicyResponseProto) Reset() {
 	*x = SetStoragePolicyResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1098,7 +1098,7 @@ func (x *SetStoragePolicyResponseProto) String() string {
 func (*SetStoragePolicyResponseProto) ProtoMessage() {}
 
 func (x *SetStoragePolicyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1111,7 +1111,7 @@ func (x *SetStoragePolicyResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoragePolicyResponseProto.ProtoReflect.Descriptor instead.
 func (*SetStoragePolicyResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{11}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{11}
 }
 
 type UnsetStoragePolicyRequestProto struct {
@@ -1123,7 +1123,7 @@ type UnsetStoragePolicyRequestProto struct {
 
 func (x *UnsetStoragePolicyRequestProto) Reset() {
 	*x = UnsetStoragePolicyRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1135,7 +1135,7 @@ func (x *UnsetStoragePolicyRequestProto) String() string {
 func (*UnsetStoragePolicyRequestProto) ProtoMessage() {}
 
 func (x *UnsetStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1148,7 +1148,7 @@ func (x *UnsetStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsetStoragePolicyRequestProto.ProtoReflect.Descriptor instead.
 func (*UnsetStoragePolicyRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{12}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UnsetStoragePolicyRequestProto) GetSrc() string {
@@ -1166,7 +1166,7 @@ type UnsetStoragePolicyResponseProto struct {
 
 func (x *UnsetStoragePolicyResponseProto) Reset() {
 	*x = UnsetStoragePolicyResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1178,7 +1178,7 @@ func (x *UnsetStoragePolicyResponseProto) String() string {
 func (*UnsetStoragePolicyResponseProto) ProtoMessage() {}
 
 func (x *UnsetStoragePolicyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1191,7 +1191,7 @@ func (x *UnsetStoragePolicyResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsetStoragePolicyResponseProto.ProtoReflect.Descriptor instead.
 func (*UnsetStoragePolicyResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{13}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{13}
 }
 
 type GetStoragePolicyRequestProto struct {
@@ -1203,7 +1203,7 @@ type GetStoragePolicyRequestProto struct {
 
 func (x *GetStoragePolicyRequestProto) Reset() {
 	*x = GetStoragePolicyRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1215,7 @@ func (x *GetStoragePolicyRequestProto) String() string {
 func (*GetStoragePolicyRequestProto) ProtoMessage() {}
 
 func (x *GetStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1228,7 +1228,7 @@ func (x *GetStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePolicyRequestProto.ProtoReflect.Descriptor instead.
 func (*GetStoragePolicyRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{14}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetStoragePolicyRequestProto) GetPath() string {
@@ -1247,7 +1247,7 @@ type GetStoragePolicyResponseProto struct {
 
 func (x *GetStoragePolicyResponseProto) Reset() {
 	*x = GetStoragePolicyResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[15]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1259,7 +1259,7 @@ func (x *GetStoragePolicyResponseProto) String() string {
 func (*GetStoragePolicyResponseProto) ProtoMessage() {}
 
 func (x *GetStoragePolicyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[15]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1272,7 +1272,7 @@ func (x *GetStoragePolicyResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePolicyResponseProto.ProtoReflect.Descriptor instead.
 func (*GetStoragePolicyResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{15}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetStoragePolicyResponseProto) GetStoragePolicy() *BlockStoragePolicyProto {
@@ -1290,7 +1290,7 @@ type GetStoragePoliciesRequestProto struct {
 
 func (x *GetStoragePoliciesRequestProto) Reset() {
 	*x = GetStoragePoliciesRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[16]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1302,7 +1302,7 @@ func (x *GetStoragePoliciesRequestProto) String() string {
 func (*GetStoragePoliciesRequestProto) ProtoMessage() {}
 
 func (x *GetStoragePoliciesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[16]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1315,7 +1315,7 @@ func (x *GetStoragePoliciesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePoliciesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetStoragePoliciesRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{16}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{16}
 }
 
 type GetStoragePoliciesResponseProto struct {
@@ -1327,7 +1327,7 @@ type GetStoragePoliciesResponseProto struct {
 
 func (x *GetStoragePoliciesResponseProto) Reset() {
 	*x = GetStoragePoliciesResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[17]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1339,7 +1339,7 @@ func (x *GetStoragePoliciesResponseProto) String() string {
 func (*GetStoragePoliciesResponseProto) ProtoMessage() {}
 
 func (x *GetStoragePoliciesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[17]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1352,7 +1352,7 @@ func (x *GetStoragePoliciesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePoliciesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetStoragePoliciesResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{17}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetStoragePoliciesResponseProto) GetPolicies() []*BlockStoragePolicyProto {
@@ -1372,7 +1372,7 @@ type SetPermissionRequestProto struct {
 
 func (x *SetPermissionRequestProto) Reset() {
 	*x = SetPermissionRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[18]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1384,7 +1384,7 @@ func (x *SetPermissionRequestProto) String() string {
 func (*SetPermissionRequestProto) ProtoMessage() {}
 
 func (x *SetPermissionRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[18]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1397,7 +1397,7 @@ func (x *SetPermissionRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionRequestProto.ProtoReflect.Descriptor instead.
 func (*SetPermissionRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{18}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SetPermissionRequestProto) GetSrc() string {
@@ -1422,7 +1422,7 @@ type SetPermissionResponseProto struct {
 
 func (x *SetPermissionResponseProto) Reset() {
 	*x = SetPermissionResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[19]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1434,7 +1434,7 @@ func (x *SetPermissionResponseProto) String() string {
 func (*SetPermissionResponseProto) ProtoMessage() {}
 
 func (x *SetPermissionResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[19]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1447,7 +1447,7 @@ func (x *SetPermissionResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionResponseProto.ProtoReflect.Descriptor instead.
 func (*SetPermissionResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{19}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{19}
 }
 
 type SetOwnerRequestProto struct {
@@ -1461,7 +1461,7 @@ type SetOwnerRequestProto struct {
 
 func (x *SetOwnerRequestProto) Reset() {
 	*x = SetOwnerRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[20]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1473,7 +1473,7 @@ func (x *SetOwnerRequestProto) String() string {
 func (*SetOwnerRequestProto) ProtoMessage() {}
 
 func (x *SetOwnerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[20]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1486,7 +1486,7 @@ func (x *SetOwnerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerRequestProto.ProtoReflect.Descriptor instead.
 func (*SetOwnerRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{20}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SetOwnerRequestProto) GetSrc() string {
@@ -1518,7 +1518,7 @@ type SetOwnerResponseProto struct {
 
 func (x *SetOwnerResponseProto) Reset() {
 	*x = SetOwnerResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[21]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1530,7 +1530,7 @@ func (x *SetOwnerResponseProto) String() string {
 func (*SetOwnerResponseProto) ProtoMessage() {}
 
 func (x *SetOwnerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[21]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1543,7 +1543,7 @@ func (x *SetOwnerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerResponseProto.ProtoReflect.Descriptor instead.
 func (*SetOwnerResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{21}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{21}
 }
 
 type AbandonBlockRequestProto struct {
@@ -1563,7 +1563,7 @@ const (
 
 func (x *AbandonBlockRequestProto) Reset() {
 	*x = AbandonBlockRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[22]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1575,7 +1575,7 @@ func (x *AbandonBlockRequestProto) String() string {
 func (*AbandonBlockRequestProto) ProtoMessage() {}
 
 func (x *AbandonBlockRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[22]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1588,7 +1588,7 @@ func (x *AbandonBlockRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbandonBlockRequestProto.ProtoReflect.Descriptor instead.
 func (*AbandonBlockRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{22}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AbandonBlockRequestProto) GetB() *ExtendedBlockProto {
@@ -1627,7 +1627,7 @@ type AbandonBlockResponseProto struct {
 
 func (x *AbandonBlockResponseProto) Reset() {
 	*x = AbandonBlockResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[23]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1639,7 +1639,7 @@ func (x *AbandonBlockResponseProto) String() string {
 func (*AbandonBlockResponseProto) ProtoMessage() {}
 
 func (x *AbandonBlockResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[23]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1652,7 +1652,7 @@ func (x *AbandonBlockResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbandonBlockResponseProto.ProtoReflect.Descriptor instead.
 func (*AbandonBlockResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{23}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{23}
 }
 
 type AddBlockRequestProto struct {
@@ -1675,7 +1675,7 @@ const (
 
 func (x *AddBlockRequestProto) Reset() {
 	*x = AddBlockRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[24]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1687,7 +1687,7 @@ func (x *AddBlockRequestProto) String() string {
 func (*AddBlockRequestProto) ProtoMessage() {}
 
 func (x *AddBlockRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[24]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1700,7 +1700,7 @@ func (x *AddBlockRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddBlockRequestProto.ProtoReflect.Descriptor instead.
 func (*AddBlockRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{24}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AddBlockRequestProto) GetSrc() string {
@@ -1761,7 +1761,7 @@ type AddBlockResponseProto struct {
 
 func (x *AddBlockResponseProto) Reset() {
 	*x = AddBlockResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[25]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1773,7 +1773,7 @@ func (x *AddBlockResponseProto) String() string {
 func (*AddBlockResponseProto) ProtoMessage() {}
 
 func (x *AddBlockResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[25]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1786,7 +1786,7 @@ func (x *AddBlockResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddBlockResponseProto.ProtoReflect.Descriptor instead.
 func (*AddBlockResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{25}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AddBlockResponseProto) GetBlock() *LocatedBlockProto {
@@ -1817,7 +1817,7 @@ const (
 
 func (x *GetAdditionalDatanodeRequestProto) Reset() {
 	*x = GetAdditionalDatanodeRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[26]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1829,7 +1829,7 @@ func (x *GetAdditionalDatanodeRequestProto) String() string {
 func (*GetAdditionalDatanodeRequestProto) ProtoMessage() {}
 
 func (x *GetAdditionalDatanodeRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[26]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1842,7 +1842,7 @@ func (x *GetAdditionalDatanodeRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetAdditionalDatanodeRequestProto.ProtoReflect.Descriptor instead.
 func (*GetAdditionalDatanodeRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{26}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetAdditionalDatanodeRequestProto) GetSrc() string {
@@ -1910,7 +1910,7 @@ type GetAdditionalDatanodeResponseProto struct {
 
 func (x *GetAdditionalDatanodeResponseProto) Reset() {
 	*x = GetAdditionalDatanodeResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[27]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1922,7 +1922,7 @@ func (x *GetAdditionalDatanodeResponseProto) String() string {
 func (*GetAdditionalDatanodeResponseProto) ProtoMessage() {}
 
 func (x *GetAdditionalDatanodeResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[27]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1935,7 +1935,7 @@ func (x *GetAdditionalDatanodeResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetAdditionalDatanodeResponseProto.ProtoReflect.Descriptor instead.
 func (*GetAdditionalDatanodeResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{27}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetAdditionalDatanodeResponseProto) GetBlock() *LocatedBlockProto {
@@ -1962,7 +1962,7 @@ const (
 
 func (x *CompleteRequestProto) Reset() {
 	*x = CompleteRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[28]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1974,7 +1974,7 @@ func (x *CompleteRequestProto) String() string {
 func (*CompleteRequestProto) ProtoMessage() {}
 
 func (x *CompleteRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[28]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1987,7 +1987,7 @@ func (x *CompleteRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequestProto.ProtoReflect.Descriptor instead.
 func (*CompleteRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{28}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CompleteRequestProto) GetSrc() string {
@@ -2027,7 +2027,7 @@ type CompleteResponseProto struct {
 
 func (x *CompleteResponseProto) Reset() {
 	*x = CompleteResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[29]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2039,7 +2039,7 @@ func (x *CompleteResponseProto) String() string {
 func (*CompleteResponseProto) ProtoMessage() {}
 
 func (x *CompleteResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[29]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2052,7 +2052,7 @@ func (x *CompleteResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponseProto.ProtoReflect.Descriptor instead.
 func (*CompleteResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{29}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CompleteResponseProto) GetResult() bool {
@@ -2071,7 +2071,7 @@ type ReportBadBlocksRequestProto struct {
 
 func (x *ReportBadBlocksRequestProto) Reset() {
 	*x = ReportBadBlocksRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[30]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2083,7 +2083,7 @@ func (x *ReportBadBlocksRequestProto) String() string {
 func (*ReportBadBlocksRequestProto) ProtoMessage() {}
 
 func (x *ReportBadBlocksRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[30]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2096,7 +2096,7 @@ func (x *ReportBadBlocksRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportBadBlocksRequestProto.ProtoReflect.Descriptor instead.
 func (*ReportBadBlocksRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{30}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ReportBadBlocksRequestProto) GetBlocks() []*LocatedBlockProto {
@@ -2114,7 +2114,7 @@ type ReportBadBlocksResponseProto struct {
 
 func (x *ReportBadBlocksResponseProto) Reset() {
 	*x = ReportBadBlocksResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[31]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2126,7 +2126,7 @@ func (x *ReportBadBlocksResponseProto) String() string {
 func (*ReportBadBlocksResponseProto) ProtoMessage() {}
 
 func (x *ReportBadBlocksResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[31]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2139,7 +2139,7 @@ func (x *ReportBadBlocksResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportBadBlocksResponseProto.ProtoReflect.Descriptor instead.
 func (*ReportBadBlocksResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{31}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{31}
 }
 
 type ConcatRequestProto struct {
@@ -2152,7 +2152,7 @@ type ConcatRequestProto struct {
 
 func (x *ConcatRequestProto) Reset() {
 	*x = ConcatRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[32]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2164,7 +2164,7 @@ func (x *ConcatRequestProto) String() string {
 func (*ConcatRequestProto) ProtoMessage() {}
 
 func (x *ConcatRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[32]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2177,7 +2177,7 @@ func (x *ConcatRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatRequestProto.ProtoReflect.Descriptor instead.
 func (*ConcatRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{32}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ConcatRequestProto) GetTrg() string {
@@ -2202,7 +2202,7 @@ type ConcatResponseProto struct {
 
 func (x *ConcatResponseProto) Reset() {
 	*x = ConcatResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[33]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2214,7 +2214,7 @@ func (x *ConcatResponseProto) String() string {
 func (*ConcatResponseProto) ProtoMessage() {}
 
 func (x *ConcatResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[33]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2227,7 +2227,7 @@ func (x *ConcatResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatResponseProto.ProtoReflect.Descriptor instead.
 func (*ConcatResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{33}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{33}
 }
 
 type TruncateRequestProto struct {
@@ -2241,7 +2241,7 @@ type TruncateRequestProto struct {
 
 func (x *TruncateRequestProto) Reset() {
 	*x = TruncateRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[34]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2253,7 +2253,7 @@ func (x *TruncateRequestProto) String() string {
 func (*TruncateRequestProto) ProtoMessage() {}
 
 func (x *TruncateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[34]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2266,7 +2266,7 @@ func (x *TruncateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateRequestProto.ProtoReflect.Descriptor instead.
 func (*TruncateRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{34}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *TruncateRequestProto) GetSrc() string {
@@ -2299,7 +2299,7 @@ type TruncateResponseProto struct {
 
 func (x *TruncateResponseProto) Reset() {
 	*x = TruncateResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[35]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2311,7 +2311,7 @@ func (x *TruncateResponseProto) String() string {
 func (*TruncateResponseProto) ProtoMessage() {}
 
 func (x *TruncateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[35]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2324,7 +2324,7 @@ func (x *TruncateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateResponseProto.ProtoReflect.Descriptor instead.
 func (*TruncateResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{35}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *TruncateResponseProto) GetResult() bool {
@@ -2344,7 +2344,7 @@ type RenameRequestProto struct {
 
 func (x *RenameRequestProto) Reset() {
 	*x = RenameRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[36]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2356,7 +2356,7 @@ func (x *RenameRequestProto) String() string {
 func (*RenameRequestProto) ProtoMessage() {}
 
 func (x *RenameRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[36]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2369,7 +2369,7 @@ func (x *RenameRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequestProto.ProtoReflect.Descriptor instead.
 func (*RenameRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{36}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RenameRequestProto) GetSrc() string {
@@ -2395,7 +2395,7 @@ type RenameResponseProto struct {
 
 func (x *RenameResponseProto) Reset() {
 	*x = RenameResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[37]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2407,7 +2407,7 @@ func (x *RenameResponseProto) String() string {
 func (*RenameResponseProto) ProtoMessage() {}
 
 func (x *RenameResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[37]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2420,7 +2420,7 @@ func (x *RenameResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameResponseProto.ProtoReflect.Descriptor instead.
 func (*RenameResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{37}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RenameResponseProto) GetResult() bool {
@@ -2442,7 +2442,7 @@ type Rename2RequestProto struct {
 
 func (x *Rename2RequestProto) Reset() {
 	*x = Rename2RequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[38]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2454,7 +2454,7 @@ func (x *Rename2RequestProto) String() string {
 func (*Rename2RequestProto) ProtoMessage() {}
 
 func (x *Rename2RequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[38]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2467,7 +2467,7 @@ func (x *Rename2RequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rename2RequestProto.ProtoReflect.Descriptor instead.
 func (*Rename2RequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{38}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *Rename2RequestProto) GetSrc() string {
@@ -2506,7 +2506,7 @@ type Rename2ResponseProto struct {
 
 func (x *Rename2ResponseProto) Reset() {
 	*x = Rename2ResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[39]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2518,7 +2518,7 @@ func (x *Rename2ResponseProto) String() string {
 func (*Rename2ResponseProto) ProtoMessage() {}
 
 func (x *Rename2ResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[39]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2531,7 +2531,7 @@ func (x *Rename2ResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rename2ResponseProto.ProtoReflect.Descriptor instead.
 func (*Rename2ResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{39}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{39}
 }
 
 type DeleteRequestProto struct {
@@ -2544,7 +2544,7 @@ type DeleteRequestProto struct {
 
 func (x *DeleteRequestProto) Reset() {
 	*x = DeleteRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[40]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2556,7 +2556,7 @@ func (x *DeleteRequestProto) String() string {
 func (*DeleteRequestProto) ProtoMessage() {}
 
 func (x *DeleteRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[40]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2569,7 +2569,7 @@ func (x *DeleteRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequestProto.ProtoReflect.Descriptor instead.
 func (*DeleteRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{40}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *DeleteRequestProto) GetSrc() string {
@@ -2595,7 +2595,7 @@ type DeleteResponseProto struct {
 
 func (x *DeleteResponseProto) Reset() {
 	*x = DeleteResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[41]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2607,7 +2607,7 @@ func (x *DeleteResponseProto) String() string {
 func (*DeleteResponseProto) ProtoMessage() {}
 
 func (x *DeleteResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[41]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2620,7 +2620,7 @@ func (x *DeleteResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponseProto.ProtoReflect.Descriptor instead.
 func (*DeleteResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{41}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *DeleteResponseProto) GetResult() bool {
@@ -2642,7 +2642,7 @@ type MkdirsRequestProto struct {
 
 func (x *MkdirsRequestProto) Reset() {
 	*x = MkdirsRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[42]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2654,7 +2654,7 @@ func (x *MkdirsRequestProto) String() string {
 func (*MkdirsRequestProto) ProtoMessage() {}
 
 func (x *MkdirsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[42]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2667,7 +2667,7 @@ func (x *MkdirsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MkdirsRequestProto.ProtoReflect.Descriptor instead.
 func (*MkdirsRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{42}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *MkdirsRequestProto) GetSrc() string {
@@ -2707,7 +2707,7 @@ type MkdirsResponseProto struct {
 
 func (x *MkdirsResponseProto) Reset() {
 	*x = MkdirsResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[43]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2719,7 +2719,7 @@ func (x *MkdirsResponseProto) String() string {
 func (*MkdirsResponseProto) ProtoMessage() {}
 
 func (x *MkdirsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[43]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2732,7 +2732,7 @@ func (x *MkdirsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MkdirsResponseProto.ProtoReflect.Descriptor instead.
 func (*MkdirsResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{43}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *MkdirsResponseProto) GetResult() bool {
@@ -2753,7 +2753,7 @@ type GetListingRequestProto struct {
 
 func (x *GetListingRequestProto) Reset() {
 	*x = GetListingRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[44]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2765,7 +2765,7 @@ func (x *GetListingRequestProto) String() string {
 func (*GetListingRequestProto) ProtoMessage() {}
 
 func (x *GetListingRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[44]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2778,7 +2778,7 @@ func (x *GetListingRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetListingRequestProto.ProtoReflect.Descriptor instead.
 func (*GetListingRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{44}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetListingRequestProto) GetSrc() string {
@@ -2811,7 +2811,7 @@ type GetListingResponseProto struct {
 
 func (x *GetListingResponseProto) Reset() {
 	*x = GetListingResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[45]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2823,7 +2823,7 @@ func (x *GetListingResponseProto) String() string {
 func (*GetListingResponseProto) ProtoMessage() {}
 
 func (x *GetListingResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[45]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2836,7 +2836,7 @@ func (x *GetListingResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetListingResponseProto.ProtoReflect.Descriptor instead.
 func (*GetListingResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{45}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetListingResponseProto) GetDirList() *DirectoryListingProto {
@@ -2857,7 +2857,7 @@ type GetBatchedListingRequestProto struct {
 
 func (x *GetBatchedListingRequestProto) Reset() {
 	*x = GetBatchedListingRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[46]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2869,7 +2869,7 @@ func (x *GetBatchedListingRequestProto) String() string {
 func (*GetBatchedListingRequestProto) ProtoMessage() {}
 
 func (x *GetBatchedListingRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[46]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2882,7 +2882,7 @@ func (x *GetBatchedListingRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBatchedListingRequestProto.ProtoReflect.Descriptor instead.
 func (*GetBatchedListingRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{46}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetBatchedListingRequestProto) GetPaths() []string {
@@ -2917,7 +2917,7 @@ type GetBatchedListingResponseProto struct {
 
 func (x *GetBatchedListingResponseProto) Reset() {
 	*x = GetBatchedListingResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[47]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2929,7 +2929,7 @@ func (x *GetBatchedListingResponseProto) String() string {
 func (*GetBatchedListingResponseProto) ProtoMessage() {}
 
 func (x *GetBatchedListingResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[47]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2942,7 +2942,7 @@ func (x *GetBatchedListingResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBatchedListingResponseProto.ProtoReflect.Descriptor instead.
 func (*GetBatchedListingResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{47}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetBatchedListingResponseProto) GetListings() []*BatchedDirectoryListingProto {
@@ -2974,7 +2974,7 @@ type GetSnapshottableDirListingRequestProto struct {
 
 func (x *GetSnapshottableDirListingRequestProto) Reset() {
 	*x = GetSnapshottableDirListingRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[48]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2986,7 +2986,7 @@ func (x *GetSnapshottableDirListingRequestProto) String() string {
 func (*GetSnapshottableDirListingRequestProto) ProtoMessage() {}
 
 func (x *GetSnapshottableDirListingRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[48]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2999,7 +2999,7 @@ func (x *GetSnapshottableDirListingRequestProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use GetSnapshottableDirListingRequestProto.ProtoReflect.Descriptor instead.
 func (*GetSnapshottableDirListingRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{48}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{48}
 }
 
 type GetSnapshottableDirListingResponseProto struct {
@@ -3011,7 +3011,7 @@ type GetSnapshottableDirListingResponseProto struct {
 
 func (x *GetSnapshottableDirListingResponseProto) Reset() {
 	*x = GetSnapshottableDirListingResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[49]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3023,7 +3023,7 @@ func (x *GetSnapshottableDirListingResponseProto) String() string {
 func (*GetSnapshottableDirListingResponseProto) ProtoMessage() {}
 
 func (x *GetSnapshottableDirListingResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[49]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3036,7 +3036,7 @@ func (x *GetSnapshottableDirListingResponseProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use GetSnapshottableDirListingResponseProto.ProtoReflect.Descriptor instead.
 func (*GetSnapshottableDirListingResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{49}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *GetSnapshottableDirListingResponseProto) GetSnapshottableDirList() *SnapshottableDirectoryListingProto {
@@ -3057,7 +3057,7 @@ type GetSnapshotDiffReportRequestProto struct {
 
 func (x *GetSnapshotDiffReportRequestProto) Reset() {
 	*x = GetSnapshotDiffReportRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[50]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3069,7 +3069,7 @@ func (x *GetSnapshotDiffReportRequestProto) String() string {
 func (*GetSnapshotDiffReportRequestProto) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[50]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3082,7 +3082,7 @@ func (x *GetSnapshotDiffReportRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetSnapshotDiffReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{50}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *GetSnapshotDiffReportRequestProto) GetSnapshotRoot() string {
@@ -3115,7 +3115,7 @@ type GetSnapshotDiffReportResponseProto struct {
 
 func (x *GetSnapshotDiffReportResponseProto) Reset() {
 	*x = GetSnapshotDiffReportResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[51]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3127,7 +3127,7 @@ func (x *GetSnapshotDiffReportResponseProto) String() string {
 func (*GetSnapshotDiffReportResponseProto) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[51]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3140,7 +3140,7 @@ func (x *GetSnapshotDiffReportResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetSnapshotDiffReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{51}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetSnapshotDiffReportResponseProto) GetDiffReport() *SnapshotDiffReportProto {
@@ -3162,7 +3162,7 @@ type GetSnapshotDiffReportListingRequestProto struct {
 
 func (x *GetSnapshotDiffReportListingRequestProto) Reset() {
 	*x = GetSnapshotDiffReportListingRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[52]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3174,7 +3174,7 @@ func (x *GetSnapshotDiffReportListingRequestProto) String() string {
 func (*GetSnapshotDiffReportListingRequestProto) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportListingRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[52]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3187,7 +3187,7 @@ func (x *GetSnapshotDiffReportListingRequestProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use GetSnapshotDiffReportListingRequestProto.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportListingRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{52}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetSnapshotDiffReportListingRequestProto) GetSnapshotRoot() string {
@@ -3227,7 +3227,7 @@ type GetSnapshotDiffReportListingResponseProto struct {
 
 func (x *GetSnapshotDiffReportListingResponseProto) Reset() {
 	*x = GetSnapshotDiffReportListingResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[53]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3239,7 +3239,7 @@ func (x *GetSnapshotDiffReportListingResponseProto) String() string {
 func (*GetSnapshotDiffReportListingResponseProto) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportListingResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[53]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3252,7 +3252,7 @@ func (x *GetSnapshotDiffReportListingResponseProto) ProtoReflect() protoreflect.
 
 // Deprecated: Use GetSnapshotDiffReportListingResponseProto.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportListingResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{53}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetSnapshotDiffReportListingResponseProto) GetDiffReport() *SnapshotDiffReportListingProto {
@@ -3271,7 +3271,7 @@ type RenewLeaseRequestProto struct {
 
 func (x *RenewLeaseRequestProto) Reset() {
 	*x = RenewLeaseRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[54]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3283,7 +3283,7 @@ func (x *RenewLeaseRequestProto) String() string {
 func (*RenewLeaseRequestProto) ProtoMessage() {}
 
 func (x *RenewLeaseRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[54]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3296,7 +3296,7 @@ func (x *RenewLeaseRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseRequestProto.ProtoReflect.Descriptor instead.
 func (*RenewLeaseRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{54}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *RenewLeaseRequestProto) GetClientName() string {
@@ -3314,7 +3314,7 @@ type RenewLeaseResponseProto struct {
 
 func (x *RenewLeaseResponseProto) Reset() {
 	*x = RenewLeaseResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[55]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3326,7 +3326,7 @@ func (x *RenewLeaseResponseProto) String() string {
 func (*RenewLeaseResponseProto) ProtoMessage() {}
 
 func (x *RenewLeaseResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[55]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3339,7 +3339,7 @@ func (x *RenewLeaseResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseResponseProto.ProtoReflect.Descriptor instead.
 func (*RenewLeaseResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{55}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{55}
 }
 
 type RecoverLeaseRequestProto struct {
@@ -3352,7 +3352,7 @@ type RecoverLeaseRequestProto struct {
 
 func (x *RecoverLeaseRequestProto) Reset() {
 	*x = RecoverLeaseRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[56]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3364,7 +3364,7 @@ func (x *RecoverLeaseRequestProto) String() string {
 func (*RecoverLeaseRequestProto) ProtoMessage() {}
 
 func (x *RecoverLeaseRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[56]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3377,7 +3377,7 @@ func (x *RecoverLeaseRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseRequestProto.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{56}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *RecoverLeaseRequestProto) GetSrc() string {
@@ -3403,7 +3403,7 @@ type RecoverLeaseResponseProto struct {
 
 func (x *RecoverLeaseResponseProto) Reset() {
 	*x = RecoverLeaseResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[57]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3415,7 +3415,7 @@ func (x *RecoverLeaseResponseProto) String() string {
 func (*RecoverLeaseResponseProto) ProtoMessage() {}
 
 func (x *RecoverLeaseResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[57]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3428,7 +3428,7 @@ func (x *RecoverLeaseResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseResponseProto.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{57}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *RecoverLeaseResponseProto) GetResult() bool {
@@ -3446,7 +3446,7 @@ type GetFsStatusRequestProto struct {
 
 func (x *GetFsStatusRequestProto) Reset() {
 	*x = GetFsStatusRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[58]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3458,7 +3458,7 @@ func (x *GetFsStatusRequestProto) String() string {
 func (*GetFsStatusRequestProto) ProtoMessage() {}
 
 func (x *GetFsStatusRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[58]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3471,7 +3471,7 @@ func (x *GetFsStatusRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFsStatusRequestProto.ProtoReflect.Descriptor instead.
 func (*GetFsStatusRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{58}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{58}
 }
 
 type GetFsStatsResponseProto struct {
@@ -3491,7 +3491,7 @@ type GetFsStatsResponseProto struct {
 
 func (x *GetFsStatsResponseProto) Reset() {
 	*x = GetFsStatsResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[59]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3503,7 +3503,7 @@ func (x *GetFsStatsResponseProto) String() string {
 func (*GetFsStatsResponseProto) ProtoMessage() {}
 
 func (x *GetFsStatsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[59]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3516,7 +3516,7 @@ func (x *GetFsStatsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFsStatsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetFsStatsResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{59}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *GetFsStatsResponseProto) GetCapacity() uint64 {
@@ -3590,7 +3590,7 @@ type GetFsReplicatedBlockStatsRequestProto struct {
 
 func (x *GetFsReplicatedBlockStatsRequestProto) Reset() {
 	*x = GetFsReplicatedBlockStatsRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[60]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3602,7 +3602,7 @@ func (x *GetFsReplicatedBlockStatsRequestProto) String() string {
 func (*GetFsReplicatedBlockStatsRequestProto) ProtoMessage() {}
 
 func (x *GetFsReplicatedBlockStatsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[60]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3615,7 +3615,7 @@ func (x *GetFsReplicatedBlockStatsRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use GetFsReplicatedBlockStatsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetFsReplicatedBlockStatsRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{60}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{60}
 }
 
 type GetFsReplicatedBlockStatsResponseProto struct {
@@ -3633,7 +3633,7 @@ type GetFsReplicatedBlockStatsResponseProto struct {
 
 func (x *GetFsReplicatedBlockStatsResponseProto) Reset() {
 	*x = GetFsReplicatedBlockStatsResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[61]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3645,7 +3645,7 @@ func (x *GetFsReplicatedBlockStatsResponseProto) String() string {
 func (*GetFsReplicatedBlockStatsResponseProto) ProtoMessage() {}
 
 func (x *GetFsReplicatedBlockStatsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[61]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3658,7 +3658,7 @@ func (x *GetFsReplicatedBlockStatsResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use GetFsReplicatedBlockStatsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetFsReplicatedBlockStatsResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{61}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *GetFsReplicatedBlockStatsResponseProto) GetLowRedundancy() uint64 {
@@ -3718,7 +3718,7 @@ type GetFsECBlockGroupStatsRequestProto struct {
 
 func (x *GetFsECBlockGroupStatsRequestProto) Reset() {
 	*x = GetFsECBlockGroupStatsRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[62]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3730,7 +3730,7 @@ func (x *GetFsECBlockGroupStatsRequestProto) String() string {
 func (*GetFsECBlockGroupStatsRequestProto) ProtoMessage() {}
 
 func (x *GetFsECBlockGroupStatsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[62]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3743,7 +3743,7 @@ func (x *GetFsECBlockGroupStatsRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetFsECBlockGroupStatsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetFsECBlockGroupStatsRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{62}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{62}
 }
 
 type GetFsECBlockGroupStatsResponseProto struct {
@@ -3760,7 +3760,7 @@ type GetFsECBlockGroupStatsResponseProto struct {
 
 func (x *GetFsECBlockGroupStatsResponseProto) Reset() {
 	*x = GetFsECBlockGroupStatsResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[63]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3772,7 +3772,7 @@ func (x *GetFsECBlockGroupStatsResponseProto) String() string {
 func (*GetFsECBlockGroupStatsResponseProto) ProtoMessage() {}
 
 func (x *GetFsECBlockGroupStatsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[63]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3785,7 +3785,7 @@ func (x *GetFsECBlockGroupStatsResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetFsECBlockGroupStatsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetFsECBlockGroupStatsResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{63}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *GetFsECBlockGroupStatsResponseProto) GetLowRedundancy() uint64 {
@@ -3839,7 +3839,7 @@ type GetDatanodeReportRequestProto struct {
 
 func (x *GetDatanodeReportRequestProto) Reset() {
 	*x = GetDatanodeReportRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[64]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3851,7 +3851,7 @@ func (x *GetDatanodeReportRequestProto) String() string {
 func (*GetDatanodeReportRequestProto) ProtoMessage() {}
 
 func (x *GetDatanodeReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[64]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3864,7 +3864,7 @@ func (x *GetDatanodeReportRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDatanodeReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetDatanodeReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{64}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *GetDatanodeReportRequestProto) GetType() DatanodeReportTypeProto {
@@ -3883,7 +3883,7 @@ type GetDatanodeReportResponseProto struct {
 
 func (x *GetDatanodeReportResponseProto) Reset() {
 	*x = GetDatanodeReportResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[65]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3895,7 +3895,7 @@ func (x *GetDatanodeReportResponseProto) String() string {
 func (*GetDatanodeReportResponseProto) ProtoMessage() {}
 
 func (x *GetDatanodeReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[65]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3908,7 +3908,7 @@ func (x *GetDatanodeReportResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDatanodeReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetDatanodeReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{65}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *GetDatanodeReportResponseProto) GetDi() []*DatanodeInfoProto {
@@ -3927,7 +3927,7 @@ type GetDatanodeStorageReportRequestProto struct {
 
 func (x *GetDatanodeStorageReportRequestProto) Reset() {
 	*x = GetDatanodeStorageReportRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[66]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3939,7 +3939,7 @@ func (x *GetDatanodeStorageReportRequestProto) String() string {
 func (*GetDatanodeStorageReportRequestProto) ProtoMessage() {}
 
 func (x *GetDatanodeStorageReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[66]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3952,7 +3952,7 @@ func (x *GetDatanodeStorageReportRequestProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use GetDatanodeStorageReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetDatanodeStorageReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{66}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *GetDatanodeStorageReportRequestProto) GetType() DatanodeReportTypeProto {
@@ -3972,7 +3972,7 @@ type DatanodeStorageReportProto struct {
 
 func (x *DatanodeStorageReportProto) Reset() {
 	*x = DatanodeStorageReportProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[67]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3984,7 +3984,7 @@ func (x *DatanodeStorageReportProto) String() string {
 func (*DatanodeStorageReportProto) ProtoMessage() {}
 
 func (x *DatanodeStorageReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[67]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3997,7 +3997,7 @@ func (x *DatanodeStorageReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeStorageReportProto.ProtoReflect.Descriptor instead.
 func (*DatanodeStorageReportProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{67}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *DatanodeStorageReportProto) GetDatanodeInfo() *DatanodeInfoProto {
@@ -4023,7 +4023,7 @@ type GetDatanodeStorageReportResponseProto struct {
 
 func (x *GetDatanodeStorageReportResponseProto) Reset() {
 	*x = GetDatanodeStorageReportResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[68]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4035,7 +4035,7 @@ func (x *GetDatanodeStorageReportResponseProto) String() string {
 func (*GetDatanodeStorageReportResponseProto) ProtoMessage() {}
 
 func (x *GetDatanodeStorageReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[68]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4048,7 +4048,7 @@ func (x *GetDatanodeStorageReportResponseProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use GetDatanodeStorageReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetDatanodeStorageReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{68}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *GetDatanodeStorageReportResponseProto) GetDatanodeStorageReports() []*DatanodeStorageReportProto {
@@ -4067,7 +4067,7 @@ type GetPreferredBlockSizeRequestProto struct {
 
 func (x *GetPreferredBlockSizeRequestProto) Reset() {
 	*x = GetPreferredBlockSizeRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[69]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4079,7 +4079,7 @@ func (x *GetPreferredBlockSizeRequestProto) String() string {
 func (*GetPreferredBlockSizeRequestProto) ProtoMessage() {}
 
 func (x *GetPreferredBlockSizeRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[69]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4092,7 +4092,7 @@ func (x *GetPreferredBlockSizeRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetPreferredBlockSizeRequestProto.ProtoReflect.Descriptor instead.
 func (*GetPreferredBlockSizeRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{69}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *GetPreferredBlockSizeRequestProto) GetFilename() string {
@@ -4111,7 +4111,7 @@ type GetPreferredBlockSizeResponseProto struct {
 
 func (x *GetPreferredBlockSizeResponseProto) Reset() {
 	*x = GetPreferredBlockSizeResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[70]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4123,7 +4123,7 @@ func (x *GetPreferredBlockSizeResponseProto) String() string {
 func (*GetPreferredBlockSizeResponseProto) ProtoMessage() {}
 
 func (x *GetPreferredBlockSizeResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[70]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4136,7 +4136,7 @@ func (x *GetPreferredBlockSizeResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetPreferredBlockSizeResponseProto.ProtoReflect.Descriptor instead.
 func (*GetPreferredBlockSizeResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{70}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *GetPreferredBlockSizeResponseProto) GetBsize() uint64 {
@@ -4161,7 +4161,7 @@ const (
 
 func (x *SetSafeModeRequestProto) Reset() {
 	*x = SetSafeModeRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[71]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4173,7 +4173,7 @@ func (x *SetSafeModeRequestProto) String() string {
 func (*SetSafeModeRequestProto) ProtoMessage() {}
 
 func (x *SetSafeModeRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[71]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4186,7 +4186,7 @@ func (x *SetSafeModeRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSafeModeRequestProto.ProtoReflect.Descriptor instead.
 func (*SetSafeModeRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{71}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *SetSafeModeRequestProto) GetAction() SafeModeActionProto {
@@ -4212,7 +4212,7 @@ type SetSafeModeResponseProto struct {
 
 func (x *SetSafeModeResponseProto) Reset() {
 	*x = SetSafeModeResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[72]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4224,7 +4224,7 @@ func (x *SetSafeModeResponseProto) String() string {
 func (*SetSafeModeResponseProto) ProtoMessage() {}
 
 func (x *SetSafeModeResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[72]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4237,7 +4237,7 @@ func (x *SetSafeModeResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSafeModeResponseProto.ProtoReflect.Descriptor instead.
 func (*SetSafeModeResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{72}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *SetSafeModeResponseProto) GetResult() bool {
@@ -4263,7 +4263,7 @@ const (
 
 func (x *SaveNamespaceRequestProto) Reset() {
 	*x = SaveNamespaceRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[73]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4275,7 +4275,7 @@ func (x *SaveNamespaceRequestProto) String() string {
 func (*SaveNamespaceRequestProto) ProtoMessage() {}
 
 func (x *SaveNamespaceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[73]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4288,7 +4288,7 @@ func (x *SaveNamespaceRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveNamespaceRequestProto.ProtoReflect.Descriptor instead.
 func (*SaveNamespaceRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{73}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *SaveNamespaceRequestProto) GetTimeWindow() uint64 {
@@ -4319,7 +4319,7 @@ const (
 
 func (x *SaveNamespaceResponseProto) Reset() {
 	*x = SaveNamespaceResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[74]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4331,7 +4331,7 @@ func (x *SaveNamespaceResponseProto) String() string {
 func (*SaveNamespaceResponseProto) ProtoMessage() {}
 
 func (x *SaveNamespaceResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[74]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4344,7 +4344,7 @@ func (x *SaveNamespaceResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveNamespaceResponseProto.ProtoReflect.Descriptor instead.
 func (*SaveNamespaceResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{74}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *SaveNamespaceResponseProto) GetSaved() bool {
@@ -4362,7 +4362,7 @@ type RollEditsRequestProto struct {
 
 func (x *RollEditsRequestProto) Reset() {
 	*x = RollEditsRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[75]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4374,7 +4374,7 @@ func (x *RollEditsRequestProto) String() string {
 func (*RollEditsRequestProto) ProtoMessage() {}
 
 func (x *RollEditsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[75]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4387,7 +4387,7 @@ func (x *RollEditsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollEditsRequestProto.ProtoReflect.Descriptor instead.
 func (*RollEditsRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{75}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{75}
 }
 
 type RollEditsResponseProto struct {
@@ -4399,7 +4399,7 @@ type RollEditsResponseProto struct {
 
 func (x *RollEditsResponseProto) Reset() {
 	*x = RollEditsResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[76]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4411,7 +4411,7 @@ func (x *RollEditsResponseProto) String() string {
 func (*RollEditsResponseProto) ProtoMessage() {}
 
 func (x *RollEditsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[76]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4424,7 +4424,7 @@ func (x *RollEditsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollEditsResponseProto.ProtoReflect.Descriptor instead.
 func (*RollEditsResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{76}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *RollEditsResponseProto) GetNewSegmentTxId() uint64 {
@@ -4443,7 +4443,7 @@ type RestoreFailedStorageRequestProto struct {
 
 func (x *RestoreFailedStorageRequestProto) Reset() {
 	*x = RestoreFailedStorageRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[77]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4455,7 +4455,7 @@ func (x *RestoreFailedStorageRequestProto) String() string {
 func (*RestoreFailedStorageRequestProto) ProtoMessage() {}
 
 func (x *RestoreFailedStorageRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[77]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4468,7 +4468,7 @@ func (x *RestoreFailedStorageRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreFailedStorageRequestProto.ProtoReflect.Descriptor instead.
 func (*RestoreFailedStorageRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{77}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *RestoreFailedStorageRequestProto) GetArg() string {
@@ -4487,7 +4487,7 @@ type RestoreFailedStorageResponseProto struct {
 
 func (x *RestoreFailedStorageResponseProto) Reset() {
 	*x = RestoreFailedStorageResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[78]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4499,7 +4499,7 @@ func (x *RestoreFailedStorageResponseProto) String() string {
 func (*RestoreFailedStorageResponseProto) ProtoMessage() {}
 
 func (x *RestoreFailedStorageResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[78]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4512,7 +4512,7 @@ func (x *RestoreFailedStorageResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use RestoreFailedStorageResponseProto.ProtoReflect.Descriptor instead.
 func (*RestoreFailedStorageResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{78}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *RestoreFailedStorageResponseProto) GetResult() bool {
@@ -4530,7 +4530,7 @@ type RefreshNodesRequestProto struct {
 
 func (x *RefreshNodesRequestProto) Reset() {
 	*x = RefreshNodesRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[79]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4542,7 +4542,7 @@ func (x *RefreshNodesRequestProto) String() string {
 func (*RefreshNodesRequestProto) ProtoMessage() {}
 
 func (x *RefreshNodesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[79]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4555,7 +4555,7 @@ func (x *RefreshNodesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefreshNodesRequestProto.ProtoReflect.Descriptor instead.
 func (*RefreshNodesRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{79}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{79}
 }
 
 type RefreshNodesResponseProto struct {
@@ -4566,7 +4566,7 @@ type RefreshNodesResponseProto struct {
 
 func (x *RefreshNodesResponseProto) Reset() {
 	*x = RefreshNodesResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[80]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4578,7 +4578,7 @@ func (x *RefreshNodesResponseProto) String() string {
 func (*RefreshNodesResponseProto) ProtoMessage() {}
 
 func (x *RefreshNodesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[80]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4591,7 +4591,7 @@ func (x *RefreshNodesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefreshNodesResponseProto.ProtoReflect.Descriptor instead.
 func (*RefreshNodesResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{80}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{80}
 }
 
 type FinalizeUpgradeRequestProto struct {
@@ -4602,7 +4602,7 @@ type FinalizeUpgradeRequestProto struct {
 
 func (x *FinalizeUpgradeRequestProto) Reset() {
 	*x = FinalizeUpgradeRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[81]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4614,7 +4614,7 @@ func (x *FinalizeUpgradeRequestProto) String() string {
 func (*FinalizeUpgradeRequestProto) ProtoMessage() {}
 
 func (x *FinalizeUpgradeRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[81]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4627,7 +4627,7 @@ func (x *FinalizeUpgradeRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinalizeUpgradeRequestProto.ProtoReflect.Descriptor instead.
 func (*FinalizeUpgradeRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{81}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{81}
 }
 
 type FinalizeUpgradeResponseProto struct {
@@ -4638,7 +4638,7 @@ type FinalizeUpgradeResponseProto struct {
 
 func (x *FinalizeUpgradeResponseProto) Reset() {
 	*x = FinalizeUpgradeResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[82]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4650,7 +4650,7 @@ func (x *FinalizeUpgradeResponseProto) String() string {
 func (*FinalizeUpgradeResponseProto) ProtoMessage() {}
 
 func (x *FinalizeUpgradeResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[82]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4663,7 +4663,7 @@ func (x *FinalizeUpgradeResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinalizeUpgradeResponseProto.ProtoReflect.Descriptor instead.
 func (*FinalizeUpgradeResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{82}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{82}
 }
 
 type UpgradeStatusRequestProto struct {
@@ -4674,7 +4674,7 @@ type UpgradeStatusRequestProto struct {
 
 func (x *UpgradeStatusRequestProto) Reset() {
 	*x = UpgradeStatusRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[83]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4686,7 +4686,7 @@ func (x *UpgradeStatusRequestProto) String() string {
 func (*UpgradeStatusRequestProto) ProtoMessage() {}
 
 func (x *UpgradeStatusRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[83]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4699,7 +4699,7 @@ func (x *UpgradeStatusRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpgradeStatusRequestProto.ProtoReflect.Descriptor instead.
 func (*UpgradeStatusRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{83}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{83}
 }
 
 type UpgradeStatusResponseProto struct {
@@ -4711,7 +4711,7 @@ type UpgradeStatusResponseProto struct {
 
 func (x *UpgradeStatusResponseProto) Reset() {
 	*x = UpgradeStatusResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[84]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4723,7 +4723,7 @@ func (x *UpgradeStatusResponseProto) String() string {
 func (*UpgradeStatusResponseProto) ProtoMessage() {}
 
 func (x *UpgradeStatusResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[84]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4736,7 +4736,7 @@ func (x *UpgradeStatusResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpgradeStatusResponseProto.ProtoReflect.Descriptor instead.
 func (*UpgradeStatusResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{84}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *UpgradeStatusResponseProto) GetUpgradeFinalized() bool {
@@ -4755,7 +4755,7 @@ type RollingUpgradeRequestProto struct {
 
 func (x *RollingUpgradeRequestProto) Reset() {
 	*x = RollingUpgradeRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[85]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4767,7 +4767,7 @@ func (x *RollingUpgradeRequestProto) String() string {
 func (*RollingUpgradeRequestProto) ProtoMessage() {}
 
 func (x *RollingUpgradeRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[85]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4780,7 +4780,7 @@ func (x *RollingUpgradeRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollingUpgradeRequestProto.ProtoReflect.Descriptor instead.
 func (*RollingUpgradeRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{85}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *RollingUpgradeRequestProto) GetAction() RollingUpgradeActionProto {
@@ -4802,7 +4802,7 @@ type RollingUpgradeInfoProto struct {
 
 func (x *RollingUpgradeInfoProto) Reset() {
 	*x = RollingUpgradeInfoProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[86]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4814,7 +4814,7 @@ func (x *RollingUpgradeInfoProto) String() string {
 func (*RollingUpgradeInfoProto) ProtoMessage() {}
 
 func (x *RollingUpgradeInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[86]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4827,7 +4827,7 @@ func (x *RollingUpgradeInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollingUpgradeInfoProto.ProtoReflect.Descriptor instead.
 func (*RollingUpgradeInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{86}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *RollingUpgradeInfoProto) GetStatus() *RollingUpgradeStatusProto {
@@ -4867,7 +4867,7 @@ type RollingUpgradeResponseProto struct {
 
 func (x *RollingUpgradeResponseProto) Reset() {
 	*x = RollingUpgradeResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[87]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4879,7 +4879,7 @@ func (x *RollingUpgradeResponseProto) String() string {
 func (*RollingUpgradeResponseProto) ProtoMessage() {}
 
 func (x *RollingUpgradeResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[87]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4892,7 +4892,7 @@ func (x *RollingUpgradeResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollingUpgradeResponseProto.ProtoReflect.Descriptor instead.
 func (*RollingUpgradeResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{87}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *RollingUpgradeResponseProto) GetRollingUpgradeInfo() *RollingUpgradeInfoProto {
@@ -4912,7 +4912,7 @@ type ListCorruptFileBlocksRequestProto struct {
 
 func (x *ListCorruptFileBlocksRequestProto) Reset() {
 	*x = ListCorruptFileBlocksRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[88]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4924,7 +4924,7 @@ func (x *ListCorruptFileBlocksRequestProto) String() string {
 func (*ListCorruptFileBlocksRequestProto) ProtoMessage() {}
 
 func (x *ListCorruptFileBlocksRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[88]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4937,7 +4937,7 @@ func (x *ListCorruptFileBlocksRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ListCorruptFileBlocksRequestProto.ProtoReflect.Descriptor instead.
 func (*ListCorruptFileBlocksRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{88}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *ListCorruptFileBlocksRequestProto) GetPath() string {
@@ -4963,7 +4963,7 @@ type ListCorruptFileBlocksResponseProto struct {
 
 func (x *ListCorruptFileBlocksResponseProto) Reset() {
 	*x = ListCorruptFileBlocksResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[89]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4975,7 +4975,7 @@ func (x *ListCorruptFileBlocksResponseProto) String() string {
 func (*ListCorruptFileBlocksResponseProto) ProtoMessage() {}
 
 func (x *ListCorruptFileBlocksResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[89]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4988,7 +4988,7 @@ func (x *ListCorruptFileBlocksResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ListCorruptFileBlocksResponseProto.ProtoReflect.Descriptor instead.
 func (*ListCorruptFileBlocksResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{89}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *ListCorruptFileBlocksResponseProto) GetCorrupt() *CorruptFileBlocksProto {
@@ -5007,7 +5007,7 @@ type MetaSaveRequestProto struct {
 
 func (x *MetaSaveRequestProto) Reset() {
 	*x = MetaSaveRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[90]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5019,7 +5019,7 @@ func (x *MetaSaveRequestProto) String() string {
 func (*MetaSaveRequestProto) ProtoMessage() {}
 
 func (x *MetaSaveRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[90]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5032,7 +5032,7 @@ func (x *MetaSaveRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaSaveRequestProto.ProtoReflect.Descriptor instead.
 func (*MetaSaveRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{90}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *MetaSaveRequestProto) GetFilename() string {
@@ -5050,7 +5050,7 @@ type MetaSaveResponseProto struct {
 
 func (x *MetaSaveResponseProto) Reset() {
 	*x = MetaSaveResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[91]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5062,7 +5062,7 @@ func (x *MetaSaveResponseProto) String() string {
 func (*MetaSaveResponseProto) ProtoMessage() {}
 
 func (x *MetaSaveResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[91]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5075,7 +5075,7 @@ func (x *MetaSaveResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaSaveResponseProto.ProtoReflect.Descriptor instead.
 func (*MetaSaveResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{91}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{91}
 }
 
 type GetFileInfoRequestProto struct {
@@ -5087,7 +5087,7 @@ type GetFileInfoRequestProto struct {
 
 func (x *GetFileInfoRequestProto) Reset() {
 	*x = GetFileInfoRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[92]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5099,7 +5099,7 @@ func (x *GetFileInfoRequestProto) String() string {
 func (*GetFileInfoRequestProto) ProtoMessage() {}
 
 func (x *GetFileInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[92]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5112,7 +5112,7 @@ func (x *GetFileInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetFileInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{92}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *GetFileInfoRequestProto) GetSrc() string {
@@ -5131,7 +5131,7 @@ type GetFileInfoResponseProto struct {
 
 func (x *GetFileInfoResponseProto) Reset() {
 	*x = GetFileInfoResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[93]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5143,7 +5143,7 @@ func (x *GetFileInfoResponseProto) String() string {
 func (*GetFileInfoResponseProto) ProtoMessage() {}
 
 func (x *GetFileInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[93]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5156,7 +5156,7 @@ func (x *GetFileInfoResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetFileInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{93}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *GetFileInfoResponseProto) GetFs() *HdfsFileStatusProto {
@@ -5181,7 +5181,7 @@ const (
 
 func (x *GetLocatedFileInfoRequestProto) Reset() {
 	*x = GetLocatedFileInfoRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[94]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5193,7 +5193,7 @@ func (x *GetLocatedFileInfoRequestProto) String() string {
 func (*GetLocatedFileInfoRequestProto) ProtoMessage() {}
 
 func (x *GetLocatedFileInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[94]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5206,7 +5206,7 @@ func (x *GetLocatedFileInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLocatedFileInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetLocatedFileInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{94}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *GetLocatedFileInfoRequestProto) GetSrc() string {
@@ -5232,7 +5232,7 @@ type GetLocatedFileInfoResponseProto struct {
 
 func (x *GetLocatedFileInfoResponseProto) Reset() {
 	*x = GetLocatedFileInfoResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[95]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5244,7 +5244,7 @@ func (x *GetLocatedFileInfoResponseProto) String() string {
 func (*GetLocatedFileInfoResponseProto) ProtoMessage() {}
 
 func (x *GetLocatedFileInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[95]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5257,7 +5257,7 @@ func (x *GetLocatedFileInfoResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLocatedFileInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetLocatedFileInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{95}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *GetLocatedFileInfoResponseProto) GetFs() *HdfsFileStatusProto {
@@ -5276,7 +5276,7 @@ type IsFileClosedRequestProto struct {
 
 func (x *IsFileClosedRequestProto) Reset() {
 	*x = IsFileClosedRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[96]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5288,7 +5288,7 @@ func (x *IsFileClosedRequestProto) String() string {
 func (*IsFileClosedRequestProto) ProtoMessage() {}
 
 func (x *IsFileClosedRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[96]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5301,7 +5301,7 @@ func (x *IsFileClosedRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsFileClosedRequestProto.ProtoReflect.Descriptor instead.
 func (*IsFileClosedRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{96}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *IsFileClosedRequestProto) GetSrc() string {
@@ -5320,7 +5320,7 @@ type IsFileClosedResponseProto struct {
 
 func (x *IsFileClosedResponseProto) Reset() {
 	*x = IsFileClosedResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[97]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5332,7 +5332,7 @@ func (x *IsFileClosedResponseProto) String() string {
 func (*IsFileClosedResponseProto) ProtoMessage() {}
 
 func (x *IsFileClosedResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[97]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5345,7 +5345,7 @@ func (x *IsFileClosedResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsFileClosedResponseProto.ProtoReflect.Descriptor instead.
 func (*IsFileClosedResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{97}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *IsFileClosedResponseProto) GetResult() bool {
@@ -5368,7 +5368,7 @@ type CacheDirectiveInfoProto struct {
 
 func (x *CacheDirectiveInfoProto) Reset() {
 	*x = CacheDirectiveInfoProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[98]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5380,7 +5380,7 @@ func (x *CacheDirectiveInfoProto) String() string {
 func (*CacheDirectiveInfoProto) ProtoMessage() {}
 
 func (x *CacheDirectiveInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[98]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5393,7 +5393,7 @@ func (x *CacheDirectiveInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheDirectiveInfoProto.ProtoReflect.Descriptor instead.
 func (*CacheDirectiveInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{98}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *CacheDirectiveInfoProto) GetId() int64 {
@@ -5441,7 +5441,7 @@ type CacheDirectiveInfoExpirationProto struct {
 
 func (x *CacheDirectiveInfoExpirationProto) Reset() {
 	*x = CacheDirectiveInfoExpirationProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[99]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5453,7 +5453,7 @@ func (x *CacheDirectiveInfoExpirationProto) String() string {
 func (*CacheDirectiveInfoExpirationProto) ProtoMessage() {}
 
 func (x *CacheDirectiveInfoExpirationProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[99]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5466,7 +5466,7 @@ func (x *CacheDirectiveInfoExpirationProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CacheDirectiveInfoExpirationProto.ProtoReflect.Descriptor instead.
 func (*CacheDirectiveInfoExpirationProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{99}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *CacheDirectiveInfoExpirationProto) GetMillis() int64 {
@@ -5496,7 +5496,7 @@ type CacheDirectiveStatsProto struct {
 
 func (x *CacheDirectiveStatsProto) Reset() {
 	*x = CacheDirectiveStatsProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[100]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5508,7 +5508,7 @@ func (x *CacheDirectiveStatsProto) String() string {
 func (*CacheDirectiveStatsProto) ProtoMessage() {}
 
 func (x *CacheDirectiveStatsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[100]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5521,7 +5521,7 @@ func (x *CacheDirectiveStatsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheDirectiveStatsProto.ProtoReflect.Descriptor instead.
 func (*CacheDirectiveStatsProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{100}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *CacheDirectiveStatsProto) GetBytesNeeded() int64 {
@@ -5569,7 +5569,7 @@ type AddCacheDirectiveRequestProto struct {
 
 func (x *AddCacheDirectiveRequestProto) Reset() {
 	*x = AddCacheDirectiveRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[101]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5581,7 +5581,7 @@ func (x *AddCacheDirectiveRequestProto) String() string {
 func (*AddCacheDirectiveRequestProto) ProtoMessage() {}
 
 func (x *AddCacheDirectiveRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[101]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5594,7 +5594,7 @@ func (x *AddCacheDirectiveRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCacheDirectiveRequestProto.ProtoReflect.Descriptor instead.
 func (*AddCacheDirectiveRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{101}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *AddCacheDirectiveRequestProto) GetInfo() *CacheDirectiveInfoProto {
@@ -5620,7 +5620,7 @@ type AddCacheDirectiveResponseProto struct {
 
 func (x *AddCacheDirectiveResponseProto) Reset() {
 	*x = AddCacheDirectiveResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[102]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5632,7 +5632,7 @@ func (x *AddCacheDirectiveResponseProto) String() string {
 func (*AddCacheDirectiveResponseProto) ProtoMessage() {}
 
 func (x *AddCacheDirectiveResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[102]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5645,7 +5645,7 @@ func (x *AddCacheDirectiveResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCacheDirectiveResponseProto.ProtoReflect.Descriptor instead.
 func (*AddCacheDirectiveResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{102}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *AddCacheDirectiveResponseProto) GetId() int64 {
@@ -5665,7 +5665,7 @@ type ModifyCacheDirectiveRequestProto struct {
 
 func (x *ModifyCacheDirectiveRequestProto) Reset() {
 	*x = ModifyCacheDirectiveRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[103]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5677,7 +5677,7 @@ func (x *ModifyCacheDirectiveRequestProto) String() string {
 func (*ModifyCacheDirectiveRequestProto) ProtoMessage() {}
 
 func (x *ModifyCacheDirectiveRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[103]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5690,7 +5690,7 @@ func (x *ModifyCacheDirectiveRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyCacheDirectiveRequestProto.ProtoReflect.Descriptor instead.
 func (*ModifyCacheDirectiveRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{103}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *ModifyCacheDirectiveRequestProto) GetInfo() *CacheDirectiveInfoProto {
@@ -5715,7 +5715,7 @@ type ModifyCacheDirectiveResponseProto struct {
 
 func (x *ModifyCacheDirectiveResponseProto) Reset() {
 	*x = ModifyCacheDirectiveResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[104]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5727,7 +5727,7 @@ func (x *ModifyCacheDirectiveResponseProto) String() string {
 func (*ModifyCacheDirectiveResponseProto) ProtoMessage() {}
 
 func (x *ModifyCacheDirectiveResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[104]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5740,7 +5740,7 @@ func (x *ModifyCacheDirectiveResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ModifyCacheDirectiveResponseProto.ProtoReflect.Descriptor instead.
 func (*ModifyCacheDirectiveResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{104}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{104}
 }
 
 type RemoveCacheDirectiveRequestProto struct {
@@ -5752,7 +5752,7 @@ type RemoveCacheDirectiveRequestProto struct {
 
 func (x *RemoveCacheDirectiveRequestProto) Reset() {
 	*x = RemoveCacheDirectiveRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[105]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5764,7 +5764,7 @@ func (x *RemoveCacheDirectiveRequestProto) String() string {
 func (*RemoveCacheDirectiveRequestProto) ProtoMessage() {}
 
 func (x *RemoveCacheDirectiveRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[105]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5777,7 +5777,7 @@ func (x *RemoveCacheDirectiveRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCacheDirectiveRequestProto.ProtoReflect.Descriptor instead.
 func (*RemoveCacheDirectiveRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{105}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *RemoveCacheDirectiveRequestProto) GetId() int64 {
@@ -5795,7 +5795,7 @@ type RemoveCacheDirectiveResponseProto struct {
 
 func (x *RemoveCacheDirectiveResponseProto) Reset() {
 	*x = RemoveCacheDirectiveResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[106]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5807,7 +5807,7 @@ func (x *RemoveCacheDirectiveResponseProto) String() string {
 func (*RemoveCacheDirectiveResponseProto) ProtoMessage() {}
 
 func (x *RemoveCacheDirectiveResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[106]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5820,7 +5820,7 @@ func (x *RemoveCacheDirectiveResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use RemoveCacheDirectiveResponseProto.ProtoReflect.Descriptor instead.
 func (*RemoveCacheDirectiveResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{106}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{106}
 }
 
 type ListCacheDirectivesRequestProto struct {
@@ -5833,7 +5833,7 @@ type ListCacheDirectivesRequestProto struct {
 
 func (x *ListCacheDirectivesRequestProto) Reset() {
 	*x = ListCacheDirectivesRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[107]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5845,7 +5845,7 @@ func (x *ListCacheDirectivesRequestProto) String() string {
 func (*ListCacheDirectivesRequestProto) ProtoMessage() {}
 
 func (x *ListCacheDirectivesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[107]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5858,7 +5858,7 @@ func (x *ListCacheDirectivesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCacheDirectivesRequestProto.ProtoReflect.Descriptor instead.
 func (*ListCacheDirectivesRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{107}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *ListCacheDirectivesRequestProto) GetPrevId() int64 {
@@ -5885,7 +5885,7 @@ type CacheDirectiveEntryProto struct {
 
 func (x *CacheDirectiveEntryProto) Reset() {
 	*x = CacheDirectiveEntryProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[108]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5897,7 +5897,7 @@ func (x *CacheDirectiveEntryProto) String() string {
 func (*CacheDirectiveEntryProto) ProtoMessage() {}
 
 func (x *CacheDirectiveEntryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[108]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5910,7 +5910,7 @@ func (x *CacheDirectiveEntryProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheDirectiveEntryProto.ProtoReflect.Descriptor instead.
 func (*CacheDirectiveEntryProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{108}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *CacheDirectiveEntryProto) GetInfo() *CacheDirectiveInfoProto {
@@ -5937,7 +5937,7 @@ type ListCacheDirectivesResponseProto struct {
 
 func (x *ListCacheDirectivesResponseProto) Reset() {
 	*x = ListCacheDirectivesResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[109]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5949,7 +5949,7 @@ func (x *ListCacheDirectivesResponseProto) String() string {
 func (*ListCacheDirectivesResponseProto) ProtoMessage() {}
 
 func (x *ListCacheDirectivesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[109]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5962,7 +5962,7 @@ func (x *ListCacheDirectivesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCacheDirectivesResponseProto.ProtoReflect.Descriptor instead.
 func (*ListCacheDirectivesResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{109}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *ListCacheDirectivesResponseProto) GetElements() []*CacheDirectiveEntryProto {
@@ -5999,7 +5999,7 @@ const (
 
 func (x *CachePoolInfoProto) Reset() {
 	*x = CachePoolInfoProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[110]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6011,7 +6011,7 @@ func (x *CachePoolInfoProto) String() string {
 func (*CachePoolInfoProto) ProtoMessage() {}
 
 func (x *CachePoolInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[110]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6024,7 +6024,7 @@ func (x *CachePoolInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePoolInfoProto.ProtoReflect.Descriptor instead.
 func (*CachePoolInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{110}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{110}
 }
 
 func (x *CachePoolInfoProto) GetPoolName() string {
@@ -6089,7 +6089,7 @@ type CachePoolStatsProto struct {
 
 func (x *CachePoolStatsProto) Reset() {
 	*x = CachePoolStatsProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[111]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6101,7 +6101,7 @@ func (x *CachePoolStatsProto) String() string {
 func (*CachePoolStatsProto) ProtoMessage() {}
 
 func (x *CachePoolStatsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[111]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6114,7 +6114,7 @@ func (x *CachePoolStatsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePoolStatsProto.ProtoReflect.Descriptor instead.
 func (*CachePoolStatsProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{111}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *CachePoolStatsProto) GetBytesNeeded() int64 {
@@ -6161,7 +6161,7 @@ type AddCachePoolRequestProto struct {
 
 func (x *AddCachePoolRequestProto) Reset() {
 	*x = AddCachePoolRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[112]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6173,7 +6173,7 @@ func (x *AddCachePoolRequestProto) String() string {
 func (*AddCachePoolRequestProto) ProtoMessage() {}
 
 func (x *AddCachePoolRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[112]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6186,7 +6186,7 @@ func (x *AddCachePoolRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCachePoolRequestProto.ProtoReflect.Descriptor instead.
 func (*AddCachePoolRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{112}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *AddCachePoolRequestProto) GetInfo() *CachePoolInfoProto {
@@ -6204,7 +6204,7 @@ type AddCachePoolResponseProto struct {
 
 func (x *AddCachePoolResponseProto) Reset() {
 	*x = AddCachePoolResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[113]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6216,7 +6216,7 @@ func (x *AddCachePoolResponseProto) String() string {
 func (*AddCachePoolResponseProto) ProtoMessage() {}
 
 func (x *AddCachePoolResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[113]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6229,7 +6229,7 @@ func (x *AddCachePoolResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCachePoolResponseProto.ProtoReflect.Descriptor instead.
 func (*AddCachePoolResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{113}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{113}
 }
 
 type ModifyCachePoolRequestProto struct {
@@ -6241,7 +6241,7 @@ type ModifyCachePoolRequestProto struct {
 
 func (x *ModifyCachePoolRequestProto) Reset() {
 	*x = ModifyCachePoolRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[114]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6253,7 +6253,7 @@ func (x *ModifyCachePoolRequestProto) String() string {
 func (*ModifyCachePoolRequestProto) ProtoMessage() {}
 
 func (x *ModifyCachePoolRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[114]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6266,7 +6266,7 @@ func (x *ModifyCachePoolRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyCachePoolRequestProto.ProtoReflect.Descriptor instead.
 func (*ModifyCachePoolRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{114}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{114}
 }
 
 func (x *ModifyCachePoolRequestProto) GetInfo() *CachePoolInfoProto {
@@ -6284,7 +6284,7 @@ type ModifyCachePoolResponseProto struct {
 
 func (x *ModifyCachePoolResponseProto) Reset() {
 	*x = ModifyCachePoolResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[115]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6296,7 +6296,7 @@ func (x *ModifyCachePoolResponseProto) String() string {
 func (*ModifyCachePoolResponseProto) ProtoMessage() {}
 
 func (x *ModifyCachePoolResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[115]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6309,7 +6309,7 @@ func (x *ModifyCachePoolResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyCachePoolResponseProto.ProtoReflect.Descriptor instead.
 func (*ModifyCachePoolResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{115}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{115}
 }
 
 type RemoveCachePoolRequestProto struct {
@@ -6321,7 +6321,7 @@ type RemoveCachePoolRequestProto struct {
 
 func (x *RemoveCachePoolRequestProto) Reset() {
 	*x = RemoveCachePoolRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[116]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6333,7 +6333,7 @@ func (x *RemoveCachePoolRequestProto) String() string {
 func (*RemoveCachePoolRequestProto) ProtoMessage() {}
 
 func (x *RemoveCachePoolRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[116]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6346,7 +6346,7 @@ func (x *RemoveCachePoolRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCachePoolRequestProto.ProtoReflect.Descriptor instead.
 func (*RemoveCachePoolRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{116}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{116}
 }
 
 func (x *RemoveCachePoolRequestProto) GetPoolName() string {
@@ -6364,7 +6364,7 @@ type RemoveCachePoolResponseProto struct {
 
 func (x *RemoveCachePoolResponseProto) Reset() {
 	*x = RemoveCachePoolResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[117]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6376,7 +6376,7 @@ func (x *RemoveCachePoolResponseProto) String() string {
 func (*RemoveCachePoolResponseProto) ProtoMessage() {}
 
 func (x *RemoveCachePoolResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[117]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6389,7 +6389,7 @@ func (x *RemoveCachePoolResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCachePoolResponseProto.ProtoReflect.Descriptor instead.
 func (*RemoveCachePoolResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{117}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{117}
 }
 
 type ListCachePoolsRequestProto struct {
@@ -6401,7 +6401,7 @@ type ListCachePoolsRequestProto struct {
 
 func (x *ListCachePoolsRequestProto) Reset() {
 	*x = ListCachePoolsRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[118]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6413,7 +6413,7 @@ func (x *ListCachePoolsRequestProto) String() string {
 func (*ListCachePoolsRequestProto) ProtoMessage() {}
 
 func (x *ListCachePoolsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[118]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6426,7 +6426,7 @@ func (x *ListCachePoolsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachePoolsRequestProto.ProtoReflect.Descriptor instead.
 func (*ListCachePoolsRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{118}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{118}
 }
 
 func (x *ListCachePoolsRequestProto) GetPrevPoolName() string {
@@ -6446,7 +6446,7 @@ type ListCachePoolsResponseProto struct {
 
 func (x *ListCachePoolsResponseProto) Reset() {
 	*x = ListCachePoolsResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[119]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6458,7 +6458,7 @@ func (x *ListCachePoolsResponseProto) String() string {
 func (*ListCachePoolsResponseProto) ProtoMessage() {}
 
 func (x *ListCachePoolsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[119]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6471,7 +6471,7 @@ func (x *ListCachePoolsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachePoolsResponseProto.ProtoReflect.Descriptor instead.
 func (*ListCachePoolsResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{119}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{119}
 }
 
 func (x *ListCachePoolsResponseProto) GetEntries() []*CachePoolEntryProto {
@@ -6498,7 +6498,7 @@ type CachePoolEntryProto struct {
 
 func (x *CachePoolEntryProto) Reset() {
 	*x = CachePoolEntryProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[120]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6510,7 +6510,7 @@ func (x *CachePoolEntryProto) String() string {
 func (*CachePoolEntryProto) ProtoMessage() {}
 
 func (x *CachePoolEntryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[120]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6523,7 +6523,7 @@ func (x *CachePoolEntryProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePoolEntryProto.ProtoReflect.Descriptor instead.
 func (*CachePoolEntryProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{120}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{120}
 }
 
 func (x *CachePoolEntryProto) GetInfo() *CachePoolInfoProto {
@@ -6549,7 +6549,7 @@ type GetFileLinkInfoRequestProto struct {
 
 func (x *GetFileLinkInfoRequestProto) Reset() {
 	*x = GetFileLinkInfoRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[121]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[121]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6561,7 +6561,7 @@ func (x *GetFileLinkInfoRequestProto) String() string {
 func (*GetFileLinkInfoRequestProto) ProtoMessage() {}
 
 func (x *GetFileLinkInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[121]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[121]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6574,7 +6574,7 @@ func (x *GetFileLinkInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileLinkInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetFileLinkInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{121}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{121}
 }
 
 func (x *GetFileLinkInfoRequestProto) GetSrc() string {
@@ -6593,7 +6593,7 @@ type GetFileLinkInfoResponseProto struct {
 
 func (x *GetFileLinkInfoResponseProto) Reset() {
 	*x = GetFileLinkInfoResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[122]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[122]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6605,7 +6605,7 @@ func (x *GetFileLinkInfoResponseProto) String() string {
 func (*GetFileLinkInfoResponseProto) ProtoMessage() {}
 
 func (x *GetFileLinkInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[122]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[122]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6618,7 +6618,7 @@ func (x *GetFileLinkInfoResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileLinkInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetFileLinkInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{122}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{122}
 }
 
 func (x *GetFileLinkInfoResponseProto) GetFs() *HdfsFileStatusProto {
@@ -6637,7 +6637,7 @@ type GetContentSummaryRequestProto struct {
 
 func (x *GetContentSummaryRequestProto) Reset() {
 	*x = GetContentSummaryRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[123]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[123]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6649,7 +6649,7 @@ func (x *GetContentSummaryRequestProto) String() string {
 func (*GetContentSummaryRequestProto) ProtoMessage() {}
 
 func (x *GetContentSummaryRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[123]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[123]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6662,7 +6662,7 @@ func (x *GetContentSummaryRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{123}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{123}
 }
 
 func (x *GetContentSummaryRequestProto) GetPath() string {
@@ -6681,7 +6681,7 @@ type GetContentSummaryResponseProto struct {
 
 func (x *GetContentSummaryResponseProto) Reset() {
 	*x = GetContentSummaryResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[124]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[124]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6693,7 +6693,7 @@ func (x *GetContentSummaryResponseProto) String() string {
 func (*GetContentSummaryResponseProto) ProtoMessage() {}
 
 func (x *GetContentSummaryResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[124]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[124]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6706,7 +6706,7 @@ func (x *GetContentSummaryResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{124}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{124}
 }
 
 func (x *GetContentSummaryResponseProto) GetSummary() *ContentSummaryProto {
@@ -6725,7 +6725,7 @@ type GetQuotaUsageRequestProto struct {
 
 func (x *GetQuotaUsageRequestProto) Reset() {
 	*x = GetQuotaUsageRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[125]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[125]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6737,7 +6737,7 @@ func (x *GetQuotaUsageRequestProto) String() string {
 func (*GetQuotaUsageRequestProto) ProtoMessage() {}
 
 func (x *GetQuotaUsageRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[125]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[125]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6750,7 +6750,7 @@ func (x *GetQuotaUsageRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuotaUsageRequestProto.ProtoReflect.Descriptor instead.
 func (*GetQuotaUsageRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{125}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{125}
 }
 
 func (x *GetQuotaUsageRequestProto) GetPath() string {
@@ -6769,7 +6769,7 @@ type GetQuotaUsageResponseProto struct {
 
 func (x *GetQuotaUsageResponseProto) Reset() {
 	*x = GetQuotaUsageResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[126]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[126]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6781,7 +6781,7 @@ func (x *GetQuotaUsageResponseProto) String() string {
 func (*GetQuotaUsageResponseProto) ProtoMessage() {}
 
 func (x *GetQuotaUsageResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[126]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[126]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6794,7 +6794,7 @@ func (x *GetQuotaUsageResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuotaUsageResponseProto.ProtoReflect.Descriptor instead.
 func (*GetQuotaUsageResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{126}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{126}
 }
 
 func (x *GetQuotaUsageResponseProto) GetUsage() *QuotaUsageProto {
@@ -6816,7 +6816,7 @@ type SetQuotaRequestProto struct {
 
 func (x *SetQuotaRequestProto) Reset() {
 	*x = SetQuotaRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[127]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[127]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6828,7 +6828,7 @@ func (x *SetQuotaRequestProto) String() string {
 func (*SetQuotaRequestProto) ProtoMessage() {}
 
 func (x *SetQuotaRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[127]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[127]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6841,7 +6841,7 @@ func (x *SetQuotaRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaRequestProto.ProtoReflect.Descriptor instead.
 func (*SetQuotaRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{127}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{127}
 }
 
 func (x *SetQuotaRequestProto) GetPath() string {
@@ -6880,7 +6880,7 @@ type SetQuotaResponseProto struct {
 
 func (x *SetQuotaResponseProto) Reset() {
 	*x = SetQuotaResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[128]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[128]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6892,7 +6892,7 @@ func (x *SetQuotaResponseProto) String() string {
 func (*SetQuotaResponseProto) ProtoMessage() {}
 
 func (x *SetQuotaResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[128]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[128]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6905,7 +6905,7 @@ func (x *SetQuotaResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaResponseProto.ProtoReflect.Descriptor instead.
 func (*SetQuotaResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{128}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{128}
 }
 
 type FsyncRequestProto struct {
@@ -6926,7 +6926,7 @@ const (
 
 func (x *FsyncRequestProto) Reset() {
 	*x = FsyncRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[129]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[129]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6938,7 +6938,7 @@ func (x *FsyncRequestProto) String() string {
 func (*FsyncRequestProto) ProtoMessage() {}
 
 func (x *FsyncRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[129]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[129]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6951,7 +6951,7 @@ func (x *FsyncRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsyncRequestProto.ProtoReflect.Descriptor instead.
 func (*FsyncRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{129}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{129}
 }
 
 func (x *FsyncRequestProto) GetSrc() string {
@@ -6990,7 +6990,7 @@ type FsyncResponseProto struct {
 
 func (x *FsyncResponseProto) Reset() {
 	*x = FsyncResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[130]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[130]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7002,7 +7002,7 @@ func (x *FsyncResponseProto) String() string {
 func (*FsyncResponseProto) ProtoMessage() {}
 
 func (x *FsyncResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[130]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[130]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7015,7 +7015,7 @@ func (x *FsyncResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsyncResponseProto.ProtoReflect.Descriptor instead.
 func (*FsyncResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{130}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{130}
 }
 
 type SetTimesRequestProto struct {
@@ -7029,7 +7029,7 @@ type SetTimesRequestProto struct {
 
 func (x *SetTimesRequestProto) Reset() {
 	*x = SetTimesRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[131]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[131]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7041,7 +7041,7 @@ func (x *SetTimesRequestProto) String() string {
 func (*SetTimesRequestProto) ProtoMessage() {}
 
 func (x *SetTimesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[131]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[131]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7054,7 +7054,7 @@ func (x *SetTimesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesRequestProto.ProtoReflect.Descriptor instead.
 func (*SetTimesRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{131}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{131}
 }
 
 func (x *SetTimesRequestProto) GetSrc() string {
@@ -7086,7 +7086,7 @@ type SetTimesResponseProto struct {
 
 func (x *SetTimesResponseProto) Reset() {
 	*x = SetTimesResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[132]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[132]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7098,7 +7098,7 @@ func (x *SetTimesResponseProto) String() string {
 func (*SetTimesResponseProto) ProtoMessage() {}
 
 func (x *SetTimesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[132]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[132]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7111,7 +7111,7 @@ func (x *SetTimesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesResponseProto.ProtoReflect.Descriptor instead.
 func (*SetTimesResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{132}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{132}
 }
 
 type CreateSymlinkRequestProto struct {
@@ -7126,7 +7126,7 @@ type CreateSymlinkRequestProto struct {
 
 func (x *CreateSymlinkRequestProto) Reset() {
 	*x = CreateSymlinkRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[133]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[133]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7138,7 +7138,7 @@ func (x *CreateSymlinkRequestProto) String() string {
 func (*CreateSymlinkRequestProto) ProtoMessage() {}
 
 func (x *CreateSymlinkRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[133]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[133]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7151,7 +7151,7 @@ func (x *CreateSymlinkRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSymlinkRequestProto.ProtoReflect.Descriptor instead.
 func (*CreateSymlinkRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{133}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{133}
 }
 
 func (x *CreateSymlinkRequestProto) GetTarget() string {
@@ -7190,7 +7190,7 @@ type CreateSymlinkResponseProto struct {
 
 func (x *CreateSymlinkResponseProto) Reset() {
 	*x = CreateSymlinkResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[134]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[134]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7202,7 +7202,7 @@ func (x *CreateSymlinkResponseProto) String() string {
 func (*CreateSymlinkResponseProto) ProtoMessage() {}
 
 func (x *CreateSymlinkResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[134]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[134]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7215,7 +7215,7 @@ func (x *CreateSymlinkResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSymlinkResponseProto.ProtoReflect.Descriptor instead.
 func (*CreateSymlinkResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{134}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{134}
 }
 
 type GetLinkTargetRequestProto struct {
@@ -7227,7 +7227,7 @@ type GetLinkTargetRequestProto struct {
 
 func (x *GetLinkTargetRequestProto) Reset() {
 	*x = GetLinkTargetRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[135]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[135]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7239,7 +7239,7 @@ func (x *GetLinkTargetRequestProto) String() string {
 func (*GetLinkTargetRequestProto) ProtoMessage() {}
 
 func (x *GetLinkTargetRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[135]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[135]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7252,7 +7252,7 @@ func (x *GetLinkTargetRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLinkTargetRequestProto.ProtoReflect.Descriptor instead.
 func (*GetLinkTargetRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{135}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{135}
 }
 
 func (x *GetLinkTargetRequestProto) GetPath() string {
@@ -7271,7 +7271,7 @@ type GetLinkTargetResponseProto struct {
 
 func (x *GetLinkTargetResponseProto) Reset() {
 	*x = GetLinkTargetResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[136]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[136]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7283,7 +7283,7 @@ func (x *GetLinkTargetResponseProto) String() string {
 func (*GetLinkTargetResponseProto) ProtoMessage() {}
 
 func (x *GetLinkTargetResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[136]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[136]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7296,7 +7296,7 @@ func (x *GetLinkTargetResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLinkTargetResponseProto.ProtoReflect.Descriptor instead.
 func (*GetLinkTargetResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{136}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{136}
 }
 
 func (x *GetLinkTargetResponseProto) GetTargetPath() string {
@@ -7316,7 +7316,7 @@ type UpdateBlockForPipelineRequestProto struct {
 
 func (x *UpdateBlockForPipelineRequestProto) Reset() {
 	*x = UpdateBlockForPipelineRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[137]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[137]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7328,7 +7328,7 @@ func (x *UpdateBlockForPipelineRequestProto) String() string {
 func (*UpdateBlockForPipelineRequestProto) ProtoMessage() {}
 
 func (x *UpdateBlockForPipelineRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[137]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[137]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7341,7 +7341,7 @@ func (x *UpdateBlockForPipelineRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UpdateBlockForPipelineRequestProto.ProtoReflect.Descriptor instead.
 func (*UpdateBlockForPipelineRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{137}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{137}
 }
 
 func (x *UpdateBlockForPipelineRequestProto) GetBlock() *ExtendedBlockProto {
@@ -7367,7 +7367,7 @@ type UpdateBlockForPipelineResponseProto struct {
 
 func (x *UpdateBlockForPipelineResponseProto) Reset() {
 	*x = UpdateBlockForPipelineResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[138]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[138]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7379,7 +7379,7 @@ func (x *UpdateBlockForPipelineResponseProto) String() string {
 func (*UpdateBlockForPipelineResponseProto) ProtoMessage() {}
 
 func (x *UpdateBlockForPipelineResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[138]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[138]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7392,7 +7392,7 @@ func (x *UpdateBlockForPipelineResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use UpdateBlockForPipelineResponseProto.ProtoReflect.Descriptor instead.
 func (*UpdateBlockForPipelineResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{138}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{138}
 }
 
 func (x *UpdateBlockForPipelineResponseProto) GetBlock() *LocatedBlockProto {
@@ -7415,7 +7415,7 @@ type UpdatePipelineRequestProto struct {
 
 func (x *UpdatePipelineRequestProto) Reset() {
 	*x = UpdatePipelineRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[139]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[139]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7427,7 +7427,7 @@ func (x *UpdatePipelineRequestProto) String() string {
 func (*UpdatePipelineRequestProto) ProtoMessage() {}
 
 func (x *UpdatePipelineRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[139]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[139]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7440,7 +7440,7 @@ func (x *UpdatePipelineRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePipelineRequestProto.ProtoReflect.Descriptor instead.
 func (*UpdatePipelineRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{139}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{139}
 }
 
 func (x *UpdatePipelineRequestProto) GetClientName() string {
@@ -7486,7 +7486,7 @@ type UpdatePipelineResponseProto struct {
 
 func (x *UpdatePipelineResponseProto) Reset() {
 	*x = UpdatePipelineResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[140]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[140]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7498,7 +7498,7 @@ func (x *UpdatePipelineResponseProto) String() string {
 func (*UpdatePipelineResponseProto) ProtoMessage() {}
 
 func (x *UpdatePipelineResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[140]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[140]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7511,7 +7511,7 @@ func (x *UpdatePipelineResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePipelineResponseProto.ProtoReflect.Descriptor instead.
 func (*UpdatePipelineResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{140}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{140}
 }
 
 type SetBalancerBandwidthRequestProto struct {
@@ -7523,7 +7523,7 @@ type SetBalancerBandwidthRequestProto struct {
 
 func (x *SetBalancerBandwidthRequestProto) Reset() {
 	*x = SetBalancerBandwidthRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[141]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[141]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7535,7 +7535,7 @@ func (x *SetBalancerBandwidthRequestProto) String() string {
 func (*SetBalancerBandwidthRequestProto) ProtoMessage() {}
 
 func (x *SetBalancerBandwidthRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[141]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[141]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7548,7 +7548,7 @@ func (x *SetBalancerBandwidthRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetBalancerBandwidthRequestProto.ProtoReflect.Descriptor instead.
 func (*SetBalancerBandwidthRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{141}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{141}
 }
 
 func (x *SetBalancerBandwidthRequestProto) GetBandwidth() int64 {
@@ -7566,7 +7566,7 @@ type SetBalancerBandwidthResponseProto struct {
 
 func (x *SetBalancerBandwidthResponseProto) Reset() {
 	*x = SetBalancerBandwidthResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[142]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[142]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7578,7 +7578,7 @@ func (x *SetBalancerBandwidthResponseProto) String() string {
 func (*SetBalancerBandwidthResponseProto) ProtoMessage() {}
 
 func (x *SetBalancerBandwidthResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[142]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[142]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7591,7 +7591,7 @@ func (x *SetBalancerBandwidthResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use SetBalancerBandwidthResponseProto.ProtoReflect.Descriptor instead.
 func (*SetBalancerBandwidthResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{142}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{142}
 }
 
 type GetDataEncryptionKeyRequestProto struct {
@@ -7602,7 +7602,7 @@ type GetDataEncryptionKeyRequestProto struct {
 
 func (x *GetDataEncryptionKeyRequestProto) Reset() {
 	*x = GetDataEncryptionKeyRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[143]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[143]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7614,7 +7614,7 @@ func (x *GetDataEncryptionKeyRequestProto) String() string {
 func (*GetDataEncryptionKeyRequestProto) ProtoMessage() {}
 
 func (x *GetDataEncryptionKeyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[143]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[143]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7627,7 +7627,7 @@ func (x *GetDataEncryptionKeyRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDataEncryptionKeyRequestProto.ProtoReflect.Descriptor instead.
 func (*GetDataEncryptionKeyRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{143}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{143}
 }
 
 type GetDataEncryptionKeyResponseProto struct {
@@ -7639,7 +7639,7 @@ type GetDataEncryptionKeyResponseProto struct {
 
 func (x *GetDataEncryptionKeyResponseProto) Reset() {
 	*x = GetDataEncryptionKeyResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[144]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[144]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7651,7 +7651,7 @@ func (x *GetDataEncryptionKeyResponseProto) String() string {
 func (*GetDataEncryptionKeyResponseProto) ProtoMessage() {}
 
 func (x *GetDataEncryptionKeyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[144]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[144]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7664,7 +7664,7 @@ func (x *GetDataEncryptionKeyResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetDataEncryptionKeyResponseProto.ProtoReflect.Descriptor instead.
 func (*GetDataEncryptionKeyResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{144}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{144}
 }
 
 func (x *GetDataEncryptionKeyResponseProto) GetDataEncryptionKey() *DataEncryptionKeyProto {
@@ -7684,7 +7684,7 @@ type CreateSnapshotRequestProto struct {
 
 func (x *CreateSnapshotRequestProto) Reset() {
 	*x = CreateSnapshotRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[145]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[145]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7696,7 +7696,7 @@ func (x *CreateSnapshotRequestProto) String() string {
 func (*CreateSnapshotRequestProto) ProtoMessage() {}
 
 func (x *CreateSnapshotRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[145]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[145]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7709,7 +7709,7 @@ func (x *CreateSnapshotRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSnapshotRequestProto.ProtoReflect.Descriptor instead.
 func (*CreateSnapshotRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{145}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{145}
 }
 
 func (x *CreateSnapshotRequestProto) GetSnapshotRoot() string {
@@ -7735,7 +7735,7 @@ type CreateSnapshotResponseProto struct {
 
 func (x *CreateSnapshotResponseProto) Reset() {
 	*x = CreateSnapshotResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[146]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[146]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7747,7 +7747,7 @@ func (x *CreateSnapshotResponseProto) String() string {
 func (*CreateSnapshotResponseProto) ProtoMessage() {}
 
 func (x *CreateSnapshotResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[146]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[146]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7760,7 +7760,7 @@ func (x *CreateSnapshotResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSnapshotResponseProto.ProtoReflect.Descriptor instead.
 func (*CreateSnapshotResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{146}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{146}
 }
 
 func (x *CreateSnapshotResponseProto) GetSnapshotPath() string {
@@ -7781,7 +7781,7 @@ type RenameSnapshotRequestProto struct {
 
 func (x *RenameSnapshotRequestProto) Reset() {
 	*x = RenameSnapshotRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[147]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[147]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7793,7 +7793,7 @@ func (x *RenameSnapshotRequestProto) String() string {
 func (*RenameSnapshotRequestProto) ProtoMessage() {}
 
 func (x *RenameSnapshotRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[147]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[147]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7806,7 +7806,7 @@ func (x *RenameSnapshotRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameSnapshotRequestProto.ProtoReflect.Descriptor instead.
 func (*RenameSnapshotRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{147}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{147}
 }
 
 func (x *RenameSnapshotRequestProto) GetSnapshotRoot() string {
@@ -7838,7 +7838,7 @@ type RenameSnapshotResponseProto struct {
 
 func (x *RenameSnapshotResponseProto) Reset() {
 	*x = RenameSnapshotResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[148]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[148]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7850,7 +7850,7 @@ func (x *RenameSnapshotResponseProto) String() string {
 func (*RenameSnapshotResponseProto) ProtoMessage() {}
 
 func (x *RenameSnapshotResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[148]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[148]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7863,7 +7863,7 @@ func (x *RenameSnapshotResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameSnapshotResponseProto.ProtoReflect.Descriptor instead.
 func (*RenameSnapshotResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{148}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{148}
 }
 
 type AllowSnapshotRequestProto struct {
@@ -7875,7 +7875,7 @@ type AllowSnapshotRequestProto struct {
 
 func (x *AllowSnapshotRequestProto) Reset() {
 	*x = AllowSnapshotRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[149]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[149]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7887,7 +7887,7 @@ func (x *AllowSnapshotRequestProto) String() string {
 func (*AllowSnapshotRequestProto) ProtoMessage() {}
 
 func (x *AllowSnapshotRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[149]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[149]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7900,7 +7900,7 @@ func (x *AllowSnapshotRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllowSnapshotRequestProto.ProtoReflect.Descriptor instead.
 func (*AllowSnapshotRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{149}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{149}
 }
 
 func (x *AllowSnapshotRequestProto) GetSnapshotRoot() string {
@@ -7918,7 +7918,7 @@ type AllowSnapshotResponseProto struct {
 
 func (x *AllowSnapshotResponseProto) Reset() {
 	*x = AllowSnapshotResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[150]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[150]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7930,7 +7930,7 @@ func (x *AllowSnapshotResponseProto) String() string {
 func (*AllowSnapshotResponseProto) ProtoMessage() {}
 
 func (x *AllowSnapshotResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[150]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[150]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7943,7 +7943,7 @@ func (x *AllowSnapshotResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllowSnapshotResponseProto.ProtoReflect.Descriptor instead.
 func (*AllowSnapshotResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{150}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{150}
 }
 
 type DisallowSnapshotRequestProto struct {
@@ -7955,7 +7955,7 @@ type DisallowSnapshotRequestProto struct {
 
 func (x *DisallowSnapshotRequestProto) Reset() {
 	*x = DisallowSnapshotRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[151]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[151]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7967,7 +7967,7 @@ func (x *DisallowSnapshotRequestProto) String() string {
 func (*DisallowSnapshotRequestProto) ProtoMessage() {}
 
 func (x *DisallowSnapshotRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[151]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[151]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7980,7 +7980,7 @@ func (x *DisallowSnapshotRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisallowSnapshotRequestProto.ProtoReflect.Descriptor instead.
 func (*DisallowSnapshotRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{151}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{151}
 }
 
 func (x *DisallowSnapshotRequestProto) GetSnapshotRoot() string {
@@ -7998,7 +7998,7 @@ type DisallowSnapshotResponseProto struct {
 
 func (x *DisallowSnapshotResponseProto) Reset() {
 	*x = DisallowSnapshotResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[152]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[152]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8010,7 +8010,7 @@ func (x *DisallowSnapshotResponseProto) String() string {
 func (*DisallowSnapshotResponseProto) ProtoMessage() {}
 
 func (x *DisallowSnapshotResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[152]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[152]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8023,7 +8023,7 @@ func (x *DisallowSnapshotResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisallowSnapshotResponseProto.ProtoReflect.Descriptor instead.
 func (*DisallowSnapshotResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{152}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{152}
 }
 
 type DeleteSnapshotRequestProto struct {
@@ -8036,7 +8036,7 @@ type DeleteSnapshotRequestProto struct {
 
 func (x *DeleteSnapshotRequestProto) Reset() {
 	*x = DeleteSnapshotRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[153]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[153]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8048,7 +8048,7 @@ func (x *DeleteSnapshotRequestProto) String() string {
 func (*DeleteSnapshotRequestProto) ProtoMessage() {}
 
 func (x *DeleteSnapshotRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[153]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[153]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8061,7 +8061,7 @@ func (x *DeleteSnapshotRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSnapshotRequestProto.ProtoReflect.Descriptor instead.
 func (*DeleteSnapshotRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{153}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{153}
 }
 
 func (x *DeleteSnapshotRequestProto) GetSnapshotRoot() string {
@@ -8086,7 +8086,7 @@ type DeleteSnapshotResponseProto struct {
 
 func (x *DeleteSnapshotResponseProto) Reset() {
 	*x = DeleteSnapshotResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[154]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[154]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8098,7 +8098,7 @@ func (x *DeleteSnapshotResponseProto) String() string {
 func (*DeleteSnapshotResponseProto) ProtoMessage() {}
 
 func (x *DeleteSnapshotResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[154]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[154]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8111,7 +8111,7 @@ func (x *DeleteSnapshotResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSnapshotResponseProto.ProtoReflect.Descriptor instead.
 func (*DeleteSnapshotResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{154}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{154}
 }
 
 type CheckAccessRequestProto struct {
@@ -8124,7 +8124,7 @@ type CheckAccessRequestProto struct {
 
 func (x *CheckAccessRequestProto) Reset() {
 	*x = CheckAccessRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[155]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[155]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8136,7 +8136,7 @@ func (x *CheckAccessRequestProto) String() string {
 func (*CheckAccessRequestProto) ProtoMessage() {}
 
 func (x *CheckAccessRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[155]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[155]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8149,7 +8149,7 @@ func (x *CheckAccessRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckAccessRequestProto.ProtoReflect.Descriptor instead.
 func (*CheckAccessRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{155}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{155}
 }
 
 func (x *CheckAccessRequestProto) GetPath() string {
@@ -8174,7 +8174,7 @@ type CheckAccessResponseProto struct {
 
 func (x *CheckAccessResponseProto) Reset() {
 	*x = CheckAccessResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[156]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[156]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8186,7 +8186,7 @@ func (x *CheckAccessResponseProto) String() string {
 func (*CheckAccessResponseProto) ProtoMessage() {}
 
 func (x *CheckAccessResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[156]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[156]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8199,7 +8199,7 @@ func (x *CheckAccessResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckAccessResponseProto.ProtoReflect.Descriptor instead.
 func (*CheckAccessResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{156}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{156}
 }
 
 type GetCurrentEditLogTxidRequestProto struct {
@@ -8210,7 +8210,7 @@ type GetCurrentEditLogTxidRequestProto struct {
 
 func (x *GetCurrentEditLogTxidRequestProto) Reset() {
 	*x = GetCurrentEditLogTxidRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[157]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[157]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8222,7 +8222,7 @@ func (x *GetCurrentEditLogTxidRequestProto) String() string {
 func (*GetCurrentEditLogTxidRequestProto) ProtoMessage() {}
 
 func (x *GetCurrentEditLogTxidRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[157]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[157]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8235,7 +8235,7 @@ func (x *GetCurrentEditLogTxidRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetCurrentEditLogTxidRequestProto.ProtoReflect.Descriptor instead.
 func (*GetCurrentEditLogTxidRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{157}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{157}
 }
 
 type GetCurrentEditLogTxidResponseProto struct {
@@ -8247,7 +8247,7 @@ type GetCurrentEditLogTxidResponseProto struct {
 
 func (x *GetCurrentEditLogTxidResponseProto) Reset() {
 	*x = GetCurrentEditLogTxidResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[158]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[158]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8259,7 +8259,7 @@ func (x *GetCurrentEditLogTxidResponseProto) String() string {
 func (*GetCurrentEditLogTxidResponseProto) ProtoMessage() {}
 
 func (x *GetCurrentEditLogTxidResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[158]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[158]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8272,7 +8272,7 @@ func (x *GetCurrentEditLogTxidResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetCurrentEditLogTxidResponseProto.ProtoReflect.Descriptor instead.
 func (*GetCurrentEditLogTxidResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{158}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{158}
 }
 
 func (x *GetCurrentEditLogTxidResponseProto) GetTxid() int64 {
@@ -8291,7 +8291,7 @@ type GetEditsFromTxidRequestProto struct {
 
 func (x *GetEditsFromTxidRequestProto) Reset() {
 	*x = GetEditsFromTxidRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[159]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[159]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8303,7 +8303,7 @@ func (x *GetEditsFromTxidRequestProto) String() string {
 func (*GetEditsFromTxidRequestProto) ProtoMessage() {}
 
 func (x *GetEditsFromTxidRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[159]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[159]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8316,7 +8316,7 @@ func (x *GetEditsFromTxidRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEditsFromTxidRequestProto.ProtoReflect.Descriptor instead.
 func (*GetEditsFromTxidRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{159}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{159}
 }
 
 func (x *GetEditsFromTxidRequestProto) GetTxid() int64 {
@@ -8335,7 +8335,7 @@ type GetEditsFromTxidResponseProto struct {
 
 func (x *GetEditsFromTxidResponseProto) Reset() {
 	*x = GetEditsFromTxidResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[160]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[160]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8347,7 +8347,7 @@ func (x *GetEditsFromTxidResponseProto) String() string {
 func (*GetEditsFromTxidResponseProto) ProtoMessage() {}
 
 func (x *GetEditsFromTxidResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[160]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[160]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8360,7 +8360,7 @@ func (x *GetEditsFromTxidResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEditsFromTxidResponseProto.ProtoReflect.Descriptor instead.
 func (*GetEditsFromTxidResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{160}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{160}
 }
 
 func (x *GetEditsFromTxidResponseProto) GetEventsList() *EventsListProto {
@@ -8381,7 +8381,7 @@ type ListOpenFilesRequestProto struct {
 
 func (x *ListOpenFilesRequestProto) Reset() {
 	*x = ListOpenFilesRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[161]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[161]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8393,7 +8393,7 @@ func (x *ListOpenFilesRequestProto) String() string {
 func (*ListOpenFilesRequestProto) ProtoMessage() {}
 
 func (x *ListOpenFilesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[161]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[161]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8406,7 +8406,7 @@ func (x *ListOpenFilesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOpenFilesRequestProto.ProtoReflect.Descriptor instead.
 func (*ListOpenFilesRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{161}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{161}
 }
 
 func (x *ListOpenFilesRequestProto) GetId() int64 {
@@ -8442,7 +8442,7 @@ type OpenFilesBatchResponseProto struct {
 
 func (x *OpenFilesBatchResponseProto) Reset() {
 	*x = OpenFilesBatchResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[162]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[162]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8454,7 +8454,7 @@ func (x *OpenFilesBatchResponseProto) String() string {
 func (*OpenFilesBatchResponseProto) ProtoMessage() {}
 
 func (x *OpenFilesBatchResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[162]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[162]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8467,7 +8467,7 @@ func (x *OpenFilesBatchResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenFilesBatchResponseProto.ProtoReflect.Descriptor instead.
 func (*OpenFilesBatchResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{162}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{162}
 }
 
 func (x *OpenFilesBatchResponseProto) GetId() int64 {
@@ -8509,7 +8509,7 @@ type ListOpenFilesResponseProto struct {
 
 func (x *ListOpenFilesResponseProto) Reset() {
 	*x = ListOpenFilesResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[163]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[163]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8521,7 +8521,7 @@ func (x *ListOpenFilesResponseProto) String() string {
 func (*ListOpenFilesResponseProto) ProtoMessage() {}
 
 func (x *ListOpenFilesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[163]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[163]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8534,7 +8534,7 @@ func (x *ListOpenFilesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOpenFilesResponseProto.ProtoReflect.Descriptor instead.
 func (*ListOpenFilesResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{163}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{163}
 }
 
 func (x *ListOpenFilesResponseProto) GetEntries() []*OpenFilesBatchResponseProto {
@@ -8566,7 +8566,7 @@ type MsyncRequestProto struct {
 
 func (x *MsyncRequestProto) Reset() {
 	*x = MsyncRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[164]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[164]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8578,7 +8578,7 @@ func (x *MsyncRequestProto) String() string {
 func (*MsyncRequestProto) ProtoMessage() {}
 
 func (x *MsyncRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[164]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[164]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8591,7 +8591,7 @@ func (x *MsyncRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MsyncRequestProto.ProtoReflect.Descriptor instead.
 func (*MsyncRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{164}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{164}
 }
 
 type MsyncResponseProto struct {
@@ -8602,7 +8602,7 @@ type MsyncResponseProto struct {
 
 func (x *MsyncResponseProto) Reset() {
 	*x = MsyncResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[165]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[165]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8614,7 +8614,7 @@ func (x *MsyncResponseProto) String() string {
 func (*MsyncResponseProto) ProtoMessage() {}
 
 func (x *MsyncResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[165]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[165]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8627,7 +8627,7 @@ func (x *MsyncResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MsyncResponseProto.ProtoReflect.Descriptor instead.
 func (*MsyncResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{165}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{165}
 }
 
 type SatisfyStoragePolicyRequestProto struct {
@@ -8639,7 +8639,7 @@ type SatisfyStoragePolicyRequestProto struct {
 
 func (x *SatisfyStoragePolicyRequestProto) Reset() {
 	*x = SatisfyStoragePolicyRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[166]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[166]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8651,7 +8651,7 @@ func (x *SatisfyStoragePolicyRequestProto) String() string {
 func (*SatisfyStoragePolicyRequestProto) ProtoMessage() {}
 
 func (x *SatisfyStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[166]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[166]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8664,7 +8664,7 @@ func (x *SatisfyStoragePolicyRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SatisfyStoragePolicyRequestProto.ProtoReflect.Descriptor instead.
 func (*SatisfyStoragePolicyRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{166}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{166}
 }
 
 func (x *SatisfyStoragePolicyRequestProto) GetSrc() string {
@@ -8682,7 +8682,7 @@ type SatisfyStoragePolicyResponseProto struct {
 
 func (x *SatisfyStoragePolicyResponseProto) Reset() {
 	*x = SatisfyStoragePolicyResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[167]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[167]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8694,7 +8694,7 @@ func (x *SatisfyStoragePolicyResponseProto) String() string {
 func (*SatisfyStoragePolicyResponseProto) ProtoMessage() {}
 
 func (x *SatisfyStoragePolicyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[167]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[167]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8707,7 +8707,7 @@ func (x *SatisfyStoragePolicyResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use SatisfyStoragePolicyResponseProto.ProtoReflect.Descriptor instead.
 func (*SatisfyStoragePolicyResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{167}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{167}
 }
 
 type HAServiceStateRequestProto struct {
@@ -8718,7 +8718,7 @@ type HAServiceStateRequestProto struct {
 
 func (x *HAServiceStateRequestProto) Reset() {
 	*x = HAServiceStateRequestProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[168]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[168]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8730,7 +8730,7 @@ func (x *HAServiceStateRequestProto) String() string {
 func (*HAServiceStateRequestProto) ProtoMessage() {}
 
 func (x *HAServiceStateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[168]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[168]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8743,7 +8743,7 @@ func (x *HAServiceStateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HAServiceStateRequestProto.ProtoReflect.Descriptor instead.
 func (*HAServiceStateRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{168}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{168}
 }
 
 type HAServiceStateResponseProto struct {
@@ -8755,7 +8755,7 @@ type HAServiceStateResponseProto struct {
 
 func (x *HAServiceStateResponseProto) Reset() {
 	*x = HAServiceStateResponseProto{}
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[169]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[169]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8767,7 +8767,7 @@ func (x *HAServiceStateResponseProto) String() string {
 func (*HAServiceStateResponseProto) ProtoMessage() {}
 
 func (x *HAServiceStateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes[169]
+	mi := &file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes[169]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8780,7 +8780,7 @@ func (x *HAServiceStateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HAServiceStateResponseProto.ProtoReflect.Descriptor instead.
 func (*HAServiceStateResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{169}
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{169}
 }
 
 func (x *HAServiceStateResponseProto) GetState() common.HAServiceStateProto {
@@ -8790,11 +8790,11 @@ func (x *HAServiceStateResponseProto) GetState() common.HAServiceStateProto {
 	return common.HAServiceStateProto(0)
 }
 
-var File_sluice_hadooppb_ClientNamenodeProtocol_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_ClientNamenodeProtocol_proto protoreflect.FileDescriptor
 
-const file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDesc = "" +
+const file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"\n" +
-	",sluice/hadooppb/ClientNamenodeProtocol.proto\x12\x12sluice.hadoop.hdfs\x1a\x1esluice/hadooppb/Security.proto\x1a\x1asluice/hadooppb/hdfs.proto\x1a\x19sluice/hadooppb/acl.proto\x1a\x1bsluice/hadooppb/xattr.proto\x1a sluice/hadooppb/encryption.proto\x1a\x1dsluice/hadooppb/inotify.proto\x1a#sluice/hadooppb/erasurecoding.proto\x1a'sluice/hadooppb/HAServiceProtocol.proto\"a\n" +
+	"*sluice/hadoop/ClientNamenodeProtocol.proto\x12\x12sluice.hadoop.hdfs\x1a\x1csluice/hadoop/Security.proto\x1a\x18sluice/hadoop/hdfs.proto\x1a\x17sluice/hadoop/acl.proto\x1a\x19sluice/hadoop/xattr.proto\x1a\x1esluice/hadoop/encryption.proto\x1a\x1bsluice/hadoop/inotify.proto\x1a!sluice/hadoop/erasurecoding.proto\x1a%sluice/hadoop/HAServiceProtocol.proto\"a\n" +
 	"\x1dGetBlockLocationsRequestProto\x12\x10\n" +
 	"\x03src\x18\x01 \x02(\tR\x03src\x12\x16\n" +
 	"\x06offset\x18\x02 \x02(\x04R\x06offset\x12\x16\n" +
@@ -9444,20 +9444,20 @@ const file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"%org.apache.hadoop.hdfs.protocol.protoB\x1cClientNamenodeProtocolProtosZ:github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_hdfs\x88\x01\x01\xa0\x01\x01"
 
 var (
-	file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescOnce sync.Once
-	file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescData []byte
+	file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescData []byte
 )
 
-func file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescGZIP() []byte {
-	file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescOnce.Do(func() {
-		file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDesc), len(file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDesc)))
+func file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDesc), len(file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDesc)))
 	})
-	return file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDescData
+	return file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDescData
 }
 
-var file_sluice_hadooppb_ClientNamenodeProtocol_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes = make([]protoimpl.MessageInfo, 170)
-var file_sluice_hadooppb_ClientNamenodeProtocol_proto_goTypes = []any{
+var file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes = make([]protoimpl.MessageInfo, 170)
+var file_sluice_hadoop_ClientNamenodeProtocol_proto_goTypes = []any{
 	(CreateFlagProto)(0),                                // 0: sluice.hadoop.hdfs.CreateFlagProto
 	(AddBlockFlagProto)(0),                              // 1: sluice.hadoop.hdfs.AddBlockFlagProto
 	(DatanodeReportTypeProto)(0),                        // 2: sluice.hadoop.hdfs.DatanodeReportTypeProto
@@ -9718,7 +9718,7 @@ var file_sluice_hadooppb_ClientNamenodeProtocol_proto_goTypes = []any{
 	(*GetErasureCodingPolicyResponseProto)(nil),         // 257: sluice.hadoop.hdfs.GetErasureCodingPolicyResponseProto
 	(*GetErasureCodingCodecsResponseProto)(nil),         // 258: sluice.hadoop.hdfs.GetErasureCodingCodecsResponseProto
 }
-var file_sluice_hadooppb_ClientNamenodeProtocol_proto_depIdxs = []int32{
+var file_sluice_hadoop_ClientNamenodeProtocol_proto_depIdxs = []int32{
 	177, // 0: sluice.hadoop.hdfs.GetBlockLocationsResponseProto.locations:type_name -> sluice.hadoop.hdfs.LocatedBlocksProto
 	178, // 1: sluice.hadoop.hdfs.GetServerDefaultsResponseProto.serverDefaults:type_name -> sluice.hadoop.hdfs.FsServerDefaultsProto
 	179, // 2: sluice.hadoop.hdfs.CreateRequestProto.masked:type_name -> sluice.hadoop.hdfs.FsPermissionProto
@@ -10014,33 +10014,33 @@ var file_sluice_hadooppb_ClientNamenodeProtocol_proto_depIdxs = []int32{
 	0,   // [0:72] is the sub-list for field type_name
 }
 
-func init() { file_sluice_hadooppb_ClientNamenodeProtocol_proto_init() }
-func file_sluice_hadooppb_ClientNamenodeProtocol_proto_init() {
-	if File_sluice_hadooppb_ClientNamenodeProtocol_proto != nil {
+func init() { file_sluice_hadoop_ClientNamenodeProtocol_proto_init() }
+func file_sluice_hadoop_ClientNamenodeProtocol_proto_init() {
+	if File_sluice_hadoop_ClientNamenodeProtocol_proto != nil {
 		return
 	}
-	file_sluice_hadooppb_hdfs_proto_init()
-	file_sluice_hadooppb_acl_proto_init()
-	file_sluice_hadooppb_xattr_proto_init()
-	file_sluice_hadooppb_encryption_proto_init()
-	file_sluice_hadooppb_inotify_proto_init()
-	file_sluice_hadooppb_erasurecoding_proto_init()
+	file_sluice_hadoop_hdfs_proto_init()
+	file_sluice_hadoop_acl_proto_init()
+	file_sluice_hadoop_xattr_proto_init()
+	file_sluice_hadoop_encryption_proto_init()
+	file_sluice_hadoop_inotify_proto_init()
+	file_sluice_hadoop_erasurecoding_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDesc), len(file_sluice_hadooppb_ClientNamenodeProtocol_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDesc), len(file_sluice_hadoop_ClientNamenodeProtocol_proto_rawDesc)),
 			NumEnums:      7,
 			NumMessages:   170,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_sluice_hadooppb_ClientNamenodeProtocol_proto_goTypes,
-		DependencyIndexes: file_sluice_hadooppb_ClientNamenodeProtocol_proto_depIdxs,
-		EnumInfos:         file_sluice_hadooppb_ClientNamenodeProtocol_proto_enumTypes,
-		MessageInfos:      file_sluice_hadooppb_ClientNamenodeProtocol_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_ClientNamenodeProtocol_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_ClientNamenodeProtocol_proto_depIdxs,
+		EnumInfos:         file_sluice_hadoop_ClientNamenodeProtocol_proto_enumTypes,
+		MessageInfos:      file_sluice_hadoop_ClientNamenodeProtocol_proto_msgTypes,
 	}.Build()
-	File_sluice_hadooppb_ClientNamenodeProtocol_proto = out.File
-	file_sluice_hadooppb_ClientNamenodeProtocol_proto_goTypes = nil
-	file_sluice_hadooppb_ClientNamenodeProtocol_proto_depIdxs = nil
+	File_sluice_hadoop_ClientNamenodeProtocol_proto = out.File
+	file_sluice_hadoop_ClientNamenodeProtocol_proto_goTypes = nil
+	file_sluice_hadoop_ClientNamenodeProtocol_proto_depIdxs = nil
 }

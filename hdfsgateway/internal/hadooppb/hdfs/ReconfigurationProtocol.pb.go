@@ -19,7 +19,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: sluice/hadooppb/ReconfigurationProtocol.proto
+// source: sluice/hadoop/ReconfigurationProtocol.proto
 
 package hadoop_hdfs
 
@@ -47,7 +47,7 @@ type StartReconfigurationRequestProto struct {
 
 func (x *StartReconfigurationRequestProto) Reset() {
 	*x = StartReconfigurationRequestProto{}
-	mi := &file_sluice_hadooppb_ReconfigurationProtocol_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -59,7 +59,7 @@ func (x *StartReconfigurationRequestProto) String() string {
 func (*StartReconfigurationRequestProto) ProtoMessage() {}
 
 func (x *StartReconfigurationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ReconfigurationProtocol_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -72,7 +72,7 @@ func (x *StartReconfigurationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartReconfigurationRequestProto.ProtoReflect.Descriptor instead.
 func (*StartReconfigurationRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescGZIP(), []int{0}
 }
 
 type StartReconfigurationResponseProto struct {
@@ -83,7 +83,7 @@ type StartReconfigurationResponseProto struct {
 
 func (x *StartReconfigurationResponseProto) Reset() {
 	*x = StartReconfigurationResponseProto{}
-	mi := &file_sluice_hadooppb_ReconfigurationProtocol_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -95,7 +95,7 @@ func (x *StartReconfigurationResponseProto) String() string {
 func (*StartReconfigurationResponseProto) ProtoMessage() {}
 
 func (x *StartReconfigurationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ReconfigurationProtocol_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -108,7 +108,7 @@ func (x *StartReconfigurationResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use StartReconfigurationResponseProto.ProtoReflect.Descriptor instead.
 func (*StartReconfigurationResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescGZIP(), []int{1}
 }
 
 // * Query the running status of reconfiguration process
@@ -120,7 +120,7 @@ type GetReconfigurationStatusRequestProto struct {
 
 func (x *GetReconfigurationStatusRequestProto) Reset() {
 	*x = GetReconfigurationStatusRequestProto{}
-	mi := &file_sluice_hadooppb_ReconfigurationProtocol_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -132,7 +132,7 @@ func (x *GetReconfigurationStatusRequestProto) String() string {
 func (*GetReconfigurationStatusRequestProto) ProtoMessage() {}
 
 func (x *GetReconfigurationStatusRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ReconfigurationProtocol_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -145,7 +145,7 @@ func (x *GetReconfigurationStatusRequestProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use GetReconfigurationStatusRequestProto.ProtoReflect.Descriptor instead.
 func (*GetReconfigurationStatusRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescGZIP(), []int{2}
 }
 
 type GetReconfigurationStatusConfigChangeProto struct {
@@ -160,7 +160,7 @@ type GetReconfigurationStatusConfigChangeProto struct {
 
 func (x *GetReconfigurationStatusConfigChangeProto) Reset() {
 	*x = GetReconfigurationStatusConfigChangeProto{}
-	mi := &file_sluice_hadooppb_ReconfigurationProtocol_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -172,7 +172,7 @@ func (x *GetReconfigurationStatusConfigChangeProto) String() string {
 func (*GetReconfigurationStatusConfigChangeProto) ProtoMessage() {}
 
 func (x *GetReconfigurationStatusConfigChangeProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ReconfigurationProtocol_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -185,7 +185,7 @@ func (x *GetReconfigurationStatusConfigChangeProto) ProtoReflect() protoreflect.
 
 // Deprecated: Use GetReconfigurationStatusConfigChangeProto.ProtoReflect.Descriptor instead.
 func (*GetReconfigurationStatusConfigChangeProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GetReconfigurationStatusConfigChangeProto) GetName() string {
@@ -227,7 +227,7 @@ type GetReconfigurationStatusResponseProto struct {
 
 func (x *GetReconfigurationStatusResponseProto) Reset() {
 	*x = GetReconfigurationStatusResponseProto{}
-	mi := &file_sluice_hadooppb_ReconfigurationProtocol_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -239,7 +239,7 @@ func (x *GetReconfigurationStatusResponseProto) String() string {
 func (*GetReconfigurationStatusResponseProto) ProtoMessage() {}
 
 func (x *GetReconfigurationStatusResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ReconfigurationProtocol_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -252,7 +252,7 @@ func (x *GetReconfigurationStatusResponseProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use GetReconfigurationStatusResponseProto.ProtoReflect.Descriptor instead.
 func (*GetReconfigurationStatusResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetReconfigurationStatusResponseProto) GetStartTime() int64 {
@@ -285,7 +285,7 @@ type ListReconfigurablePropertiesRequestProto struct {
 
 func (x *ListReconfigurablePropertiesRequestProto) Reset() {
 	*x = ListReconfigurablePropertiesRequestProto{}
-	mi := &file_sluice_hadooppb_ReconfigurationProtocol_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -297,7 +297,7 @@ func (x *ListReconfigurablePropertiesRequestProto) String() string {
 func (*ListReconfigurablePropertiesRequestProto) ProtoMessage() {}
 
 func (x *ListReconfigurablePropertiesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ReconfigurationProtocol_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -310,7 +310,7 @@ func (x *ListReconfigurablePropertiesRequestProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use ListReconfigurablePropertiesRequestProto.ProtoReflect.Descriptor instead.
 func (*ListReconfigurablePropertiesRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescGZIP(), []int{5}
 }
 
 type ListReconfigurablePropertiesResponseProto struct {
@@ -322,7 +322,7 @@ type ListReconfigurablePropertiesResponseProto struct {
 
 func (x *ListReconfigurablePropertiesResponseProto) Reset() {
 	*x = ListReconfigurablePropertiesResponseProto{}
-	mi := &file_sluice_hadooppb_ReconfigurationProtocol_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -334,7 +334,7 @@ func (x *ListReconfigurablePropertiesResponseProto) String() string {
 func (*ListReconfigurablePropertiesResponseProto) ProtoMessage() {}
 
 func (x *ListReconfigurablePropertiesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_ReconfigurationProtocol_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -347,7 +347,7 @@ func (x *ListReconfigurablePropertiesResponseProto) ProtoReflect() protoreflect.
 
 // Deprecated: Use ListReconfigurablePropertiesResponseProto.ProtoReflect.Descriptor instead.
 func (*ListReconfigurablePropertiesResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListReconfigurablePropertiesResponseProto) GetName() []string {
@@ -357,11 +357,11 @@ func (x *ListReconfigurablePropertiesResponseProto) GetName() []string {
 	return nil
 }
 
-var File_sluice_hadooppb_ReconfigurationProtocol_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_ReconfigurationProtocol_proto protoreflect.FileDescriptor
 
-const file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDesc = "" +
+const file_sluice_hadoop_ReconfigurationProtocol_proto_rawDesc = "" +
 	"\n" +
-	"-sluice/hadooppb/ReconfigurationProtocol.proto\x12\x12sluice.hadoop.hdfs\"\"\n" +
+	"+sluice/hadoop/ReconfigurationProtocol.proto\x12\x12sluice.hadoop.hdfs\"\"\n" +
 	" StartReconfigurationRequestProto\"#\n" +
 	"!StartReconfigurationResponseProto\"&\n" +
 	"$GetReconfigurationStatusRequestProto\"\x9b\x01\n" +
@@ -384,19 +384,19 @@ const file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDesc = "" +
 	"%org.apache.hadoop.hdfs.protocol.protoB\x1dReconfigurationProtocolProtosZ:github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_hdfs\x88\x01\x01\xa0\x01\x01"
 
 var (
-	file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDescOnce sync.Once
-	file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDescData []byte
+	file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescData []byte
 )
 
-func file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDescGZIP() []byte {
-	file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDescOnce.Do(func() {
-		file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDesc), len(file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDesc)))
+func file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_ReconfigurationProtocol_proto_rawDesc), len(file_sluice_hadoop_ReconfigurationProtocol_proto_rawDesc)))
 	})
-	return file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDescData
+	return file_sluice_hadoop_ReconfigurationProtocol_proto_rawDescData
 }
 
-var file_sluice_hadooppb_ReconfigurationProtocol_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
-var file_sluice_hadooppb_ReconfigurationProtocol_proto_goTypes = []any{
+var file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_sluice_hadoop_ReconfigurationProtocol_proto_goTypes = []any{
 	(*StartReconfigurationRequestProto)(nil),          // 0: sluice.hadoop.hdfs.StartReconfigurationRequestProto
 	(*StartReconfigurationResponseProto)(nil),         // 1: sluice.hadoop.hdfs.StartReconfigurationResponseProto
 	(*GetReconfigurationStatusRequestProto)(nil),      // 2: sluice.hadoop.hdfs.GetReconfigurationStatusRequestProto
@@ -405,7 +405,7 @@ var file_sluice_hadooppb_ReconfigurationProtocol_proto_goTypes = []any{
 	(*ListReconfigurablePropertiesRequestProto)(nil),  // 5: sluice.hadoop.hdfs.ListReconfigurablePropertiesRequestProto
 	(*ListReconfigurablePropertiesResponseProto)(nil), // 6: sluice.hadoop.hdfs.ListReconfigurablePropertiesResponseProto
 }
-var file_sluice_hadooppb_ReconfigurationProtocol_proto_depIdxs = []int32{
+var file_sluice_hadoop_ReconfigurationProtocol_proto_depIdxs = []int32{
 	3, // 0: sluice.hadoop.hdfs.GetReconfigurationStatusResponseProto.changes:type_name -> sluice.hadoop.hdfs.GetReconfigurationStatusConfigChangeProto
 	2, // 1: sluice.hadoop.hdfs.ReconfigurationProtocolService.getReconfigurationStatus:input_type -> sluice.hadoop.hdfs.GetReconfigurationStatusRequestProto
 	0, // 2: sluice.hadoop.hdfs.ReconfigurationProtocolService.startReconfiguration:input_type -> sluice.hadoop.hdfs.StartReconfigurationRequestProto
@@ -420,26 +420,26 @@ var file_sluice_hadooppb_ReconfigurationProtocol_proto_depIdxs = []int32{
 	0, // [0:1] is the sub-list for field type_name
 }
 
-func init() { file_sluice_hadooppb_ReconfigurationProtocol_proto_init() }
-func file_sluice_hadooppb_ReconfigurationProtocol_proto_init() {
-	if File_sluice_hadooppb_ReconfigurationProtocol_proto != nil {
+func init() { file_sluice_hadoop_ReconfigurationProtocol_proto_init() }
+func file_sluice_hadoop_ReconfigurationProtocol_proto_init() {
+	if File_sluice_hadoop_ReconfigurationProtocol_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDesc), len(file_sluice_hadooppb_ReconfigurationProtocol_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_ReconfigurationProtocol_proto_rawDesc), len(file_sluice_hadoop_ReconfigurationProtocol_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_sluice_hadooppb_ReconfigurationProtocol_proto_goTypes,
-		DependencyIndexes: file_sluice_hadooppb_ReconfigurationProtocol_proto_depIdxs,
-		MessageInfos:      file_sluice_hadooppb_ReconfigurationProtocol_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_ReconfigurationProtocol_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_ReconfigurationProtocol_proto_depIdxs,
+		MessageInfos:      file_sluice_hadoop_ReconfigurationProtocol_proto_msgTypes,
 	}.Build()
-	File_sluice_hadooppb_ReconfigurationProtocol_proto = out.File
-	file_sluice_hadooppb_ReconfigurationProtocol_proto_goTypes = nil
-	file_sluice_hadooppb_ReconfigurationProtocol_proto_depIdxs = nil
+	File_sluice_hadoop_ReconfigurationProtocol_proto = out.File
+	file_sluice_hadoop_ReconfigurationProtocol_proto_goTypes = nil
+	file_sluice_hadoop_ReconfigurationProtocol_proto_depIdxs = nil
 }

@@ -19,7 +19,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: sluice/hadooppb/acl.proto
+// source: sluice/hadoop/acl.proto
 
 package hadoop_hdfs
 
@@ -68,11 +68,11 @@ func (x AclEntryProto_AclEntryScopeProto) String() string {
 }
 
 func (AclEntryProto_AclEntryScopeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_acl_proto_enumTypes[0].Descriptor()
+	return file_sluice_hadoop_acl_proto_enumTypes[0].Descriptor()
 }
 
 func (AclEntryProto_AclEntryScopeProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_acl_proto_enumTypes[0]
+	return &file_sluice_hadoop_acl_proto_enumTypes[0]
 }
 
 func (x AclEntryProto_AclEntryScopeProto) Number() protoreflect.EnumNumber {
@@ -91,7 +91,7 @@ func (x *AclEntryProto_AclEntryScopeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use AclEntryProto_AclEntryScopeProto.Descriptor instead.
 func (AclEntryProto_AclEntryScopeProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{1, 0}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{1, 0}
 }
 
 type AclEntryProto_AclEntryTypeProto int32
@@ -130,11 +130,11 @@ func (x AclEntryProto_AclEntryTypeProto) String() string {
 }
 
 func (AclEntryProto_AclEntryTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_acl_proto_enumTypes[1].Descriptor()
+	return file_sluice_hadoop_acl_proto_enumTypes[1].Descriptor()
 }
 
 func (AclEntryProto_AclEntryTypeProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_acl_proto_enumTypes[1]
+	return &file_sluice_hadoop_acl_proto_enumTypes[1]
 }
 
 func (x AclEntryProto_AclEntryTypeProto) Number() protoreflect.EnumNumber {
@@ -153,7 +153,7 @@ func (x *AclEntryProto_AclEntryTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use AclEntryProto_AclEntryTypeProto.Descriptor instead.
 func (AclEntryProto_AclEntryTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{1, 1}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{1, 1}
 }
 
 type AclEntryProto_FsActionProto int32
@@ -204,11 +204,11 @@ func (x AclEntryProto_FsActionProto) String() string {
 }
 
 func (AclEntryProto_FsActionProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_acl_proto_enumTypes[2].Descriptor()
+	return file_sluice_hadoop_acl_proto_enumTypes[2].Descriptor()
 }
 
 func (AclEntryProto_FsActionProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_acl_proto_enumTypes[2]
+	return &file_sluice_hadoop_acl_proto_enumTypes[2]
 }
 
 func (x AclEntryProto_FsActionProto) Number() protoreflect.EnumNumber {
@@ -227,7 +227,7 @@ func (x *AclEntryProto_FsActionProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use AclEntryProto_FsActionProto.Descriptor instead.
 func (AclEntryProto_FsActionProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{1, 2}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{1, 2}
 }
 
 // *
@@ -241,7 +241,7 @@ type FsPermissionProto struct {
 
 func (x *FsPermissionProto) Reset() {
 	*x = FsPermissionProto{}
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -253,7 +253,7 @@ func (x *FsPermissionProto) String() string {
 func (*FsPermissionProto) ProtoMessage() {}
 
 func (x *FsPermissionProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -266,7 +266,7 @@ func (x *FsPermissionProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsPermissionProto.ProtoReflect.Descriptor instead.
 func (*FsPermissionProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *FsPermissionProto) GetPerm() uint32 {
@@ -288,7 +288,7 @@ type AclEntryProto struct {
 
 func (x *AclEntryProto) Reset() {
 	*x = AclEntryProto{}
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -300,7 +300,7 @@ func (x *AclEntryProto) String() string {
 func (*AclEntryProto) ProtoMessage() {}
 
 func (x *AclEntryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -313,7 +313,7 @@ func (x *AclEntryProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclEntryProto.ProtoReflect.Descriptor instead.
 func (*AclEntryProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *AclEntryProto) GetType() AclEntryProto_AclEntryTypeProto {
@@ -357,7 +357,7 @@ type AclStatusProto struct {
 
 func (x *AclStatusProto) Reset() {
 	*x = AclStatusProto{}
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -369,7 +369,7 @@ func (x *AclStatusProto) String() string {
 func (*AclStatusProto) ProtoMessage() {}
 
 func (x *AclStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -382,7 +382,7 @@ func (x *AclStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclStatusProto.ProtoReflect.Descriptor instead.
 func (*AclStatusProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AclStatusProto) GetOwner() string {
@@ -430,7 +430,7 @@ type ModifyAclEntriesRequestProto struct {
 
 func (x *ModifyAclEntriesRequestProto) Reset() {
 	*x = ModifyAclEntriesRequestProto{}
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -442,7 +442,7 @@ func (x *ModifyAclEntriesRequestProto) String() string {
 func (*ModifyAclEntriesRequestProto) ProtoMessage() {}
 
 func (x *ModifyAclEntriesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -455,7 +455,7 @@ func (x *ModifyAclEntriesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAclEntriesRequestProto.ProtoReflect.Descriptor instead.
 func (*ModifyAclEntriesRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ModifyAclEntriesRequestProto) GetSrc() string {
@@ -480,7 +480,7 @@ type ModifyAclEntriesResponseProto struct {
 
 func (x *ModifyAclEntriesResponseProto) Reset() {
 	*x = ModifyAclEntriesResponseProto{}
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -492,7 +492,7 @@ func (x *ModifyAclEntriesResponseProto) String() string {
 func (*ModifyAclEntriesResponseProto) ProtoMessage() {}
 
 func (x *ModifyAclEntriesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -505,7 +505,7 @@ func (x *ModifyAclEntriesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAclEntriesResponseProto.ProtoReflect.Descriptor instead.
 func (*ModifyAclEntriesResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{4}
 }
 
 type RemoveAclRequestProto struct {
@@ -517,7 +517,7 @@ type RemoveAclRequestProto struct {
 
 func (x *RemoveAclRequestProto) Reset() {
 	*x = RemoveAclRequestProto{}
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -529,7 +529,7 @@ func (x *RemoveAclRequestProto) String() string {
 func (*RemoveAclRequestProto) ProtoMessage() {}
 
 func (x *RemoveAclRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -542,7 +542,7 @@ func (x *RemoveAclRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclRequestProto.ProtoReflect.Descriptor instead.
 func (*RemoveAclRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RemoveAclRequestProto) GetSrc() string {
@@ -560,7 +560,7 @@ type RemoveAclResponseProto struct {
 
 func (x *RemoveAclResponseProto) Reset() {
 	*x = RemoveAclResponseProto{}
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -572,7 +572,7 @@ func (x *RemoveAclResponseProto) String() string {
 func (*RemoveAclResponseProto) ProtoMessage() {}
 
 func (x *RemoveAclResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -585,7 +585,7 @@ func (x *RemoveAclResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclResponseProto.ProtoReflect.Descriptor instead.
 func (*RemoveAclResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{6}
 }
 
 type RemoveAclEntriesRequestProto struct {
@@ -598,7 +598,7 @@ type RemoveAclEntriesRequestProto struct {
 
 func (x *RemoveAclEntriesRequestProto) Reset() {
 	*x = RemoveAclEntriesRequestProto{}
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -610,7 +610,7 @@ func (x *RemoveAclEntriesRequestProto) String() string {
 func (*RemoveAclEntriesRequestProto) ProtoMessage() {}
 
 func (x *RemoveAclEntriesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -623,7 +623,7 @@ func (x *RemoveAclEntriesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclEntriesRequestProto.ProtoReflect.Descriptor instead.
 func (*RemoveAclEntriesRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RemoveAclEntriesRequestProto) GetSrc() string {
@@ -648,7 +648,7 @@ type RemoveAclEntriesResponseProto struct {
 
 func (x *RemoveAclEntriesResponseProto) Reset() {
 	*x = RemoveAclEntriesResponseProto{}
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -660,7 +660,7 @@ func (x *RemoveAclEntriesResponseProto) String() string {
 func (*RemoveAclEntriesResponseProto) ProtoMessage() {}
 
 func (x *RemoveAclEntriesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -673,7 +673,7 @@ func (x *RemoveAclEntriesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclEntriesResponseProto.ProtoReflect.Descriptor instead.
 func (*RemoveAclEntriesResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{8}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{8}
 }
 
 type RemoveDefaultAclRequestProto struct {
@@ -685,7 +685,7 @@ type RemoveDefaultAclRequestProto struct {
 
 func (x *RemoveDefaultAclRequestProto) Reset() {
 	*x = RemoveDefaultAclRequestProto{}
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -697,7 +697,7 @@ func (x *RemoveDefaultAclRequestProto) String() string {
 func (*RemoveDefaultAclRequestProto) ProtoMessage() {}
 
 func (x *RemoveDefaultAclRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -710,7 +710,7 @@ func (x *RemoveDefaultAclRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveDefaultAclRequestProto.ProtoReflect.Descriptor instead.
 func (*RemoveDefaultAclRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{9}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RemoveDefaultAclRequestProto) GetSrc() string {
@@ -728,7 +728,7 @@ type RemoveDefaultAclResponseProto struct {
 
 func (x *RemoveDefaultAclResponseProto) Reset() {
 	*x = RemoveDefaultAclResponseProto{}
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -740,7 +740,7 @@ func (x *RemoveDefaultAclResponseProto) String() string {
 func (*RemoveDefaultAclResponseProto) ProtoMessage() {}
 
 func (x *RemoveDefaultAclResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -753,7 +753,7 @@ func (x *RemoveDefaultAclResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveDefaultAclResponseProto.ProtoReflect.Descriptor instead.
 func (*RemoveDefaultAclResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{10}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{10}
 }
 
 type SetAclRequestProto struct {
@@ -766,7 +766,7 @@ type SetAclRequestProto struct {
 
 func (x *SetAclRequestProto) Reset() {
 	*x = SetAclRequestProto{}
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +778,7 @@ func (x *SetAclRequestProto) String() string {
 func (*SetAclRequestProto) ProtoMessage() {}
 
 func (x *SetAclRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +791,7 @@ func (x *SetAclRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclRequestProto.ProtoReflect.Descriptor instead.
 func (*SetAclRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{11}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SetAclRequestProto) GetSrc() string {
@@ -816,7 +816,7 @@ type SetAclResponseProto struct {
 
 func (x *SetAclResponseProto) Reset() {
 	*x = SetAclResponseProto{}
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -828,7 +828,7 @@ func (x *SetAclResponseProto) String() string {
 func (*SetAclResponseProto) ProtoMessage() {}
 
 func (x *SetAclResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -841,7 +841,7 @@ func (x *SetAclResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclResponseProto.ProtoReflect.Descriptor instead.
 func (*SetAclResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{12}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{12}
 }
 
 type GetAclStatusRequestProto struct {
@@ -853,7 +853,7 @@ type GetAclStatusRequestProto struct {
 
 func (x *GetAclStatusRequestProto) Reset() {
 	*x = GetAclStatusRequestProto{}
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -865,7 +865,7 @@ func (x *GetAclStatusRequestProto) String() string {
 func (*GetAclStatusRequestProto) ProtoMessage() {}
 
 func (x *GetAclStatusRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -878,7 +878,7 @@ func (x *GetAclStatusRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclStatusRequestProto.ProtoReflect.Descriptor instead.
 func (*GetAclStatusRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{13}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetAclStatusRequestProto) GetSrc() string {
@@ -897,7 +897,7 @@ type GetAclStatusResponseProto struct {
 
 func (x *GetAclStatusResponseProto) Reset() {
 	*x = GetAclStatusResponseProto{}
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -909,7 +909,7 @@ func (x *GetAclStatusResponseProto) String() string {
 func (*GetAclStatusResponseProto) ProtoMessage() {}
 
 func (x *GetAclStatusResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_acl_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_acl_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -922,7 +922,7 @@ func (x *GetAclStatusResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclStatusResponseProto.ProtoReflect.Descriptor instead.
 func (*GetAclStatusResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_acl_proto_rawDescGZIP(), []int{14}
+	return file_sluice_hadoop_acl_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetAclStatusResponseProto) GetResult() *AclStatusProto {
@@ -932,11 +932,11 @@ func (x *GetAclStatusResponseProto) GetResult() *AclStatusProto {
 	return nil
 }
 
-var File_sluice_hadooppb_acl_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_acl_proto protoreflect.FileDescriptor
 
-const file_sluice_hadooppb_acl_proto_rawDesc = "" +
+const file_sluice_hadoop_acl_proto_rawDesc = "" +
 	"\n" +
-	"\x19sluice/hadooppb/acl.proto\x12\x12sluice.hadoop.hdfs\"'\n" +
+	"\x17sluice/hadoop/acl.proto\x12\x12sluice.hadoop.hdfs\"'\n" +
 	"\x11FsPermissionProto\x12\x12\n" +
 	"\x04perm\x18\x01 \x02(\rR\x04perm\"\xf9\x03\n" +
 	"\rAclEntryProto\x12G\n" +
@@ -996,20 +996,20 @@ const file_sluice_hadooppb_acl_proto_rawDesc = "" +
 	"%org.apache.hadoop.hdfs.protocol.protoB\tAclProtosZ:github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_hdfs\xa0\x01\x01"
 
 var (
-	file_sluice_hadooppb_acl_proto_rawDescOnce sync.Once
-	file_sluice_hadooppb_acl_proto_rawDescData []byte
+	file_sluice_hadoop_acl_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_acl_proto_rawDescData []byte
 )
 
-func file_sluice_hadooppb_acl_proto_rawDescGZIP() []byte {
-	file_sluice_hadooppb_acl_proto_rawDescOnce.Do(func() {
-		file_sluice_hadooppb_acl_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_acl_proto_rawDesc), len(file_sluice_hadooppb_acl_proto_rawDesc)))
+func file_sluice_hadoop_acl_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_acl_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_acl_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_acl_proto_rawDesc), len(file_sluice_hadoop_acl_proto_rawDesc)))
 	})
-	return file_sluice_hadooppb_acl_proto_rawDescData
+	return file_sluice_hadoop_acl_proto_rawDescData
 }
 
-var file_sluice_hadooppb_acl_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_sluice_hadooppb_acl_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
-var file_sluice_hadooppb_acl_proto_goTypes = []any{
+var file_sluice_hadoop_acl_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_sluice_hadoop_acl_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_sluice_hadoop_acl_proto_goTypes = []any{
 	(AclEntryProto_AclEntryScopeProto)(0), // 0: sluice.hadoop.hdfs.AclEntryProto.AclEntryScopeProto
 	(AclEntryProto_AclEntryTypeProto)(0),  // 1: sluice.hadoop.hdfs.AclEntryProto.AclEntryTypeProto
 	(AclEntryProto_FsActionProto)(0),      // 2: sluice.hadoop.hdfs.AclEntryProto.FsActionProto
@@ -1029,7 +1029,7 @@ var file_sluice_hadooppb_acl_proto_goTypes = []any{
 	(*GetAclStatusRequestProto)(nil),      // 16: sluice.hadoop.hdfs.GetAclStatusRequestProto
 	(*GetAclStatusResponseProto)(nil),     // 17: sluice.hadoop.hdfs.GetAclStatusResponseProto
 }
-var file_sluice_hadooppb_acl_proto_depIdxs = []int32{
+var file_sluice_hadoop_acl_proto_depIdxs = []int32{
 	1, // 0: sluice.hadoop.hdfs.AclEntryProto.type:type_name -> sluice.hadoop.hdfs.AclEntryProto.AclEntryTypeProto
 	0, // 1: sluice.hadoop.hdfs.AclEntryProto.scope:type_name -> sluice.hadoop.hdfs.AclEntryProto.AclEntryScopeProto
 	2, // 2: sluice.hadoop.hdfs.AclEntryProto.permissions:type_name -> sluice.hadoop.hdfs.AclEntryProto.FsActionProto
@@ -1046,27 +1046,27 @@ var file_sluice_hadooppb_acl_proto_depIdxs = []int32{
 	0, // [0:9] is the sub-list for field type_name
 }
 
-func init() { file_sluice_hadooppb_acl_proto_init() }
-func file_sluice_hadooppb_acl_proto_init() {
-	if File_sluice_hadooppb_acl_proto != nil {
+func init() { file_sluice_hadoop_acl_proto_init() }
+func file_sluice_hadoop_acl_proto_init() {
+	if File_sluice_hadoop_acl_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_acl_proto_rawDesc), len(file_sluice_hadooppb_acl_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_acl_proto_rawDesc), len(file_sluice_hadoop_acl_proto_rawDesc)),
 			NumEnums:      3,
 			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_sluice_hadooppb_acl_proto_goTypes,
-		DependencyIndexes: file_sluice_hadooppb_acl_proto_depIdxs,
-		EnumInfos:         file_sluice_hadooppb_acl_proto_enumTypes,
-		MessageInfos:      file_sluice_hadooppb_acl_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_acl_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_acl_proto_depIdxs,
+		EnumInfos:         file_sluice_hadoop_acl_proto_enumTypes,
+		MessageInfos:      file_sluice_hadoop_acl_proto_msgTypes,
 	}.Build()
-	File_sluice_hadooppb_acl_proto = out.File
-	file_sluice_hadooppb_acl_proto_goTypes = nil
-	file_sluice_hadooppb_acl_proto_depIdxs = nil
+	File_sluice_hadoop_acl_proto = out.File
+	file_sluice_hadoop_acl_proto_goTypes = nil
+	file_sluice_hadoop_acl_proto_depIdxs = nil
 }

@@ -24,7 +24,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: sluice/hadooppb/datatransfer.proto
+// source: sluice/hadoop/datatransfer.proto
 
 package hadoop_hdfs
 
@@ -111,11 +111,11 @@ func (x Status) String() string {
 }
 
 func (Status) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_datatransfer_proto_enumTypes[0].Descriptor()
+	return file_sluice_hadoop_datatransfer_proto_enumTypes[0].Descriptor()
 }
 
 func (Status) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_datatransfer_proto_enumTypes[0]
+	return &file_sluice_hadoop_datatransfer_proto_enumTypes[0]
 }
 
 func (x Status) Number() protoreflect.EnumNumber {
@@ -134,7 +134,7 @@ func (x *Status) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use Status.Descriptor instead.
 func (Status) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{0}
 }
 
 type ShortCircuitFdResponse int32
@@ -167,11 +167,11 @@ func (x ShortCircuitFdResponse) String() string {
 }
 
 func (ShortCircuitFdResponse) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_datatransfer_proto_enumTypes[1].Descriptor()
+	return file_sluice_hadoop_datatransfer_proto_enumTypes[1].Descriptor()
 }
 
 func (ShortCircuitFdResponse) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_datatransfer_proto_enumTypes[1]
+	return &file_sluice_hadoop_datatransfer_proto_enumTypes[1]
 }
 
 func (x ShortCircuitFdResponse) Number() protoreflect.EnumNumber {
@@ -190,7 +190,7 @@ func (x *ShortCircuitFdResponse) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ShortCircuitFdResponse.Descriptor instead.
 func (ShortCircuitFdResponse) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{1}
 }
 
 type DataTransferEncryptorMessageProto_DataTransferEncryptorStatus int32
@@ -226,11 +226,11 @@ func (x DataTransferEncryptorMessageProto_DataTransferEncryptorStatus) String() 
 }
 
 func (DataTransferEncryptorMessageProto_DataTransferEncryptorStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_datatransfer_proto_enumTypes[2].Descriptor()
+	return file_sluice_hadoop_datatransfer_proto_enumTypes[2].Descriptor()
 }
 
 func (DataTransferEncryptorMessageProto_DataTransferEncryptorStatus) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_datatransfer_proto_enumTypes[2]
+	return &file_sluice_hadoop_datatransfer_proto_enumTypes[2]
 }
 
 func (x DataTransferEncryptorMessageProto_DataTransferEncryptorStatus) Number() protoreflect.EnumNumber {
@@ -249,7 +249,7 @@ func (x *DataTransferEncryptorMessageProto_DataTransferEncryptorStatus) Unmarsha
 
 // Deprecated: Use DataTransferEncryptorMessageProto_DataTransferEncryptorStatus.Descriptor instead.
 func (DataTransferEncryptorMessageProto_DataTransferEncryptorStatus) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{0, 0}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{0, 0}
 }
 
 type OpWriteBlockProto_BlockConstructionStage int32
@@ -311,11 +311,11 @@ func (x OpWriteBlockProto_BlockConstructionStage) String() string {
 }
 
 func (OpWriteBlockProto_BlockConstructionStage) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_datatransfer_proto_enumTypes[3].Descriptor()
+	return file_sluice_hadoop_datatransfer_proto_enumTypes[3].Descriptor()
 }
 
 func (OpWriteBlockProto_BlockConstructionStage) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_datatransfer_proto_enumTypes[3]
+	return &file_sluice_hadoop_datatransfer_proto_enumTypes[3]
 }
 
 func (x OpWriteBlockProto_BlockConstructionStage) Number() protoreflect.EnumNumber {
@@ -334,7 +334,7 @@ func (x *OpWriteBlockProto_BlockConstructionStage) UnmarshalJSON(b []byte) error
 
 // Deprecated: Use OpWriteBlockProto_BlockConstructionStage.Descriptor instead.
 func (OpWriteBlockProto_BlockConstructionStage) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{8, 0}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{8, 0}
 }
 
 type DataTransferEncryptorMessageProto struct {
@@ -350,7 +350,7 @@ type DataTransferEncryptorMessageProto struct {
 
 func (x *DataTransferEncryptorMessageProto) Reset() {
 	*x = DataTransferEncryptorMessageProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -362,7 +362,7 @@ func (x *DataTransferEncryptorMessageProto) String() string {
 func (*DataTransferEncryptorMessageProto) ProtoMessage() {}
 
 func (x *DataTransferEncryptorMessageProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -375,7 +375,7 @@ func (x *DataTransferEncryptorMessageProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use DataTransferEncryptorMessageProto.ProtoReflect.Descriptor instead.
 func (*DataTransferEncryptorMessageProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *DataTransferEncryptorMessageProto) GetStatus() DataTransferEncryptorMessageProto_DataTransferEncryptorStatus {
@@ -423,7 +423,7 @@ type HandshakeSecretProto struct {
 
 func (x *HandshakeSecretProto) Reset() {
 	*x = HandshakeSecretProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -435,7 +435,7 @@ func (x *HandshakeSecretProto) String() string {
 func (*HandshakeSecretProto) ProtoMessage() {}
 
 func (x *HandshakeSecretProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -448,7 +448,7 @@ func (x *HandshakeSecretProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandshakeSecretProto.ProtoReflect.Descriptor instead.
 func (*HandshakeSecretProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *HandshakeSecretProto) GetSecret() []byte {
@@ -476,7 +476,7 @@ type BaseHeaderProto struct {
 
 func (x *BaseHeaderProto) Reset() {
 	*x = BaseHeaderProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -488,7 +488,7 @@ func (x *BaseHeaderProto) String() string {
 func (*BaseHeaderProto) ProtoMessage() {}
 
 func (x *BaseHeaderProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -501,7 +501,7 @@ func (x *BaseHeaderProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BaseHeaderProto.ProtoReflect.Descriptor instead.
 func (*BaseHeaderProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *BaseHeaderProto) GetBlock() *ExtendedBlockProto {
@@ -535,7 +535,7 @@ type DataTransferTraceInfoProto struct {
 
 func (x *DataTransferTraceInfoProto) Reset() {
 	*x = DataTransferTraceInfoProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -547,7 +547,7 @@ func (x *DataTransferTraceInfoProto) String() string {
 func (*DataTransferTraceInfoProto) ProtoMessage() {}
 
 func (x *DataTransferTraceInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -560,7 +560,7 @@ func (x *DataTransferTraceInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataTransferTraceInfoProto.ProtoReflect.Descriptor instead.
 func (*DataTransferTraceInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *DataTransferTraceInfoProto) GetTraceId() uint64 {
@@ -587,7 +587,7 @@ type ClientOperationHeaderProto struct {
 
 func (x *ClientOperationHeaderProto) Reset() {
 	*x = ClientOperationHeaderProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -599,7 +599,7 @@ func (x *ClientOperationHeaderProto) String() string {
 func (*ClientOperationHeaderProto) ProtoMessage() {}
 
 func (x *ClientOperationHeaderProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -612,7 +612,7 @@ func (x *ClientOperationHeaderProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientOperationHeaderProto.ProtoReflect.Descriptor instead.
 func (*ClientOperationHeaderProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ClientOperationHeaderProto) GetBaseHeader() *BaseHeaderProto {
@@ -639,7 +639,7 @@ type CachingStrategyProto struct {
 
 func (x *CachingStrategyProto) Reset() {
 	*x = CachingStrategyProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -651,7 +651,7 @@ func (x *CachingStrategyProto) String() string {
 func (*CachingStrategyProto) ProtoMessage() {}
 
 func (x *CachingStrategyProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -664,7 +664,7 @@ func (x *CachingStrategyProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachingStrategyProto.ProtoReflect.Descriptor instead.
 func (*CachingStrategyProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CachingStrategyProto) GetDropBehind() bool {
@@ -699,7 +699,7 @@ const (
 
 func (x *OpReadBlockProto) Reset() {
 	*x = OpReadBlockProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -711,7 +711,7 @@ func (x *OpReadBlockProto) String() string {
 func (*OpReadBlockProto) ProtoMessage() {}
 
 func (x *OpReadBlockProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -724,7 +724,7 @@ func (x *OpReadBlockProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpReadBlockProto.ProtoReflect.Descriptor instead.
 func (*OpReadBlockProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *OpReadBlockProto) GetHeader() *ClientOperationHeaderProto {
@@ -772,7 +772,7 @@ type ChecksumProto struct {
 
 func (x *ChecksumProto) Reset() {
 	*x = ChecksumProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -784,7 +784,7 @@ func (x *ChecksumProto) String() string {
 func (*ChecksumProto) ProtoMessage() {}
 
 func (x *ChecksumProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -797,7 +797,7 @@ func (x *ChecksumProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChecksumProto.ProtoReflect.Descriptor instead.
 func (*ChecksumProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ChecksumProto) GetType() ChecksumTypeProto {
@@ -853,7 +853,7 @@ const (
 
 func (x *OpWriteBlockProto) Reset() {
 	*x = OpWriteBlockProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -865,7 +865,7 @@ func (x *OpWriteBlockProto) String() string {
 func (*OpWriteBlockProto) ProtoMessage() {}
 
 func (x *OpWriteBlockProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -878,7 +878,7 @@ func (x *OpWriteBlockProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpWriteBlockProto.ProtoReflect.Descriptor instead.
 func (*OpWriteBlockProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{8}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *OpWriteBlockProto) GetHeader() *ClientOperationHeaderProto {
@@ -1012,7 +1012,7 @@ type OpTransferBlockProto struct {
 
 func (x *OpTransferBlockProto) Reset() {
 	*x = OpTransferBlockProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1024,7 +1024,7 @@ func (x *OpTransferBlockProto) String() string {
 func (*OpTransferBlockProto) ProtoMessage() {}
 
 func (x *OpTransferBlockProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1037,7 +1037,7 @@ func (x *OpTransferBlockProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpTransferBlockProto.ProtoReflect.Descriptor instead.
 func (*OpTransferBlockProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{9}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *OpTransferBlockProto) GetHeader() *ClientOperationHeaderProto {
@@ -1086,7 +1086,7 @@ const (
 
 func (x *OpReplaceBlockProto) Reset() {
 	*x = OpReplaceBlockProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1098,7 +1098,7 @@ func (x *OpReplaceBlockProto) String() string {
 func (*OpReplaceBlockProto) ProtoMessage() {}
 
 func (x *OpReplaceBlockProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1111,7 +1111,7 @@ func (x *OpReplaceBlockProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpReplaceBlockProto.ProtoReflect.Descriptor instead.
 func (*OpReplaceBlockProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{10}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *OpReplaceBlockProto) GetHeader() *BaseHeaderProto {
@@ -1158,7 +1158,7 @@ type OpCopyBlockProto struct {
 
 func (x *OpCopyBlockProto) Reset() {
 	*x = OpCopyBlockProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1170,7 +1170,7 @@ func (x *OpCopyBlockProto) String() string {
 func (*OpCopyBlockProto) ProtoMessage() {}
 
 func (x *OpCopyBlockProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1183,7 +1183,7 @@ func (x *OpCopyBlockProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpCopyBlockProto.ProtoReflect.Descriptor instead.
 func (*OpCopyBlockProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{11}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *OpCopyBlockProto) GetHeader() *BaseHeaderProto {
@@ -1203,7 +1203,7 @@ type OpBlockChecksumProto struct {
 
 func (x *OpBlockChecksumProto) Reset() {
 	*x = OpBlockChecksumProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1215,7 @@ func (x *OpBlockChecksumProto) String() string {
 func (*OpBlockChecksumProto) ProtoMessage() {}
 
 func (x *OpBlockChecksumProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1228,7 +1228,7 @@ func (x *OpBlockChecksumProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpBlockChecksumProto.ProtoReflect.Descriptor instead.
 func (*OpBlockChecksumProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{12}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *OpBlockChecksumProto) GetHeader() *BaseHeaderProto {
@@ -1261,7 +1261,7 @@ type OpBlockGroupChecksumProto struct {
 
 func (x *OpBlockGroupChecksumProto) Reset() {
 	*x = OpBlockGroupChecksumProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1273,7 +1273,7 @@ func (x *OpBlockGroupChecksumProto) String() string {
 func (*OpBlockGroupChecksumProto) ProtoMessage() {}
 
 func (x *OpBlockGroupChecksumProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1286,7 +1286,7 @@ func (x *OpBlockGroupChecksumProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpBlockGroupChecksumProto.ProtoReflect.Descriptor instead.
 func (*OpBlockGroupChecksumProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{13}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *OpBlockGroupChecksumProto) GetHeader() *BaseHeaderProto {
@@ -1350,7 +1350,7 @@ type ShortCircuitShmIdProto struct {
 
 func (x *ShortCircuitShmIdProto) Reset() {
 	*x = ShortCircuitShmIdProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1362,7 +1362,7 @@ func (x *ShortCircuitShmIdProto) String() string {
 func (*ShortCircuitShmIdProto) ProtoMessage() {}
 
 func (x *ShortCircuitShmIdProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1375,7 +1375,7 @@ func (x *ShortCircuitShmIdProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortCircuitShmIdProto.ProtoReflect.Descriptor instead.
 func (*ShortCircuitShmIdProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{14}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ShortCircuitShmIdProto) GetHi() int64 {
@@ -1404,7 +1404,7 @@ type ShortCircuitShmSlotProto struct {
 
 func (x *ShortCircuitShmSlotProto) Reset() {
 	*x = ShortCircuitShmSlotProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[15]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1416,7 +1416,7 @@ func (x *ShortCircuitShmSlotProto) String() string {
 func (*ShortCircuitShmSlotProto) ProtoMessage() {}
 
 func (x *ShortCircuitShmSlotProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[15]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1429,7 +1429,7 @@ func (x *ShortCircuitShmSlotProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortCircuitShmSlotProto.ProtoReflect.Descriptor instead.
 func (*ShortCircuitShmSlotProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{15}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ShortCircuitShmSlotProto) GetShmId() *ShortCircuitShmIdProto {
@@ -1472,7 +1472,7 @@ const (
 
 func (x *OpRequestShortCircuitAccessProto) Reset() {
 	*x = OpRequestShortCircuitAccessProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[16]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1484,7 +1484,7 @@ func (x *OpRequestShortCircuitAccessProto) String() string {
 func (*OpRequestShortCircuitAccessProto) ProtoMessage() {}
 
 func (x *OpRequestShortCircuitAccessProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[16]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1497,7 +1497,7 @@ func (x *OpRequestShortCircuitAccessProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpRequestShortCircuitAccessProto.ProtoReflect.Descriptor instead.
 func (*OpRequestShortCircuitAccessProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{16}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *OpRequestShortCircuitAccessProto) GetHeader() *BaseHeaderProto {
@@ -1538,7 +1538,7 @@ type ReleaseShortCircuitAccessRequestProto struct {
 
 func (x *ReleaseShortCircuitAccessRequestProto) Reset() {
 	*x = ReleaseShortCircuitAccessRequestProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[17]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1550,7 +1550,7 @@ func (x *ReleaseShortCircuitAccessRequestProto) String() string {
 func (*ReleaseShortCircuitAccessRequestProto) ProtoMessage() {}
 
 func (x *ReleaseShortCircuitAccessRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[17]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1563,7 +1563,7 @@ func (x *ReleaseShortCircuitAccessRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use ReleaseShortCircuitAccessRequestProto.ProtoReflect.Descriptor instead.
 func (*ReleaseShortCircuitAccessRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{17}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReleaseShortCircuitAccessRequestProto) GetSlotId() *ShortCircuitShmSlotProto {
@@ -1590,7 +1590,7 @@ type ReleaseShortCircuitAccessResponseProto struct {
 
 func (x *ReleaseShortCircuitAccessResponseProto) Reset() {
 	*x = ReleaseShortCircuitAccessResponseProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[18]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +1602,7 @@ func (x *ReleaseShortCircuitAccessResponseProto) String() string {
 func (*ReleaseShortCircuitAccessResponseProto) ProtoMessage() {}
 
 func (x *ReleaseShortCircuitAccessResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[18]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +1615,7 @@ func (x *ReleaseShortCircuitAccessResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use ReleaseShortCircuitAccessResponseProto.ProtoReflect.Descriptor instead.
 func (*ReleaseShortCircuitAccessResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{18}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReleaseShortCircuitAccessResponseProto) GetStatus() Status {
@@ -1644,7 +1644,7 @@ type ShortCircuitShmRequestProto struct {
 
 func (x *ShortCircuitShmRequestProto) Reset() {
 	*x = ShortCircuitShmRequestProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[19]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1656,7 +1656,7 @@ func (x *ShortCircuitShmRequestProto) String() string {
 func (*ShortCircuitShmRequestProto) ProtoMessage() {}
 
 func (x *ShortCircuitShmRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[19]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1669,7 +1669,7 @@ func (x *ShortCircuitShmRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortCircuitShmRequestProto.ProtoReflect.Descriptor instead.
 func (*ShortCircuitShmRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{19}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ShortCircuitShmRequestProto) GetClientName() string {
@@ -1697,7 +1697,7 @@ type ShortCircuitShmResponseProto struct {
 
 func (x *ShortCircuitShmResponseProto) Reset() {
 	*x = ShortCircuitShmResponseProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[20]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1709,7 +1709,7 @@ func (x *ShortCircuitShmResponseProto) String() string {
 func (*ShortCircuitShmResponseProto) ProtoMessage() {}
 
 func (x *ShortCircuitShmResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[20]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1722,7 +1722,7 @@ func (x *ShortCircuitShmResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortCircuitShmResponseProto.ProtoReflect.Descriptor instead.
 func (*ShortCircuitShmResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{20}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ShortCircuitShmResponseProto) GetStatus() Status {
@@ -1765,7 +1765,7 @@ const (
 
 func (x *PacketHeaderProto) Reset() {
 	*x = PacketHeaderProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[21]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1777,7 +1777,7 @@ func (x *PacketHeaderProto) String() string {
 func (*PacketHeaderProto) ProtoMessage() {}
 
 func (x *PacketHeaderProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[21]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1790,7 +1790,7 @@ func (x *PacketHeaderProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PacketHeaderProto.ProtoReflect.Descriptor instead.
 func (*PacketHeaderProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{21}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PacketHeaderProto) GetOffsetInBlock() int64 {
@@ -1845,7 +1845,7 @@ const (
 
 func (x *PipelineAckProto) Reset() {
 	*x = PipelineAckProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[22]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1857,7 +1857,7 @@ func (x *PipelineAckProto) String() string {
 func (*PipelineAckProto) ProtoMessage() {}
 
 func (x *PipelineAckProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[22]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1870,7 +1870,7 @@ func (x *PipelineAckProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PipelineAckProto.ProtoReflect.Descriptor instead.
 func (*PipelineAckProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{22}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PipelineAckProto) GetSeqno() int64 {
@@ -1918,7 +1918,7 @@ type ReadOpChecksumInfoProto struct {
 
 func (x *ReadOpChecksumInfoProto) Reset() {
 	*x = ReadOpChecksumInfoProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[23]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1930,7 +1930,7 @@ func (x *ReadOpChecksumInfoProto) String() string {
 func (*ReadOpChecksumInfoProto) ProtoMessage() {}
 
 func (x *ReadOpChecksumInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[23]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1943,7 +1943,7 @@ func (x *ReadOpChecksumInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadOpChecksumInfoProto.ProtoReflect.Descriptor instead.
 func (*ReadOpChecksumInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{23}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReadOpChecksumInfoProto) GetChecksum() *ChecksumProto {
@@ -1982,7 +1982,7 @@ type BlockOpResponseProto struct {
 
 func (x *BlockOpResponseProto) Reset() {
 	*x = BlockOpResponseProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[24]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1994,7 +1994,7 @@ func (x *BlockOpResponseProto) String() string {
 func (*BlockOpResponseProto) ProtoMessage() {}
 
 func (x *BlockOpResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[24]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2007,7 +2007,7 @@ func (x *BlockOpResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockOpResponseProto.ProtoReflect.Descriptor instead.
 func (*BlockOpResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{24}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *BlockOpResponseProto) GetStatus() Status {
@@ -2064,7 +2064,7 @@ type ClientReadStatusProto struct {
 
 func (x *ClientReadStatusProto) Reset() {
 	*x = ClientReadStatusProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[25]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2076,7 +2076,7 @@ func (x *ClientReadStatusProto) String() string {
 func (*ClientReadStatusProto) ProtoMessage() {}
 
 func (x *ClientReadStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[25]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2089,7 +2089,7 @@ func (x *ClientReadStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientReadStatusProto.ProtoReflect.Descriptor instead.
 func (*ClientReadStatusProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{25}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ClientReadStatusProto) GetStatus() Status {
@@ -2108,7 +2108,7 @@ type DNTransferAckProto struct {
 
 func (x *DNTransferAckProto) Reset() {
 	*x = DNTransferAckProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[26]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2120,7 +2120,7 @@ func (x *DNTransferAckProto) String() string {
 func (*DNTransferAckProto) ProtoMessage() {}
 
 func (x *DNTransferAckProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[26]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2133,7 +2133,7 @@ func (x *DNTransferAckProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DNTransferAckProto.ProtoReflect.Descriptor instead.
 func (*DNTransferAckProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{26}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DNTransferAckProto) GetStatus() Status {
@@ -2156,7 +2156,7 @@ type OpBlockChecksumResponseProto struct {
 
 func (x *OpBlockChecksumResponseProto) Reset() {
 	*x = OpBlockChecksumResponseProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[27]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2168,7 +2168,7 @@ func (x *OpBlockChecksumResponseProto) String() string {
 func (*OpBlockChecksumResponseProto) ProtoMessage() {}
 
 func (x *OpBlockChecksumResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[27]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2181,7 +2181,7 @@ func (x *OpBlockChecksumResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpBlockChecksumResponseProto.ProtoReflect.Descriptor instead.
 func (*OpBlockChecksumResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{27}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *OpBlockChecksumResponseProto) GetBytesPerCrc() uint32 {
@@ -2228,7 +2228,7 @@ type OpCustomProto struct {
 
 func (x *OpCustomProto) Reset() {
 	*x = OpCustomProto{}
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[28]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2240,7 +2240,7 @@ func (x *OpCustomProto) String() string {
 func (*OpCustomProto) ProtoMessage() {}
 
 func (x *OpCustomProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_datatransfer_proto_msgTypes[28]
+	mi := &file_sluice_hadoop_datatransfer_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2253,7 +2253,7 @@ func (x *OpCustomProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpCustomProto.ProtoReflect.Descriptor instead.
 func (*OpCustomProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_datatransfer_proto_rawDescGZIP(), []int{28}
+	return file_sluice_hadoop_datatransfer_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *OpCustomProto) GetCustomId() string {
@@ -2263,11 +2263,11 @@ func (x *OpCustomProto) GetCustomId() string {
 	return ""
 }
 
-var File_sluice_hadooppb_datatransfer_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_datatransfer_proto protoreflect.FileDescriptor
 
-const file_sluice_hadooppb_datatransfer_proto_rawDesc = "" +
+const file_sluice_hadoop_datatransfer_proto_rawDesc = "" +
 	"\n" +
-	"\"sluice/hadooppb/datatransfer.proto\x12\x12sluice.hadoop.hdfs\x1a\x1esluice/hadooppb/Security.proto\x1a\x1asluice/hadooppb/hdfs.proto\"\xaf\x03\n" +
+	" sluice/hadoop/datatransfer.proto\x12\x12sluice.hadoop.hdfs\x1a\x1csluice/hadoop/Security.proto\x1a\x18sluice/hadoop/hdfs.proto\"\xaf\x03\n" +
 	"!DataTransferEncryptorMessageProto\x12i\n" +
 	"\x06status\x18\x01 \x02(\x0e2Q.sluice.hadoop.hdfs.DataTransferEncryptorMessageProto.DataTransferEncryptorStatusR\x06status\x12\x18\n" +
 	"\apayload\x18\x02 \x01(\fR\apayload\x12\x18\n" +
@@ -2445,20 +2445,20 @@ const file_sluice_hadooppb_datatransfer_proto_rawDesc = "" +
 	"%org.apache.hadoop.hdfs.protocol.protoB\x12DataTransferProtosZ:github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_hdfs\xa0\x01\x01"
 
 var (
-	file_sluice_hadooppb_datatransfer_proto_rawDescOnce sync.Once
-	file_sluice_hadooppb_datatransfer_proto_rawDescData []byte
+	file_sluice_hadoop_datatransfer_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_datatransfer_proto_rawDescData []byte
 )
 
-func file_sluice_hadooppb_datatransfer_proto_rawDescGZIP() []byte {
-	file_sluice_hadooppb_datatransfer_proto_rawDescOnce.Do(func() {
-		file_sluice_hadooppb_datatransfer_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_datatransfer_proto_rawDesc), len(file_sluice_hadooppb_datatransfer_proto_rawDesc)))
+func file_sluice_hadoop_datatransfer_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_datatransfer_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_datatransfer_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_datatransfer_proto_rawDesc), len(file_sluice_hadoop_datatransfer_proto_rawDesc)))
 	})
-	return file_sluice_hadooppb_datatransfer_proto_rawDescData
+	return file_sluice_hadoop_datatransfer_proto_rawDescData
 }
 
-var file_sluice_hadooppb_datatransfer_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_sluice_hadooppb_datatransfer_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
-var file_sluice_hadooppb_datatransfer_proto_goTypes = []any{
+var file_sluice_hadoop_datatransfer_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_sluice_hadoop_datatransfer_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_sluice_hadoop_datatransfer_proto_goTypes = []any{
 	(Status)(0),                 // 0: sluice.hadoop.hdfs.Status
 	(ShortCircuitFdResponse)(0), // 1: sluice.hadoop.hdfs.ShortCircuitFdResponse
 	(DataTransferEncryptorMessageProto_DataTransferEncryptorStatus)(0), // 2: sluice.hadoop.hdfs.DataTransferEncryptorMessageProto.DataTransferEncryptorStatus
@@ -2502,7 +2502,7 @@ var file_sluice_hadooppb_datatransfer_proto_goTypes = []any{
 	(*DatanodeInfosProto)(nil),                                         // 40: sluice.hadoop.hdfs.DatanodeInfosProto
 	(*ErasureCodingPolicyProto)(nil),                                   // 41: sluice.hadoop.hdfs.ErasureCodingPolicyProto
 }
-var file_sluice_hadooppb_datatransfer_proto_depIdxs = []int32{
+var file_sluice_hadoop_datatransfer_proto_depIdxs = []int32{
 	2,  // 0: sluice.hadoop.hdfs.DataTransferEncryptorMessageProto.status:type_name -> sluice.hadoop.hdfs.DataTransferEncryptorMessageProto.DataTransferEncryptorStatus
 	33, // 1: sluice.hadoop.hdfs.DataTransferEncryptorMessageProto.cipherOption:type_name -> sluice.hadoop.hdfs.CipherOptionProto
 	5,  // 2: sluice.hadoop.hdfs.DataTransferEncryptorMessageProto.handshakeSecret:type_name -> sluice.hadoop.hdfs.HandshakeSecretProto
@@ -2560,28 +2560,28 @@ var file_sluice_hadooppb_datatransfer_proto_depIdxs = []int32{
 	0,  // [0:50] is the sub-list for field type_name
 }
 
-func init() { file_sluice_hadooppb_datatransfer_proto_init() }
-func file_sluice_hadooppb_datatransfer_proto_init() {
-	if File_sluice_hadooppb_datatransfer_proto != nil {
+func init() { file_sluice_hadoop_datatransfer_proto_init() }
+func file_sluice_hadoop_datatransfer_proto_init() {
+	if File_sluice_hadoop_datatransfer_proto != nil {
 		return
 	}
-	file_sluice_hadooppb_hdfs_proto_init()
+	file_sluice_hadoop_hdfs_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_datatransfer_proto_rawDesc), len(file_sluice_hadooppb_datatransfer_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_datatransfer_proto_rawDesc), len(file_sluice_hadoop_datatransfer_proto_rawDesc)),
 			NumEnums:      4,
 			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_sluice_hadooppb_datatransfer_proto_goTypes,
-		DependencyIndexes: file_sluice_hadooppb_datatransfer_proto_depIdxs,
-		EnumInfos:         file_sluice_hadooppb_datatransfer_proto_enumTypes,
-		MessageInfos:      file_sluice_hadooppb_datatransfer_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_datatransfer_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_datatransfer_proto_depIdxs,
+		EnumInfos:         file_sluice_hadoop_datatransfer_proto_enumTypes,
+		MessageInfos:      file_sluice_hadoop_datatransfer_proto_msgTypes,
 	}.Build()
-	File_sluice_hadooppb_datatransfer_proto = out.File
-	file_sluice_hadooppb_datatransfer_proto_goTypes = nil
-	file_sluice_hadooppb_datatransfer_proto_depIdxs = nil
+	File_sluice_hadoop_datatransfer_proto = out.File
+	file_sluice_hadoop_datatransfer_proto_goTypes = nil
+	file_sluice_hadoop_datatransfer_proto_depIdxs = nil
 }

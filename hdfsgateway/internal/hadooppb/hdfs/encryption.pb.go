@@ -24,7 +24,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: sluice/hadooppb/encryption.proto
+// source: sluice/hadoop/encryption.proto
 
 package hadoop_hdfs
 
@@ -73,11 +73,11 @@ func (x ReencryptActionProto) String() string {
 }
 
 func (ReencryptActionProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_encryption_proto_enumTypes[0].Descriptor()
+	return file_sluice_hadoop_encryption_proto_enumTypes[0].Descriptor()
 }
 
 func (ReencryptActionProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_encryption_proto_enumTypes[0]
+	return &file_sluice_hadoop_encryption_proto_enumTypes[0]
 }
 
 func (x ReencryptActionProto) Number() protoreflect.EnumNumber {
@@ -96,7 +96,7 @@ func (x *ReencryptActionProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ReencryptActionProto.Descriptor instead.
 func (ReencryptActionProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_encryption_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{0}
 }
 
 type ReencryptionStateProto int32
@@ -132,11 +132,11 @@ func (x ReencryptionStateProto) String() string {
 }
 
 func (ReencryptionStateProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_encryption_proto_enumTypes[1].Descriptor()
+	return file_sluice_hadoop_encryption_proto_enumTypes[1].Descriptor()
 }
 
 func (ReencryptionStateProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_encryption_proto_enumTypes[1]
+	return &file_sluice_hadoop_encryption_proto_enumTypes[1]
 }
 
 func (x ReencryptionStateProto) Number() protoreflect.EnumNumber {
@@ -155,7 +155,7 @@ func (x *ReencryptionStateProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ReencryptionStateProto.Descriptor instead.
 func (ReencryptionStateProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_encryption_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{1}
 }
 
 type CreateEncryptionZoneRequestProto struct {
@@ -168,7 +168,7 @@ type CreateEncryptionZoneRequestProto struct {
 
 func (x *CreateEncryptionZoneRequestProto) Reset() {
 	*x = CreateEncryptionZoneRequestProto{}
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -180,7 +180,7 @@ func (x *CreateEncryptionZoneRequestProto) String() string {
 func (*CreateEncryptionZoneRequestProto) ProtoMessage() {}
 
 func (x *CreateEncryptionZoneRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -193,7 +193,7 @@ func (x *CreateEncryptionZoneRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateEncryptionZoneRequestProto.ProtoReflect.Descriptor instead.
 func (*CreateEncryptionZoneRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_encryption_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *CreateEncryptionZoneRequestProto) GetSrc() string {
@@ -218,7 +218,7 @@ type CreateEncryptionZoneResponseProto struct {
 
 func (x *CreateEncryptionZoneResponseProto) Reset() {
 	*x = CreateEncryptionZoneResponseProto{}
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -230,7 +230,7 @@ func (x *CreateEncryptionZoneResponseProto) String() string {
 func (*CreateEncryptionZoneResponseProto) ProtoMessage() {}
 
 func (x *CreateEncryptionZoneResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -243,7 +243,7 @@ func (x *CreateEncryptionZoneResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CreateEncryptionZoneResponseProto.ProtoReflect.Descriptor instead.
 func (*CreateEncryptionZoneResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_encryption_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{1}
 }
 
 type ListEncryptionZonesRequestProto struct {
@@ -255,7 +255,7 @@ type ListEncryptionZonesRequestProto struct {
 
 func (x *ListEncryptionZonesRequestProto) Reset() {
 	*x = ListEncryptionZonesRequestProto{}
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -267,7 +267,7 @@ func (x *ListEncryptionZonesRequestProto) String() string {
 func (*ListEncryptionZonesRequestProto) ProtoMessage() {}
 
 func (x *ListEncryptionZonesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -280,7 +280,7 @@ func (x *ListEncryptionZonesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEncryptionZonesRequestProto.ProtoReflect.Descriptor instead.
 func (*ListEncryptionZonesRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_encryption_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ListEncryptionZonesRequestProto) GetId() int64 {
@@ -303,7 +303,7 @@ type EncryptionZoneProto struct {
 
 func (x *EncryptionZoneProto) Reset() {
 	*x = EncryptionZoneProto{}
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -315,7 +315,7 @@ func (x *EncryptionZoneProto) String() string {
 func (*EncryptionZoneProto) ProtoMessage() {}
 
 func (x *EncryptionZoneProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -328,7 +328,7 @@ func (x *EncryptionZoneProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncryptionZoneProto.ProtoReflect.Descriptor instead.
 func (*EncryptionZoneProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_encryption_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *EncryptionZoneProto) GetId() int64 {
@@ -376,7 +376,7 @@ type ListEncryptionZonesResponseProto struct {
 
 func (x *ListEncryptionZonesResponseProto) Reset() {
 	*x = ListEncryptionZonesResponseProto{}
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -388,7 +388,7 @@ func (x *ListEncryptionZonesResponseProto) String() string {
 func (*ListEncryptionZonesResponseProto) ProtoMessage() {}
 
 func (x *ListEncryptionZonesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -401,7 +401,7 @@ func (x *ListEncryptionZonesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEncryptionZonesResponseProto.ProtoReflect.Descriptor instead.
 func (*ListEncryptionZonesResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_encryption_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ListEncryptionZonesResponseProto) GetZones() []*EncryptionZoneProto {
@@ -428,7 +428,7 @@ type ReencryptEncryptionZoneRequestProto struct {
 
 func (x *ReencryptEncryptionZoneRequestProto) Reset() {
 	*x = ReencryptEncryptionZoneRequestProto{}
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -440,7 +440,7 @@ func (x *ReencryptEncryptionZoneRequestProto) String() string {
 func (*ReencryptEncryptionZoneRequestProto) ProtoMessage() {}
 
 func (x *ReencryptEncryptionZoneRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -453,7 +453,7 @@ func (x *ReencryptEncryptionZoneRequestProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use ReencryptEncryptionZoneRequestProto.ProtoReflect.Descriptor instead.
 func (*ReencryptEncryptionZoneRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_encryption_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ReencryptEncryptionZoneRequestProto) GetAction() ReencryptActionProto {
@@ -478,7 +478,7 @@ type ReencryptEncryptionZoneResponseProto struct {
 
 func (x *ReencryptEncryptionZoneResponseProto) Reset() {
 	*x = ReencryptEncryptionZoneResponseProto{}
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -490,7 +490,7 @@ func (x *ReencryptEncryptionZoneResponseProto) String() string {
 func (*ReencryptEncryptionZoneResponseProto) ProtoMessage() {}
 
 func (x *ReencryptEncryptionZoneResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -503,7 +503,7 @@ func (x *ReencryptEncryptionZoneResponseProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use ReencryptEncryptionZoneResponseProto.ProtoReflect.Descriptor instead.
 func (*ReencryptEncryptionZoneResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_encryption_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{6}
 }
 
 type ListReencryptionStatusRequestProto struct {
@@ -515,7 +515,7 @@ type ListReencryptionStatusRequestProto struct {
 
 func (x *ListReencryptionStatusRequestProto) Reset() {
 	*x = ListReencryptionStatusRequestProto{}
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -527,7 +527,7 @@ func (x *ListReencryptionStatusRequestProto) String() string {
 func (*ListReencryptionStatusRequestProto) ProtoMessage() {}
 
 func (x *ListReencryptionStatusRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -540,7 +540,7 @@ func (x *ListReencryptionStatusRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ListReencryptionStatusRequestProto.ProtoReflect.Descriptor instead.
 func (*ListReencryptionStatusRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_encryption_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListReencryptionStatusRequestProto) GetId() int64 {
@@ -568,7 +568,7 @@ type ZoneReencryptionStatusProto struct {
 
 func (x *ZoneReencryptionStatusProto) Reset() {
 	*x = ZoneReencryptionStatusProto{}
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -580,7 +580,7 @@ func (x *ZoneReencryptionStatusProto) String() string {
 func (*ZoneReencryptionStatusProto) ProtoMessage() {}
 
 func (x *ZoneReencryptionStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -593,7 +593,7 @@ func (x *ZoneReencryptionStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ZoneReencryptionStatusProto.ProtoReflect.Descriptor instead.
 func (*ZoneReencryptionStatusProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_encryption_proto_rawDescGZIP(), []int{8}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ZoneReencryptionStatusProto) GetId() int64 {
@@ -676,7 +676,7 @@ type ListReencryptionStatusResponseProto struct {
 
 func (x *ListReencryptionStatusResponseProto) Reset() {
 	*x = ListReencryptionStatusResponseProto{}
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -688,7 +688,7 @@ func (x *ListReencryptionStatusResponseProto) String() string {
 func (*ListReencryptionStatusResponseProto) ProtoMessage() {}
 
 func (x *ListReencryptionStatusResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -701,7 +701,7 @@ func (x *ListReencryptionStatusResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use ListReencryptionStatusResponseProto.ProtoReflect.Descriptor instead.
 func (*ListReencryptionStatusResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_encryption_proto_rawDescGZIP(), []int{9}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListReencryptionStatusResponseProto) GetStatuses() []*ZoneReencryptionStatusProto {
@@ -727,7 +727,7 @@ type GetEZForPathRequestProto struct {
 
 func (x *GetEZForPathRequestProto) Reset() {
 	*x = GetEZForPathRequestProto{}
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -739,7 +739,7 @@ func (x *GetEZForPathRequestProto) String() string {
 func (*GetEZForPathRequestProto) ProtoMessage() {}
 
 func (x *GetEZForPathRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -752,7 +752,7 @@ func (x *GetEZForPathRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEZForPathRequestProto.ProtoReflect.Descriptor instead.
 func (*GetEZForPathRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_encryption_proto_rawDescGZIP(), []int{10}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetEZForPathRequestProto) GetSrc() string {
@@ -771,7 +771,7 @@ type GetEZForPathResponseProto struct {
 
 func (x *GetEZForPathResponseProto) Reset() {
 	*x = GetEZForPathResponseProto{}
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -783,7 +783,7 @@ func (x *GetEZForPathResponseProto) String() string {
 func (*GetEZForPathResponseProto) ProtoMessage() {}
 
 func (x *GetEZForPathResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_encryption_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_encryption_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -796,7 +796,7 @@ func (x *GetEZForPathResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEZForPathResponseProto.ProtoReflect.Descriptor instead.
 func (*GetEZForPathResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_encryption_proto_rawDescGZIP(), []int{11}
+	return file_sluice_hadoop_encryption_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetEZForPathResponseProto) GetZone() *EncryptionZoneProto {
@@ -806,11 +806,11 @@ func (x *GetEZForPathResponseProto) GetZone() *EncryptionZoneProto {
 	return nil
 }
 
-var File_sluice_hadooppb_encryption_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_encryption_proto protoreflect.FileDescriptor
 
-const file_sluice_hadooppb_encryption_proto_rawDesc = "" +
+const file_sluice_hadoop_encryption_proto_rawDesc = "" +
 	"\n" +
-	" sluice/hadooppb/encryption.proto\x12\x12sluice.hadoop.hdfs\x1a\x1asluice/hadooppb/hdfs.proto\"N\n" +
+	"\x1esluice/hadoop/encryption.proto\x12\x12sluice.hadoop.hdfs\x1a\x18sluice/hadoop/hdfs.proto\"N\n" +
 	" CreateEncryptionZoneRequestProto\x12\x10\n" +
 	"\x03src\x18\x01 \x02(\tR\x03src\x12\x18\n" +
 	"\akeyName\x18\x02 \x01(\tR\akeyName\"#\n" +
@@ -862,20 +862,20 @@ const file_sluice_hadooppb_encryption_proto_rawDesc = "" +
 	"%org.apache.hadoop.hdfs.protocol.protoB\x15EncryptionZonesProtosZ:github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_hdfs\xa0\x01\x01"
 
 var (
-	file_sluice_hadooppb_encryption_proto_rawDescOnce sync.Once
-	file_sluice_hadooppb_encryption_proto_rawDescData []byte
+	file_sluice_hadoop_encryption_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_encryption_proto_rawDescData []byte
 )
 
-func file_sluice_hadooppb_encryption_proto_rawDescGZIP() []byte {
-	file_sluice_hadooppb_encryption_proto_rawDescOnce.Do(func() {
-		file_sluice_hadooppb_encryption_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_encryption_proto_rawDesc), len(file_sluice_hadooppb_encryption_proto_rawDesc)))
+func file_sluice_hadoop_encryption_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_encryption_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_encryption_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_encryption_proto_rawDesc), len(file_sluice_hadoop_encryption_proto_rawDesc)))
 	})
-	return file_sluice_hadooppb_encryption_proto_rawDescData
+	return file_sluice_hadoop_encryption_proto_rawDescData
 }
 
-var file_sluice_hadooppb_encryption_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_sluice_hadooppb_encryption_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
-var file_sluice_hadooppb_encryption_proto_goTypes = []any{
+var file_sluice_hadoop_encryption_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_sluice_hadoop_encryption_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_sluice_hadoop_encryption_proto_goTypes = []any{
 	(ReencryptActionProto)(0),                    // 0: sluice.hadoop.hdfs.ReencryptActionProto
 	(ReencryptionStateProto)(0),                  // 1: sluice.hadoop.hdfs.ReencryptionStateProto
 	(*CreateEncryptionZoneRequestProto)(nil),     // 2: sluice.hadoop.hdfs.CreateEncryptionZoneRequestProto
@@ -893,7 +893,7 @@ var file_sluice_hadooppb_encryption_proto_goTypes = []any{
 	(CipherSuiteProto)(0),                        // 14: sluice.hadoop.hdfs.CipherSuiteProto
 	(CryptoProtocolVersionProto)(0),              // 15: sluice.hadoop.hdfs.CryptoProtocolVersionProto
 }
-var file_sluice_hadooppb_encryption_proto_depIdxs = []int32{
+var file_sluice_hadoop_encryption_proto_depIdxs = []int32{
 	14, // 0: sluice.hadoop.hdfs.EncryptionZoneProto.suite:type_name -> sluice.hadoop.hdfs.CipherSuiteProto
 	15, // 1: sluice.hadoop.hdfs.EncryptionZoneProto.cryptoProtocolVersion:type_name -> sluice.hadoop.hdfs.CryptoProtocolVersionProto
 	5,  // 2: sluice.hadoop.hdfs.ListEncryptionZonesResponseProto.zones:type_name -> sluice.hadoop.hdfs.EncryptionZoneProto
@@ -908,28 +908,28 @@ var file_sluice_hadooppb_encryption_proto_depIdxs = []int32{
 	0,  // [0:7] is the sub-list for field type_name
 }
 
-func init() { file_sluice_hadooppb_encryption_proto_init() }
-func file_sluice_hadooppb_encryption_proto_init() {
-	if File_sluice_hadooppb_encryption_proto != nil {
+func init() { file_sluice_hadoop_encryption_proto_init() }
+func file_sluice_hadoop_encryption_proto_init() {
+	if File_sluice_hadoop_encryption_proto != nil {
 		return
 	}
-	file_sluice_hadooppb_hdfs_proto_init()
+	file_sluice_hadoop_hdfs_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_encryption_proto_rawDesc), len(file_sluice_hadooppb_encryption_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_encryption_proto_rawDesc), len(file_sluice_hadoop_encryption_proto_rawDesc)),
 			NumEnums:      2,
 			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_sluice_hadooppb_encryption_proto_goTypes,
-		DependencyIndexes: file_sluice_hadooppb_encryption_proto_depIdxs,
-		EnumInfos:         file_sluice_hadooppb_encryption_proto_enumTypes,
-		MessageInfos:      file_sluice_hadooppb_encryption_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_encryption_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_encryption_proto_depIdxs,
+		EnumInfos:         file_sluice_hadoop_encryption_proto_enumTypes,
+		MessageInfos:      file_sluice_hadoop_encryption_proto_msgTypes,
 	}.Build()
-	File_sluice_hadooppb_encryption_proto = out.File
-	file_sluice_hadooppb_encryption_proto_goTypes = nil
-	file_sluice_hadooppb_encryption_proto_depIdxs = nil
+	File_sluice_hadoop_encryption_proto = out.File
+	file_sluice_hadoop_encryption_proto_goTypes = nil
+	file_sluice_hadoop_encryption_proto_depIdxs = nil
 }

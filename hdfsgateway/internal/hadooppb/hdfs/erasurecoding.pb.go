@@ -19,7 +19,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: sluice/hadooppb/erasurecoding.proto
+// source: sluice/hadoop/erasurecoding.proto
 
 package hadoop_hdfs
 
@@ -48,7 +48,7 @@ type SetErasureCodingPolicyRequestProto struct {
 
 func (x *SetErasureCodingPolicyRequestProto) Reset() {
 	*x = SetErasureCodingPolicyRequestProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -60,7 +60,7 @@ func (x *SetErasureCodingPolicyRequestProto) String() string {
 func (*SetErasureCodingPolicyRequestProto) ProtoMessage() {}
 
 func (x *SetErasureCodingPolicyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -73,7 +73,7 @@ func (x *SetErasureCodingPolicyRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use SetErasureCodingPolicyRequestProto.ProtoReflect.Descriptor instead.
 func (*SetErasureCodingPolicyRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *SetErasureCodingPolicyRequestProto) GetSrc() string {
@@ -98,7 +98,7 @@ type SetErasureCodingPolicyResponseProto struct {
 
 func (x *SetErasureCodingPolicyResponseProto) Reset() {
 	*x = SetErasureCodingPolicyResponseProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -110,7 +110,7 @@ func (x *SetErasureCodingPolicyResponseProto) String() string {
 func (*SetErasureCodingPolicyResponseProto) ProtoMessage() {}
 
 func (x *SetErasureCodingPolicyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -123,7 +123,7 @@ func (x *SetErasureCodingPolicyResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use SetErasureCodingPolicyResponseProto.ProtoReflect.Descriptor instead.
 func (*SetErasureCodingPolicyResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{1}
 }
 
 type GetErasureCodingPoliciesRequestProto struct {
@@ -134,7 +134,7 @@ type GetErasureCodingPoliciesRequestProto struct {
 
 func (x *GetErasureCodingPoliciesRequestProto) Reset() {
 	*x = GetErasureCodingPoliciesRequestProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -146,7 +146,7 @@ func (x *GetErasureCodingPoliciesRequestProto) String() string {
 func (*GetErasureCodingPoliciesRequestProto) ProtoMessage() {}
 
 func (x *GetErasureCodingPoliciesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -159,7 +159,7 @@ func (x *GetErasureCodingPoliciesRequestProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use GetErasureCodingPoliciesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetErasureCodingPoliciesRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{2}
 }
 
 type GetErasureCodingPoliciesResponseProto struct {
@@ -171,7 +171,7 @@ type GetErasureCodingPoliciesResponseProto struct {
 
 func (x *GetErasureCodingPoliciesResponseProto) Reset() {
 	*x = GetErasureCodingPoliciesResponseProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -183,7 +183,7 @@ func (x *GetErasureCodingPoliciesResponseProto) String() string {
 func (*GetErasureCodingPoliciesResponseProto) ProtoMessage() {}
 
 func (x *GetErasureCodingPoliciesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -196,7 +196,7 @@ func (x *GetErasureCodingPoliciesResponseProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use GetErasureCodingPoliciesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetErasureCodingPoliciesResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GetErasureCodingPoliciesResponseProto) GetEcPolicies() []*ErasureCodingPolicyProto {
@@ -214,7 +214,7 @@ type GetErasureCodingCodecsRequestProto struct {
 
 func (x *GetErasureCodingCodecsRequestProto) Reset() {
 	*x = GetErasureCodingCodecsRequestProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -226,7 +226,7 @@ func (x *GetErasureCodingCodecsRequestProto) String() string {
 func (*GetErasureCodingCodecsRequestProto) ProtoMessage() {}
 
 func (x *GetErasureCodingCodecsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -239,7 +239,7 @@ func (x *GetErasureCodingCodecsRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetErasureCodingCodecsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetErasureCodingCodecsRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{4}
 }
 
 type GetErasureCodingCodecsResponseProto struct {
@@ -251,7 +251,7 @@ type GetErasureCodingCodecsResponseProto struct {
 
 func (x *GetErasureCodingCodecsResponseProto) Reset() {
 	*x = GetErasureCodingCodecsResponseProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -263,7 +263,7 @@ func (x *GetErasureCodingCodecsResponseProto) String() string {
 func (*GetErasureCodingCodecsResponseProto) ProtoMessage() {}
 
 func (x *GetErasureCodingCodecsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -276,7 +276,7 @@ func (x *GetErasureCodingCodecsResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetErasureCodingCodecsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetErasureCodingCodecsResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetErasureCodingCodecsResponseProto) GetCodec() []*CodecProto {
@@ -295,7 +295,7 @@ type GetErasureCodingPolicyRequestProto struct {
 
 func (x *GetErasureCodingPolicyRequestProto) Reset() {
 	*x = GetErasureCodingPolicyRequestProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -307,7 +307,7 @@ func (x *GetErasureCodingPolicyRequestProto) String() string {
 func (*GetErasureCodingPolicyRequestProto) ProtoMessage() {}
 
 func (x *GetErasureCodingPolicyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -320,7 +320,7 @@ func (x *GetErasureCodingPolicyRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetErasureCodingPolicyRequestProto.ProtoReflect.Descriptor instead.
 func (*GetErasureCodingPolicyRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetErasureCodingPolicyRequestProto) GetSrc() string {
@@ -339,7 +339,7 @@ type GetErasureCodingPolicyResponseProto struct {
 
 func (x *GetErasureCodingPolicyResponseProto) Reset() {
 	*x = GetErasureCodingPolicyResponseProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -351,7 +351,7 @@ func (x *GetErasureCodingPolicyResponseProto) String() string {
 func (*GetErasureCodingPolicyResponseProto) ProtoMessage() {}
 
 func (x *GetErasureCodingPolicyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -364,7 +364,7 @@ func (x *GetErasureCodingPolicyResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetErasureCodingPolicyResponseProto.ProtoReflect.Descriptor instead.
 func (*GetErasureCodingPolicyResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetErasureCodingPolicyResponseProto) GetEcPolicy() *ErasureCodingPolicyProto {
@@ -383,7 +383,7 @@ type AddErasureCodingPoliciesRequestProto struct {
 
 func (x *AddErasureCodingPoliciesRequestProto) Reset() {
 	*x = AddErasureCodingPoliciesRequestProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -395,7 +395,7 @@ func (x *AddErasureCodingPoliciesRequestProto) String() string {
 func (*AddErasureCodingPoliciesRequestProto) ProtoMessage() {}
 
 func (x *AddErasureCodingPoliciesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -408,7 +408,7 @@ func (x *AddErasureCodingPoliciesRequestProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use AddErasureCodingPoliciesRequestProto.ProtoReflect.Descriptor instead.
 func (*AddErasureCodingPoliciesRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{8}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AddErasureCodingPoliciesRequestProto) GetEcPolicies() []*ErasureCodingPolicyProto {
@@ -427,7 +427,7 @@ type AddErasureCodingPoliciesResponseProto struct {
 
 func (x *AddErasureCodingPoliciesResponseProto) Reset() {
 	*x = AddErasureCodingPoliciesResponseProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -439,7 +439,7 @@ func (x *AddErasureCodingPoliciesResponseProto) String() string {
 func (*AddErasureCodingPoliciesResponseProto) ProtoMessage() {}
 
 func (x *AddErasureCodingPoliciesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -452,7 +452,7 @@ func (x *AddErasureCodingPoliciesResponseProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use AddErasureCodingPoliciesResponseProto.ProtoReflect.Descriptor instead.
 func (*AddErasureCodingPoliciesResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{9}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AddErasureCodingPoliciesResponseProto) GetResponses() []*AddErasureCodingPolicyResponseProto {
@@ -471,7 +471,7 @@ type RemoveErasureCodingPolicyRequestProto struct {
 
 func (x *RemoveErasureCodingPolicyRequestProto) Reset() {
 	*x = RemoveErasureCodingPolicyRequestProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -483,7 +483,7 @@ func (x *RemoveErasureCodingPolicyRequestProto) String() string {
 func (*RemoveErasureCodingPolicyRequestProto) ProtoMessage() {}
 
 func (x *RemoveErasureCodingPolicyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -496,7 +496,7 @@ func (x *RemoveErasureCodingPolicyRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use RemoveErasureCodingPolicyRequestProto.ProtoReflect.Descriptor instead.
 func (*RemoveErasureCodingPolicyRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{10}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RemoveErasureCodingPolicyRequestProto) GetEcPolicyName() string {
@@ -514,7 +514,7 @@ type RemoveErasureCodingPolicyResponseProto struct {
 
 func (x *RemoveErasureCodingPolicyResponseProto) Reset() {
 	*x = RemoveErasureCodingPolicyResponseProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -526,7 +526,7 @@ func (x *RemoveErasureCodingPolicyResponseProto) String() string {
 func (*RemoveErasureCodingPolicyResponseProto) ProtoMessage() {}
 
 func (x *RemoveErasureCodingPolicyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -539,7 +539,7 @@ func (x *RemoveErasureCodingPolicyResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use RemoveErasureCodingPolicyResponseProto.ProtoReflect.Descriptor instead.
 func (*RemoveErasureCodingPolicyResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{11}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{11}
 }
 
 type EnableErasureCodingPolicyRequestProto struct {
@@ -551,7 +551,7 @@ type EnableErasureCodingPolicyRequestProto struct {
 
 func (x *EnableErasureCodingPolicyRequestProto) Reset() {
 	*x = EnableErasureCodingPolicyRequestProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -563,7 +563,7 @@ func (x *EnableErasureCodingPolicyRequestProto) String() string {
 func (*EnableErasureCodingPolicyRequestProto) ProtoMessage() {}
 
 func (x *EnableErasureCodingPolicyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -576,7 +576,7 @@ func (x *EnableErasureCodingPolicyRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use EnableErasureCodingPolicyRequestProto.ProtoReflect.Descriptor instead.
 func (*EnableErasureCodingPolicyRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{12}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *EnableErasureCodingPolicyRequestProto) GetEcPolicyName() string {
@@ -594,7 +594,7 @@ type EnableErasureCodingPolicyResponseProto struct {
 
 func (x *EnableErasureCodingPolicyResponseProto) Reset() {
 	*x = EnableErasureCodingPolicyResponseProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -606,7 +606,7 @@ func (x *EnableErasureCodingPolicyResponseProto) String() string {
 func (*EnableErasureCodingPolicyResponseProto) ProtoMessage() {}
 
 func (x *EnableErasureCodingPolicyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -619,7 +619,7 @@ func (x *EnableErasureCodingPolicyResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use EnableErasureCodingPolicyResponseProto.ProtoReflect.Descriptor instead.
 func (*EnableErasureCodingPolicyResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{13}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{13}
 }
 
 type DisableErasureCodingPolicyRequestProto struct {
@@ -631,7 +631,7 @@ type DisableErasureCodingPolicyRequestProto struct {
 
 func (x *DisableErasureCodingPolicyRequestProto) Reset() {
 	*x = DisableErasureCodingPolicyRequestProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -643,7 +643,7 @@ func (x *DisableErasureCodingPolicyRequestProto) String() string {
 func (*DisableErasureCodingPolicyRequestProto) ProtoMessage() {}
 
 func (x *DisableErasureCodingPolicyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -656,7 +656,7 @@ func (x *DisableErasureCodingPolicyRequestProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use DisableErasureCodingPolicyRequestProto.ProtoReflect.Descriptor instead.
 func (*DisableErasureCodingPolicyRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{14}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DisableErasureCodingPolicyRequestProto) GetEcPolicyName() string {
@@ -674,7 +674,7 @@ type DisableErasureCodingPolicyResponseProto struct {
 
 func (x *DisableErasureCodingPolicyResponseProto) Reset() {
 	*x = DisableErasureCodingPolicyResponseProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[15]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -686,7 +686,7 @@ func (x *DisableErasureCodingPolicyResponseProto) String() string {
 func (*DisableErasureCodingPolicyResponseProto) ProtoMessage() {}
 
 func (x *DisableErasureCodingPolicyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[15]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -699,7 +699,7 @@ func (x *DisableErasureCodingPolicyResponseProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use DisableErasureCodingPolicyResponseProto.ProtoReflect.Descriptor instead.
 func (*DisableErasureCodingPolicyResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{15}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{15}
 }
 
 type UnsetErasureCodingPolicyRequestProto struct {
@@ -711,7 +711,7 @@ type UnsetErasureCodingPolicyRequestProto struct {
 
 func (x *UnsetErasureCodingPolicyRequestProto) Reset() {
 	*x = UnsetErasureCodingPolicyRequestProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[16]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -723,7 +723,7 @@ func (x *UnsetErasureCodingPolicyRequestProto) String() string {
 func (*UnsetErasureCodingPolicyRequestProto) ProtoMessage() {}
 
 func (x *UnsetErasureCodingPolicyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[16]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,7 +736,7 @@ func (x *UnsetErasureCodingPolicyRequestProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use UnsetErasureCodingPolicyRequestProto.ProtoReflect.Descriptor instead.
 func (*UnsetErasureCodingPolicyRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{16}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *UnsetErasureCodingPolicyRequestProto) GetSrc() string {
@@ -754,7 +754,7 @@ type UnsetErasureCodingPolicyResponseProto struct {
 
 func (x *UnsetErasureCodingPolicyResponseProto) Reset() {
 	*x = UnsetErasureCodingPolicyResponseProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[17]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -766,7 +766,7 @@ func (x *UnsetErasureCodingPolicyResponseProto) String() string {
 func (*UnsetErasureCodingPolicyResponseProto) ProtoMessage() {}
 
 func (x *UnsetErasureCodingPolicyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[17]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -779,7 +779,7 @@ func (x *UnsetErasureCodingPolicyResponseProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use UnsetErasureCodingPolicyResponseProto.ProtoReflect.Descriptor instead.
 func (*UnsetErasureCodingPolicyResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{17}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{17}
 }
 
 type GetECTopologyResultForPoliciesRequestProto struct {
@@ -791,7 +791,7 @@ type GetECTopologyResultForPoliciesRequestProto struct {
 
 func (x *GetECTopologyResultForPoliciesRequestProto) Reset() {
 	*x = GetECTopologyResultForPoliciesRequestProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[18]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -803,7 +803,7 @@ func (x *GetECTopologyResultForPoliciesRequestProto) String() string {
 func (*GetECTopologyResultForPoliciesRequestProto) ProtoMessage() {}
 
 func (x *GetECTopologyResultForPoliciesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[18]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -816,7 +816,7 @@ func (x *GetECTopologyResultForPoliciesRequestProto) ProtoReflect() protoreflect
 
 // Deprecated: Use GetECTopologyResultForPoliciesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetECTopologyResultForPoliciesRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{18}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetECTopologyResultForPoliciesRequestProto) GetPolicies() []string {
@@ -835,7 +835,7 @@ type GetECTopologyResultForPoliciesResponseProto struct {
 
 func (x *GetECTopologyResultForPoliciesResponseProto) Reset() {
 	*x = GetECTopologyResultForPoliciesResponseProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[19]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -847,7 +847,7 @@ func (x *GetECTopologyResultForPoliciesResponseProto) String() string {
 func (*GetECTopologyResultForPoliciesResponseProto) ProtoMessage() {}
 
 func (x *GetECTopologyResultForPoliciesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[19]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -860,7 +860,7 @@ func (x *GetECTopologyResultForPoliciesResponseProto) ProtoReflect() protoreflec
 
 // Deprecated: Use GetECTopologyResultForPoliciesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetECTopologyResultForPoliciesResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{19}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetECTopologyResultForPoliciesResponseProto) GetResponse() *ECTopologyVerifierResultProto {
@@ -887,7 +887,7 @@ type BlockECReconstructionInfoProto struct {
 
 func (x *BlockECReconstructionInfoProto) Reset() {
 	*x = BlockECReconstructionInfoProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[20]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -899,7 +899,7 @@ func (x *BlockECReconstructionInfoProto) String() string {
 func (*BlockECReconstructionInfoProto) ProtoMessage() {}
 
 func (x *BlockECReconstructionInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[20]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -912,7 +912,7 @@ func (x *BlockECReconstructionInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockECReconstructionInfoProto.ProtoReflect.Descriptor instead.
 func (*BlockECReconstructionInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{20}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *BlockECReconstructionInfoProto) GetBlock() *ExtendedBlockProto {
@@ -976,7 +976,7 @@ type CodecProto struct {
 
 func (x *CodecProto) Reset() {
 	*x = CodecProto{}
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[21]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -988,7 +988,7 @@ func (x *CodecProto) String() string {
 func (*CodecProto) ProtoMessage() {}
 
 func (x *CodecProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_erasurecoding_proto_msgTypes[21]
+	mi := &file_sluice_hadoop_erasurecoding_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1001,7 +1001,7 @@ func (x *CodecProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CodecProto.ProtoReflect.Descriptor instead.
 func (*CodecProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP(), []int{21}
+	return file_sluice_hadoop_erasurecoding_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CodecProto) GetCodec() string {
@@ -1018,11 +1018,11 @@ func (x *CodecProto) GetCoders() string {
 	return ""
 }
 
-var File_sluice_hadooppb_erasurecoding_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_erasurecoding_proto protoreflect.FileDescriptor
 
-const file_sluice_hadooppb_erasurecoding_proto_rawDesc = "" +
+const file_sluice_hadoop_erasurecoding_proto_rawDesc = "" +
 	"\n" +
-	"#sluice/hadooppb/erasurecoding.proto\x12\x12sluice.hadoop.hdfs\x1a\x1asluice/hadooppb/hdfs.proto\"Z\n" +
+	"!sluice/hadoop/erasurecoding.proto\x12\x12sluice.hadoop.hdfs\x1a\x18sluice/hadoop/hdfs.proto\"Z\n" +
 	"\"SetErasureCodingPolicyRequestProto\x12\x10\n" +
 	"\x03src\x18\x01 \x02(\tR\x03src\x12\"\n" +
 	"\fecPolicyName\x18\x02 \x01(\tR\fecPolicyName\"%\n" +
@@ -1076,19 +1076,19 @@ const file_sluice_hadooppb_erasurecoding_proto_rawDesc = "" +
 	"%org.apache.hadoop.hdfs.protocol.protoB\x13ErasureCodingProtosZ:github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_hdfs\xa0\x01\x01"
 
 var (
-	file_sluice_hadooppb_erasurecoding_proto_rawDescOnce sync.Once
-	file_sluice_hadooppb_erasurecoding_proto_rawDescData []byte
+	file_sluice_hadoop_erasurecoding_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_erasurecoding_proto_rawDescData []byte
 )
 
-func file_sluice_hadooppb_erasurecoding_proto_rawDescGZIP() []byte {
-	file_sluice_hadooppb_erasurecoding_proto_rawDescOnce.Do(func() {
-		file_sluice_hadooppb_erasurecoding_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_erasurecoding_proto_rawDesc), len(file_sluice_hadooppb_erasurecoding_proto_rawDesc)))
+func file_sluice_hadoop_erasurecoding_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_erasurecoding_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_erasurecoding_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_erasurecoding_proto_rawDesc), len(file_sluice_hadoop_erasurecoding_proto_rawDesc)))
 	})
-	return file_sluice_hadooppb_erasurecoding_proto_rawDescData
+	return file_sluice_hadoop_erasurecoding_proto_rawDescData
 }
 
-var file_sluice_hadooppb_erasurecoding_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
-var file_sluice_hadooppb_erasurecoding_proto_goTypes = []any{
+var file_sluice_hadoop_erasurecoding_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_sluice_hadoop_erasurecoding_proto_goTypes = []any{
 	(*SetErasureCodingPolicyRequestProto)(nil),          // 0: sluice.hadoop.hdfs.SetErasureCodingPolicyRequestProto
 	(*SetErasureCodingPolicyResponseProto)(nil),         // 1: sluice.hadoop.hdfs.SetErasureCodingPolicyResponseProto
 	(*GetErasureCodingPoliciesRequestProto)(nil),        // 2: sluice.hadoop.hdfs.GetErasureCodingPoliciesRequestProto
@@ -1119,7 +1119,7 @@ var file_sluice_hadooppb_erasurecoding_proto_goTypes = []any{
 	(*StorageUuidsProto)(nil),                           // 27: sluice.hadoop.hdfs.StorageUuidsProto
 	(*StorageTypesProto)(nil),                           // 28: sluice.hadoop.hdfs.StorageTypesProto
 }
-var file_sluice_hadooppb_erasurecoding_proto_depIdxs = []int32{
+var file_sluice_hadoop_erasurecoding_proto_depIdxs = []int32{
 	22, // 0: sluice.hadoop.hdfs.GetErasureCodingPoliciesResponseProto.ecPolicies:type_name -> sluice.hadoop.hdfs.ErasureCodingPolicyProto
 	21, // 1: sluice.hadoop.hdfs.GetErasureCodingCodecsResponseProto.codec:type_name -> sluice.hadoop.hdfs.CodecProto
 	22, // 2: sluice.hadoop.hdfs.GetErasureCodingPolicyResponseProto.ecPolicy:type_name -> sluice.hadoop.hdfs.ErasureCodingPolicyProto
@@ -1139,27 +1139,27 @@ var file_sluice_hadooppb_erasurecoding_proto_depIdxs = []int32{
 	0,  // [0:12] is the sub-list for field type_name
 }
 
-func init() { file_sluice_hadooppb_erasurecoding_proto_init() }
-func file_sluice_hadooppb_erasurecoding_proto_init() {
-	if File_sluice_hadooppb_erasurecoding_proto != nil {
+func init() { file_sluice_hadoop_erasurecoding_proto_init() }
+func file_sluice_hadoop_erasurecoding_proto_init() {
+	if File_sluice_hadoop_erasurecoding_proto != nil {
 		return
 	}
-	file_sluice_hadooppb_hdfs_proto_init()
+	file_sluice_hadoop_hdfs_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_erasurecoding_proto_rawDesc), len(file_sluice_hadooppb_erasurecoding_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_erasurecoding_proto_rawDesc), len(file_sluice_hadoop_erasurecoding_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_sluice_hadooppb_erasurecoding_proto_goTypes,
-		DependencyIndexes: file_sluice_hadooppb_erasurecoding_proto_depIdxs,
-		MessageInfos:      file_sluice_hadooppb_erasurecoding_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_erasurecoding_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_erasurecoding_proto_depIdxs,
+		MessageInfos:      file_sluice_hadoop_erasurecoding_proto_msgTypes,
 	}.Build()
-	File_sluice_hadooppb_erasurecoding_proto = out.File
-	file_sluice_hadooppb_erasurecoding_proto_goTypes = nil
-	file_sluice_hadooppb_erasurecoding_proto_depIdxs = nil
+	File_sluice_hadoop_erasurecoding_proto = out.File
+	file_sluice_hadoop_erasurecoding_proto_goTypes = nil
+	file_sluice_hadoop_erasurecoding_proto_depIdxs = nil
 }

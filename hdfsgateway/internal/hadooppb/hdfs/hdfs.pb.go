@@ -24,7 +24,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: sluice/hadooppb/hdfs.proto
+// source: sluice/hadoop/hdfs.proto
 
 package hadoop_hdfs
 
@@ -85,11 +85,11 @@ func (x StorageTypeProto) String() string {
 }
 
 func (StorageTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_hdfs_proto_enumTypes[0].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[0].Descriptor()
 }
 
 func (StorageTypeProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_hdfs_proto_enumTypes[0]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[0]
 }
 
 func (x StorageTypeProto) Number() protoreflect.EnumNumber {
@@ -108,7 +108,7 @@ func (x *StorageTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use StorageTypeProto.Descriptor instead.
 func (StorageTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{0}
 }
 
 // *
@@ -143,11 +143,11 @@ func (x BlockTypeProto) String() string {
 }
 
 func (BlockTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_hdfs_proto_enumTypes[1].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[1].Descriptor()
 }
 
 func (BlockTypeProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_hdfs_proto_enumTypes[1]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[1]
 }
 
 func (x BlockTypeProto) Number() protoreflect.EnumNumber {
@@ -166,7 +166,7 @@ func (x *BlockTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use BlockTypeProto.Descriptor instead.
 func (BlockTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{1}
 }
 
 // *
@@ -201,11 +201,11 @@ func (x CipherSuiteProto) String() string {
 }
 
 func (CipherSuiteProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_hdfs_proto_enumTypes[2].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[2].Descriptor()
 }
 
 func (CipherSuiteProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_hdfs_proto_enumTypes[2]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[2]
 }
 
 func (x CipherSuiteProto) Number() protoreflect.EnumNumber {
@@ -224,7 +224,7 @@ func (x *CipherSuiteProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use CipherSuiteProto.Descriptor instead.
 func (CipherSuiteProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{2}
 }
 
 // *
@@ -259,11 +259,11 @@ func (x CryptoProtocolVersionProto) String() string {
 }
 
 func (CryptoProtocolVersionProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_hdfs_proto_enumTypes[3].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[3].Descriptor()
 }
 
 func (CryptoProtocolVersionProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_hdfs_proto_enumTypes[3]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[3]
 }
 
 func (x CryptoProtocolVersionProto) Number() protoreflect.EnumNumber {
@@ -282,7 +282,7 @@ func (x *CryptoProtocolVersionProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use CryptoProtocolVersionProto.Descriptor instead.
 func (CryptoProtocolVersionProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{3}
 }
 
 // *
@@ -320,11 +320,11 @@ func (x ErasureCodingPolicyState) String() string {
 }
 
 func (ErasureCodingPolicyState) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_hdfs_proto_enumTypes[4].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[4].Descriptor()
 }
 
 func (ErasureCodingPolicyState) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_hdfs_proto_enumTypes[4]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[4]
 }
 
 func (x ErasureCodingPolicyState) Number() protoreflect.EnumNumber {
@@ -343,7 +343,7 @@ func (x *ErasureCodingPolicyState) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ErasureCodingPolicyState.Descriptor instead.
 func (ErasureCodingPolicyState) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{4}
 }
 
 // *
@@ -383,11 +383,11 @@ func (x ChecksumTypeProto) String() string {
 }
 
 func (ChecksumTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_hdfs_proto_enumTypes[5].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[5].Descriptor()
 }
 
 func (ChecksumTypeProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_hdfs_proto_enumTypes[5]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[5]
 }
 
 func (x ChecksumTypeProto) Number() protoreflect.EnumNumber {
@@ -406,7 +406,7 @@ func (x *ChecksumTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ChecksumTypeProto.Descriptor instead.
 func (ChecksumTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{5}
 }
 
 type BlockChecksumTypeProto int32
@@ -439,11 +439,11 @@ func (x BlockChecksumTypeProto) String() string {
 }
 
 func (BlockChecksumTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_hdfs_proto_enumTypes[6].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[6].Descriptor()
 }
 
 func (BlockChecksumTypeProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_hdfs_proto_enumTypes[6]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[6]
 }
 
 func (x BlockChecksumTypeProto) Number() protoreflect.EnumNumber {
@@ -462,7 +462,7 @@ func (x *BlockChecksumTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use BlockChecksumTypeProto.Descriptor instead.
 func (BlockChecksumTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{6}
 }
 
 // *
@@ -503,11 +503,11 @@ func (x AccessModeProto) String() string {
 }
 
 func (AccessModeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_hdfs_proto_enumTypes[7].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[7].Descriptor()
 }
 
 func (AccessModeProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_hdfs_proto_enumTypes[7]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[7]
 }
 
 func (x AccessModeProto) Number() protoreflect.EnumNumber {
@@ -526,7 +526,7 @@ func (x *AccessModeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use AccessModeProto.Descriptor instead.
 func (AccessModeProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{7}
 }
 
 type DatanodeInfoProto_AdminState int32
@@ -568,11 +568,11 @@ func (x DatanodeInfoProto_AdminState) String() string {
 }
 
 func (DatanodeInfoProto_AdminState) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_hdfs_proto_enumTypes[8].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[8].Descriptor()
 }
 
 func (DatanodeInfoProto_AdminState) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_hdfs_proto_enumTypes[8]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[8]
 }
 
 func (x DatanodeInfoProto_AdminState) Number() protoreflect.EnumNumber {
@@ -591,7 +591,7 @@ func (x *DatanodeInfoProto_AdminState) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use DatanodeInfoProto_AdminState.Descriptor instead.
 func (DatanodeInfoProto_AdminState) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{6, 0}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{6, 0}
 }
 
 type DatanodeStorageProto_StorageState int32
@@ -624,11 +624,11 @@ func (x DatanodeStorageProto_StorageState) String() string {
 }
 
 func (DatanodeStorageProto_StorageState) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_hdfs_proto_enumTypes[9].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[9].Descriptor()
 }
 
 func (DatanodeStorageProto_StorageState) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_hdfs_proto_enumTypes[9]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[9]
 }
 
 func (x DatanodeStorageProto_StorageState) Number() protoreflect.EnumNumber {
@@ -647,7 +647,7 @@ func (x *DatanodeStorageProto_StorageState) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use DatanodeStorageProto_StorageState.Descriptor instead.
 func (DatanodeStorageProto_StorageState) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{7, 0}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{7, 0}
 }
 
 type HdfsFileStatusProto_FileType int32
@@ -683,11 +683,11 @@ func (x HdfsFileStatusProto_FileType) String() string {
 }
 
 func (HdfsFileStatusProto_FileType) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_hdfs_proto_enumTypes[10].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[10].Descriptor()
 }
 
 func (HdfsFileStatusProto_FileType) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_hdfs_proto_enumTypes[10]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[10]
 }
 
 func (x HdfsFileStatusProto_FileType) Number() protoreflect.EnumNumber {
@@ -706,7 +706,7 @@ func (x *HdfsFileStatusProto_FileType) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use HdfsFileStatusProto_FileType.Descriptor instead.
 func (HdfsFileStatusProto_FileType) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{31, 0}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{31, 0}
 }
 
 type HdfsFileStatusProto_Flags int32
@@ -745,11 +745,11 @@ func (x HdfsFileStatusProto_Flags) String() string {
 }
 
 func (HdfsFileStatusProto_Flags) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_hdfs_proto_enumTypes[11].Descriptor()
+	return file_sluice_hadoop_hdfs_proto_enumTypes[11].Descriptor()
 }
 
 func (HdfsFileStatusProto_Flags) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_hdfs_proto_enumTypes[11]
+	return &file_sluice_hadoop_hdfs_proto_enumTypes[11]
 }
 
 func (x HdfsFileStatusProto_Flags) Number() protoreflect.EnumNumber {
@@ -768,7 +768,7 @@ func (x *HdfsFileStatusProto_Flags) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use HdfsFileStatusProto_Flags.Descriptor instead.
 func (HdfsFileStatusProto_Flags) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{31, 1}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{31, 1}
 }
 
 // *
@@ -790,7 +790,7 @@ const (
 
 func (x *ExtendedBlockProto) Reset() {
 	*x = ExtendedBlockProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -802,7 +802,7 @@ func (x *ExtendedBlockProto) String() string {
 func (*ExtendedBlockProto) ProtoMessage() {}
 
 func (x *ExtendedBlockProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -815,7 +815,7 @@ func (x *ExtendedBlockProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExtendedBlockProto.ProtoReflect.Descriptor instead.
 func (*ExtendedBlockProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *ExtendedBlockProto) GetPoolId() string {
@@ -858,7 +858,7 @@ type ProvidedStorageLocationProto struct {
 
 func (x *ProvidedStorageLocationProto) Reset() {
 	*x = ProvidedStorageLocationProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -870,7 +870,7 @@ func (x *ProvidedStorageLocationProto) String() string {
 func (*ProvidedStorageLocationProto) ProtoMessage() {}
 
 func (x *ProvidedStorageLocationProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -883,7 +883,7 @@ func (x *ProvidedStorageLocationProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProvidedStorageLocationProto.ProtoReflect.Descriptor instead.
 func (*ProvidedStorageLocationProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *ProvidedStorageLocationProto) GetPath() string {
@@ -939,7 +939,7 @@ const (
 
 func (x *DatanodeIDProto) Reset() {
 	*x = DatanodeIDProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -951,7 +951,7 @@ func (x *DatanodeIDProto) String() string {
 func (*DatanodeIDProto) ProtoMessage() {}
 
 func (x *DatanodeIDProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -964,7 +964,7 @@ func (x *DatanodeIDProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeIDProto.ProtoReflect.Descriptor instead.
 func (*DatanodeIDProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *DatanodeIDProto) GetIpAddr() string {
@@ -1029,7 +1029,7 @@ type DatanodeLocalInfoProto struct {
 
 func (x *DatanodeLocalInfoProto) Reset() {
 	*x = DatanodeLocalInfoProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1041,7 +1041,7 @@ func (x *DatanodeLocalInfoProto) String() string {
 func (*DatanodeLocalInfoProto) ProtoMessage() {}
 
 func (x *DatanodeLocalInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1054,7 +1054,7 @@ func (x *DatanodeLocalInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeLocalInfoProto.ProtoReflect.Descriptor instead.
 func (*DatanodeLocalInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *DatanodeLocalInfoProto) GetSoftwareVersion() string {
@@ -1095,7 +1095,7 @@ type DatanodeVolumeInfoProto struct {
 
 func (x *DatanodeVolumeInfoProto) Reset() {
 	*x = DatanodeVolumeInfoProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1107,7 +1107,7 @@ func (x *DatanodeVolumeInfoProto) String() string {
 func (*DatanodeVolumeInfoProto) ProtoMessage() {}
 
 func (x *DatanodeVolumeInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1120,7 +1120,7 @@ func (x *DatanodeVolumeInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeVolumeInfoProto.ProtoReflect.Descriptor instead.
 func (*DatanodeVolumeInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *DatanodeVolumeInfoProto) GetPath() string {
@@ -1183,7 +1183,7 @@ type DatanodeInfosProto struct {
 
 func (x *DatanodeInfosProto) Reset() {
 	*x = DatanodeInfosProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1195,7 +1195,7 @@ func (x *DatanodeInfosProto) String() string {
 func (*DatanodeInfosProto) ProtoMessage() {}
 
 func (x *DatanodeInfosProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1208,7 +1208,7 @@ func (x *DatanodeInfosProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeInfosProto.ProtoReflect.Descriptor instead.
 func (*DatanodeInfosProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *DatanodeInfosProto) GetDatanodes() []*DatanodeInfoProto {
@@ -1262,7 +1262,7 @@ const (
 
 func (x *DatanodeInfoProto) Reset() {
 	*x = DatanodeInfoProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1274,7 +1274,7 @@ func (x *DatanodeInfoProto) String() string {
 func (*DatanodeInfoProto) ProtoMessage() {}
 
 func (x *DatanodeInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1287,7 +1287,7 @@ func (x *DatanodeInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeInfoProto.ProtoReflect.Descriptor instead.
 func (*DatanodeInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DatanodeInfoProto) GetId() *DatanodeIDProto {
@@ -1428,7 +1428,7 @@ const (
 
 func (x *DatanodeStorageProto) Reset() {
 	*x = DatanodeStorageProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1440,7 +1440,7 @@ func (x *DatanodeStorageProto) String() string {
 func (*DatanodeStorageProto) ProtoMessage() {}
 
 func (x *DatanodeStorageProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1453,7 +1453,7 @@ func (x *DatanodeStorageProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeStorageProto.ProtoReflect.Descriptor instead.
 func (*DatanodeStorageProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *DatanodeStorageProto) GetStorageUuid() string {
@@ -1479,7 +1479,7 @@ func (x *DatanodeStorageProto) GetStorageType() StorageTypeProto {
 
 type StorageReportProto struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Deprecated: Marked as deprecated in sluice/hadooppb/hdfs.proto.
+	// Deprecated: Marked as deprecated in sluice/hadoop/hdfs.proto.
 	StorageUuid   *string               `protobuf:"bytes,1,req,name=storageUuid" json:"storageUuid,omitempty"`
 	Failed        *bool                 `protobuf:"varint,2,opt,name=failed,def=0" json:"failed,omitempty"`
 	Capacity      *uint64               `protobuf:"varint,3,opt,name=capacity,def=0" json:"capacity,omitempty"`
@@ -1503,7 +1503,7 @@ const (
 
 func (x *StorageReportProto) Reset() {
 	*x = StorageReportProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +1515,7 @@ func (x *StorageReportProto) String() string {
 func (*StorageReportProto) ProtoMessage() {}
 
 func (x *StorageReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,10 +1528,10 @@ func (x *StorageReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StorageReportProto.ProtoReflect.Descriptor instead.
 func (*StorageReportProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{8}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{8}
 }
 
-// Deprecated: Marked as deprecated in sluice/hadooppb/hdfs.proto.
+// Deprecated: Marked as deprecated in sluice/hadoop/hdfs.proto.
 func (x *StorageReportProto) GetStorageUuid() string {
 	if x != nil && x.StorageUuid != nil {
 		return *x.StorageUuid
@@ -1610,7 +1610,7 @@ type ContentSummaryProto struct {
 
 func (x *ContentSummaryProto) Reset() {
 	*x = ContentSummaryProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1622,7 +1622,7 @@ func (x *ContentSummaryProto) String() string {
 func (*ContentSummaryProto) ProtoMessage() {}
 
 func (x *ContentSummaryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1635,7 +1635,7 @@ func (x *ContentSummaryProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentSummaryProto.ProtoReflect.Descriptor instead.
 func (*ContentSummaryProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{9}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ContentSummaryProto) GetLength() uint64 {
@@ -1737,7 +1737,7 @@ type QuotaUsageProto struct {
 
 func (x *QuotaUsageProto) Reset() {
 	*x = QuotaUsageProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1749,7 +1749,7 @@ func (x *QuotaUsageProto) String() string {
 func (*QuotaUsageProto) ProtoMessage() {}
 
 func (x *QuotaUsageProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[10]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1762,7 +1762,7 @@ func (x *QuotaUsageProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuotaUsageProto.ProtoReflect.Descriptor instead.
 func (*QuotaUsageProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{10}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *QuotaUsageProto) GetFileAndDirectoryCount() uint64 {
@@ -1811,7 +1811,7 @@ type StorageTypeQuotaInfosProto struct {
 
 func (x *StorageTypeQuotaInfosProto) Reset() {
 	*x = StorageTypeQuotaInfosProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1823,7 +1823,7 @@ func (x *StorageTypeQuotaInfosProto) String() string {
 func (*StorageTypeQuotaInfosProto) ProtoMessage() {}
 
 func (x *StorageTypeQuotaInfosProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[11]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1836,7 +1836,7 @@ func (x *StorageTypeQuotaInfosProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StorageTypeQuotaInfosProto.ProtoReflect.Descriptor instead.
 func (*StorageTypeQuotaInfosProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{11}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *StorageTypeQuotaInfosProto) GetTypeQuotaInfo() []*StorageTypeQuotaInfoProto {
@@ -1862,7 +1862,7 @@ const (
 
 func (x *StorageTypeQuotaInfoProto) Reset() {
 	*x = StorageTypeQuotaInfoProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1874,7 +1874,7 @@ func (x *StorageTypeQuotaInfoProto) String() string {
 func (*StorageTypeQuotaInfoProto) ProtoMessage() {}
 
 func (x *StorageTypeQuotaInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[12]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1887,7 +1887,7 @@ func (x *StorageTypeQuotaInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StorageTypeQuotaInfoProto.ProtoReflect.Descriptor instead.
 func (*StorageTypeQuotaInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{12}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *StorageTypeQuotaInfoProto) GetType() StorageTypeProto {
@@ -1924,7 +1924,7 @@ type CorruptFileBlocksProto struct {
 
 func (x *CorruptFileBlocksProto) Reset() {
 	*x = CorruptFileBlocksProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1936,7 +1936,7 @@ func (x *CorruptFileBlocksProto) String() string {
 func (*CorruptFileBlocksProto) ProtoMessage() {}
 
 func (x *CorruptFileBlocksProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[13]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1949,7 +1949,7 @@ func (x *CorruptFileBlocksProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CorruptFileBlocksProto.ProtoReflect.Descriptor instead.
 func (*CorruptFileBlocksProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{13}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CorruptFileBlocksProto) GetFiles() []string {
@@ -1977,7 +1977,7 @@ type StorageTypesProto struct {
 
 func (x *StorageTypesProto) Reset() {
 	*x = StorageTypesProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1989,7 +1989,7 @@ func (x *StorageTypesProto) String() string {
 func (*StorageTypesProto) ProtoMessage() {}
 
 func (x *StorageTypesProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[14]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2002,7 +2002,7 @@ func (x *StorageTypesProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StorageTypesProto.ProtoReflect.Descriptor instead.
 func (*StorageTypesProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{14}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StorageTypesProto) GetStorageTypes() []StorageTypeProto {
@@ -2030,7 +2030,7 @@ type BlockStoragePolicyProto struct {
 
 func (x *BlockStoragePolicyProto) Reset() {
 	*x = BlockStoragePolicyProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[15]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2042,7 +2042,7 @@ func (x *BlockStoragePolicyProto) String() string {
 func (*BlockStoragePolicyProto) ProtoMessage() {}
 
 func (x *BlockStoragePolicyProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[15]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2055,7 +2055,7 @@ func (x *BlockStoragePolicyProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockStoragePolicyProto.ProtoReflect.Descriptor instead.
 func (*BlockStoragePolicyProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{15}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *BlockStoragePolicyProto) GetPolicyId() uint32 {
@@ -2114,7 +2114,7 @@ type LocatedBlockProto struct {
 
 func (x *LocatedBlockProto) Reset() {
 	*x = LocatedBlockProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[16]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2126,7 +2126,7 @@ func (x *LocatedBlockProto) String() string {
 func (*LocatedBlockProto) ProtoMessage() {}
 
 func (x *LocatedBlockProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[16]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2139,7 +2139,7 @@ func (x *LocatedBlockProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocatedBlockProto.ProtoReflect.Descriptor instead.
 func (*LocatedBlockProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{16}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *LocatedBlockProto) GetB() *ExtendedBlockProto {
@@ -2223,7 +2223,7 @@ type BatchedListingKeyProto struct {
 
 func (x *BatchedListingKeyProto) Reset() {
 	*x = BatchedListingKeyProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[17]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2235,7 +2235,7 @@ func (x *BatchedListingKeyProto) String() string {
 func (*BatchedListingKeyProto) ProtoMessage() {}
 
 func (x *BatchedListingKeyProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[17]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2248,7 +2248,7 @@ func (x *BatchedListingKeyProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchedListingKeyProto.ProtoReflect.Descriptor instead.
 func (*BatchedListingKeyProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{17}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *BatchedListingKeyProto) GetChecksum() []byte {
@@ -2286,7 +2286,7 @@ type DataEncryptionKeyProto struct {
 
 func (x *DataEncryptionKeyProto) Reset() {
 	*x = DataEncryptionKeyProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[18]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2298,7 +2298,7 @@ func (x *DataEncryptionKeyProto) String() string {
 func (*DataEncryptionKeyProto) ProtoMessage() {}
 
 func (x *DataEncryptionKeyProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[18]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2311,7 +2311,7 @@ func (x *DataEncryptionKeyProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataEncryptionKeyProto.ProtoReflect.Descriptor instead.
 func (*DataEncryptionKeyProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{18}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DataEncryptionKeyProto) GetKeyId() uint32 {
@@ -2372,7 +2372,7 @@ type FileEncryptionInfoProto struct {
 
 func (x *FileEncryptionInfoProto) Reset() {
 	*x = FileEncryptionInfoProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[19]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2384,7 +2384,7 @@ func (x *FileEncryptionInfoProto) String() string {
 func (*FileEncryptionInfoProto) ProtoMessage() {}
 
 func (x *FileEncryptionInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[19]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2397,7 +2397,7 @@ func (x *FileEncryptionInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileEncryptionInfoProto.ProtoReflect.Descriptor instead.
 func (*FileEncryptionInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{19}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *FileEncryptionInfoProto) GetSuite() CipherSuiteProto {
@@ -2456,7 +2456,7 @@ type PerFileEncryptionInfoProto struct {
 
 func (x *PerFileEncryptionInfoProto) Reset() {
 	*x = PerFileEncryptionInfoProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[20]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2468,7 +2468,7 @@ func (x *PerFileEncryptionInfoProto) String() string {
 func (*PerFileEncryptionInfoProto) ProtoMessage() {}
 
 func (x *PerFileEncryptionInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[20]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2481,7 +2481,7 @@ func (x *PerFileEncryptionInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PerFileEncryptionInfoProto.ProtoReflect.Descriptor instead.
 func (*PerFileEncryptionInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{20}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PerFileEncryptionInfoProto) GetKey() []byte {
@@ -2520,7 +2520,7 @@ type ZoneEncryptionInfoProto struct {
 
 func (x *ZoneEncryptionInfoProto) Reset() {
 	*x = ZoneEncryptionInfoProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[21]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2532,7 +2532,7 @@ func (x *ZoneEncryptionInfoProto) String() string {
 func (*ZoneEncryptionInfoProto) ProtoMessage() {}
 
 func (x *ZoneEncryptionInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[21]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2545,7 +2545,7 @@ func (x *ZoneEncryptionInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ZoneEncryptionInfoProto.ProtoReflect.Descriptor instead.
 func (*ZoneEncryptionInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{21}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ZoneEncryptionInfoProto) GetSuite() CipherSuiteProto {
@@ -2593,7 +2593,7 @@ type ReencryptionInfoProto struct {
 
 func (x *ReencryptionInfoProto) Reset() {
 	*x = ReencryptionInfoProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[22]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2605,7 +2605,7 @@ func (x *ReencryptionInfoProto) String() string {
 func (*ReencryptionInfoProto) ProtoMessage() {}
 
 func (x *ReencryptionInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[22]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2618,7 +2618,7 @@ func (x *ReencryptionInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReencryptionInfoProto.ProtoReflect.Descriptor instead.
 func (*ReencryptionInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{22}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ReencryptionInfoProto) GetEzKeyVersionName() string {
@@ -2685,7 +2685,7 @@ type CipherOptionProto struct {
 
 func (x *CipherOptionProto) Reset() {
 	*x = CipherOptionProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[23]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2697,7 +2697,7 @@ func (x *CipherOptionProto) String() string {
 func (*CipherOptionProto) ProtoMessage() {}
 
 func (x *CipherOptionProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[23]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2710,7 +2710,7 @@ func (x *CipherOptionProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CipherOptionProto.ProtoReflect.Descriptor instead.
 func (*CipherOptionProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{23}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CipherOptionProto) GetSuite() CipherSuiteProto {
@@ -2766,7 +2766,7 @@ type LocatedBlocksProto struct {
 
 func (x *LocatedBlocksProto) Reset() {
 	*x = LocatedBlocksProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[24]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2778,7 +2778,7 @@ func (x *LocatedBlocksProto) String() string {
 func (*LocatedBlocksProto) ProtoMessage() {}
 
 func (x *LocatedBlocksProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[24]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2791,7 +2791,7 @@ func (x *LocatedBlocksProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocatedBlocksProto.ProtoReflect.Descriptor instead.
 func (*LocatedBlocksProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{24}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *LocatedBlocksProto) GetFileLength() uint64 {
@@ -2855,7 +2855,7 @@ type ECSchemaOptionEntryProto struct {
 
 func (x *ECSchemaOptionEntryProto) Reset() {
 	*x = ECSchemaOptionEntryProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[25]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2867,7 +2867,7 @@ func (x *ECSchemaOptionEntryProto) String() string {
 func (*ECSchemaOptionEntryProto) ProtoMessage() {}
 
 func (x *ECSchemaOptionEntryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[25]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2880,7 +2880,7 @@ func (x *ECSchemaOptionEntryProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ECSchemaOptionEntryProto.ProtoReflect.Descriptor instead.
 func (*ECSchemaOptionEntryProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{25}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ECSchemaOptionEntryProto) GetKey() string {
@@ -2911,7 +2911,7 @@ type ECSchemaProto struct {
 
 func (x *ECSchemaProto) Reset() {
 	*x = ECSchemaProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[26]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2923,7 +2923,7 @@ func (x *ECSchemaProto) String() string {
 func (*ECSchemaProto) ProtoMessage() {}
 
 func (x *ECSchemaProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[26]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2936,7 +2936,7 @@ func (x *ECSchemaProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ECSchemaProto.ProtoReflect.Descriptor instead.
 func (*ECSchemaProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{26}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ECSchemaProto) GetCodecName() string {
@@ -2985,7 +2985,7 @@ const (
 
 func (x *ErasureCodingPolicyProto) Reset() {
 	*x = ErasureCodingPolicyProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[27]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2997,7 +2997,7 @@ func (x *ErasureCodingPolicyProto) String() string {
 func (*ErasureCodingPolicyProto) ProtoMessage() {}
 
 func (x *ErasureCodingPolicyProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[27]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3010,7 +3010,7 @@ func (x *ErasureCodingPolicyProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErasureCodingPolicyProto.ProtoReflect.Descriptor instead.
 func (*ErasureCodingPolicyProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{27}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ErasureCodingPolicyProto) GetName() string {
@@ -3059,7 +3059,7 @@ type AddErasureCodingPolicyResponseProto struct {
 
 func (x *AddErasureCodingPolicyResponseProto) Reset() {
 	*x = AddErasureCodingPolicyResponseProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[28]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3071,7 +3071,7 @@ func (x *AddErasureCodingPolicyResponseProto) String() string {
 func (*AddErasureCodingPolicyResponseProto) ProtoMessage() {}
 
 func (x *AddErasureCodingPolicyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[28]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3084,7 +3084,7 @@ func (x *AddErasureCodingPolicyResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use AddErasureCodingPolicyResponseProto.ProtoReflect.Descriptor instead.
 func (*AddErasureCodingPolicyResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{28}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AddErasureCodingPolicyResponseProto) GetPolicy() *ErasureCodingPolicyProto {
@@ -3118,7 +3118,7 @@ type ECTopologyVerifierResultProto struct {
 
 func (x *ECTopologyVerifierResultProto) Reset() {
 	*x = ECTopologyVerifierResultProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[29]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3130,7 +3130,7 @@ func (x *ECTopologyVerifierResultProto) String() string {
 func (*ECTopologyVerifierResultProto) ProtoMessage() {}
 
 func (x *ECTopologyVerifierResultProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[29]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3143,7 +3143,7 @@ func (x *ECTopologyVerifierResultProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ECTopologyVerifierResultProto.ProtoReflect.Descriptor instead.
 func (*ECTopologyVerifierResultProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{29}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ECTopologyVerifierResultProto) GetResultMessage() string {
@@ -3173,7 +3173,7 @@ type HdfsPathHandleProto struct {
 
 func (x *HdfsPathHandleProto) Reset() {
 	*x = HdfsPathHandleProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[30]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3185,7 +3185,7 @@ func (x *HdfsPathHandleProto) String() string {
 func (*HdfsPathHandleProto) ProtoMessage() {}
 
 func (x *HdfsPathHandleProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[30]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3198,7 +3198,7 @@ func (x *HdfsPathHandleProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HdfsPathHandleProto.ProtoReflect.Descriptor instead.
 func (*HdfsPathHandleProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{30}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *HdfsPathHandleProto) GetInodeId() uint64 {
@@ -3267,7 +3267,7 @@ const (
 
 func (x *HdfsFileStatusProto) Reset() {
 	*x = HdfsFileStatusProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[31]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3279,7 +3279,7 @@ func (x *HdfsFileStatusProto) String() string {
 func (*HdfsFileStatusProto) ProtoMessage() {}
 
 func (x *HdfsFileStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[31]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3292,7 +3292,7 @@ func (x *HdfsFileStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HdfsFileStatusProto.ProtoReflect.Descriptor instead.
 func (*HdfsFileStatusProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{31}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *HdfsFileStatusProto) GetFileType() HdfsFileStatusProto_FileType {
@@ -3445,7 +3445,7 @@ const (
 
 func (x *BlockChecksumOptionsProto) Reset() {
 	*x = BlockChecksumOptionsProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[32]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3457,7 +3457,7 @@ func (x *BlockChecksumOptionsProto) String() string {
 func (*BlockChecksumOptionsProto) ProtoMessage() {}
 
 func (x *BlockChecksumOptionsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[32]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3470,7 +3470,7 @@ func (x *BlockChecksumOptionsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockChecksumOptionsProto.ProtoReflect.Descriptor instead.
 func (*BlockChecksumOptionsProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{32}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *BlockChecksumOptionsProto) GetBlockChecksumType() BlockChecksumTypeProto {
@@ -3515,7 +3515,7 @@ const (
 
 func (x *FsServerDefaultsProto) Reset() {
 	*x = FsServerDefaultsProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[33]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3527,7 +3527,7 @@ func (x *FsServerDefaultsProto) String() string {
 func (*FsServerDefaultsProto) ProtoMessage() {}
 
 func (x *FsServerDefaultsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[33]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3540,7 +3540,7 @@ func (x *FsServerDefaultsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsServerDefaultsProto.ProtoReflect.Descriptor instead.
 func (*FsServerDefaultsProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{33}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *FsServerDefaultsProto) GetBlockSize() uint64 {
@@ -3625,7 +3625,7 @@ type DirectoryListingProto struct {
 
 func (x *DirectoryListingProto) Reset() {
 	*x = DirectoryListingProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[34]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3637,7 +3637,7 @@ func (x *DirectoryListingProto) String() string {
 func (*DirectoryListingProto) ProtoMessage() {}
 
 func (x *DirectoryListingProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[34]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3650,7 +3650,7 @@ func (x *DirectoryListingProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirectoryListingProto.ProtoReflect.Descriptor instead.
 func (*DirectoryListingProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{34}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DirectoryListingProto) GetPartialListing() []*HdfsFileStatusProto {
@@ -3677,7 +3677,7 @@ type RemoteExceptionProto struct {
 
 func (x *RemoteExceptionProto) Reset() {
 	*x = RemoteExceptionProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[35]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3689,7 +3689,7 @@ func (x *RemoteExceptionProto) String() string {
 func (*RemoteExceptionProto) ProtoMessage() {}
 
 func (x *RemoteExceptionProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[35]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3702,7 +3702,7 @@ func (x *RemoteExceptionProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoteExceptionProto.ProtoReflect.Descriptor instead.
 func (*RemoteExceptionProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{35}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RemoteExceptionProto) GetClassName() string {
@@ -3731,7 +3731,7 @@ type BatchedDirectoryListingProto struct {
 
 func (x *BatchedDirectoryListingProto) Reset() {
 	*x = BatchedDirectoryListingProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[36]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3743,7 +3743,7 @@ func (x *BatchedDirectoryListingProto) String() string {
 func (*BatchedDirectoryListingProto) ProtoMessage() {}
 
 func (x *BatchedDirectoryListingProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[36]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3756,7 +3756,7 @@ func (x *BatchedDirectoryListingProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchedDirectoryListingProto.ProtoReflect.Descriptor instead.
 func (*BatchedDirectoryListingProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{36}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *BatchedDirectoryListingProto) GetPartialListing() []*HdfsFileStatusProto {
@@ -3797,7 +3797,7 @@ type SnapshottableDirectoryStatusProto struct {
 
 func (x *SnapshottableDirectoryStatusProto) Reset() {
 	*x = SnapshottableDirectoryStatusProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[37]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3809,7 +3809,7 @@ func (x *SnapshottableDirectoryStatusProto) String() string {
 func (*SnapshottableDirectoryStatusProto) ProtoMessage() {}
 
 func (x *SnapshottableDirectoryStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[37]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3822,7 +3822,7 @@ func (x *SnapshottableDirectoryStatusProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use SnapshottableDirectoryStatusProto.ProtoReflect.Descriptor instead.
 func (*SnapshottableDirectoryStatusProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{37}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SnapshottableDirectoryStatusProto) GetDirStatus() *HdfsFileStatusProto {
@@ -3864,7 +3864,7 @@ type SnapshottableDirectoryListingProto struct {
 
 func (x *SnapshottableDirectoryListingProto) Reset() {
 	*x = SnapshottableDirectoryListingProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[38]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3876,7 +3876,7 @@ func (x *SnapshottableDirectoryListingProto) String() string {
 func (*SnapshottableDirectoryListingProto) ProtoMessage() {}
 
 func (x *SnapshottableDirectoryListingProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[38]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3889,7 +3889,7 @@ func (x *SnapshottableDirectoryListingProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use SnapshottableDirectoryListingProto.ProtoReflect.Descriptor instead.
 func (*SnapshottableDirectoryListingProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{38}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SnapshottableDirectoryListingProto) GetSnapshottableDirListing() []*SnapshottableDirectoryStatusProto {
@@ -3912,7 +3912,7 @@ type SnapshotDiffReportEntryProto struct {
 
 func (x *SnapshotDiffReportEntryProto) Reset() {
 	*x = SnapshotDiffReportEntryProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[39]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3924,7 +3924,7 @@ func (x *SnapshotDiffReportEntryProto) String() string {
 func (*SnapshotDiffReportEntryProto) ProtoMessage() {}
 
 func (x *SnapshotDiffReportEntryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[39]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3937,7 +3937,7 @@ func (x *SnapshotDiffReportEntryProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReportEntryProto.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReportEntryProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{39}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SnapshotDiffReportEntryProto) GetFullpath() []byte {
@@ -3976,7 +3976,7 @@ type SnapshotDiffReportProto struct {
 
 func (x *SnapshotDiffReportProto) Reset() {
 	*x = SnapshotDiffReportProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[40]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3988,7 +3988,7 @@ func (x *SnapshotDiffReportProto) String() string {
 func (*SnapshotDiffReportProto) ProtoMessage() {}
 
 func (x *SnapshotDiffReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[40]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4001,7 +4001,7 @@ func (x *SnapshotDiffReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReportProto.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReportProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{40}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SnapshotDiffReportProto) GetSnapshotRoot() string {
@@ -4047,7 +4047,7 @@ type SnapshotDiffReportListingEntryProto struct {
 
 func (x *SnapshotDiffReportListingEntryProto) Reset() {
 	*x = SnapshotDiffReportListingEntryProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[41]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4059,7 +4059,7 @@ func (x *SnapshotDiffReportListingEntryProto) String() string {
 func (*SnapshotDiffReportListingEntryProto) ProtoMessage() {}
 
 func (x *SnapshotDiffReportListingEntryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[41]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4072,7 +4072,7 @@ func (x *SnapshotDiffReportListingEntryProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use SnapshotDiffReportListingEntryProto.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReportListingEntryProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{41}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SnapshotDiffReportListingEntryProto) GetFullpath() []byte {
@@ -4125,7 +4125,7 @@ const (
 
 func (x *SnapshotDiffReportCursorProto) Reset() {
 	*x = SnapshotDiffReportCursorProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[42]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4137,7 +4137,7 @@ func (x *SnapshotDiffReportCursorProto) String() string {
 func (*SnapshotDiffReportCursorProto) ProtoMessage() {}
 
 func (x *SnapshotDiffReportCursorProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[42]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4150,7 +4150,7 @@ func (x *SnapshotDiffReportCursorProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReportCursorProto.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReportCursorProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{42}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SnapshotDiffReportCursorProto) GetStartPath() []byte {
@@ -4183,7 +4183,7 @@ type SnapshotDiffReportListingProto struct {
 
 func (x *SnapshotDiffReportListingProto) Reset() {
 	*x = SnapshotDiffReportListingProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[43]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4195,7 +4195,7 @@ func (x *SnapshotDiffReportListingProto) String() string {
 func (*SnapshotDiffReportListingProto) ProtoMessage() {}
 
 func (x *SnapshotDiffReportListingProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[43]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4208,7 +4208,7 @@ func (x *SnapshotDiffReportListingProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReportListingProto.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReportListingProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{43}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SnapshotDiffReportListingProto) GetModifiedEntries() []*SnapshotDiffReportListingEntryProto {
@@ -4270,7 +4270,7 @@ const (
 
 func (x *BlockProto) Reset() {
 	*x = BlockProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[44]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4282,7 +4282,7 @@ func (x *BlockProto) String() string {
 func (*BlockProto) ProtoMessage() {}
 
 func (x *BlockProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[44]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4295,7 +4295,7 @@ func (x *BlockProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockProto.ProtoReflect.Descriptor instead.
 func (*BlockProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{44}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *BlockProto) GetBlockId() uint64 {
@@ -4336,7 +4336,7 @@ type SnapshotInfoProto struct {
 
 func (x *SnapshotInfoProto) Reset() {
 	*x = SnapshotInfoProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[45]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4348,7 +4348,7 @@ func (x *SnapshotInfoProto) String() string {
 func (*SnapshotInfoProto) ProtoMessage() {}
 
 func (x *SnapshotInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[45]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4361,7 +4361,7 @@ func (x *SnapshotInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotInfoProto.ProtoReflect.Descriptor instead.
 func (*SnapshotInfoProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{45}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SnapshotInfoProto) GetSnapshotName() string {
@@ -4423,7 +4423,7 @@ const (
 
 func (x *RollingUpgradeStatusProto) Reset() {
 	*x = RollingUpgradeStatusProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[46]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4435,7 +4435,7 @@ func (x *RollingUpgradeStatusProto) String() string {
 func (*RollingUpgradeStatusProto) ProtoMessage() {}
 
 func (x *RollingUpgradeStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[46]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4448,7 +4448,7 @@ func (x *RollingUpgradeStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollingUpgradeStatusProto.ProtoReflect.Descriptor instead.
 func (*RollingUpgradeStatusProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{46}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *RollingUpgradeStatusProto) GetBlockPoolId() string {
@@ -4476,7 +4476,7 @@ type StorageUuidsProto struct {
 
 func (x *StorageUuidsProto) Reset() {
 	*x = StorageUuidsProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[47]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4488,7 +4488,7 @@ func (x *StorageUuidsProto) String() string {
 func (*StorageUuidsProto) ProtoMessage() {}
 
 func (x *StorageUuidsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[47]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4501,7 +4501,7 @@ func (x *StorageUuidsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StorageUuidsProto.ProtoReflect.Descriptor instead.
 func (*StorageUuidsProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{47}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *StorageUuidsProto) GetStorageUuids() []string {
@@ -4541,7 +4541,7 @@ type BlockTokenSecretProto struct {
 
 func (x *BlockTokenSecretProto) Reset() {
 	*x = BlockTokenSecretProto{}
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[48]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4553,7 +4553,7 @@ func (x *BlockTokenSecretProto) String() string {
 func (*BlockTokenSecretProto) ProtoMessage() {}
 
 func (x *BlockTokenSecretProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_hdfs_proto_msgTypes[48]
+	mi := &file_sluice_hadoop_hdfs_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4566,7 +4566,7 @@ func (x *BlockTokenSecretProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenSecretProto.ProtoReflect.Descriptor instead.
 func (*BlockTokenSecretProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_hdfs_proto_rawDescGZIP(), []int{48}
+	return file_sluice_hadoop_hdfs_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *BlockTokenSecretProto) GetExpiryDate() uint64 {
@@ -4632,11 +4632,11 @@ func (x *BlockTokenSecretProto) GetHandshakeSecret() []byte {
 	return nil
 }
 
-var File_sluice_hadooppb_hdfs_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_hdfs_proto protoreflect.FileDescriptor
 
-const file_sluice_hadooppb_hdfs_proto_rawDesc = "" +
+const file_sluice_hadoop_hdfs_proto_rawDesc = "" +
 	"\n" +
-	"\x1asluice/hadooppb/hdfs.proto\x12\x12sluice.hadoop.hdfs\x1a\x1esluice/hadooppb/Security.proto\x1a\x19sluice/hadooppb/acl.proto\"\x8f\x01\n" +
+	"\x18sluice/hadoop/hdfs.proto\x12\x12sluice.hadoop.hdfs\x1a\x1csluice/hadoop/Security.proto\x1a\x17sluice/hadoop/acl.proto\"\x8f\x01\n" +
 	"\x12ExtendedBlockProto\x12\x16\n" +
 	"\x06poolId\x18\x01 \x02(\tR\x06poolId\x12\x18\n" +
 	"\ablockId\x18\x02 \x02(\x04R\ablockId\x12(\n" +
@@ -5027,20 +5027,20 @@ const file_sluice_hadooppb_hdfs_proto_rawDesc = "" +
 	"HdfsProtosZ:github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_hdfs\xa0\x01\x01"
 
 var (
-	file_sluice_hadooppb_hdfs_proto_rawDescOnce sync.Once
-	file_sluice_hadooppb_hdfs_proto_rawDescData []byte
+	file_sluice_hadoop_hdfs_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_hdfs_proto_rawDescData []byte
 )
 
-func file_sluice_hadooppb_hdfs_proto_rawDescGZIP() []byte {
-	file_sluice_hadooppb_hdfs_proto_rawDescOnce.Do(func() {
-		file_sluice_hadooppb_hdfs_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_hdfs_proto_rawDesc), len(file_sluice_hadooppb_hdfs_proto_rawDesc)))
+func file_sluice_hadoop_hdfs_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_hdfs_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_hdfs_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_hdfs_proto_rawDesc), len(file_sluice_hadoop_hdfs_proto_rawDesc)))
 	})
-	return file_sluice_hadooppb_hdfs_proto_rawDescData
+	return file_sluice_hadoop_hdfs_proto_rawDescData
 }
 
-var file_sluice_hadooppb_hdfs_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
-var file_sluice_hadooppb_hdfs_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
-var file_sluice_hadooppb_hdfs_proto_goTypes = []any{
+var file_sluice_hadoop_hdfs_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
+var file_sluice_hadoop_hdfs_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_sluice_hadoop_hdfs_proto_goTypes = []any{
 	(StorageTypeProto)(0),                       // 0: sluice.hadoop.hdfs.StorageTypeProto
 	(BlockTypeProto)(0),                         // 1: sluice.hadoop.hdfs.BlockTypeProto
 	(CipherSuiteProto)(0),                       // 2: sluice.hadoop.hdfs.CipherSuiteProto
@@ -5105,7 +5105,7 @@ var file_sluice_hadooppb_hdfs_proto_goTypes = []any{
 	(*common.TokenProto)(nil),                   // 61: sluice.hadoop.common.TokenProto
 	(*FsPermissionProto)(nil),                   // 62: sluice.hadoop.hdfs.FsPermissionProto
 }
-var file_sluice_hadooppb_hdfs_proto_depIdxs = []int32{
+var file_sluice_hadoop_hdfs_proto_depIdxs = []int32{
 	0,  // 0: sluice.hadoop.hdfs.DatanodeVolumeInfoProto.storageType:type_name -> sluice.hadoop.hdfs.StorageTypeProto
 	18, // 1: sluice.hadoop.hdfs.DatanodeInfosProto.datanodes:type_name -> sluice.hadoop.hdfs.DatanodeInfoProto
 	14, // 2: sluice.hadoop.hdfs.DatanodeInfoProto.id:type_name -> sluice.hadoop.hdfs.DatanodeIDProto
@@ -5167,28 +5167,28 @@ var file_sluice_hadooppb_hdfs_proto_depIdxs = []int32{
 	0,  // [0:54] is the sub-list for field type_name
 }
 
-func init() { file_sluice_hadooppb_hdfs_proto_init() }
-func file_sluice_hadooppb_hdfs_proto_init() {
-	if File_sluice_hadooppb_hdfs_proto != nil {
+func init() { file_sluice_hadoop_hdfs_proto_init() }
+func file_sluice_hadoop_hdfs_proto_init() {
+	if File_sluice_hadoop_hdfs_proto != nil {
 		return
 	}
-	file_sluice_hadooppb_acl_proto_init()
+	file_sluice_hadoop_acl_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_hdfs_proto_rawDesc), len(file_sluice_hadooppb_hdfs_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_hdfs_proto_rawDesc), len(file_sluice_hadoop_hdfs_proto_rawDesc)),
 			NumEnums:      12,
 			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_sluice_hadooppb_hdfs_proto_goTypes,
-		DependencyIndexes: file_sluice_hadooppb_hdfs_proto_depIdxs,
-		EnumInfos:         file_sluice_hadooppb_hdfs_proto_enumTypes,
-		MessageInfos:      file_sluice_hadooppb_hdfs_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_hdfs_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_hdfs_proto_depIdxs,
+		EnumInfos:         file_sluice_hadoop_hdfs_proto_enumTypes,
+		MessageInfos:      file_sluice_hadoop_hdfs_proto_msgTypes,
 	}.Build()
-	File_sluice_hadooppb_hdfs_proto = out.File
-	file_sluice_hadooppb_hdfs_proto_goTypes = nil
-	file_sluice_hadooppb_hdfs_proto_depIdxs = nil
+	File_sluice_hadoop_hdfs_proto = out.File
+	file_sluice_hadoop_hdfs_proto_goTypes = nil
+	file_sluice_hadoop_hdfs_proto_depIdxs = nil
 }

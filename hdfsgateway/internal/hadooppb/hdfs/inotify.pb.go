@@ -24,7 +24,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: sluice/hadooppb/inotify.proto
+// source: sluice/hadoop/inotify.proto
 
 package hadoop_hdfs
 
@@ -88,11 +88,11 @@ func (x EventType) String() string {
 }
 
 func (EventType) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_inotify_proto_enumTypes[0].Descriptor()
+	return file_sluice_hadoop_inotify_proto_enumTypes[0].Descriptor()
 }
 
 func (EventType) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_inotify_proto_enumTypes[0]
+	return &file_sluice_hadoop_inotify_proto_enumTypes[0]
 }
 
 func (x EventType) Number() protoreflect.EnumNumber {
@@ -111,7 +111,7 @@ func (x *EventType) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use EventType.Descriptor instead.
 func (EventType) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_inotify_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_inotify_proto_rawDescGZIP(), []int{0}
 }
 
 type INodeType int32
@@ -147,11 +147,11 @@ func (x INodeType) String() string {
 }
 
 func (INodeType) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_inotify_proto_enumTypes[1].Descriptor()
+	return file_sluice_hadoop_inotify_proto_enumTypes[1].Descriptor()
 }
 
 func (INodeType) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_inotify_proto_enumTypes[1]
+	return &file_sluice_hadoop_inotify_proto_enumTypes[1]
 }
 
 func (x INodeType) Number() protoreflect.EnumNumber {
@@ -170,7 +170,7 @@ func (x *INodeType) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use INodeType.Descriptor instead.
 func (INodeType) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_inotify_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_inotify_proto_rawDescGZIP(), []int{1}
 }
 
 type MetadataUpdateType int32
@@ -215,11 +215,11 @@ func (x MetadataUpdateType) String() string {
 }
 
 func (MetadataUpdateType) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_inotify_proto_enumTypes[2].Descriptor()
+	return file_sluice_hadoop_inotify_proto_enumTypes[2].Descriptor()
 }
 
 func (MetadataUpdateType) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_inotify_proto_enumTypes[2]
+	return &file_sluice_hadoop_inotify_proto_enumTypes[2]
 }
 
 func (x MetadataUpdateType) Number() protoreflect.EnumNumber {
@@ -238,7 +238,7 @@ func (x *MetadataUpdateType) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use MetadataUpdateType.Descriptor instead.
 func (MetadataUpdateType) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_inotify_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_inotify_proto_rawDescGZIP(), []int{2}
 }
 
 type EventProto struct {
@@ -251,7 +251,7 @@ type EventProto struct {
 
 func (x *EventProto) Reset() {
 	*x = EventProto{}
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -263,7 +263,7 @@ func (x *EventProto) String() string {
 func (*EventProto) ProtoMessage() {}
 
 func (x *EventProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -276,7 +276,7 @@ func (x *EventProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventProto.ProtoReflect.Descriptor instead.
 func (*EventProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_inotify_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_inotify_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *EventProto) GetType() EventType {
@@ -303,7 +303,7 @@ type EventBatchProto struct {
 
 func (x *EventBatchProto) Reset() {
 	*x = EventBatchProto{}
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -315,7 +315,7 @@ func (x *EventBatchProto) String() string {
 func (*EventBatchProto) ProtoMessage() {}
 
 func (x *EventBatchProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -328,7 +328,7 @@ func (x *EventBatchProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventBatchProto.ProtoReflect.Descriptor instead.
 func (*EventBatchProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_inotify_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_inotify_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *EventBatchProto) GetTxid() int64 {
@@ -369,7 +369,7 @@ const (
 
 func (x *CreateEventProto) Reset() {
 	*x = CreateEventProto{}
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -381,7 +381,7 @@ func (x *CreateEventProto) String() string {
 func (*CreateEventProto) ProtoMessage() {}
 
 func (x *CreateEventProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -394,7 +394,7 @@ func (x *CreateEventProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateEventProto.ProtoReflect.Descriptor instead.
 func (*CreateEventProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_inotify_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_inotify_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *CreateEventProto) GetType() INodeType {
@@ -485,7 +485,7 @@ type CloseEventProto struct {
 
 func (x *CloseEventProto) Reset() {
 	*x = CloseEventProto{}
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -497,7 +497,7 @@ func (x *CloseEventProto) String() string {
 func (*CloseEventProto) ProtoMessage() {}
 
 func (x *CloseEventProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -510,7 +510,7 @@ func (x *CloseEventProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseEventProto.ProtoReflect.Descriptor instead.
 func (*CloseEventProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_inotify_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_inotify_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CloseEventProto) GetPath() string {
@@ -545,7 +545,7 @@ type TruncateEventProto struct {
 
 func (x *TruncateEventProto) Reset() {
 	*x = TruncateEventProto{}
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -557,7 +557,7 @@ func (x *TruncateEventProto) String() string {
 func (*TruncateEventProto) ProtoMessage() {}
 
 func (x *TruncateEventProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -570,7 +570,7 @@ func (x *TruncateEventProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateEventProto.ProtoReflect.Descriptor instead.
 func (*TruncateEventProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_inotify_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_inotify_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *TruncateEventProto) GetPath() string {
@@ -609,7 +609,7 @@ const (
 
 func (x *AppendEventProto) Reset() {
 	*x = AppendEventProto{}
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -621,7 +621,7 @@ func (x *AppendEventProto) String() string {
 func (*AppendEventProto) ProtoMessage() {}
 
 func (x *AppendEventProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -634,7 +634,7 @@ func (x *AppendEventProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendEventProto.ProtoReflect.Descriptor instead.
 func (*AppendEventProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_inotify_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_inotify_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AppendEventProto) GetPath() string {
@@ -662,7 +662,7 @@ type RenameEventProto struct {
 
 func (x *RenameEventProto) Reset() {
 	*x = RenameEventProto{}
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -674,7 +674,7 @@ func (x *RenameEventProto) String() string {
 func (*RenameEventProto) ProtoMessage() {}
 
 func (x *RenameEventProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -687,7 +687,7 @@ func (x *RenameEventProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameEventProto.ProtoReflect.Descriptor instead.
 func (*RenameEventProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_inotify_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_inotify_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RenameEventProto) GetSrcPath() string {
@@ -730,7 +730,7 @@ type MetadataUpdateEventProto struct {
 
 func (x *MetadataUpdateEventProto) Reset() {
 	*x = MetadataUpdateEventProto{}
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -742,7 +742,7 @@ func (x *MetadataUpdateEventProto) String() string {
 func (*MetadataUpdateEventProto) ProtoMessage() {}
 
 func (x *MetadataUpdateEventProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -755,7 +755,7 @@ func (x *MetadataUpdateEventProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetadataUpdateEventProto.ProtoReflect.Descriptor instead.
 func (*MetadataUpdateEventProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_inotify_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_inotify_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *MetadataUpdateEventProto) GetPath() string {
@@ -845,7 +845,7 @@ type UnlinkEventProto struct {
 
 func (x *UnlinkEventProto) Reset() {
 	*x = UnlinkEventProto{}
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -857,7 +857,7 @@ func (x *UnlinkEventProto) String() string {
 func (*UnlinkEventProto) ProtoMessage() {}
 
 func (x *UnlinkEventProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -870,7 +870,7 @@ func (x *UnlinkEventProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnlinkEventProto.ProtoReflect.Descriptor instead.
 func (*UnlinkEventProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_inotify_proto_rawDescGZIP(), []int{8}
+	return file_sluice_hadoop_inotify_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *UnlinkEventProto) GetPath() string {
@@ -900,7 +900,7 @@ type EventsListProto struct {
 
 func (x *EventsListProto) Reset() {
 	*x = EventsListProto{}
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -912,7 +912,7 @@ func (x *EventsListProto) String() string {
 func (*EventsListProto) ProtoMessage() {}
 
 func (x *EventsListProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_inotify_proto_msgTypes[9]
+	mi := &file_sluice_hadoop_inotify_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -925,7 +925,7 @@ func (x *EventsListProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsListProto.ProtoReflect.Descriptor instead.
 func (*EventsListProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_inotify_proto_rawDescGZIP(), []int{9}
+	return file_sluice_hadoop_inotify_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *EventsListProto) GetEvents() []*EventProto {
@@ -963,11 +963,11 @@ func (x *EventsListProto) GetBatch() []*EventBatchProto {
 	return nil
 }
 
-var File_sluice_hadooppb_inotify_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_inotify_proto protoreflect.FileDescriptor
 
-const file_sluice_hadooppb_inotify_proto_rawDesc = "" +
+const file_sluice_hadoop_inotify_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsluice/hadooppb/inotify.proto\x12\x12sluice.hadoop.hdfs\x1a\x19sluice/hadooppb/acl.proto\x1a\x1bsluice/hadooppb/xattr.proto\"[\n" +
+	"\x1bsluice/hadoop/inotify.proto\x12\x12sluice.hadoop.hdfs\x1a\x17sluice/hadoop/acl.proto\x1a\x19sluice/hadoop/xattr.proto\"[\n" +
 	"\n" +
 	"EventProto\x121\n" +
 	"\x04type\x18\x01 \x02(\x0e2\x1d.sluice.hadoop.hdfs.EventTypeR\x04type\x12\x1a\n" +
@@ -1047,20 +1047,20 @@ const file_sluice_hadooppb_inotify_proto_rawDesc = "" +
 	"%org.apache.hadoop.hdfs.protocol.protoB\rInotifyProtosZ:github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_hdfs\xa0\x01\x01"
 
 var (
-	file_sluice_hadooppb_inotify_proto_rawDescOnce sync.Once
-	file_sluice_hadooppb_inotify_proto_rawDescData []byte
+	file_sluice_hadoop_inotify_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_inotify_proto_rawDescData []byte
 )
 
-func file_sluice_hadooppb_inotify_proto_rawDescGZIP() []byte {
-	file_sluice_hadooppb_inotify_proto_rawDescOnce.Do(func() {
-		file_sluice_hadooppb_inotify_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_inotify_proto_rawDesc), len(file_sluice_hadooppb_inotify_proto_rawDesc)))
+func file_sluice_hadoop_inotify_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_inotify_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_inotify_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_inotify_proto_rawDesc), len(file_sluice_hadoop_inotify_proto_rawDesc)))
 	})
-	return file_sluice_hadooppb_inotify_proto_rawDescData
+	return file_sluice_hadoop_inotify_proto_rawDescData
 }
 
-var file_sluice_hadooppb_inotify_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_sluice_hadooppb_inotify_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
-var file_sluice_hadooppb_inotify_proto_goTypes = []any{
+var file_sluice_hadoop_inotify_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_sluice_hadoop_inotify_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_sluice_hadoop_inotify_proto_goTypes = []any{
 	(EventType)(0),                   // 0: sluice.hadoop.hdfs.EventType
 	(INodeType)(0),                   // 1: sluice.hadoop.hdfs.INodeType
 	(MetadataUpdateType)(0),          // 2: sluice.hadoop.hdfs.MetadataUpdateType
@@ -1078,7 +1078,7 @@ var file_sluice_hadooppb_inotify_proto_goTypes = []any{
 	(*AclEntryProto)(nil),            // 14: sluice.hadoop.hdfs.AclEntryProto
 	(*XAttrProto)(nil),               // 15: sluice.hadoop.hdfs.XAttrProto
 }
-var file_sluice_hadooppb_inotify_proto_depIdxs = []int32{
+var file_sluice_hadoop_inotify_proto_depIdxs = []int32{
 	0,  // 0: sluice.hadoop.hdfs.EventProto.type:type_name -> sluice.hadoop.hdfs.EventType
 	3,  // 1: sluice.hadoop.hdfs.EventBatchProto.events:type_name -> sluice.hadoop.hdfs.EventProto
 	1,  // 2: sluice.hadoop.hdfs.CreateEventProto.type:type_name -> sluice.hadoop.hdfs.INodeType
@@ -1096,29 +1096,29 @@ var file_sluice_hadooppb_inotify_proto_depIdxs = []int32{
 	0,  // [0:10] is the sub-list for field type_name
 }
 
-func init() { file_sluice_hadooppb_inotify_proto_init() }
-func file_sluice_hadooppb_inotify_proto_init() {
-	if File_sluice_hadooppb_inotify_proto != nil {
+func init() { file_sluice_hadoop_inotify_proto_init() }
+func file_sluice_hadoop_inotify_proto_init() {
+	if File_sluice_hadoop_inotify_proto != nil {
 		return
 	}
-	file_sluice_hadooppb_acl_proto_init()
-	file_sluice_hadooppb_xattr_proto_init()
+	file_sluice_hadoop_acl_proto_init()
+	file_sluice_hadoop_xattr_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_inotify_proto_rawDesc), len(file_sluice_hadooppb_inotify_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_inotify_proto_rawDesc), len(file_sluice_hadoop_inotify_proto_rawDesc)),
 			NumEnums:      3,
 			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_sluice_hadooppb_inotify_proto_goTypes,
-		DependencyIndexes: file_sluice_hadooppb_inotify_proto_depIdxs,
-		EnumInfos:         file_sluice_hadooppb_inotify_proto_enumTypes,
-		MessageInfos:      file_sluice_hadooppb_inotify_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_inotify_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_inotify_proto_depIdxs,
+		EnumInfos:         file_sluice_hadoop_inotify_proto_enumTypes,
+		MessageInfos:      file_sluice_hadoop_inotify_proto_msgTypes,
 	}.Build()
-	File_sluice_hadooppb_inotify_proto = out.File
-	file_sluice_hadooppb_inotify_proto_goTypes = nil
-	file_sluice_hadooppb_inotify_proto_depIdxs = nil
+	File_sluice_hadoop_inotify_proto = out.File
+	file_sluice_hadoop_inotify_proto_goTypes = nil
+	file_sluice_hadoop_inotify_proto_depIdxs = nil
 }

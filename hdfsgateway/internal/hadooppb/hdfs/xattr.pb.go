@@ -19,7 +19,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: sluice/hadooppb/xattr.proto
+// source: sluice/hadoop/xattr.proto
 
 package hadoop_hdfs
 
@@ -68,11 +68,11 @@ func (x XAttrSetFlagProto) String() string {
 }
 
 func (XAttrSetFlagProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_xattr_proto_enumTypes[0].Descriptor()
+	return file_sluice_hadoop_xattr_proto_enumTypes[0].Descriptor()
 }
 
 func (XAttrSetFlagProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_xattr_proto_enumTypes[0]
+	return &file_sluice_hadoop_xattr_proto_enumTypes[0]
 }
 
 func (x XAttrSetFlagProto) Number() protoreflect.EnumNumber {
@@ -91,7 +91,7 @@ func (x *XAttrSetFlagProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use XAttrSetFlagProto.Descriptor instead.
 func (XAttrSetFlagProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_xattr_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_xattr_proto_rawDescGZIP(), []int{0}
 }
 
 type XAttrProto_XAttrNamespaceProto int32
@@ -133,11 +133,11 @@ func (x XAttrProto_XAttrNamespaceProto) String() string {
 }
 
 func (XAttrProto_XAttrNamespaceProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_hadooppb_xattr_proto_enumTypes[1].Descriptor()
+	return file_sluice_hadoop_xattr_proto_enumTypes[1].Descriptor()
 }
 
 func (XAttrProto_XAttrNamespaceProto) Type() protoreflect.EnumType {
-	return &file_sluice_hadooppb_xattr_proto_enumTypes[1]
+	return &file_sluice_hadoop_xattr_proto_enumTypes[1]
 }
 
 func (x XAttrProto_XAttrNamespaceProto) Number() protoreflect.EnumNumber {
@@ -156,7 +156,7 @@ func (x *XAttrProto_XAttrNamespaceProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use XAttrProto_XAttrNamespaceProto.Descriptor instead.
 func (XAttrProto_XAttrNamespaceProto) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_xattr_proto_rawDescGZIP(), []int{0, 0}
+	return file_sluice_hadoop_xattr_proto_rawDescGZIP(), []int{0, 0}
 }
 
 type XAttrProto struct {
@@ -170,7 +170,7 @@ type XAttrProto struct {
 
 func (x *XAttrProto) Reset() {
 	*x = XAttrProto{}
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -182,7 +182,7 @@ func (x *XAttrProto) String() string {
 func (*XAttrProto) ProtoMessage() {}
 
 func (x *XAttrProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[0]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -195,7 +195,7 @@ func (x *XAttrProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use XAttrProto.ProtoReflect.Descriptor instead.
 func (*XAttrProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_xattr_proto_rawDescGZIP(), []int{0}
+	return file_sluice_hadoop_xattr_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *XAttrProto) GetNamespace() XAttrProto_XAttrNamespaceProto {
@@ -230,7 +230,7 @@ type SetXAttrRequestProto struct {
 
 func (x *SetXAttrRequestProto) Reset() {
 	*x = SetXAttrRequestProto{}
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -242,7 +242,7 @@ func (x *SetXAttrRequestProto) String() string {
 func (*SetXAttrRequestProto) ProtoMessage() {}
 
 func (x *SetXAttrRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[1]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -255,7 +255,7 @@ func (x *SetXAttrRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetXAttrRequestProto.ProtoReflect.Descriptor instead.
 func (*SetXAttrRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_xattr_proto_rawDescGZIP(), []int{1}
+	return file_sluice_hadoop_xattr_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *SetXAttrRequestProto) GetSrc() string {
@@ -287,7 +287,7 @@ type SetXAttrResponseProto struct {
 
 func (x *SetXAttrResponseProto) Reset() {
 	*x = SetXAttrResponseProto{}
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -299,7 +299,7 @@ func (x *SetXAttrResponseProto) String() string {
 func (*SetXAttrResponseProto) ProtoMessage() {}
 
 func (x *SetXAttrResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[2]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -312,7 +312,7 @@ func (x *SetXAttrResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetXAttrResponseProto.ProtoReflect.Descriptor instead.
 func (*SetXAttrResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_xattr_proto_rawDescGZIP(), []int{2}
+	return file_sluice_hadoop_xattr_proto_rawDescGZIP(), []int{2}
 }
 
 type GetXAttrsRequestProto struct {
@@ -325,7 +325,7 @@ type GetXAttrsRequestProto struct {
 
 func (x *GetXAttrsRequestProto) Reset() {
 	*x = GetXAttrsRequestProto{}
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -337,7 +337,7 @@ func (x *GetXAttrsRequestProto) String() string {
 func (*GetXAttrsRequestProto) ProtoMessage() {}
 
 func (x *GetXAttrsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[3]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -350,7 +350,7 @@ func (x *GetXAttrsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetXAttrsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetXAttrsRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_xattr_proto_rawDescGZIP(), []int{3}
+	return file_sluice_hadoop_xattr_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GetXAttrsRequestProto) GetSrc() string {
@@ -376,7 +376,7 @@ type GetXAttrsResponseProto struct {
 
 func (x *GetXAttrsResponseProto) Reset() {
 	*x = GetXAttrsResponseProto{}
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -388,7 +388,7 @@ func (x *GetXAttrsResponseProto) String() string {
 func (*GetXAttrsResponseProto) ProtoMessage() {}
 
 func (x *GetXAttrsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[4]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -401,7 +401,7 @@ func (x *GetXAttrsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetXAttrsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetXAttrsResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_xattr_proto_rawDescGZIP(), []int{4}
+	return file_sluice_hadoop_xattr_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetXAttrsResponseProto) GetXAttrs() []*XAttrProto {
@@ -420,7 +420,7 @@ type ListXAttrsRequestProto struct {
 
 func (x *ListXAttrsRequestProto) Reset() {
 	*x = ListXAttrsRequestProto{}
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -432,7 +432,7 @@ func (x *ListXAttrsRequestProto) String() string {
 func (*ListXAttrsRequestProto) ProtoMessage() {}
 
 func (x *ListXAttrsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[5]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -445,7 +445,7 @@ func (x *ListXAttrsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListXAttrsRequestProto.ProtoReflect.Descriptor instead.
 func (*ListXAttrsRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_xattr_proto_rawDescGZIP(), []int{5}
+	return file_sluice_hadoop_xattr_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListXAttrsRequestProto) GetSrc() string {
@@ -464,7 +464,7 @@ type ListXAttrsResponseProto struct {
 
 func (x *ListXAttrsResponseProto) Reset() {
 	*x = ListXAttrsResponseProto{}
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +476,7 @@ func (x *ListXAttrsResponseProto) String() string {
 func (*ListXAttrsResponseProto) ProtoMessage() {}
 
 func (x *ListXAttrsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[6]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +489,7 @@ func (x *ListXAttrsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListXAttrsResponseProto.ProtoReflect.Descriptor instead.
 func (*ListXAttrsResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_xattr_proto_rawDescGZIP(), []int{6}
+	return file_sluice_hadoop_xattr_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListXAttrsResponseProto) GetXAttrs() []*XAttrProto {
@@ -509,7 +509,7 @@ type RemoveXAttrRequestProto struct {
 
 func (x *RemoveXAttrRequestProto) Reset() {
 	*x = RemoveXAttrRequestProto{}
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -521,7 +521,7 @@ func (x *RemoveXAttrRequestProto) String() string {
 func (*RemoveXAttrRequestProto) ProtoMessage() {}
 
 func (x *RemoveXAttrRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[7]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -534,7 +534,7 @@ func (x *RemoveXAttrRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveXAttrRequestProto.ProtoReflect.Descriptor instead.
 func (*RemoveXAttrRequestProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_xattr_proto_rawDescGZIP(), []int{7}
+	return file_sluice_hadoop_xattr_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RemoveXAttrRequestProto) GetSrc() string {
@@ -559,7 +559,7 @@ type RemoveXAttrResponseProto struct {
 
 func (x *RemoveXAttrResponseProto) Reset() {
 	*x = RemoveXAttrResponseProto{}
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -571,7 +571,7 @@ func (x *RemoveXAttrResponseProto) String() string {
 func (*RemoveXAttrResponseProto) ProtoMessage() {}
 
 func (x *RemoveXAttrResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_hadooppb_xattr_proto_msgTypes[8]
+	mi := &file_sluice_hadoop_xattr_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -584,14 +584,14 @@ func (x *RemoveXAttrResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveXAttrResponseProto.ProtoReflect.Descriptor instead.
 func (*RemoveXAttrResponseProto) Descriptor() ([]byte, []int) {
-	return file_sluice_hadooppb_xattr_proto_rawDescGZIP(), []int{8}
+	return file_sluice_hadoop_xattr_proto_rawDescGZIP(), []int{8}
 }
 
-var File_sluice_hadooppb_xattr_proto protoreflect.FileDescriptor
+var File_sluice_hadoop_xattr_proto protoreflect.FileDescriptor
 
-const file_sluice_hadooppb_xattr_proto_rawDesc = "" +
+const file_sluice_hadoop_xattr_proto_rawDesc = "" +
 	"\n" +
-	"\x1bsluice/hadooppb/xattr.proto\x12\x12sluice.hadoop.hdfs\"\xd9\x01\n" +
+	"\x19sluice/hadoop/xattr.proto\x12\x12sluice.hadoop.hdfs\"\xd9\x01\n" +
 	"\n" +
 	"XAttrProto\x12P\n" +
 	"\tnamespace\x18\x01 \x02(\x0e22.sluice.hadoop.hdfs.XAttrProto.XAttrNamespaceProtoR\tnamespace\x12\x12\n" +
@@ -628,20 +628,20 @@ const file_sluice_hadooppb_xattr_proto_rawDesc = "" +
 	"%org.apache.hadoop.hdfs.protocol.protoB\vXAttrProtosZ:github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_hdfs\xa0\x01\x01"
 
 var (
-	file_sluice_hadooppb_xattr_proto_rawDescOnce sync.Once
-	file_sluice_hadooppb_xattr_proto_rawDescData []byte
+	file_sluice_hadoop_xattr_proto_rawDescOnce sync.Once
+	file_sluice_hadoop_xattr_proto_rawDescData []byte
 )
 
-func file_sluice_hadooppb_xattr_proto_rawDescGZIP() []byte {
-	file_sluice_hadooppb_xattr_proto_rawDescOnce.Do(func() {
-		file_sluice_hadooppb_xattr_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_xattr_proto_rawDesc), len(file_sluice_hadooppb_xattr_proto_rawDesc)))
+func file_sluice_hadoop_xattr_proto_rawDescGZIP() []byte {
+	file_sluice_hadoop_xattr_proto_rawDescOnce.Do(func() {
+		file_sluice_hadoop_xattr_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_sluice_hadoop_xattr_proto_rawDesc), len(file_sluice_hadoop_xattr_proto_rawDesc)))
 	})
-	return file_sluice_hadooppb_xattr_proto_rawDescData
+	return file_sluice_hadoop_xattr_proto_rawDescData
 }
 
-var file_sluice_hadooppb_xattr_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_sluice_hadooppb_xattr_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
-var file_sluice_hadooppb_xattr_proto_goTypes = []any{
+var file_sluice_hadoop_xattr_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_sluice_hadoop_xattr_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_sluice_hadoop_xattr_proto_goTypes = []any{
 	(XAttrSetFlagProto)(0),              // 0: sluice.hadoop.hdfs.XAttrSetFlagProto
 	(XAttrProto_XAttrNamespaceProto)(0), // 1: sluice.hadoop.hdfs.XAttrProto.XAttrNamespaceProto
 	(*XAttrProto)(nil),                  // 2: sluice.hadoop.hdfs.XAttrProto
@@ -654,7 +654,7 @@ var file_sluice_hadooppb_xattr_proto_goTypes = []any{
 	(*RemoveXAttrRequestProto)(nil),     // 9: sluice.hadoop.hdfs.RemoveXAttrRequestProto
 	(*RemoveXAttrResponseProto)(nil),    // 10: sluice.hadoop.hdfs.RemoveXAttrResponseProto
 }
-var file_sluice_hadooppb_xattr_proto_depIdxs = []int32{
+var file_sluice_hadoop_xattr_proto_depIdxs = []int32{
 	1, // 0: sluice.hadoop.hdfs.XAttrProto.namespace:type_name -> sluice.hadoop.hdfs.XAttrProto.XAttrNamespaceProto
 	2, // 1: sluice.hadoop.hdfs.SetXAttrRequestProto.xAttr:type_name -> sluice.hadoop.hdfs.XAttrProto
 	2, // 2: sluice.hadoop.hdfs.GetXAttrsRequestProto.xAttrs:type_name -> sluice.hadoop.hdfs.XAttrProto
@@ -668,27 +668,27 @@ var file_sluice_hadooppb_xattr_proto_depIdxs = []int32{
 	0, // [0:6] is the sub-list for field type_name
 }
 
-func init() { file_sluice_hadooppb_xattr_proto_init() }
-func file_sluice_hadooppb_xattr_proto_init() {
-	if File_sluice_hadooppb_xattr_proto != nil {
+func init() { file_sluice_hadoop_xattr_proto_init() }
+func file_sluice_hadoop_xattr_proto_init() {
+	if File_sluice_hadoop_xattr_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadooppb_xattr_proto_rawDesc), len(file_sluice_hadooppb_xattr_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_hadoop_xattr_proto_rawDesc), len(file_sluice_hadoop_xattr_proto_rawDesc)),
 			NumEnums:      2,
 			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_sluice_hadooppb_xattr_proto_goTypes,
-		DependencyIndexes: file_sluice_hadooppb_xattr_proto_depIdxs,
-		EnumInfos:         file_sluice_hadooppb_xattr_proto_enumTypes,
-		MessageInfos:      file_sluice_hadooppb_xattr_proto_msgTypes,
+		GoTypes:           file_sluice_hadoop_xattr_proto_goTypes,
+		DependencyIndexes: file_sluice_hadoop_xattr_proto_depIdxs,
+		EnumInfos:         file_sluice_hadoop_xattr_proto_enumTypes,
+		MessageInfos:      file_sluice_hadoop_xattr_proto_msgTypes,
 	}.Build()
-	File_sluice_hadooppb_xattr_proto = out.File
-	file_sluice_hadooppb_xattr_proto_goTypes = nil
-	file_sluice_hadooppb_xattr_proto_depIdxs = nil
+	File_sluice_hadoop_xattr_proto = out.File
+	file_sluice_hadoop_xattr_proto_goTypes = nil
+	file_sluice_hadoop_xattr_proto_depIdxs = nil
 }
