@@ -1,11 +1,13 @@
 package org.sluice.hadooptest;
 
+import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.BlockLocation;
+import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FsShell;
@@ -22,6 +24,8 @@ import org.apache.hadoop.util.ToolRunner;
  * <pre>
  * @blocks URI    FileSystem.getFileBlockLocations of the whole file
  * @located URI   FileSystem.listLocatedStatus of a directory
+ * @pread URI OFFSET LENGTH   a positional read (readFully at OFFSET)
+ * @seek URI OFFSET LENGTH    seek to OFFSET, then read LENGTH bytes
  * </pre>
  *
  * Output (stderr goes to stdout, so a command's errors stay with it):
@@ -30,6 +34,7 @@ import org.apache.hadoop.util.ToolRunner;
  * === CMD args...        before each command
  * BLOCK offset length name,...    one per block (@blocks)
  * LOCATED path length blocks      one per entry (@located)
+ * READ offset length md5hex       the bytes read (@pread, @seek)
  * === EXIT code           after each command (0 success)
  * </pre>
  */
@@ -67,6 +72,10 @@ public final class Shells {
                 case "@located":
                     rc = located(conf, new Path(cmd.get(1)));
                     break;
+                case "@pread":
+                case "@seek":
+                    rc = read(conf, new Path(cmd.get(1)), Long.parseLong(cmd.get(2)), Integer.parseInt(cmd.get(3)), cmd.get(0).equals("@pread"));
+                    break;
                 default:
                     rc = ToolRunner.run(new FsShell(conf), cmd.toArray(new String[0]));
             }
@@ -74,6 +83,7 @@ public final class Shells {
             System.out.println("EXCEPTION " + e);
             rc = -1;
         }
+        System.out.println();  // a command may end without a newline (-cat)
         System.out.println("=== EXIT " + rc);
         System.out.flush();
     }
@@ -84,6 +94,25 @@ public final class Shells {
         for (BlockLocation b : fs.getFileBlockLocations(st, 0, st.getLen())) {
             System.out.println("BLOCK " + b.getOffset() + " " + b.getLength() + " " + String.join(",", Arrays.asList(b.getNames())));
         }
+        return 0;
+    }
+
+    private static int read(Configuration conf, Path p, long off, int len, boolean positional) throws Exception {
+        FileSystem fs = p.getFileSystem(conf);
+        byte[] buf = new byte[len];
+        try (FSDataInputStream in = fs.open(p)) {
+            if (positional) {
+                in.readFully(off, buf);
+            } else {
+                in.seek(off);
+                in.readFully(buf);
+            }
+        }
+        StringBuilder hex = new StringBuilder();
+        for (byte b : MessageDigest.getInstance("MD5").digest(buf)) {
+            hex.append(String.format("%02x", b));
+        }
+        System.out.println("READ " + off + " " + len + " " + hex);
         return 0;
     }
 
