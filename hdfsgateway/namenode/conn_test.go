@@ -1,6 +1,7 @@
 package namenode
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"sync"
@@ -12,6 +13,8 @@ import (
 	common "github.com/sluice-streams/sluice/hdfsgateway/internal/hadooppb/common"
 	hpb "github.com/sluice-streams/sluice/hdfsgateway/internal/hadooppb/hdfs"
 	"github.com/sluice-streams/sluice/tier2"
+	tierfs "github.com/sluice-streams/sluice/tier2/fs"
+	"github.com/sluice-streams/sluice/tier2/view"
 )
 
 // closedConns serves a fixture with a hook that reports each connection's
@@ -311,5 +314,45 @@ func TestConcurrentClients(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// downCatalog is a controller that cannot be reached.
+type downCatalog struct{}
+
+func (downCatalog) Scopes(context.Context) ([]string, error) {
+	return nil, errors.New("connection refused")
+}
+
+func (downCatalog) Streams(context.Context, string) ([]string, error) {
+	return nil, errors.New("connection refused")
+}
+
+// TestUnavailableIsRetriable: with the controller down, calls that need
+// it answer RetriableException (and the connection stays).
+func TestUnavailableIsRetriable(t *testing.T) {
+	st, err := tierfs.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr := serve(t, view.New(st, downCatalog{}, view.Options{CatalogTTL: -1}), Config{DataAddr: func() string { return dataAddr }})
+	rc := dialRaw(t, addr)
+	rc.handshake()
+	for _, c := range []struct {
+		method string
+		req    proto.Message
+	}{
+		{"getFileInfo", &hpb.GetFileInfoRequestProto{Src: proto.String("/s")}},
+		{"getListing", &hpb.GetListingRequestProto{Src: proto.String("/"), StartAfter: []byte{}, NeedLocation: proto.Bool(false)}},
+		{"getContentSummary", &hpb.GetContentSummaryRequestProto{Path: proto.String("/")}},
+	} {
+		hdr, _ := rc.call(c.method, c.req)
+		if hdr.GetStatus() != common.RpcResponseHeaderProto_ERROR || hdr.GetExceptionClassName() != excRetriable {
+			t.Errorf("%s: %v, want ERROR %s", c.method, hdr, excRetriable)
+		}
+	}
+	// The root itself needs no controller.
+	if hdr, _ := rc.call("getFileInfo", &hpb.GetFileInfoRequestProto{Src: proto.String("/")}); hdr.GetStatus() != common.RpcResponseHeaderProto_SUCCESS {
+		t.Errorf("getFileInfo /: %v", hdr)
 	}
 }

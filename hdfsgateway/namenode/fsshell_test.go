@@ -23,7 +23,9 @@ const dataAddr = "127.0.0.1:9"
 // against the view.
 func TestFsShellReadsTheTree(t *testing.T) {
 	f := newFixture(t)
-	_, addr := serve(t, f.v, Config{DataAddr: func() string { return dataAddr }})
+	// One entry per getListing page: every listing pages, as a directory
+	// of more than 1000 chunks does with the default limit.
+	_, addr := serve(t, f.v, Config{DataAddr: func() string { return dataAddr }, ListingLimit: 1})
 	u := "hdfs://" + addr
 	small := "/" + tier2.ChunkPath("s", "a", 0, 0)
 	big := "/" + tier2.ChunkPath("s", "a", 3, 0)
