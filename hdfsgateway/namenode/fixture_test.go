@@ -261,7 +261,7 @@ var (
 	errPermission = iofs.ErrPermission
 )
 
-func newListener(t *testing.T) net.Listener {
+func newListener(t testing.TB) net.Listener {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 // rawClient speaks Hadoop IPC byte by byte, to send what real clients
 // never do.
 type rawClient struct {
-	t  *testing.T
+	t  testing.TB
 	c  net.Conn
 	r  *bufio.Reader
 	id int32
@@ -29,7 +29,7 @@ type rawClient struct {
 // answer or to close fails the test rather than hanging it.
 const ioTimeout = 30 * time.Second
 
-func dialRaw(t *testing.T, addr string) *rawClient {
+func dialRaw(t testing.TB, addr string) *rawClient {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
