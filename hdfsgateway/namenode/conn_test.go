@@ -356,3 +356,38 @@ func TestUnavailableIsRetriable(t *testing.T) {
 		t.Errorf("getFileInfo /: %v", hdr)
 	}
 }
+
+// TestPipelinedCalls sends many calls on one connection before reading
+// any answer: each is answered once, by call id, whatever the order.
+func TestPipelinedCalls(t *testing.T) {
+	addr, _, f := closedConns(t, Config{MaxCallsPerConn: 4})
+	rc := dialRaw(t, addr)
+	rc.handshake()
+	es := walk(t, f.v, "")
+	const n = 64
+	for i := range n {
+		e := es[i%len(es)]
+		rc.frame(rc.rpcHeader(int32(i)), &common.RequestHeaderProto{MethodName: proto.String("getFileInfo"),
+			DeclaringClassProtocolName: proto.String(clientProtocol), ClientProtocolVersion: proto.Uint64(1)},
+			&hpb.GetFileInfoRequestProto{Src: proto.String("/" + e.Path)})
+	}
+	seen := map[int32]bool{}
+	for range n {
+		hdr, body, err := rc.read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := int32(hdr.GetCallId())
+		if seen[id] || id < 0 || id >= n {
+			t.Fatalf("answer to call %d (seen %v)", id, seen[id])
+		}
+		seen[id] = true
+		var resp hpb.GetFileInfoResponseProto
+		if err := decodeParam(body, &resp); err != nil {
+			t.Fatal(err)
+		}
+		if e := es[int(id)%len(es)]; resp.GetFs().GetFileId() != e.ID {
+			t.Errorf("call %d: file id %d, want %d (%s)", id, resp.GetFs().GetFileId(), e.ID, e.Path)
+		}
+	}
+}

@@ -46,7 +46,8 @@
 // that sends bytes that are not Hadoop IPC gets one FATAL answer (when it
 // can still be told) and is closed; one cut mid-frame is just closed;
 // neither affects the others. Connections are bounded in number
-// (MaxConns; one more is closed at once), in time to finish the preamble
+// (MaxConns; one more is closed at once), in calls in flight per
+// connection (MaxCallsPerConn), in time to finish the preamble
 // and context (HandshakeTimeout), in silence (IdleTimeout; Hadoop's client
 // pings every minute while it waits) and in time to take an answer
 // (WriteTimeout). A malformed request message, an unknown method or
@@ -91,7 +92,10 @@
 // # Goroutines
 //
 // Serve runs one accept loop per listener and one goroutine per
-// connection, which reads a frame, answers it and reads the next (calls
-// of one connection are answered in order). Close closes the listeners
-// and connections, cancels the calls in flight and waits for all of them.
+// connection, which reads frames and starts a goroutine per call, up to
+// MaxCallsPerConn at once (then it reads no further frame until one
+// ends). Answers go out as calls end, one frame at a time, in any order:
+// Hadoop's client matches them by call id. A connection's goroutine waits
+// for its calls before it ends; Close closes the listeners and
+// connections, cancels the calls in flight and waits for everything.
 package namenode

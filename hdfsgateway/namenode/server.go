@@ -45,6 +45,9 @@ const (
 	DefaultHandshakeTimeout = 10 * time.Second
 	// DefaultWriteTimeout bounds writing one response.
 	DefaultWriteTimeout = 30 * time.Second
+	// DefaultMaxCallsPerConn bounds the calls of one connection answered
+	// at once.
+	DefaultMaxCallsPerConn = 16
 	// DefaultListingLimit is the number of entries per getListing page
 	// (HDFS's dfs.ls.limit).
 	DefaultListingLimit = 1000
@@ -67,6 +70,11 @@ type Config struct {
 	// MaxConns bounds the open connections (DefaultMaxConns if 0); a
 	// connection beyond it is closed at once.
 	MaxConns int
+	// MaxCallsPerConn bounds the calls of one connection answered at
+	// once (DefaultMaxCallsPerConn if 0); the connection's next frame is
+	// read when one ends. Answers go out as calls end, in any order:
+	// Hadoop's client matches them by call id. 1 answers in order.
+	MaxCallsPerConn int
 	// IdleTimeout closes a silent connection (DefaultIdleTimeout if 0).
 	IdleTimeout time.Duration
 	// HandshakeTimeout bounds a new connection's preamble and context
@@ -89,6 +97,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxConns <= 0 {
 		c.MaxConns = DefaultMaxConns
+	}
+	if c.MaxCallsPerConn <= 0 {
+		c.MaxCallsPerConn = DefaultMaxCallsPerConn
 	}
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = DefaultIdleTimeout
@@ -215,22 +226,33 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// conn is one client connection.
+// conn is one client connection: a goroutine reading frames (serve) and
+// one goroutine per call in flight, which answers it.
 type conn struct {
 	s    *Server
 	nc   net.Conn
 	r    *bufio.Reader
 	log  logrus.FieldLogger
 	user string
-	out  bytes.Buffer
+
+	calls sync.WaitGroup // the call goroutines; serveConn waits for them
+	slots chan struct{}  // one per call in flight (MaxCallsPerConn)
+
+	// w serialises answers: one frame at a time on the connection.
+	w struct {
+		sync.Mutex
+		out bytes.Buffer
+	}
 }
 
 // serveConn serves c until the client leaves, sends garbage, or the
 // server closes.
 func (s *Server) serveConn(nc net.Conn) {
 	defer s.wg.Done()
-	c := &conn{s: s, nc: nc, r: bufio.NewReader(nc), log: s.log.WithField("remote", nc.RemoteAddr().String())}
+	c := &conn{s: s, nc: nc, r: bufio.NewReader(nc), log: s.log.WithField("remote", nc.RemoteAddr().String()),
+		slots: make(chan struct{}, s.cfg.MaxCallsPerConn)}
 	err := c.serve()
+	c.calls.Wait() // calls in flight answer, or fail to (their context ends with the server)
 	nc.Close()
 	s.mu.Lock()
 	delete(s.mu.conns, nc)
@@ -289,7 +311,9 @@ func (c *conn) serve() error {
 	c.log = c.log.WithField("user", c.user)
 	for {
 		c.nc.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
-		if buf, err = readFrame(c.r, s.cfg.MaxFrame, buf); err != nil {
+		// A fresh buffer per frame: a call's request aliases it while
+		// the next frame is read.
+		if buf, err = readFrame(c.r, s.cfg.MaxFrame, nil); err != nil {
 			if errors.Is(err, ErrProtocol) && !errors.Is(err, io.ErrUnexpectedEOF) {
 				return c.fatalErr(err)
 			}
@@ -306,10 +330,19 @@ func (c *conn) serve() error {
 			return c.fatal(common.RpcResponseHeaderProto_FATAL_INVALID_RPC_HEADER, "org.apache.hadoop.ipc.IpcException",
 				fmt.Sprintf("unexpected call id %d", req.callID()))
 		}
-		body, cerr := c.s.call(s.ctx, req)
-		if err := c.respond(req, body, cerr); err != nil {
-			return err
-		}
+		c.slots <- struct{}{}
+		c.calls.Add(1)
+		go func() {
+			defer func() {
+				<-c.slots
+				c.calls.Done()
+			}()
+			body, cerr := c.s.call(s.ctx, req)
+			if err := c.respond(req, body, cerr); err != nil {
+				c.log.Debugf("namenode: answering call %d: %v", req.callID(), err)
+				c.nc.Close() // the reading loop ends at its next read
+			}
+		}()
 	}
 }
 
@@ -358,15 +391,18 @@ func (c *conn) fatalErr(err error) error {
 	return err
 }
 
+// write sends one answer; it is safe for concurrent use.
 func (c *conn) write(hdr *common.RpcResponseHeaderProto, body proto.Message) error {
-	c.out.Reset()
-	if err := writeResponse(&c.out, hdr, body); err != nil {
+	c.w.Lock()
+	defer c.w.Unlock()
+	c.w.out.Reset()
+	if err := writeResponse(&c.w.out, hdr, body); err != nil {
 		return err
 	}
 	c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
-	_, err := c.nc.Write(c.out.Bytes())
-	if c.out.Cap() > 1<<20 {
-		c.out = bytes.Buffer{} // do not keep a big listing's buffer
+	_, err := c.nc.Write(c.w.out.Bytes())
+	if c.w.out.Cap() > 1<<20 {
+		c.w.out = bytes.Buffer{} // do not keep a big listing's buffer
 	}
 	return err
 }
