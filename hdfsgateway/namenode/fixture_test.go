@@ -188,7 +188,7 @@ func serve(t *testing.T, v *view.View, cfg Config) (*Server, string) {
 	return s, l.Addr().String()
 }
 
-// shellResult is one command of a Shells run.
+// shellResult is one command of a Batch run.
 type shellResult struct {
 	cmd  string
 	out  string
@@ -209,11 +209,11 @@ func shells(t *testing.T, cmds ...[]string) []shellResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	r := hadooptest.Harness(t)
-	cmd := r.Class("org.sluice.hadooptest.Shells", args...)
+	cmd := r.Class("org.sluice.hadooptest.Batch", args...)
 	cmd = exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("harness Shells: %v\n%s", err, out)
+		t.Fatalf("harness Batch: %v\n%s", err, out)
 	}
 	var res []shellResult
 	var cur *shellResult
@@ -232,7 +232,7 @@ func shells(t *testing.T, cmds ...[]string) []shellResult {
 		}
 	}
 	if len(res) != len(cmds) {
-		t.Fatalf("Shells ran %d commands, want %d:\n%s", len(res), len(cmds), out)
+		t.Fatalf("Batch ran %d commands, want %d:\n%s", len(res), len(cmds), out)
 	}
 	for i, r := range res {
 		t.Logf("%s -> exit %s\n%s", r.cmd, r.exit, r.out)

@@ -38,8 +38,8 @@ import org.apache.hadoop.util.ToolRunner;
  * === EXIT code           after each command (0 success)
  * </pre>
  */
-public final class Shells {
-    private Shells() {}
+public final class Batch {
+    private Batch() {}
 
     public static void main(String[] args) throws Exception {
         System.setErr(System.out);
