@@ -1,0 +1,367 @@
+package webhdfs
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sluice-streams/sluice/hdfsgateway/blocks"
+	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/hadooptest"
+	"github.com/sluice-streams/sluice/tier2/view"
+)
+
+// shellResult is what one FsShell command printed and returned.
+type shellResult struct {
+	stdout, stderr []byte
+	rc             int
+}
+
+// shellMark ends each command's output (the harness's Shells class).
+const shellMark = "\n@@@ shells exit "
+
+// jvmTimeout bounds one harness JVM: far more than it needs, so only a
+// hang reaches it.
+const jvmTimeout = 3 * time.Minute
+
+// shells runs FsShell commands in one JVM of the harness (Shells) and
+// returns each one's output.
+func shells(t *testing.T, cmds ...[]string) []shellResult {
+	t.Helper()
+	var args []string
+	for _, c := range cmds {
+		args = append(append(args, c...), "--end")
+	}
+	cmd := hadooptest.Harness(t).Class("org.sluice.hadooptest.Shells", args...)
+	cmd.Env = append(os.Environ(), "TZ=UTC")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(jvmTimeout, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	timer.Stop()
+	if err != nil {
+		t.Fatalf("harness Shells: %v\nstderr:\n%s", err, stderr.Bytes())
+	}
+	outs, rcs, err := splitShells(stdout.Bytes())
+	if err != nil || len(outs) != len(cmds) {
+		t.Fatalf("harness Shells stdout (%v): %d commands of %d\n%s\nstderr:\n%s", err, len(outs), len(cmds), stdout.Bytes(), stderr.Bytes())
+	}
+	errs, _, err := splitShells(stderr.Bytes())
+	if err != nil || len(errs) != len(cmds) {
+		t.Fatalf("harness Shells stderr (%v): %d commands of %d\n%s", err, len(errs), len(cmds), stderr.Bytes())
+	}
+	res := make([]shellResult, len(cmds))
+	for i := range cmds {
+		res[i] = shellResult{outs[i], errs[i], rcs[i]}
+	}
+	return res
+}
+
+// splitShells splits a stream of Shells' output at its marks.
+func splitShells(b []byte) (outs [][]byte, rcs []int, err error) {
+	for len(b) > 0 {
+		i := bytes.Index(b, []byte(shellMark))
+		if i < 0 {
+			return outs, rcs, fmt.Errorf("%d bytes after the last mark", len(b))
+		}
+		rest := b[i+len(shellMark):]
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			return outs, rcs, fmt.Errorf("mark without newline")
+		}
+		rc, err := strconv.Atoi(string(rest[:nl]))
+		if err != nil {
+			return outs, rcs, err
+		}
+		outs, rcs = append(outs, b[:i]), append(rcs, rc)
+		b = rest[nl+1:]
+	}
+	return outs, rcs, nil
+}
+
+// textOf is what "hadoop fs -text" prints for records: the LongWritable
+// key, a tab, BytesWritable's toString (hex bytes separated by spaces).
+func textOf(recs []record) string {
+	var sb strings.Builder
+	for _, r := range recs {
+		sb.WriteString(strconv.FormatInt(r.off, 10))
+		sb.WriteByte('\t')
+		for i, c := range r.event {
+			if i > 0 {
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(hex.EncodeToString([]byte{c}))
+		}
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+}
+
+// lsLine is one line of "ls" output, split into fields.
+func lsLine(e view.Entry, base string) string {
+	perm, repl := "-r--r--r--", "1"
+	if e.IsDir {
+		perm, repl = "dr-xr-xr-x", "-"
+	}
+	return strings.Join([]string{perm, repl, view.Owner, view.Group, strconv.FormatInt(e.Size, 10),
+		e.ModTime.UTC().Format("2006-01-02 15:04"), base + "/" + e.Path}, " ")
+}
+
+// fields normalises FsShell's column padding.
+func fields(out []byte) []string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l = strings.Join(strings.Fields(l), " "); l != "" && !strings.HasPrefix(l, "Found ") {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// walk returns every entry under p, depth first in name order (the order
+// of "ls -R").
+func walk(t *testing.T, v *view.View, p string) []view.Entry {
+	t.Helper()
+	es, err := v.List(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []view.Entry
+	for _, e := range es {
+		out = append(out, e)
+		if e.IsDir {
+			out = append(out, walk(t, v, e.Path)...)
+		}
+	}
+	return out
+}
+
+// snapshot describes every file and directory of a tier-2 root.
+func snapshot(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out = append(out, fmt.Sprintf("%s %v %d %d", p, fi.Mode(), fi.Size(), fi.ModTime().UnixNano()))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestHadoopReadsThroughWebHDFS reads the tree with Hadoop's own FsShell
+// over webhdfs://, every command in one JVM, and checks each output
+// against the view and the chunks' bytes and events.
+func TestHadoopReadsThroughWebHDFS(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	base := "webhdfs://" + strings.TrimPrefix(f.srv.URL, "http://")
+	small := tier2.ChunkPath("sc", "st", 0, 0)
+	block := tier2.ChunkPath("sc", "st", 1, 0) // block-compressed
+	dl := t.TempDir()
+	cmds := [][]string{
+		{"-ls", "-R", base + "/"},
+		{"-cat", base + "/" + small},
+		{"-get", base + "/" + small, base + "/" + f.big, dl},
+		{"-du", base + "/sc/st"},
+		{"-count", base + "/", base + "/sc", base + "/sc/st/segment=0"},
+		{"-stat", "%n|%b|%o|%r|%u|%g|%F|%Y", base + "/" + f.big, base + "/sc/st"},
+		{"-checksum", base + "/" + small, base + "/" + f.big},
+		{"-text", base + "/" + small, base + "/" + block},
+		{"-tail", base + "/" + f.big},
+		{"-head", base + "/" + f.big},
+		{"-ls", base + "/nope"},
+		{"-test", "-d", base + "/sc/st"},
+		{"-test", "-e", base + "/sc/st/segment=9"},
+		{"-ls", base + "/sc/st/segment=1"},
+	}
+	res := shells(t, cmds...)
+	ok := func(i int) []byte {
+		t.Helper()
+		if res[i].rc != 0 {
+			t.Fatalf("%q: exit %d\n%s", cmds[i], res[i].rc, res[i].stderr)
+		}
+		return res[i].stdout
+	}
+
+	var want []string
+	for _, e := range walk(t, f.v, "") {
+		want = append(want, lsLine(e, base))
+	}
+	if got := fields(ok(0)); !slices.Equal(got, want) {
+		t.Errorf("ls -R:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := ok(1); !bytes.Equal(got, f.data(t, small)) {
+		t.Errorf("cat: %d bytes, want the chunk's %d", len(got), len(f.data(t, small)))
+	}
+	ok(2)
+	for _, p := range []string{small, f.big} {
+		got, err := os.ReadFile(filepath.Join(dl, filepath.Base(p)))
+		if err != nil || !bytes.Equal(got, f.data(t, p)) {
+			t.Errorf("get %s: %d bytes, %v", p, len(got), err)
+		}
+	}
+	var duWant []string
+	for _, seg := range []string{"segment=0", "segment=1"} {
+		n := 0
+		for p := range f.chunks {
+			if strings.HasPrefix(p, "sc/st/"+seg+"/") {
+				n += len(f.data(t, p))
+			}
+		}
+		duWant = append(duWant, fmt.Sprintf("%d %d %s/sc/st/%s", n, n, base, seg))
+	}
+	if got := fields(ok(3)); !slices.Equal(got, duWant) {
+		t.Errorf("du: %q, want %q", got, duWant)
+	}
+	seg0 := len(f.data(t, small)) + len(f.data(t, f.big))
+	all := seg0 + len(f.data(t, block))
+	countWant := []string{
+		fmt.Sprintf("9 3 %d %s/", all, base), // /, sc, none, st, empty, segments 0 and 1... see below
+		fmt.Sprintf("5 3 %d %s/sc", all, base),
+		fmt.Sprintf("1 2 %d %s/sc/st/segment=0", seg0, base),
+	}
+	countWant[0] = fmt.Sprintf("7 3 %d %s/", all, base) // /, sc, none, st, empty, segment=0, segment=1
+	if got := fields(ok(4)); !slices.Equal(got, countWant) {
+		t.Errorf("count: %q, want %q", got, countWant)
+	}
+	bigE, _ := f.v.Stat(ctx, f.big)
+	stE, _ := f.v.Stat(ctx, "sc/st")
+	statWant := []string{
+		fmt.Sprintf("%s|%d|%d|1|sluice|supergroup|regular file|%d", filepath.Base(f.big), bigE.Size, testBlockSize, bigE.ModTime.UnixMilli()),
+		fmt.Sprintf("st|0|0|0|sluice|supergroup|directory|%d", stE.ModTime.UnixMilli()),
+	}
+	if got := fields(ok(5)); !slices.Equal(got, statWant) {
+		t.Errorf("stat: %q, want %q", got, statWant)
+	}
+	var sumWant []string
+	for _, p := range []string{small, f.big} {
+		d := f.data(t, p)
+		sum, err := blocks.Checksum(bytes.NewReader(d), p, int64(len(d)), testBlockSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sumWant = append(sumWant, fmt.Sprintf("%s/%s\t%s\t%x", base, p, sum.Algorithm(), sum.Bytes()))
+	}
+	if got := strings.Split(strings.TrimSpace(string(ok(6))), "\n"); !slices.Equal(got, sumWant) {
+		t.Errorf("checksum: %q, want %q", got, sumWant)
+	}
+	if got, want := string(ok(7)), textOf(f.chunks[small])+textOf(f.chunks[block]); got != want {
+		t.Errorf("text: %d bytes, want %d\n%.300s", len(got), len(want), got)
+	}
+	big := f.data(t, f.big)
+	if got := ok(8); !bytes.Equal(got, big[len(big)-1024:]) {
+		t.Errorf("tail: %d bytes, want the last 1024", len(got))
+	}
+	if got := ok(9); !bytes.Equal(got, big[:1024]) {
+		t.Errorf("head: %d bytes, want the first 1024", len(got))
+	}
+	if res[10].rc == 0 || !strings.Contains(string(res[10].stderr), "No such file or directory") {
+		t.Errorf("ls of a missing path: exit %d, %s", res[10].rc, res[10].stderr)
+	}
+	if res[11].rc != 0 || res[12].rc == 0 {
+		t.Errorf("test -d of a stream: exit %d; test -e of a missing segment: exit %d", res[11].rc, res[12].rc)
+	}
+	// The chunk being written is not listed.
+	seg1, _ := f.v.Stat(ctx, block)
+	if got, want := fields(ok(13)), []string{lsLine(seg1, base)}; !slices.Equal(got, want) {
+		t.Errorf("ls segment=1: %q, want %q", got, want)
+	}
+}
+
+// TestHadoopWritesAreRefused runs FsShell's writing commands: each fails
+// with "Permission denied" and tier 2 is left as it was.
+func TestHadoopWritesAreRefused(t *testing.T) {
+	f := newFixture(t)
+	before := snapshot(t, f.root)
+	base := "webhdfs://" + strings.TrimPrefix(f.srv.URL, "http://")
+	chunk := base + "/" + tier2.ChunkPath("sc", "st", 0, 0)
+	local := filepath.Join(t.TempDir(), "local.txt")
+	if err := os.WriteFile(local, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmds := [][]string{
+		{"-put", local, base + "/sc/st/"},
+		{"-mkdir", base + "/newdir"},
+		{"-mkdir", "-p", base + "/sc/st/segment=7"},
+		{"-rm", chunk},
+		{"-rm", "-r", "-skipTrash", base + "/sc/st"},
+		{"-mv", chunk, base + "/sc/moved.seq"},
+		{"-cp", chunk, base + "/sc/st/segment=0/copy.seq"},
+		{"-chmod", "777", chunk},
+		{"-chown", "alice", chunk},
+		{"-touchz", base + "/sc/t"},
+		{"-appendToFile", local, chunk},
+		{"-truncate", "1", chunk},
+		{"-setrep", "3", chunk},
+	}
+	res := shells(t, cmds...)
+	for i, r := range res {
+		if r.rc == 0 || !strings.Contains(string(r.stderr), ReadOnlyMessage) {
+			t.Errorf("%q: exit %d, stderr:\n%s", cmds[i], r.rc, r.stderr)
+		}
+	}
+	if after := snapshot(t, f.root); !slices.Equal(after, before) {
+		t.Errorf("tier 2 changed:\n%s\nwas:\n%s", strings.Join(after, "\n"), strings.Join(before, "\n"))
+	}
+}
+
+// TestCurlAndPython reads with clients other than Hadoop's: curl
+// (following redirects, as scripts do) and Python's urllib with json.
+func TestCurlAndPython(t *testing.T) {
+	f := newFixture(t)
+	url := f.srv.URL + Prefix + "/" + f.big
+	out, err := exec.Command("curl", "-sS", "-f", "-L", url+"?op=OPEN&offset=5&length=1000").Output()
+	if err != nil || !bytes.Equal(out, f.data(t, f.big)[5:1005]) {
+		t.Fatalf("curl OPEN: %d bytes, %v", len(out), err)
+	}
+	out, err = exec.Command("curl", "-sS", "-X", "PUT", "-o", "/dev/null", "-w", "%{http_code}", f.srv.URL+Prefix+"/x?op=MKDIRS").Output()
+	if err != nil || string(out) != "403" {
+		t.Fatalf("curl MKDIRS: %q, %v", out, err)
+	}
+	script := `
+import json, sys, urllib.request
+base = sys.argv[1]
+with urllib.request.urlopen(base + "/sc/st/segment=0?op=LISTSTATUS") as r:
+    sts = json.load(r)["FileStatuses"]["FileStatus"]
+for s in sts:
+    with urllib.request.urlopen(base + "/sc/st/segment=0/" + s["pathSuffix"] + "?op=OPEN") as r:
+        data = r.read()
+    assert len(data) == s["length"], (len(data), s)
+    print(s["pathSuffix"], s["type"], s["permission"], len(data))
+`
+	out, err = exec.Command("python3", "-c", script, f.srv.URL+Prefix).CombinedOutput()
+	if err != nil {
+		t.Fatalf("python: %v\n%s", err, out)
+	}
+	var want []string
+	for _, p := range []string{tier2.ChunkPath("sc", "st", 0, 0), f.big} {
+		want = append(want, fmt.Sprintf("%s FILE 444 %d", filepath.Base(p), len(f.data(t, p))))
+	}
+	if got := fields(out); !slices.Equal(got, want) {
+		t.Fatalf("python: %q, want %q", got, want)
+	}
+}
