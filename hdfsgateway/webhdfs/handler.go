@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/sirupsen/logrus"
@@ -110,6 +111,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func (h *handler) serve(ctx context.Context, w http.ResponseWriter, req *http.Request, r request) error {
+	if (r.op == "OPEN" || r.op == "GETFILECHECKSUM") && r.q.Get("noredirect") == "true" {
+		return h.location(ctx, w, req, r)
+	}
 	switch r.op {
 	case "GETFILESTATUS", "GETFILELINKSTATUS":
 		e, err := h.v.Stat(ctx, r.path)
@@ -280,6 +284,31 @@ func (h *handler) open(ctx context.Context, w http.ResponseWriter, req *http.Req
 		h.log.WithError(err).WithField("path", r.display()).Warn("webhdfs: OPEN failed mid-body")
 		panic(http.ErrAbortHandler)
 	}
+	return nil
+}
+
+// location answers a redirecting op asked with noredirect=true as HDFS's
+// NameNode does, with {"Location": URL}: here the same URL without
+// noredirect, as this handler serves the data itself.
+func (h *handler) location(ctx context.Context, w http.ResponseWriter, req *http.Request, r request) error {
+	e, err := h.v.Stat(ctx, r.path)
+	if err != nil {
+		return err
+	}
+	if e.IsDir {
+		return notFoundf("Path is not a file: %s", r.display())
+	}
+	q := url.Values{}
+	for k, vs := range r.q {
+		if k != "noredirect" {
+			q[k] = vs
+		}
+	}
+	u := url.URL{Scheme: "http", Host: req.Host, RawPath: req.URL.EscapedPath(), Path: req.URL.Path, RawQuery: q.Encode()}
+	if req.TLS != nil {
+		u.Scheme = "https"
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"Location": u.String()})
 	return nil
 }
 

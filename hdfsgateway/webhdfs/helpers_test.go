@@ -3,6 +3,7 @@ package webhdfs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -55,7 +56,7 @@ type fixture struct {
 }
 
 // writeChunk writes a chunk of n events at the view path p.
-func (f *fixture) writeChunk(t *testing.T, p string, seg int64, first int64, n int, comp seqfile.Compression) {
+func (f *fixture) writeChunk(t testing.TB, p string, seg int64, first int64, n int, comp seqfile.Compression) {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := seqfile.NewWriter(&buf, seqfile.WriterOptions{
@@ -99,7 +100,7 @@ func (f *fixture) writeChunk(t *testing.T, p string, seg int64, first int64, n i
 // them spanning several blocks; segment 1: one chunk) and stream "empty"
 // (nothing in tier 2), and scope "none" with no stream; beside them a
 // chunk being written and a hand-over file the tree must not show.
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	st, err := fs.New(root)
@@ -126,7 +127,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // data returns the bytes of the chunk at view path p.
-func (f *fixture) data(t *testing.T, p string) []byte {
+func (f *fixture) data(t testing.TB, p string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(f.root, filepath.FromSlash(p)))
 	if err != nil {
@@ -134,3 +135,5 @@ func (f *fixture) data(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

@@ -131,7 +131,7 @@ func TestOpsAnswerHadoopsJSON(t *testing.T) {
 				fileStatus(ce, tier2.ChunkName(0)), fileStatus(big, tier2.ChunkName(100000))}}},
 			"remainingEntries": 0}}},
 		{"batch after", "/sc/st/segment=0?op=LISTSTATUS_BATCH&startAfter=" + tier2.ChunkName(0), obj{"DirectoryListing": obj{
-			"partialListing": obj{"FileStatuses": obj{"FileStatus": []any{fileStatus(big, tier2.ChunkName(100000))}}},
+			"partialListing":   obj{"FileStatuses": obj{"FileStatus": []any{fileStatus(big, tier2.ChunkName(100000))}}},
 			"remainingEntries": 0}}},
 		{"content summary", "/sc?op=GETCONTENTSUMMARY", obj{"ContentSummary": obj{
 			"directoryCount": 5, "ecPolicy": "Replicated", "fileCount": 3, "length": bigDirSize, "quota": -1,
