@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -363,5 +364,61 @@ for s in sts:
 	}
 	if got := fields(out); !slices.Equal(got, want) {
 		t.Fatalf("python: %q, want %q", got, want)
+	}
+}
+
+// TestChecksumMatchesRealHDFS puts the same chunks into a real HDFS
+// (MiniDFSCluster) with the same block size and asks Hadoop's client for
+// their checksums over hdfs://, over the real NameNode's WebHDFS and over
+// this handler: all three agree.
+func TestChecksumMatchesRealHDFS(t *testing.T) {
+	f := newFixture(t)
+	const bs = 1 << 20 // HDFS's smallest block size by default
+	bigger := tier2.ChunkPath("sc", "st", 2, 0)
+	f.writeChunk(t, bigger, 2, 0, 16000, 0)
+	if n := len(f.data(t, bigger)); n <= 2*bs {
+		t.Fatalf("the chunk has %d bytes: not three blocks", n)
+	}
+	srv := httptest.NewServer(NewHandler(f.v, Config{BlockSize: bs}))
+	defer srv.Close()
+	hdfs := hadooptest.StartCluster(t)
+	ours := "webhdfs://" + strings.TrimPrefix(srv.URL, "http://")
+	paths := []string{tier2.ChunkPath("sc", "st", 0, 0), f.big, bigger}
+	var theirs, theirsWeb, oursWeb []string
+	for i, p := range paths {
+		name := fmt.Sprintf("/c%d.seq", i)
+		theirs = append(theirs, "hdfs://"+hdfs.NameNode+name)
+		theirsWeb = append(theirsWeb, "webhdfs://"+hdfs.HTTP+name)
+		oursWeb = append(oursWeb, ours+"/"+p)
+	}
+	var cmds [][]string
+	for i, p := range paths {
+		cmds = append(cmds, []string{"-D", fmt.Sprint("dfs.blocksize=", bs), "-put",
+			filepath.Join(f.root, filepath.FromSlash(p)), theirs[i]})
+	}
+	cmds = append(cmds, append([]string{"-checksum"}, theirs...),
+		append([]string{"-checksum"}, theirsWeb...), append([]string{"-checksum"}, oursWeb...))
+	res := shells(t, cmds...)
+	for i, r := range res {
+		if r.rc != 0 {
+			t.Fatalf("%q: exit %d\n%s", cmds[i], r.rc, r.stderr)
+		}
+	}
+	sums := func(out []byte) []string {
+		var s []string
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if f := strings.Split(l, "\t"); len(f) == 3 {
+				s = append(s, f[1]+" "+f[2])
+			}
+		}
+		return s
+	}
+	n := len(paths)
+	real, realWeb, got := sums(res[n].stdout), sums(res[n+1].stdout), sums(res[n+2].stdout)
+	if len(real) != n || !slices.Equal(realWeb, real) || !slices.Equal(got, real) {
+		t.Fatalf("checksums:\nHDFS      %q\nits web   %q\nours      %q", real, realWeb, got)
+	}
+	if !strings.HasPrefix(real[2], "MD5-of-2048MD5-of-512CRC32C ") {
+		t.Fatalf("the biggest chunk's checksum is not of several blocks: %q", real[2])
 	}
 }
