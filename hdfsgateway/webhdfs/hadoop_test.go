@@ -6,8 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"os"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -367,11 +367,13 @@ for s in sts:
 	}
 }
 
-// TestChecksumMatchesRealHDFS puts the same chunks into a real HDFS
+// TestAgreesWithRealHDFS puts the same chunks into a real HDFS
 // (MiniDFSCluster) with the same block size and asks Hadoop's client for
 // their checksums over hdfs://, over the real NameNode's WebHDFS and over
-// this handler: all three agree.
-func TestChecksumMatchesRealHDFS(t *testing.T) {
+// this handler: all three agree. Then it asks the real WebHDFS and this
+// handler the same ops and compares the JSON's shapes: the same keys, the
+// same JSON types.
+func TestAgreesWithRealHDFS(t *testing.T) {
 	f := newFixture(t)
 	const bs = 1 << 20 // HDFS's smallest block size by default
 	bigger := tier2.ChunkPath("sc", "st", 2, 0)
@@ -420,5 +422,84 @@ func TestChecksumMatchesRealHDFS(t *testing.T) {
 	}
 	if !strings.HasPrefix(real[2], "MD5-of-2048MD5-of-512CRC32C ") {
 		t.Fatalf("the biggest chunk's checksum is not of several blocks: %q", real[2])
+	}
+
+	for _, c := range []struct{ theirs, ours string }{
+		{"/c0.seq?op=GETFILESTATUS", "/" + paths[0] + "?op=GETFILESTATUS"},
+		{"/?op=GETFILESTATUS", "/sc?op=GETFILESTATUS"},
+		{"/?op=LISTSTATUS", "/sc/st/segment=0?op=LISTSTATUS"},
+		{"/?op=LISTSTATUS_BATCH", "/sc/st/segment=0?op=LISTSTATUS_BATCH"},
+		{"/?op=GETCONTENTSUMMARY", "/sc?op=GETCONTENTSUMMARY"},
+		{"/?op=GETQUOTAUSAGE", "/sc?op=GETQUOTAUSAGE"},
+		{"/c2.seq?op=GETFILECHECKSUM", "/" + bigger + "?op=GETFILECHECKSUM"},
+		{"/?op=GETHOMEDIRECTORY&user.name=alice", "/?op=GETHOMEDIRECTORY&user.name=alice"},
+		{"/?op=GETTRASHROOT&user.name=alice", "/?op=GETTRASHROOT&user.name=alice"},
+		{"/?op=GETDELEGATIONTOKEN", "/?op=GETDELEGATIONTOKEN"},
+		{"/?op=GETSERVERDEFAULTS", "/?op=GETSERVERDEFAULTS"},
+		{"/c0.seq?op=GETACLSTATUS", "/" + paths[0] + "?op=GETACLSTATUS"},
+		{"/c0.seq?op=GETXATTRS", "/" + paths[0] + "?op=GETXATTRS"},
+		{"/c0.seq?op=GETXATTRS&encoding=HEX", "/" + paths[0] + "?op=GETXATTRS&encoding=HEX"},
+		{"/c0.seq?op=GETXATTRS&encoding=HEX&xattr.name=user.a", "/" + paths[0] + "?op=GETXATTRS&encoding=HEX&xattr.name=user.a"},
+		{"/c0.seq?op=CHECKACCESS&fsaction=r--", "/" + paths[0] + "?op=CHECKACCESS&fsaction=r--"},
+		{"/c0.seq?op=OPEN&offset=-1", "/" + paths[0] + "?op=OPEN&offset=-1"},
+		{"/c0.seq?op=LISTXATTRS", "/" + paths[0] + "?op=LISTXATTRS"},
+		{"/c0.seq?op=GETSTORAGEPOLICY", "/" + paths[0] + "?op=GETSTORAGEPOLICY"},
+		{"/c2.seq?op=GETFILEBLOCKLOCATIONS", "/" + bigger + "?op=GETFILEBLOCKLOCATIONS"},
+		{"/nope?op=GETFILESTATUS", "/nope?op=GETFILESTATUS"},
+		{"/nope?op=LISTSTATUS", "/nope?op=LISTSTATUS"},
+		{"/c0.seq?op=OPEN&offset=99999999", "/" + paths[0] + "?op=OPEN&offset=99999999"},
+		{"/?op=BOGUS", "/?op=BOGUS"},
+	} {
+		ts, tb, _ := call(t, "GET", "http://"+hdfs.HTTP+Prefix+c.theirs)
+		os, ob, _ := call(t, "GET", srv.URL+Prefix+c.ours)
+		if ts != os {
+			t.Errorf("%s: status %d, HDFS's %d\nours:   %s\nHDFS's: %s", c.ours, os, ts, ob, tb)
+			continue
+		}
+		if len(tb) == 0 && len(ob) == 0 {
+			continue // CHECKACCESS: nothing but the status
+		}
+		if ts == 404 || strings.Contains(c.ours, "offset=") {
+			// The same words, but for the path.
+			op, _, _ := strings.Cut(c.ours, "?")
+			tp, _, _ := strings.Cut(c.theirs, "?")
+			if !bytes.Equal(bytes.ReplaceAll(ob, []byte(op), []byte(tp)), tb) {
+				t.Errorf("%s: error\nours:   %s\nHDFS's: %s", c.ours, ob, tb)
+			}
+		}
+		if tsh, osh := shape(decode(t, tb)), shape(decode(t, ob)); tsh != osh {
+			t.Errorf("%s: JSON\nours:   %s\nHDFS's: %s\n(%s\nvs %s)", c.ours, osh, tsh, ob, tb)
+		}
+	}
+}
+
+// shape describes a JSON value's keys and types, not its values (the
+// first element stands for an array's).
+func shape(v any) string {
+	switch v := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			if k == "snapshotEnabled" {
+				continue // HDFS's root is snapshottable; no directory here is
+			}
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		var sb strings.Builder
+		sb.WriteString("{")
+		for _, k := range keys {
+			sb.WriteString(k + ":" + shape(v[k]) + " ")
+		}
+		return sb.String() + "}"
+	case []any:
+		if len(v) == 0 {
+			return "[]"
+		}
+		return "[" + shape(v[0]) + "]"
+	case nil:
+		return "null"
+	default:
+		return fmt.Sprintf("%T", v)
 	}
 }

@@ -2,6 +2,7 @@ package webhdfs
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -99,15 +100,22 @@ func (h *handler) mapError(r request, err error) *remoteError {
 	}
 }
 
+// writeJSON answers v as Hadoop's Jackson writes it: no HTML escapes, no
+// trailing newline.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil { // only our own types: cannot happen
-		status, b = http.StatusInternalServerError, []byte(`{"RemoteException":{"exception":"IOException","javaClassName":"java.io.IOException","message":"encoding the answer failed"}}`)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil { // only our own types: cannot happen
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"RemoteException":{"exception":"IOException","javaClassName":"java.io.IOException","message":"encoding the answer failed"}}` + "\n")
 	}
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(b)
 }
 
 func (h *handler) serve(ctx context.Context, w http.ResponseWriter, req *http.Request, r request) error {
@@ -147,7 +155,7 @@ func (h *handler) serve(ctx context.Context, w http.ResponseWriter, req *http.Re
 			return nil
 		}
 		writeJSON(w, http.StatusOK, map[string]contentSummary{"ContentSummary": {
-			DirectoryCount: dirs, ECPolicy: "Replicated", FileCount: files, Length: length,
+			DirectoryCount: dirs, FileCount: files, Length: length,
 			Quota: -1, SpaceConsumed: length * Replication, SpaceQuota: -1, TypeQuota: map[string]any{}}})
 	case "GETFILECHECKSUM":
 		return h.checksum(ctx, w, r)
@@ -176,6 +184,9 @@ func (h *handler) serve(ctx context.Context, w http.ResponseWriter, req *http.Re
 	case "GETXATTRS", "LISTXATTRS":
 		if _, err := h.v.Stat(ctx, r.path); err != nil {
 			return err
+		}
+		if r.op == "GETXATTRS" && r.q.Get("encoding") == "" {
+			return badRequest("Required param encoding for op: GETXATTRS is null or empty")
 		}
 		if r.op == "LISTXATTRS" {
 			writeJSON(w, http.StatusOK, map[string]string{"XAttrNames": "[]"})
@@ -232,6 +243,7 @@ func (h *handler) list(ctx context.Context, w http.ResponseWriter, r request, ba
 		bw.WriteString(`{"FileStatuses":{"FileStatus":[`)
 	}
 	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
 	for i, c := range entries {
 		if i > 0 {
 			bw.WriteByte(',')
@@ -245,9 +257,9 @@ func (h *handler) list(ctx context.Context, w http.ResponseWriter, r request, ba
 		}
 	}
 	if batch {
-		bw.WriteString(`]}},"remainingEntries":` + strconv.Itoa(remaining) + "}}\n")
+		bw.WriteString(`]}},"remainingEntries":` + strconv.Itoa(remaining) + "}}")
 	} else {
-		bw.WriteString("]}}\n")
+		bw.WriteString("]}}")
 	}
 	bw.Flush()
 	return nil
@@ -265,9 +277,9 @@ func (h *handler) open(ctx context.Context, w http.ResponseWriter, req *http.Req
 	size := f.Size()
 	off, _ := r.longParam("offset", 0)
 	n, _ := r.longParam("length", -1)
-	if off > size {
-		// HDFS's DataNode: DFSInputStream.seek's EOFException, as 403.
-		return ioError("java.io.EOFException", "EOFException", "Cannot seek after EOF")
+	if off >= size && size > 0 {
+		// HDFS's NameNode refuses these before it redirects.
+		return ioError("java.io.IOException", "IOException", "Offset=%d out of the range [0, %d); OPEN, path=%s", off, size, r.display())
 	}
 	if n < 0 || n > size-off {
 		n = size - off
@@ -391,7 +403,7 @@ func (h *handler) blockLocations(ctx context.Context, w http.ResponseWriter, req
 		}
 		locs = append(locs, blockLocation{
 			CachedHosts: []string{}, Hosts: []string{host}, Length: b.Len, Names: []string{name},
-			Offset: b.Offset, StorageIDs: []string{}, StorageTypes: []string{"DISK"},
+			Offset: b.Offset, StorageTypes: []string{"DISK"},
 			TopologyPaths: []string{"/default-rack/" + name},
 		})
 	}

@@ -49,14 +49,19 @@ func (h *handler) status(e view.Entry, suffix string, children int) fileStatus {
 }
 
 type contentSummary struct {
-	DirectoryCount int64          `json:"directoryCount"`
-	ECPolicy       string         `json:"ecPolicy"`
-	FileCount      int64          `json:"fileCount"`
-	Length         int64          `json:"length"`
-	Quota          int64          `json:"quota"`
-	SpaceConsumed  int64          `json:"spaceConsumed"`
-	SpaceQuota     int64          `json:"spaceQuota"`
-	TypeQuota      map[string]any `json:"typeQuota"`
+	DirectoryCount int64  `json:"directoryCount"`
+	ECPolicy       string `json:"ecPolicy"` // "" for replicated files
+	FileCount      int64  `json:"fileCount"`
+	Length         int64  `json:"length"`
+	Quota          int64  `json:"quota"`
+	// No snapshots: always 0.
+	SnapshotDirectoryCount int64          `json:"snapshotDirectoryCount"`
+	SnapshotFileCount      int64          `json:"snapshotFileCount"`
+	SnapshotLength         int64          `json:"snapshotLength"`
+	SnapshotSpaceConsumed  int64          `json:"snapshotSpaceConsumed"`
+	SpaceConsumed          int64          `json:"spaceConsumed"`
+	SpaceQuota             int64          `json:"spaceQuota"`
+	TypeQuota              map[string]any `json:"typeQuota"`
 }
 
 type quotaUsage struct {
@@ -116,7 +121,6 @@ type blockLocation struct {
 	Length        int64    `json:"length"`
 	Names         []string `json:"names"`
 	Offset        int64    `json:"offset"`
-	StorageIDs    []string `json:"storageIds"`
 	StorageTypes  []string `json:"storageTypes"`
 	TopologyPaths []string `json:"topologyPaths"`
 }

@@ -137,7 +137,7 @@ func truncate(s string) string {
 }
 
 // longParam returns the query parameter name as a non-negative int64, or
-// def when absent.
+// def when absent, refusing anything else in Hadoop's words.
 func (r request) longParam(name string, def int64) (int64, error) {
 	s := r.q.Get(name)
 	if s == "" {
@@ -145,12 +145,20 @@ func (r request) longParam(name string, def int64) (int64, error) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, badRequest(`Invalid value for webhdfs parameter %q: %q is not a number`, name, truncate(s))
+		return 0, badRequest(`Invalid value for webhdfs parameter %q: For input string: %q`, name, truncate(s))
 	}
-	if n < 0 {
-		return 0, badRequest(`Invalid value for webhdfs parameter %q: Invalid value: %q = %d < 0`, name, name, n)
+	if min := paramMin(name); n < min {
+		return 0, badRequest(`Invalid value for webhdfs parameter %q: java.lang.IllegalArgumentException: Invalid parameter range: %s = %d < %d`, name, name, n, min)
 	}
 	return n, nil
+}
+
+// paramMin is the least value of a numeric parameter.
+func paramMin(name string) int64 {
+	if name == "buffersize" {
+		return 1
+	}
+	return 0
 }
 
 // checkParams checks the numeric parameters every op may carry.
@@ -159,9 +167,6 @@ func (r request) checkParams() error {
 		if _, err := r.longParam(name, 0); err != nil {
 			return err
 		}
-	}
-	if s := r.q.Get("buffersize"); s == "0" {
-		return badRequest(`Invalid value for webhdfs parameter "buffersize": Invalid value: "buffersize" = 0 < 1`)
 	}
 	return nil
 }
