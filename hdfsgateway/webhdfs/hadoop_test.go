@@ -503,3 +503,37 @@ func shape(v any) string {
 		return fmt.Sprintf("%T", v)
 	}
 }
+
+// TestMapReduceReadsThroughWebHDFS runs a local MapReduce job with
+// SequenceFileInputFormat over a stream's webhdfs:// directory, as a Hive
+// or Spark job would read it: splits come from GETFILEBLOCKLOCATIONS
+// (several blocks in the big chunk), records from OPEN with offsets.
+func TestMapReduceReadsThroughWebHDFS(t *testing.T) {
+	f := newFixture(t)
+	var want []hadooptest.Record
+	for p, recs := range f.chunks {
+		for _, r := range recs {
+			want = append(want, hadooptest.Record{File: strings.TrimPrefix(p, "sc/st/"), Key: r.off, Value: r.event})
+		}
+	}
+	sortRecords(want)
+	got := hadooptest.MapReduce(t, "webhdfs://"+strings.TrimPrefix(f.srv.URL, "http://")+"/sc/st")
+	sortRecords(got)
+	if len(got) != len(want) {
+		t.Fatalf("%d records, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if g, w := got[i], want[i]; g.File != w.File || g.Key != w.Key || !bytes.Equal(g.Value, w.Value) {
+			t.Fatalf("record %d = {%s %d %x}, want {%s %d %x}", i, g.File, g.Key, g.Value, w.File, w.Key, w.Value)
+		}
+	}
+}
+
+func sortRecords(rs []hadooptest.Record) {
+	slices.SortFunc(rs, func(a, b hadooptest.Record) int {
+		if c := strings.Compare(a.File, b.File); c != 0 {
+			return c
+		}
+		return int(a.Key - b.Key)
+	})
+}
