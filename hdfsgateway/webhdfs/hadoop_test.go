@@ -3,6 +3,7 @@ package webhdfs
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"encoding/hex"
 	"fmt"
 	"io/fs"
@@ -536,4 +537,43 @@ func sortRecords(rs []hadooptest.Record) {
 		}
 		return int(a.Key - b.Key)
 	})
+}
+
+// TestHadoopPositionalReads reads ranges of the multi-block chunk with
+// FileSystem.open over webhdfs:// (positional reads, seeks, across block
+// boundaries, up to and past the end), then the whole file in sequence.
+func TestHadoopPositionalReads(t *testing.T) {
+	f := newFixture(t)
+	data := f.data(t, f.big)
+	size := int64(len(data))
+	ranges := [][2]int64{{0, 1}, {100, 5000}, {testBlockSize - 10, 20}, {2*testBlockSize + 7, testBlockSize + 3},
+		{size - 100, 100}, {size - 1, 1}, {size - 10, 20}, {7, 0}}
+	args := []string{"webhdfs://" + strings.TrimPrefix(f.srv.URL, "http://") + "/" + f.big}
+	var want []string
+	for _, r := range ranges {
+		args = append(args, strconv.FormatInt(r[0], 10), strconv.FormatInt(r[1], 10))
+		if r[0]+r[1] > size {
+			want = append(want, fmt.Sprintf("%d %d EOF", r[0], r[1]))
+			continue
+		}
+		sum := fmt.Sprintf("%x", md5.Sum(data[r[0]:r[0]+r[1]]))
+		want = append(want, fmt.Sprintf("%d %d %s %s %d", r[0], r[1], sum, sum, r[0]+r[1]))
+	}
+	want = append(want, fmt.Sprintf("ALL %d %x", size, md5.Sum(data)))
+	cmd := hadooptest.Harness(t).Class("org.sluice.hadooptest.Preads", args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(jvmTimeout, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	timer.Stop()
+	if err != nil {
+		t.Fatalf("Preads: %v\n%s", err, stderr.Bytes())
+	}
+	if got := fields(stdout.Bytes()); !slices.Equal(got, want) {
+		t.Fatalf("Preads:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
