@@ -242,7 +242,8 @@ func (h *handler) list(ctx context.Context, w http.ResponseWriter, r request, ba
 	} else {
 		bw.WriteString(`{"FileStatuses":{"FileStatus":[`)
 	}
-	enc := json.NewEncoder(bw)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	for i, c := range entries {
 		if i > 0 {
@@ -252,8 +253,10 @@ func (h *handler) list(ctx context.Context, w http.ResponseWriter, r request, ba
 		if !e.IsDir {
 			suffix = "" // a file lists as itself, as HDFS does
 		}
-		if err := enc.Encode(h.status(c, suffix, -1)); err != nil {
-			return nil // only write errors: the client went away
+		buf.Reset()
+		enc.Encode(h.status(c, suffix, -1)) // our own type: cannot fail
+		if _, err := bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))); err != nil {
+			return nil // the client went away: nothing to answer
 		}
 	}
 	if batch {
