@@ -184,6 +184,10 @@ func TestHadoopReadsThroughWebHDFS(t *testing.T) {
 	small := tier2.ChunkPath("sc", "st", 0, 0)
 	block := tier2.ChunkPath("sc", "st", 1, 0) // block-compressed
 	dl := t.TempDir()
+	// A head whose controller is down.
+	downSrv := httptest.NewServer(NewHandler(view.New(f.st, unavailableCatalog{}, view.Options{CatalogTTL: -1}), Config{}))
+	defer downSrv.Close()
+	down := "webhdfs://" + strings.TrimPrefix(downSrv.URL, "http://")
 	cmds := [][]string{
 		{"-ls", "-R", base + "/"},
 		{"-cat", base + "/" + small},
@@ -199,6 +203,7 @@ func TestHadoopReadsThroughWebHDFS(t *testing.T) {
 		{"-test", "-d", base + "/sc/st"},
 		{"-test", "-e", base + "/sc/st/segment=9"},
 		{"-ls", base + "/sc/st/segment=1"},
+		{"-ls", down + "/sc"},
 	}
 	res := shells(t, cmds...)
 	ok := func(i int) []byte {
@@ -291,6 +296,9 @@ func TestHadoopReadsThroughWebHDFS(t *testing.T) {
 	seg1, _ := f.v.Stat(ctx, block)
 	if got, want := fields(ok(13)), []string{lsLine(seg1, base)}; !slices.Equal(got, want) {
 		t.Errorf("ls segment=1: %q, want %q", got, want)
+	}
+	if r := res[14]; r.rc == 0 || !strings.Contains(string(r.stderr), view.ErrUnavailable.Error()) {
+		t.Errorf("ls with the controller down: exit %d\n%s", r.rc, r.stderr)
 	}
 }
 
