@@ -21,6 +21,7 @@ import (
 	"github.com/sluice-streams/sluice/hdfsgateway/blocks"
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/hadooptest"
+	t2hdfs "github.com/sluice-streams/sluice/tier2/hdfs"
 	"github.com/sluice-streams/sluice/tier2/view"
 )
 
@@ -381,7 +382,8 @@ for s in sts:
 // their checksums over hdfs://, over the real NameNode's WebHDFS and over
 // this handler: all three agree. Then it asks the real WebHDFS and this
 // handler the same ops and compares the JSON's shapes: the same keys, the
-// same JSON types.
+// same JSON types. Last, it serves the same chunks with tier 2 on that
+// HDFS (tier2/hdfs) and gets the same answers as from a directory.
 func TestAgreesWithRealHDFS(t *testing.T) {
 	f := newFixture(t)
 	const bs = 1 << 20 // HDFS's smallest block size by default
@@ -479,6 +481,40 @@ func TestAgreesWithRealHDFS(t *testing.T) {
 		if tsh, osh := shape(decode(t, tb)), shape(decode(t, ob)); tsh != osh {
 			t.Errorf("%s: JSON\nours:   %s\nHDFS's: %s\n(%s\nvs %s)", c.ours, osh, tsh, ob, tb)
 		}
+	}
+
+	// The same tree with tier 2 on that HDFS (tier2/hdfs): the handler
+	// lists, reads and checksums it alike.
+	st, err := t2hdfs.New(t2hdfs.Options{NameNodes: []string{hdfs.NameNode}, Root: "/tier2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, p := range paths {
+		w, err := st.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(f.data(t, p)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onHDFS := httptest.NewServer(NewHandler(view.New(st, catalog{"sc": {"st"}}, view.Options{CatalogTTL: -1}), Config{BlockSize: bs}))
+	defer onHDFS.Close()
+	for _, q := range []string{"/sc/st/segment=0?op=LISTSTATUS", "/" + bigger + "?op=GETFILECHECKSUM", "/sc/st/segment=0?op=GETCONTENTSUMMARY"} {
+		_, a, _ := call(t, "GET", srv.URL+Prefix+q)
+		_, b, _ := call(t, "GET", onHDFS.URL+Prefix+q)
+		// Modification times differ (the files were written anew).
+		if shape(decode(t, a)) != shape(decode(t, b)) || (!strings.Contains(q, "LISTSTATUS") && !bytes.Equal(a, b)) {
+			t.Errorf("%s: tier 2 on HDFS answers\n%s\nwhere the directory answers\n%s", q, b, a)
+		}
+	}
+	status, data, _ := call(t, "GET", onHDFS.URL+Prefix+"/"+bigger+fmt.Sprintf("?op=OPEN&offset=%d&length=%d", bs-5, bs+10))
+	if want := f.data(t, bigger)[bs-5 : 2*bs+5]; status != 200 || !bytes.Equal(data, want) {
+		t.Errorf("OPEN on HDFS: %d, %d bytes", status, len(data))
 	}
 }
 
