@@ -52,6 +52,7 @@ need_pkg default-jre-headless java                           # runs ZooKeeper an
 need_pkg default-jdk-headless javac                          # make harness: compiles tier2/hadooptest/harness
 need_pkg maven                mvn                            # make harness: fetches Hadoop (hadoop-client-minicluster)
 need_pkg curl                 curl                           # tests/docs: the README's walkthrough calls the REST API
+need_pkg python3              python3                        # hdfsgateway/webhdfs: a Python WebHDFS client (urllib)
 #
 # Needed as the parts that use them land:
 # need_pkg hdfs-cli             hdfs                           # tier2/hdfs, hdfsgateway: an independent HDFS client

@@ -153,7 +153,8 @@ type FileChecksum struct {
 	// the file has more than one block, else 0: as HDFS's client
 	// reports it ("MD5-of-0MD5-of-512CRC32C" for a one-block file).
 	CRCsPerBlock int64
-	// MD5 is the MD5 of the concatenated block MD5s.
+	// MD5 is the MD5 of the concatenated block MD5s, zero-padded as
+	// HDFS's client pads them (see md5Padding).
 	MD5 [md5.Size]byte
 }
 
@@ -186,6 +187,20 @@ func Checksum(r io.ReaderAt, path string, size, blockSize int64) (FileChecksum, 
 		}
 		h.Write(sum[:])
 	}
+	h.Write(make([]byte, md5Padding(16*len(bs))))
 	copy(c.MD5[:], h.Sum(nil))
 	return c, nil
+}
+
+// md5Padding is how many zero bytes follow n bytes of block MD5s in what
+// HDFS's client hashes into the file MD5: it digests the whole backing
+// array of the buffer it collected them in (a DataOutputBuffer: 32 bytes
+// at first, doubling when full), not only the bytes written. Checked
+// against a real HDFS by hdfsgateway/webhdfs's TestChecksumMatchesRealHDFS.
+func md5Padding(n int) int {
+	c := 32
+	for c < n {
+		c *= 2
+	}
+	return c - n
 }

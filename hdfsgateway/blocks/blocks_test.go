@@ -69,7 +69,7 @@ func FuzzDecodeToken(f *testing.F) {
 
 // refChecksum computes the file checksum the long way, from the
 // definition: every 512-byte CRC32C of each block, MD5 per block, MD5 of
-// the MD5s.
+// the MD5s (zero-padded as HDFS's client pads them).
 func refChecksum(data []byte, bs int) (int64, [16]byte) {
 	var outer bytes.Buffer
 	var cpb int64
@@ -91,6 +91,13 @@ func refChecksum(data []byte, bs int) (int64, [16]byte) {
 		s := md5.Sum(crcs.Bytes())
 		outer.Write(s[:])
 	}
+	// HDFS's client hashes its whole buffer of block MD5s: 32 bytes,
+	// doubled until they fit, zeros after them.
+	c := 32
+	for c < outer.Len() {
+		c *= 2
+	}
+	outer.Write(make([]byte, c-outer.Len()))
 	return cpb, md5.Sum(outer.Bytes())
 }
 

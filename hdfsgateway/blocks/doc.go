@@ -25,4 +25,12 @@
 //	+---------+------------------+--------------+-----------------+
 //	| "SLB1"  | index (uvarint)  | len (uvarint)| path (len bytes)|
 //	+---------+------------------+--------------+-----------------+
+//
+// # File checksums
+//
+// A file's checksum is the MD5 of its blocks' MD5s (each the MD5 of the
+// block's big-endian CRC32Cs) followed by zeros up to 32 bytes, or the
+// next power of two times 32: HDFS's client hashes the whole buffer it
+// gathered the block MD5s in, and a checksum that must equal HDFS's
+// (distcp compares them) has to do the same.
 package blocks

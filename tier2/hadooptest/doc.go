@@ -5,7 +5,8 @@
 // these accept, MapReduce, Hive and "hadoop fs -text" accept.
 //
 // The Java side is the harness under harness/ (one class, three modes; see
-// Harness.java). `make harness` builds it with Maven: the classes go to
+// Harness.java; and Shells.java, which runs several FsShell commands in
+// one JVM). `make harness` builds it with Maven: the classes go to
 // harness/target/classes and the dependency classpath (the jars in the
 // local Maven repository) to harness/target/classpath.txt. Tests fail,
 // never skip, when it is missing, saying to run `make harness` (make test
