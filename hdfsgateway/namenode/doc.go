@@ -55,7 +55,8 @@
 //
 // # Calls
 //
-// Served: getFileInfo (an empty answer, Java's null, for a missing path),
+// Every user may read everything (SIMPLE authentication trusts the name
+// the client sends; the tree is 0444/0555 for all). Served: getFileInfo (an empty answer, Java's null, for a missing path),
 // getFileLinkInfo, getLocatedFileInfo, getListing (pages of ListingLimit
 // entries after startAfter, with remainingEntries; a file lists as
 // itself; block locations when needLocation), getBlockLocations (the
@@ -72,7 +73,8 @@
 //
 // Refused: every other method of the protocol changes the namespace and
 // answers org.apache.hadoop.security.AccessControlException ("Permission
-// denied: mkdirs, path=/s/x: sluice's HDFS head is read-only"), except a
+// denied: user=alice, access=WRITE, op=mkdirs, path=/s/x: sluice's HDFS
+// head is read-only", the user being the connection's), except a
 // few administrative reads (datanode reports, cache pools, snapshot
 // diffs, encryption zone lists, ...) that answer RpcNoSuchMethodException.
 //

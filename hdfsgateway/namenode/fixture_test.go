@@ -199,6 +199,13 @@ type shellResult struct {
 // in one JVM of the Hadoop harness and returns each one's output.
 func shells(t *testing.T, cmds ...[]string) []shellResult {
 	t.Helper()
+	return shellsAs(t, "", cmds...)
+}
+
+// shellsAs is shells with Hadoop's SIMPLE user set to user (the process's
+// own if "").
+func shellsAs(t *testing.T, user string, cmds ...[]string) []shellResult {
+	t.Helper()
 	var args []string
 	for i, c := range cmds {
 		if i > 0 {
@@ -211,6 +218,9 @@ func shells(t *testing.T, cmds ...[]string) []shellResult {
 	r := hadooptest.Harness(t)
 	cmd := r.Class("org.sluice.hadooptest.Batch", args...)
 	cmd = exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
+	if user != "" {
+		cmd.Env = append(os.Environ(), "HADOOP_USER_NAME="+user)
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("harness Batch: %v\n%s", err, out)

@@ -123,8 +123,8 @@ func empty[Req, Resp proto.Message]() handler {
 	}
 }
 
-// call answers one call.
-func (s *Server) call(ctx context.Context, req *request) (proto.Message, *callError) {
+// call answers one call of user's.
+func (s *Server) call(ctx context.Context, user string, req *request) (proto.Message, *callError) {
 	m := req.method
 	name := m.GetMethodName()
 	if p := m.GetDeclaringClassProtocolName(); p != clientProtocol {
@@ -133,7 +133,7 @@ func (s *Server) call(ctx context.Context, req *request) (proto.Message, *callEr
 	}
 	h, ok := served[name]
 	if !ok {
-		return nil, s.refuse(name, req.param)
+		return nil, s.refuse(name, user, req.param)
 	}
 	resp, err := h(s, ctx, req.param)
 	if err != nil {
@@ -147,7 +147,7 @@ func (s *Server) call(ctx context.Context, req *request) (proto.Message, *callEr
 // refuse answers a method that is not served: a method of the protocol
 // is refused as the tree is read-only (naming the path it would change),
 // anything else is unknown.
-func (s *Server) refuse(name string, param []byte) *callError {
+func (s *Server) refuse(name, user string, param []byte) *callError {
 	md := service.Methods().ByName(protoreflect.Name(name))
 	if md == nil {
 		s.log.WithField("method", name).Info("namenode: unknown method")
@@ -162,7 +162,9 @@ func (s *Server) refuse(name string, param []byte) *callError {
 	if p := pathOf(md, param); p != "" {
 		where = ", path=" + p
 	}
-	return appErr(excAccessControl, "Permission denied: %s%s: sluice's HDFS head is read-only", name, where)
+	// Worded as HDFS words its own refusals ("Permission denied:
+	// user=alice, access=WRITE, inode=...").
+	return appErr(excAccessControl, "Permission denied: user=%s, access=WRITE, op=%s%s: sluice's HDFS head is read-only", user, name, where)
 }
 
 // pathOf returns the path a request of method md names, if it names one.

@@ -337,7 +337,7 @@ func (c *conn) serve() error {
 				<-c.slots
 				c.calls.Done()
 			}()
-			body, cerr := c.s.call(s.ctx, req)
+			body, cerr := c.s.call(s.ctx, c.user, req)
 			if err := c.respond(req, body, cerr); err != nil {
 				c.log.Debugf("namenode: answering call %d: %v", req.callID(), err)
 				c.nc.Close() // the reading loop ends at its next read

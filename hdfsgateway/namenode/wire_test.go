@@ -93,7 +93,7 @@ func TestEveryMethodIsServedOrRefused(t *testing.T) {
 		if _, ok := served[name]; ok {
 			continue
 		}
-		_, ce := s.call(context.Background(), &request{method: &common.RequestHeaderProto{
+		_, ce := s.call(context.Background(), "tester", &request{method: &common.RequestHeaderProto{
 			MethodName: proto.String(name), DeclaringClassProtocolName: proto.String(clientProtocol)}})
 		switch {
 		case unservedReads[name]:
