@@ -3,8 +3,11 @@ package namenode
 import (
 	"context"
 	"errors"
+	"net"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/colinmarc/hdfs/v2"
@@ -389,5 +392,37 @@ func TestPipelinedCalls(t *testing.T) {
 		if e := es[int(id)%len(es)]; resp.GetFs().GetFileId() != e.ID {
 			t.Errorf("call %d: file id %d, want %d (%s)", id, resp.GetFs().GetFileId(), e.ID, e.Path)
 		}
+	}
+}
+
+// flakyListener fails its first Accepts as a listener out of
+// descriptors does.
+type flakyListener struct {
+	net.Listener
+	fails int
+}
+
+func (l *flakyListener) Accept() (net.Conn, error) {
+	if l.fails > 0 {
+		l.fails--
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	}
+	return l.Listener.Accept()
+}
+
+// TestAcceptErrorsAreRetried: Serve outlives transient accept errors.
+func TestAcceptErrorsAreRetried(t *testing.T) {
+	f := newFixture(t)
+	l := &flakyListener{Listener: newListener(t), fails: 3}
+	s := New(f.v, Config{DataAddr: func() string { return dataAddr }, Logger: testLogger(t)})
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(l) }()
+	c := goClient(t, l.Addr().String())
+	if _, err := c.Stat("/s"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Fatalf("Serve: %v", err)
 	}
 }

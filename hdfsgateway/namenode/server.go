@@ -10,6 +10,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -169,14 +170,31 @@ func (s *Server) Serve(l net.Listener) error {
 		s.mu.Unlock()
 		l.Close()
 	}()
+	var backoff time.Duration
 	for {
 		c, err := l.Accept()
 		if err != nil {
 			if s.isClosed() {
 				return ErrClosed
 			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				// Out of descriptors, or a transient failure: wait a
+				// little, as net/http does, rather than spin or stop.
+				s.log.Warnf("namenode: accept: %v", err)
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				t := time.NewTimer(backoff)
+				select {
+				case <-t.C:
+				case <-s.ctx.Done():
+					t.Stop()
+					return ErrClosed
+				}
+				continue
+			}
 			return fmt.Errorf("namenode: accept: %w", err)
 		}
+		backoff = 0
 		if !s.track(c) {
 			c.Close()
 			continue
