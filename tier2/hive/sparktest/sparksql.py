@@ -1,0 +1,61 @@
+"""Runs SQL in one local Spark session with Hive support, for tests.
+
+Usage: python sparksql.py REQUEST.json RESULT.json WORKDIR
+
+REQUEST.json: {"statements": ["CREATE ...", ...], "queries": {"name": "SELECT ...", ...}}
+The statements run in order, then the queries; RESULT.json is
+{"name": [[cell, ...], ...], ...}, a BINARY cell as {"hex": "..."}.
+WORKDIR holds the metastore (Derby) and the warehouse; nothing else is
+written outside it. Any error exits non-zero with Spark's message on stderr.
+"""
+
+import json
+import os
+import sys
+
+from pyspark.sql import SparkSession
+
+
+def cell(v):
+    if isinstance(v, (bytes, bytearray)):
+        return {"hex": bytes(v).hex()}
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return str(v)
+
+
+def main():
+    request_path, result_path, work = sys.argv[1:4]
+    with open(request_path) as f:
+        request = json.load(f)
+    work = os.path.abspath(work)
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("sluice-hive-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.warehouse.dir", os.path.join(work, "warehouse"))
+        .config("spark.driver.extraJavaOptions", "-Dderby.system.home=" + work)
+        .config(
+            "spark.hadoop.javax.jdo.option.ConnectionURL",
+            "jdbc:derby:;databaseName=" + os.path.join(work, "metastore_db") + ";create=true",
+        )
+        .enableHiveSupport()
+        .getOrCreate()
+    )
+    try:
+        for stmt in request.get("statements", []):
+            spark.sql(stmt)
+        result = {}
+        for name, query in request.get("queries", {}).items():
+            result[name] = [[cell(v) for v in row] for row in spark.sql(query).collect()]
+    finally:
+        spark.stop()
+    with open(result_path, "w") as f:
+        json.dump(result, f)
+
+
+if __name__ == "__main__":
+    main()
