@@ -206,6 +206,10 @@ func TestDDLInSpark(t *testing.T) {
 		"raw":              "SELECT line, count(*) FROM logs_raw GROUP BY line ORDER BY line",
 		"temps":            "SELECT sensor, count(*), min(celsius), max(at) FROM sensors_temps GROUP BY sensor ORDER BY sensor",
 		"temps-seg0":       "SELECT count(*) FROM sensors_temps WHERE segment = 0",
+	}, SequenceFiles: map[string]sparktest.SequenceFile{
+		"plain":     {Path: hive.Location(root, "sensors", "temps")},
+		"recursive": {Path: hive.Location(root, "sensors", "temps"), Conf: map[string]string{"mapreduce.input.fileinputformat.input.dir.recursive": "true"}},
+		"glob":      {Path: hive.Location(root, "sensors", "temps") + "/*/*.seq"},
 	}})
 
 	// binary: every event back, byte for byte.
@@ -267,6 +271,19 @@ func TestDDLInSpark(t *testing.T) {
 	}
 	if !slices.Contains(hexes(naive), hex.EncodeToString([]byte("ABC"))) {
 		t.Errorf("binary: a BINARY column did not decode QUJD as base64: the view is no longer needed?")
+	}
+
+	// SequenceFileInputFormat outside Hive: over the stream's directory it
+	// takes each segment=N for a MapFile and fails; recursive, or over a
+	// glob of the chunks, it reads every event.
+	t.Logf("SequenceFileInputFormat over the stream's directory: %v", res["plain"])
+	if got := fmt.Sprint(res["plain"]); !strings.Contains(got, "segment=0/data") {
+		t.Errorf("SequenceFileInputFormat over the stream's directory: %s, want the MapFile error (segment=0/data)", got)
+	}
+	for _, name := range []string{"recursive", "glob"} {
+		if got, want := fmt.Sprint(res[name]), fmt.Sprintf("[[%d]]", len(temps)); got != want {
+			t.Errorf("SequenceFileInputFormat, %s: %s records, want %s", name, got, want)
+		}
 	}
 
 	// text and json: counts and groups as written.

@@ -2,9 +2,13 @@
 
 Usage: python sparksql.py REQUEST.json RESULT.json WORKDIR
 
-REQUEST.json: {"statements": ["CREATE ...", ...], "queries": {"name": "SELECT ...", ...}}
-The statements run in order, then the queries; RESULT.json is
-{"name": [[cell, ...], ...], ...}, a BINARY cell as {"hex": "..."}.
+REQUEST.json: {"statements": ["CREATE ...", ...], "queries": {"name": "SELECT ...", ...},
+               "sequencefiles": {"name": {"path": "...", "conf": {"key": "value"}}, ...}}
+The statements run in order, then the queries, then the sequencefiles reads
+(Hadoop's SequenceFileInputFormat over path, a directory or a glob, with
+conf set on the job); RESULT.json is {"name": [[cell, ...], ...], ...}, a
+BINARY cell as {"hex": "..."}, a sequencefiles read as [[records]] or
+[["error", "<the Java exception>"]].
 WORKDIR holds the metastore (Derby) and the warehouse; nothing else is
 written outside it. Any error exits non-zero with Spark's message on stderr.
 """
@@ -22,6 +26,22 @@ def cell(v):
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
     return str(v)
+
+
+def read_sequencefiles(spark, path, conf):
+    from py4j.protocol import Py4JJavaError
+
+    try:
+        rdd = spark.sparkContext.newAPIHadoopFile(
+            path,
+            "org.apache.hadoop.mapreduce.lib.input.SequenceFileInputFormat",
+            "org.apache.hadoop.io.LongWritable",
+            "org.apache.hadoop.io.BytesWritable",
+            conf=conf,
+        )
+        return [[rdd.count()]]
+    except Py4JJavaError as e:
+        return [["error", e.java_exception.toString()]]
 
 
 def main():
@@ -51,6 +71,8 @@ def main():
         result = {}
         for name, query in request.get("queries", {}).items():
             result[name] = [[cell(v) for v in row] for row in spark.sql(query).collect()]
+        for name, read in request.get("sequencefiles", {}).items():
+            result[name] = read_sequencefiles(spark, read["path"], read.get("conf", {}))
     finally:
         spark.stop()
     with open(result_path, "w") as f:

@@ -29,10 +29,20 @@ type Spark struct {
 }
 
 // Request is what one Run does: Statements in order, then Queries, each
-// a SELECT whose rows Run returns under its name.
+// a SELECT whose rows Run returns under its name, then SequenceFiles.
 type Request struct {
-	Statements []string          `json:"statements"`
-	Queries    map[string]string `json:"queries"`
+	Statements    []string                `json:"statements"`
+	Queries       map[string]string       `json:"queries"`
+	SequenceFiles map[string]SequenceFile `json:"sequencefiles"`
+}
+
+// SequenceFile is a read of LongWritable/BytesWritable SequenceFiles with
+// Hadoop's own SequenceFileInputFormat (the mapreduce API) in Spark, as
+// jobs that skip Hive read tier 2. Its result is [[records]], or
+// [["error", the Java exception]] when the job fails.
+type SequenceFile struct {
+	Path string            `json:"path"` // a directory or a glob
+	Conf map[string]string `json:"conf"` // set on the job
 }
 
 // Result holds each query's rows by name. A cell is nil (NULL), bool,
