@@ -157,6 +157,7 @@ func TestDDLInSpark(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		lines = append(lines, []byte(fmt.Sprintf("a,b,%d", i%4)))
 	}
+	lines = append(lines, []byte(`\N`)) // Hive's default null marker: NULL in text
 	writeChunks(t, st, "logs", "raw", split(lines))
 
 	// json: readings of three sensors.
@@ -301,7 +302,7 @@ func TestDDLInSpark(t *testing.T) {
 	if got := fmt.Sprint(res["access"]); got != "["+strings.Join(wantAccess, " ")+"]" {
 		t.Errorf("text: GROUP BY host = %s, want %v", got, wantAccess)
 	}
-	if got, want := fmt.Sprint(res["raw"]), "[[a,b,0 25] [a,b,1 25] [a,b,2 25] [a,b,3 25]]"; got != want {
+	if got, want := fmt.Sprint(res["raw"]), "[[<nil> 1] [a,b,0 25] [a,b,1 25] [a,b,2 25] [a,b,3 25]]"; got != want {
 		t.Errorf("text, one line column: GROUP BY line = %s, want %s", got, want)
 	}
 	var wantTemps []string

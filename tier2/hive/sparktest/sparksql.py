@@ -8,7 +8,7 @@ The statements run in order, then the queries, then the sequencefiles reads
 (Hadoop's SequenceFileInputFormat over path, a directory or a glob, with
 conf set on the job); RESULT.json is {"name": [[cell, ...], ...], ...}, a
 BINARY cell as {"hex": "..."}, a sequencefiles read as [[records]] or
-[["error", "<the Java exception>"]].
+[["error", "<the Java exception>"]]; "_timings" holds [[step, seconds], ...].
 WORKDIR holds the metastore (Derby) and the warehouse; nothing else is
 written outside it. Any error exits non-zero with Spark's message on stderr.
 """
@@ -16,6 +16,7 @@ written outside it. Any error exits non-zero with Spark's message on stderr.
 import json
 import os
 import sys
+import time
 
 from pyspark.sql import SparkSession
 
@@ -49,6 +50,7 @@ def main():
     with open(request_path) as f:
         request = json.load(f)
     work = os.path.abspath(work)
+    start = time.monotonic()
     spark = (
         SparkSession.builder.master("local[2]")
         .appName("sluice-hive-test")
@@ -57,7 +59,12 @@ def main():
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.warehouse.dir", os.path.join(work, "warehouse"))
-        .config("spark.driver.extraJavaOptions", "-Dderby.system.home=" + work)
+        # A small, quick JVM: the queries are small, compiling them is not.
+        .config(
+            "spark.driver.extraJavaOptions",
+            "-Dderby.system.home=" + work + " -XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+        )
+        .config("spark.sql.codegen.wholeStage", "false")
         .config(
             "spark.hadoop.javax.jdo.option.ConnectionURL",
             "jdbc:derby:;databaseName=" + os.path.join(work, "metastore_db") + ";create=true",
@@ -65,16 +72,24 @@ def main():
         .enableHiveSupport()
         .getOrCreate()
     )
+    timings = [["session", time.monotonic() - start]]
     try:
+        start = time.monotonic()
         for stmt in request.get("statements", []):
             spark.sql(stmt)
+        timings.append(["statements", time.monotonic() - start])
         result = {}
         for name, query in request.get("queries", {}).items():
+            start = time.monotonic()
             result[name] = [[cell(v) for v in row] for row in spark.sql(query).collect()]
+            timings.append([name, time.monotonic() - start])
         for name, read in request.get("sequencefiles", {}).items():
+            start = time.monotonic()
             result[name] = read_sequencefiles(spark, read["path"], read.get("conf", {}))
+            timings.append([name, time.monotonic() - start])
     finally:
         spark.stop()
+    result["_timings"] = [[n, round(t, 1)] for n, t in timings]
     with open(result_path, "w") as f:
         json.dump(result, f)
 

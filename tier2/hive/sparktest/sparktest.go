@@ -111,6 +111,8 @@ func (s *Spark) Run(t testing.TB, req Request) Result {
 	if err != nil {
 		t.Fatalf("sparktest: %v", err)
 	}
+	t.Logf("sparktest: seconds per step: %v", res["_timings"])
+	delete(res, "_timings")
 	return res
 }
 
