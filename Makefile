@@ -70,10 +70,12 @@ $(HARNESS)/target/classpath.txt: $(HARNESS_SRC)
 # The Hive DDL run in a real engine: Spark SQL with Hive support (PySpark,
 # installed into .cache/pyspark by scripts/spark-deps.sh on the first run:
 # about 460 MB fetched). Not part of `make test` because of that download;
-# the tests are built with the "spark" tag (tier2/hive/spark_test.go).
+# the tests are built with the "spark" tag (tier2/hive/spark_test.go) and
+# also read chunks on a MiniDFSCluster (the Hadoop harness).
 spark:
 	bash scripts/test-deps.sh
 	bash scripts/spark-deps.sh
+	$(MAKE) --no-print-directory harness
 	$(GO) test -tags spark -count=1 -timeout 10m -run Spark ./tier2/hive/...
 
 # Disk limits (node/diskprobe) come first so the node's numbers can be read

@@ -63,7 +63,8 @@
 // The tests under the "spark" build tag (`make spark`, package sparktest)
 // run the DDL in Spark SQL with Hive support over chunks holding every
 // byte value, '\n', '\r', '\x01', \N, base64-looking, empty and invalid
-// UTF-8 events and the marker, and compare the view's bytes.
+// UTF-8 events and the marker, in a directory and on a MiniDFSCluster,
+// and compare the view's bytes.
 //
 // # Outside Hive
 //

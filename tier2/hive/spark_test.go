@@ -16,6 +16,8 @@ import (
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
+	"github.com/sluice-streams/sluice/tier2/hadooptest"
+	"github.com/sluice-streams/sluice/tier2/hdfs"
 	"github.com/sluice-streams/sluice/tier2/hive"
 	"github.com/sluice-streams/sluice/tier2/hive/sparktest"
 	"github.com/sluice-streams/sluice/tier2/seqfile"
@@ -29,9 +31,9 @@ type chunk struct {
 	events  [][]byte
 }
 
-// writeChunks writes the chunks under root through tier2/fs, the default
-// backend, each at <scope>/<stream>/segment=N/<first offset>.seq.
-func writeChunks(t *testing.T, st *fs.Storage, scope, stream string, chunks []chunk) {
+// writeChunks writes the chunks through a tier-2 backend, each at
+// <scope>/<stream>/segment=N/<first offset>.seq.
+func writeChunks(t *testing.T, st tier2.Storage, scope, stream string, chunks []chunk) {
 	t.Helper()
 	next := map[int64]int64{}
 	for _, c := range chunks {
@@ -122,7 +124,8 @@ func split(evs [][]byte) []chunk {
 }
 
 // TestDDLInSpark runs the DDL of every format in Spark SQL with Hive
-// support over chunks written as the node writes them, and reads the
+// support over chunks written as the node writes them, in a directory
+// (tier2/fs) and on HDFS (tier2/hdfs on a MiniDFSCluster), and reads the
 // events back: the binary format's byte for byte, the text and json
 // formats' counts and groups as written.
 func TestDDLInSpark(t *testing.T) {
@@ -133,9 +136,17 @@ func TestDDLInSpark(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
+	nn := hadooptest.StartHDFS(t)
+	onHDFS, err := hdfs.New(hdfs.Options{NameNodes: []string{nn}, Root: "/sluice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer onHDFS.Close()
+	hdfsRoot := "hdfs://" + nn + "/sluice"
 
 	bin := binaryEvents()
 	writeChunks(t, st, "iot", "frames", split(bin))
+	writeChunks(t, onHDFS, "iot", "frames", split(bin))
 	var bin1 int
 	for i := range bin {
 		if i%6%2 == 1 {
@@ -186,6 +197,11 @@ func TestDDLInSpark(t *testing.T) {
 		}
 		stmts = append(stmts, sparktest.Statements(ddl)...)
 	}
+	hdfsDDL, err := hive.DDL(hive.Table{Scope: "iot", Stream: "frames", Name: "hdfs_frames", Root: hdfsRoot, Format: hive.FormatBinary, Segments: []int64{0, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts = append(stmts, sparktest.Statements(hdfsDDL)...)
 
 	// The form the binary format had before: a BINARY column, which Hive's
 	// simple SerDe decodes when it looks like base64, and \N read as NULL
@@ -209,6 +225,7 @@ func TestDDLInSpark(t *testing.T) {
 		"naive-kept":       "SELECT count(*) FROM naive WHERE event IS NULL",
 		"binary":           "SELECT event FROM iot_frames",
 		"binary-types":     "SELECT typeof(event) FROM iot_frames LIMIT 1",
+		"binary-hdfs":      "SELECT event FROM hdfs_frames",
 		"binary-seg1":      "SELECT count(*) FROM iot_frames WHERE segment = 1",
 		"binary-raw-nulls": "SELECT count(*) FROM iot_frames_raw WHERE event IS NULL",
 		"access":           "SELECT host, count(*), sum(status) FROM logs_access GROUP BY host ORDER BY host",
@@ -221,28 +238,32 @@ func TestDDLInSpark(t *testing.T) {
 		"glob":      {Path: hive.Location(root, "sensors", "temps") + "/*/*.seq"},
 	}})
 
-	// binary: every event back, byte for byte.
-	var got [][]byte
-	for _, row := range res["binary"] {
-		b, ok := row[0].([]byte)
-		if !ok {
-			t.Fatalf("binary: a cell is %T %v, want bytes", row[0], row[0])
+	// binary: every event back, byte for byte, from a directory and HDFS.
+	want := hexes(bin)
+	for _, name := range []string{"binary", "binary-hdfs"} {
+		var got [][]byte
+		for _, row := range res[name] {
+			b, ok := row[0].([]byte)
+			if !ok {
+				t.Fatalf("%s: a cell is %T %v, want bytes", name, row[0], row[0])
+			}
+			got = append(got, b)
 		}
-		got = append(got, b)
-	}
-	if len(got) != len(bin) {
-		t.Errorf("binary: %d events read, %d written", len(got), len(bin))
-	}
-	want, have := hexes(bin), hexes(got)
-	if !slices.Equal(want, have) {
+		if len(got) != len(bin) {
+			t.Errorf("%s: %d events read, %d written", name, len(got), len(bin))
+		}
+		have := hexes(got)
+		if slices.Equal(want, have) {
+			continue
+		}
 		for _, w := range want {
 			if !slices.Contains(have, w) {
-				t.Errorf("binary: event %q written, not read back", short(w))
+				t.Errorf("%s: event %q written, not read back", name, short(w))
 			}
 		}
 		for _, h := range have {
 			if !slices.Contains(want, h) {
-				t.Errorf("binary: event %q read back, never written", short(h))
+				t.Errorf("%s: event %q read back, never written", name, short(h))
 			}
 		}
 	}
