@@ -11,7 +11,7 @@ NODE_ADDR ?= 127.0.0.1:12345
 # Benchmark time per benchmark; the disk probes need a few hundred fsyncs to settle.
 BENCHTIME ?= 2s
 
-.PHONY: all build run test bench lint soak clean harness universe proto
+.PHONY: all build run test bench lint soak clean harness universe proto spark
 
 all: build
 
@@ -66,6 +66,17 @@ $(HARNESS)/target/classpath.txt: $(HARNESS_SRC)
 		fi; \
 	fi
 	@touch $@
+
+# The Hive DDL run in a real engine: Spark SQL with Hive support (PySpark,
+# installed into .cache/pyspark by scripts/spark-deps.sh on the first run:
+# about 460 MB fetched). Not part of `make test` because of that download;
+# the tests are built with the "spark" tag (tier2/hive/spark_test.go) and
+# also read chunks on a MiniDFSCluster (the Hadoop harness).
+spark:
+	bash scripts/test-deps.sh
+	bash scripts/spark-deps.sh
+	$(MAKE) --no-print-directory harness
+	$(GO) test -tags spark -count=1 -timeout 10m -run Spark ./tier2/hive/...
 
 # Disk limits (node/diskprobe) come first so the node's numbers can be read
 # against them, then the append path in process (node/container) and over
