@@ -53,6 +53,9 @@ need_pkg default-jdk-headless javac                          # make harness: com
 need_pkg maven                mvn                            # make harness: fetches Hadoop (hadoop-client-minicluster)
 need_pkg curl                 curl                           # tests/docs: the README's walkthrough calls the REST API
 need_pkg python3              python3                        # hdfsgateway/webhdfs: a Python WebHDFS client (urllib)
+# make spark (part of make test): scripts/spark-deps.sh makes a venv for PySpark.
+py_stdlib=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])' 2>/dev/null || echo /usr/lib/python3.11)
+need_pkg python3-venv         "$py_stdlib/ensurepip/__init__.py" # the venv module's pip bootstrap
 #
 # Needed as the parts that use them land:
 # need_pkg hdfs-cli             hdfs                           # tier2/hdfs, hdfsgateway: an independent HDFS client

@@ -80,6 +80,12 @@ func startZooKeeper(java, dir string) (*ZooKeeper, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clustertest: free port: %w", err)
 	}
+	return startZooKeeperAt(java, dir, port)
+}
+
+// startZooKeeperAt starts a server on port with its files in dir (kept
+// if they are there: a restart).
+func startZooKeeperAt(java, dir string, port int) (*ZooKeeper, error) {
 	dataDir := filepath.Join(dir, "data")
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, err
@@ -166,6 +172,28 @@ func (z *ZooKeeper) waitServing() error {
 		case <-poll.C:
 		}
 	}
+}
+
+// Restart kills the server and starts it again on the same port with the
+// same data, as an operator's restart of an ensemble: sessions whose
+// timeout has not passed by the time it serves again survive it, and their
+// clients reconnect. z then stands for the new server.
+func (z *ZooKeeper) Restart() error {
+	z.Stop()
+	_, port, err := net.SplitHostPort(z.Addr)
+	if err != nil {
+		return err
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return err
+	}
+	next, err := startZooKeeperAt(z.cmd.Path, z.dir, p)
+	if err != nil {
+		return err
+	}
+	*z = *next
+	return nil
 }
 
 // Stop kills the server and waits for it to exit.

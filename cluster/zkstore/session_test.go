@@ -222,3 +222,63 @@ func TestSessionConformance(t *testing.T) {
 		return func() cluster.Session { return openAt(t, root, 10*time.Second) }
 	})
 }
+
+// TestReadsRideOutAServerRestart: reads issued while the server is down
+// (as a busy or restarting ZooKeeper looks to its clients) are tried
+// again until it is back, and then answer; the session, its registration
+// included, survives the restart.
+func TestReadsRideOutAServerRestart(t *testing.T) {
+	z, err := clustertest.NewZooKeeper(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Stop()
+	s, err := zkstore.Open([]string{z.Addr}, "/sluice", 30*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Put(t.Context(), "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(t.Context(), "nodes/a", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+
+	z.Stop()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	type result struct {
+		get  cluster.KV
+		list []cluster.KV
+		err  error
+	}
+	const readers = 4
+	results := make(chan result, readers)
+	for range readers {
+		go func() {
+			var r result
+			if r.get, r.err = s.Get(ctx, "k"); r.err == nil {
+				r.list, r.err = s.List(ctx, "nodes")
+			}
+			results <- r
+		}()
+	}
+	if err := z.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	for range readers {
+		r := <-results
+		if r.err != nil {
+			t.Fatalf("a read across the restart: %v", r.err)
+		}
+		if string(r.get.Value) != "v" || len(r.list) != 1 || string(r.list[0].Value) != "a" {
+			t.Fatalf("after the restart: Get %q, List %v", r.get.Value, r.list)
+		}
+	}
+	select {
+	case <-s.Expired():
+		t.Fatal("the session expired across a restart shorter than its timeout")
+	default:
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/internal/logs"
+	"github.com/sluice-streams/sluice/internal/retry"
 )
 
 // Logger receives the ZooKeeper client's log lines; *logrus.Logger and
@@ -203,9 +204,36 @@ func (s *Store) mapErr(op, key string, err error) error {
 	return fmt.Errorf("zkstore: %s %q: %w", op, key, err)
 }
 
-// Get implements cluster.Store. The version is the znode's Mzxid.
+// Get implements cluster.Store. The version is the znode's Mzxid. Like
+// List, it is tried again while the connection is down (readAgain).
 func (s *Store) Get(ctx context.Context, key string) (cluster.KV, error) {
-	return call(ctx, func() (cluster.KV, error) { return s.get(ctx, key) })
+	return call(ctx, func() (cluster.KV, error) {
+		return readAgain(ctx, s, func() (cluster.KV, error) { return s.get(ctx, key) })
+	})
+}
+
+// readAgain runs read, an idempotent read, again while it fails because
+// the connection to ZooKeeper is down for a moment (a busy server, a lost
+// TCP connection: the client reconnects within the session), until it
+// succeeds, fails otherwise, ctx ends, or the session is lost or closed.
+// A write is never tried again: a create or compare-and-set whose answer
+// was lost may have been applied.
+func readAgain[T any](ctx context.Context, s *Store, read func() (T, error)) (T, error) {
+	waits := retry.NewBackoff(10*time.Millisecond, time.Second)
+	for {
+		v, err := read()
+		if !errors.Is(err, zk.ErrNoServer) && !errors.Is(err, zk.ErrConnectionClosed) || s.closed.Load() {
+			return v, err
+		}
+		select {
+		case <-s.expired:
+			return v, err
+		default:
+		}
+		if retry.Sleep(ctx, waits.NextBackOff()) != nil {
+			return v, err
+		}
+	}
 }
 
 func (s *Store) get(ctx context.Context, key string) (cluster.KV, error) {
@@ -406,7 +434,9 @@ const listParallel = 16
 // List implements cluster.Store: the znode's children, each read with its
 // own request (children deleted meanwhile are left out).
 func (s *Store) List(ctx context.Context, key string) ([]cluster.KV, error) {
-	return call(ctx, func() ([]cluster.KV, error) { return s.list(ctx, key) })
+	return call(ctx, func() ([]cluster.KV, error) {
+		return readAgain(ctx, s, func() ([]cluster.KV, error) { return s.list(ctx, key) })
+	})
 }
 
 func (s *Store) list(ctx context.Context, key string) ([]cluster.KV, error) {

@@ -31,7 +31,7 @@ func hiveCommand(g *globalOptions) *cli.Command {
 				ArgsUsage: "SCOPE/STREAM",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "format", Usage: "the events' `FORMAT`: json, text (delimited) or binary", Value: "text", Destination: &o.Format},
-					&cli.StringFlag{Name: "table", Usage: "the table's `NAME` (default SCOPE_STREAM)", Destination: &o.Table},
+					&cli.StringFlag{Name: "table", Usage: "the table's `NAME` (default SCOPE_STREAM); json and binary: the view's, over the table NAME_raw", Destination: &o.Table},
 					&cli.StringFlag{Name: "location", Usage: "the tier-2 root `URI` (default: the controller's, GET /v1/tier2)", Destination: &o.Location},
 					&cli.StringSliceFlag{Name: "column", Usage: "a column `\"name TYPE\"` (repeat; json: required; text: default \"line STRING\")"},
 					&cli.StringFlag{Name: "field-delimiter", Usage: "text: the `CHAR` between fields", Value: ",", Destination: &o.FieldDelimiter},

@@ -39,10 +39,11 @@ func TestHiveDDLCommand(t *testing.T) {
 	if strings.Contains(out, "`segment`=4") {
 		t.Errorf("ddl has a segment that does not exist:\n%s", out)
 	}
-	// --location wins over the controller's root; --table names the table.
+	// --location wins over the controller's root; --table names the table
+	// (binary: the view; the table over the files is <name>_raw).
 	out = run("hive", "ddl", "sensors/temps", "--format", "binary", "--location", "file:///mnt/t2", "--table", "frames")
-	if !strings.Contains(out, "CREATE EXTERNAL TABLE IF NOT EXISTS `frames` (") || !strings.Contains(out, "LOCATION 'file:///mnt/t2/sensors/temps'") ||
-		strings.Contains(out, "hdfs://") {
+	if !strings.Contains(out, "CREATE EXTERNAL TABLE IF NOT EXISTS `frames_raw` (") || !strings.Contains(out, "LOCATION 'file:///mnt/t2/sensors/temps'") ||
+		!strings.Contains(out, "CREATE VIEW IF NOT EXISTS `frames` AS") || strings.Contains(out, "hdfs://") {
 		t.Errorf("ddl with --location and --table:\n%s", out)
 	}
 

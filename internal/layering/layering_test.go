@@ -80,6 +80,7 @@ var rules = []rule{
 	{"internal/proctest", testSupport, "starts the real binary as child processes"},
 	{"internal/benchtest", testSupport, "runs the append benchmarks' loops on this disk"},
 	{"tier2/hadooptest", testSupport, "starts a MiniDFSCluster and Hadoop's readers (Java)"},
+	{"tier2/hive/sparktest", testSupport, "runs SQL in Spark with Hive support (PySpark) for the Hive DDL's tests"},
 	{"tier2/tier2test", testSupport, "the Storage conformance suite and an in-memory Storage"},
 	{"scheduler/mesostest", testSupport, "starts a fake Mesos master and agents"},
 	{"cluster/clustertest", testSupport, "the Store conformance suite; starts a real ZooKeeper"},

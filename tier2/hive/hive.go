@@ -22,6 +22,16 @@ const (
 	FormatBinary = "binary" // opaque bytes
 )
 
+// NullMarker is the binary format's serialization.null.format: the bytes
+// that Hive's simple SerDe reads as NULL. An event is any bytes (up to
+// protocol.MaxEventSize), so no marker is impossible as an event; instead
+// every row has its value (a record without one is not a chunk's), so a
+// NULL can only be an event equal to the marker, and the view maps NULL
+// back to these bytes. The marker is printable ASCII without a quote or a
+// backslash, the same in every metastore and SQL dialect, and unlikely, so
+// that the raw table's NULLs are rare.
+const NullMarker = "sluice:no-event-is-null:9d1e4b7a"
+
 // Table is what the DDL is made of.
 type Table struct {
 	Scope, Stream  string
@@ -116,7 +126,7 @@ func DDL(t Table) (string, error) {
 	}
 	cols := t.Columns
 	raw := table // the table over the files
-	var serdeProps, tblProps []string
+	var serdeProps []string
 	switch t.Format {
 	case FormatJSON:
 		if len(cols) == 0 {
@@ -148,9 +158,9 @@ func DDL(t Table) (string, error) {
 		if len(cols) > 0 {
 			return "", invalidf("--format binary has one column, event BINARY; --column is not for it")
 		}
-		cols = []Column{{"event", "BINARY"}}
-		serdeProps = []string{prop("serialization.last.column.takes.rest", "true")}
-		tblProps = []string{prop("hive.serialization.decode.binary.as.base64", "false")}
+		raw = table + "_raw"
+		cols = []Column{{"event", "STRING"}}
+		serdeProps = []string{prop("serialization.last.column.takes.rest", "true"), prop("serialization.null.format", NullMarker)}
 	default:
 		return "", invalidf("--format %q: want json, text or binary", t.Format)
 	}
@@ -163,6 +173,11 @@ func DDL(t Table) (string, error) {
 		fmt.Fprintf(&b, "-- Hive's JSON SerDe reads Text values only, so %s holds each event as\n", ident(raw))
 		fmt.Fprintf(&b, "-- one STRING and the view %s parses the JSON.\n", ident(table))
 		cols = []Column{{"json", "STRING"}}
+	}
+	if t.Format == FormatBinary {
+		fmt.Fprintf(&b, "-- Hive's simple SerDe decodes a BINARY column that looks like base64, so\n")
+		fmt.Fprintf(&b, "-- %s holds each event as one STRING, with a null marker of its own\n", ident(raw))
+		fmt.Fprintf(&b, "-- (an event is never NULL), and the view %s gives the bytes back unchanged.\n", ident(table))
 	}
 	fmt.Fprintf(&b, "CREATE EXTERNAL TABLE IF NOT EXISTS %s (\n", ident(raw))
 	for i, col := range cols {
@@ -177,11 +192,7 @@ func DDL(t Table) (string, error) {
 	fmt.Fprintf(&b, "ROW FORMAT SERDE %s\n", literal(lazySimpleSerDe))
 	fmt.Fprintf(&b, "WITH SERDEPROPERTIES (%s)\n", strings.Join(serdeProps, ", "))
 	fmt.Fprintf(&b, "STORED AS SEQUENCEFILE\n")
-	fmt.Fprintf(&b, "LOCATION %s", literal(location))
-	if len(tblProps) > 0 {
-		fmt.Fprintf(&b, "\nTBLPROPERTIES (%s)", strings.Join(tblProps, ", "))
-	}
-	fmt.Fprintf(&b, ";\n\n")
+	fmt.Fprintf(&b, "LOCATION %s;\n\n", literal(location))
 
 	segs := append([]int64(nil), t.Segments...)
 	sort.Slice(segs, func(i, j int) bool { return segs[i] < segs[j] })
@@ -198,6 +209,12 @@ func DDL(t Table) (string, error) {
 			fmt.Fprintf(&b, "  CAST(get_json_object(%s, %s) AS %s) AS %s,\n",
 				ident("json"), literal("$."+col.Name), col.Type, ident(col.Name))
 		}
+		fmt.Fprintf(&b, "  %s\nFROM %s;\n", ident("segment"), ident(raw))
+	}
+	if t.Format == FormatBinary {
+		fmt.Fprintf(&b, "\nCREATE VIEW IF NOT EXISTS %s AS\nSELECT\n", ident(table))
+		fmt.Fprintf(&b, "  COALESCE(CAST(%s AS BINARY), CAST(%s AS BINARY)) AS %s,\n",
+			ident("event"), literal(NullMarker), ident("event"))
 		fmt.Fprintf(&b, "  %s\nFROM %s;\n", ident("segment"), ident(raw))
 	}
 	return b.String(), nil

@@ -115,7 +115,7 @@ func TestLocationFollowsTier2Layout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(ddl, "LOCATION '"+want+"'\n") || !strings.Contains(ddl, "PARTITION (`segment`=5) LOCATION '"+want+"/segment=5';") {
+		if !strings.Contains(ddl, "LOCATION '"+want+"';\n") || !strings.Contains(ddl, "PARTITION (`segment`=5) LOCATION '"+want+"/segment=5';") {
 			t.Errorf("DDL over %q does not point at %s and %s/segment=5:\n%s", root, want, want, ddl)
 		}
 	}
