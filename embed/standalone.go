@@ -33,19 +33,36 @@ type StandaloneConfig struct {
 	// Containers, Tier2 and ResumeFirst are ignored (it resumes first),
 	// and it has no cluster.
 	Controller ControllerConfig
-	// Logger is both roles' logger where theirs is nil;
+	// Head is the HDFS head, on by default (NoHead turns it off): tier 2
+	// served read-only over HDFS's protocols and WebHDFS. Its Controller
+	// and Tier2 are the standalone's; with no tier 2 there is no head.
+	Head   HeadConfig
+	NoHead bool
+	// Logger is every role's logger where theirs is nil;
 	// nothing is logged if nil too (internal/logs).
 	Logger logrus.FieldLogger
 }
 
 // DefaultStandaloneConfig returns the defaults of `sluice standalone`:
 // data in ./.data/standalone, the REST API on 127.0.0.1:10080, the node on
-// 127.0.0.1:12345, tier 2 in ./.data/standalone/tier2. The node's WAL file size and
-// checkpoint interval are the WAL's and the container's defaults.
+// 127.0.0.1:12345, tier 2 in ./.data/standalone/tier2, the HDFS head on
+// Hadoop's ports of 127.0.0.1 (8020, 9866, 9870). The node's WAL file size
+// and checkpoint interval are the WAL's and the container's defaults.
 func DefaultStandaloneConfig() StandaloneConfig {
 	n := DefaultNodeConfig()
 	n.WALFileSize, n.CheckpointBytes = 0, 0
-	return StandaloneConfig{DataDir: DefaultStandaloneDataDir, Node: n, Controller: DefaultControllerConfig()}
+	return StandaloneConfig{DataDir: DefaultStandaloneDataDir, Node: n, Controller: DefaultControllerConfig(), Head: DefaultHeadConfig()}
+}
+
+// head returns the head's config as StartStandalone runs it, for the
+// controller at url and tier 2 at tierURI.
+func (c StandaloneConfig) head(url, tierURI string, api APIConfig) HeadConfig {
+	h := c.Head
+	h.Controller, h.Tier2, h.API = url, tierURI, api
+	if h.Logger == nil {
+		h.Logger = c.Logger
+	}
+	return h
 }
 
 // tied returns the node's and the controller's configs as StartStandalone
@@ -87,6 +104,11 @@ func (c StandaloneConfig) Validate() error {
 	if err := ctl.Validate(); err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
+	if !c.NoHead {
+		if err := c.head("http://"+ctl.Listen, "", ctl.API).Validate(); err != nil {
+			return fmt.Errorf("hdfs head: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -97,6 +119,7 @@ type Standalone struct {
 	lock *dirlock.Lock // on DataDir
 	node *Node
 	ctl  *Controller
+	head *Head // nil without
 
 	done     chan struct{} // closed once either role stopped serving
 	stopOnce sync.Once
@@ -117,6 +140,9 @@ func StartStandalone(ctx context.Context, cfg StandaloneConfig) (_ *Standalone, 
 	s := &Standalone{cfg: cfg, done: make(chan struct{})}
 	defer func() {
 		if err != nil {
+			if s.ctl != nil {
+				s.ctl.Stop(context.Background())
+			}
 			if s.node != nil {
 				s.node.Stop(context.Background())
 			}
@@ -135,12 +161,21 @@ func StartStandalone(ctx context.Context, cfg StandaloneConfig) (_ *Standalone, 
 	}
 	ccfg.Node, ccfg.Tier2 = s.node.Addr(), s.node.TierURI()
 	if s.ctl, err = StartController(ctx, ccfg); err != nil {
+		s.ctl = nil
 		return nil, fmt.Errorf("standalone: %w", err)
+	}
+	headDone := make(chan struct{}) // never closed without a head
+	if !cfg.NoHead && s.node.TierURI() != "" {
+		if s.head, err = StartHead(ctx, cfg.head(s.ctl.URL(), s.node.TierURI(), ccfg.API)); err != nil {
+			return nil, fmt.Errorf("standalone: %w", err)
+		}
+		headDone = s.head.served
 	}
 	go func() {
 		select {
 		case <-s.node.Done():
 		case <-s.ctl.Done():
+		case <-headDone:
 		}
 		close(s.done)
 	}()
@@ -158,6 +193,9 @@ func (s *Standalone) Controller() *Controller { return s.ctl }
 // NodeAddr is the address the node listens on.
 func (s *Standalone) NodeAddr() string { return s.node.Addr() }
 
+// Head is the HDFS head; nil if it is off (NoHead, or no tier 2).
+func (s *Standalone) Head() *Head { return s.head }
+
 // URL is the REST API's base URL.
 func (s *Standalone) URL() string { return s.ctl.URL() }
 
@@ -174,11 +212,17 @@ func (s *Standalone) Err() error {
 	if err := s.node.Err(); err != nil {
 		return fmt.Errorf("standalone: node: serve: %w", err)
 	}
+	if s.head != nil {
+		if err := s.head.Err(); err != nil {
+			return fmt.Errorf("standalone: %w", err)
+		}
+	}
 	return nil
 }
 
-// Stop shuts both roles down: the REST API first (requests in flight
-// finish), then the node's server (no more appends), then the node
+// Stop shuts the roles down: the HDFS head first (its clients read
+// through the controller and the node's tier 2), the REST API (requests
+// in flight finish), then the node's server (no more appends), then the node
 // (tiering what is durable, then closing its containers), then the controller's Service and store, and last the data
 // directory's lock. It returns the first error; calling it again returns
 // the same.
@@ -189,6 +233,9 @@ func (s *Standalone) Stop(ctx context.Context) error {
 			if err != nil && first == nil {
 				first = fmt.Errorf("standalone: %w", err)
 			}
+		}
+		if s.head != nil {
+			keep(s.head.Stop(ctx))
 		}
 		keep(s.ctl.shutdownAPI(ctx))
 		keep(s.node.CloseServer())

@@ -84,6 +84,7 @@ func newApp(g *globalOptions, stdout, stderr io.Writer) *cli.App {
 			nodeCommand(g),
 			controllerCommand(g),
 			standaloneCommand(g),
+			hdfsGatewayCommand(g),
 			scopeCommand(g),
 			streamCommand(g),
 			writeCommand(g),

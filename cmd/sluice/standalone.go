@@ -30,6 +30,10 @@ func standaloneFlags(cfg *embed.StandaloneConfig) []cli.Flag {
 		&cli.StringFlag{Name: "node-addr", Usage: "serve segments on `ADDR` (port 0: pick a free one)", Value: d.Node.Listen, Destination: &cfg.Node.Listen},
 		&cli.IntFlag{Name: "containers", Usage: "number of segment containers `N`", Value: d.Node.Containers, Destination: &cfg.Node.Containers},
 		sizeFlag("cache-size", "node block cache size in `BYTES`", d.Node.CacheSize, &cfg.Node.CacheSize),
+		&cli.StringFlag{Name: "hdfs-rpc-addr", Usage: "serve the HDFS head's NameNode RPC on `ADDR` (hdfs://ADDR/; port 0: pick a free one)", Value: d.Head.RPCListen, Destination: &cfg.Head.RPCListen},
+		&cli.StringFlag{Name: "hdfs-data-addr", Usage: "serve the HDFS head's block reads (data transfer) on `ADDR`", Value: d.Head.DataListen, Destination: &cfg.Head.DataListen},
+		&cli.StringFlag{Name: "webhdfs-addr", Usage: "serve WebHDFS on `ADDR` (webhdfs://ADDR/)", Value: d.Head.HTTPListen, Destination: &cfg.Head.HTTPListen},
+		&cli.BoolFlag{Name: "no-hdfs-head", Usage: "do not serve tier 2 over HDFS and WebHDFS", Destination: &cfg.NoHead},
 	}, append(tierFlags(&cfg.Node.Tier, "tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default DIR/tier2 under --data; none: off)"),
 		serverFlags(&cfg.Node.Server)...)...)
 }
@@ -39,9 +43,10 @@ func standaloneFlags(cfg *embed.StandaloneConfig) []cli.Flag {
 // DIR, DIR/node and DIR/controller against a second process: the node
 // recovers its containers from DIR/node, the controller its metadata from
 // DIR/controller/controller.db and finishes any workflow left half done,
-// then both serve until SIGINT or SIGTERM. It prints "controller
-// listening on ADDR" and "node listening on ADDR"; GET /health answers 200
-// from then.
+// then both serve until SIGINT or SIGTERM, with the HDFS head over tier 2
+// beside them unless --no-hdfs-head. It prints "node listening on ADDR",
+// the head's three addresses, and last "controller listening on ADDR";
+// GET /health answers 200 from then.
 func runStandalone(c *cli.Context, g *globalOptions, cfg embed.StandaloneConfig) error {
 	if _, err := args(c); err != nil {
 		return err
@@ -55,6 +60,9 @@ func runStandalone(c *cli.Context, g *globalOptions, cfg embed.StandaloneConfig)
 			return nil, err
 		}
 		fmt.Fprintf(c.App.Writer, "node listening on %s\n", s.NodeAddr())
+		if h := s.Head(); h != nil {
+			printHeadAddrs(c, h)
+		}
 		fmt.Fprintf(c.App.Writer, "controller listening on %s\n", s.Controller().Addr())
 		return s, nil
 	})

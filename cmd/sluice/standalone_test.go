@@ -29,7 +29,8 @@ func startStandalone(t *testing.T, dir string, extra ...string) *runningStandalo
 	rs := &runningStandalone{stop: cancel, exit: make(chan int, 1), stderr: &lockedBuffer{}}
 	go func() {
 		code := runContext(ctx, append([]string{"sluice", "--log-level", "warn", "standalone", "--data", dir,
-			"--controller-addr", "127.0.0.1:0", "--node-addr", "127.0.0.1:0"}, extra...), pw, rs.stderr)
+			"--controller-addr", "127.0.0.1:0", "--node-addr", "127.0.0.1:0",
+			"--hdfs-rpc-addr", "127.0.0.1:0", "--hdfs-data-addr", "127.0.0.1:0", "--webhdfs-addr", "127.0.0.1:0"}, extra...), pw, rs.stderr)
 		pw.Close()
 		rs.exit <- code
 	}()

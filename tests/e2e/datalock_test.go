@@ -52,7 +52,7 @@ func TestDataDirectoryLock(t *testing.T) {
 	base := t.TempDir()
 	standalone := func(dir string) []string {
 		return []string{"--log-level", "warn", "standalone", "--data", dir,
-			"--controller-addr", "127.0.0.1:0", "--node-addr", "127.0.0.1:0", "--containers", "2", "--tier2", "none"}
+			"--controller-addr", "127.0.0.1:0", "--node-addr", "127.0.0.1:0", "--containers", "2", "--tier2", "none", "--no-hdfs-head"}
 	}
 	nodeArgs := func(dir string) []string {
 		return []string{"--log-level", "warn", "node", "--data", dir, "--listen", "127.0.0.1:0",

@@ -1,0 +1,285 @@
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/client/ctlclient"
+	"github.com/sluice-streams/sluice/hdfsgateway/blocks"
+	"github.com/sluice-streams/sluice/hdfsgateway/datanode"
+	"github.com/sluice-streams/sluice/hdfsgateway/namenode"
+	"github.com/sluice-streams/sluice/hdfsgateway/webhdfs"
+	"github.com/sluice-streams/sluice/internal/logs"
+	"github.com/sluice-streams/sluice/internal/retry"
+	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/backend"
+	"github.com/sluice-streams/sluice/tier2/view"
+)
+
+// Defaults of HeadConfig: Hadoop's own ports.
+const (
+	DefaultHeadRPCListen  = "127.0.0.1:8020" // NameNode RPC
+	DefaultHeadDataListen = "127.0.0.1:9866" // DataNode data transfer
+	DefaultHeadHTTPListen = "127.0.0.1:9870" // WebHDFS
+)
+
+// HeadConfig is the HDFS head: tier 2 served read-only over Hadoop's
+// NameNode RPC and data-transfer protocols and WebHDFS (package
+// hdfsgateway). Everything `sluice hdfs-gateway` sets from its flags; the
+// standalone's head is the same with the standalone's controller.
+type HeadConfig struct {
+	// Controller is the controller's URL: its scopes and streams are the
+	// tree the head serves, and its tier-2 URI where the chunks are.
+	Controller string
+	// Tier2 is the tier-2 URI to serve; the controller's (GET /v1/tier2)
+	// if empty.
+	Tier2 string
+	// RPCListen, DataListen and HTTPListen are the three servers'
+	// addresses; port 0 picks a free one, which Head reports.
+	RPCListen, DataListen, HTTPListen string
+	// Advertise is the host clients reach the data-transfer server at
+	// (block locations name it); DataListen's host if empty, or this
+	// machine's host name if that is a wildcard address.
+	Advertise string
+	// BlockSize splits chunks into HDFS blocks (blocks.DefaultSize if 0).
+	BlockSize int64
+	// CatalogTTL is how long the head reuses the controller's scope and
+	// stream names (view.DefaultCatalogTTL if 0).
+	CatalogTTL time.Duration
+	// API bounds the WebHDFS server, as the controller's REST API.
+	API APIConfig
+	// Logger; nothing is logged if nil.
+	Logger logrus.FieldLogger
+	// OnListen, if set, is called with each server's name ("hdfs head
+	// (rpc)", "hdfs head (data)", "webhdfs") and bound address once all
+	// three listen.
+	OnListen func(name, addr string)
+
+	// Later features (security: SASL and block tokens; metrics) get their
+	// field group here.
+}
+
+// DefaultHeadConfig returns the defaults of `sluice hdfs-gateway`.
+func DefaultHeadConfig() HeadConfig {
+	return HeadConfig{
+		Controller: "http://127.0.0.1:10080",
+		RPCListen:  DefaultHeadRPCListen, DataListen: DefaultHeadDataListen, HTTPListen: DefaultHeadHTTPListen,
+		BlockSize: blocks.DefaultSize, CatalogTTL: view.DefaultCatalogTTL, API: DefaultAPIConfig(),
+	}
+}
+
+// Validate returns an error naming the first field out of its range.
+func (c HeadConfig) Validate() error {
+	for _, a := range []struct{ name, v string }{{"head RPC", c.RPCListen}, {"head data", c.DataListen}, {"WebHDFS", c.HTTPListen}} {
+		if _, _, err := net.SplitHostPort(a.v); err != nil {
+			return invalidf("%s listen address %q: want host:port", a.name, a.v)
+		}
+	}
+	if c.Controller == "" && c.Tier2 == "" {
+		return invalidf("head: want a controller URL")
+	}
+	if c.BlockSize < 0 || c.BlockSize%blocks.BytesPerChecksum != 0 {
+		return invalidf("head block size %d: want a positive multiple of %d (0: %d)", c.BlockSize, blocks.BytesPerChecksum, blocks.DefaultSize)
+	}
+	if c.Tier2 != "" {
+		if _, err := backend.URI(c.Tier2); err != nil {
+			return invalidf("head tier 2 URI: %v", err)
+		}
+	}
+	return c.API.Validate()
+}
+
+// Head is a running HDFS head.
+type Head struct {
+	cfg  HeadConfig
+	log  logrus.FieldLogger
+	st   tier2.Storage
+	rpc  *namenode.Server
+	data *datanode.Server
+	web  *http.Server
+	ls   [3]net.Listener // rpc, data, http
+
+	served   chan struct{} // closed when the first server stops serving
+	failOnce sync.Once
+	err      error // why, set before served is closed; nil after Stop
+	stopping chan struct{}
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// StartHead validates cfg, finds tier 2 (asking the controller, retrying
+// until it answers or ctx ends), opens it, listens on the three addresses
+// and serves. On any failure it closes what it opened and returns the
+// error.
+func StartHead(ctx context.Context, cfg HeadConfig) (_ *Head, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("hdfs head: %w", err)
+	}
+	h := &Head{cfg: cfg, log: logs.OrDiscard(cfg.Logger), served: make(chan struct{}), stopping: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			h.close()
+		}
+	}()
+	ctl := ctlclient.NewClient(cfg.Controller)
+	uri := cfg.Tier2
+	if uri == "" {
+		if uri, err = tier2URI(ctx, ctl, h.log); err != nil {
+			return nil, err
+		}
+	}
+	if h.st, err = backend.Open(uri); err != nil {
+		return nil, fmt.Errorf("hdfs head: tier 2 %s: %w", uri, err)
+	}
+	v := view.New(h.st, view.CatalogOf(ctl), view.Options{CatalogTTL: cfg.CatalogTTL})
+	for i, a := range []string{cfg.RPCListen, cfg.DataListen, cfg.HTTPListen} {
+		if h.ls[i], err = net.Listen("tcp", a); err != nil {
+			return nil, fmt.Errorf("hdfs head: listen %s: %w", a, err)
+		}
+	}
+	dataAddr, err := advertised(cfg.Advertise, h.ls[1].Addr().String())
+	if err != nil {
+		return nil, err
+	}
+	h.data = datanode.New(v, datanode.Config{BlockSize: cfg.BlockSize, Logger: h.log})
+	h.rpc = namenode.New(v, namenode.Config{DataAddr: func() string { return dataAddr }, BlockSize: cfg.BlockSize, Logger: h.log})
+	h.web = NewAPIServer(webhdfs.NewHandler(v, webhdfs.Config{BlockSize: cfg.BlockSize, Logger: h.log}), cfg.API)
+	h.serve("rpc", func() error { return h.rpc.Serve(h.ls[0]) }, namenode.ErrClosed)
+	h.serve("data", func() error { return h.data.Serve(h.ls[1]) }, datanode.ErrClosed)
+	h.serve("webhdfs", func() error { return h.web.Serve(h.ls[2]) }, http.ErrServerClosed)
+	if cfg.OnListen != nil {
+		cfg.OnListen("hdfs head (rpc)", h.RPCAddr())
+		cfg.OnListen("hdfs head (data)", h.DataAddr())
+		cfg.OnListen("webhdfs", h.HTTPAddr())
+	}
+	h.log.WithFields(logrus.Fields{"rpc": h.RPCAddr(), "data": h.DataAddr(), "advertise": dataAddr,
+		"webhdfs": h.HTTPAddr(), "tier2": uri}).Info("hdfs head: serving")
+	return h, nil
+}
+
+// tier2URI asks the controller for its tier-2 URI until it answers.
+func tier2URI(ctx context.Context, ctl *ctlclient.Client, log logrus.FieldLogger) (string, error) {
+	waits := retry.NewBackoff(100*time.Millisecond, 5*time.Second)
+	for {
+		uri, err := ctl.Tier2URI(ctx)
+		switch {
+		case err == nil && uri != "":
+			return uri, nil
+		case err == nil || errors.Is(err, ctlclient.ErrNotFound):
+			return "", fmt.Errorf("hdfs head: the controller at %s has no tier 2: there is nothing to serve", ctl.BaseURL())
+		}
+		log.WithError(err).Warn("hdfs head: waiting for the controller's tier-2 URI")
+		if retry.Sleep(ctx, waits.NextBackOff()) != nil {
+			return "", fmt.Errorf("hdfs head: the controller's tier-2 URI: %w (%w)", err, ctx.Err())
+		}
+	}
+}
+
+// advertised is the data-transfer address block locations name.
+func advertised(host, listen string) (string, error) {
+	lh, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", err
+	}
+	if host == "" {
+		host = lh
+		if ip := net.ParseIP(lh); ip == nil || ip.IsUnspecified() {
+			if host, err = os.Hostname(); err != nil {
+				return "", fmt.Errorf("hdfs head: no advertise host and no host name: %w", err)
+			}
+		}
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// serve runs one server; its stopping on its own (not by Stop) fails the
+// head.
+func (h *Head) serve(name string, run func() error, closed error) {
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		err := run()
+		select {
+		case <-h.stopping:
+			return
+		default:
+		}
+		if errors.Is(err, closed) || err == nil {
+			err = errors.New("stopped")
+		}
+		h.failOnce.Do(func() {
+			h.err = fmt.Errorf("hdfs head: %s server: %w", name, err)
+			close(h.served)
+		})
+	}()
+}
+
+// RPCAddr, DataAddr and HTTPAddr are the bound addresses.
+func (h *Head) RPCAddr() string  { return h.ls[0].Addr().String() }
+func (h *Head) DataAddr() string { return h.ls[1].Addr().String() }
+func (h *Head) HTTPAddr() string { return h.ls[2].Addr().String() }
+
+// Done is closed when a server stopped on its own; Err says why.
+func (h *Head) Done() <-chan struct{} { return h.served }
+
+// Err is why the head stopped serving on its own (nil before Done).
+func (h *Head) Err() error {
+	select {
+	case <-h.served:
+		return h.err
+	default:
+		return nil
+	}
+}
+
+// Stop shuts the head down: WebHDFS requests in flight finish (within
+// API.ShutdownTimeout), the RPC and data servers close every connection,
+// then tier 2 is closed. Calling it again returns the same.
+func (h *Head) Stop(ctx context.Context) error {
+	h.stopOnce.Do(func() { h.stopErr = h.close() })
+	return h.stopErr
+}
+
+// close closes whatever StartHead opened, in reverse order.
+func (h *Head) close() error {
+	close(h.stopping)
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	if h.web != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), h.cfg.API.ShutdownTimeout)
+		keep(h.web.Shutdown(sctx))
+		cancel()
+	}
+	if h.rpc != nil {
+		keep(h.rpc.Close())
+	}
+	if h.data != nil {
+		keep(h.data.Close())
+	}
+	for _, l := range h.ls {
+		if l != nil {
+			l.Close()
+		}
+	}
+	h.wg.Wait()
+	if h.st != nil {
+		keep(h.st.Close())
+	}
+	if first != nil {
+		return fmt.Errorf("hdfs head: %w", first)
+	}
+	return nil
+}
