@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -209,24 +210,55 @@ func (d *Driver) mutate(ctx context.Context, f func() error) error {
 	return err
 }
 
-func (d *Driver) setCounts(w http.ResponseWriter, r *http.Request) {
+// maxCount bounds each count of PUT /v1/counts: the plan makes a pod
+// per unit at once, so a count is also a memory bound.
+const maxCount = 10000
+
+// countsBodyLimit bounds the body of PUT /v1/counts.
+const countsBodyLimit = 1 << 16
+
+// parseCounts decodes and checks the body of PUT /v1/counts: JSON with
+// only the CountsRequest keys, at least one of them, controllers and
+// nodes 1..maxCount, heads 0..maxCount. Errors wrap ErrBadRequest.
+func parseCounts(body []byte) (CountsRequest, error) {
 	var req CountsRequest
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
-	if err == nil {
-		dec := json.NewDecoder(strings.NewReader(string(body)))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(&req)
+	if len(body) > countsBodyLimit {
+		return req, fmt.Errorf("%w: body over %d bytes", ErrBadRequest, countsBodyLimit)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return req, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	if dec.More() {
+		return req, fmt.Errorf("%w: more than one JSON value", ErrBadRequest)
 	}
 	switch {
-	case err != nil:
-		err = fmt.Errorf("%w: %v", ErrBadRequest, err)
 	case req.Controllers == nil && req.Nodes == nil && req.Heads == nil:
-		err = fmt.Errorf(`%w: want {"nodes":N}, {"controllers":C} and/or {"heads":H}`, ErrBadRequest)
+		return req, fmt.Errorf(`%w: want {"nodes":N}, {"controllers":C} and/or {"heads":H}`, ErrBadRequest)
 	case req.Controllers != nil && *req.Controllers < 1, req.Nodes != nil && *req.Nodes < 1:
-		err = fmt.Errorf("%w: controller and node counts must be at least 1", ErrBadRequest)
+		return req, fmt.Errorf("%w: controller and node counts must be at least 1", ErrBadRequest)
 	case req.Heads != nil && *req.Heads < 0:
-		err = fmt.Errorf("%w: heads %d: want 0 or more", ErrBadRequest, *req.Heads)
-	case req.Heads != nil && *req.Heads > 0 && (d.cfg.Spec.Head.CPUs <= 0 || d.cfg.Spec.Head.MemMB <= 0):
+		return req, fmt.Errorf("%w: heads %d: want 0 or more", ErrBadRequest, *req.Heads)
+	}
+	for _, n := range []*int{req.Controllers, req.Nodes, req.Heads} {
+		if n != nil && *n > maxCount {
+			return req, fmt.Errorf("%w: count %d: at most %d", ErrBadRequest, *n, maxCount)
+		}
+	}
+	return req, nil
+}
+
+func (d *Driver) setCounts(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, countsBodyLimit+1))
+	var req CountsRequest
+	if err == nil {
+		req, err = parseCounts(body)
+	}
+	switch {
+	case err != nil && !errors.Is(err, ErrBadRequest):
+		err = fmt.Errorf("%w: %v", ErrBadRequest, err)
+	case err == nil && req.Heads != nil && *req.Heads > 0 && (d.cfg.Spec.Head.CPUs <= 0 || d.cfg.Spec.Head.MemMB <= 0):
 		err = fmt.Errorf("%w: the scheduler has no head resources (--head-cpus, --head-mem)", ErrBadRequest)
 	}
 	if err != nil {

@@ -122,10 +122,13 @@ func (p *Plan) ordered() []*Pod {
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
-		if a.Kind != b.Kind {
+		if a.Kind.rank() != b.Kind.rank() {
 			return a.Kind.rank() < b.Kind.rank()
 		}
-		return a.Index < b.Index
+		if a.Index != b.Index {
+			return a.Index < b.Index
+		}
+		return a.Name < b.Name // only a damaged stored plan gets here
 	})
 	return out
 }
