@@ -502,10 +502,10 @@ func (d *Driver) restart(name string) error {
 }
 
 // refreshHeads restarts the running heads whose controller (the URL on
-// their command line) no longer runs there, once another controller
+// their command line) does not run there while another controller
 // runs: the relaunch gives them a running one. Called after each status
-// update; a head whose controller is only restarting in place at the
-// same address is left alone.
+// update. With no controller running nothing is done, so a controller
+// restarting in place at the same address leaves its heads alone.
 func (d *Driver) refreshHeads(ctx context.Context) {
 	urls := d.controllerURLs()
 	if len(urls) == 0 || d.persist != nil {
@@ -530,9 +530,6 @@ func (d *Driver) refreshHeads(ctx context.Context) {
 		if pod.Kind != plan.HDFSHead || pod.State != plan.TaskRunning || !ok || ep.TaskID != pod.TaskID || ep.Controller == "" || live[ep.Controller] || d.headKills[pod.TaskID] {
 			continue
 		}
-		if d.controllerMayReturn(ep.Controller) {
-			continue
-		}
 		d.log.WithFields(logrus.Fields{"pod": pod.Name, "controller": ep.Controller, "now": urls[0]}).Info("scheduler: the head's controller moved; restarting the head")
 		d.headKills[pod.TaskID] = true
 		ds = append(ds, plan.Decision{Kind: plan.Kill, TaskID: pod.TaskID, AgentID: pod.AgentID, Pod: pod.Name})
@@ -540,17 +537,4 @@ func (d *Driver) refreshHeads(ctx context.Context) {
 	if len(ds) > 0 {
 		d.exec(ctx, ds)
 	}
-}
-
-// controllerMayReturn reports whether url is still the recorded
-// endpoint of some controller pod (stopped, not yet relaunched
-// elsewhere): its head waits for it rather than being restarted.
-func (d *Driver) controllerMayReturn(url string) bool {
-	for _, pod := range d.p.Pods() {
-		ep, ok := d.eps[pod.Name]
-		if pod.Kind == plan.Controller && ok && ep.TaskID == pod.TaskID && ep.Port != 0 && "http://"+ep.Addr() == url {
-			return true
-		}
-	}
-	return false
 }

@@ -15,6 +15,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/sluice-streams/sluice/cluster/sessiontest"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
 	"github.com/sluice-streams/sluice/scheduler/plan"
@@ -245,4 +246,59 @@ func TestStoredPlanBeforeHeads(t *testing.T) {
 		}
 		return !p.HeadsUnset() && p.Spec().Heads == 2 && p.Spec().Head == h.cfg.Spec.Head && p.Spec().Nodes == 2
 	})
+}
+
+// TestRefreshHeads: a running head is restarted when the controller URL
+// it was given names no running controller while another runs; not
+// while no controller runs at all (a restart in place).
+func TestRefreshHeads(t *testing.T) {
+	srv := sessiontest.NewServer(t)
+	d, err := New(sessionConfig(t, "s1", srv.Open()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.store, d.st = srv.Open(), newState()
+	d.p = plan.New(plan.Spec{
+		Framework: "sluice", Controllers: 1, Nodes: 1, Heads: 1,
+		Controller: plan.Resources{CPUs: 0.5, MemMB: 128}, Node: plan.Resources{CPUs: 0.5, MemMB: 128, DiskMB: 256}, Head: plan.Resources{CPUs: 0.5, MemMB: 128},
+	})
+	big := func(id, agent string) plan.Offer {
+		return plan.Offer{ID: id, AgentID: agent, Unreserved: plan.Resources{CPUs: 4, MemMB: 4096, DiskMB: 4096}}
+	}
+	running := func(task, agent string) {
+		d.p.OnStatus(plan.Status{TaskID: task, AgentID: agent, State: plan.TaskRunning})
+	}
+	d.p.Start(time.Now())
+	d.p.OnOffers([]plan.Offer{big("o1", "a1")})
+	running("controller-0__1", "a1")
+	d.p.OnOffers([]plan.Offer{big("o2", "a2")})
+	running("node-0__1", "a2")
+	running("hdfs-head-0__1", "a2")
+	d.eps = map[string]Endpoint{
+		"controller-0": {TaskID: "controller-0__1", Host: "h1", Port: 10080},
+		"hdfs-head-0":  {TaskID: "hdfs-head-0__1", Host: "h2", Port: 8020, DataPort: 9866, HTTPPort: 9870, Controller: "http://h1:10080"},
+	}
+	ctx := context.Background()
+	d.refreshHeads(ctx)
+	if len(d.headKills) != 0 {
+		t.Fatalf("a head with a live controller was killed: %v", d.headKills)
+	}
+	// The controller fails: nothing runs to give the head instead.
+	d.p.OnStatus(plan.Status{TaskID: "controller-0__1", AgentID: "a1", State: plan.TaskFailed})
+	d.refreshHeads(ctx)
+	if len(d.headKills) != 0 {
+		t.Fatalf("killed with no controller running: %v", d.headKills)
+	}
+	// Relaunched on another agent: the head is restarted, once.
+	d.p.OnOffers([]plan.Offer{big("o3", "a3")})
+	d.eps["controller-0"] = Endpoint{TaskID: "controller-0__2", Host: "h3", Port: 10080}
+	running("controller-0__2", "a3")
+	d.refreshHeads(ctx)
+	d.refreshHeads(ctx)
+	if !d.headKills["hdfs-head-0__1"] || len(d.headKills) != 1 {
+		t.Fatalf("head kills %v", d.headKills)
+	}
+	if d.persist != nil {
+		t.Fatal(d.persist)
+	}
 }
