@@ -3,7 +3,11 @@ package executor_test
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	sluiceexec "github.com/sluice-streams/sluice/executor"
 )
@@ -38,4 +42,27 @@ func TestHDFSHeadRole(t *testing.T) {
 	if err := sluiceexec.Probe(context.Background(), r, "127.0.0.1:1"); err == nil {
 		t.Fatal("probe of a port nothing listens on succeeded")
 	}
+}
+
+// TestHDFSHeadTask runs a head task as the scheduler launches one
+// (--role hdfs-gateway --health-addr 127.0.0.1:PORT) under the fake
+// agent, with a controller standing in for `sluice hdfs-gateway` on
+// that port: RUNNING once the port accepts connections, KILLED on KILL.
+func TestHDFSHeadTask(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	h := newHarness(t)
+	h.launch("hdfs-head-0", "--role hdfs-gateway --health-interval 100ms --health-addr "+addr+" -- controller --listen "+addr+" --data $MESOS_SANDBOX/meta --node 127.0.0.1:1")
+	h.update(mesos.TASK_STARTING)
+	running := h.update(mesos.TASK_RUNNING)
+	if !strings.Contains(running.GetMessage(), "hdfs-gateway is healthy") {
+		t.Fatalf("TASK_RUNNING message %q", running.GetMessage())
+	}
+	h.call(calls.Kill("hdfs-head-0", "a1"))
+	h.update(mesos.TASK_KILLED)
+	h.awaitTaskCompleted("hdfs-head-0")
 }
