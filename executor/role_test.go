@@ -46,17 +46,29 @@ func TestHDFSHeadRole(t *testing.T) {
 
 // TestHDFSHeadTask runs a head task as the scheduler launches one
 // (--role hdfs-gateway --health-addr 127.0.0.1:PORT) under the fake
-// agent, with a controller standing in for `sluice hdfs-gateway` on
-// that port: RUNNING once the port accepts connections, KILLED on KILL.
+// agent. A controller stands in for `sluice hdfs-gateway` (the child
+// only has to run until killed) and the test's own listener for its RPC
+// port, so no port is chosen and freed: RUNNING once the port accepts
+// connections, KILLED on KILL.
 func TestHDFSHeadTask(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
+	accepting := make(chan struct{})
+	go func() {
+		defer close(accepting)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return // closed below
+			}
+			c.Close()
+		}
+	}()
+	defer func() { l.Close(); <-accepting }()
 	h := newHarness(t)
-	h.launch("hdfs-head-0", "--role hdfs-gateway --health-interval 100ms --health-addr "+addr+" -- controller --listen "+addr+" --data $MESOS_SANDBOX/meta --node 127.0.0.1:1")
+	h.launch("hdfs-head-0", "--role hdfs-gateway --health-interval 100ms --health-addr "+l.Addr().String()+" -- controller --listen 127.0.0.1:0 --data $MESOS_SANDBOX/meta --node 127.0.0.1:1")
 	h.update(mesos.TASK_STARTING)
 	running := h.update(mesos.TASK_RUNNING)
 	if !strings.Contains(running.GetMessage(), "hdfs-gateway is healthy") {
