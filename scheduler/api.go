@@ -255,11 +255,8 @@ func (d *Driver) setCounts(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		req, err = parseCounts(body)
 	}
-	switch {
-	case err != nil && !errors.Is(err, ErrBadRequest):
+	if err != nil && !errors.Is(err, ErrBadRequest) {
 		err = fmt.Errorf("%w: %v", ErrBadRequest, err)
-	case err == nil && req.Heads != nil && *req.Heads > 0 && (d.cfg.Spec.Head.CPUs <= 0 || d.cfg.Spec.Head.MemMB <= 0):
-		err = fmt.Errorf("%w: the scheduler has no head resources (--head-cpus, --head-mem)", ErrBadRequest)
 	}
 	if err != nil {
 		writeError(w, errorCode(err), err)
@@ -281,12 +278,17 @@ func (d *Driver) setCounts(w http.ResponseWriter, r *http.Request) {
 		if n < sp.Nodes && d.cfg.Tier2 == "" {
 			return fmt.Errorf("%w: lowering the nodes from %d to %d needs tier 2 (--tier2): a node's containers move to the others through it", ErrBadRequest, sp.Nodes, n)
 		}
+		headRes := sp.Head
+		if headRes.CPUs <= 0 || headRes.MemMB <= 0 {
+			headRes = d.cfg.Spec.Head // a plan that never had heads
+		}
+		if h > sp.Heads && (headRes.CPUs <= 0 || headRes.MemMB <= 0) {
+			return fmt.Errorf("%w: no resources for HDFS heads: give the scheduler --head-cpus and --head-mem", ErrBadRequest)
+		}
 		d.log.WithFields(logrus.Fields{"controllers": c, "nodes": n, "heads": h}).Info("scheduler: counts changed")
 		ds := d.p.SetCounts(c, n)
 		if h != sp.Heads {
-			if sp.Head == (plan.Resources{}) {
-				d.p.SetHeadResources(d.cfg.Spec.Head)
-			}
+			d.p.SetHeadResources(headRes)
 			ds = append(ds, d.p.SetHeads(h)...)
 		}
 		d.exec(d.runCtx, ds)
