@@ -141,6 +141,9 @@ func (d *Driver) Run(ctx context.Context) error {
 		}
 	}
 	if err := d.load(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // the read or write failed because Run is ending
+		}
 		return err
 	}
 	d.loaded.Store(true)
@@ -153,6 +156,9 @@ func (d *Driver) Run(ctx context.Context) error {
 	defer d.closeStream()
 	for {
 		if d.persist != nil {
+			if ctx.Err() != nil {
+				return nil // the write failed because Run is ending
+			}
 			return d.persist
 		}
 		select {

@@ -234,7 +234,7 @@ func TestStoredPlanBeforeHeads(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.cfg.Spec.Heads, h.cfg.Spec.Head = 2, plan.Resources{CPUs: 0.25, MemMB: 128}
-	h.start("s1")
+	r := h.start("s1")
 	eventually(t, "plan stored with heads", func() bool {
 		kv, err := zst.Get(context.Background(), keyPlan)
 		if err != nil {
@@ -246,6 +246,10 @@ func TestStoredPlanBeforeHeads(t *testing.T) {
 		}
 		return !p.HeadsUnset() && p.Spec().Heads == 2 && p.Spec().Head == h.cfg.Spec.Head && p.Spec().Nodes == 2
 	})
+	eventually(t, "subscribed", r.healthy)
+	if prog, err := r.c.Plan(context.Background()); err != nil || len(prog.Phases) != 3 || prog.Phases[2].Name != "heads" || len(prog.Phases[2].Steps) != 2 {
+		t.Fatalf("plan %+v, %v", prog, err)
+	}
 }
 
 // TestRefreshHeads: a running head is restarted when the controller URL
