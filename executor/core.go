@@ -9,21 +9,30 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 )
 
-// Role is the sluice role an executor runs: RoleNode or RoleController.
+// Role is the sluice role an executor runs: RoleNode, RoleController or
+// RoleHDFSHead.
 type Role string
 
 // The roles an executor runs.
 const (
 	RoleNode       Role = "node"
 	RoleController Role = "controller"
+	// RoleHDFSHead is `sluice hdfs-gateway`, the read-only HDFS head.
+	RoleHDFSHead Role = "hdfs-gateway"
 )
 
 // Valid reports whether r is a role an executor runs.
-func (r Role) Valid() bool { return r == RoleNode || r == RoleController }
+func (r Role) Valid() bool { return r == RoleNode || r == RoleController || r == RoleHDFSHead }
 
 // ListenPrefix is the start of the stdout line by which the role tells
-// the address it serves ("node listening on 127.0.0.1:12345").
-func (r Role) ListenPrefix() string { return string(r) + " listening on " }
+// the address it serves ("node listening on 127.0.0.1:12345"; a head's
+// NameNode RPC address: "hdfs head (rpc) listening on ...").
+func (r Role) ListenPrefix() string {
+	if r == RoleHDFSHead {
+		return "hdfs head (rpc) listening on "
+	}
+	return string(r) + " listening on "
+}
 
 // Input is what the core is told: an event from the agent, or something
 // the driver saw (the child, a health probe, a timer). The concrete types

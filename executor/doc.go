@@ -1,5 +1,5 @@
-// Package executor is Sluice's Mesos executor: it runs one controller or
-// node task under a Mesos agent, reports its state, checks its health
+// Package executor is Sluice's Mesos executor: it runs one controller,
+// node or HDFS head task under a Mesos agent, reports its state, checks its health
 // and stops it gracefully. It speaks the agent's v1 executor HTTP API
 // through mesos-go's client (configuration from the MESOS_* environment
 // the agent sets, executor/config).
@@ -9,7 +9,7 @@
 // The scheduler launches each task with its own ExecutorInfo whose
 // command is
 //
-//	./sluice executor --role controller|node [--health-addr HOST:PORT] -- <the role's own sluice arguments...>
+//	./sluice executor --role controller|node|hdfs-gateway [--health-addr HOST:PORT] -- <the role's own sluice arguments...>
 //
 // for example
 //
@@ -27,10 +27,13 @@
 //   - TASK_STARTING when the child is started;
 //   - TASK_RUNNING (healthy=true) once the role is healthy: a node accepts
 //     a connection on its data port and answers the protocol's Hello; a
-//     controller answers GET /health with 200. The address is the one in
-//     the line the role prints ("node listening on ADDR", "controller
-//     listening on ADDR"; an unspecified host is probed on 127.0.0.1), or
-//     --health-addr;
+//     controller answers GET /health with 200; an HDFS head
+//     (hdfs-gateway) accepts a TCP connection on its NameNode RPC port.
+//     The address is the one in the line the role prints ("node
+//     listening on ADDR", "controller listening on ADDR", "hdfs head
+//     (rpc) listening on ADDR"; an unspecified host is probed on
+//     127.0.0.1), or --health-addr (the scheduler gives a head
+//     --health-addr 127.0.0.1:RPCPORT);
 //   - TASK_FINISHED when the child exits with status 0;
 //   - TASK_FAILED, reason REASON_COMMAND_EXECUTOR_FAILED, message "node
 //     exited with status N" or "... was killed by signal S", when it

@@ -65,7 +65,7 @@ type Options struct {
 // SHUTDOWN does.
 func Run(ctx context.Context, cfg config.Config, o Options) error {
 	if !o.Role.Valid() {
-		return fmt.Errorf("%w: role %q: want node or controller", ErrConfig, o.Role)
+		return fmt.Errorf("%w: role %q: want node, controller or hdfs-gateway", ErrConfig, o.Role)
 	}
 	if len(o.Args) == 0 {
 		return fmt.Errorf("%w: no role arguments", ErrConfig)
@@ -409,9 +409,17 @@ func (d *driver) probe(ctx context.Context, addr string) {
 }
 
 // Probe checks a role once: a node must accept a connection and answer
-// Hello; a controller must answer GET /health with 200.
+// Hello; a controller must answer GET /health with 200; an HDFS head
+// must accept a TCP connection on its NameNode RPC port.
 func Probe(ctx context.Context, role Role, addr string) error {
 	switch role {
+	case RoleHDFSHead:
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		return c.Close()
 	case RoleNode:
 		c, err := segclient.Dial(ctx, addr)
 		if err != nil {

@@ -1,12 +1,15 @@
 package scheduler
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/sirupsen/logrus"
@@ -25,16 +28,60 @@ type PodInfo struct {
 	Host      string         `json:"host,omitempty"`
 	AgentLost bool           `json:"agentLost,omitempty"`
 	Draining  bool           `json:"draining,omitempty"`
-	// Endpoint is the task's address (host:port); for a controller, URL
-	// is its REST API.
+	// Endpoint is the task's address (host:port; a head's NameNode RPC
+	// port); URL is a controller's REST API, or a head's hdfs:// URI.
 	Endpoint string `json:"endpoint,omitempty"`
 	URL      string `json:"url,omitempty"`
+	// A head's WebHDFS URI, DataNode transfer address and the
+	// controller it reads tier 2 through.
+	WebHDFS      string `json:"webhdfs,omitempty"`
+	DataEndpoint string `json:"dataEndpoint,omitempty"`
+	Controller   string `json:"controller,omitempty"`
+}
+
+// Addresses are the addresses a pod's clients use: a controller's REST
+// URL, a node's host:port, a head's hdfs:// and webhdfs:// URIs.
+func (p PodInfo) Addresses() []string {
+	var out []string
+	switch {
+	case p.URL != "":
+		out = append(out, p.URL)
+	case p.Endpoint != "":
+		out = append(out, p.Endpoint)
+	}
+	if p.WebHDFS != "" {
+		out = append(out, p.WebHDFS)
+	}
+	return out
+}
+
+// PlanStep is a step of GET /v1/plan: the plan's, with the pod's
+// addresses once its task runs.
+type PlanStep struct {
+	plan.Step
+	Addresses []string `json:"addresses,omitempty"`
+}
+
+// PlanPhase is a phase of GET /v1/plan.
+type PlanPhase struct {
+	Name   string          `json:"name"`
+	Status plan.StepStatus `json:"status"`
+	Steps  []PlanStep      `json:"steps"`
+}
+
+// PlanView is GET /v1/plan (and the answer of PUT /v1/counts): the
+// plan's progress with each pod's addresses.
+type PlanView struct {
+	Status plan.StepStatus `json:"status"`
+	Phases []PlanPhase     `json:"phases"`
 }
 
 // Endpoints is GET /v1/endpoints: how clients reach the service.
 type Endpoints struct {
 	Controllers []string `json:"controllers"` // REST URLs of the running controllers
 	Nodes       []string `json:"nodes"`       // data-plane addresses of the running nodes
+	HDFS        []string `json:"hdfs"`        // hdfs://HOST:PORT of the running HDFS heads
+	WebHDFS     []string `json:"webhdfs"`     // webhdfs://HOST:PORT of the running HDFS heads
 	ZooKeeper   string   `json:"zookeeper"`   // host:port,...
 	ZKRoot      string   `json:"zkRoot"`      // the cluster's root znode (the tasks' --zk-root)
 }
@@ -43,6 +90,7 @@ type Endpoints struct {
 type CountsRequest struct {
 	Controllers *int `json:"controllers,omitempty"`
 	Nodes       *int `json:"nodes,omitempty"`
+	Heads       *int `json:"heads,omitempty"` // HDFS heads; 0 allowed
 }
 
 // Health is GET /v1/health.
@@ -60,7 +108,7 @@ type apiError struct {
 func (d *Driver) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/health", d.health)
-	mux.HandleFunc("GET /v1/plan", d.read(func() any { return d.p.Progress() }))
+	mux.HandleFunc("GET /v1/plan", d.read(func() any { return d.planView() }))
 	mux.HandleFunc("GET /v1/pods", d.read(func() any { return d.podInfos() }))
 	mux.HandleFunc("GET /v1/endpoints", d.read(func() any { return d.endpoints() }))
 	mux.HandleFunc("PUT /v1/counts", d.setCounts)
@@ -162,42 +210,89 @@ func (d *Driver) mutate(ctx context.Context, f func() error) error {
 	return err
 }
 
-func (d *Driver) setCounts(w http.ResponseWriter, r *http.Request) {
+// maxCount bounds each count of PUT /v1/counts: the plan makes a pod
+// per unit at once, so a count is also a memory bound.
+const maxCount = 10000
+
+// countsBodyLimit bounds the body of PUT /v1/counts.
+const countsBodyLimit = 1 << 16
+
+// parseCounts decodes and checks the body of PUT /v1/counts: JSON with
+// only the CountsRequest keys, at least one of them, controllers and
+// nodes 1..maxCount, heads 0..maxCount. Errors wrap ErrBadRequest.
+func parseCounts(body []byte) (CountsRequest, error) {
 	var req CountsRequest
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
-	if err == nil {
-		dec := json.NewDecoder(strings.NewReader(string(body)))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(&req)
+	if len(body) > countsBodyLimit {
+		return req, fmt.Errorf("%w: body over %d bytes", ErrBadRequest, countsBodyLimit)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return req, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	if dec.More() {
+		return req, fmt.Errorf("%w: more than one JSON value", ErrBadRequest)
 	}
 	switch {
-	case err != nil:
-		err = fmt.Errorf("%w: %v", ErrBadRequest, err)
-	case req.Controllers == nil && req.Nodes == nil:
-		err = fmt.Errorf(`%w: want {"nodes":N} and/or {"controllers":C}`, ErrBadRequest)
+	case req.Controllers == nil && req.Nodes == nil && req.Heads == nil:
+		return req, fmt.Errorf(`%w: want {"nodes":N}, {"controllers":C} and/or {"heads":H}`, ErrBadRequest)
 	case req.Controllers != nil && *req.Controllers < 1, req.Nodes != nil && *req.Nodes < 1:
-		err = fmt.Errorf("%w: counts must be at least 1", ErrBadRequest)
+		return req, fmt.Errorf("%w: controller and node counts must be at least 1", ErrBadRequest)
+	case req.Heads != nil && *req.Heads < 0:
+		return req, fmt.Errorf("%w: heads %d: want 0 or more", ErrBadRequest, *req.Heads)
+	}
+	for _, n := range []*int{req.Controllers, req.Nodes, req.Heads} {
+		if n != nil && *n > maxCount {
+			return req, fmt.Errorf("%w: count %d: at most %d", ErrBadRequest, *n, maxCount)
+		}
+	}
+	return req, nil
+}
+
+func (d *Driver) setCounts(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, countsBodyLimit+1))
+	var req CountsRequest
+	if err == nil {
+		req, err = parseCounts(body)
+	}
+	if err != nil && !errors.Is(err, ErrBadRequest) {
+		err = fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
 	if err != nil {
 		writeError(w, errorCode(err), err)
 		return
 	}
-	var prog plan.Progress
+	var prog PlanView
 	err = d.mutate(r.Context(), func() error {
 		sp := d.p.Spec()
-		c, n := sp.Controllers, sp.Nodes
+		c, n, h := sp.Controllers, sp.Nodes, sp.Heads
 		if req.Controllers != nil {
 			c = *req.Controllers
 		}
 		if req.Nodes != nil {
 			n = *req.Nodes
 		}
+		if req.Heads != nil {
+			h = *req.Heads
+		}
 		if n < sp.Nodes && d.cfg.Tier2 == "" {
 			return fmt.Errorf("%w: lowering the nodes from %d to %d needs tier 2 (--tier2): a node's containers move to the others through it", ErrBadRequest, sp.Nodes, n)
 		}
-		d.log.WithFields(logrus.Fields{"controllers": c, "nodes": n}).Info("scheduler: counts changed")
-		d.exec(d.runCtx, d.p.SetCounts(c, n))
-		prog = d.p.Progress()
+		headRes := sp.Head
+		if headRes.CPUs <= 0 || headRes.MemMB <= 0 {
+			headRes = d.cfg.Spec.Head // a plan that never had heads
+		}
+		if h > sp.Heads && (headRes.CPUs <= 0 || headRes.MemMB <= 0) {
+			return fmt.Errorf("%w: no resources for HDFS heads: give the scheduler --head-cpus and --head-mem", ErrBadRequest)
+		}
+		d.log.WithFields(logrus.Fields{"controllers": c, "nodes": n, "heads": h}).Info("scheduler: counts changed")
+		ds := d.p.SetCounts(c, n)
+		if h != sp.Heads {
+			d.p.SetHeadResources(headRes)
+			ds = append(ds, d.p.SetHeads(h)...)
+		}
+		d.exec(d.runCtx, ds)
+		prog = d.planView()
 		return nil
 	})
 	if err != nil {
@@ -238,8 +333,20 @@ func (d *Driver) podInfos() []PodInfo {
 			pi.Host = ep.Host
 			if ep.Port != 0 {
 				pi.Endpoint = ep.Addr()
-				if p.Kind == plan.Controller {
+				switch p.Kind {
+				case plan.Controller:
 					pi.URL = "http://" + ep.Addr()
+				case plan.HDFSHead:
+					pi.URL = "hdfs://" + ep.Addr()
+				}
+			}
+			if p.Kind == plan.HDFSHead {
+				pi.Controller = ep.Controller
+				if ep.HTTPPort != 0 {
+					pi.WebHDFS = "webhdfs://" + net.JoinHostPort(ep.Host, strconv.Itoa(ep.HTTPPort))
+				}
+				if ep.DataPort != 0 {
+					pi.DataEndpoint = net.JoinHostPort(ep.Host, strconv.Itoa(ep.DataPort))
 				}
 			}
 		}
@@ -249,16 +356,42 @@ func (d *Driver) podInfos() []PodInfo {
 }
 
 func (d *Driver) endpoints() Endpoints {
-	e := Endpoints{Controllers: []string{}, Nodes: []string{}, ZooKeeper: strings.Join(d.cfg.ZK, ","), ZKRoot: d.cfg.ClusterRoot()}
+	e := Endpoints{Controllers: []string{}, Nodes: []string{}, HDFS: []string{}, WebHDFS: []string{}, ZooKeeper: strings.Join(d.cfg.ZK, ","), ZKRoot: d.cfg.ClusterRoot()}
 	for _, p := range d.podInfos() {
 		if p.State != plan.TaskRunning || p.Endpoint == "" {
 			continue
 		}
-		if p.Kind == plan.Controller {
+		switch p.Kind {
+		case plan.Controller:
 			e.Controllers = append(e.Controllers, p.URL)
-		} else {
+		case plan.HDFSHead:
+			e.HDFS = append(e.HDFS, p.URL)
+			if p.WebHDFS != "" {
+				e.WebHDFS = append(e.WebHDFS, p.WebHDFS)
+			}
+		default:
 			e.Nodes = append(e.Nodes, p.Endpoint)
 		}
 	}
 	return e
+}
+
+// planView is the plan's progress with the running pods' addresses.
+func (d *Driver) planView() PlanView {
+	addrs := map[string][]string{}
+	for _, p := range d.podInfos() {
+		if p.State == plan.TaskRunning {
+			addrs[p.Name] = p.Addresses()
+		}
+	}
+	prog := d.p.Progress()
+	v := PlanView{Status: prog.Status, Phases: []PlanPhase{}}
+	for _, ph := range prog.Phases {
+		vp := PlanPhase{Name: ph.Name, Status: ph.Status, Steps: []PlanStep{}}
+		for _, st := range ph.Steps {
+			vp.Steps = append(vp.Steps, PlanStep{Step: st, Addresses: addrs[st.Pod]})
+		}
+		v.Phases = append(v.Phases, vp)
+	}
+	return v
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/sluice-streams/sluice/internal/jsonhttp"
-	"github.com/sluice-streams/sluice/scheduler/plan"
 )
 
 // Client calls the scheduler's HTTP API (`sluice cluster`). Every call
@@ -70,8 +69,8 @@ func (c *Client) Health(ctx context.Context) (Health, error) {
 }
 
 // Plan is GET /v1/plan.
-func (c *Client) Plan(ctx context.Context) (plan.Progress, error) {
-	var p plan.Progress
+func (c *Client) Plan(ctx context.Context) (PlanView, error) {
+	var p PlanView
 	return p, c.call(ctx, http.MethodGet, "/v1/plan", nil, &p)
 }
 
@@ -89,8 +88,8 @@ func (c *Client) Endpoints(ctx context.Context) (Endpoints, error) {
 
 // SetCounts is PUT /v1/counts; it returns the progress right after the
 // change (a lowering has only begun: watch Plan for the drain).
-func (c *Client) SetCounts(ctx context.Context, req CountsRequest) (plan.Progress, error) {
-	var p plan.Progress
+func (c *Client) SetCounts(ctx context.Context, req CountsRequest) (PlanView, error) {
+	var p PlanView
 	return p, c.call(ctx, http.MethodPut, "/v1/counts", req, &p)
 }
 

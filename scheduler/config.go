@@ -47,6 +47,9 @@ type Config struct {
 	Tier2          string // --tier2 of every task; may be empty
 	ControllerPort int    // 0: a port from the offer
 	NodePort       int    // 0: a port from the offer
+	// An HDFS head's NameNode RPC, DataNode transfer and WebHDFS ports;
+	// 0: a port from the offer.
+	HeadRPCPort, HeadDataPort, HeadHTTPPort int
 	// Build overrides the TaskInfo builder (tests use stand-in
 	// commands); nil builds the executor task of TaskCommand.
 	Build TaskBuilder
@@ -79,8 +82,15 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: no ZooKeeper", ErrConfig)
 	case c.Spec.Controllers < 1 || c.Spec.Nodes < 1:
 		return c, fmt.Errorf("%w: want at least 1 controller and 1 node (have %d and %d)", ErrConfig, c.Spec.Controllers, c.Spec.Nodes)
+	case c.Spec.Heads < 0:
+		return c, fmt.Errorf("%w: heads %d: want 0 or more", ErrConfig, c.Spec.Heads)
+	case c.Spec.Heads > 0 && (c.Spec.Head.CPUs <= 0 || c.Spec.Head.MemMB <= 0):
+		return c, fmt.Errorf("%w: heads need cpus and mem (have %s)", ErrConfig, c.Spec.Head)
 	case c.Containers < 1:
 		return c, fmt.Errorf("%w: containers %d: want at least 1", ErrConfig, c.Containers)
+	}
+	if err := distinctPorts(c.HeadRPCPort, c.HeadDataPort, c.HeadHTTPPort); err != nil {
+		return c, err
 	}
 	u, err := url.Parse(c.Master)
 	if err != nil || u.Scheme == "" || u.Host == "" {
@@ -120,4 +130,19 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.Logger = logs.OrDiscard(c.Logger)
 	return c, nil
+}
+
+// distinctPorts checks that the fixed ones of a head's ports differ.
+func distinctPorts(ports ...int) error {
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if p == 0 {
+			continue
+		}
+		if seen[p] {
+			return fmt.Errorf("%w: a head's RPC, data and HTTP ports must differ (%d given twice)", ErrConfig, p)
+		}
+		seen[p] = true
+	}
+	return nil
 }

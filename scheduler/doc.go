@@ -35,7 +35,8 @@
 //	scheduler/framework-id   the Mesos framework id, as text
 //	scheduler/plan           plan.Marshal: spec (counts, resources) and pods, msgpack
 //	scheduler/endpoints      JSON {"<pod>": {"task","host","port"}}: where each
-//	                         launched task listens (written before its LAUNCH)
+//	                         launched task listens (written before its LAUNCH);
+//	                         a head adds "dataPort", "httpPort" and "controller"
 //
 // The controller and node tasks get Config.ClusterRoot() ("<root>/cluster")
 // as their own --zk-root, so their keys never meet the scheduler's.
@@ -43,19 +44,41 @@
 // # Tasks
 //
 // Each pod is one task run by a custom executor, `sluice executor --role
-// controller|node -- <the role's command line>` (TaskCommand), which
-// starts and supervises `sluice controller ...` or `sluice node ...`. A
-// task listens on Config.ControllerPort / NodePort, or, for 0, on a port
-// taken from the offer's "ports" resource; it advertises the agent's
-// hostname and that port.
+// controller|node|hdfs-gateway -- <the role's command line>`
+// (TaskCommand), which starts and supervises `sluice controller ...`,
+// `sluice node ...` or `sluice hdfs-gateway ...`. A task listens on
+// Config.ControllerPort / NodePort, or, for 0, on a port taken from the
+// offer's "ports" resource; it advertises the agent's hostname and that
+// port.
+//
+// An HDFS head (plan.HDFSHead, pods hdfs-head-0..H-1, Spec.Heads, 0
+// allowed) serves tier 2 read-only over the HDFS protocols. It is
+// stateless (no reservation, no volume: relaunched anywhere, one per
+// agent) and is placed once every controller runs, with
+//
+//	sluice hdfs-gateway --controller URL --rpc-addr 0.0.0.0:RPC
+//	    --data-addr 0.0.0.0:DATA --http-addr 0.0.0.0:HTTP --advertise AGENT-HOST
+//
+// where URL is the first running controller's REST API and the three
+// ports are Config.HeadRPCPort, HeadDataPort and HeadHTTPPort (8020,
+// 9866, 9870 by `sluice scheduler`'s defaults; 0: from the offer). Its
+// executor gets --health-addr 127.0.0.1:RPC: the head is healthy once
+// its RPC port accepts connections. When the head's controller no longer
+// runs at that URL and another controller runs, the driver kills the
+// head, and the plan relaunches it with a running controller's URL. A
+// plan stored before heads existed takes the configured head count and
+// resources when loaded (plan.HeadsUnset).
 //
 // # HTTP API
 //
 //	GET  /v1/health               200 once subscribed with the plan loaded, else 503
-//	GET  /v1/plan                 plan.Progress: phases and steps
+//	GET  /v1/plan                 PlanView: plan.Progress's phases and steps, with
+//	                              each running pod's addresses
 //	GET  /v1/pods                 [PodInfo]
-//	GET  /v1/endpoints            Endpoints: controller URLs, node addresses, ZooKeeper
-//	PUT  /v1/counts               CountsRequest {"nodes":N} and/or {"controllers":C} -> Progress
+//	GET  /v1/endpoints            Endpoints: controller URLs, node addresses, the heads'
+//	                              hdfs:// and webhdfs:// URIs, ZooKeeper
+//	PUT  /v1/counts               CountsRequest {"nodes":N}, {"controllers":C} and/or
+//	                              {"heads":H} (H may be 0) -> PlanView
 //	POST /v1/pods/{name}/restart  kill the pod's task; it is relaunched in place
 //	POST /v1/pods/{name}/replace  plan.Replace: abandon its reservation, place anew
 //

@@ -51,10 +51,12 @@ type Driver struct {
 	accept   []string                    // the offer ids of the ACCEPT being built
 	used     map[int]bool                // ports taken by the ACCEPT being built
 	drains   map[string]bool
-	persist  error // a failed write: Run ends with it
-	in       chan streamMsg
-	drained  chan string
-	wg       sync.WaitGroup
+	// headKills: head tasks refreshHeads has killed (asked once each).
+	headKills map[string]bool
+	persist   error // a failed write: Run ends with it
+	in        chan streamMsg
+	drained   chan string
+	wg        sync.WaitGroup
 }
 
 // streamMsg is what a subscription's goroutine reports.
@@ -73,15 +75,16 @@ func New(cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	return &Driver{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		reqs:    make(chan func()),
-		done:    make(chan struct{}),
-		in:      make(chan streamMsg, 64),
-		drained: make(chan string, 8),
-		drains:  map[string]bool{},
-		offers:  map[string]mesos.Offer{},
-		backoff: retry.NewBackoff(cfg.BackoffMin, cfg.BackoffMax),
+		cfg:       cfg,
+		log:       cfg.Logger,
+		reqs:      make(chan func()),
+		done:      make(chan struct{}),
+		in:        make(chan streamMsg, 64),
+		drained:   make(chan string, 8),
+		drains:    map[string]bool{},
+		headKills: map[string]bool{},
+		offers:    map[string]mesos.Offer{},
+		backoff:   retry.NewBackoff(cfg.BackoffMin, cfg.BackoffMax),
 	}, nil
 }
 
@@ -138,6 +141,9 @@ func (d *Driver) Run(ctx context.Context) error {
 		}
 	}
 	if err := d.load(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // the read or write failed because Run is ending
+		}
 		return err
 	}
 	d.loaded.Store(true)
@@ -150,6 +156,9 @@ func (d *Driver) Run(ctx context.Context) error {
 	defer d.closeStream()
 	for {
 		if d.persist != nil {
+			if ctx.Err() != nil {
+				return nil // the write failed because Run is ending
+			}
 			return d.persist
 		}
 		select {
@@ -220,14 +229,19 @@ func (d *Driver) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if p == nil {
+	switch {
+	case p == nil:
 		p = plan.New(d.cfg.Spec)
-		d.log.WithFields(logrus.Fields{"controllers": d.cfg.Spec.Controllers, "nodes": d.cfg.Spec.Nodes}).Info("scheduler: new plan")
-	} else {
-		sp := p.Spec()
-		if sp.Controllers != d.cfg.Spec.Controllers || sp.Nodes != d.cfg.Spec.Nodes {
-			d.log.WithFields(logrus.Fields{"controllers": sp.Controllers, "nodes": sp.Nodes}).Info("scheduler: the stored counts win over the command line's; change them with PUT /v1/counts")
-		}
+		d.log.WithFields(logrus.Fields{"controllers": d.cfg.Spec.Controllers, "nodes": d.cfg.Spec.Nodes, "heads": d.cfg.Spec.Heads}).Info("scheduler: new plan")
+	case p.HeadsUnset():
+		// Stored by a scheduler that knew no heads: the configured
+		// head count and resources join the stored plan.
+		p.SetHeadResources(d.cfg.Spec.Head)
+		p.SetHeads(d.cfg.Spec.Heads) // no decision: not subscribed yet, Start revives
+		d.log.WithField("heads", d.cfg.Spec.Heads).Info("scheduler: the stored plan predates HDFS heads; taking the configured head count")
+	}
+	if sp := p.Spec(); sp.Controllers != d.cfg.Spec.Controllers || sp.Nodes != d.cfg.Spec.Nodes || sp.Heads != d.cfg.Spec.Heads {
+		d.log.WithFields(logrus.Fields{"controllers": sp.Controllers, "nodes": sp.Nodes, "heads": sp.Heads}).Info("scheduler: the stored counts win over the command line's; change them with PUT /v1/counts")
 	}
 	if err := d.st.savePlan(ctx, d.store, p); err != nil {
 		return err
@@ -357,6 +371,7 @@ func (d *Driver) handle(ctx context.Context, ev *scheduler.Event) {
 		st := ev.Update.Status
 		d.log.WithFields(logrus.Fields{"task": st.TaskID.Value, "state": st.GetState().String(), "message": st.GetMessage()}).Debug("scheduler: status")
 		d.exec(ctx, d.p.OnStatus(mesosconv.Status(st)))
+		d.refreshHeads(ctx)
 		if len(st.UUID) > 0 && d.persist == nil {
 			// Acknowledged once the plan has seen and stored it.
 			d.call(ctx, calls.Acknowledge(st.GetAgentID().GetValue(), st.TaskID.Value, st.UUID).With(calls.Framework(d.fwID)))
@@ -433,9 +448,12 @@ func (d *Driver) call(ctx context.Context, call *scheduler.Call) {
 // accepted and records the task's endpoint.
 func (d *Driver) taskBuilder(build TaskBuilder) mesosconv.TaskBuilder {
 	return func(op plan.Op, agentID string, res mesos.Resources) mesos.TaskInfo {
-		want := d.cfg.NodePort
-		if op.PodKind == plan.Controller {
-			want = d.cfg.ControllerPort
+		want := []int{d.cfg.NodePort}
+		switch op.PodKind {
+		case plan.Controller:
+			want = []int{d.cfg.ControllerPort}
+		case plan.HDFSHead:
+			want = []int{d.cfg.HeadRPCPort, d.cfg.HeadDataPort, d.cfg.HeadHTTPPort}
 		}
 		var offer *mesos.Offer
 		for _, id := range d.accept {
@@ -448,13 +466,27 @@ func (d *Driver) taskBuilder(build TaskBuilder) mesosconv.TaskBuilder {
 		if offer != nil {
 			host = offer.Hostname
 		}
-		port, portRes := portFrom(offer, want, d.used)
-		if portRes != nil {
-			res = append(res, *portRes)
-		} else if want == 0 {
-			d.log.WithField("pod", op.Pod).Warn("scheduler: the offer has no port for the task")
+		ports := make([]int, len(want))
+		for i, w := range want {
+			port, portRes := portFrom(offer, w, d.used)
+			if portRes != nil {
+				res = append(res, *portRes)
+			} else if w == 0 {
+				d.log.WithField("pod", op.Pod).Warn("scheduler: the offer has no port for the task")
+			}
+			ports[i] = port
 		}
-		ep := Endpoint{TaskID: op.TaskID, Host: host, Port: port}
+		ep := Endpoint{TaskID: op.TaskID, Host: host, Port: ports[0]}
+		if op.PodKind == plan.HDFSHead {
+			ep.DataPort, ep.HTTPPort = ports[1], ports[2]
+			// Heads are placed once every controller runs: the first
+			// one's REST API serves this head (see refreshHeads).
+			if urls := d.controllerURLs(); len(urls) > 0 {
+				ep.Controller = urls[0]
+			} else {
+				d.log.WithField("pod", op.Pod).Warn("scheduler: no running controller to give the head")
+			}
+		}
 		d.eps[op.Pod] = ep
 		return build(op, ep, res)
 	}
@@ -473,4 +505,42 @@ func (d *Driver) restart(name string) error {
 	// The plan relaunches it in place on the terminal status.
 	d.exec(d.runCtx, []plan.Decision{{Kind: plan.Kill, TaskID: pod.TaskID, AgentID: pod.AgentID, Pod: name}})
 	return nil
+}
+
+// refreshHeads restarts the running heads whose controller (the URL on
+// their command line) does not run there while another controller
+// runs: the relaunch gives them a running one. Called after each status
+// update. With no controller running nothing is done, so a controller
+// restarting in place at the same address leaves its heads alone.
+func (d *Driver) refreshHeads(ctx context.Context) {
+	urls := d.controllerURLs()
+	if len(urls) == 0 || d.persist != nil {
+		return
+	}
+	current := map[string]bool{}
+	for _, pod := range d.p.Pods() {
+		current[pod.TaskID] = true
+	}
+	for id := range d.headKills {
+		if !current[id] {
+			delete(d.headKills, id) // relaunched since: forget it
+		}
+	}
+	live := map[string]bool{}
+	for _, u := range urls {
+		live[u] = true
+	}
+	var ds []plan.Decision
+	for _, pod := range d.p.Pods() {
+		ep, ok := d.eps[pod.Name]
+		if pod.Kind != plan.HDFSHead || pod.State != plan.TaskRunning || !ok || ep.TaskID != pod.TaskID || ep.Controller == "" || live[ep.Controller] || d.headKills[pod.TaskID] {
+			continue
+		}
+		d.log.WithFields(logrus.Fields{"pod": pod.Name, "controller": ep.Controller, "now": urls[0]}).Info("scheduler: the head's controller moved; restarting the head")
+		d.headKills[pod.TaskID] = true
+		ds = append(ds, plan.Decision{Kind: plan.Kill, TaskID: pod.TaskID, AgentID: pod.AgentID, Pod: pod.Name})
+	}
+	if len(ds) > 0 {
+		d.exec(ctx, ds)
+	}
 }

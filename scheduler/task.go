@@ -13,11 +13,18 @@ import (
 )
 
 // Endpoint is where a launched task listens: the agent's hostname and
-// the port given on its command line.
+// the port given on its command line. An HDFS head listens on three
+// ports (Port is its NameNode RPC port) and was given one controller's
+// URL; the other kinds leave those fields empty.
 type Endpoint struct {
 	TaskID string `json:"task"`
 	Host   string `json:"host"`
 	Port   int    `json:"port"`
+	// DataPort (DataNode transfer) and HTTPPort (WebHDFS) of a head.
+	DataPort int `json:"dataPort,omitempty"`
+	HTTPPort int `json:"httpPort,omitempty"`
+	// Controller is the REST URL a head was launched with (--controller).
+	Controller string `json:"controller,omitempty"`
 }
 
 // Addr is "host:port".
@@ -28,10 +35,23 @@ func (e Endpoint) Addr() string { return net.JoinHostPort(e.Host, strconv.Itoa(e
 // sets the task and agent ids.
 type TaskBuilder func(op plan.Op, ep Endpoint, res mesos.Resources) mesos.TaskInfo
 
+// RoleCommand is the sluice command (and the executor's --role) a pod
+// kind runs: "controller", "node" or "hdfs-gateway".
+func RoleCommand(kind plan.PodKind) string {
+	if kind == plan.HDFSHead {
+		return "hdfs-gateway"
+	}
+	return string(kind)
+}
+
 // RoleArgs returns the command line of the pod's role, as the executor
-// runs it after "--": `controller ...` or `node ...` in cluster mode.
-// volumePath is the node's persistent volume (the data directory).
+// runs it after "--": `controller ...` or `node ...` in cluster mode,
+// `hdfs-gateway ...` for a head. volumePath is the node's persistent
+// volume (the data directory).
 func (c Config) RoleArgs(op plan.Op, ep Endpoint, volumePath string) []string {
+	if op.PodKind == plan.HDFSHead {
+		return headArgs(ep)
+	}
 	port := strconv.Itoa(ep.Port)
 	args := []string{string(op.PodKind)}
 	if op.PodKind == plan.Node {
@@ -51,13 +71,35 @@ func (c Config) RoleArgs(op plan.Op, ep Endpoint, volumePath string) []string {
 	return args
 }
 
+// headArgs is an HDFS head's command line: it reads tier 2 through the
+// controller it is given (the head is stateless), listens on every
+// interface and gives clients the agent's hostname.
+func headArgs(ep Endpoint) []string {
+	all := func(port int) string { return "0.0.0.0:" + strconv.Itoa(port) }
+	args := []string{"hdfs-gateway"}
+	if ep.Controller != "" {
+		args = append(args, "--controller", ep.Controller)
+	}
+	return append(args,
+		"--rpc-addr", all(ep.Port),
+		"--data-addr", all(ep.DataPort),
+		"--http-addr", all(ep.HTTPPort),
+		"--advertise", ep.Host,
+	)
+}
+
 // TaskCommand is the CommandInfo of a pod's executor: `<binary> executor
 // --role ROLE -- <RoleArgs>`, run by the shell in the sandbox (so that
 // $MESOS_SANDBOX names the node's volume), with the artifact and the
-// HDFS configuration fetched first.
+// HDFS configuration fetched first. A head's executor probes its RPC
+// port (--health-addr 127.0.0.1:PORT): a TCP connection accepted.
 func (c Config) TaskCommand(op plan.Op, ep Endpoint) mesos.CommandInfo {
 	volume := `"$MESOS_SANDBOX"/` + shellQuote(c.volumePath(op))
-	words := []string{shellQuote(c.Binary), "executor", "--role", string(op.PodKind), "--"}
+	words := []string{shellQuote(c.Binary), "executor", "--role", RoleCommand(op.PodKind)}
+	if op.PodKind == plan.HDFSHead {
+		words = append(words, "--health-addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(ep.Port)))
+	}
+	words = append(words, "--")
 	const volumeMark = "\x00volume"
 	for _, a := range c.RoleArgs(op, ep, volumeMark) {
 		if a == volumeMark {
@@ -96,7 +138,7 @@ func (c Config) volumePath(op plan.Op) string {
 // custom executor (id = task id) whose command is TaskCommand.
 func (c Config) executorTask(op plan.Op, ep Endpoint, res mesos.Resources) mesos.TaskInfo {
 	cmd := c.TaskCommand(op, ep)
-	name := "sluice-" + string(op.PodKind) + " " + op.Pod
+	name := "sluice-" + RoleCommand(op.PodKind) + " " + op.Pod
 	custom := mesos.ExecutorInfo_CUSTOM
 	return mesos.TaskInfo{
 		Name:      op.Pod,

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -62,5 +63,48 @@ func TestPortFrom(t *testing.T) {
 		if p != c.got || (res == nil) != (c.got == 0 || c.got == 10080) {
 			t.Fatalf("portFrom(%d) = %d, %v; want %d", c.want, p, res, c.got)
 		}
+	}
+}
+
+// TestHeadTaskCommand: a head's executor command (the full path is in
+// TestHeads); without a controller URL the flag is left out rather than
+// given empty.
+func TestHeadTaskCommand(t *testing.T) {
+	cfg := Config{Binary: "./sluice"}
+	op := plan.Op{Kind: plan.OpLaunch, Pod: "hdfs-head-0", PodKind: plan.HDFSHead, TaskID: "hdfs-head-0__1"}
+	ep := Endpoint{TaskID: "hdfs-head-0__1", Host: "agent-1", Port: 8020, DataPort: 9866, HTTPPort: 9870}
+	ci := cfg.TaskCommand(op, ep)
+	want := "./sluice executor --role hdfs-gateway --health-addr 127.0.0.1:8020 -- hdfs-gateway --rpc-addr 0.0.0.0:8020 --data-addr 0.0.0.0:9866 --http-addr 0.0.0.0:9870 --advertise agent-1"
+	if ci.GetValue() != want {
+		t.Fatalf("command\n got %s\nwant %s", ci.GetValue(), want)
+	}
+	ti := cfg.executorTask(op, ep, nil)
+	if ti.Name != "hdfs-head-0" || ti.Executor.GetName() != "sluice-hdfs-gateway hdfs-head-0" {
+		t.Fatalf("task %q, executor %q", ti.Name, ti.Executor.GetName())
+	}
+}
+
+func TestHeadConfig(t *testing.T) {
+	base := Config{Name: "s", Role: "r", User: "u", Master: "http://m:5050", ZK: []string{"zk:2181"}, ZKRoot: "/s", Containers: 1,
+		Spec: plan.Spec{Controllers: 1, Nodes: 1, Heads: 1, Head: plan.Resources{CPUs: 1, MemMB: 512}}}
+	if _, err := base.withDefaults(); err != nil {
+		t.Fatal(err)
+	}
+	for name, change := range map[string]func(*Config){
+		"negative heads":  func(c *Config) { c.Spec.Heads = -1 },
+		"no head cpus":    func(c *Config) { c.Spec.Head.CPUs = 0 },
+		"same head ports": func(c *Config) { c.HeadRPCPort, c.HeadHTTPPort = 8020, 8020 },
+		"same data, http": func(c *Config) { c.HeadDataPort, c.HeadHTTPPort = 9866, 9866 },
+	} {
+		c := base
+		change(&c)
+		if _, err := c.withDefaults(); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: %v, want ErrConfig", name, err)
+		}
+	}
+	c := base
+	c.Spec.Heads, c.Spec.Head = 0, plan.Resources{} // no heads: no resources needed
+	if _, err := c.withDefaults(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -80,6 +80,10 @@ func TestDefaultsTree(t *testing.T) {
 		{[]string{"node", "port"}, "12345"},
 		{[]string{"node", "disk_type"}, "ROOT"},
 		{[]string{"tier2", "kind"}, "fs"},
+		{[]string{"hdfs_head", "count"}, "1"},
+		{[]string{"hdfs_head", "rpc_port"}, "8020"},
+		{[]string{"hdfs_head", "data_port"}, "9866"},
+		{[]string{"hdfs_head", "http_port"}, "9870"},
 		{[]string{"tier2", "fs", "directory"}, "/mnt/sluice-tier2"},
 	} {
 		got := get(c.path...)
@@ -89,8 +93,8 @@ func TestDefaultsTree(t *testing.T) {
 			}
 		}
 	}
-	if len(d) != 5 {
-		t.Errorf("options tree has %d top-level groups, want 5: %v", len(d), d)
+	if len(d) != 6 {
+		t.Errorf("options tree has %d top-level groups, want 6: %v", len(d), d)
 	}
 }
 
@@ -135,6 +139,10 @@ func TestDefaultApp(t *testing.T) {
 		"SLUICE_NODES":           "3",
 		"SLUICE_NODE_DISK_TYPE":  "ROOT",
 		"SLUICE_MESOS_MASTER":    "http://leader.mesos:5050",
+		"SLUICE_HEADS":           "1",
+		"SLUICE_HEAD_RPC_PORT":   "8020",
+		"SLUICE_HEAD_DATA_PORT":  "9866",
+		"SLUICE_HEAD_HTTP_PORT":  "9870",
 	}
 	for k, v := range wantEnv {
 		if app.Env[k] != v {
@@ -159,6 +167,12 @@ func TestHDFSOptionsFlowThrough(t *testing.T) {
 		"SLUICE_NODE_DISK_TYPE":  "MOUNT",
 		"SLUICE_CONTROLLERS":     "1", // not in the file: the default stays
 		"SLUICE_ZK":              "master.mesos:2181",
+		"SLUICE_HEADS":           "2",
+		"SLUICE_HEAD_MEM":        "2048",
+		"SLUICE_HEAD_CPUS":       "1",
+		"SLUICE_HEAD_RPC_PORT":   "0",
+		"SLUICE_HEAD_DATA_PORT":  "9866",
+		"SLUICE_HEAD_HTTP_PORT":  "50070",
 	}
 	for k, v := range wantEnv {
 		if app.Env[k] != v {
@@ -189,12 +203,15 @@ func TestSchedulerCommandLine(t *testing.T) {
 			"--node-disk": "10240", "--node-disk-type": "ROOT", "--node-port": "12345", "--containers": "4",
 			"--tier2":           "file:///mnt/sluice-tier2",
 			"--hdfs-config-url": "http://api.hdfs.marathon.l4lb.thisdcos.directory/v1/endpoints",
+			"--heads":           "1", "--head-cpus": "1", "--head-mem": "1024",
+			"--head-rpc-port": "8020", "--head-data-port": "9866", "--head-http-port": "9870",
 		}},
 		{"hdfs", "testdata/options-hdfs.json", map[string]string{
 			"--name": "streams/sluice-hdfs", "--zk-root": "/streams/sluice-hdfs", "--nodes": "5",
 			"--node-disk": "51200", "--node-disk-type": "MOUNT",
 			"--tier2":           "hdfs://namenode.example.internal:8020/data/sluice",
 			"--hdfs-config-url": "http://hdfs-config.example.internal/v1/endpoints?format=xml&v=2",
+			"--heads":           "2", "--head-mem": "2048", "--head-rpc-port": "0", "--head-http-port": "50070",
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -261,6 +278,10 @@ func TestBadOptionsRejected(t *testing.T) {
 		{"tier2 kind", `{"tier2": {"kind": "s3"}}`},
 		{"disk type", `{"node": {"disk_type": "SSD"}}`},
 		{"zero nodes", `{"node": {"count": 0}}`},
+		{"negative heads", `{"hdfs_head": {"count": -1}}`},
+		{"head port too big", `{"hdfs_head": {"rpc_port": 65536}}`},
+		{"head port negative", `{"hdfs_head": {"http_port": -1}}`},
+		{"unknown head option", `{"hdfs_head": {"port": 8020}}`},
 		{"fractional count", `{"controller": {"count": 1.5}}`},
 		{"count as string", `{"controller": {"count": "2"}}`},
 		{"space in zk hosts", `{"zookeeper": {"hosts": "a:2181, b:2181"}}`},
@@ -393,5 +414,13 @@ func TestEveryFileIsASCII(t *testing.T) {
 	}
 	if n < 10 {
 		t.Fatalf("walked only %d files", n)
+	}
+}
+
+// TestNoHeads: a count of 0 is valid and reaches the scheduler.
+func TestNoHeads(t *testing.T) {
+	app := render(t, []byte(`{"hdfs_head": {"count": 0}}`))
+	if app.Env["SLUICE_HEADS"] != "0" || !strings.Contains(app.Cmd, `--heads "$SLUICE_HEADS"`) {
+		t.Fatalf("SLUICE_HEADS %v; cmd %s", app.Env["SLUICE_HEADS"], app.Cmd)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // clusterOptions are the flags of the `sluice cluster` commands.
 type clusterOptions struct {
 	Scheduler string        // --scheduler, env SLUICE_SCHEDULER: the scheduler's API URL
-	Set       int           // --set: the new count (nodes, controllers); 0: only list
+	Set       int           // --set: the new count (nodes, controllers, heads); unset: only list
 	Timeout   time.Duration // --timeout: how long a lowering of --set is watched
 }
 
@@ -44,13 +44,13 @@ func clusterCommand(g *globalOptions) *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:   "status",
-				Usage:  "show the deployment plan: every pod's step and task state",
+				Usage:  "show the deployment plan: every pod's step, task state and addresses",
 				Flags:  []cli.Flag{schedFlag},
 				Action: func(c *cli.Context) error { return clusterStatus(c, g, o) },
 			},
 			{
 				Name:   "endpoints",
-				Usage:  "show the controllers' REST URLs, the nodes' addresses and ZooKeeper",
+				Usage:  "show the controllers' REST URLs, the nodes' addresses, the HDFS heads' hdfs:// and webhdfs:// URIs and ZooKeeper",
 				Flags:  []cli.Flag{schedFlag},
 				Action: func(c *cli.Context) error { return clusterEndpoints(c, g, o) },
 			},
@@ -65,6 +65,12 @@ func clusterCommand(g *globalOptions) *cli.Command {
 				Usage:  "list the controller pods, or change their number with --set",
 				Flags:  countFlags("controllers"),
 				Action: func(c *cli.Context) error { return clusterCount(c, g, o, plan.Controller) },
+			},
+			{
+				Name:   "heads",
+				Usage:  "list the HDFS head pods, or change their number with --set (0: none)",
+				Flags:  countFlags("HDFS heads"),
+				Action: func(c *cli.Context) error { return clusterCount(c, g, o, plan.HDFSHead) },
 			},
 			{
 				Name:  "pod",
@@ -109,16 +115,16 @@ func clusterStatus(c *cli.Context, g *globalOptions, o *clusterOptions) error {
 	return printProgress(c.App.Writer, g, prog)
 }
 
-func printProgress(w io.Writer, g *globalOptions, prog plan.Progress) error {
+func printProgress(w io.Writer, g *globalOptions, prog scheduler.PlanView) error {
 	p, err := newPrinter(w, g.Output)
 	if err != nil {
 		return err
 	}
-	out := output{Columns: []string{"PHASE", "POD", "STATUS", "STATE", "TASK", "AGENT", "WAITING"}, JSON: prog}
+	out := output{Columns: []string{"PHASE", "POD", "STATUS", "STATE", "TASK", "AGENT", "ADDRESS", "WAITING"}, JSON: prog}
 	for _, ph := range prog.Phases {
-		out.Rows = append(out.Rows, []string{ph.Name, "", string(ph.Status), "", "", "", ""})
+		out.Rows = append(out.Rows, []string{ph.Name, "", string(ph.Status), "", "", "", "", ""})
 		for _, s := range ph.Steps {
-			out.Rows = append(out.Rows, []string{"", s.Pod, string(s.Status), dash(string(s.State)), dash(s.TaskID), dash(s.AgentID), dash(s.Waiting)})
+			out.Rows = append(out.Rows, []string{"", s.Pod, string(s.Status), dash(string(s.State)), dash(s.TaskID), dash(s.AgentID), dash(strings.Join(s.Addresses, " ")), dash(s.Waiting)})
 		}
 	}
 	return p.Print(out)
@@ -158,6 +164,12 @@ func clusterEndpoints(c *cli.Context, g *globalOptions, o *clusterOptions) error
 	for _, a := range eps.Nodes {
 		out.Rows = append(out.Rows, []string{"node", a})
 	}
+	for _, u := range eps.HDFS {
+		out.Rows = append(out.Rows, []string{"hdfs", u})
+	}
+	for _, u := range eps.WebHDFS {
+		out.Rows = append(out.Rows, []string{"webhdfs", u})
+	}
 	out.Rows = append(out.Rows, []string{"zookeeper", eps.ZooKeeper + eps.ZKRoot})
 	return p.Print(out)
 }
@@ -173,7 +185,7 @@ func printPods(w io.Writer, g *globalOptions, pods []scheduler.PodInfo) error {
 		if pd.Draining {
 			goal += " (draining)"
 		}
-		out.Rows = append(out.Rows, []string{pd.Name, goal, dash(string(pd.State)), dash(pd.TaskID), dash(pd.AgentID), dash(pd.Endpoint)})
+		out.Rows = append(out.Rows, []string{pd.Name, goal, dash(string(pd.State)), dash(pd.TaskID), dash(pd.AgentID), dash(strings.Join(pd.Addresses(), " "))})
 	}
 	return p.Print(out)
 }
@@ -202,11 +214,15 @@ func clusterCount(c *cli.Context, g *globalOptions, o *clusterOptions, kind plan
 		}
 		return printPods(c.App.Writer, g, podsOf(pods, kind))
 	}
-	if o.Set < 1 {
-		return fmt.Errorf("%s: --set %d: want at least 1", commandName(c), o.Set)
-	}
 	req := scheduler.CountsRequest{Nodes: &o.Set}
-	if kind == plan.Controller {
+	switch {
+	case kind == plan.HDFSHead && o.Set < 0:
+		return fmt.Errorf("%s: --set %d: want 0 or more", commandName(c), o.Set)
+	case kind == plan.HDFSHead:
+		req = scheduler.CountsRequest{Heads: &o.Set}
+	case o.Set < 1:
+		return fmt.Errorf("%s: --set %d: want at least 1", commandName(c), o.Set)
+	case kind == plan.Controller:
 		req = scheduler.CountsRequest{Controllers: &o.Set}
 	}
 	if _, err := cl.SetCounts(c.Context, req); err != nil {
@@ -225,7 +241,11 @@ func clusterCount(c *cli.Context, g *globalOptions, o *clusterOptions, kind plan
 		}
 		return printProgress(c.App.Writer, g, prog)
 	}
-	fmt.Fprintf(c.App.Writer, "%ss: %d\n", kind, o.Set)
+	noun := string(kind) + "s"
+	if kind == plan.HDFSHead {
+		noun = "heads"
+	}
+	fmt.Fprintf(c.App.Writer, "%s: %d\n", noun, o.Set)
 	return printPods(c.App.Writer, g, pods)
 }
 

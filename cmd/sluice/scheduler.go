@@ -35,6 +35,11 @@ type schedulerOptions struct {
 	NodeCPUs, NodeMem, NodeDisk float64
 	NodeDiskType                string
 	NodePort                    int
+	Heads                       int
+	HeadCPUs, HeadMem           float64
+	HeadRPCPort                 int
+	HeadDataPort                int
+	HeadHTTPPort                int
 	Containers                  int
 	Tier2                       string
 	HDFSConfigURL               string
@@ -62,7 +67,7 @@ func schedulerCommand(g *globalOptions) *cli.Command {
 	}
 	return &cli.Command{
 		Name:  "scheduler",
-		Usage: "run the Mesos framework scheduler: launch and keep the controller and node tasks (DC/OS: see universe/)",
+		Usage: "run the Mesos framework scheduler: launch and keep the controller, node and HDFS head tasks (DC/OS: see universe/)",
 		Flags: []cli.Flag{
 			str("name", "service `NAME` = Mesos framework name", "sluice", &o.Name),
 			str("role", "Mesos `ROLE` the resources are reserved to", "sluice-role", &o.Role),
@@ -83,6 +88,12 @@ func schedulerCommand(g *globalOptions) *cli.Command {
 			num("node-disk", "persistent volume per node (its WAL), `MIB`", 10240, &o.NodeDisk),
 			str("node-disk-type", "`TYPE` of the nodes' disk: ROOT or MOUNT", "ROOT", &o.NodeDiskType),
 			integer("node-port", "node data `PORT` (0: a port from the offer)", 12345, &o.NodePort),
+			integer("heads", "number of HDFS heads `N` (sluice hdfs-gateway: tier 2 read-only over hdfs:// and webhdfs://; 0: none)", 1, &o.Heads),
+			num("head-cpus", "`CPUS` per HDFS head", 1, &o.HeadCPUs),
+			num("head-mem", "memory per HDFS head, `MIB`", 1024, &o.HeadMem),
+			integer("head-rpc-port", "HDFS head NameNode RPC `PORT` (0: a port from the offer)", 8020, &o.HeadRPCPort),
+			integer("head-data-port", "HDFS head DataNode transfer `PORT` (0: a port from the offer)", 9866, &o.HeadDataPort),
+			integer("head-http-port", "HDFS head WebHDFS `PORT` (0: a port from the offer)", 9870, &o.HeadHTTPPort),
 			integer("containers", "segment containers `N` of the whole cluster; fixed at install", 4, &o.Containers),
 			str("tier2", "tier-2 `URI` of every node: file:///DIR or hdfs://HOST:PORT/DIR", "", &o.Tier2),
 			str("hdfs-config-url", "`URL` the tasks fetch hdfs-site.xml and core-site.xml from (may be empty)", "", &o.HDFSConfigURL),
@@ -103,10 +114,14 @@ func schedulerConfig(o *schedulerOptions, log logrus.FieldLogger) (scheduler.Con
 	for _, p := range []struct {
 		flag string
 		v    int
-	}{{"api-port", o.APIPort}, {"controller-port", o.ControllerPort}, {"node-port", o.NodePort}} {
+	}{{"api-port", o.APIPort}, {"controller-port", o.ControllerPort}, {"node-port", o.NodePort},
+		{"head-rpc-port", o.HeadRPCPort}, {"head-data-port", o.HeadDataPort}, {"head-http-port", o.HeadHTTPPort}} {
 		if p.v < 0 || p.v > 65535 {
 			return scheduler.Config{}, fmt.Errorf("scheduler: --%s %d: not a port", p.flag, p.v)
 		}
+	}
+	if o.Heads < 0 {
+		return scheduler.Config{}, fmt.Errorf("scheduler: --heads %d: want 0 or more", o.Heads)
 	}
 	root := o.ZKRoot
 	if root == "" {
@@ -125,11 +140,14 @@ func schedulerConfig(o *schedulerOptions, log logrus.FieldLogger) (scheduler.Con
 			Controllers: o.Controllers, Nodes: o.Nodes,
 			Controller: plan.Resources{CPUs: o.ControllerCPUs, MemMB: o.ControllerMem},
 			Node:       plan.Resources{CPUs: o.NodeCPUs, MemMB: o.NodeMem, DiskMB: o.NodeDisk},
+			Heads:      o.Heads,
+			Head:       plan.Resources{CPUs: o.HeadCPUs, MemMB: o.HeadMem},
 		},
 		Binary:      os.Getenv(TaskBinaryEnv),
 		ArtifactURI: o.ArtifactURI, HDFSConfigURL: o.HDFSConfigURL,
 		Containers: o.Containers, Tier2: o.Tier2,
 		ControllerPort: o.ControllerPort, NodePort: o.NodePort,
+		HeadRPCPort: o.HeadRPCPort, HeadDataPort: o.HeadDataPort, HeadHTTPPort: o.HeadHTTPPort,
 		Logger: log,
 	}
 	return cfg, nil

@@ -1,6 +1,6 @@
 // Package plan is the Mesos scheduler's deterministic core: it holds
-// the desired state (how many controllers and nodes, the resources of
-// each) and what is known of each pod, takes events (offers, status
+// the desired state (how many controllers, nodes and HDFS heads, the
+// resources of each) and what is known of each pod, takes events (offers, status
 // updates, agent loss, operator requests, timer ticks) and returns
 // decisions for the driver to carry out. It does no I/O and reads no
 // clock; the driver (`sluice scheduler`) turns decisions into v1
@@ -8,7 +8,7 @@
 //
 // # Pods and tasks
 //
-// Pods are named controller-0..C-1 and node-0..N-1. A pod's task id is
+// Pods are named controller-0..C-1, node-0..N-1 and hdfs-head-0..H-1. A pod's task id is
 // "<pod>__<attempt>" (node-2__3), so every launch has a new id and an
 // older attempt is recognised (and killed if it still runs). A node
 // pod owns a dynamic reservation on one agent, labelled
@@ -16,13 +16,16 @@
 // sluice.reservation=<reservation id> ("<pod>.r<n>"), and a persistent
 // volume made from it (persistence id "<reservation id>.vol", container
 // path Spec.VolumePath, default "wal") that holds the node's WAL.
-// Controllers keep their state in ZooKeeper: they take unreserved
-// resources and may run anywhere.
+// Controllers keep their state in ZooKeeper and HDFS heads keep none:
+// both take unreserved resources and may run anywhere.
 //
 // # Rules
 //
-//   - Deploy order: every controller runs before any node is first
-//     placed. At most one pod of a kind per agent.
+//   - Deploy order: every controller runs before any node or head is
+//     first placed. At most one pod of a kind per agent.
+//   - HDFS heads (Spec.Heads, 0 allowed; SetHeads) are stateless: a
+//     failed, lost or unreachable head is launched again on any agent;
+//     lowering H kills the highest-index heads at once.
 //   - A new node: one ACCEPT with RESERVE (cpus, mem, disk), CREATE
 //     (the volume) and LAUNCH. A failed or killed node task is
 //     relaunched in place: only an offer from its agent that carries
@@ -66,7 +69,10 @@
 //
 //	map {
 //	  "v":         1                      (format version)
-//	  "spec":      Spec                   (counts, resources, timing)
+//	  "spec":      Spec                   (counts, resources, timing; "heads"
+//	                                       and "headResources" came later: a
+//	                                       spec without "heads" decodes with
+//	                                       HeadsUnset, and the format stays 1)
 //	  "pods":      [Pod ...]              (deploy order: name, kind, index,
 //	                                       goal, agent, reservation, reserved,
 //	                                       volume, confirmed, task, state,
@@ -76,7 +82,7 @@
 //	  "rebalance": [pod name ...]         (added nodes awaiting REBALANCE)
 //	}
 //
-// Progress gives the phases "controllers" and "nodes" (and
-// "decommission" while pods are being removed), each step PENDING,
+// Progress gives the phases "controllers" and "nodes", "heads" when
+// Spec.Heads > 0 (and "decommission" while pods are being removed), each step PENDING,
 // STARTING or COMPLETE, for the scheduler's HTTP API.
 package plan

@@ -14,8 +14,8 @@ const (
 	GoalDecommission Goal = "decommission" // lowering the count: drain, kill, destroy, unreserve
 )
 
-// Pod is one controller or node instance and what the plan knows of
-// it. A node pod keeps its agent, reservation and volume across task
+// Pod is one controller, node or HDFS head instance and what the plan
+// knows of it. A node pod keeps its agent, reservation and volume across task
 // restarts: it is relaunched only where its volume is.
 type Pod struct {
 	Name  string  `msgpack:"name"`
@@ -62,6 +62,9 @@ type Plan struct {
 	pods    map[string]*Pod
 	orphans []orphan
 	seq     int
+	// headsUnset: the plan was stored before heads existed (its spec has
+	// no head count); see HeadsUnset.
+	headsUnset bool
 	// rebalance lists nodes added by a scale-up whose Rebalance is due
 	// once they all run.
 	rebalance []string
@@ -92,8 +95,8 @@ func (p *Plan) setSpec(spec Spec) {
 // Spec returns the desired state.
 func (p *Plan) Spec() Spec { return p.spec }
 
-// Pods returns copies of the pods in deploy order (controllers, then
-// nodes, each by index).
+// Pods returns copies of the pods in deploy order (controllers, nodes,
+// then HDFS heads, each by index).
 func (p *Plan) Pods() []Pod {
 	var out []Pod
 	for _, pod := range p.ordered() {
@@ -119,10 +122,13 @@ func (p *Plan) ordered() []*Pod {
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
-		if a.Kind != b.Kind {
-			return a.Kind == Controller
+		if a.Kind.rank() != b.Kind.rank() {
+			return a.Kind.rank() < b.Kind.rank()
 		}
-		return a.Index < b.Index
+		if a.Index != b.Index {
+			return a.Index < b.Index
+		}
+		return a.Name < b.Name // only a damaged stored plan gets here
 	})
 	return out
 }
@@ -130,7 +136,7 @@ func (p *Plan) ordered() []*Pod {
 // ensurePods creates the pods the counts call for; it returns the new
 // node pods' names.
 func (p *Plan) ensurePods() (addedNodes []string) {
-	for kind, n := range map[PodKind]int{Controller: p.spec.Controllers, Node: p.spec.Nodes} {
+	for kind, n := range map[PodKind]int{Controller: p.spec.Controllers, Node: p.spec.Nodes, HDFSHead: p.spec.Heads} {
 		for i := 0; i < n; i++ {
 			name := podName(kind, i)
 			if pod := p.pods[name]; pod != nil {
@@ -156,7 +162,28 @@ func (p *Plan) ensurePods() (addedNodes []string) {
 // containers are handed over), then killed, then its volume destroyed
 // and its reservation released; a controller is killed at once.
 func (p *Plan) SetCounts(controllers, nodes int) []Decision {
-	p.spec.Controllers, p.spec.Nodes = controllers, nodes
+	return p.setCounts(controllers, nodes, p.spec.Heads)
+}
+
+// SetHeads changes the desired number of HDFS heads (0: none). Raising
+// starts new head pods once every controller runs; lowering kills the
+// highest indexes at once (a head keeps no state).
+func (p *Plan) SetHeads(heads int) []Decision {
+	p.headsUnset = false
+	return p.setCounts(p.spec.Controllers, p.spec.Nodes, heads)
+}
+
+// SetHeadResources sets the resources of HDFS heads placed from now on
+// (running heads keep theirs).
+func (p *Plan) SetHeadResources(r Resources) { p.spec.Head = r }
+
+// HeadsUnset reports whether the plan was stored before heads existed:
+// its spec has no head count (the driver then takes the configured one
+// with SetHeadResources and SetHeads).
+func (p *Plan) HeadsUnset() bool { return p.headsUnset }
+
+func (p *Plan) setCounts(controllers, nodes, heads int) []Decision {
+	p.spec.Controllers, p.spec.Nodes, p.spec.Heads = controllers, nodes, heads
 	var ds []Decision
 	added := p.ensurePods()
 	if len(added) > 0 {
@@ -164,8 +191,11 @@ func (p *Plan) SetCounts(controllers, nodes int) []Decision {
 	}
 	for _, pod := range p.ordered() {
 		limit := p.spec.Nodes
-		if pod.Kind == Controller {
+		switch pod.Kind {
+		case Controller:
 			limit = p.spec.Controllers
+		case HDFSHead:
+			limit = p.spec.Heads
 		}
 		if pod.Index < limit || pod.Goal == GoalDecommission {
 			continue
@@ -345,7 +375,7 @@ func (p *Plan) podStatus(pod *Pod, st Status) []Decision {
 	}
 	if st.State == TaskUnreachable {
 		pod.AgentLost = pod.persistent()
-		return p.reviveIfNeeded() // a controller is relaunched elsewhere
+		return p.reviveIfNeeded() // a controller or head is relaunched elsewhere
 	}
 	if !st.State.Terminal() {
 		return nil
@@ -539,7 +569,7 @@ func (p *Plan) useOffer(o Offer) []Op {
 		}
 		pod.Confirmed = true
 		// A relaunch in place is not held back by the controllers:
-		// only a node's first placement waits for them.
+		// only a node's (or head's) first placement waits for them.
 		if !p.needsLaunch(pod) || !pod.Reserved.fitsIn(r.Resources) {
 			continue
 		}
@@ -557,15 +587,18 @@ func (p *Plan) useOffer(o Offer) []Op {
 		if !p.needsLaunch(pod) || (pod.persistent() && pod.ReservationID != "") {
 			continue
 		}
-		if pod.Kind == Node && !ready {
-			continue
+		if pod.Kind != Controller && !ready {
+			continue // nodes and heads wait for every controller
 		}
 		if h, ok := hosts[pod.Kind]; ok && h != pod.Name {
 			continue
 		}
 		need := p.spec.Controller
-		if pod.Kind == Node {
+		switch pod.Kind {
+		case Node:
 			need = p.spec.Node
+		case HDFSHead:
+			need = p.spec.Head
 		}
 		if !need.fitsIn(free) {
 			continue

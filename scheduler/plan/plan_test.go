@@ -24,6 +24,13 @@ func testSpec(c, n int) Spec {
 	}
 }
 
+// headSpec is testSpec(1, 1) with heads HDFS heads.
+func headSpec(heads int) Spec {
+	s := testSpec(1, 1)
+	s.Heads, s.Head = heads, Resources{CPUs: 0.5, MemMB: 512}
+	return s
+}
+
 func big(id, agent string, rs ...OfferedReservation) Offer {
 	return Offer{ID: id, AgentID: agent, Unreserved: Resources{CPUs: 4, MemMB: 4096, DiskMB: 10000}, Reservations: rs}
 }
@@ -170,6 +177,42 @@ var scenarios = map[string][]step{
 			return p.OnOffers([]Offer{big("o8", "a2", reserved(p, "node-1", true))})
 		}},
 	),
+	"heads": {
+		{"start", func(p *Plan) []Decision { return p.Start(t0) }},
+		{"the head waits for the controller, like the node", offers(big("o1", "a1"), big("o2", "a2"))},
+		{"controller-0 running", status("controller-0", TaskRunning)},
+		{"node and head placed without a reservation or volume for the head", offers(big("o3", "a1"), big("o4", "a2"))},
+		{"node-0 running", status("node-0", TaskRunning)},
+		{"hdfs-head-0 running", status("hdfs-head-0", TaskRunning)},
+		{"the head fails", status("hdfs-head-0", TaskFailed)},
+		{"relaunched on any agent: it has no volume", offers(big("o5", "a3"))},
+		{"running again", status("hdfs-head-0", TaskRunning)},
+		{"heads 1 -> 2", func(p *Plan) []Decision { return p.SetHeads(2) }},
+		{"one head per agent", offers(big("o6", "a3"), big("o7", "a1"))},
+		{"hdfs-head-1 running", status("hdfs-head-1", TaskRunning)},
+		{"a3 lost: its head is relaunched elsewhere", func(p *Plan) []Decision { return p.OnAgentLost("a3") }},
+		{"placed on a2", offers(big("o8", "a2"))},
+		{"hdfs-head-0 running on a2", status("hdfs-head-0", TaskRunning)},
+		{"heads 2 -> 0: killed at once, no drain", func(p *Plan) []Decision { return p.SetHeads(0) }},
+		{"hdfs-head-0 killed", status("hdfs-head-0", TaskKilled)},
+		{"hdfs-head-1 killed", status("hdfs-head-1", TaskKilled)},
+		{"nothing left for heads", offers(big("o9", "a3"))},
+	},
+	"heads_replace": {
+		{"start", func(p *Plan) []Decision { return p.Start(t0) }},
+		{"controller offer", offers(big("o1", "a1"))},
+		{"controller running", status("controller-0", TaskRunning)},
+		{"node and head", offers(big("o2", "a1"), big("o3", "a2"))},
+		{"node running", status("node-0", TaskRunning)},
+		{"head running", status("hdfs-head-0", TaskRunning)},
+		{"replace the head: killed, placed anew", func(p *Plan) []Decision { ds, _ := p.Replace("hdfs-head-0"); return ds }},
+		{"killed", func(p *Plan) []Decision {
+			return p.OnStatus(Status{TaskID: "hdfs-head-0__1", AgentID: "a1", State: TaskKilled})
+		}},
+		{"placed on a3", offers(big("o4", "a3"))},
+		{"unreachable: relaunched elsewhere at once", status("hdfs-head-0", TaskUnreachable)},
+		{"placed on a1", offers(big("o5", "a1"))},
+	},
 	"failed_accept": {
 		{"start", func(p *Plan) []Decision { return p.Start(t0) }},
 		{"controller offer", offers(big("o1", "a1"))},
@@ -196,6 +239,9 @@ func newScenarioPlan(name string) *Plan {
 	}
 	if name == "controllers_first" {
 		return New(testSpec(2, 1))
+	}
+	if name == "heads" || name == "heads_replace" {
+		return New(headSpec(1))
 	}
 	if name == "failed_accept" {
 		return New(testSpec(1, 1))
@@ -271,6 +317,55 @@ func TestMarshalRoundTrip(t *testing.T) {
 	bad[2]++ // "v" -> 2 (map header, key "v" fixstr, value)
 	if _, err := Unmarshal(bad); !errors.Is(err, ErrVersion) {
 		t.Fatalf("version 2: %v", err)
+	}
+}
+
+// TestPlanBeforeHeads decodes a plan stored before heads existed
+// (testdata/before_heads.msgpack: the deploy scenario, written by that
+// code): every pod comes back, no head is wanted, HeadsUnset says so;
+// SetHeads then adds one and the round trip keeps it.
+func TestPlanBeforeHeads(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "before_heads.msgpack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := New(testSpec(1, 2))
+	run(fresh, deploy)
+	if !reflect.DeepEqual(p.Pods(), fresh.Pods()) || !reflect.DeepEqual(p.Spec(), fresh.Spec()) || p.seq != fresh.seq {
+		t.Fatalf("old plan decoded as\n%+v\n%+v\nwant\n%+v", p.Spec(), p.Pods(), fresh.Pods())
+	}
+	if !p.HeadsUnset() || fresh.HeadsUnset() {
+		t.Fatalf("HeadsUnset: old %v, new %v", p.HeadsUnset(), fresh.HeadsUnset())
+	}
+	if got := len(p.Progress().Phases); got != 2 {
+		t.Fatalf("%d phases without heads", got)
+	}
+	p.SetHeadResources(Resources{CPUs: 0.5, MemMB: 512})
+	ds := p.SetHeads(1)
+	if p.HeadsUnset() || len(ds) != 0 { // not suppressed: no REVIVE needed
+		t.Fatalf("after SetHeads: unset %v, decisions %v", p.HeadsUnset(), ds)
+	}
+	got := p.OnOffers([]Offer{big("o9", "a3")})
+	if len(got) == 0 || got[0].Kind != Accept || got[0].Ops[0].Pod != "hdfs-head-0" || got[0].Ops[0].Resources != (Resources{CPUs: 0.5, MemMB: 512}) {
+		t.Fatalf("head launch: %v", got)
+	}
+	again, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Unmarshal(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.HeadsUnset() || q.Spec().Heads != 1 || q.Spec().Head != p.Spec().Head || !reflect.DeepEqual(q.Pods(), p.Pods()) {
+		t.Fatalf("round trip with heads: %+v %+v", q.Spec(), q.Pods())
+	}
+	if ph := q.Progress().Phases; len(ph) != 3 || ph[2].Name != "heads" || ph[2].Steps[0].Pod != "hdfs-head-0" || ph[2].Steps[0].Status != Starting {
+		t.Fatalf("progress %+v", ph)
 	}
 }
 

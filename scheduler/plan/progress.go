@@ -21,8 +21,9 @@ type Step struct {
 	Waiting string `json:"waiting,omitempty"`
 }
 
-// Phase is a group of steps: "controllers", "nodes", and
-// "decommission" while pods are being removed.
+// Phase is a group of steps: "controllers", "nodes", "heads" (when the
+// plan wants HDFS heads), and "decommission" while
+// pods are being removed.
 type Phase struct {
 	Name   string     `json:"name"`
 	Status StepStatus `json:"status"`
@@ -38,6 +39,9 @@ type Progress struct {
 // Progress reports deployment progress.
 func (p *Plan) Progress() Progress {
 	phases := []Phase{{Name: "controllers"}, {Name: "nodes"}}
+	if p.spec.Heads > 0 {
+		phases = append(phases, Phase{Name: "heads"})
+	}
 	var decom Phase
 	decom.Name = "decommission"
 	ready := p.controllersReady()
@@ -57,14 +61,11 @@ func (p *Plan) Progress() Progress {
 			switch {
 			case pod.AgentLost:
 				st.Waiting = "agent " + pod.AgentID + " lost"
-			case pod.Kind == Node && !ready:
+			case pod.Kind != Controller && !ready:
 				st.Waiting = "controllers"
 			}
 		}
-		i := 0
-		if pod.Kind == Node {
-			i = 1
-		}
+		i := pod.Kind.rank()
 		phases[i].Steps = append(phases[i].Steps, st)
 	}
 	if len(decom.Steps) > 0 {

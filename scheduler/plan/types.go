@@ -22,7 +22,21 @@ type PodKind string
 const (
 	Controller PodKind = "controller"
 	Node       PodKind = "node"
+	// HDFSHead serves tier 2 read-only over the HDFS protocols (`sluice
+	// hdfs-gateway`). It is stateless: no reservation, no volume.
+	HDFSHead PodKind = "hdfs-head"
 )
+
+// rank orders the kinds: the deploy order (controllers, nodes, heads).
+func (k PodKind) rank() int {
+	switch k {
+	case Controller:
+		return 0
+	case Node:
+		return 1
+	}
+	return 2
+}
 
 // Resources are the scalar resources of one pod (its task and executor
 // together). For a node, DiskMB is the size of its persistent volume.
@@ -53,6 +67,12 @@ type Spec struct {
 	Nodes       int       `msgpack:"nodes"`
 	Controller  Resources `msgpack:"controllerResources"`
 	Node        Resources `msgpack:"nodeResources"`
+	// Heads is the number of HDFS heads (0: none) and Head the
+	// resources of each. A plan stored before heads existed has neither
+	// key: Unmarshal reports it (Plan.HeadsUnset) so that the driver can
+	// take the configured ones.
+	Heads int       `msgpack:"heads"`
+	Head  Resources `msgpack:"headResources"`
 	// VolumePath is the container path of a node's persistent volume
 	// (relative to the sandbox). Default "wal".
 	VolumePath string `msgpack:"volumePath"`

@@ -160,7 +160,9 @@ func TestMesosFramework(t *testing.T) {
 			"--zk", zk, "--zk-root", "/dcos-service-sluice", "--api-port", "0", "--artifact-uri", "",
 			"--controllers", "1", "--controller-cpus", "0.5", "--controller-mem", "256", "--controller-port", "0",
 			"--nodes", "2", "--node-cpus", "0.5", "--node-mem", "256", "--node-disk", "512", "--node-disk-type", "ROOT", "--node-port", "0",
-			"--containers", "4", "--tier2", "file://"+tier2, "--hdfs-config-url", "")
+			"--containers", "4", "--tier2", "file://"+tier2, "--hdfs-config-url", "",
+			// No HDFS head: this test runs the data path (scheduler's heads: scheduler/heads_test.go).
+			"--heads", "0")
 		api := "http://" + sched.Line(t, "scheduler API listening on ", waitTimeout)
 		sc, err := scheduler.NewClient(api, nil)
 		if err != nil {
