@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colinmarc/hdfs/v2"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/sluice-streams/sluice/client"
@@ -128,10 +130,12 @@ func events(from, n int) []string {
 func TestMesosFramework(t *testing.T) {
 	zk := clustertest.StartZooKeeper(t)
 	m := mesostest.NewMaster(t, mesostest.Options{AllocationInterval: 50 * time.Millisecond, Dir: t.TempDir()})
-	ports := freePorts(t, 6)
+	// Five ports an agent: a controller or a node takes one, an HDFS head
+	// three.
+	ports := freePorts(t, 15)
 	for i := range 3 {
 		var rs []mesos.Value_Range
-		for _, p := range ports[2*i : 2*i+2] {
+		for _, p := range ports[5*i : 5*i+5] {
 			rs = append(rs, mesos.Value_Range{Begin: uint64(p), End: uint64(p)})
 		}
 		sort.Slice(rs, func(a, b int) bool { return rs[a].Begin < rs[b].Begin })
@@ -161,8 +165,10 @@ func TestMesosFramework(t *testing.T) {
 			"--controllers", "1", "--controller-cpus", "0.5", "--controller-mem", "256", "--controller-port", "0",
 			"--nodes", "2", "--node-cpus", "0.5", "--node-mem", "256", "--node-disk", "512", "--node-disk-type", "ROOT", "--node-port", "0",
 			"--containers", "4", "--tier2", "file://"+tier2, "--hdfs-config-url", "",
-			// No HDFS head: this test runs the data path (scheduler's heads: scheduler/heads_test.go).
-			"--heads", "0")
+			// One HDFS head, the real `sluice hdfs-gateway` under the executor,
+			// on ports from the offers.
+			"--heads", "1", "--head-cpus", "0.5", "--head-mem", "256",
+			"--head-rpc-port", "0", "--head-data-port", "0", "--head-http-port", "0")
 		api := "http://" + sched.Line(t, "scheduler API listening on ", waitTimeout)
 		sc, err := scheduler.NewClient(api, nil)
 		if err != nil {
@@ -223,6 +229,13 @@ func TestMesosFramework(t *testing.T) {
 	}
 	write(events(0, 200))
 	readAll("after the deploy")
+
+	// The HDFS head the scheduler launched serves the stream's directory
+	// over hdfs:// (NameNode RPC) and webhdfs://.
+	if len(eps.HDFS) != 1 || len(eps.WebHDFS) != 1 {
+		t.Fatalf("HDFS head endpoints %v %v, want one each", eps.HDFS, eps.WebHDFS)
+	}
+	headStatus(t, eps.HDFS[0], eps.WebHDFS[0], "/e2e/s")
 
 	// kill -9 node-0's process: relaunched in place, on its volume.
 	before, _ := sc.Pods(ctx)
@@ -339,4 +352,35 @@ func TestMesosFramework(t *testing.T) {
 	write(events(400, 50))
 	readAll("after writing to 2 nodes again")
 	sched.Stop(t, waitTimeout)
+}
+
+// headStatus checks that the HDFS head at hdfsURL and webURL shows dir as
+// a read-only directory, through Go's HDFS client (NameNode RPC) and
+// WebHDFS's GETFILESTATUS.
+func headStatus(t *testing.T, hdfsURL, webURL, dir string) {
+	t.Helper()
+	c, err := hdfs.NewClient(hdfs.ClientOptions{Addresses: []string{strings.TrimPrefix(hdfsURL, "hdfs://")}, User: "e2e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fi, err := c.Stat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o555 {
+		t.Fatalf("hdfs stat %s through the head: %v, %v", dir, fi, err)
+	}
+	if err := c.Mkdir(dir+"/x", 0o755); !errors.Is(err, os.ErrPermission) {
+		t.Fatalf("mkdir through the head: %v, want permission denied", err)
+	}
+	resp, err := http.Get("http://" + strings.TrimPrefix(webURL, "webhdfs://") + "/webhdfs/v1" + dir + "?op=GETFILESTATUS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		FileStatus struct{ Type, Permission string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || resp.StatusCode != 200 ||
+		st.FileStatus.Type != "DIRECTORY" || st.FileStatus.Permission != "555" {
+		t.Fatalf("webhdfs GETFILESTATUS %s: %d %+v %v", dir, resp.StatusCode, st, err)
+	}
 }
