@@ -112,6 +112,19 @@ func TestTier2EndToEnd(t *testing.T) {
 			if byReader != len(want) || byJob != len(want) {
 				t.Fatalf("Hadoop read %d events with SequenceFile.Reader and %d with MapReduce, want %d each", byReader, byJob, len(want))
 			}
+
+			// And through the standalone's HDFS head, wherever tier 2 lives:
+			// the same job over hdfs:// (NameNode RPC and block reads) and
+			// over webhdfs://, every event exactly once.
+			heads := map[string]string{
+				"hdfs":    "hdfs://" + p.Line(t, "hdfs head (rpc) listening on ", waitTimeout),
+				"webhdfs": "webhdfs://" + p.Line(t, "webhdfs listening on ", waitTimeout),
+			}
+			for _, via := range []string{"hdfs", "webhdfs"} {
+				if n := hadoopEvents(t, hadooptest.MapReduce(t, heads[via]+"/t2/events"), want); n != len(want) {
+					t.Fatalf("MapReduce through the head over %s read %d events, want %d", via, n, len(want))
+				}
+			}
 		})
 	}
 }
