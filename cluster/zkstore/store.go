@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -212,6 +213,15 @@ func (s *Store) Get(ctx context.Context, key string) (cluster.KV, error) {
 	})
 }
 
+// connectionLost reports whether err says the connection to ZooKeeper
+// failed under a call, rather than ZooKeeper answering it: no server
+// reachable, the client's connection closed, or the socket's own error
+// (a reset or a broken pipe when the server went away mid-request).
+func connectionLost(err error) bool {
+	var netErr *net.OpError
+	return errors.Is(err, zk.ErrNoServer) || errors.Is(err, zk.ErrConnectionClosed) || errors.As(err, &netErr)
+}
+
 // readAgain runs read, an idempotent read, again while it fails because
 // the connection to ZooKeeper is down for a moment (a busy server, a lost
 // TCP connection: the client reconnects within the session), until it
@@ -222,7 +232,7 @@ func readAgain[T any](ctx context.Context, s *Store, read func() (T, error)) (T,
 	waits := retry.NewBackoff(10*time.Millisecond, time.Second)
 	for {
 		v, err := read()
-		if !errors.Is(err, zk.ErrNoServer) && !errors.Is(err, zk.ErrConnectionClosed) || s.closed.Load() {
+		if !connectionLost(err) || s.closed.Load() {
 			return v, err
 		}
 		select {

@@ -202,10 +202,15 @@ public final class BlockRead {
         }
     }
 
-    /** Combines block checksums into the file checksum as DFSClient does. */
+    /**
+     * Combines block checksums into the file checksum as DFSClient does
+     * (FileChecksumHelper): the block MD5s go into a DataOutputBuffer and
+     * the file MD5 is taken over the buffer's whole array, zero padding
+     * included (getData, not the bytes written).
+     */
     private String file(String[] f) throws Exception {
         int n = Integer.parseInt(f[1]);
-        java.io.ByteArrayOutputStream md5s = new java.io.ByteArrayOutputStream();
+        org.apache.hadoop.io.DataOutputBuffer md5s = new org.apache.hadoop.io.DataOutputBuffer();
         int bytesPerCrc = 0;
         long crcPerBlock = 0;
         for (int i = 0; i < n; i++) {
@@ -214,7 +219,7 @@ public final class BlockRead {
             if (i == 0 && n > 1) crcPerBlock = r.getCrcPerBlock();
             md5s.write(r.getBlockChecksum().toByteArray());
         }
-        MD5Hash md5 = MD5Hash.digest(md5s.toByteArray());
+        MD5Hash md5 = MD5Hash.digest(md5s.getData());
         MD5MD5CRC32CastagnoliFileChecksum sum = new MD5MD5CRC32CastagnoliFileChecksum(bytesPerCrc, crcPerBlock, md5);
         // getBytes() may hold more than getLength() bytes (FsShell
         // -checksum prints getLength()).
