@@ -8,6 +8,9 @@ LDFLAGS   := -X main.version=$(VERSION)
 DATA      ?= ./.data/standalone
 CONTROLLER_ADDR ?= 127.0.0.1:10080
 NODE_ADDR ?= 127.0.0.1:12345
+HDFS_RPC_ADDR ?= 127.0.0.1:8020
+HDFS_DATA_ADDR ?= 127.0.0.1:9866
+WEBHDFS_ADDR ?= 127.0.0.1:9870
 # Benchmark time per benchmark; the disk probes need a few hundred fsyncs to settle.
 BENCHTIME ?= 2s
 
@@ -20,7 +23,8 @@ build:
 
 # The main job: a controller and a node in one process (sluice standalone).
 run: build
-	./$(BIN) standalone --data $(DATA) --controller-addr $(CONTROLLER_ADDR) --node-addr $(NODE_ADDR)
+	./$(BIN) standalone --data $(DATA) --controller-addr $(CONTROLLER_ADDR) --node-addr $(NODE_ADDR) \
+		--hdfs-rpc-addr $(HDFS_RPC_ADDR) --hdfs-data-addr $(HDFS_DATA_ADDR) --webhdfs-addr $(WEBHDFS_ADDR)
 
 test:
 	bash scripts/test-deps.sh
