@@ -228,10 +228,12 @@ func (h *Head) RPCAddr() string  { return h.ls[0].Addr().String() }
 func (h *Head) DataAddr() string { return h.ls[1].Addr().String() }
 func (h *Head) HTTPAddr() string { return h.ls[2].Addr().String() }
 
-// Done is closed when a server stopped on its own; Err says why.
+// Done is closed once the head stopped serving: by Stop, or on its own
+// when a server failed (Err says why).
 func (h *Head) Done() <-chan struct{} { return h.served }
 
-// Err is why the head stopped serving on its own (nil before Done).
+// Err is why the head stopped serving on its own (nil before Done, and
+// nil after Stop).
 func (h *Head) Err() error {
 	select {
 	case <-h.served:
@@ -275,6 +277,7 @@ func (h *Head) close() error {
 		}
 	}
 	h.wg.Wait()
+	h.failOnce.Do(func() { close(h.served) }) // stopped, not failed: Err stays nil
 	if h.st != nil {
 		keep(h.st.Close())
 	}
