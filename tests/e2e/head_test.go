@@ -1,0 +1,309 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colinmarc/hdfs/v2"
+
+	"github.com/sluice-streams/sluice/client"
+	"github.com/sluice-streams/sluice/client/ctlclient"
+	"github.com/sluice-streams/sluice/internal/proctest"
+	"github.com/sluice-streams/sluice/protocol/api"
+	tier2fs "github.com/sluice-streams/sluice/tier2/fs"
+	"github.com/sluice-streams/sluice/tier2/view"
+)
+
+// headStandalone is a standalone server with its HDFS head on free ports
+// and tier 2 in a temporary directory.
+type headStandalone struct {
+	p     *proctest.Proc
+	ctl   *ctlclient.Client
+	tier2 string // tier 2's directory
+	rpc   string // NameNode RPC address (empty with --no-hdfs-head)
+	web   string // WebHDFS address
+}
+
+// startHeadStandalone runs `sluice standalone` with the head on port 0
+// (or none, with noHead), a 1 s tiering lag and small chunks, so a few
+// thousand events make several chunks per segment.
+func startHeadStandalone(t *testing.T, noHead bool) *headStandalone {
+	t.Helper()
+	s := &headStandalone{tier2: t.TempDir()}
+	args := []string{"--log-level", "info", "standalone", "--data", t.TempDir(),
+		"--controller-addr", "127.0.0.1:0", "--node-addr", "127.0.0.1:0",
+		"--tier2", s.tier2, "--tier-max-lag", "1s", "--tier-chunk-bytes", "65536"}
+	if noHead {
+		args = append(args, "--no-hdfs-head")
+	} else {
+		args = append(args, "--hdfs-rpc-addr", "127.0.0.1:0", "--hdfs-data-addr", "127.0.0.1:0", "--webhdfs-addr", "127.0.0.1:0")
+	}
+	s.p = start(t, "standalone", nil, args...)
+	s.ctl = ctlclient.NewClient("http://" + s.p.Line(t, "controller listening on ", waitTimeout))
+	if !noHead {
+		s.rpc = s.p.Line(t, "hdfs head (rpc) listening on ", waitTimeout)
+		s.web = s.p.Line(t, "webhdfs listening on ", waitTimeout)
+	}
+	return s
+}
+
+// write creates scope/stream with two segments, writes evs and waits until
+// every byte is in tier 2.
+func (s *headStandalone) write(t *testing.T, scope, stream string, evs [][]byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := s.ctl.CreateScope(ctx, scope); err != nil && !strings.Contains(err.Error(), "exist") {
+		t.Fatal(err)
+	}
+	if _, err := s.ctl.CreateStream(ctx, api.StreamConfig{ScopeName: scope, StreamName: stream,
+		ScalingPolicy: api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := client.New(ctx, s.ctl.BaseURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	w, err := cl.NewWriter(ctx, scope, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ev := range evs {
+		if _, err := w.Write(ctx, fmt.Sprint("key", i%7), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "every byte of "+scope+"/"+stream+" in tier 2", waitTimeout, func() (bool, string) {
+		st, err := s.ctl.StreamTier(ctx, scope, stream)
+		if err != nil {
+			return false, err.Error()
+		}
+		return st.UntieredBytes == 0 && st.TieredBytes > 0, fmt.Sprintf("%d tiered, %d waiting", st.TieredBytes, st.UntieredBytes)
+	})
+}
+
+// tree is what the head must serve: tier2/view over the same directory
+// and the same controller, walked from the root. Files map to their bytes.
+type tree struct {
+	dirs  []string          // every directory but the root, sorted
+	files map[string][]byte // chunk path -> its bytes in tier 2
+}
+
+func (s *headStandalone) tree(t *testing.T) tree {
+	t.Helper()
+	st, err := tier2fs.New(s.tier2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := view.New(st, view.CatalogOf(s.ctl), view.Options{})
+	ctx := context.Background()
+	tr := tree{files: map[string][]byte{}}
+	var walk func(dir string)
+	walk = func(dir string) {
+		es, err := v.List(ctx, dir)
+		if err != nil {
+			t.Fatalf("view list %s: %v", dir, err)
+		}
+		for _, e := range es {
+			p := path.Join(dir, e.Name)
+			if e.IsDir {
+				tr.dirs = append(tr.dirs, p)
+				walk(p)
+				continue
+			}
+			b, err := os.ReadFile(s.tier2 + p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if int64(len(b)) != e.Size {
+				t.Fatalf("%s: view says %d bytes, tier 2 has %d", p, e.Size, len(b))
+			}
+			tr.files[p] = b
+		}
+	}
+	walk("/")
+	slices.Sort(tr.dirs)
+	return tr
+}
+
+func (tr tree) chunkPaths() []string {
+	var ps []string
+	for p := range tr.files {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+// textEvents are printable events of varied lengths.
+func textEvents(n int) [][]byte {
+	evs := make([][]byte, n)
+	for i := range evs {
+		evs[i] = []byte(fmt.Sprintf("event-%05d-%s", i, strings.Repeat("x", i%100)))
+	}
+	return evs
+}
+
+// binaryEvents covers every byte value, alone and together, the bytes
+// text formats split on, Hive's null marker, base64-looking strings,
+// invalid UTF-8 and large random events.
+func binaryEvents() [][]byte {
+	var evs [][]byte
+	all := make([]byte, 256)
+	for i := range all {
+		all[i] = byte(i)
+		evs = append(evs, []byte{byte(i)})
+	}
+	evs = append(evs, all, append(append([]byte{}, all...), all...))
+	for _, s := range []string{"\n", "\r\n", "a\nb", "\x01", "a\x01b", `\N`, `\`, `\\`, "QUJD", "SGVsbG8=", "aGk=", "////",
+		"\xff", "\xc3\x28", "\x00\x00", "héllo ✓"} {
+		evs = append(evs, []byte(s))
+	}
+	r := rand.New(rand.NewSource(1))
+	for _, n := range []int{1000, 70000, 200000} {
+		b := make([]byte, n)
+		r.Read(b)
+		evs = append(evs, b)
+	}
+	return evs
+}
+
+// hdfsClient is colinmarc/hdfs (the Go HDFS client) on the head's
+// NameNode RPC address.
+func hdfsClient(t *testing.T, rpc string) *hdfs.Client {
+	t.Helper()
+	c, err := hdfs.NewClient(hdfs.ClientOptions{Addresses: []string{rpc}, User: "e2e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestHeadGoClient reads the standalone's tier 2 through its HDFS head
+// with colinmarc/hdfs: a recursive walk equals the view, every chunk read
+// whole, at random positions (ReadAt) and after Seek is byte-identical to
+// tier 2 (block reads through the data-transfer server), and every write
+// is refused with os.ErrPermission.
+func TestHeadGoClient(t *testing.T) {
+	s := startHeadStandalone(t, false)
+	s.write(t, "go", "text", textEvents(3000))
+	s.write(t, "go", "bin", binaryEvents())
+	want := s.tree(t)
+	if len(want.files) < 4 {
+		t.Fatalf("tier 2 has %d chunks, want several", len(want.files))
+	}
+	c := hdfsClient(t, s.rpc)
+
+	var dirs []string
+	files := map[string]int64{}
+	err := c.Walk("/", func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		switch {
+		case p == "/":
+		case fi.IsDir():
+			dirs = append(dirs, p)
+			if fi.Mode().Perm() != 0o555 {
+				t.Errorf("%s: mode %v, want dr-xr-xr-x", p, fi.Mode())
+			}
+		default:
+			files[p] = fi.Size()
+			if fi.Mode().Perm() != 0o444 {
+				t.Errorf("%s: mode %v, want -r--r--r--", p, fi.Mode())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(dirs)
+	if !slices.Equal(dirs, want.dirs) {
+		t.Fatalf("directories through the head:\n%v\nthe view:\n%v", dirs, want.dirs)
+	}
+	if len(files) != len(want.files) {
+		t.Fatalf("%d files through the head, the view has %d", len(files), len(want.files))
+	}
+
+	r := rand.New(rand.NewSource(2))
+	for _, p := range want.chunkPaths() {
+		b := want.files[p]
+		if files[p] != int64(len(b)) {
+			t.Fatalf("%s: %d bytes through the head, %d in tier 2", p, files[p], len(b))
+		}
+		f, err := c.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(f)
+		if err != nil || !bytes.Equal(got, b) {
+			t.Fatalf("%s: read %d bytes (%v), tier 2 has %d, equal: %v", p, len(got), err, len(b), bytes.Equal(got, b))
+		}
+		for range 20 {
+			off := r.Int63n(int64(len(b)))
+			n := min(int64(r.Intn(70000)+1), int64(len(b))-off)
+			buf := make([]byte, n)
+			if _, err := f.ReadAt(buf, off); err != nil || !bytes.Equal(buf, b[off:off+n]) {
+				t.Fatalf("%s: ReadAt(%d bytes at %d): %v, equal: %v", p, n, off, err, bytes.Equal(buf, b[off:off+n]))
+			}
+		}
+		for _, off := range []int64{0, int64(len(b)) / 2, int64(len(b)) - 1, int64(len(b)) / 3} {
+			if _, err := f.Seek(off, io.SeekStart); err != nil {
+				t.Fatal(err)
+			}
+			rest, err := io.ReadAll(f)
+			if err != nil || !bytes.Equal(rest, b[off:]) {
+				t.Fatalf("%s: after Seek(%d) read %d bytes (%v), want %d", p, off, len(rest), err, len(b)-int(off))
+			}
+		}
+		if n, err := f.ReadAt(make([]byte, 1), int64(len(b))); n != 0 || err != io.EOF {
+			t.Fatalf("%s: ReadAt at the end: %d, %v; want 0, EOF", p, n, err)
+		}
+		f.Close()
+	}
+
+	chunk := want.chunkPaths()[0]
+	refused := map[string]error{}
+	if w, err := c.Create("/go/text/new.seq"); err == nil {
+		err = w.Close()
+		refused["create"] = err
+	} else {
+		refused["create"] = err
+	}
+	refused["mkdir"] = c.Mkdir("/go/newdir", 0o755)
+	refused["mkdirall"] = c.MkdirAll("/newscope/x", 0o755)
+	refused["remove"] = c.Remove(chunk)
+	refused["rename"] = c.Rename(chunk, chunk+".x")
+	refused["chmod"] = c.Chmod(chunk, 0o777)
+	refused["append"] = func() error {
+		w, err := c.Append(chunk)
+		if err == nil {
+			w.Close()
+		}
+		return err
+	}()
+	for op, err := range refused {
+		if !errors.Is(err, os.ErrPermission) {
+			t.Errorf("%s through the head: %v, want permission denied", op, err)
+		}
+	}
+	if got, err := c.ReadFile(chunk); err != nil || !bytes.Equal(got, want.files[chunk]) {
+		t.Fatalf("%s after the refused writes: %d bytes, %v", chunk, len(got), err)
+	}
+}
