@@ -3,11 +3,13 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path"
 	"slices"
 	"strings"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/sluice-streams/sluice/client"
 	"github.com/sluice-streams/sluice/client/ctlclient"
+	"github.com/sluice-streams/sluice/hdfsgateway/blocks"
 	"github.com/sluice-streams/sluice/internal/proctest"
 	"github.com/sluice-streams/sluice/protocol/api"
 	tier2fs "github.com/sluice-streams/sluice/tier2/fs"
@@ -305,5 +308,123 @@ func TestHeadGoClient(t *testing.T) {
 	}
 	if got, err := c.ReadFile(chunk); err != nil || !bytes.Equal(got, want.files[chunk]) {
 		t.Fatalf("%s after the refused writes: %d bytes, %v", chunk, len(got), err)
+	}
+}
+
+// hdfsCLI runs Debian's hdfs-cli (the `hdfs` command, colinmarc/hdfs's
+// CLI, scripts/test-deps.sh installs it) against the NameNode at rpc and
+// returns its stdout, stderr and exit error.
+func hdfsCLI(t *testing.T, rpc string, args ...string) (stdout, stderr []byte, err error) {
+	t.Helper()
+	bin, lerr := exec.LookPath("hdfs")
+	if lerr != nil {
+		t.Fatalf("Debian's hdfs-cli is not installed (run scripts/test-deps.sh): %v", lerr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	// HADOOP_CONF_DIR empty: no site configuration of this machine applies.
+	cmd.Env = append(os.Environ(), "HADOOP_NAMENODE="+rpc, "HADOOP_USER_NAME=e2e", "HADOOP_CONF_DIR="+t.TempDir())
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	return out.Bytes(), errb.Bytes(), err
+}
+
+// TestHeadHdfsCLI has Debian's hdfs-cli list, cat, get and checksum the
+// standalone's chunks through its HDFS head (byte-identical to tier 2),
+// and checks that put, mkdir, rm, mv and chmod fail with a permission
+// error and change nothing.
+func TestHeadHdfsCLI(t *testing.T) {
+	s := startHeadStandalone(t, false)
+	s.write(t, "cli", "bin", binaryEvents())
+	want := s.tree(t)
+	chunks := want.chunkPaths()
+	run := func(args ...string) []byte {
+		t.Helper()
+		out, errb, err := hdfsCLI(t, s.rpc, args...)
+		if err != nil {
+			t.Fatalf("hdfs %s: %v\nstderr: %s", strings.Join(args, " "), err, errb)
+		}
+		return out
+	}
+
+	if got := strings.Fields(string(run("ls", "/"))); !slices.Equal(got, []string{"cli"}) {
+		t.Fatalf("hdfs ls /: %q", got)
+	}
+	// ls -l of a segment directory: one line per chunk, its mode and size.
+	for _, seg := range want.dirs {
+		if strings.Count(seg, "/") != 3 {
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(string(run("ls", "-l", seg))), "\n")
+		var n int
+		for _, p := range chunks {
+			if path.Dir(p) != seg {
+				continue
+			}
+			line := lines[n]
+			n++
+			f := strings.Fields(line)
+			if len(f) < 4 || f[0] != "-r--r--r--" || f[1] != "sluice" || f[2] != "supergroup" || f[3] != fmt.Sprint(len(want.files[p])) || f[len(f)-1] != path.Base(p) {
+				t.Fatalf("hdfs ls -l %s: %q, want %s of %d bytes, -r--r--r-- sluice supergroup", seg, line, path.Base(p), len(want.files[p]))
+			}
+		}
+		if n != len(lines) {
+			t.Fatalf("hdfs ls -l %s: %d lines, the view has %d chunks:\n%s", seg, len(lines), n, strings.Join(lines, "\n"))
+		}
+	}
+
+	local := t.TempDir()
+	var all []byte
+	for i, p := range chunks {
+		b := want.files[p]
+		all = append(all, b...)
+		if got := run("cat", p); !bytes.Equal(got, b) {
+			t.Fatalf("hdfs cat %s: %d bytes, tier 2 has %d, equal: %v", p, len(got), len(b), bytes.Equal(got, b))
+		}
+		dst := fmt.Sprintf("%s/%d.seq", local, i)
+		run("get", p, dst)
+		if got, err := os.ReadFile(dst); err != nil || !bytes.Equal(got, b) {
+			t.Fatalf("hdfs get %s: %d bytes (%v), tier 2 has %d", p, len(got), err, len(b))
+		}
+		// hdfs checksum prints the MD5 of hadoop fs -checksum's
+		// MD5-of-MD5-of-CRC32C, from the datanode's block checksums.
+		fc, err := blocks.Checksum(bytes.NewReader(b), p, int64(len(b)), blocks.DefaultSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := fc.MD5
+		if got := strings.Fields(string(run("checksum", p))); len(got) != 2 || got[0] != hex.EncodeToString(sum[:]) || got[1] != p {
+			t.Fatalf("hdfs checksum %s: %q, want %x", p, got, sum)
+		}
+	}
+	// cat of several files concatenates them.
+	if got := run(append([]string{"cat"}, chunks...)...); !bytes.Equal(got, all) {
+		t.Fatalf("hdfs cat of every chunk: %d bytes, want %d", len(got), len(all))
+	}
+
+	src := local + "/0.seq"
+	for _, args := range [][]string{
+		{"put", src, "/cli/bin/new.seq"},
+		{"put", src, path.Dir(chunks[0]) + "/new.seq"},
+		{"mkdir", "/cli/newdir"},
+		{"mkdir", "-p", "/newscope/a/b"},
+		{"rm", chunks[0]},
+		{"rm", "-r", "/cli"},
+		{"mv", chunks[0], chunks[0] + ".moved"},
+		{"chmod", "777", chunks[0]},
+		{"touch", "/cli/bin/touched"},
+	} {
+		_, errb, err := hdfsCLI(t, s.rpc, args...)
+		if err == nil || !strings.Contains(strings.ToLower(string(errb)), "permission denied") {
+			t.Errorf("hdfs %s: %v, stderr %q; want a permission denied error", strings.Join(args, " "), err, errb)
+		}
+	}
+	if got := s.tree(t); !slices.Equal(got.dirs, want.dirs) || !slices.Equal(got.chunkPaths(), chunks) {
+		t.Fatalf("the refused writes changed tier 2: %v %v", got.dirs, got.chunkPaths())
+	}
+	if got := run("cat", chunks[0]); !bytes.Equal(got, want.files[chunks[0]]) {
+		t.Fatalf("hdfs cat %s after the refused writes: %d bytes", chunks[0], len(got))
 	}
 }
