@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/sluice-streams/sluice/internal/proctest"
 	"github.com/sluice-streams/sluice/protocol/api"
 	tier2fs "github.com/sluice-streams/sluice/tier2/fs"
+	"github.com/sluice-streams/sluice/tier2/hadooptest"
 	"github.com/sluice-streams/sluice/tier2/view"
 )
 
@@ -426,5 +428,157 @@ func TestHeadHdfsCLI(t *testing.T) {
 	}
 	if got := run("cat", chunks[0]); !bytes.Equal(got, want.files[chunks[0]]) {
 		t.Fatalf("hdfs cat %s after the refused writes: %d bytes", chunks[0], len(got))
+	}
+}
+
+// shellMark ends each command's output in the harness's Shells class.
+const shellMark = "\n@@@ shells exit "
+
+// jvmTimeout bounds one harness JVM: far more than it needs, so only a
+// hang reaches it.
+const jvmTimeout = 3 * time.Minute
+
+// fsShells runs Hadoop's FsShell commands in one JVM of the harness
+// (org.sluice.hadooptest.Shells) and returns each one's stdout and exit
+// status.
+func fsShells(t *testing.T, cmds ...[]string) (outs [][]byte, rcs []int) {
+	t.Helper()
+	var args []string
+	for _, c := range cmds {
+		args = append(append(args, c...), "--end")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), jvmTimeout)
+	defer cancel()
+	cmd := hadooptest.Harness(t).Class("org.sluice.hadooptest.Shells", args...)
+	cmd = exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
+	cmd.Env = append(os.Environ(), "TZ=UTC", "HADOOP_USER_NAME=e2e")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("harness Shells: %v\nstderr:\n%s", err, stderr.Bytes())
+	}
+	b := stdout.Bytes()
+	for len(b) > 0 {
+		i := bytes.Index(b, []byte(shellMark))
+		nl := bytes.IndexByte(b[max(i, 0)+len(shellMark):], '\n')
+		if i < 0 || nl < 0 {
+			t.Fatalf("harness Shells: output without its end mark:\n%s\nstderr:\n%s", b, stderr.Bytes())
+		}
+		rest := b[i+len(shellMark):]
+		rc, err := strconv.Atoi(string(rest[:nl]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, rcs = append(outs, b[:i]), append(rcs, rc)
+		b = rest[nl+1:]
+	}
+	if len(outs) != len(cmds) {
+		t.Fatalf("harness Shells: %d results for %d commands\nstderr:\n%s", len(outs), len(cmds), stderr.Bytes())
+	}
+	return outs, rcs
+}
+
+// TestHDFSGatewayProcess runs `sluice hdfs-gateway` as its own process
+// against a standalone that serves no head: it prints its three
+// addresses, Hadoop's FsShell lists and cats the chunks through it (small
+// blocks, so a chunk is several block reads), a deleted stream leaves its
+// listing once the catalog's TTL has passed, and SIGTERM stops it with
+// exit 0. A controller without tier 2 makes it fail with one clear line.
+func TestHDFSGatewayProcess(t *testing.T) {
+	s := startHeadStandalone(t, true)
+	s.write(t, "gw", "keep", textEvents(2000))
+	s.write(t, "gw", "gone", textEvents(500))
+	want := s.tree(t)
+	chunks := want.chunkPaths()
+
+	g := start(t, "hdfs-gateway", nil, "--controller", s.ctl.BaseURL(), "--log-level", "info", "hdfs-gateway",
+		"--rpc-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--block-size", "16384")
+	rpc := g.Line(t, "hdfs head (rpc) listening on ", waitTimeout)
+	if data := g.Line(t, "hdfs head (data) listening on ", waitTimeout); !strings.HasPrefix(data, "127.0.0.1:") {
+		t.Fatalf("data address %q", data)
+	}
+	web := g.Line(t, "webhdfs listening on ", waitTimeout)
+
+	root := "hdfs://" + rpc
+	cmds := [][]string{{"-ls", "-R", root + "/"}, {"-ls", "webhdfs://" + web + "/gw"}}
+	for _, p := range chunks {
+		cmds = append(cmds, []string{"-cat", root + p})
+	}
+	cmds = append(cmds, []string{"-mkdir", root + "/gw/x"})
+	outs, rcs := fsShells(t, cmds...)
+	for i, rc := range rcs[:len(rcs)-1] {
+		if rc != 0 {
+			t.Fatalf("hadoop fs %s: exit %d", strings.Join(cmds[i], " "), rc)
+		}
+	}
+	if rcs[len(rcs)-1] == 0 {
+		t.Fatalf("hadoop fs -mkdir through the gateway succeeded")
+	}
+	var listed []string
+	for _, line := range strings.Split(strings.TrimSpace(string(outs[0])), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 8 {
+			t.Fatalf("hadoop fs -ls -R: line %q", line)
+		}
+		p := strings.TrimPrefix(f[7], root)
+		listed = append(listed, p)
+		if b, ok := want.files[p]; ok && (f[0] != "-r--r--r--" || f[4] != fmt.Sprint(len(b))) {
+			t.Fatalf("hadoop fs -ls -R: %q, want -r--r--r-- and %d bytes", line, len(b))
+		}
+	}
+	wantListed := append(slices.Clone(want.dirs), chunks...)
+	slices.Sort(wantListed)
+	slices.Sort(listed)
+	if !slices.Equal(listed, wantListed) {
+		t.Fatalf("hadoop fs -ls -R through the gateway:\n%v\nthe view:\n%v", listed, wantListed)
+	}
+	if !strings.Contains(string(outs[1]), "/gw/gone") || !strings.Contains(string(outs[1]), "/gw/keep") {
+		t.Fatalf("hadoop fs -ls webhdfs://%s/gw:\n%s", web, outs[1])
+	}
+	for i, p := range chunks {
+		if got := outs[2+i]; !bytes.Equal(got, want.files[p]) {
+			t.Fatalf("hadoop fs -cat %s: %d bytes, tier 2 has %d", p, len(got), len(want.files[p]))
+		}
+	}
+
+	// A deleted stream leaves the listing once the catalog is refreshed
+	// (its TTL is 1 s); the other stays.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.ctl.SealStream(ctx, "gw", "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ctl.DeleteStream(ctx, "gw", "gone"); err != nil {
+		t.Fatal(err)
+	}
+	c := hdfsClient(t, rpc)
+	waitFor(t, "the deleted stream to leave the gateway's listing", waitTimeout, func() (bool, string) {
+		fis, err := c.ReadDir("/gw")
+		if err != nil {
+			return false, err.Error()
+		}
+		var names []string
+		for _, fi := range fis {
+			names = append(names, fi.Name())
+		}
+		return slices.Equal(names, []string{"keep"}), fmt.Sprint(names)
+	})
+	if _, err := c.Stat("/gw/gone"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("stat of the deleted stream: %v, want not found", err)
+	}
+
+	g.Stop(t, waitTimeout)
+
+	// A controller without tier 2: one clear line, a non-zero exit.
+	bare := start(t, "standalone without tier 2", nil, "standalone", "--data", t.TempDir(),
+		"--controller-addr", "127.0.0.1:0", "--node-addr", "127.0.0.1:0", "--tier2", "none", "--no-hdfs-head")
+	url := "http://" + bare.Line(t, "controller listening on ", waitTimeout)
+	cmd := exec.Command(sluiceBin, "--controller", url, "hdfs-gateway", "--rpc-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if err == nil || len(lines) != 1 || !strings.Contains(lines[0], "has no tier 2") || stdout.Len() != 0 {
+		t.Fatalf("hdfs-gateway against a controller without tier 2: %v\nstdout: %s\nstderr: %s\nwant a non-zero exit and one line saying it has no tier 2", err, stdout.Bytes(), stderr.Bytes())
 	}
 }
