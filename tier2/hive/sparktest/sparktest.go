@@ -34,6 +34,9 @@ type Request struct {
 	Statements    []string                `json:"statements"`
 	Queries       map[string]string       `json:"queries"`
 	SequenceFiles map[string]SequenceFile `json:"sequencefiles"`
+	// ClassPath is jars put on the driver's class path before Spark's
+	// own (spark.driver.extraClassPath): local mode runs every task there.
+	ClassPath []string `json:"classpath"`
 }
 
 // SequenceFile is a read of LongWritable/BytesWritable SequenceFiles with
