@@ -65,7 +65,8 @@ func writeStream(t *testing.T, ctl *ctlclient.Client, scope, stream string, evs 
 
 // TestHeadInSpark reads a real standalone's streams through its HDFS
 // head in one Spark session: SequenceFileInputFormat over
-// hdfs://HEAD/SCOPE/STREAM and webhdfs://HEAD/SCOPE/STREAM (recursive),
+// hdfs://HEAD/SCOPE/STREAM and webhdfs://HEAD/SCOPE/STREAM (recursive;
+// counted in Java, and every record collected through PySpark),
 // and the DDL of `sluice hive ddl --location hdfs://HEAD` (and
 // webhdfs://HEAD) in Spark SQL with Hive support, for the text and binary
 // formats: counts and groups as written, binary events byte for byte.
@@ -121,6 +122,7 @@ func TestHeadInSpark(t *testing.T) {
 		queries[via+"-access"] = "SELECT host, count(*), sum(status), count(DISTINCT path) FROM " + via + "_access GROUP BY host ORDER BY host"
 		queries[via+"-access-segments"] = "SELECT count(DISTINCT segment) FROM " + via + "_access"
 		seqs["seq-"+via+"-frames"] = sparktest.SequenceFile{Path: head + "/iot/frames", Conf: recursive}
+		seqs["rec-"+via+"-frames"] = sparktest.SequenceFile{Path: head + "/iot/frames", Conf: recursive, Records: true}
 		seqs["seq-"+via+"-access"] = sparktest.SequenceFile{Path: head + "/logs/access", Conf: recursive}
 	}
 	t.Logf("DDL through the head:\n%s", strings.Join(stmts, ";\n"))
@@ -138,6 +140,24 @@ func TestHeadInSpark(t *testing.T) {
 			if got, want := fmt.Sprint(seqResult(res, via, name)), fmt.Sprintf("[[%d]]", n); got != want {
 				t.Errorf("SequenceFileInputFormat over %s/%s: %s records, want %s", heads[via], name, got, want)
 			}
+		}
+		// Every record once: values the events written, keys distinct
+		// offsets per segment (two segments: each offset at most twice).
+		var vals [][]byte
+		keys := map[float64]int{}
+		for _, row := range res["rec-"+via+"-frames"] {
+			b, ok := row[1].([]byte)
+			k, kok := row[0].(float64)
+			if len(row) != 2 || !ok || !kok {
+				t.Fatalf("newAPIHadoopFile over %s/iot/frames: row %v, want [key, bytes]", heads[via], row)
+			}
+			vals = append(vals, b)
+			if keys[k]++; keys[k] > 2 {
+				t.Fatalf("newAPIHadoopFile over %s/iot/frames: key %v in more than two records", heads[via], k)
+			}
+		}
+		if !slices.Equal(hexes(vals), want) {
+			t.Errorf("newAPIHadoopFile over %s/iot/frames: %d records, %d events written, or not byte for byte", heads[via], len(vals), len(frames))
 		}
 		// (b, c) The DDL in Spark SQL: binary byte for byte, text's groups.
 		var got [][]byte
