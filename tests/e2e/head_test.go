@@ -68,7 +68,7 @@ func (s *headStandalone) write(t *testing.T, scope, stream string, evs [][]byte)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := s.ctl.CreateScope(ctx, scope); err != nil && !strings.Contains(err.Error(), "exist") {
+	if err := s.ctl.CreateScope(ctx, scope); err != nil && !errors.Is(err, ctlclient.ErrExists) {
 		t.Fatal(err)
 	}
 	if _, err := s.ctl.CreateStream(ctx, api.StreamConfig{ScopeName: scope, StreamName: stream,
