@@ -51,6 +51,7 @@ need_pkg zookeeper            /usr/share/java/zookeeper.jar  # cluster: ZooKeepe
 need_pkg default-jre-headless java                           # runs ZooKeeper and the Hadoop harness
 need_pkg default-jdk-headless javac                          # make harness: compiles tier2/hadooptest/harness
 need_pkg maven                mvn                            # make harness: fetches Hadoop (hadoop-client-minicluster)
+need_pkg hdfs-cli             hdfs                           # tests/e2e: Debian's HDFS client (colinmarc/hdfs's CLI) reads through the HDFS head
 need_pkg curl                 curl                           # tests/docs: the README's walkthrough calls the REST API
 need_pkg python3              python3                        # hdfsgateway/webhdfs: a Python WebHDFS client (urllib)
 # make spark (part of make test): scripts/spark-deps.sh makes a venv for PySpark.
@@ -58,7 +59,6 @@ py_stdlib=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])
 need_pkg python3-venv         "$py_stdlib/ensurepip/__init__.py" # the venv module's pip bootstrap
 #
 # Needed as the parts that use them land:
-# need_pkg hdfs-cli             hdfs                           # tier2/hdfs, hdfsgateway: an independent HDFS client
 # need_pkg libnfs-utils         nfs-ls                         # nfsexport: NFS client
 # need_pkg kcat                 kcat                           # kafka head: Kafka client
 

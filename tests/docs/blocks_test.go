@@ -120,6 +120,9 @@ func runFile(t *testing.T, file string, blocks []block) {
 	env := append(os.Environ(),
 		"PATH="+filepath.Dir(sluiceBin)+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"SLUICE_CONTROLLER="+ctl,
+		// The HDFS head's addresses, for blocks that read through it.
+		"SLUICE_HDFS="+sa.Line(t, "hdfs head (rpc) listening on ", time.Minute),
+		"SLUICE_WEBHDFS="+sa.Line(t, "webhdfs listening on ", time.Minute),
 	)
 	for _, b := range blocks {
 		t.Run(fmt.Sprintf("%s:%d", file, b.line), func(t *testing.T) {

@@ -18,8 +18,9 @@
 // named FILE:LINE (the line of the opening fence), with `bash -euo
 // pipefail` in a temporary directory shared by the file's blocks, with a
 // timeout per block. There, `sluice` on PATH and `bin/sluice` are the
-// built binary and SLUICE_CONTROLLER is the standalone's REST API, so a
-// later block of a file may use what an earlier one created. A block that
+// built binary, SLUICE_CONTROLLER is the standalone's REST API and
+// SLUICE_HDFS and SLUICE_WEBHDFS its HDFS head's NameNode RPC and WebHDFS
+// addresses (HOST:PORT), so a later block of a file may use what an earlier one created. A block that
 // fails reports its file:line, its text and its output.
 //
 // A block that cannot run here is marked by an HTML comment on the line

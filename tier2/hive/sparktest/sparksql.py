@@ -3,12 +3,14 @@
 Usage: python sparksql.py REQUEST.json RESULT.json WORKDIR
 
 REQUEST.json: {"statements": ["CREATE ...", ...], "queries": {"name": "SELECT ...", ...},
-               "sequencefiles": {"name": {"path": "...", "conf": {"key": "value"}}, ...}}
+               "sequencefiles": {"name": {"path": "...", "conf": {"key": "value"}, "records": false}, ...},
+               "classpath": ["JAR", ...]}
 The statements run in order, then the queries, then the sequencefiles reads
 (Hadoop's SequenceFileInputFormat over path, a directory or a glob, with
 conf set on the job); RESULT.json is {"name": [[cell, ...], ...], ...}, a
 BINARY cell as {"hex": "..."}, a sequencefiles read as [[records]] or
-[["error", "<the Java exception>"]]; "_timings" holds [[step, seconds], ...].
+[["error", "<the Java exception>"]] (with "records": true, [[key, {"hex": value}], ...]); classpath's jars go on the driver's class
+path (spark.driver.extraClassPath) before Spark's own; "_timings" holds [[step, seconds], ...].
 The metastore is an in-memory Derby database; WORKDIR holds the warehouse
 and Derby's log, and nothing else is written outside it. Any error exits non-zero with Spark's message on stderr.
 """
@@ -27,6 +29,18 @@ def cell(v):
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
     return str(v)
+
+
+def read_records(spark, path, conf):
+    """Every record as [key, value], through PySpark's newAPIHadoopFile."""
+    rdd = spark.sparkContext.newAPIHadoopFile(
+        path,
+        "org.apache.hadoop.mapreduce.lib.input.SequenceFileInputFormat",
+        "org.apache.hadoop.io.LongWritable",
+        "org.apache.hadoop.io.BytesWritable",
+        conf=conf,
+    )
+    return [[k, cell(v)] for k, v in rdd.collect()]
 
 
 def read_sequencefiles(spark, path, conf):
@@ -58,8 +72,11 @@ def main():
         request = json.load(f)
     work = os.path.abspath(work)
     start = time.monotonic()
+    builder = SparkSession.builder
+    if request.get("classpath"):
+        builder = builder.config("spark.driver.extraClassPath", os.pathsep.join(request["classpath"]))
     spark = (
-        SparkSession.builder.master("local[2]")
+        builder.master("local[2]")
         .appName("sluice-hive-test")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.host", "127.0.0.1")
@@ -90,7 +107,8 @@ def main():
             timings.append([name, time.monotonic() - start])
         for name, read in (request.get("sequencefiles") or {}).items():
             start = time.monotonic()
-            result[name] = read_sequencefiles(spark, read["path"], read.get("conf") or {})
+            read_fn = read_records if read.get("records") else read_sequencefiles
+            result[name] = read_fn(spark, read["path"], read.get("conf") or {})
             timings.append([name, time.monotonic() - start])
     finally:
         spark.stop()

@@ -34,15 +34,20 @@ type Request struct {
 	Statements    []string                `json:"statements"`
 	Queries       map[string]string       `json:"queries"`
 	SequenceFiles map[string]SequenceFile `json:"sequencefiles"`
+	// ClassPath is jars put on the driver's class path before Spark's
+	// own (spark.driver.extraClassPath): local mode runs every task there.
+	ClassPath []string `json:"classpath"`
 }
 
 // SequenceFile is a read of LongWritable/BytesWritable SequenceFiles with
 // Hadoop's own SequenceFileInputFormat (the mapreduce API) in Spark, as
 // jobs that skip Hive read tier 2. Its result is [[records]], or
-// [["error", the Java exception]] when the job fails.
+// [["error", the Java exception]] when the job fails; with Records, one
+// row [key, value] per record instead (PySpark's newAPIHadoopFile).
 type SequenceFile struct {
-	Path string            `json:"path"` // a directory or a glob
-	Conf map[string]string `json:"conf"` // set on the job
+	Path    string            `json:"path"`    // a directory or a glob
+	Conf    map[string]string `json:"conf"`    // set on the job
+	Records bool              `json:"records"` // every record, not their count
 }
 
 // Result holds each query's rows by name. A cell is nil (NULL), bool,
