@@ -19,11 +19,10 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
-	"github.com/sluice-streams/sluice/client"
+	"github.com/sluice-streams/sluice/client/clienttest"
 	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/hdfsgateway/blocks"
 	"github.com/sluice-streams/sluice/internal/proctest"
-	"github.com/sluice-streams/sluice/protocol/api"
 	tier2fs "github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/hadooptest"
 	"github.com/sluice-streams/sluice/tier2/view"
@@ -66,39 +65,7 @@ func startHeadStandalone(t *testing.T, noHead bool) *headStandalone {
 // every byte is in tier 2.
 func (s *headStandalone) write(t *testing.T, scope, stream string, evs [][]byte) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := s.ctl.CreateScope(ctx, scope); err != nil && !errors.Is(err, ctlclient.ErrExists) {
-		t.Fatal(err)
-	}
-	if _, err := s.ctl.CreateStream(ctx, api.StreamConfig{ScopeName: scope, StreamName: stream,
-		ScalingPolicy: api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: 2}}); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := client.New(ctx, s.ctl.BaseURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	w, err := cl.NewWriter(ctx, scope, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, ev := range evs {
-		if _, err := w.Write(ctx, fmt.Sprint("key", i%7), ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "every byte of "+scope+"/"+stream+" in tier 2", waitTimeout, func() (bool, string) {
-		st, err := s.ctl.StreamTier(ctx, scope, stream)
-		if err != nil {
-			return false, err.Error()
-		}
-		return st.UntieredBytes == 0 && st.TieredBytes > 0, fmt.Sprintf("%d tiered, %d waiting", st.TieredBytes, st.UntieredBytes)
-	})
+	clienttest.WriteTiered(t, s.ctl, scope, stream, 2, evs, waitTimeout)
 }
 
 // tree is what the head must serve: tier2/view over the same directory

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/client"
+	"github.com/sluice-streams/sluice/client/clienttest"
 	"github.com/sluice-streams/sluice/client/ctlclient"
-	"github.com/sluice-streams/sluice/protocol/api"
 	"github.com/sluice-streams/sluice/tier2/hadooptest"
 )
 
@@ -40,40 +40,19 @@ func TestTier2EndToEnd(t *testing.T) {
 			ctl := ctlclient.NewClient("http://" + p.Line(t, "controller listening on ", waitTimeout))
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			if err := ctl.CreateScope(ctx, "t2"); err != nil {
-				t.Fatal(err)
+			want := map[string]bool{}
+			var evs [][]byte
+			for i := range 3000 {
+				ev := fmt.Sprintf("event-%05d-%s", i, strings.Repeat("x", i%100))
+				want[ev] = true
+				evs = append(evs, []byte(ev))
 			}
-			if _, err := ctl.CreateStream(ctx, api.StreamConfig{ScopeName: "t2", StreamName: "events",
-				ScalingPolicy: api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: 2}}); err != nil {
-				t.Fatal(err)
-			}
+			clienttest.WriteTiered(t, ctl, "t2", "events", 2, evs, waitTimeout)
 			cl, err := client.New(ctx, ctl.BaseURL())
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer cl.Close()
-			w, err := cl.NewWriter(ctx, "t2", "events")
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := map[string]bool{}
-			for i := range 3000 {
-				ev := fmt.Sprintf("event-%05d-%s", i, strings.Repeat("x", i%100))
-				want[ev] = true
-				if _, err := w.Write(ctx, fmt.Sprint("key", i%7), []byte(ev)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := w.Close(ctx); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, "every byte in tier 2", waitTimeout, func() (bool, string) {
-				st, err := ctl.StreamTier(ctx, "t2", "events")
-				if err != nil {
-					return false, err.Error()
-				}
-				return st.UntieredBytes == 0 && st.TieredBytes > 0, fmt.Sprintf("%d tiered, %d waiting", st.TieredBytes, st.UntieredBytes)
-			})
 
 			// Read back through the node: from tier 2 (the cache holds nothing).
 			r, err := cl.NewReader(ctx, "t2", "events")

@@ -4,7 +4,6 @@ package hive_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -13,10 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-streams/sluice/client"
+	"github.com/sluice-streams/sluice/client/clienttest"
 	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/internal/proctest"
-	"github.com/sluice-streams/sluice/protocol/api"
 	"github.com/sluice-streams/sluice/tier2/hadooptest"
 	"github.com/sluice-streams/sluice/tier2/hive/sparktest"
 )
@@ -28,39 +26,7 @@ const waitTimeout = 2 * time.Minute
 // ctl, writes evs and waits until every byte is in tier 2.
 func writeStream(t *testing.T, ctl *ctlclient.Client, scope, stream string, evs [][]byte) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	if err := ctl.CreateScope(ctx, scope); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ctl.CreateStream(ctx, api.StreamConfig{ScopeName: scope, StreamName: stream,
-		ScalingPolicy: api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: 2}}); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := client.New(ctx, ctl.BaseURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	w, err := cl.NewWriter(ctx, scope, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, ev := range evs {
-		if _, err := w.Write(ctx, fmt.Sprint("k", i%5), ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	proctest.WaitFor(t, "every byte of "+scope+"/"+stream+" in tier 2", waitTimeout, func() (bool, string) {
-		st, err := ctl.StreamTier(ctx, scope, stream)
-		if err != nil {
-			return false, err.Error()
-		}
-		return st.UntieredBytes == 0 && st.TieredBytes > 0, fmt.Sprintf("%d tiered, %d waiting", st.TieredBytes, st.UntieredBytes)
-	})
+	clienttest.WriteTiered(t, ctl, scope, stream, 2, evs, waitTimeout)
 }
 
 // TestHeadInSpark reads a real standalone's streams through its HDFS
