@@ -1,0 +1,331 @@
+package headbench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sluice-streams/sluice/hdfsgateway/blocks"
+	"github.com/sluice-streams/sluice/hdfsgateway/datanode"
+	"github.com/sluice-streams/sluice/hdfsgateway/namenode"
+	"github.com/sluice-streams/sluice/hdfsgateway/webhdfs"
+	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/fs"
+	"github.com/sluice-streams/sluice/tier2/hadooptest"
+	"github.com/sluice-streams/sluice/tier2/seqfile"
+	"github.com/sluice-streams/sluice/tier2/view"
+)
+
+// Shape of a run; SLUICE_HEADBENCH_FILES, _MIB and _ROUNDS override them.
+const (
+	defaultFiles  = 4
+	defaultMiB    = 64
+	defaultRounds = 5
+	// readBuf is the size of every read, Go's and Java's.
+	readBuf = 1 << 20
+	// eventSize is the size of the chunks' events.
+	eventSize = 256 << 10
+	// jvmTimeout bounds one harness JVM: far more than it needs, so only
+	// a hang reaches it.
+	jvmTimeout = 15 * time.Minute
+)
+
+// jvmFlags run the reading JVM with its full compiler, as a Hadoop job's
+// JVM runs (the harness's defaults stop at C1 to start quickly).
+var jvmFlags = []string{"-Xmx1g", "-XX:+UseParallelGC", "-Djava.net.preferIPv4Stack=true"}
+
+func envInt(b *testing.B, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a positive integer", name, s)
+	}
+	return n
+}
+
+// catalog names the benchmark's one scope and stream.
+type catalog struct{}
+
+func (catalog) Scopes(context.Context) ([]string, error) { return []string{"bench"}, nil }
+
+func (catalog) Streams(_ context.Context, scope string) ([]string, error) {
+	if scope != "bench" {
+		return nil, view.ErrNotExist
+	}
+	return []string{"s"}, nil
+}
+
+// BenchmarkHeadRead reads the same files through the head (hdfs:// and
+// webhdfs://), from the disk (Go, and Hadoop's client with file://) and
+// from a MiniDFSCluster (hdfs://), in the same minutes. The whole run is
+// one op: run it with -benchtime 1x.
+func BenchmarkHeadRead(b *testing.B) {
+	nfiles := envInt(b, "SLUICE_HEADBENCH_FILES", defaultFiles)
+	mib := envInt(b, "SLUICE_HEADBENCH_MIB", defaultMiB)
+	rounds := envInt(b, "SLUICE_HEADBENCH_ROUNDS", defaultRounds)
+	r := hadooptest.Harness(b)
+	b.Logf("load before: %s", loadavg())
+
+	dir := b.TempDir()
+	st, err := fs.New(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	var paths []string // in the tree
+	var total int64
+	for i := range nfiles {
+		p := tier2.ChunkPath("bench", "s", 0, int64(i)<<32)
+		total += writeChunk(b, st, p, int64(i)<<32, mib<<20)
+		paths = append(paths, p)
+	}
+	local := make([]string, len(paths))
+	for i, p := range paths {
+		local[i] = filepath.Join(dir, filepath.FromSlash(p))
+	}
+
+	v := view.New(st, catalog{}, view.Options{CatalogTTL: -1})
+	rpcAddr, webAddr := startHead(b, v)
+	nn := hadooptest.StartHDFS(b)
+	putHDFS(b, r, nn, local)
+
+	uris := func(prefix string, ps []string) string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, prefix+p)
+		}
+		return strings.Join(out, ",")
+	}
+	var hdfsPaths []string
+	for _, p := range local {
+		hdfsPaths = append(hdfsPaths, "/bench/"+filepath.Base(p))
+	}
+	sources := []string{
+		"head-hdfs=" + uris("hdfs://"+rpcAddr+"/", paths),
+		"head-webhdfs=" + uris("webhdfs://"+webAddr+"/", paths),
+		"java-file=" + uris("file://", local),
+		"minidfs=" + uris("hdfs://"+nn, hdfsPaths),
+	}
+
+	b.ResetTimer()
+	res := map[string][]float64{}
+	res["go-disk"] = goReads(b, local, total, rounds)
+	for label, mbs := range javaReads(b, r, rounds, total, sources) {
+		res[label] = mbs
+	}
+	res["go-disk"] = append(res["go-disk"], goReads(b, local, total, rounds)...)
+	b.StopTimer()
+	b.Logf("load after: %s", loadavg())
+
+	b.Logf("%d files, %d bytes in all, %d rounds (after a warm-up), %d KiB reads; MB/s min / median / max:", nfiles, total, rounds, readBuf>>10)
+	med := map[string]float64{}
+	for _, label := range []string{"go-disk", "java-file", "minidfs", "head-hdfs", "head-webhdfs"} {
+		s := res[label]
+		slices.Sort(s)
+		med[label] = s[len(s)/2]
+		b.Logf("  %-13s %6.0f / %6.0f / %6.0f  (%d rounds)", label, s[0], med[label], s[len(s)-1], len(s))
+		b.ReportMetric(med[label], label+"-MB/s")
+	}
+	for _, h := range []string{"head-hdfs", "head-webhdfs"} {
+		b.Logf("  %s / java-file = %.2f, / minidfs = %.2f, / go-disk = %.2f", h, med[h]/med["java-file"], med[h]/med["minidfs"], med[h]/med["go-disk"])
+		b.ReportMetric(med[h]/med["java-file"], h+"/file")
+		b.ReportMetric(med[h]/med["minidfs"], h+"/minidfs")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// writeChunk writes a chunk of about size bytes of events (random bytes,
+// eventSize each) at p and returns its size.
+func writeChunk(b *testing.B, st tier2.Storage, p string, first int64, size int) int64 {
+	w, err := st.Create(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sw, err := seqfile.NewWriter(w, seqfile.WriterOptions{KeyClass: seqfile.LongWritable, ValueClass: seqfile.BytesWritable})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.NewChaCha8([32]byte{byte(first >> 32)})
+	ev := make([]byte, eventSize)
+	off := first
+	for range size / eventSize {
+		rng.Read(ev)
+		if err := sw.AppendEvent(off, ev); err != nil {
+			b.Fatal(err)
+		}
+		off += int64(len(ev)) + 8
+	}
+	if err := sw.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	fi, err := st.Stat(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fi.Size
+}
+
+// startHead serves v as the gateway role does: namenode, datanode and
+// webhdfs on 127.0.0.1, free ports, closed when b ends. It returns the
+// RPC and HTTP addresses.
+func startHead(b *testing.B, v *view.View) (rpcAddr, webAddr string) {
+	var ls [3]net.Listener
+	for i := range ls {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		ls[i] = l
+	}
+	dataAddr := ls[1].Addr().String()
+	rpc := namenode.New(v, namenode.Config{DataAddr: func() string { return dataAddr }, BlockSize: blocks.DefaultSize})
+	data := datanode.New(v, datanode.Config{BlockSize: blocks.DefaultSize})
+	web := &http.Server{Handler: webhdfs.NewHandler(v, webhdfs.Config{BlockSize: blocks.DefaultSize})}
+	errs := make(chan error, 3)
+	go func() { errs <- rpc.Serve(ls[0]) }()
+	go func() { errs <- data.Serve(ls[1]) }()
+	go func() { errs <- web.Serve(ls[2]) }()
+	b.Cleanup(func() {
+		web.Close()
+		rpc.Close()
+		data.Close()
+		for range 3 {
+			if err := <-errs; err != nil && !errors.Is(err, namenode.ErrClosed) && !errors.Is(err, datanode.ErrClosed) && !errors.Is(err, http.ErrServerClosed) {
+				b.Errorf("head server: %v", err)
+			}
+		}
+	})
+	return ls[0].Addr().String(), ls[2].Addr().String()
+}
+
+// run runs cmd, killed after jvmTimeout, and returns its stdout.
+func run(b *testing.B, cmd *exec.Cmd) []byte {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	timer := time.AfterFunc(jvmTimeout, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	timer.Stop()
+	if err != nil {
+		b.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", cmd.Args[len(jvmFlags)+3], err, stdout.Bytes(), stderr.Bytes())
+	}
+	return stdout.Bytes()
+}
+
+// putHDFS copies the local files into /bench of the MiniDFSCluster at nn
+// with FsShell, in one JVM.
+func putHDFS(b *testing.B, r *hadooptest.Runner, nn string, local []string) {
+	args := []string{"-mkdir", "-p", "hdfs://" + nn + "/bench", "--", "-put"}
+	args = append(append(args, local...), "hdfs://"+nn+"/bench/")
+	out := run(b, r.Class("org.sluice.hadooptest.Batch", args...))
+	if n := bytes.Count(out, []byte("=== EXIT 0")); n != 2 {
+		b.Fatalf("putting the files into HDFS:\n%s", out)
+	}
+}
+
+// javaReads runs the harness's SeqRead over sources and returns each
+// label's MB/s per round, checking that every round read total bytes.
+func javaReads(b *testing.B, r *hadooptest.Runner, rounds int, total int64, sources []string) map[string][]float64 {
+	args := append(slices.Clone(jvmFlags), "-cp", r.Classpath, "org.sluice.hadooptest.SeqRead", strconv.Itoa(rounds), strconv.Itoa(readBuf))
+	out := run(b, exec.Command(r.Java, append(args, sources...)...))
+	res := map[string][]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		// READ round label bytes nanos
+		f := strings.Fields(sc.Text())
+		if len(f) != 5 || f[0] != "READ" {
+			continue
+		}
+		n, err1 := strconv.ParseInt(f[3], 10, 64)
+		ns, err2 := strconv.ParseInt(f[4], 10, 64)
+		if err1 != nil || err2 != nil || ns <= 0 {
+			b.Fatalf("SeqRead printed %q", sc.Text())
+		}
+		if n != total {
+			b.Fatalf("round %s: %s read %d bytes, want %d", f[1], f[2], n, total)
+		}
+		res[f[2]] = append(res[f[2]], mbps(n, time.Duration(ns)))
+	}
+	for _, s := range sources {
+		label, _, _ := strings.Cut(s, "=")
+		if len(res[label]) != rounds {
+			b.Fatalf("SeqRead gave %d rounds of %s, want %d:\n%s", len(res[label]), label, rounds, out)
+		}
+	}
+	return res
+}
+
+// goReads reads the files whole with readBuf reads, rounds times after
+// one untimed round, and returns MB/s per round.
+func goReads(b *testing.B, local []string, total int64, rounds int) []float64 {
+	buf := make([]byte, readBuf)
+	var out []float64
+	for round := 0; round <= rounds; round++ {
+		start := time.Now()
+		var n int64
+		for _, p := range local {
+			f, err := os.Open(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for {
+				k, err := f.Read(buf)
+				n += int64(k)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			f.Close()
+		}
+		d := time.Since(start)
+		if n != total {
+			b.Fatalf("Go read %d bytes, want %d", n, total)
+		}
+		if round > 0 {
+			out = append(out, mbps(n, d))
+		}
+	}
+	return out
+}
+
+func mbps(n int64, d time.Duration) float64 { return float64(n) / 1e6 / d.Seconds() }
+
+// loadavg is the machine's load (/proc/loadavg's first three fields).
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return fmt.Sprintf("unknown (%v)", err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return string(b)
+	}
+	return strings.Join(f[:3], " ")
+}
