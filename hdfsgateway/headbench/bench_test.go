@@ -81,6 +81,7 @@ func BenchmarkHeadRead(b *testing.B) {
 	nfiles := envInt(b, "SLUICE_HEADBENCH_FILES", defaultFiles)
 	mib := envInt(b, "SLUICE_HEADBENCH_MIB", defaultMiB)
 	rounds := envInt(b, "SLUICE_HEADBENCH_ROUNDS", defaultRounds)
+	packet := envInt(b, "SLUICE_HEADBENCH_PACKET", datanode.DefaultPacketSize)
 	r := hadooptest.Harness(b)
 	b.Logf("load before: %s", loadavg())
 
@@ -103,7 +104,7 @@ func BenchmarkHeadRead(b *testing.B) {
 	}
 
 	v := view.New(st, catalog{}, view.Options{CatalogTTL: -1})
-	rpcAddr, webAddr := startHead(b, v)
+	rpcAddr, webAddr := startHead(b, v, packet)
 	nn := hadooptest.StartHDFS(b)
 	putHDFS(b, r, nn, local)
 
@@ -128,22 +129,37 @@ func BenchmarkHeadRead(b *testing.B) {
 	b.ResetTimer()
 	res := map[string][]float64{}
 	res["go-disk"] = goReads(b, local, total, rounds)
-	for label, mbs := range javaReads(b, r, rounds, total, sources) {
-		res[label] = mbs
-	}
+	cpu0 := selfCPU(b)
+	jres, jvmCPU := javaReads(b, r, rounds, total, sources)
+	headCPU := selfCPU(b) - cpu0
 	res["go-disk"] = append(res["go-disk"], goReads(b, local, total, rounds)...)
 	b.StopTimer()
 	b.Logf("load after: %s", loadavg())
+	clientCPU := map[string]float64{}
+	for label, rs := range jres {
+		var cpu time.Duration
+		for _, r := range rs {
+			res[label] = append(res[label], r.mbps)
+			cpu += r.cpu
+		}
+		clientCPU[label] = cpu.Seconds() / (float64(total) * float64(len(rs)) / 1e9)
+	}
 
-	b.Logf("%d files, %d bytes in all, %d rounds (after a warm-up), %d KiB reads; MB/s min / median / max:", nfiles, total, rounds, readBuf>>10)
+	b.Logf("%d files, %d bytes in all, %d rounds (after a warm-up), %d KiB reads, head packets of %d KiB; MB/s min / median / max, the reading thread's CPU s/GB:", nfiles, total, rounds, readBuf>>10, packet>>10)
 	med := map[string]float64{}
 	for _, label := range []string{"go-disk", "java-file", "minidfs", "head-hdfs", "head-webhdfs"} {
 		s := res[label]
 		slices.Sort(s)
 		med[label] = s[len(s)/2]
-		b.Logf("  %-13s %6.0f / %6.0f / %6.0f  (%d rounds)", label, s[0], med[label], s[len(s)-1], len(s))
+		cpu := "-"
+		if c, ok := clientCPU[label]; ok {
+			cpu = fmt.Sprintf("%.2f", c)
+		}
+		b.Logf("  %-13s %6.0f / %6.0f / %6.0f  (%d rounds)  client CPU %s s/GB", label, s[0], med[label], s[len(s)-1], len(s), cpu)
 		b.ReportMetric(med[label], label+"-MB/s")
 	}
+	served := float64(total) * float64(2*(rounds+1)) / 1e9 // head-hdfs and head-webhdfs, warm-up included
+	b.Logf("  the head's process (both protocols, warm-up included): %.1f s CPU for %.2f GB = %.2f s/GB; the reading JVM: %.1f s CPU", headCPU.Seconds(), served, headCPU.Seconds()/served, jvmCPU.Seconds())
 	for _, h := range []string{"head-hdfs", "head-webhdfs"} {
 		b.Logf("  %s / java-file = %.2f, / minidfs = %.2f, / go-disk = %.2f", h, med[h]/med["java-file"], med[h]/med["minidfs"], med[h]/med["go-disk"])
 		b.ReportMetric(med[h]/med["java-file"], h+"/file")
@@ -189,7 +205,7 @@ func writeChunk(b *testing.B, st tier2.Storage, p string, first int64, size int)
 // startHead serves v as the gateway role does: namenode, datanode and
 // webhdfs on 127.0.0.1, free ports, closed when b ends. It returns the
 // RPC and HTTP addresses.
-func startHead(b *testing.B, v *view.View) (rpcAddr, webAddr string) {
+func startHead(b *testing.B, v *view.View, packet int) (rpcAddr, webAddr string) {
 	var ls [3]net.Listener
 	for i := range ls {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -200,7 +216,7 @@ func startHead(b *testing.B, v *view.View) (rpcAddr, webAddr string) {
 	}
 	dataAddr := ls[1].Addr().String()
 	rpc := namenode.New(v, namenode.Config{DataAddr: func() string { return dataAddr }, BlockSize: blocks.DefaultSize})
-	data := datanode.New(v, datanode.Config{BlockSize: blocks.DefaultSize})
+	data := datanode.New(v, datanode.Config{BlockSize: blocks.DefaultSize, PacketSize: packet})
 	web := &http.Server{Handler: webhdfs.NewHandler(v, webhdfs.Config{BlockSize: blocks.DefaultSize})}
 	errs := make(chan error, 3)
 	go func() { errs <- rpc.Serve(ls[0]) }()
@@ -221,6 +237,12 @@ func startHead(b *testing.B, v *view.View) (rpcAddr, webAddr string) {
 
 // run runs cmd, killed after jvmTimeout, and returns its stdout.
 func run(b *testing.B, cmd *exec.Cmd) []byte {
+	out, _ := runCPU(b, cmd)
+	return out
+}
+
+// runCPU is run returning the process's CPU time too.
+func runCPU(b *testing.B, cmd *exec.Cmd) ([]byte, time.Duration) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -231,9 +253,24 @@ func run(b *testing.B, cmd *exec.Cmd) []byte {
 	err := cmd.Wait()
 	timer.Stop()
 	if err != nil {
-		b.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", cmd.Args[len(jvmFlags)+3], err, stdout.Bytes(), stderr.Bytes())
+		b.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", cmd.Args, err, stdout.Bytes(), stderr.Bytes())
 	}
-	return stdout.Bytes()
+	return stdout.Bytes(), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
+
+// selfCPU is this process's CPU time so far.
+func selfCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// roundResult is one source's round in the JVM.
+type roundResult struct {
+	mbps float64
+	cpu  time.Duration // the reading thread's
 }
 
 // putHDFS copies the local files into /bench of the MiniDFSCluster at nn
@@ -248,27 +285,29 @@ func putHDFS(b *testing.B, r *hadooptest.Runner, nn string, local []string) {
 }
 
 // javaReads runs the harness's SeqRead over sources and returns each
-// label's MB/s per round, checking that every round read total bytes.
-func javaReads(b *testing.B, r *hadooptest.Runner, rounds int, total int64, sources []string) map[string][]float64 {
+// label's rounds, checking that every round read total bytes, and the
+// JVM's CPU time.
+func javaReads(b *testing.B, r *hadooptest.Runner, rounds int, total int64, sources []string) (map[string][]roundResult, time.Duration) {
 	args := append(slices.Clone(jvmFlags), "-cp", r.Classpath, "org.sluice.hadooptest.SeqRead", strconv.Itoa(rounds), strconv.Itoa(readBuf))
-	out := run(b, exec.Command(r.Java, append(args, sources...)...))
-	res := map[string][]float64{}
+	out, cpu := runCPU(b, exec.Command(r.Java, append(args, sources...)...))
+	res := map[string][]roundResult{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
-		// READ round label bytes nanos
+		// READ round label bytes nanos cpunanos
 		f := strings.Fields(sc.Text())
-		if len(f) != 5 || f[0] != "READ" {
+		if len(f) != 6 || f[0] != "READ" {
 			continue
 		}
 		n, err1 := strconv.ParseInt(f[3], 10, 64)
 		ns, err2 := strconv.ParseInt(f[4], 10, 64)
-		if err1 != nil || err2 != nil || ns <= 0 {
+		cns, err3 := strconv.ParseInt(f[5], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil || ns <= 0 {
 			b.Fatalf("SeqRead printed %q", sc.Text())
 		}
 		if n != total {
 			b.Fatalf("round %s: %s read %d bytes, want %d", f[1], f[2], n, total)
 		}
-		res[f[2]] = append(res[f[2]], mbps(n, time.Duration(ns)))
+		res[f[2]] = append(res[f[2]], roundResult{mbps(n, time.Duration(ns)), time.Duration(cns)})
 	}
 	for _, s := range sources {
 		label, _, _ := strings.Cut(s, "=")
@@ -276,7 +315,7 @@ func javaReads(b *testing.B, r *hadooptest.Runner, rounds int, total int64, sour
 			b.Fatalf("SeqRead gave %d rounds of %s, want %d:\n%s", len(res[label]), label, rounds, out)
 		}
 	}
-	return res
+	return res, cpu
 }
 
 // goReads reads the files whole with readBuf reads, rounds times after

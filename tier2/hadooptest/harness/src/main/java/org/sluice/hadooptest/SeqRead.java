@@ -1,5 +1,7 @@
 package org.sluice.hadooptest;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -17,8 +19,11 @@ import org.apache.hadoop.fs.Path;
  * of its files is opened, read to its end in BUFSIZE reads and closed:
  *
  * <pre>
- * READ round label bytes nanos    one per source and round (all its files)
+ * READ round label bytes nanos cpunanos    one per source and round
  * </pre>
+ *
+ * (bytes and times of all its files; cpunanos is the reading thread's CPU
+ * time).
  */
 public final class SeqRead {
   private SeqRead() {}
@@ -26,6 +31,7 @@ public final class SeqRead {
   public static void main(String[] args) throws Exception {
     int rounds = Integer.parseInt(args[0]);
     byte[] buf = new byte[Integer.parseInt(args[1])];
+    ThreadMXBean mx = ManagementFactory.getThreadMXBean();
     Configuration conf = new Configuration();
     List<String> labels = new ArrayList<>();
     List<Path[]> sources = new ArrayList<>();
@@ -42,6 +48,7 @@ public final class SeqRead {
     for (int round = 0; round <= rounds; round++) {
       for (int s = 0; s < sources.size(); s++) {
         long bytes = 0;
+        long cpu = mx.getCurrentThreadCpuTime();
         long start = System.nanoTime();
         for (Path p : sources.get(s)) {
           FileSystem fs = p.getFileSystem(conf);
@@ -52,8 +59,9 @@ public final class SeqRead {
           }
         }
         long nanos = System.nanoTime() - start;
+        cpu = mx.getCurrentThreadCpuTime() - cpu;
         if (round > 0) {
-          System.out.println("READ " + round + " " + labels.get(s) + " " + bytes + " " + nanos);
+          System.out.println("READ " + round + " " + labels.get(s) + " " + bytes + " " + nanos + " " + cpu);
         }
       }
     }
