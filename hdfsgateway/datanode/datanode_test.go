@@ -103,7 +103,8 @@ func (fx *fixture) start(t *testing.T, connDone func()) (*Server, string) {
 	log := logrus.New()
 	log.SetLevel(logrus.DebugLevel)
 	log.SetOutput(testWriter{t})
-	s := New(fx.v, Config{BlockSize: testBlockSize, IdleTimeout: 10 * time.Minute, Logger: log})
+	// HDFS's 64 KiB packets: a block of the fixture is several packets.
+	s := New(fx.v, Config{BlockSize: testBlockSize, PacketSize: 64 << 10, IdleTimeout: 10 * time.Minute, Logger: log})
 	s.connDone = connDone
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

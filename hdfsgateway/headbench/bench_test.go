@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"io"
@@ -81,6 +82,9 @@ func BenchmarkHeadRead(b *testing.B) {
 	nfiles := envInt(b, "SLUICE_HEADBENCH_FILES", defaultFiles)
 	mib := envInt(b, "SLUICE_HEADBENCH_MIB", defaultMiB)
 	rounds := envInt(b, "SLUICE_HEADBENCH_ROUNDS", defaultRounds)
+	// SLUICE_HEADBENCH_PACKET adds a second head whose data-transfer
+	// server sends packets of that many bytes (head-hdfs-pKiB), for a
+	// comparison in the same run.
 	packet := envInt(b, "SLUICE_HEADBENCH_PACKET", datanode.DefaultPacketSize)
 	r := hadooptest.Harness(b)
 	b.Logf("load before: %s", loadavg())
@@ -104,9 +108,8 @@ func BenchmarkHeadRead(b *testing.B) {
 	}
 
 	v := view.New(st, catalog{}, view.Options{CatalogTTL: -1})
-	rpcAddr, webAddr := startHead(b, v, packet)
+	rpcAddr, webAddr := startHead(b, v, datanode.DefaultPacketSize)
 	nn := hadooptest.StartHDFS(b)
-	putHDFS(b, r, nn, local)
 
 	uris := func(prefix string, ps []string) string {
 		var out []string
@@ -125,6 +128,17 @@ func BenchmarkHeadRead(b *testing.B) {
 		"java-file=" + uris("file://", local),
 		"minidfs=" + uris("hdfs://"+nn, hdfsPaths),
 	}
+	labels := []string{"go-disk", "java-file", "minidfs", "head-hdfs", "head-webhdfs"}
+	last := paths[len(paths)-1]
+	checks := []string{"hdfs://" + rpcAddr + "/" + last, "webhdfs://" + webAddr + "/" + last}
+	if packet != datanode.DefaultPacketSize {
+		alt, _ := startHead(b, v, packet)
+		label := fmt.Sprintf("head-hdfs-p%d", packet>>10)
+		sources = append(sources, label+"="+uris("hdfs://"+alt+"/", paths))
+		labels = append(labels, label)
+		checks = append(checks, "hdfs://"+alt+"/"+last)
+	}
+	prepare(b, r, nn, local, checks)
 
 	b.ResetTimer()
 	res := map[string][]float64{}
@@ -145,9 +159,9 @@ func BenchmarkHeadRead(b *testing.B) {
 		clientCPU[label] = cpu.Seconds() / (float64(total) * float64(len(rs)) / 1e9)
 	}
 
-	b.Logf("%d files, %d bytes in all, %d rounds (after a warm-up), %d KiB reads, head packets of %d KiB; MB/s min / median / max, the reading thread's CPU s/GB:", nfiles, total, rounds, readBuf>>10, packet>>10)
+	b.Logf("%d files, %d bytes in all, %d rounds (after a warm-up), %d KiB reads, head packets of %d KiB; MB/s min / median / max, the reading thread's CPU s/GB:", nfiles, total, rounds, readBuf>>10, datanode.DefaultPacketSize>>10)
 	med := map[string]float64{}
-	for _, label := range []string{"go-disk", "java-file", "minidfs", "head-hdfs", "head-webhdfs"} {
+	for _, label := range labels {
 		s := res[label]
 		slices.Sort(s)
 		med[label] = s[len(s)/2]
@@ -158,8 +172,8 @@ func BenchmarkHeadRead(b *testing.B) {
 		b.Logf("  %-13s %6.0f / %6.0f / %6.0f  (%d rounds)  client CPU %s s/GB", label, s[0], med[label], s[len(s)-1], len(s), cpu)
 		b.ReportMetric(med[label], label+"-MB/s")
 	}
-	served := float64(total) * float64(2*(rounds+1)) / 1e9 // head-hdfs and head-webhdfs, warm-up included
-	b.Logf("  the head's process (both protocols, warm-up included): %.1f s CPU for %.2f GB = %.2f s/GB; the reading JVM: %.1f s CPU", headCPU.Seconds(), served, headCPU.Seconds()/served, jvmCPU.Seconds())
+	served := float64(total) * float64((len(labels)-3)*(rounds+1)) / 1e9 // the heads' sources, warm-up included
+	b.Logf("  the heads' process (all their sources, warm-up included): %.1f s CPU for %.2f GB = %.2f s/GB; the reading JVM: %.1f s CPU", headCPU.Seconds(), served, headCPU.Seconds()/served, jvmCPU.Seconds())
 	for _, h := range []string{"head-hdfs", "head-webhdfs"} {
 		b.Logf("  %s / java-file = %.2f, / minidfs = %.2f, / go-disk = %.2f", h, med[h]/med["java-file"], med[h]/med["minidfs"], med[h]/med["go-disk"])
 		b.ReportMetric(med[h]/med["java-file"], h+"/file")
@@ -273,14 +287,27 @@ type roundResult struct {
 	cpu  time.Duration // the reading thread's
 }
 
-// putHDFS copies the local files into /bench of the MiniDFSCluster at nn
-// with FsShell, in one JVM.
-func putHDFS(b *testing.B, r *hadooptest.Runner, nn string, local []string) {
+// prepare copies the local files into /bench of the MiniDFSCluster at nn
+// with FsShell and checks that Hadoop's client reads the last local
+// file's bytes from each of checks (the same file through the heads), in
+// one JVM.
+func prepare(b *testing.B, r *hadooptest.Runner, nn string, local, checks []string) {
 	args := []string{"-mkdir", "-p", "hdfs://" + nn + "/bench", "--", "-put"}
 	args = append(append(args, local...), "hdfs://"+nn+"/bench/")
+	want, err := os.ReadFile(local[len(local)-1])
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := fmt.Sprintf("READ 0 %d %x", len(want), md5.Sum(want))
+	for _, u := range checks {
+		args = append(args, "--", "@seek", u, "0", strconv.Itoa(len(want)))
+	}
 	out := run(b, r.Class("org.sluice.hadooptest.Batch", args...))
-	if n := bytes.Count(out, []byte("=== EXIT 0")); n != 2 {
-		b.Fatalf("putting the files into HDFS:\n%s", out)
+	if n := bytes.Count(out, []byte("=== EXIT 0")); n != 2+len(checks) {
+		b.Fatalf("putting the files into HDFS and reading the heads:\n%s", out)
+	}
+	if n := bytes.Count(out, []byte(line)); n != len(checks) {
+		b.Fatalf("%d of %d reads through the heads gave the file's bytes (%s):\n%s", n, len(checks), line, out)
 	}
 }
 
