@@ -14,7 +14,7 @@ WEBHDFS_ADDR ?= 127.0.0.1:9870
 # Benchmark time per benchmark; the disk probes need a few hundred fsyncs to settle.
 BENCHTIME ?= 2s
 
-.PHONY: all build run test bench lint soak clean harness universe proto spark
+.PHONY: all build run test bench bench-head lint soak clean harness universe proto spark
 
 all: build
 
@@ -92,6 +92,15 @@ spark:
 bench:
 	$(GO) test -p 1 -run '^$$' -bench . -benchtime $(BENCHTIME) \
 		./node/diskprobe/ ./node/container/ ./node/server/ ./node/tiering/ ./internal/latency/
+
+# The HDFS head's sequential reads with Hadoop's client (hdfs:// and
+# webhdfs://) against the disk and a MiniDFSCluster in the same run
+# (hdfsgateway/headbench; docs/BENCHMARKS.md, "HDFS head"). Minutes: a
+# MiniDFSCluster and two harness JVMs. SLUICE_HEADBENCH_FILES, _MIB and
+# _ROUNDS change its shape (4 files of 64 MiB, 5 rounds).
+bench-head:
+	$(MAKE) --no-print-directory harness
+	$(GO) test -count=1 -timeout 30m -run '^$$' -bench HeadRead -benchtime 1x ./hdfsgateway/headbench/
 
 lint:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi

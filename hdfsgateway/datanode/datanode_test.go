@@ -39,8 +39,9 @@ func (catalog) Streams(_ context.Context, scope string) ([]string, error) {
 	return []string{"a"}, nil
 }
 
-// testBlockSize: blocks of 2.5 default packets, so that blocks have
-// several packets and files several blocks.
+// testBlockSize: blocks of 2.5 of the fixture's 64 KiB packets (HDFS's
+// own size), so that blocks have several packets and files several
+// blocks. TestHadoopClientReadsDefaultPackets covers DefaultPacketSize.
 const testBlockSize = 160 << 10
 
 // fixture is a view over real tier-2 files and their bytes, by path.
@@ -103,7 +104,8 @@ func (fx *fixture) start(t *testing.T, connDone func()) (*Server, string) {
 	log := logrus.New()
 	log.SetLevel(logrus.DebugLevel)
 	log.SetOutput(testWriter{t})
-	s := New(fx.v, Config{BlockSize: testBlockSize, IdleTimeout: 10 * time.Minute, Logger: log})
+	// HDFS's 64 KiB packets: a block of the fixture is several packets.
+	s := New(fx.v, Config{BlockSize: testBlockSize, PacketSize: 64 << 10, IdleTimeout: 10 * time.Minute, Logger: log})
 	s.connDone = connDone
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -299,6 +301,68 @@ func runHadoopClient(t *testing.T, fx *fixture) {
 		}
 		if !ok {
 			t.Errorf("%.120s: got %q, want %q%q", e.line, out[i], e.want, e.errs)
+		}
+	}
+}
+
+// TestHadoopClientReadsDefaultPackets reads a block of several packets of
+// DefaultPacketSize with Hadoop's own block reader: whole, across packet
+// boundaries, without checksums.
+func TestHadoopClientReadsDefaultPackets(t *testing.T) {
+	const blockSize = 1 << 20
+	st, err := fs.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	data := make([]byte, 3*DefaultPacketSize+1000)
+	for i := range data {
+		data[i] = byte(rnd.Uint32())
+	}
+	p := tier2.ChunkPath("s", "a", 0, 0)
+	w, err := st.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := New(view.New(st, catalog{}, view.Options{}), Config{BlockSize: blockSize})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(l)
+	defer s.Close()
+
+	b := blocks.Of(p, int64(len(data)), blockSize)[0]
+	const pk = DefaultPacketSize
+	cases := []struct {
+		off, n int64
+		nocrc  bool
+	}{
+		{0, b.Len, false},
+		{0, b.Len, true},
+		{pk - 3, 10, false},
+		{100, 2 * pk, false},
+		{2*pk + 1, b.Len - 2*pk - 1, false},
+	}
+	var lines, want []string
+	for _, c := range cases {
+		l := fmt.Sprintf("read %s %d %d", blockArgs(b), c.off, c.n)
+		if c.nocrc {
+			l += " nocrc"
+		}
+		lines = append(lines, l)
+		want = append(want, fmt.Sprintf("ok %d %x", c.n, sha256.Sum256(data[c.off:c.off+c.n])))
+	}
+	out := javaLines(t, l.Addr().String(), lines)
+	for i := range lines {
+		if out[i] != want[i] {
+			t.Errorf("%s: got %q, want %q", lines[i], out[i], want[i])
 		}
 	}
 }

@@ -38,7 +38,7 @@
 // checksums), 512 bytes per checksum, chunkOffset}. The data starts at
 // chunkOffset, the requested offset rounded down to a multiple of 512,
 // and ends at the requested end rounded up to one (or the block's end).
-// Then packets, each at most Config.PacketSize data bytes (64 KiB):
+// Then packets, each at most Config.PacketSize data bytes (256 KiB):
 //
 //	+--------------+-------------+-------------------+--------------+------+
 //	| PLEN         | HLEN        | PacketHeaderProto | CRCs         | data |

@@ -32,7 +32,13 @@ type conn struct {
 	r   *bufio.Reader
 	s   *Server
 	log logrus.FieldLogger
-	buf []byte // packet buffer, reused across ops
+	buf []byte // response buffer, reused across ops
+}
+
+// packetBufSize is the size of a packet buffer for packets of size data
+// bytes: the data, then the packet's head (lengths, header, CRCs).
+func packetBufSize(size int) int {
+	return size + packetPrefix + 64 + size/blocks.BytesPerChecksum*4
 }
 
 // serve runs one decoded op and reports whether the connection may carry
@@ -196,11 +202,9 @@ func readRange(b blocks.Block, offset, length uint64) (start, end int64, err err
 // go out in one writev, the data never copied.
 func (cn *conn) sendPackets(f view.File, b blocks.Block, start, end int64, sums bool) error {
 	size := cn.s.cfg.PacketSize
-	need := size + packetPrefix + 64 + size/blocks.BytesPerChecksum*4
-	if cap(cn.buf) < need {
-		cn.buf = make([]byte, 0, need)
-	}
-	data, head := cn.buf[:size], cn.buf[size:size]
+	bp := cn.s.packets.Get().(*[]byte)
+	defer cn.s.packets.Put(bp)
+	data, head := (*bp)[:size], (*bp)[size:size]
 	seq := int64(0)
 	for pos := start; pos < end; seq++ {
 		n := int(min(int64(size), end-pos))

@@ -49,8 +49,11 @@ const (
 	// (HDFS's dfs.datanode.socket.write.timeout is 8 minutes; a client
 	// that takes a minute to accept 64 KiB is gone).
 	DefaultWriteTimeout = 60 * time.Second
-	// DefaultPacketSize is the data of one packet: HDFS's own 64 KiB.
-	DefaultPacketSize = 64 << 10
+	// DefaultPacketSize is the data of one packet. HDFS's DataNode sends
+	// 64 KiB; Hadoop's client spends about a quarter less CPU per byte
+	// on 256 KiB packets (docs/BENCHMARKS.md, "HDFS head"), and a
+	// connection holds a packet buffer only while it sends a block.
+	DefaultPacketSize = 256 << 10
 	// MaxPacketSize bounds Config.PacketSize (HDFS clients refuse
 	// packets over 16 MiB).
 	MaxPacketSize = 4 << 20
@@ -117,6 +120,10 @@ type Server struct {
 	// wg counts Serve loops and connection goroutines; Close waits.
 	wg sync.WaitGroup
 
+	// packets holds packet buffers (*[]byte, packetBufSize bytes) between
+	// reads, so idle connections hold none.
+	packets sync.Pool
+
 	// connDone, if set (by tests, before Serve), is called as each
 	// connection's goroutine ends.
 	connDone func()
@@ -133,6 +140,10 @@ type Server struct {
 func New(v *view.View, cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	s := &Server{v: v, cfg: cfg, log: cfg.Logger}
+	s.packets.New = func() any {
+		b := make([]byte, packetBufSize(cfg.PacketSize))
+		return &b
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mu.listeners = map[net.Listener]struct{}{}
 	s.mu.conns = map[net.Conn]struct{}{}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 
 	"github.com/sirupsen/logrus"
 
@@ -268,6 +269,13 @@ func (h *handler) list(ctx context.Context, w http.ResponseWriter, r request, ba
 	return nil
 }
 
+// copyBufs holds OPEN's copy buffers (*[]byte of copyBufSize bytes).
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
+
+// copyBufSize is the size of OPEN's reads of the file and writes to the
+// connection.
+const copyBufSize = 256 << 10
+
 // open answers OPEN with the bytes themselves (200, no redirect: Hadoop's
 // client takes a 200 to its redirecting request as the data, as from
 // HttpFS).
@@ -293,7 +301,11 @@ func (h *handler) open(ctx context.Context, w http.ResponseWriter, req *http.Req
 	if req.Method == http.MethodHead {
 		return nil
 	}
-	if _, err := io.Copy(w, io.NewSectionReader(f, off, n)); err != nil && ctx.Err() == nil {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	// Through a plain Writer: the ResponseWriter's ReadFrom would copy
+	// in 32 KiB pieces, one read and one write system call each.
+	if _, err := io.CopyBuffer(struct{ io.Writer }{w}, io.NewSectionReader(f, off, n), *bp); err != nil && ctx.Err() == nil {
 		// The status is sent: all that is left is to cut the body short,
 		// which the client sees against Content-Length.
 		h.log.WithError(err).WithField("path", r.display()).Warn("webhdfs: OPEN failed mid-body")
