@@ -29,7 +29,8 @@
 // connection is closed (after a moment's drain, so the client reads the
 // answer rather than a reset). A request that does not decode closes the
 // connection. Every wait has a deadline (Config's timeouts) and at most
-// Config.MaxConns connections are open.
+// Config.MaxConns connections are open. The accept loop, the connections'
+// goroutines and Close are internal/connserve's.
 //
 // # Read responses
 //

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/hdfsgateway/blocks"
+	"github.com/sluice-streams/sluice/internal/connserve"
 	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/tier2/view"
 )
@@ -114,26 +114,20 @@ type Server struct {
 	cfg Config
 	log logrus.FieldLogger
 
-	// ctx is cancelled by Close: view calls of open connections stop.
-	ctx    context.Context
-	cancel context.CancelFunc
-	// wg counts Serve loops and connection goroutines; Close waits.
-	wg sync.WaitGroup
+	// srv owns the accept loops, the connections and their goroutines.
+	srv *connserve.Server
+	// ctx is srv's, done once Close starts: view calls of open
+	// connections stop.
+	ctx context.Context
 
 	// packets holds packet buffers (*[]byte, packetBufSize bytes) between
 	// reads, so idle connections hold none.
 	packets sync.Pool
 
 	// connDone, if set (by tests, before Serve), is called as each
-	// connection's goroutine ends.
+	// connection's goroutine ends, after the connection is closed and
+	// no longer counted.
 	connDone func()
-
-	mu struct {
-		sync.Mutex
-		closed    bool
-		listeners map[net.Listener]struct{}
-		conns     map[net.Conn]struct{}
-	}
 }
 
 // New returns a Server of v's files.
@@ -144,9 +138,13 @@ func New(v *view.View, cfg Config) *Server {
 		b := make([]byte, packetBufSize(cfg.PacketSize))
 		return &b
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.mu.listeners = map[net.Listener]struct{}{}
-	s.mu.conns = map[net.Conn]struct{}{}
+	s.srv = connserve.New(connserve.Config{Name: "datanode", MaxConns: cfg.MaxConns, Logger: cfg.Logger,
+		ConnDone: func(net.Conn, error) {
+			if s.connDone != nil {
+				s.connDone()
+			}
+		}})
+	s.ctx = s.srv.Context()
 	return s
 }
 
@@ -154,111 +152,25 @@ func New(v *view.View, cfg Config) *Server {
 // goroutine; it returns ErrClosed after Close, or l's error. l is closed
 // when Serve returns.
 func (s *Server) Serve(l net.Listener) error {
-	s.mu.Lock()
-	if s.mu.closed {
-		s.mu.Unlock()
-		l.Close()
+	err := s.srv.Serve(l, func(_ context.Context, c net.Conn) error {
+		s.serveConn(c)
+		return nil
+	})
+	if errors.Is(err, connserve.ErrClosed) {
 		return ErrClosed
 	}
-	s.mu.listeners[l] = struct{}{}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	defer s.wg.Done()
-	defer func() {
-		s.mu.Lock()
-		delete(s.mu.listeners, l)
-		s.mu.Unlock()
-		l.Close()
-	}()
-
-	var backoff time.Duration
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			if s.isClosed() {
-				return ErrClosed
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, errEMFILE) {
-				// Out of descriptors or a transient failure: wait a
-				// little, as net/http does, instead of spinning.
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				t := time.NewTimer(backoff)
-				select {
-				case <-t.C:
-				case <-s.ctx.Done():
-					t.Stop()
-					return ErrClosed
-				}
-				continue
-			}
-			return fmt.Errorf("datanode: accept: %w", err)
-		}
-		backoff = 0
-		s.track(c)
-	}
-}
-
-// track starts c's goroutine, or closes c when the server is closed or
-// full.
-func (s *Server) track(c net.Conn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mu.closed {
-		c.Close()
-		return
-	}
-	if len(s.mu.conns) >= s.cfg.MaxConns {
-		s.log.WithField("remote", c.RemoteAddr().String()).Warnf("datanode: %d connections open (the most): closing a new one", len(s.mu.conns))
-		c.Close()
-		return
-	}
-	s.mu.conns[c] = struct{}{}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer func() {
-			s.mu.Lock()
-			delete(s.mu.conns, c)
-			s.mu.Unlock()
-			c.Close()
-			if s.connDone != nil {
-				s.connDone()
-			}
-		}()
-		s.serveConn(c)
-	}()
-}
-
-func (s *Server) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mu.closed
+	return err
 }
 
 // Close stops every Serve loop, closes every connection and waits for
 // their goroutines. It is safe to call more than once.
 func (s *Server) Close() error {
-	s.mu.Lock()
-	s.mu.closed = true
-	s.cancel()
-	for l := range s.mu.listeners {
-		l.Close()
-	}
-	for c := range s.mu.conns {
-		c.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
+	s.srv.Close()
 	return nil
 }
 
 // Conns returns the number of open connections.
-func (s *Server) Conns() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.mu.conns)
-}
+func (s *Server) Conns() int { return s.srv.Conns() }
 
 // serveConn serves ops on c until the client closes it, an op fails, or
 // the server closes.

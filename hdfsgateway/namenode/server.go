@@ -10,7 +10,6 @@ import (
 	"net"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/sluice-streams/sluice/hdfsgateway/blocks"
 	common "github.com/sluice-streams/sluice/hdfsgateway/internal/hadooppb/common"
+	"github.com/sluice-streams/sluice/internal/connserve"
 	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/tier2/view"
 )
@@ -124,29 +124,24 @@ type Server struct {
 	cfg Config
 	log logrus.FieldLogger
 
-	ctx    context.Context // cancelled by Close: stops calls in flight
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // Serve loops and connection goroutines
+	// srv owns the accept loops, the connections and their goroutines.
+	srv *connserve.Server
 
 	// connClosed, set by tests before Serve, hears why each connection
-	// ended.
+	// ended, once it is closed and no longer counted.
 	connClosed func(error)
-
-	mu struct {
-		sync.Mutex
-		closed    bool
-		listeners map[net.Listener]struct{}
-		conns     map[net.Conn]struct{}
-	}
 }
 
 // New returns a Server of v; it serves once Serve is called.
 func New(v *view.View, cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	s := &Server{v: v, cfg: cfg, log: cfg.Logger}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.mu.listeners = map[net.Listener]struct{}{}
-	s.mu.conns = map[net.Conn]struct{}{}
+	s.srv = connserve.New(connserve.Config{Name: "namenode", MaxConns: cfg.MaxConns, Logger: cfg.Logger,
+		ConnDone: func(_ net.Conn, err error) {
+			if s.connClosed != nil {
+				s.connClosed(err)
+			}
+		}})
 	return s
 }
 
@@ -154,93 +149,18 @@ func New(v *view.View, cfg Config) *Server {
 // of its own, and returns ErrClosed after Close or the listener's error.
 // l is closed when Serve returns.
 func (s *Server) Serve(l net.Listener) error {
-	s.mu.Lock()
-	if s.mu.closed {
-		s.mu.Unlock()
-		l.Close()
+	err := s.srv.Serve(l, s.serveConn)
+	if errors.Is(err, connserve.ErrClosed) {
 		return ErrClosed
 	}
-	s.mu.listeners[l] = struct{}{}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	defer s.wg.Done()
-	defer func() {
-		s.mu.Lock()
-		delete(s.mu.listeners, l)
-		s.mu.Unlock()
-		l.Close()
-	}()
-	var backoff time.Duration
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			if s.isClosed() {
-				return ErrClosed
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
-				// Out of descriptors, or a transient failure: wait a
-				// little, as net/http does, rather than spin or stop.
-				s.log.Warnf("namenode: accept: %v", err)
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				t := time.NewTimer(backoff)
-				select {
-				case <-t.C:
-				case <-s.ctx.Done():
-					t.Stop()
-					return ErrClosed
-				}
-				continue
-			}
-			return fmt.Errorf("namenode: accept: %w", err)
-		}
-		backoff = 0
-		if !s.track(c) {
-			c.Close()
-			continue
-		}
-		go s.serveConn(c)
-	}
-}
-
-// track registers c (and a goroutine for it) unless the server is closed
-// or full.
-func (s *Server) track(c net.Conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mu.closed {
-		return false
-	}
-	if len(s.mu.conns) >= s.cfg.MaxConns {
-		s.log.WithField("remote", c.RemoteAddr().String()).Warnf("namenode: %d connections open (the limit); refusing one", len(s.mu.conns))
-		return false
-	}
-	s.mu.conns[c] = struct{}{}
-	s.wg.Add(1)
-	return true
-}
-
-func (s *Server) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mu.closed
+	return err
 }
 
 // Close stops the server: it closes every listener and connection, stops
 // the calls in flight and waits for every goroutine. It may be called more
 // than once.
 func (s *Server) Close() error {
-	s.mu.Lock()
-	s.mu.closed = true
-	for l := range s.mu.listeners {
-		l.Close()
-	}
-	for c := range s.mu.conns {
-		c.Close()
-	}
-	s.mu.Unlock()
-	s.cancel()
-	s.wg.Wait()
+	s.srv.Close()
 	return nil
 }
 
@@ -248,6 +168,7 @@ func (s *Server) Close() error {
 // one goroutine per call in flight, which answers it.
 type conn struct {
 	s    *Server
+	ctx  context.Context // the server's: done once Close starts
 	nc   net.Conn
 	r    *bufio.Reader
 	log  logrus.FieldLogger
@@ -263,28 +184,22 @@ type conn struct {
 	}
 }
 
-// serveConn serves c until the client leaves, sends garbage, or the
-// server closes.
-func (s *Server) serveConn(nc net.Conn) {
-	defer s.wg.Done()
-	c := &conn{s: s, nc: nc, r: bufio.NewReader(nc), log: s.log.WithField("remote", nc.RemoteAddr().String()),
+// serveConn serves nc until the client leaves, sends garbage, or the
+// server closes (ctx is done); it returns why the connection ends, once
+// the calls it started have answered. The caller closes nc.
+func (s *Server) serveConn(ctx context.Context, nc net.Conn) error {
+	c := &conn{s: s, ctx: ctx, nc: nc, r: bufio.NewReader(nc), log: s.log.WithField("remote", nc.RemoteAddr().String()),
 		slots: make(chan struct{}, s.cfg.MaxCallsPerConn)}
 	err := c.serve()
 	c.calls.Wait() // calls in flight answer, or fail to (their context ends with the server)
-	nc.Close()
-	s.mu.Lock()
-	delete(s.mu.conns, nc)
-	s.mu.Unlock()
-	if err != nil && !s.isClosed() {
+	if err != nil && ctx.Err() == nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 			c.log.Debugf("namenode: connection closed: %v", err)
 		} else {
 			c.log.Warnf("namenode: closing connection: %v", err)
 		}
 	}
-	if s.connClosed != nil {
-		s.connClosed(err)
-	}
+	return err
 }
 
 func (c *conn) serve() error {
@@ -355,7 +270,7 @@ func (c *conn) serve() error {
 				<-c.slots
 				c.calls.Done()
 			}()
-			body, cerr := c.s.call(s.ctx, c.user, req)
+			body, cerr := c.s.call(c.ctx, c.user, req)
 			if err := c.respond(req, body, cerr); err != nil {
 				c.log.Debugf("namenode: answering call %d: %v", req.callID(), err)
 				c.nc.Close() // the reading loop ends at its next read

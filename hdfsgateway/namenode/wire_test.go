@@ -179,15 +179,19 @@ func FuzzConn(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s := New(fx.v, Config{DataAddr: func() string { return dataAddr }, MaxFrame: 1 << 16})
 		client, server := net.Pipe()
-		s.mu.conns[server] = struct{}{}
-		s.wg.Add(1)
-		go s.serveConn(server)
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			s.serveConn(t.Context(), server)
+			server.Close() // as connserve does when a handler returns
+		}()
 		go func() {
 			client.Write(pre)
 			client.Write(in)
 			client.Close()
 		}()
 		io.Copy(io.Discard, client)
+		<-served
 		s.Close()
 	})
 }

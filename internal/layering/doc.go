@@ -15,9 +15,10 @@
 //	            s3*/..., kafka/...; a role never imports another role
 //	libraries   client/..., tier2/..., cluster/...
 //	protocol    protocol/...
-//	utilities   internal/dirlock, internal/jsonhttp, internal/latency
-//	            (and this package, which holds only the test):
-//	            they import nothing of the module
+//	utilities   internal/dirlock, internal/jsonhttp, internal/latency,
+//	            internal/retry, internal/logs, internal/connserve (and
+//	            this package, which holds only the test): they import
+//	            nothing of the module but each other
 //
 // A package may import its own layer and those below it. Test-support
 // packages (the table names each, with what it starts) may import any
