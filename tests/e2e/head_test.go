@@ -19,7 +19,6 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
-	"github.com/sluice-streams/sluice/client/clienttest"
 	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/hdfsgateway/blocks"
 	"github.com/sluice-streams/sluice/internal/proctest"
@@ -65,7 +64,7 @@ func startHeadStandalone(t *testing.T, noHead bool) *headStandalone {
 // every byte is in tier 2.
 func (s *headStandalone) write(t *testing.T, scope, stream string, evs [][]byte) {
 	t.Helper()
-	clienttest.WriteTiered(t, s.ctl, scope, stream, 2, evs, waitTimeout)
+	proctest.WriteTiered(t, s.ctl, scope, stream, 2, evs, waitTimeout)
 }
 
 // tree is what the head must serve: tier2/view over the same directory

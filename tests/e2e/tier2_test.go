@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/client"
-	"github.com/sluice-streams/sluice/client/clienttest"
 	"github.com/sluice-streams/sluice/client/ctlclient"
+	"github.com/sluice-streams/sluice/internal/proctest"
 	"github.com/sluice-streams/sluice/tier2/hadooptest"
 )
 
@@ -47,7 +47,7 @@ func TestTier2EndToEnd(t *testing.T) {
 				want[ev] = true
 				evs = append(evs, []byte(ev))
 			}
-			clienttest.WriteTiered(t, ctl, "t2", "events", 2, evs, waitTimeout)
+			proctest.WriteTiered(t, ctl, "t2", "events", 2, evs, waitTimeout)
 			cl, err := client.New(ctx, ctl.BaseURL())
 			if err != nil {
 				t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-streams/sluice/client/clienttest"
 	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/internal/proctest"
 	"github.com/sluice-streams/sluice/tier2/hadooptest"
@@ -26,7 +25,7 @@ const waitTimeout = 2 * time.Minute
 // ctl, writes evs and waits until every byte is in tier 2.
 func writeStream(t *testing.T, ctl *ctlclient.Client, scope, stream string, evs [][]byte) {
 	t.Helper()
-	clienttest.WriteTiered(t, ctl, scope, stream, 2, evs, waitTimeout)
+	proctest.WriteTiered(t, ctl, scope, stream, 2, evs, waitTimeout)
 }
 
 // TestHeadInSpark reads a real standalone's streams through its HDFS
