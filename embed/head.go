@@ -31,6 +31,9 @@ const (
 	DefaultHeadHTTPListen = "127.0.0.1:9870" // WebHDFS
 )
 
+// headCatalogTimeout bounds a head's call for the controller's names.
+const headCatalogTimeout = 10 * time.Second
+
 // HeadConfig is the HDFS head: tier 2 served read-only over Hadoop's
 // NameNode RPC and data-transfer protocols and WebHDFS (package
 // hdfsgateway). Everything `sluice hdfs-gateway` sets from its flags; the
@@ -114,6 +117,20 @@ type Head struct {
 	wg       sync.WaitGroup
 	stopOnce sync.Once
 	stopErr  error
+	requests sync.WaitGroup // WebHDFS requests being answered
+}
+
+// tracked counts the requests h answers in wg, so that Stop waits for
+// them before it closes tier 2.
+type tracked struct {
+	h  http.Handler
+	wg *sync.WaitGroup
+}
+
+func (t tracked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	t.wg.Add(1)
+	defer t.wg.Done()
+	t.h.ServeHTTP(w, r)
 }
 
 // StartHead validates cfg, finds tier 2 (asking the controller, retrying
@@ -127,10 +144,12 @@ func StartHead(ctx context.Context, cfg HeadConfig) (_ *Head, err error) {
 	h := &Head{cfg: cfg, log: logs.OrDiscard(cfg.Logger), served: make(chan struct{}), stopping: make(chan struct{})}
 	defer func() {
 		if err != nil {
-			h.close()
+			h.close(context.Background())
 		}
 	}()
-	ctl := ctlclient.NewClient(cfg.Controller)
+	// A stalled controller holds up only the requests that need its
+	// names, and each for this long at most (tier2/view).
+	ctl := ctlclient.NewClient(cfg.Controller, ctlclient.WithRequestTimeout(headCatalogTimeout))
 	uri := cfg.Tier2
 	if uri == "" {
 		if uri, err = tier2URI(ctx, ctl, h.log); err != nil {
@@ -152,7 +171,7 @@ func StartHead(ctx context.Context, cfg HeadConfig) (_ *Head, err error) {
 	}
 	h.data = datanode.New(v, datanode.Config{BlockSize: cfg.BlockSize, Logger: h.log})
 	h.rpc = namenode.New(v, namenode.Config{DataAddr: func() string { return dataAddr }, BlockSize: cfg.BlockSize, Logger: h.log})
-	h.web = NewAPIServer(webhdfs.NewHandler(v, webhdfs.Config{BlockSize: cfg.BlockSize, Logger: h.log}), cfg.API)
+	h.web = NewAPIServer(tracked{webhdfs.NewHandler(v, webhdfs.Config{BlockSize: cfg.BlockSize, Logger: h.log}), &h.requests}, cfg.API)
 	h.serve("rpc", func() error { return h.rpc.Serve(h.ls[0]) }, namenode.ErrClosed)
 	h.serve("data", func() error { return h.data.Serve(h.ls[1]) }, datanode.ErrClosed)
 	h.serve("webhdfs", func() error { return h.web.Serve(h.ls[2]) }, http.ErrServerClosed)
@@ -244,15 +263,16 @@ func (h *Head) Err() error {
 }
 
 // Stop shuts the head down: WebHDFS requests in flight finish (within
-// API.ShutdownTimeout), the RPC and data servers close every connection,
-// then tier 2 is closed. Calling it again returns the same.
+// API.ShutdownTimeout and ctx; the rest are cut off), the RPC and data
+// servers close every connection, then tier 2 is closed once no request
+// reads it. Calling it again returns the same.
 func (h *Head) Stop(ctx context.Context) error {
-	h.stopOnce.Do(func() { h.stopErr = h.close() })
+	h.stopOnce.Do(func() { h.stopErr = h.close(ctx) })
 	return h.stopErr
 }
 
 // close closes whatever StartHead opened, in reverse order.
-func (h *Head) close() error {
+func (h *Head) close(ctx context.Context) error {
 	close(h.stopping)
 	var first error
 	keep := func(err error) {
@@ -261,8 +281,11 @@ func (h *Head) close() error {
 		}
 	}
 	if h.web != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), h.cfg.API.ShutdownTimeout)
-		keep(h.web.Shutdown(sctx))
+		sctx, cancel := context.WithTimeout(ctx, h.cfg.API.ShutdownTimeout)
+		if err := h.web.Shutdown(sctx); err != nil {
+			h.log.WithError(err).Warn("hdfs head: WebHDFS requests still running at stop; cutting them off")
+			h.web.Close()
+		}
 		cancel()
 	}
 	if h.rpc != nil {
@@ -277,6 +300,7 @@ func (h *Head) close() error {
 		}
 	}
 	h.wg.Wait()
+	h.requests.Wait()
 	h.failOnce.Do(func() { close(h.served) }) // stopped, not failed: Err stays nil
 	if h.st != nil {
 		keep(h.st.Close())

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/proto"
@@ -50,27 +51,37 @@ func parsePreamble(b []byte) (preamble, error) {
 	return preamble{version: b[4], serviceClass: b[5], auth: b[6]}, nil
 }
 
+// frameStep is the first step of a frame buffer's growth.
+const frameStep = 64 << 10
+
 // readFrame reads one frame (a 4-byte big-endian length and that many
 // bytes) into buf, growing it as needed, and returns the frame's bytes.
-// A length above max or below 1 is ErrProtocol.
-func readFrame(r io.Reader, max int, buf []byte) ([]byte, error) {
+// A length above limit or below 1 is ErrProtocol.
+func readFrame(r io.Reader, limit int, buf []byte) ([]byte, error) {
 	var n [4]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
 		return nil, err
 	}
 	l := binary.BigEndian.Uint32(n[:])
-	if l == 0 || int64(l) > int64(max) {
-		return nil, fmt.Errorf("%w: frame of %d bytes (limit %d)", ErrProtocol, l, max)
+	if l == 0 || int64(l) > int64(limit) {
+		return nil, fmt.Errorf("%w: frame of %d bytes (limit %d)", ErrProtocol, l, limit)
 	}
-	if cap(buf) < int(l) {
-		buf = make([]byte, l)
-	}
-	buf = buf[:l]
-	if _, err := io.ReadFull(r, buf); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	// The buffer grows with the bytes that arrive, a step at a time: a
+	// length alone reserves no memory, so a client that announces a large
+	// frame and sends nothing costs the server nothing.
+	buf = buf[:0]
+	for len(buf) < int(l) {
+		if cap(buf) == len(buf) {
+			buf = slices.Grow(buf, min(int(l)-len(buf), max(len(buf), frameStep)))
 		}
-		return nil, fmt.Errorf("%w: frame cut after fewer than %d bytes: %w", ErrProtocol, l, err)
+		k, err := r.Read(buf[len(buf):min(cap(buf), int(l))])
+		buf = buf[:len(buf)+k]
+		if err != nil && len(buf) < int(l) {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("%w: frame cut after %d of %d bytes: %w", ErrProtocol, len(buf), l, err)
+		}
 	}
 	return buf, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protodelim"
@@ -75,6 +76,34 @@ func TestReadFrameBounds(t *testing.T) {
 		if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
 			t.Errorf("readFrame(%x) = %v, want %v", c.in, err, c.want)
 		}
+	}
+}
+
+// TestAnnouncedLengthReservesNothing: a frame's length alone reserves no
+// memory; the buffer grows with the bytes that arrive. (A client that
+// announces 16 MiB and sends 11 bytes once cost 16 MiB per connection.)
+func TestAnnouncedLengthReservesNothing(t *testing.T) {
+	in := append([]byte{0x00, 0xff, 0xff, 0xff}, "only a few bytes"...) // 16 MiB announced
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 20 {
+		if _, err := readFrame(bytes.NewReader(in), 16<<20, nil); !errors.Is(err, ErrProtocol) {
+			t.Fatalf("a cut frame: %v, want ErrProtocol", err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 8<<20 {
+		t.Fatalf("20 cut frames of 16 bytes announcing 16 MiB each allocated %d bytes", grown)
+	}
+	// A whole large frame still reads, byte for byte.
+	big := make([]byte, 3<<20+5)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	framed := binary.BigEndian.AppendUint32(nil, uint32(len(big)))
+	got, err := readFrame(bytes.NewReader(append(framed, big...)), 16<<20, nil)
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("a 3 MiB frame: %d bytes, %v", len(got), err)
 	}
 }
 

@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -30,16 +32,24 @@ type Config struct {
 	BlockSize int64
 	// Logger gets the requests that failed on the server's side (nil: none).
 	Logger logrus.FieldLogger
+	// WriteTimeout bounds each write of a response body
+	// (DefaultWriteTimeout if 0): a client that stops reading an OPEN is
+	// cut off after it.
+	WriteTimeout time.Duration
 }
+
+// DefaultWriteTimeout is Config.WriteTimeout's default.
+const DefaultWriteTimeout = time.Minute
 
 // BatchSize is how many entries one LISTSTATUS_BATCH answer holds (HDFS's
 // default dfs.ls.limit).
 const BatchSize = 1000
 
 type handler struct {
-	v         *view.View
-	blockSize int64
-	log       logrus.FieldLogger
+	v            *view.View
+	blockSize    int64
+	writeTimeout time.Duration
+	log          logrus.FieldLogger
 }
 
 // NewHandler returns the WebHDFS API over v: an http.Handler for the
@@ -49,7 +59,10 @@ func NewHandler(v *view.View, cfg Config) http.Handler {
 	if cfg.BlockSize <= 0 {
 		cfg.BlockSize = blocks.DefaultSize
 	}
-	return &handler{v: v, blockSize: cfg.BlockSize, log: logs.OrDiscard(cfg.Logger)}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	return &handler{v: v, blockSize: cfg.BlockSize, writeTimeout: cfg.WriteTimeout, log: logs.OrDiscard(cfg.Logger)}
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -305,13 +318,30 @@ func (h *handler) open(ctx context.Context, w http.ResponseWriter, req *http.Req
 	defer copyBufs.Put(bp)
 	// Through a plain Writer: the ResponseWriter's ReadFrom would copy
 	// in 32 KiB pieces, one read and one write system call each.
-	if _, err := io.CopyBuffer(struct{ io.Writer }{w}, io.NewSectionReader(f, off, n), *bp); err != nil && ctx.Err() == nil {
+	dw := deadlineWriter{w: w, rc: http.NewResponseController(w), d: h.writeTimeout}
+	if _, err := io.CopyBuffer(dw, io.NewSectionReader(f, off, n), *bp); err != nil && ctx.Err() == nil {
 		// The status is sent: all that is left is to cut the body short,
 		// which the client sees against Content-Length.
 		h.log.WithError(err).WithField("path", r.display()).Warn("webhdfs: OPEN failed mid-body")
 		panic(http.ErrAbortHandler)
 	}
 	return nil
+}
+
+// deadlineWriter gives every write of a body its own deadline, so a client
+// that stops reading frees its handler (and the chunk and buffer it
+// holds) within d, however long the whole body takes.
+type deadlineWriter struct {
+	w  io.Writer
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (dw deadlineWriter) Write(p []byte) (int, error) {
+	if err := dw.rc.SetWriteDeadline(time.Now().Add(dw.d)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return 0, err
+	}
+	return dw.w.Write(p)
 }
 
 // location answers a redirecting op asked with noredirect=true as HDFS's
@@ -412,8 +442,12 @@ func (h *handler) blockLocations(ctx context.Context, w http.ResponseWriter, req
 	}
 	name := net.JoinHostPort(host, port)
 	locs := []blockLocation{}
+	end := off + n
+	if end < off { // a length up to the largest long: to the end
+		end = math.MaxInt64
+	}
 	for _, b := range blocks.Of(r.path, e.Size, h.blockSize) {
-		if b.Offset+b.Len <= off || b.Offset >= off+n {
+		if b.Offset+b.Len <= off || b.Offset >= end {
 			continue
 		}
 		locs = append(locs, blockLocation{

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"reflect"
 	"strings"
@@ -110,6 +111,14 @@ func TestOpsAnswerHadoopsJSON(t *testing.T) {
 			"length": b.Len, "names": []any{host}, "offset": b.Offset,
 			"storageTypes": []any{"DISK"}, "topologyPaths": []any{"/default-rack/" + host}})
 	}
+	// A length up to the largest long (as Hadoop's client asks for "the
+	// rest") reaches every block from the offset on.
+	var restLocs []any
+	for _, b := range blocks.Of(f.big, big.Size, testBlockSize)[1:] {
+		restLocs = append(restLocs, obj{"cachedHosts": []any{}, "corrupt": false, "hosts": []any{hostOnly},
+			"length": b.Len, "names": []any{host}, "offset": b.Offset,
+			"storageTypes": []any{"DISK"}, "topologyPaths": []any{"/default-rack/" + host}})
+	}
 	hot := obj{"copyOnCreateFile": false, "creationFallbacks": []any{}, "id": 7, "name": "HOT",
 		"replicationFallbacks": []any{"ARCHIVE"}, "storageTypes": []any{"DISK"}}
 
@@ -149,6 +158,8 @@ func TestOpsAnswerHadoopsJSON(t *testing.T) {
 			"algorithm": fmt.Sprintf("MD5-of-%dMD5-of-512CRC32C", testBlockSize/512), "bytes": hex.EncodeToString(bigSum.Bytes()), "length": 28}}},
 		{"block locations", fmt.Sprintf("/%s?op=GETFILEBLOCKLOCATIONS&offset=%d&length=%d", f.big, testBlockSize+1, testBlockSize),
 			obj{"BlockLocations": obj{"BlockLocation": locs}}},
+		{"block locations to the end", fmt.Sprintf("/%s?op=GETFILEBLOCKLOCATIONS&offset=%d&length=%d", f.big, testBlockSize+1, int64(math.MaxInt64)),
+			obj{"BlockLocations": obj{"BlockLocation": restLocs}}},
 		{"home", "/?op=GETHOMEDIRECTORY&user.name=alice", obj{"Path": "/user/alice"}},
 		{"home of nobody", "/?op=GETHOMEDIRECTORY", obj{"Path": "/user/dr.who"}},
 		{"trash root", "/sc?op=GETTRASHROOT&user.name=bob", obj{"Path": "/user/bob/.Trash"}},

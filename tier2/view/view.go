@@ -104,11 +104,14 @@ type View struct {
 	now  func() time.Time
 	boot time.Time // the root's and scopes' ModTime
 
+	// mu guards the catalog's cached names; it is never held while the
+	// catalog or tier 2 is asked.
 	mu struct {
 		sync.Mutex
 		at      time.Time
 		scopes  []string
-		streams map[string][]string
+		streams map[string][]string // of the scopes asked for since at
+		gen     uint64              // counts the times the scopes were asked
 	}
 }
 
@@ -352,30 +355,56 @@ func (v *View) checkStream(ctx context.Context, scope, stream string) error {
 	return nil
 }
 
-// scopes returns the sorted scope names, from the cache while fresh.
+// scopes returns the sorted scope names, from the cache while fresh. The
+// catalog is asked without the lock held: a slow or stalled controller
+// holds up only the requests that need it now, each until its own
+// context ends, never the others (requests answered from the cache, or
+// by tier 2 alone). Requests that find the cache stale at once may each
+// ask; the last answer stays.
 func (v *View) scopes(ctx context.Context) ([]string, error) {
+	if scopes, ok := v.cachedScopes(); ok {
+		return scopes, nil
+	}
+	scopes, err := v.cat.Scopes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("view: scopes: %w: %w", ErrUnavailable, err)
+	}
+	scopes = slices.Clone(scopes)
+	slices.Sort(scopes)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if err := v.refreshLocked(ctx); err != nil {
-		return nil, err
+	v.mu.at, v.mu.scopes, v.mu.streams = v.now(), scopes, map[string][]string{}
+	v.mu.gen++
+	return scopes, nil
+}
+
+// cachedScopes returns the cached scope names while they are fresh.
+func (v *View) cachedScopes() ([]string, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.mu.streams == nil || v.ttl <= 0 || v.now().Sub(v.mu.at) >= v.ttl {
+		return nil, false
 	}
-	return v.mu.scopes, nil
+	return v.mu.scopes, true
 }
 
 // streams returns the sorted stream names of scope.
 func (v *View) streams(ctx context.Context, scope string) ([]string, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if err := v.refreshLocked(ctx); err != nil {
+	scopes, err := v.scopes(ctx)
+	if err != nil {
 		return nil, err
 	}
-	if _, ok := slices.BinarySearch(v.mu.scopes, scope); !ok {
+	if _, ok := slices.BinarySearch(scopes, scope); !ok {
 		return nil, notExist(scope)
 	}
-	if s, ok := v.mu.streams[scope]; ok {
+	v.mu.Lock()
+	s, ok := v.mu.streams[scope]
+	gen := v.mu.gen
+	v.mu.Unlock()
+	if ok {
 		return s, nil
 	}
-	s, err := v.cat.Streams(ctx, scope)
+	s, err = v.cat.Streams(ctx, scope)
 	if errors.Is(err, ErrNotExist) {
 		return nil, notExist(scope)
 	}
@@ -384,23 +413,10 @@ func (v *View) streams(ctx context.Context, scope string) ([]string, error) {
 	}
 	s = slices.Clone(s)
 	slices.Sort(s)
-	v.mu.streams[scope] = s
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if gen == v.mu.gen { // the scopes were not asked again meanwhile: keep it
+		v.mu.streams[scope] = s
+	}
 	return s, nil
-}
-
-// refreshLocked asks the catalog for the scopes again once the cache is
-// older than the TTL; the streams are then asked again as needed.
-func (v *View) refreshLocked(ctx context.Context) error {
-	now := v.now()
-	if v.mu.streams != nil && v.ttl > 0 && now.Sub(v.mu.at) < v.ttl {
-		return nil
-	}
-	scopes, err := v.cat.Scopes(ctx)
-	if err != nil {
-		return fmt.Errorf("view: scopes: %w: %w", ErrUnavailable, err)
-	}
-	scopes = slices.Clone(scopes)
-	slices.Sort(scopes)
-	v.mu.at, v.mu.scopes, v.mu.streams = now, scopes, map[string][]string{}
-	return nil
 }
