@@ -52,7 +52,7 @@ var rules = []rule{
 	{"controller/...", roles, "the controller and its REST API"},
 	{"scheduler/...", roles, "the Mesos framework"},
 	{"executor/...", roles, "the Mesos executor"},
-	{"hdfsgateway/...", roles, "future head"},
+	{"hdfsgateway/...", roles, "the HDFS head: tier 2 read-only over hdfs:// and webhdfs://"},
 	{"nfsexport/...", roles, "future head"},
 	{"s3*", roles, "future head"},
 	{"kafka/...", roles, "future head"},
