@@ -11,6 +11,8 @@ NODE_ADDR ?= 127.0.0.1:12345
 HDFS_RPC_ADDR ?= 127.0.0.1:8020
 HDFS_DATA_ADDR ?= 127.0.0.1:9866
 WEBHDFS_ADDR ?= 127.0.0.1:9870
+NFS_ADDR  ?= 127.0.0.1:12049
+S3_ADDR   ?= 127.0.0.1:9000
 # Benchmark time per benchmark; the disk probes need a few hundred fsyncs to settle.
 BENCHTIME ?= 2s
 
@@ -24,7 +26,8 @@ build:
 # The main job: a controller and a node in one process (sluice standalone).
 run: build
 	./$(BIN) standalone --data $(DATA) --controller-addr $(CONTROLLER_ADDR) --node-addr $(NODE_ADDR) \
-		--hdfs-rpc-addr $(HDFS_RPC_ADDR) --hdfs-data-addr $(HDFS_DATA_ADDR) --webhdfs-addr $(WEBHDFS_ADDR)
+		--hdfs-rpc-addr $(HDFS_RPC_ADDR) --hdfs-data-addr $(HDFS_DATA_ADDR) --webhdfs-addr $(WEBHDFS_ADDR) \
+		--nfs-addr $(NFS_ADDR) --s3-addr $(S3_ADDR)
 
 test:
 	bash scripts/test-deps.sh

@@ -2,7 +2,6 @@ package embed
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,13 +11,11 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/hdfsgateway/blocks"
 	"github.com/sluice-streams/sluice/hdfsgateway/datanode"
 	"github.com/sluice-streams/sluice/hdfsgateway/namenode"
 	"github.com/sluice-streams/sluice/hdfsgateway/webhdfs"
 	"github.com/sluice-streams/sluice/internal/logs"
-	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/backend"
 	"github.com/sluice-streams/sluice/tier2/view"
@@ -30,9 +27,6 @@ const (
 	DefaultHeadDataListen = "127.0.0.1:9866" // DataNode data transfer
 	DefaultHeadHTTPListen = "127.0.0.1:9870" // WebHDFS
 )
-
-// headCatalogTimeout bounds a head's call for the controller's names.
-const headCatalogTimeout = 10 * time.Second
 
 // HeadConfig is the HDFS head: tier 2 served read-only over Hadoop's
 // NameNode RPC and data-transfer protocols and WebHDFS (package
@@ -109,28 +103,11 @@ type Head struct {
 	data *datanode.Server
 	web  *http.Server
 	ls   [3]net.Listener // rpc, data, http
+	*servers
 
-	served   chan struct{} // closed when the first server stops serving
-	failOnce sync.Once
-	err      error // why, set before served is closed; nil after Stop
-	stopping chan struct{}
-	wg       sync.WaitGroup
 	stopOnce sync.Once
 	stopErr  error
 	requests sync.WaitGroup // WebHDFS requests being answered
-}
-
-// tracked counts the requests h answers in wg, so that Stop waits for
-// them before it closes tier 2.
-type tracked struct {
-	h  http.Handler
-	wg *sync.WaitGroup
-}
-
-func (t tracked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	t.wg.Add(1)
-	defer t.wg.Done()
-	t.h.ServeHTTP(w, r)
 }
 
 // StartHead validates cfg, finds tier 2 (asking the controller, retrying
@@ -141,25 +118,17 @@ func StartHead(ctx context.Context, cfg HeadConfig) (_ *Head, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("hdfs head: %w", err)
 	}
-	h := &Head{cfg: cfg, log: logs.OrDiscard(cfg.Logger), served: make(chan struct{}), stopping: make(chan struct{})}
+	h := &Head{cfg: cfg, log: logs.OrDiscard(cfg.Logger), servers: newServers("hdfs head")}
 	defer func() {
 		if err != nil {
 			h.close(context.Background())
 		}
 	}()
-	// A stalled controller holds up only the requests that need its
-	// names, and each for this long at most (tier2/view).
-	ctl := ctlclient.NewClient(cfg.Controller, ctlclient.WithRequestTimeout(headCatalogTimeout))
-	uri := cfg.Tier2
-	if uri == "" {
-		if uri, err = tier2URI(ctx, ctl, h.log); err != nil {
-			return nil, err
-		}
+	var v *view.View
+	var uri string
+	if h.st, v, uri, err = openView(ctx, "hdfs head", cfg.Controller, cfg.Tier2, cfg.CatalogTTL, h.log); err != nil {
+		return nil, err
 	}
-	if h.st, err = backend.Open(uri); err != nil {
-		return nil, fmt.Errorf("hdfs head: tier 2 %s: %w", uri, err)
-	}
-	v := view.New(h.st, view.CatalogOf(ctl), view.Options{CatalogTTL: cfg.CatalogTTL})
 	for i, a := range []string{cfg.RPCListen, cfg.DataListen, cfg.HTTPListen} {
 		if h.ls[i], err = net.Listen("tcp", a); err != nil {
 			return nil, fmt.Errorf("hdfs head: listen %s: %w", a, err)
@@ -185,24 +154,6 @@ func StartHead(ctx context.Context, cfg HeadConfig) (_ *Head, err error) {
 	return h, nil
 }
 
-// tier2URI asks the controller for its tier-2 URI until it answers.
-func tier2URI(ctx context.Context, ctl *ctlclient.Client, log logrus.FieldLogger) (string, error) {
-	waits := retry.NewBackoff(100*time.Millisecond, 5*time.Second)
-	for {
-		uri, err := ctl.Tier2URI(ctx)
-		switch {
-		case err == nil && uri != "":
-			return uri, nil
-		case err == nil || errors.Is(err, ctlclient.ErrNotFound):
-			return "", fmt.Errorf("hdfs head: the controller at %s has no tier 2: there is nothing to serve", ctl.BaseURL())
-		}
-		log.WithError(err).Warn("hdfs head: waiting for the controller's tier-2 URI")
-		if retry.Sleep(ctx, waits.NextBackOff()) != nil {
-			return "", fmt.Errorf("hdfs head: the controller's tier-2 URI: %w (%w)", err, ctx.Err())
-		}
-	}
-}
-
 // advertised is the data-transfer address block locations name.
 func advertised(host, listen string) (string, error) {
 	lh, port, err := net.SplitHostPort(listen)
@@ -220,47 +171,10 @@ func advertised(host, listen string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-// serve runs one server; its stopping on its own (not by Stop) fails the
-// head.
-func (h *Head) serve(name string, run func() error, closed error) {
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		err := run()
-		select {
-		case <-h.stopping:
-			return
-		default:
-		}
-		if errors.Is(err, closed) || err == nil {
-			err = errors.New("stopped")
-		}
-		h.failOnce.Do(func() {
-			h.err = fmt.Errorf("hdfs head: %s server: %w", name, err)
-			close(h.served)
-		})
-	}()
-}
-
 // RPCAddr, DataAddr and HTTPAddr are the bound addresses.
 func (h *Head) RPCAddr() string  { return h.ls[0].Addr().String() }
 func (h *Head) DataAddr() string { return h.ls[1].Addr().String() }
 func (h *Head) HTTPAddr() string { return h.ls[2].Addr().String() }
-
-// Done is closed once the head stopped serving: by Stop, or on its own
-// when a server failed (Err says why).
-func (h *Head) Done() <-chan struct{} { return h.served }
-
-// Err is why the head stopped serving on its own (nil before Done, and
-// nil after Stop).
-func (h *Head) Err() error {
-	select {
-	case <-h.served:
-		return h.err
-	default:
-		return nil
-	}
-}
 
 // Stop shuts the head down: WebHDFS requests in flight finish (within
 // API.ShutdownTimeout and ctx; the rest are cut off), the RPC and data
@@ -273,7 +187,7 @@ func (h *Head) Stop(ctx context.Context) error {
 
 // close closes whatever StartHead opened, in reverse order.
 func (h *Head) close(ctx context.Context) error {
-	close(h.stopping)
+	h.stop()
 	var first error
 	keep := func(err error) {
 		if err != nil && first == nil {
@@ -281,12 +195,7 @@ func (h *Head) close(ctx context.Context) error {
 		}
 	}
 	if h.web != nil {
-		sctx, cancel := context.WithTimeout(ctx, h.cfg.API.ShutdownTimeout)
-		if err := h.web.Shutdown(sctx); err != nil {
-			h.log.WithError(err).Warn("hdfs head: WebHDFS requests still running at stop; cutting them off")
-			h.web.Close()
-		}
-		cancel()
+		shutdownHTTP(ctx, h.web, h.cfg.API.ShutdownTimeout, h.log, "hdfs head: WebHDFS")
 	}
 	if h.rpc != nil {
 		keep(h.rpc.Close())
@@ -299,9 +208,8 @@ func (h *Head) close(ctx context.Context) error {
 			l.Close()
 		}
 	}
-	h.wg.Wait()
+	h.wait()
 	h.requests.Wait()
-	h.failOnce.Do(func() { close(h.served) }) // stopped, not failed: Err stays nil
 	if h.st != nil {
 		keep(h.st.Close())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"sync"
 
 	"github.com/sirupsen/logrus"
@@ -38,6 +39,15 @@ type StandaloneConfig struct {
 	// and Tier2 are the standalone's; with no tier 2 there is no head.
 	Head   HeadConfig
 	NoHead bool
+	// NFS is the NFS head and S3 the S3 head, on by default like the
+	// HDFS head (NoNFS, NoS3 turn them off), with the standalone's
+	// controller and tier 2. An S3 head given no credentials serves
+	// unsigned requests (Anonymous is set for it): a standalone is a
+	// laptop's, on loopback unless told otherwise.
+	NFS   NFSConfig
+	NoNFS bool
+	S3    S3Config
+	NoS3  bool
 	// Logger is every role's logger where theirs is nil;
 	// nothing is logged if nil too (internal/logs).
 	Logger logrus.FieldLogger
@@ -46,12 +56,14 @@ type StandaloneConfig struct {
 // DefaultStandaloneConfig returns the defaults of `sluice standalone`:
 // data in ./.data/standalone, the REST API on 127.0.0.1:10080, the node on
 // 127.0.0.1:12345, tier 2 in ./.data/standalone/tier2, the HDFS head on
-// Hadoop's ports of 127.0.0.1 (8020, 9866, 9870). The node's WAL file size
+// Hadoop's ports of 127.0.0.1 (8020, 9866, 9870), the NFS head on
+// 127.0.0.1:12049 and the S3 head on 127.0.0.1:9000. The node's WAL file size
 // and checkpoint interval are the WAL's and the container's defaults.
 func DefaultStandaloneConfig() StandaloneConfig {
 	n := DefaultNodeConfig()
 	n.WALFileSize, n.CheckpointBytes = 0, 0
-	return StandaloneConfig{DataDir: DefaultStandaloneDataDir, Node: n, Controller: DefaultControllerConfig(), Head: DefaultHeadConfig()}
+	return StandaloneConfig{DataDir: DefaultStandaloneDataDir, Node: n, Controller: DefaultControllerConfig(),
+		Head: DefaultHeadConfig(), NFS: DefaultNFSConfig(), S3: DefaultS3Config()}
 }
 
 // head returns the head's config as StartStandalone runs it, for the
@@ -59,6 +71,30 @@ func DefaultStandaloneConfig() StandaloneConfig {
 func (c StandaloneConfig) head(url, tierURI string, api APIConfig) HeadConfig {
 	h := c.Head
 	h.Controller, h.Tier2, h.API = url, tierURI, api
+	if h.Logger == nil {
+		h.Logger = c.Logger
+	}
+	return h
+}
+
+// nfs returns the NFS head's config as StartStandalone runs it.
+func (c StandaloneConfig) nfs(url, tierURI string) NFSConfig {
+	h := c.NFS
+	h.Controller, h.Tier2 = url, tierURI
+	if h.Logger == nil {
+		h.Logger = c.Logger
+	}
+	return h
+}
+
+// s3 returns the S3 head's config as StartStandalone runs it: anonymous
+// if it has no credentials.
+func (c StandaloneConfig) s3(url, tierURI string, api APIConfig) S3Config {
+	h := c.S3
+	h.Controller, h.Tier2, h.API = url, tierURI, api
+	if len(h.Credentials) == 0 {
+		h.Anonymous = true
+	}
 	if h.Logger == nil {
 		h.Logger = c.Logger
 	}
@@ -109,6 +145,16 @@ func (c StandaloneConfig) Validate() error {
 			return fmt.Errorf("hdfs head: %w", err)
 		}
 	}
+	if !c.NoNFS {
+		if err := c.nfs("http://"+ctl.Listen, "").Validate(); err != nil {
+			return fmt.Errorf("nfs head: %w", err)
+		}
+	}
+	if !c.NoS3 {
+		if err := c.s3("http://"+ctl.Listen, "", ctl.API).Validate(); err != nil {
+			return fmt.Errorf("s3 head: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -119,7 +165,9 @@ type Standalone struct {
 	lock *dirlock.Lock // on DataDir
 	node *Node
 	ctl  *Controller
-	head *Head // nil without
+	head *Head    // nil without
+	nfs  *NFSHead // nil without
+	s3   *S3Head  // nil without
 
 	done     chan struct{} // closed once either role stopped serving
 	stopOnce sync.Once
@@ -140,6 +188,9 @@ func StartStandalone(ctx context.Context, cfg StandaloneConfig) (_ *Standalone, 
 	s := &Standalone{cfg: cfg, done: make(chan struct{})}
 	defer func() {
 		if err != nil {
+			for _, h := range s.heads() {
+				h.Stop(context.Background())
+			}
 			if s.ctl != nil {
 				s.ctl.Stop(context.Background())
 			}
@@ -164,24 +215,79 @@ func StartStandalone(ctx context.Context, cfg StandaloneConfig) (_ *Standalone, 
 		s.ctl = nil
 		return nil, fmt.Errorf("standalone: %w", err)
 	}
-	headDone := make(chan struct{}) // never closed without a head
-	if !cfg.NoHead && s.node.TierURI() != "" {
-		if s.head, err = StartHead(ctx, cfg.head(s.ctl.URL(), s.node.TierURI(), ccfg.API)); err != nil {
-			return nil, fmt.Errorf("standalone: %w", err)
-		}
-		headDone = s.head.served
+	if err := s.startHeads(ctx, cfg, ccfg.API); err != nil {
+		return nil, err
 	}
+	heads := s.heads()
 	go func() {
-		select {
-		case <-s.node.Done():
-		case <-s.ctl.Done():
-		case <-headDone:
+		done := []<-chan struct{}{s.node.Done(), s.ctl.Done()}
+		for _, h := range heads {
+			done = append(done, h.Done())
 		}
+		waitAny(done)
 		close(s.done)
 	}()
 	cfg.Logger.WithFields(logrus.Fields{"controller": s.ctl.URL(), "node": s.node.Addr(), "data": cfg.DataDir, "tier2": s.node.TierURI()}).
 		Info("standalone: serving")
 	return s, nil
+}
+
+// startHeads starts the heads cfg has on, once the controller serves;
+// with no tier 2 there is none.
+func (s *Standalone) startHeads(ctx context.Context, cfg StandaloneConfig, api APIConfig) (err error) {
+	url, uri := s.ctl.URL(), s.node.TierURI()
+	if uri == "" {
+		return nil
+	}
+	if !cfg.NoHead {
+		if s.head, err = StartHead(ctx, cfg.head(url, uri, api)); err != nil {
+			return fmt.Errorf("standalone: %w", err)
+		}
+	}
+	if !cfg.NoNFS {
+		if s.nfs, err = StartNFS(ctx, cfg.nfs(url, uri)); err != nil {
+			s.nfs = nil
+			return fmt.Errorf("standalone: %w", err)
+		}
+	}
+	if !cfg.NoS3 {
+		if s.s3, err = StartS3(ctx, cfg.s3(url, uri, api)); err != nil {
+			s.s3 = nil
+			return fmt.Errorf("standalone: %w", err)
+		}
+	}
+	return nil
+}
+
+// head is what the standalone needs of each head.
+type head interface {
+	Done() <-chan struct{}
+	Err() error
+	Stop(context.Context) error
+}
+
+// heads are the heads running, in the order they started.
+func (s *Standalone) heads() []head {
+	var hs []head
+	if s.head != nil {
+		hs = append(hs, s.head)
+	}
+	if s.nfs != nil {
+		hs = append(hs, s.nfs)
+	}
+	if s.s3 != nil {
+		hs = append(hs, s.s3)
+	}
+	return hs
+}
+
+// waitAny returns once one of cs is closed.
+func waitAny(cs []<-chan struct{}) {
+	cases := make([]reflect.SelectCase, len(cs))
+	for i, c := range cs {
+		cases[i] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)}
+	}
+	reflect.Select(cases)
 }
 
 // Node is the node role.
@@ -195,6 +301,12 @@ func (s *Standalone) NodeAddr() string { return s.node.Addr() }
 
 // Head is the HDFS head; nil if it is off (NoHead, or no tier 2).
 func (s *Standalone) Head() *Head { return s.head }
+
+// NFS is the NFS head; nil if it is off (NoNFS, or no tier 2).
+func (s *Standalone) NFS() *NFSHead { return s.nfs }
+
+// S3 is the S3 head; nil if it is off (NoS3, or no tier 2).
+func (s *Standalone) S3() *S3Head { return s.s3 }
 
 // URL is the REST API's base URL.
 func (s *Standalone) URL() string { return s.ctl.URL() }
@@ -212,15 +324,15 @@ func (s *Standalone) Err() error {
 	if err := s.node.Err(); err != nil {
 		return fmt.Errorf("standalone: node: serve: %w", err)
 	}
-	if s.head != nil {
-		if err := s.head.Err(); err != nil {
+	for _, h := range s.heads() {
+		if err := h.Err(); err != nil {
 			return fmt.Errorf("standalone: %w", err)
 		}
 	}
 	return nil
 }
 
-// Stop shuts the roles down: the HDFS head first (its clients read
+// Stop shuts the roles down: the heads first (their clients read
 // through the controller and the node's tier 2), the REST API (requests
 // in flight finish), then the node's server (no more appends), then the node
 // (tiering what is durable, then closing its containers), then the controller's Service and store, and last the data
@@ -234,8 +346,8 @@ func (s *Standalone) Stop(ctx context.Context) error {
 				first = fmt.Errorf("standalone: %w", err)
 			}
 		}
-		if s.head != nil {
-			keep(s.head.Stop(ctx))
+		for _, h := range s.heads() {
+			keep(h.Stop(ctx))
 		}
 		keep(s.ctl.shutdownAPI(ctx))
 		keep(s.node.CloseServer())

@@ -30,7 +30,7 @@ func leafCommands(app *cli.App) []string {
 
 // roles are the long-running commands: they print logs, not data, so -o
 // json changes only their errors.
-var roles = map[string]bool{"node": true, "controller": true, "standalone": true, "hdfs-gateway": true, "scheduler": true, "executor": true}
+var roles = map[string]bool{"node": true, "controller": true, "standalone": true, "hdfs-gateway": true, "nfs-export": true, "s3-gateway": true, "scheduler": true, "executor": true}
 
 // jsonValues decodes every JSON value of s (one, or JSON Lines), failing
 // on anything else, and returns them.

@@ -85,6 +85,8 @@ func newApp(g *globalOptions, stdout, stderr io.Writer) *cli.App {
 			controllerCommand(g),
 			standaloneCommand(g),
 			hdfsGatewayCommand(g),
+			nfsExportCommand(g),
+			s3GatewayCommand(g),
 			scopeCommand(g),
 			streamCommand(g),
 			writeCommand(g),

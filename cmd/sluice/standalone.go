@@ -11,20 +11,33 @@ import (
 
 func standaloneCommand(g *globalOptions) *cli.Command {
 	cfg := embed.DefaultStandaloneConfig()
+	var keys s3Keys
 	return &cli.Command{
-		Name:   "standalone",
-		Usage:  "run a controller (embedded metadata store) and a node in one process",
-		Flags:  standaloneFlags(&cfg),
-		Action: func(c *cli.Context) error { return runStandalone(c, g, cfg) },
+		Name:  "standalone",
+		Usage: "run a controller (embedded metadata store) and a node in one process",
+		Flags: standaloneFlags(&cfg, &keys),
+		Action: func(c *cli.Context) error {
+			var err error
+			if cfg.S3.Credentials, err = keys.load(); err != nil {
+				return err
+			}
+			return runStandalone(c, g, cfg)
+		},
 	}
 }
 
 // standaloneFlags are the flags of `sluice standalone`, into cfg's fields,
 // with DefaultStandaloneConfig's values as defaults. The fields without a
 // flag keep what cfg holds.
-func standaloneFlags(cfg *embed.StandaloneConfig) []cli.Flag {
+func standaloneFlags(cfg *embed.StandaloneConfig, keys *s3Keys) []cli.Flag {
 	d := embed.DefaultStandaloneConfig()
-	return append([]cli.Flag{
+	heads := append([]cli.Flag{
+		&cli.StringFlag{Name: "nfs-addr", Usage: "serve the NFS head (NFSv3 and MOUNT) on `ADDR`", Value: d.NFS.Listen, Destination: &cfg.NFS.Listen},
+		&cli.BoolFlag{Name: "no-nfs-head", Usage: "do not serve tier 2 over NFS", Destination: &cfg.NoNFS},
+		&cli.StringFlag{Name: "s3-addr", Usage: "serve the S3 head on `ADDR` (without --s3-credentials, to unsigned requests)", Value: d.S3.Listen, Destination: &cfg.S3.Listen},
+		&cli.BoolFlag{Name: "no-s3-head", Usage: "do not serve tier 2 over S3", Destination: &cfg.NoS3},
+	}, s3Flags("s3-", &cfg.S3, keys)...)
+	return append(append([]cli.Flag{
 		&cli.StringFlag{Name: "data", Usage: "`DIR` for the node's logs and the controller's metadata", Value: d.DataDir, Destination: &cfg.DataDir},
 		&cli.StringFlag{Name: "controller-addr", Usage: "serve the REST API on `ADDR` (port 0: pick a free one)", Value: d.Controller.Listen, Destination: &cfg.Controller.Listen},
 		&cli.StringFlag{Name: "node-addr", Usage: "serve segments on `ADDR` (port 0: pick a free one)", Value: d.Node.Listen, Destination: &cfg.Node.Listen},
@@ -34,7 +47,7 @@ func standaloneFlags(cfg *embed.StandaloneConfig) []cli.Flag {
 		&cli.StringFlag{Name: "hdfs-data-addr", Usage: "serve the HDFS head's block reads (data transfer) on `ADDR`", Value: d.Head.DataListen, Destination: &cfg.Head.DataListen},
 		&cli.StringFlag{Name: "webhdfs-addr", Usage: "serve WebHDFS on `ADDR` (webhdfs://ADDR/)", Value: d.Head.HTTPListen, Destination: &cfg.Head.HTTPListen},
 		&cli.BoolFlag{Name: "no-hdfs-head", Usage: "do not serve tier 2 over HDFS and WebHDFS", Destination: &cfg.NoHead},
-	}, append(tierFlags(&cfg.Node.Tier, "tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default DIR/tier2 under --data; none: off)"),
+	}, heads...), append(tierFlags(&cfg.Node.Tier, "tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default DIR/tier2 under --data; none: off)"),
 		serverFlags(&cfg.Node.Server)...)...)
 }
 
@@ -43,9 +56,9 @@ func standaloneFlags(cfg *embed.StandaloneConfig) []cli.Flag {
 // DIR, DIR/node and DIR/controller against a second process: the node
 // recovers its containers from DIR/node, the controller its metadata from
 // DIR/controller/controller.db and finishes any workflow left half done,
-// then both serve until SIGINT or SIGTERM, with the HDFS head over tier 2
-// beside them unless --no-hdfs-head. It prints "node listening on ADDR",
-// the head's three addresses, and last "controller listening on ADDR";
+// then both serve until SIGINT or SIGTERM, with the HDFS, NFS and S3 heads
+// over tier 2 beside them unless turned off. It prints "node listening on
+// ADDR", the heads' addresses, and last "controller listening on ADDR";
 // GET /health answers 200 from then.
 func runStandalone(c *cli.Context, g *globalOptions, cfg embed.StandaloneConfig) error {
 	if _, err := args(c); err != nil {
@@ -62,6 +75,12 @@ func runStandalone(c *cli.Context, g *globalOptions, cfg embed.StandaloneConfig)
 		fmt.Fprintf(c.App.Writer, "node listening on %s\n", s.NodeAddr())
 		if h := s.Head(); h != nil {
 			printHeadAddrs(c, h)
+		}
+		if h := s.NFS(); h != nil {
+			printNFSAddr(c, h)
+		}
+		if h := s.S3(); h != nil {
+			printS3Addr(c, h)
 		}
 		fmt.Fprintf(c.App.Writer, "controller listening on %s\n", s.Controller().Addr())
 		return s, nil

@@ -30,7 +30,7 @@ func startStandalone(t *testing.T, dir string, extra ...string) *runningStandalo
 	go func() {
 		code := runContext(ctx, append([]string{"sluice", "--log-level", "warn", "standalone", "--data", dir,
 			"--controller-addr", "127.0.0.1:0", "--node-addr", "127.0.0.1:0",
-			"--hdfs-rpc-addr", "127.0.0.1:0", "--hdfs-data-addr", "127.0.0.1:0", "--webhdfs-addr", "127.0.0.1:0"}, extra...), pw, rs.stderr)
+			"--hdfs-rpc-addr", "127.0.0.1:0", "--hdfs-data-addr", "127.0.0.1:0", "--webhdfs-addr", "127.0.0.1:0", "--nfs-addr", "127.0.0.1:0", "--s3-addr", "127.0.0.1:0"}, extra...), pw, rs.stderr)
 		pw.Close()
 		rs.exit <- code
 	}()

@@ -115,7 +115,7 @@ func runFile(t *testing.T, file string, blocks []block) {
 	}
 	sa := proctest.Start(t, sluiceBin, "standalone "+file, nil, "--log-level", "warn", "standalone",
 		"--data", t.TempDir(), "--controller-addr", "127.0.0.1:0", "--node-addr", "127.0.0.1:0",
-		"--hdfs-rpc-addr", "127.0.0.1:0", "--hdfs-data-addr", "127.0.0.1:0", "--webhdfs-addr", "127.0.0.1:0")
+		"--hdfs-rpc-addr", "127.0.0.1:0", "--hdfs-data-addr", "127.0.0.1:0", "--webhdfs-addr", "127.0.0.1:0", "--nfs-addr", "127.0.0.1:0", "--s3-addr", "127.0.0.1:0")
 	ctl := "http://" + sa.Line(t, "controller listening on ", time.Minute)
 	env := append(os.Environ(),
 		"PATH="+filepath.Dir(sluiceBin)+string(os.PathListSeparator)+os.Getenv("PATH"),

@@ -47,9 +47,9 @@ func startHeadStandalone(t *testing.T, noHead bool) *headStandalone {
 		"--controller-addr", "127.0.0.1:0", "--node-addr", "127.0.0.1:0",
 		"--tier2", s.tier2, "--tier-max-lag", "1s", "--tier-chunk-bytes", "65536"}
 	if noHead {
-		args = append(args, "--no-hdfs-head")
+		args = append(args, "--no-hdfs-head", "--no-nfs-head", "--no-s3-head")
 	} else {
-		args = append(args, "--hdfs-rpc-addr", "127.0.0.1:0", "--hdfs-data-addr", "127.0.0.1:0", "--webhdfs-addr", "127.0.0.1:0")
+		args = append(args, "--hdfs-rpc-addr", "127.0.0.1:0", "--hdfs-data-addr", "127.0.0.1:0", "--webhdfs-addr", "127.0.0.1:0", "--nfs-addr", "127.0.0.1:0", "--s3-addr", "127.0.0.1:0")
 	}
 	s.p = start(t, "standalone", nil, args...)
 	s.ctl = ctlclient.NewClient("http://" + s.p.Line(t, "controller listening on ", waitTimeout))

@@ -35,7 +35,7 @@ func TestTier2EndToEnd(t *testing.T) {
 				uri = "hdfs://" + hadooptest.StartHDFS(t) + "/sluice"
 			}
 			p := start(t, "standalone "+backend, nil, "--log-level", "info", "standalone", "--data", dataDir,
-				"--controller-addr", "127.0.0.1:0", "--node-addr", "127.0.0.1:0", "--hdfs-rpc-addr", "127.0.0.1:0", "--hdfs-data-addr", "127.0.0.1:0", "--webhdfs-addr", "127.0.0.1:0",
+				"--controller-addr", "127.0.0.1:0", "--node-addr", "127.0.0.1:0", "--hdfs-rpc-addr", "127.0.0.1:0", "--hdfs-data-addr", "127.0.0.1:0", "--webhdfs-addr", "127.0.0.1:0", "--nfs-addr", "127.0.0.1:0", "--s3-addr", "127.0.0.1:0",
 				"--tier2", uri, "--tier-max-lag", "1s", "--tier-chunk-bytes", "65536", "--cache-size", "1")
 			ctl := ctlclient.NewClient("http://" + p.Line(t, "controller listening on ", waitTimeout))
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -75,7 +75,7 @@ func (s *standalone) start() {
 			s.fresh = true
 		}
 		p := proctest.Start(s.t, sluiceBin, "standalone", nil, "--log-level", "warn", "standalone",
-			"--data", s.dir, "--controller-addr", "127.0.0.1:0", "--node-addr", s.nodeAddr, "--no-hdfs-head")
+			"--data", s.dir, "--controller-addr", "127.0.0.1:0", "--node-addr", s.nodeAddr, "--no-hdfs-head", "--no-nfs-head", "--no-s3-head")
 		if ok := s.wait(p); ok {
 			s.proc = p
 			return

@@ -43,7 +43,7 @@ func TestHeadInSpark(t *testing.T) {
 	}
 	p := proctest.Start(t, bin, "standalone", nil, "--log-level", "info", "standalone", "--data", t.TempDir(),
 		"--controller-addr", "127.0.0.1:0", "--node-addr", "127.0.0.1:0",
-		"--hdfs-rpc-addr", "127.0.0.1:0", "--hdfs-data-addr", "127.0.0.1:0", "--webhdfs-addr", "127.0.0.1:0",
+		"--hdfs-rpc-addr", "127.0.0.1:0", "--hdfs-data-addr", "127.0.0.1:0", "--webhdfs-addr", "127.0.0.1:0", "--nfs-addr", "127.0.0.1:0", "--s3-addr", "127.0.0.1:0",
 		"--tier2", t.TempDir(), "--tier-max-lag", "1s", "--tier-chunk-bytes", "65536")
 	ctl := ctlclient.NewClient("http://" + p.Line(t, "controller listening on ", waitTimeout))
 	heads := map[string]string{

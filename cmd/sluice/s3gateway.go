@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sluice-streams/sluice/embed"
+	"github.com/sluice-streams/sluice/s3gateway"
+)
+
+// s3CredentialsEnv holds access keys for the S3 head, as --credentials
+// does, so that they need not show in a process list.
+const s3CredentialsEnv = "SLUICE_S3_CREDENTIALS"
+
+func s3GatewayCommand(g *globalOptions) *cli.Command {
+	cfg := embed.DefaultS3Config()
+	var keys s3Keys
+	return &cli.Command{
+		Name:  "s3-gateway",
+		Usage: "serve tier 2 read-only over the S3 API (boto3, the AWS CLI, DuckDB, Spark s3a://)",
+		Description: "The S3 head shows each scope of the controller (--controller) as a bucket\n" +
+			"whose keys are STREAM/segment=N/FIRST_OFFSET.seq, the chunks of tier 2\n" +
+			"(Hadoop SequenceFiles). Requests must be signed (AWS Signature Version 4)\n" +
+			"with one of the access keys given, unless --anonymous; every write is\n" +
+			"refused with AccessDenied.",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "listen", Usage: "serve S3 on `ADDR` (port 0: pick a free one)", Value: embed.DefaultS3Listen, Destination: &cfg.Listen},
+			&cli.StringFlag{Name: "tier2", Usage: "serve the tier 2 at `URI` (default: the controller's)", Destination: &cfg.Tier2},
+			&cli.BoolFlag{Name: "anonymous", Usage: "serve unsigned requests too: anyone who reaches ADDR reads every scope", Destination: &cfg.Anonymous},
+		}, s3Flags("", &cfg, &keys)...),
+		Action: func(c *cli.Context) error {
+			if _, err := args(c); err != nil {
+				return err
+			}
+			var err error
+			if cfg.Credentials, err = keys.load(); err != nil {
+				return err
+			}
+			log := newLogger(g, c.App.ErrWriter)
+			cfg.Controller, cfg.Logger, cfg.API = g.Controller, log, apiConfig()
+			return serveRole(c, "s3 head", log, func(ctx context.Context) (role, error) {
+				h, err := embed.StartS3(ctx, cfg)
+				if err != nil {
+					return nil, err
+				}
+				printS3Addr(c, h)
+				return h, nil
+			})
+		},
+	}
+}
+
+// s3Keys are the access keys the flags name, loaded once they are parsed.
+type s3Keys struct {
+	prefix       string // of the flags' names
+	inline, file string
+}
+
+// s3Flags are the S3 head's credential and addressing flags, named with
+// prefix ("s3-" in the standalone).
+func s3Flags(prefix string, cfg *embed.S3Config, keys *s3Keys) []cli.Flag {
+	keys.prefix = prefix
+	return []cli.Flag{
+		&cli.StringFlag{Name: prefix + "credentials", Usage: "serve requests signed with these access keys: `ACCESS:SECRET[,ACCESS:SECRET...]`",
+			EnvVars: []string{s3CredentialsEnv}, Destination: &keys.inline},
+		&cli.StringFlag{Name: prefix + "credentials-file", Usage: "read access keys from `FILE`: one ACCESS:SECRET a line, # comments", Destination: &keys.file},
+		&cli.StringFlag{Name: prefix + "region", Usage: "the `REGION` requests are signed for", Value: embed.DefaultS3Region, Destination: &cfg.Region},
+		&cli.StringFlag{Name: prefix + "domain", Usage: "serve virtual-hosted-style requests to BUCKET.`DOMAIN` too (path-style is always served)", Destination: &cfg.Domain},
+	}
+}
+
+// load returns the access keys of --credentials and --credentials-file
+// (none if neither is given).
+func (k s3Keys) load() (map[string]string, error) {
+	creds := map[string]string{}
+	if k.inline != "" {
+		m, err := s3gateway.ParseCredentials(k.inline)
+		if err != nil {
+			return nil, fmt.Errorf("--%scredentials (or %s): %w", k.prefix, s3CredentialsEnv, err)
+		}
+		maps.Copy(creds, m)
+	}
+	if k.file != "" {
+		f, err := os.Open(k.file)
+		if err != nil {
+			return nil, fmt.Errorf("--%scredentials-file: %w", k.prefix, err)
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			m, err := s3gateway.ParseCredentials(line)
+			if err != nil {
+				return nil, fmt.Errorf("--%scredentials-file %s line %d: %w", k.prefix, k.file, n, err)
+			}
+			maps.Copy(creds, m)
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("--%scredentials-file %s: %w", k.prefix, k.file, err)
+		}
+	}
+	return creds, nil
+}
+
+// printS3Addr prints the line scripts and tests wait for, and says so when
+// the head serves unsigned requests.
+func printS3Addr(c *cli.Context, h *embed.S3Head) {
+	fmt.Fprintf(c.App.Writer, "s3 head listening on %s\n", h.Addr())
+	if h.Anonymous() {
+		fmt.Fprintf(c.App.ErrWriter, "s3 head: serving unsigned requests: anyone who reaches %s reads every scope\n", h.Addr())
+	}
+}
