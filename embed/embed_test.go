@@ -57,7 +57,7 @@ func standaloneConfig(dir string) embed.StandaloneConfig {
 	cfg.DataDir, cfg.Logger = dir, quiet()
 	cfg.Node.Listen, cfg.Node.WALPreallocate = "127.0.0.1:0", false
 	cfg.Controller.Listen = "127.0.0.1:0"
-	cfg.Head.RPCListen, cfg.Head.DataListen, cfg.Head.HTTPListen = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	cfg.HDFS.RPCListen, cfg.HDFS.DataListen, cfg.HDFS.HTTPListen = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	cfg.NFS.Listen, cfg.S3.Listen = "127.0.0.1:0", "127.0.0.1:0"
 	return cfg
 }

@@ -21,18 +21,18 @@ import (
 	"github.com/sluice-streams/sluice/tier2/view"
 )
 
-// Defaults of HeadConfig: Hadoop's own ports.
+// Defaults of HDFSConfig: Hadoop's own ports.
 const (
-	DefaultHeadRPCListen  = "127.0.0.1:8020" // NameNode RPC
-	DefaultHeadDataListen = "127.0.0.1:9866" // DataNode data transfer
-	DefaultHeadHTTPListen = "127.0.0.1:9870" // WebHDFS
+	DefaultHDFSRPCListen  = "127.0.0.1:8020" // NameNode RPC
+	DefaultHDFSDataListen = "127.0.0.1:9866" // DataNode data transfer
+	DefaultHDFSHTTPListen = "127.0.0.1:9870" // WebHDFS
 )
 
-// HeadConfig is the HDFS head: tier 2 served read-only over Hadoop's
+// HDFSConfig is the HDFS head: tier 2 served read-only over Hadoop's
 // NameNode RPC and data-transfer protocols and WebHDFS (package
 // hdfsgateway). Everything `sluice hdfs-gateway` sets from its flags; the
 // standalone's head is the same with the standalone's controller.
-type HeadConfig struct {
+type HDFSConfig struct {
 	// Controller is the controller's URL: its scopes and streams are the
 	// tree the head serves, and its tier-2 URI where the chunks are.
 	Controller string
@@ -64,17 +64,17 @@ type HeadConfig struct {
 	// field group here.
 }
 
-// DefaultHeadConfig returns the defaults of `sluice hdfs-gateway`.
-func DefaultHeadConfig() HeadConfig {
-	return HeadConfig{
+// DefaultHDFSConfig returns the defaults of `sluice hdfs-gateway`.
+func DefaultHDFSConfig() HDFSConfig {
+	return HDFSConfig{
 		Controller: "http://127.0.0.1:10080",
-		RPCListen:  DefaultHeadRPCListen, DataListen: DefaultHeadDataListen, HTTPListen: DefaultHeadHTTPListen,
+		RPCListen:  DefaultHDFSRPCListen, DataListen: DefaultHDFSDataListen, HTTPListen: DefaultHDFSHTTPListen,
 		BlockSize: blocks.DefaultSize, CatalogTTL: view.DefaultCatalogTTL, API: DefaultAPIConfig(),
 	}
 }
 
 // Validate returns an error naming the first field out of its range.
-func (c HeadConfig) Validate() error {
+func (c HDFSConfig) Validate() error {
 	for _, a := range []struct{ name, v string }{{"head RPC", c.RPCListen}, {"head data", c.DataListen}, {"WebHDFS", c.HTTPListen}} {
 		if _, _, err := net.SplitHostPort(a.v); err != nil {
 			return invalidf("%s listen address %q: want host:port", a.name, a.v)
@@ -94,9 +94,9 @@ func (c HeadConfig) Validate() error {
 	return c.API.Validate()
 }
 
-// Head is a running HDFS head.
-type Head struct {
-	cfg  HeadConfig
+// HDFSHead is a running HDFS head.
+type HDFSHead struct {
+	cfg  HDFSConfig
 	log  logrus.FieldLogger
 	st   tier2.Storage
 	rpc  *namenode.Server
@@ -110,15 +110,15 @@ type Head struct {
 	requests sync.WaitGroup // WebHDFS requests being answered
 }
 
-// StartHead validates cfg, finds tier 2 (asking the controller, retrying
+// StartHDFS validates cfg, finds tier 2 (asking the controller, retrying
 // until it answers or ctx ends), opens it, listens on the three addresses
 // and serves. On any failure it closes what it opened and returns the
 // error.
-func StartHead(ctx context.Context, cfg HeadConfig) (_ *Head, err error) {
+func StartHDFS(ctx context.Context, cfg HDFSConfig) (_ *HDFSHead, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("hdfs head: %w", err)
 	}
-	h := &Head{cfg: cfg, log: logs.OrDiscard(cfg.Logger), servers: newServers("hdfs head")}
+	h := &HDFSHead{cfg: cfg, log: logs.OrDiscard(cfg.Logger), servers: newServers("hdfs head")}
 	defer func() {
 		if err != nil {
 			h.close(context.Background())
@@ -172,21 +172,21 @@ func advertised(host, listen string) (string, error) {
 }
 
 // RPCAddr, DataAddr and HTTPAddr are the bound addresses.
-func (h *Head) RPCAddr() string  { return h.ls[0].Addr().String() }
-func (h *Head) DataAddr() string { return h.ls[1].Addr().String() }
-func (h *Head) HTTPAddr() string { return h.ls[2].Addr().String() }
+func (h *HDFSHead) RPCAddr() string  { return h.ls[0].Addr().String() }
+func (h *HDFSHead) DataAddr() string { return h.ls[1].Addr().String() }
+func (h *HDFSHead) HTTPAddr() string { return h.ls[2].Addr().String() }
 
 // Stop shuts the head down: WebHDFS requests in flight finish (within
 // API.ShutdownTimeout and ctx; the rest are cut off), the RPC and data
 // servers close every connection, then tier 2 is closed once no request
 // reads it. Calling it again returns the same.
-func (h *Head) Stop(ctx context.Context) error {
+func (h *HDFSHead) Stop(ctx context.Context) error {
 	h.stopOnce.Do(func() { h.stopErr = h.close(ctx) })
 	return h.stopErr
 }
 
-// close closes whatever StartHead opened, in reverse order.
-func (h *Head) close(ctx context.Context) error {
+// close closes whatever StartHDFS opened, in reverse order.
+func (h *HDFSHead) close(ctx context.Context) error {
 	h.stop()
 	var first error
 	keep := func(err error) {

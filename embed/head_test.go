@@ -24,8 +24,8 @@ import (
 )
 
 // headConfig is a head on free loopback ports for the controller at url.
-func headConfig(url string) embed.HeadConfig {
-	cfg := embed.DefaultHeadConfig()
+func headConfig(url string) embed.HDFSConfig {
+	cfg := embed.DefaultHDFSConfig()
 	cfg.Controller, cfg.Logger = url, quiet()
 	cfg.RPCListen, cfg.DataListen, cfg.HTTPListen = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	return cfg
@@ -61,7 +61,7 @@ func TestStandaloneServesTheHead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop(context.Background())
-	h := s.Head()
+	h := s.HDFS()
 	if h == nil {
 		t.Fatal("no head in a standalone with tier 2")
 	}
@@ -112,9 +112,9 @@ func TestStandaloneServesTheHead(t *testing.T) {
 // TestStandaloneWithoutHead: --no-hdfs-head, and no tier 2, mean no head.
 func TestStandaloneWithoutHead(t *testing.T) {
 	for name, change := range map[string]func(*embed.StandaloneConfig){
-		"off":       func(c *embed.StandaloneConfig) { c.NoHead = true },
+		"off":       func(c *embed.StandaloneConfig) { c.NoHDFS = true },
 		"no tier 2": func(c *embed.StandaloneConfig) { c.Node.Tier.URI = "none" },
-		"both":      func(c *embed.StandaloneConfig) { c.NoHead, c.Node.Tier.URI = true, "none" },
+		"both":      func(c *embed.StandaloneConfig) { c.NoHDFS, c.Node.Tier.URI = true, "none" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := standaloneConfig(t.TempDir())
@@ -124,26 +124,26 @@ func TestStandaloneWithoutHead(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Stop(context.Background())
-			if s.Head() != nil {
+			if s.HDFS() != nil {
 				t.Fatal("a head started")
 			}
 		})
 	}
 }
 
-// TestHeadAsItsOwnRole: StartHead against a controller (here a
+// TestHeadAsItsOwnRole: StartHDFS against a controller (here a
 // standalone's, its own head off) serves; a port in use fails the start
 // and releases what it opened; a controller without tier 2 is one error.
 func TestHeadAsItsOwnRole(t *testing.T) {
 	cfg := standaloneConfig(t.TempDir())
-	cfg.NoHead = true
+	cfg.NoHDFS = true
 	s, err := embed.StartStandalone(ctxT(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Stop(context.Background())
 
-	h, err := embed.StartHead(ctxT(t), headConfig(s.URL()))
+	h, err := embed.StartHDFS(ctxT(t), headConfig(s.URL()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestHeadAsItsOwnRole(t *testing.T) {
 
 	busy := headConfig(s.URL())
 	busy.DataListen = h.DataAddr() // taken
-	if _, err := embed.StartHead(ctxT(t), busy); err == nil || !strings.Contains(err.Error(), "listen "+h.DataAddr()) {
+	if _, err := embed.StartHDFS(ctxT(t), busy); err == nil || !strings.Contains(err.Error(), "listen "+h.DataAddr()) {
 		t.Fatalf("a head on a taken port: %v", err)
 	}
 	if err := h.Stop(context.Background()); err != nil {
@@ -174,39 +174,39 @@ func TestHeadAsItsOwnRole(t *testing.T) {
 	}
 
 	none := standaloneConfig(t.TempDir())
-	none.NoHead, none.Node.Tier.URI = true, "none"
+	none.NoHDFS, none.Node.Tier.URI = true, "none"
 	s2, err := embed.StartStandalone(ctxT(t), none)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s2.Stop(context.Background())
-	if _, err := embed.StartHead(ctxT(t), headConfig(s2.URL())); err == nil || !strings.Contains(err.Error(), "has no tier 2") {
+	if _, err := embed.StartHDFS(ctxT(t), headConfig(s2.URL())); err == nil || !strings.Contains(err.Error(), "has no tier 2") {
 		t.Fatalf("a head of a controller without tier 2: %v", err)
 	}
 }
 
 func TestHeadConfigIsChecked(t *testing.T) {
 	for _, tt := range []struct {
-		change func(*embed.HeadConfig)
+		change func(*embed.HDFSConfig)
 		want   string
 	}{
-		{func(c *embed.HeadConfig) { c.RPCListen = "8020" }, "head RPC listen address"},
-		{func(c *embed.HeadConfig) { c.DataListen = "" }, "head data listen address"},
-		{func(c *embed.HeadConfig) { c.HTTPListen = "x" }, "WebHDFS listen address"},
-		{func(c *embed.HeadConfig) { c.Controller, c.Tier2 = "", "" }, "controller URL"},
-		{func(c *embed.HeadConfig) { c.BlockSize = 1000 }, "block size 1000"},
-		{func(c *embed.HeadConfig) { c.BlockSize = -512 }, "block size -512"},
-		{func(c *embed.HeadConfig) { c.Tier2 = "ftp://x" }, "tier 2 URI"},
-		{func(c *embed.HeadConfig) { c.API.ReadTimeout = 0 }, "API read timeout"},
+		{func(c *embed.HDFSConfig) { c.RPCListen = "8020" }, "head RPC listen address"},
+		{func(c *embed.HDFSConfig) { c.DataListen = "" }, "head data listen address"},
+		{func(c *embed.HDFSConfig) { c.HTTPListen = "x" }, "WebHDFS listen address"},
+		{func(c *embed.HDFSConfig) { c.Controller, c.Tier2 = "", "" }, "controller URL"},
+		{func(c *embed.HDFSConfig) { c.BlockSize = 1000 }, "block size 1000"},
+		{func(c *embed.HDFSConfig) { c.BlockSize = -512 }, "block size -512"},
+		{func(c *embed.HDFSConfig) { c.Tier2 = "ftp://x" }, "tier 2 URI"},
+		{func(c *embed.HDFSConfig) { c.API.ReadTimeout = 0 }, "API read timeout"},
 	} {
-		cfg := embed.DefaultHeadConfig()
+		cfg := embed.DefaultHDFSConfig()
 		tt.change(&cfg)
 		err := cfg.Validate()
 		if !errors.Is(err, embed.ErrInvalidConfig) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Validate: %v; want ErrInvalidConfig saying %q", err, tt.want)
 		}
 	}
-	if err := embed.DefaultHeadConfig().Validate(); err != nil {
+	if err := embed.DefaultHDFSConfig().Validate(); err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
 }
@@ -225,7 +225,7 @@ func TestStopCutsAStalledRead(t *testing.T) {
 	createStream(ctxT(t), t, ctlclient.NewClient(s.URL()), "hd")
 	chunk := tier2.ChunkPath("hd", "events", 0, 0)
 	putChunk(t, strings.TrimPrefix(s.Node().TierURI(), "file://"), chunk, strings.Repeat("x", 32<<20))
-	c, err := net.Dial("tcp", s.Head().HTTPAddr())
+	c, err := net.Dial("tcp", s.HDFS().HTTPAddr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestStopCutsAStalledRead(t *testing.T) {
 		t.Fatalf("status line %q, %v", line, err)
 	}
 	stopped := make(chan error, 1)
-	go func() { stopped <- s.Head().Stop(context.Background()) }()
+	go func() { stopped <- s.HDFS().Stop(context.Background()) }()
 	select {
 	case err := <-stopped:
 		if err != nil {

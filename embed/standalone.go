@@ -34,11 +34,11 @@ type StandaloneConfig struct {
 	// Containers, Tier2 and ResumeFirst are ignored (it resumes first),
 	// and it has no cluster.
 	Controller ControllerConfig
-	// Head is the HDFS head, on by default (NoHead turns it off): tier 2
+	// HDFS is the HDFS head, on by default (NoHDFS turns it off): tier 2
 	// served read-only over HDFS's protocols and WebHDFS. Its Controller
 	// and Tier2 are the standalone's; with no tier 2 there is no head.
-	Head   HeadConfig
-	NoHead bool
+	HDFS   HDFSConfig
+	NoHDFS bool
 	// NFS is the NFS head and S3 the S3 head, on by default like the
 	// HDFS head (NoNFS, NoS3 turn them off), with the standalone's
 	// controller and tier 2. An S3 head given no credentials serves
@@ -63,13 +63,13 @@ func DefaultStandaloneConfig() StandaloneConfig {
 	n := DefaultNodeConfig()
 	n.WALFileSize, n.CheckpointBytes = 0, 0
 	return StandaloneConfig{DataDir: DefaultStandaloneDataDir, Node: n, Controller: DefaultControllerConfig(),
-		Head: DefaultHeadConfig(), NFS: DefaultNFSConfig(), S3: DefaultS3Config()}
+		HDFS: DefaultHDFSConfig(), NFS: DefaultNFSConfig(), S3: DefaultS3Config()}
 }
 
-// head returns the head's config as StartStandalone runs it, for the
+// hdfs returns the HDFS head's config as StartStandalone runs it, for the
 // controller at url and tier 2 at tierURI.
-func (c StandaloneConfig) head(url, tierURI string, api APIConfig) HeadConfig {
-	h := c.Head
+func (c StandaloneConfig) hdfs(url, tierURI string, api APIConfig) HDFSConfig {
+	h := c.HDFS
 	h.Controller, h.Tier2, h.API = url, tierURI, api
 	if h.Logger == nil {
 		h.Logger = c.Logger
@@ -140,8 +140,8 @@ func (c StandaloneConfig) Validate() error {
 	if err := ctl.Validate(); err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
-	if !c.NoHead {
-		if err := c.head("http://"+ctl.Listen, "", ctl.API).Validate(); err != nil {
+	if !c.NoHDFS {
+		if err := c.hdfs("http://"+ctl.Listen, "", ctl.API).Validate(); err != nil {
 			return fmt.Errorf("hdfs head: %w", err)
 		}
 	}
@@ -165,7 +165,7 @@ type Standalone struct {
 	lock *dirlock.Lock // on DataDir
 	node *Node
 	ctl  *Controller
-	head *Head    // nil without
+	hdfs *HDFSHead // nil without
 	nfs  *NFSHead // nil without
 	s3   *S3Head  // nil without
 
@@ -239,8 +239,8 @@ func (s *Standalone) startHeads(ctx context.Context, cfg StandaloneConfig, api A
 	if uri == "" {
 		return nil
 	}
-	if !cfg.NoHead {
-		if s.head, err = StartHead(ctx, cfg.head(url, uri, api)); err != nil {
+	if !cfg.NoHDFS {
+		if s.hdfs, err = StartHDFS(ctx, cfg.hdfs(url, uri, api)); err != nil {
 			return fmt.Errorf("standalone: %w", err)
 		}
 	}
@@ -269,8 +269,8 @@ type head interface {
 // heads are the heads running, in the order they started.
 func (s *Standalone) heads() []head {
 	var hs []head
-	if s.head != nil {
-		hs = append(hs, s.head)
+	if s.hdfs != nil {
+		hs = append(hs, s.hdfs)
 	}
 	if s.nfs != nil {
 		hs = append(hs, s.nfs)
@@ -299,8 +299,8 @@ func (s *Standalone) Controller() *Controller { return s.ctl }
 // NodeAddr is the address the node listens on.
 func (s *Standalone) NodeAddr() string { return s.node.Addr() }
 
-// Head is the HDFS head; nil if it is off (NoHead, or no tier 2).
-func (s *Standalone) Head() *Head { return s.head }
+// HDFS is the HDFS head; nil if it is off (NoHDFS, or no tier 2).
+func (s *Standalone) HDFS() *HDFSHead { return s.hdfs }
 
 // NFS is the NFS head; nil if it is off (NoNFS, or no tier 2).
 func (s *Standalone) NFS() *NFSHead { return s.nfs }

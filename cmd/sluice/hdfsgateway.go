@@ -10,7 +10,7 @@ import (
 )
 
 func hdfsGatewayCommand(g *globalOptions) *cli.Command {
-	cfg := embed.DefaultHeadConfig()
+	cfg := embed.DefaultHDFSConfig()
 	return &cli.Command{
 		Name:  "hdfs-gateway",
 		Usage: "serve tier 2 read-only over HDFS (hdfs://) and WebHDFS (webhdfs://), for Hadoop, Spark and Hive",
@@ -23,8 +23,8 @@ func hdfsGatewayCommand(g *globalOptions) *cli.Command {
 }
 
 // headFlags are the flags of `sluice hdfs-gateway`, into cfg's fields.
-func headFlags(cfg *embed.HeadConfig) []cli.Flag {
-	d := embed.DefaultHeadConfig()
+func headFlags(cfg *embed.HDFSConfig) []cli.Flag {
+	d := embed.DefaultHDFSConfig()
 	return []cli.Flag{
 		&cli.StringFlag{Name: "rpc-addr", Usage: "serve NameNode RPC on `ADDR` (hdfs://ADDR/; port 0: pick a free one)", Value: d.RPCListen, Destination: &cfg.RPCListen},
 		&cli.StringFlag{Name: "data-addr", Usage: "serve block reads (HDFS data transfer) on `ADDR`", Value: d.DataListen, Destination: &cfg.DataListen},
@@ -35,15 +35,15 @@ func headFlags(cfg *embed.HeadConfig) []cli.Flag {
 	}
 }
 
-// runHead runs the HDFS head (embed.StartHead) until SIGINT or SIGTERM.
-func runHead(c *cli.Context, g *globalOptions, cfg embed.HeadConfig) error {
+// runHead runs the HDFS head (embed.StartHDFS) until SIGINT or SIGTERM.
+func runHead(c *cli.Context, g *globalOptions, cfg embed.HDFSConfig) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
 	log := newLogger(g, c.App.ErrWriter)
 	cfg.Controller, cfg.Logger, cfg.API = g.Controller, log, apiConfig()
 	return serveRole(c, "hdfs head", log, func(ctx context.Context) (role, error) {
-		h, err := embed.StartHead(ctx, cfg)
+		h, err := embed.StartHDFS(ctx, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -53,7 +53,7 @@ func runHead(c *cli.Context, g *globalOptions, cfg embed.HeadConfig) error {
 }
 
 // printHeadAddrs prints the lines scripts and tests wait for.
-func printHeadAddrs(c *cli.Context, h *embed.Head) {
+func printHeadAddrs(c *cli.Context, h *embed.HDFSHead) {
 	fmt.Fprintf(c.App.Writer, "hdfs head (rpc) listening on %s\n", h.RPCAddr())
 	fmt.Fprintf(c.App.Writer, "hdfs head (data) listening on %s\n", h.DataAddr())
 	fmt.Fprintf(c.App.Writer, "webhdfs listening on %s\n", h.HTTPAddr())

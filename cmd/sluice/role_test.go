@@ -99,13 +99,13 @@ func TestControllerFlagsFillTheConfig(t *testing.T) {
 // leave the fields without a flag as they were.
 func TestStandaloneFlagsFillTheConfig(t *testing.T) {
 	cfg := embed.DefaultStandaloneConfig()
-	parseFlags(t, standaloneFlags(&cfg))
+	parseFlags(t, standaloneFlags(&cfg, &s3Keys{}))
 	want := embed.DefaultStandaloneConfig()
 	want.Node.Server = serverDefaults
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", cfg, want)
 	}
-	parseFlags(t, standaloneFlags(&cfg), "--data", "d", "--controller-addr", "c:1", "--node-addr", "n:2",
+	parseFlags(t, standaloneFlags(&cfg, &s3Keys{}), "--data", "d", "--controller-addr", "c:1", "--node-addr", "n:2",
 		"--containers", "7", "--cache-size", "1MiB", "--tier2", "none", "--max-conns", "100")
 	want = embed.DefaultStandaloneConfig()
 	want.Node.Server = serverDefaults

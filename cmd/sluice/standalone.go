@@ -43,10 +43,10 @@ func standaloneFlags(cfg *embed.StandaloneConfig, keys *s3Keys) []cli.Flag {
 		&cli.StringFlag{Name: "node-addr", Usage: "serve segments on `ADDR` (port 0: pick a free one)", Value: d.Node.Listen, Destination: &cfg.Node.Listen},
 		&cli.IntFlag{Name: "containers", Usage: "number of segment containers `N`", Value: d.Node.Containers, Destination: &cfg.Node.Containers},
 		sizeFlag("cache-size", "node block cache size in `BYTES`", d.Node.CacheSize, &cfg.Node.CacheSize),
-		&cli.StringFlag{Name: "hdfs-rpc-addr", Usage: "serve the HDFS head's NameNode RPC on `ADDR` (hdfs://ADDR/; port 0: pick a free one)", Value: d.Head.RPCListen, Destination: &cfg.Head.RPCListen},
-		&cli.StringFlag{Name: "hdfs-data-addr", Usage: "serve the HDFS head's block reads (data transfer) on `ADDR`", Value: d.Head.DataListen, Destination: &cfg.Head.DataListen},
-		&cli.StringFlag{Name: "webhdfs-addr", Usage: "serve WebHDFS on `ADDR` (webhdfs://ADDR/)", Value: d.Head.HTTPListen, Destination: &cfg.Head.HTTPListen},
-		&cli.BoolFlag{Name: "no-hdfs-head", Usage: "do not serve tier 2 over HDFS and WebHDFS", Destination: &cfg.NoHead},
+		&cli.StringFlag{Name: "hdfs-rpc-addr", Usage: "serve the HDFS head's NameNode RPC on `ADDR` (hdfs://ADDR/; port 0: pick a free one)", Value: d.HDFS.RPCListen, Destination: &cfg.HDFS.RPCListen},
+		&cli.StringFlag{Name: "hdfs-data-addr", Usage: "serve the HDFS head's block reads (data transfer) on `ADDR`", Value: d.HDFS.DataListen, Destination: &cfg.HDFS.DataListen},
+		&cli.StringFlag{Name: "webhdfs-addr", Usage: "serve WebHDFS on `ADDR` (webhdfs://ADDR/)", Value: d.HDFS.HTTPListen, Destination: &cfg.HDFS.HTTPListen},
+		&cli.BoolFlag{Name: "no-hdfs-head", Usage: "do not serve tier 2 over HDFS and WebHDFS", Destination: &cfg.NoHDFS},
 	}, heads...), append(tierFlags(&cfg.Node.Tier, "tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default DIR/tier2 under --data; none: off)"),
 		serverFlags(&cfg.Node.Server)...)...)
 }
@@ -73,7 +73,7 @@ func runStandalone(c *cli.Context, g *globalOptions, cfg embed.StandaloneConfig)
 			return nil, err
 		}
 		fmt.Fprintf(c.App.Writer, "node listening on %s\n", s.NodeAddr())
-		if h := s.Head(); h != nil {
+		if h := s.HDFS(); h != nil {
 			printHeadAddrs(c, h)
 		}
 		if h := s.NFS(); h != nil {
