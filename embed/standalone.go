@@ -166,8 +166,8 @@ type Standalone struct {
 	node *Node
 	ctl  *Controller
 	hdfs *HDFSHead // nil without
-	nfs  *NFSHead // nil without
-	s3   *S3Head  // nil without
+	nfs  *NFSHead  // nil without
+	s3   *S3Head   // nil without
 
 	done     chan struct{} // closed once either role stopped serving
 	stopOnce sync.Once
