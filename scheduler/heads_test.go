@@ -49,7 +49,13 @@ func (r *headRecorder) command(t *testing.T, taskID string) []string {
 	if !ok {
 		t.Fatalf("no command recorded for %s", taskID)
 	}
-	// The shell turns the command into these arguments.
+	return shellWords(t, cmd)
+}
+
+// shellWords are the arguments the shell makes of an executor command
+// (without the leading "./sluice").
+func shellWords(t *testing.T, cmd string) []string {
+	t.Helper()
 	out, err := exec.Command("/bin/sh", "-c", "set -- "+strings.TrimPrefix(cmd, "./sluice ")+`; printf '%s\n' "$@"`).Output()
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +250,7 @@ func TestStoredPlanBeforeHeads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return !p.HeadsUnset() && p.Spec().Heads == 2 && p.Spec().Head == h.cfg.Spec.Head && p.Spec().Nodes == 2
+		return len(p.UnsetHeads()) == 0 && p.Spec().Heads == 2 && p.Spec().Head == h.cfg.Spec.Head && p.Spec().Nodes == 2
 	})
 	eventually(t, "subscribed", r.healthy)
 	if prog, err := r.c.Plan(context.Background()); err != nil || len(prog.Phases) != 3 || prog.Phases[2].Name != "heads" || len(prog.Phases[2].Steps) != 2 {
