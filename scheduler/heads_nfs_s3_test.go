@@ -403,3 +403,65 @@ func TestStoredPlanBeforeNFSAndS3Heads(t *testing.T) {
 		t.Fatalf("phases %s", got)
 	}
 }
+
+// TestNFSAndS3HeadPortsFromOffers: with --nfs-head-port 0 and
+// --s3-head-port 0, an NFS and an S3 head placed on the same agent (with
+// its node) each take a different port from the offer, claimed in the
+// task's resources and given on its command line and in its address.
+func TestNFSAndS3HeadPortsFromOffers(t *testing.T) {
+	h := newHarness(t, 0)
+	ps := distinctFreePorts(t, 3)
+	var ports []mesos.Value_Range
+	for _, p := range append([]int{h.ctrl.port}, ps...) {
+		ports = append(ports, mesos.Value_Range{Begin: uint64(p), End: uint64(p)})
+	}
+	sort.Slice(ports, func(a, b int) bool { return ports[a].Begin < ports[b].Begin })
+	if err := h.m.AddAgent(mesostest.AgentSpec{ID: "a0", Hostname: "127.0.0.1", CPUs: 4, MemMB: 4096, DiskMB: 4096, Ports: ports}); err != nil {
+		t.Fatal(err)
+	}
+	h.cfg.Spec.Nodes = 1
+	h.cfg.Spec.NFSHeads = plan.HeadSpec{Count: 1, Resources: plan.Resources{CPUs: 0.25, MemMB: 128}}
+	h.cfg.Spec.S3Heads = plan.HeadSpec{Count: 1, Resources: plan.Resources{CPUs: 0.25, MemMB: 128}}
+	h.cfg.NodePort, h.cfg.NFSHeadPort, h.cfg.S3HeadPort, h.cfg.S3Anonymous = 0, 0, 0, true
+	h.cfg.Binary = "./sluice"
+	rec := &envStandIn{cfg: h.cfg}
+	rec.mu.cmds = map[string]string{}
+	h.cfg.Build = rec.build
+	r := h.start("s1")
+	eventually(t, "deployed", r.complete(t))
+
+	pods := r.pods(t)
+	seen := map[int]string{}
+	for _, name := range []string{"node-0", "nfs-head-0", "s3-head-0"} {
+		p := pods[name]
+		tv, ok := h.m.Task(p.TaskID)
+		if !ok || tv.State != mesos.TASK_RUNNING {
+			t.Fatalf("%s: master has %+v", name, tv)
+		}
+		got := taskPorts(tv.Resources)
+		if len(got) != 1 || got[0] == h.ctrl.port {
+			t.Fatalf("%s claims ports %v", name, got)
+		}
+		if other, dup := seen[got[0]]; dup {
+			t.Fatalf("%s and %s both took port %d", name, other, got[0])
+		}
+		seen[got[0]] = name
+		if p.Endpoint != "127.0.0.1:"+strconv.Itoa(got[0]) {
+			t.Fatalf("%s endpoint %q, claimed port %d", name, p.Endpoint, got[0])
+		}
+		if name == "node-0" {
+			continue
+		}
+		args := rec.args(t, p.TaskID)
+		want := "--listen|0.0.0.0:" + strconv.Itoa(got[0])
+		if !strings.Contains(strings.Join(args, "|"), want) || args[4] != p.Endpoint {
+			t.Fatalf("%s command %q: want %s and --health-addr %s", name, args, want, p.Endpoint)
+		}
+	}
+	if args := rec.args(t, pods["s3-head-0"].TaskID); args[len(args)-1] != "--anonymous" {
+		t.Fatalf("anonymous S3 head command %q", args)
+	}
+	if got := taskEnv(t, h.m, pods["s3-head-0"].TaskID); got != "unset" {
+		t.Fatalf("anonymous S3 head without keys has %s=%q", S3CredentialsEnv, got)
+	}
+}
