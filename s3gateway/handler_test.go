@@ -1,0 +1,103 @@
+package s3gateway
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestGetHeadAndErrors(t *testing.T) {
+	f := newFixture(t, Config{})
+	key := f.keys("logs")[1]
+	want, err := os.ReadFile(f.chunks["logs/"+key])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body := f.do(t, "GET", "/logs/"+key, nil)
+	if resp.StatusCode != 200 || !bytes.Equal(body, want) {
+		t.Fatalf("GET: %d, %d bytes (want %d)", resp.StatusCode, len(body), len(want))
+	}
+	etag := resp.Header.Get("ETag")
+	if !strings.HasSuffix(etag, `-1"`) || resp.Header.Get("x-amz-request-id") == "" || resp.Header.Get("Last-Modified") == "" {
+		t.Fatalf("GET headers: %v", resp.Header)
+	}
+	resp, body = f.do(t, "GET", "/logs/"+key, map[string]string{"Range": "bytes=10-19"})
+	if resp.StatusCode != 206 || !bytes.Equal(body, want[10:20]) || resp.Header.Get("Content-Range") != "bytes 10-19/"+itoa(len(want)) {
+		t.Fatalf("range: %d %q %v", resp.StatusCode, body, resp.Header)
+	}
+	resp, body = f.do(t, "GET", "/logs/"+key, map[string]string{"Range": "bytes=-5"})
+	if resp.StatusCode != 206 || !bytes.Equal(body, want[len(want)-5:]) {
+		t.Fatalf("suffix range: %d %q", resp.StatusCode, body)
+	}
+	resp, body = f.do(t, "GET", "/logs/"+key, map[string]string{"Range": "bytes=" + itoa(len(want)) + "-"})
+	if resp.StatusCode != 416 || !strings.Contains(string(body), "<Code>InvalidRange</Code>") {
+		t.Fatalf("past the end: %d %s", resp.StatusCode, body)
+	}
+	for _, c := range []struct {
+		hdr  map[string]string
+		want int
+	}{
+		{map[string]string{"If-None-Match": etag}, 304},
+		{map[string]string{"If-Match": etag}, 200},
+		{map[string]string{"If-Match": `"other"`}, 412},
+		{map[string]string{"If-Modified-Since": resp.Header.Get("Last-Modified")}, 304},
+		{map[string]string{"If-Unmodified-Since": "Mon, 01 Jan 2001 00:00:00 GMT"}, 412},
+		{map[string]string{"If-Match": etag, "If-Unmodified-Since": "Mon, 01 Jan 2001 00:00:00 GMT"}, 200},
+	} {
+		if resp, _ := f.do(t, "GET", "/logs/"+key, c.hdr); resp.StatusCode != c.want {
+			t.Errorf("%v: %d, want %d", c.hdr, resp.StatusCode, c.want)
+		}
+	}
+	for _, c := range []struct {
+		method, target, code string
+		status               int
+	}{
+		{"GET", "/nope/x", "NoSuchBucket", 404},
+		{"GET", "/logs/clicks/segment=0/x.seq", "NoSuchKey", 404},
+		{"GET", "/logs/clicks/segment=1/" + "_tmp.00000000000000000050.seq", "NoSuchKey", 404},
+		{"GET", "/logs/clicks/", "NoSuchKey", 404},
+		{"PUT", "/logs/clicks/x", "AccessDenied", 403},
+		{"DELETE", "/logs/" + key, "AccessDenied", 403},
+		{"POST", "/logs?delete", "AccessDenied", 403},
+		{"PUT", "/newbucket", "AccessDenied", 403},
+		{"GET", "/logs?acl", "NotImplemented", 501},
+		{"GET", "/logs/" + key + "?tagging", "NotImplemented", 501},
+		{"GET", "/logs?list-type=2&continuation-token=abc", "InvalidArgument", 400},
+		{"GET", "/logs?list-type=2&max-keys=-1", "InvalidArgument", 400},
+		{"OPTIONS", "/logs", "MethodNotAllowed", 405},
+	} {
+		resp, body := f.do(t, c.method, c.target, nil)
+		if resp.StatusCode != c.status || !strings.Contains(string(body), "<Code>"+c.code+"</Code>") || resp.Header.Get("x-amz-request-id") == "" {
+			t.Errorf("%s %s: %d %s, want %d %s", c.method, c.target, resp.StatusCode, body, c.status, c.code)
+		}
+	}
+	if resp, body := f.do(t, "HEAD", "/logs/nope/segment=0/x.seq", nil); resp.StatusCode != 404 || len(body) != 0 {
+		t.Errorf("HEAD missing: %d %q", resp.StatusCode, body)
+	}
+}
+
+func TestAnonymous(t *testing.T) {
+	f := newFixture(t, Config{})
+	resp, err := http.Get(f.srv.URL + "/logs?list-type=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 {
+		t.Fatalf("anonymous without Anonymous: %d", resp.StatusCode)
+	}
+	f = newFixture(t, Config{Anonymous: true})
+	resp, err = http.Get(f.srv.URL + "/logs?list-type=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("anonymous with Anonymous: %d", resp.StatusCode)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
