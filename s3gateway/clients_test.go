@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -114,6 +115,7 @@ func TestBoto3(t *testing.T) {
 				t.Fatalf("%v: %s", err, out)
 			}
 			f.checkBoto3(t, res)
+			f.checkVirtual(t, style == "virtual")
 		})
 	}
 }
@@ -178,4 +180,159 @@ func hexOf(b []byte) string {
 		out = append(out, d[c>>4], d[c&15])
 	}
 	return string(out)
+}
+
+// awsCLI runs the venv's AWS CLI against the fixture with a config file
+// setting the addressing style (and, for virtual-hosted style, the
+// fixture's server as the HTTP proxy so that <bucket>.localhost needs no
+// resolver). It returns standard output and the error, if any, with
+// standard error.
+func (f *fixture) awsCLI(t testing.TB, style string, secret string, args ...string) ([]byte, string, error) {
+	t.Helper()
+	py := venvPython(t)
+	cfg := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(cfg, []byte("[default]\nregion = us-east-1\ns3 =\n    addressing_style = "+style+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	endpoint := f.srv.URL
+	env := append(cleanEnv(), "AWS_CONFIG_FILE="+cfg, "AWS_ACCESS_KEY_ID="+testKey, "AWS_SECRET_ACCESS_KEY="+secret)
+	if style == "virtual" {
+		endpoint = "http://localhost:" + f.srv.URL[strings.LastIndexByte(f.srv.URL, ':')+1:]
+		env = append(env, "HTTP_PROXY="+f.srv.URL)
+	}
+	cmd := exec.Command(filepath.Join(filepath.Dir(py), "aws"), append([]string{"--endpoint-url", endpoint}, args...)...)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	return out, stderr.String(), err
+}
+
+// TestAWSCLI lists, copies and syncs every chunk with the AWS CLI and
+// compares them byte for byte; copying into the bucket is refused.
+func TestAWSCLI(t *testing.T) {
+	f := newFixture(t, Config{})
+	for _, style := range []string{"path", "virtual"} {
+		t.Run(style, func(t *testing.T) {
+			out, stderr, err := f.awsCLI(t, style, testSecret, "s3", "ls", "--recursive", "s3://logs")
+			if err != nil {
+				t.Fatalf("s3 ls: %v\n%s", err, stderr)
+			}
+			var got []string
+			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				fs := strings.Fields(line) // date time size key
+				if len(fs) != 4 {
+					t.Fatalf("s3 ls line %q", line)
+				}
+				got = append(got, fs[3])
+			}
+			if want := f.keys("logs"); !slices.Equal(got, want) {
+				t.Fatalf("s3 ls: %q, want %q", got, want)
+			}
+			k := f.keys("logs")[1]
+			out, stderr, err = f.awsCLI(t, style, testSecret, "s3", "cp", "s3://logs/"+k, "-")
+			if err != nil {
+				t.Fatalf("s3 cp: %v\n%s", err, stderr)
+			}
+			if want, _ := os.ReadFile(f.chunks["logs/"+k]); !bytes.Equal(out, want) {
+				t.Fatalf("s3 cp -: %d bytes, want %d", len(out), len(want))
+			}
+			dir := t.TempDir()
+			if _, stderr, err = f.awsCLI(t, style, testSecret, "s3", "sync", "--no-progress", "s3://logs", dir); err != nil {
+				t.Fatalf("s3 sync: %v\n%s", err, stderr)
+			}
+			var synced []string
+			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					rel, _ := filepath.Rel(dir, p)
+					synced = append(synced, filepath.ToSlash(rel))
+				}
+				return err
+			})
+			slices.Sort(synced)
+			if want := f.keys("logs"); !slices.Equal(synced, want) {
+				t.Fatalf("s3 sync wrote %q, want %q", synced, want)
+			}
+			for _, k := range synced {
+				if a, b := sum(t, filepath.Join(dir, k)), sum(t, f.chunks["logs/"+k]); a != b {
+					t.Errorf("synced %s differs", k)
+				}
+			}
+			src := filepath.Join(t.TempDir(), "f")
+			os.WriteFile(src, []byte("data"), 0o644)
+			if _, stderr, err = f.awsCLI(t, style, testSecret, "s3", "cp", src, "s3://logs/clicks/new"); err == nil || !strings.Contains(stderr, "AccessDenied") {
+				t.Errorf("s3 cp to the bucket: %v\n%s", err, stderr)
+			}
+			if _, stderr, err = f.awsCLI(t, style, testSecret, "s3", "rm", "s3://logs/"+k); err == nil || !strings.Contains(stderr, "AccessDenied") {
+				t.Errorf("s3 rm: %v\n%s", err, stderr)
+			}
+			if _, stderr, err = f.awsCLI(t, style, "wrong", "s3", "ls", "s3://logs"); err == nil || !strings.Contains(stderr, "SignatureDoesNotMatch") {
+				t.Errorf("s3 ls with a wrong secret: %v\n%s", err, stderr)
+			}
+			f.checkVirtual(t, style == "virtual")
+		})
+	}
+}
+
+type duckdbResult struct {
+	Files map[string]struct {
+		Size   int64  `json:"size"`
+		SHA256 string `json:"sha256"`
+	} `json:"files"`
+	Glob         []string `json:"glob"`
+	SingleSHA256 string   `json:"single_sha256"`
+}
+
+// TestDuckDB reads every chunk with DuckDB's read_blob over s3:// (and
+// globs), path-style and virtual-hosted-style.
+func TestDuckDB(t *testing.T) {
+	f := newFixture(t, Config{})
+	for _, style := range []string{"path", "vhost"} {
+		t.Run(style, func(t *testing.T) {
+			out := runPython(t, "duckdb_client.py", "S3_ENDPOINT="+f.srv.URL, "S3_KEY="+testKey, "S3_SECRET="+testSecret,
+				"S3_STYLE="+style, "S3_BUCKET=logs")
+			var res duckdbResult
+			if err := json.Unmarshal(out, &res); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			var got, seg0 []string
+			for name, o := range res.Files {
+				k := strings.TrimPrefix(name, "s3://logs/")
+				got = append(got, k)
+				if p := f.chunks["logs/"+k]; p == "" || o.SHA256 != sum(t, p) {
+					t.Errorf("%s: sha256 %s", name, o.SHA256)
+				}
+			}
+			slices.Sort(got)
+			want := f.keys("logs")
+			if !slices.Equal(got, want) {
+				t.Errorf("read_blob read %q, want %q", got, want)
+			}
+			for _, k := range want {
+				if strings.Contains(k, "/segment=0/") {
+					seg0 = append(seg0, "s3://logs/"+k)
+				}
+			}
+			if !slices.Equal(res.Glob, seg0) {
+				t.Errorf("glob: %q, want %q", res.Glob, seg0)
+			}
+			if res.SingleSHA256 != sum(t, f.chunks["logs/"+want[0]]) {
+				t.Errorf("read_blob of one key: %s", res.SingleSHA256)
+			}
+			f.checkVirtual(t, style == "vhost")
+		})
+	}
+}
+
+// checkVirtual checks that virtual-hosted-style requests reached the
+// server as such (Host logs.localhost:<port>) once a virtual subtest ran.
+func (f *fixture) checkVirtual(t *testing.T, virtual bool) {
+	t.Helper()
+	vh := "logs.localhost:" + f.srv.URL[strings.LastIndexByte(f.srv.URL, ':')+1:]
+	if virtual && !f.sawHost(vh) {
+		t.Errorf("no request came virtual-hosted-style (Host %s)", vh)
+	}
+	if !virtual && f.sawHost(vh) {
+		t.Errorf("a path-style run sent Host %s", vh)
+	}
 }

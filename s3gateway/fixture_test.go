@@ -72,8 +72,17 @@ type fixture struct {
 	v      *view.View
 	srv    *httptest.Server
 	chunks map[string]string // key "<bucket>/<key>" -> file path on disk
+
+	mu    sync.Mutex
+	hosts map[string]bool // every Host the server was asked for
 }
 
+// sawHost reports whether a request came with Host h.
+func (f *fixture) sawHost(h string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.hosts[h]
+}
 
 // newFixture writes scope "logs" with streams "clicks" (two segments,
 // several chunks, one big), "views" (one chunk) and "empty" (nothing
@@ -87,7 +96,7 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	f := &fixture{root: root, st: st, chunks: map[string]string{}}
+	f := &fixture{root: root, st: st, chunks: map[string]string{}, hosts: map[string]bool{}}
 	f.cat = &catalog{streams: map[string][]string{"logs": {"clicks", "views", "empty"}, "metrics": {"cpu"}}}
 	f.writeChunk(t, "logs", "clicks", 0, 0, 100)
 	f.writeChunk(t, "logs", "clicks", 0, 100, 2000) // about 200 KB
@@ -106,7 +115,13 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 	if cfg.Credentials == nil {
 		cfg.Credentials = map[string]string{testKey: testSecret}
 	}
-	f.srv = httptest.NewServer(NewHandler(f.v, cfg))
+	h := NewHandler(f.v, cfg)
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.hosts[r.Host] = true
+		f.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(f.srv.Close)
 	return f
 }
