@@ -2,6 +2,7 @@ package s3gateway
 
 import (
 	"bytes"
+	"encoding/xml"
 	"net/http"
 	"os"
 	"strconv"
@@ -101,3 +102,40 @@ func TestAnonymous(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+type listPage struct {
+	keys, prefixes []string
+	truncated      bool
+	next           string
+	keyCount       int
+}
+
+func parseList(t testing.TB, body []byte) listPage {
+	t.Helper()
+	var x struct {
+		Contents []struct {
+			Key string `xml:"Key"`
+		} `xml:"Contents"`
+		CommonPrefixes []struct {
+			Prefix string `xml:"Prefix"`
+		} `xml:"CommonPrefixes"`
+		IsTruncated           bool   `xml:"IsTruncated"`
+		NextContinuationToken string `xml:"NextContinuationToken"`
+		NextMarker            string `xml:"NextMarker"`
+		KeyCount              int    `xml:"KeyCount"`
+	}
+	if err := xml.Unmarshal(body, &x); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	p := listPage{truncated: x.IsTruncated, next: x.NextContinuationToken, keyCount: x.KeyCount}
+	if p.next == "" {
+		p.next = x.NextMarker
+	}
+	for _, c := range x.Contents {
+		p.keys = append(p.keys, c.Key)
+	}
+	for _, c := range x.CommonPrefixes {
+		p.prefixes = append(p.prefixes, c.Prefix)
+	}
+	return p
+}
