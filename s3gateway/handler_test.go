@@ -3,11 +3,13 @@ package s3gateway
 import (
 	"bytes"
 	"encoding/xml"
+	"io"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestGetHeadAndErrors(t *testing.T) {
@@ -138,4 +140,78 @@ func parseList(t testing.TB, body []byte) listPage {
 		p.prefixes = append(p.prefixes, c.Prefix)
 	}
 	return p
+}
+
+func TestRoute(t *testing.T) {
+	for _, c := range []struct {
+		host, path, domain, bucket, key string
+		virtual                         bool
+	}{
+		{"127.0.0.1:9000", "/logs/clicks/segment=0/x.seq", "", "logs", "clicks/segment=0/x.seq", false},
+		{"127.0.0.1:9000", "/logs/", "", "logs", "", false},
+		{"127.0.0.1:9000", "/", "", "", "", false},
+		{"logs.localhost:9000", "/clicks/segment=0/x.seq", "", "logs", "clicks/segment=0/x.seq", true},
+		{"logs.s3.example.com", "/a/b", "s3.example.com", "logs", "a/b", true},
+		{"LOGS.S3.EXAMPLE.COM.:80", "/", "s3.example.com", "logs", "", true},
+		{"s3.example.com", "/logs/a", "s3.example.com", "logs", "a", false},
+		{"my.scope.s3.example.com", "/", "s3.example.com", "my.scope", "", true},
+		{"other.example.com", "/logs/a", "s3.example.com", "logs", "a", false},
+	} {
+		b, k, v, err := Route(c.host, c.path, c.domain)
+		if err != nil || b != c.bucket || k != c.key || v != c.virtual {
+			t.Errorf("Route(%q, %q, %q) = %q, %q, %v, %v", c.host, c.path, c.domain, b, k, v, err)
+		}
+	}
+}
+
+func TestParseCredentials(t *testing.T) {
+	got, err := ParseCredentials("AK1:sec/ret+1, AK2:s:2\n# a comment\n\n  AK3 : s3  \n")
+	if err != nil || len(got) != 3 || got["AK1"] != "sec/ret+1" || got["AK2"] != "s:2" || got["AK3"] != "s3" {
+		t.Fatalf("%v %v", got, err)
+	}
+	for _, bad := range []string{"AK1", "AK1:", ":s", "AK1:a,AK1:b", "A K:s"} {
+		if _, err := ParseCredentials(bad); err == nil {
+			t.Errorf("ParseCredentials(%q) accepted", bad)
+		} else if strings.Contains(err.Error(), "a,AK1") {
+			t.Errorf("error shows a secret: %v", err)
+		}
+	}
+}
+
+// TestSignatureRefusals: S3's codes for requests signed wrongly.
+func TestSignatureRefusals(t *testing.T) {
+	f := newFixture(t, Config{})
+	get := func(mod func(r *http.Request)) (int, string) {
+		r, _ := http.NewRequest("GET", f.srv.URL+"/logs?list-type=2", nil)
+		mod(r)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var e struct {
+			Code string `xml:"Code"`
+		}
+		b, _ := io.ReadAll(resp.Body)
+		xml.Unmarshal(b, &e)
+		return resp.StatusCode, e.Code
+	}
+	for _, c := range []struct {
+		name   string
+		mod    func(r *http.Request)
+		status int
+		code   string
+	}{
+		{"unknown key", func(r *http.Request) { sign(r, "nobody", testSecret, DefaultRegion, time.Now()) }, 403, "InvalidAccessKeyId"},
+		{"wrong secret", func(r *http.Request) { sign(r, testKey, "x", DefaultRegion, time.Now()) }, 403, "SignatureDoesNotMatch"},
+		{"skewed", func(r *http.Request) { sign(r, testKey, testSecret, DefaultRegion, time.Now().Add(-20*time.Minute)) }, 403, "RequestTimeTooSkewed"},
+		{"other region", func(r *http.Request) { sign(r, testKey, testSecret, "eu-west-1", time.Now()) }, 400, "AuthorizationHeaderMalformed"},
+		{"v2", func(r *http.Request) { r.Header.Set("Authorization", "AWS "+testKey+":c2ln") }, 400, "InvalidRequest"},
+		{"anonymous", func(r *http.Request) {}, 403, "AccessDenied"},
+		{"good", func(r *http.Request) { sign(r, testKey, testSecret, DefaultRegion, time.Now()) }, 200, ""},
+	} {
+		if status, code := get(c.mod); status != c.status || code != c.code {
+			t.Errorf("%s: %d %s, want %d %s", c.name, status, code, c.status, c.code)
+		}
+	}
 }
