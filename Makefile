@@ -111,6 +111,13 @@ bench-head:
 	$(MAKE) --no-print-directory harness
 	$(GO) test -count=1 -timeout 30m -run '^$$' -bench HeadRead -benchtime 1x ./hdfsgateway/headbench/
 
+# The S3 head's sequential reads with boto3 (and Go's net/http) against
+# the disk in the same run (s3gateway/s3bench; docs/BENCHMARKS.md, "S3
+# head"). About 10 s. SLUICE_S3BENCH_FILES, _MIB and _ROUNDS change its
+# shape (4 files of 64 MiB, 5 rounds).
+bench-s3: s3clients
+	$(GO) test -count=1 -timeout 30m -run '^$$' -bench S3Read -benchtime 1x ./s3gateway/s3bench/
+
 lint:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
