@@ -33,7 +33,16 @@ type Config struct {
 	// Now is the clock that signatures and skew are checked against
 	// (time.Now if nil).
 	Now func() time.Time
+	// StallTimeout is how long GetObject waits for a client to take the
+	// next 256 KiB of a body before it gives up on the client and closes
+	// the connection (DefaultStallTimeout if 0): a client that stops
+	// reading holds a connection, a buffer and an open chunk this long at
+	// most.
+	StallTimeout time.Duration
 }
+
+// DefaultStallTimeout is Config.StallTimeout's default.
+const DefaultStallTimeout = 2 * time.Minute
 
 // Bounds of requests, checked before anything is looked up.
 const (
