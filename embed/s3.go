@@ -20,7 +20,7 @@ import (
 // Defaults of S3Config.
 const (
 	DefaultS3Listen = "127.0.0.1:9000"
-	DefaultS3Region = "us-east-1" // AWS's own default
+	DefaultS3Region = s3gateway.DefaultRegion
 )
 
 // S3Config is the S3 head: tier 2 served read-only over the S3 REST API

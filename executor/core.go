@@ -10,7 +10,7 @@ import (
 )
 
 // Role is the sluice role an executor runs: RoleNode, RoleController or
-// RoleHDFSHead.
+// one of the heads (RoleHDFSHead, RoleNFSHead, RoleS3Head).
 type Role string
 
 // The roles an executor runs.
@@ -19,17 +19,41 @@ const (
 	RoleController Role = "controller"
 	// RoleHDFSHead is `sluice hdfs-gateway`, the read-only HDFS head.
 	RoleHDFSHead Role = "hdfs-gateway"
+	// RoleNFSHead is `sluice nfs-export`, the read-only NFSv3 head.
+	RoleNFSHead Role = "nfs-export"
+	// RoleS3Head is `sluice s3-gateway`, the read-only S3 head.
+	RoleS3Head Role = "s3-gateway"
 )
 
+// Roles are the roles an executor runs, as --role names them.
+var Roles = []Role{RoleNode, RoleController, RoleHDFSHead, RoleNFSHead, RoleS3Head}
+
 // Valid reports whether r is a role an executor runs.
-func (r Role) Valid() bool { return r == RoleNode || r == RoleController || r == RoleHDFSHead }
+func (r Role) Valid() bool {
+	for _, v := range Roles {
+		if r == v {
+			return true
+		}
+	}
+	return false
+}
+
+// IsHead reports whether r is a head: healthy when its port accepts a
+// TCP connection.
+func (r Role) IsHead() bool { return r == RoleHDFSHead || r == RoleNFSHead || r == RoleS3Head }
 
 // ListenPrefix is the start of the stdout line by which the role tells
-// the address it serves ("node listening on 127.0.0.1:12345"; a head's
-// NameNode RPC address: "hdfs head (rpc) listening on ...").
+// the address it serves ("node listening on 127.0.0.1:12345"; an HDFS
+// head's NameNode RPC address: "hdfs head (rpc) listening on ...";
+// "nfs head listening on ...", "s3 head listening on ...").
 func (r Role) ListenPrefix() string {
-	if r == RoleHDFSHead {
+	switch r {
+	case RoleHDFSHead:
 		return "hdfs head (rpc) listening on "
+	case RoleNFSHead:
+		return "nfs head listening on "
+	case RoleS3Head:
+		return "s3 head listening on "
 	}
 	return string(r) + " listening on "
 }

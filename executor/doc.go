@@ -1,5 +1,5 @@
 // Package executor is Sluice's Mesos executor: it runs one controller,
-// node or HDFS head task under a Mesos agent, reports its state, checks its health
+// node or head (HDFS, NFS or S3) task under a Mesos agent, reports its state, checks its health
 // and stops it gracefully. It speaks the agent's v1 executor HTTP API
 // through mesos-go's client (configuration from the MESOS_* environment
 // the agent sets, executor/config).
@@ -9,7 +9,7 @@
 // The scheduler launches each task with its own ExecutorInfo whose
 // command is
 //
-//	./sluice executor --role controller|node|hdfs-gateway [--health-addr HOST:PORT] -- <the role's own sluice arguments...>
+//	./sluice executor --role controller|node|hdfs-gateway|nfs-export|s3-gateway [--health-addr HOST:PORT] -- <the role's own sluice arguments...>
 //
 // for example
 //
@@ -27,13 +27,15 @@
 //   - TASK_STARTING when the child is started;
 //   - TASK_RUNNING (healthy=true) once the role is healthy: a node accepts
 //     a connection on its data port and answers the protocol's Hello; a
-//     controller answers GET /health with 200; an HDFS head
-//     (hdfs-gateway) accepts a TCP connection on its NameNode RPC port.
-//     The address is the one in the line the role prints ("node
-//     listening on ADDR", "controller listening on ADDR", "hdfs head
-//     (rpc) listening on ADDR"; an unspecified host is probed on
-//     127.0.0.1), or --health-addr (the scheduler gives a head
-//     --health-addr 127.0.0.1:RPCPORT);
+//     controller answers GET /health with 200; a head accepts a TCP
+//     connection on its port: an HDFS head (hdfs-gateway) on its
+//     NameNode RPC port, an NFS head (nfs-export) on its NFS/MOUNT port,
+//     an S3 head (s3-gateway) on its HTTP port. The address is the one
+//     in the line the role prints ("node listening on ADDR", "controller
+//     listening on ADDR", "hdfs head (rpc) listening on ADDR", "nfs head
+//     listening on ADDR", "s3 head listening on ADDR"; an unspecified
+//     host is probed on 127.0.0.1), or --health-addr (the scheduler
+//     gives every head --health-addr 127.0.0.1:PORT);
 //   - TASK_FINISHED when the child exits with status 0;
 //   - TASK_FAILED, reason REASON_COMMAND_EXECUTOR_FAILED, message "node
 //     exited with status N" or "... was killed by signal S", when it

@@ -65,7 +65,7 @@ type Options struct {
 // SHUTDOWN does.
 func Run(ctx context.Context, cfg config.Config, o Options) error {
 	if !o.Role.Valid() {
-		return fmt.Errorf("%w: role %q: want node, controller or hdfs-gateway", ErrConfig, o.Role)
+		return fmt.Errorf("%w: role %q: want %s", ErrConfig, o.Role, RoleList())
 	}
 	if len(o.Args) == 0 {
 		return fmt.Errorf("%w: no role arguments", ErrConfig)
@@ -408,25 +408,36 @@ func (d *driver) probe(ctx context.Context, addr string) {
 	}
 }
 
+// RoleList names the roles for messages: "node, controller, ... or
+// s3-gateway".
+func RoleList() string {
+	var names []string
+	for _, r := range Roles {
+		names = append(names, string(r))
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 // Probe checks a role once: a node must accept a connection and answer
-// Hello; a controller must answer GET /health with 200; an HDFS head
-// must accept a TCP connection on its NameNode RPC port.
+// Hello; a controller must answer GET /health with 200; a head must
+// accept a TCP connection on its port (an HDFS head's NameNode RPC
+// port; the NFS head's NFS/MOUNT port; the S3 head's HTTP port).
 func Probe(ctx context.Context, role Role, addr string) error {
-	switch role {
-	case RoleHDFSHead:
+	switch {
+	case role.IsHead():
 		var d net.Dialer
 		c, err := d.DialContext(ctx, "tcp", addr)
 		if err != nil {
 			return err
 		}
 		return c.Close()
-	case RoleNode:
+	case role == RoleNode:
 		c, err := segclient.Dial(ctx, addr)
 		if err != nil {
 			return err
 		}
 		return c.Close()
-	case RoleController:
+	case role == RoleController:
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/health", nil)
 		if err != nil {
 			return err

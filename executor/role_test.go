@@ -12,12 +12,29 @@ import (
 	sluiceexec "github.com/sluice-streams/sluice/executor"
 )
 
-// TestHDFSHeadRole: the head role is known, names its RPC listen line,
-// and is healthy when its port accepts a TCP connection.
-func TestHDFSHeadRole(t *testing.T) {
-	r := sluiceexec.RoleHDFSHead
-	if !r.Valid() || r.ListenPrefix() != "hdfs head (rpc) listening on " || sluiceexec.Role("hdfs").Valid() {
-		t.Fatalf("role %q: valid %v, prefix %q", r, r.Valid(), r.ListenPrefix())
+// TestHeadRoles: the head roles are known, name their listen lines,
+// and are healthy when their port accepts a TCP connection.
+func TestHeadRoles(t *testing.T) {
+	for r, prefix := range map[sluiceexec.Role]string{
+		sluiceexec.RoleHDFSHead: "hdfs head (rpc) listening on ",
+		sluiceexec.RoleNFSHead:  "nfs head listening on ",
+		sluiceexec.RoleS3Head:   "s3 head listening on ",
+	} {
+		t.Run(string(r), func(t *testing.T) { testHeadRole(t, r, prefix) })
+	}
+	for _, r := range []sluiceexec.Role{"hdfs", "nfs", "s3", "nfs-gateway", "s3-export"} {
+		if r.Valid() || r.IsHead() {
+			t.Errorf("role %q is valid", r)
+		}
+	}
+	if got := sluiceexec.RoleList(); got != "node, controller, hdfs-gateway, nfs-export or s3-gateway" {
+		t.Errorf("RoleList %q", got)
+	}
+}
+
+func testHeadRole(t *testing.T, r sluiceexec.Role, prefix string) {
+	if !r.Valid() || !r.IsHead() || r.ListenPrefix() != prefix {
+		t.Fatalf("role %q: valid %v, head %v, prefix %q", r, r.Valid(), r.IsHead(), r.ListenPrefix())
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -44,13 +61,19 @@ func TestHDFSHeadRole(t *testing.T) {
 	}
 }
 
-// TestHDFSHeadTask runs a head task as the scheduler launches one
-// (--role hdfs-gateway --health-addr 127.0.0.1:PORT) under the fake
-// agent. A controller stands in for `sluice hdfs-gateway` (the child
-// only has to run until killed) and the test's own listener for its RPC
-// port, so no port is chosen and freed: RUNNING once the port accepts
-// connections, KILLED on KILL.
-func TestHDFSHeadTask(t *testing.T) {
+// TestHeadTasks runs a task of each head role as the scheduler launches
+// one (--role hdfs-gateway|nfs-export|s3-gateway --health-addr
+// 127.0.0.1:PORT) under the fake agent. A controller stands in for the
+// head's command (the child only has to run until killed) and the
+// test's own listener for its port, so no port is chosen and freed:
+// RUNNING once the port accepts connections, KILLED on KILL.
+func TestHeadTasks(t *testing.T) {
+	for pod, role := range map[string]string{"hdfs-head-0": "hdfs-gateway", "nfs-head-0": "nfs-export", "s3-head-0": "s3-gateway"} {
+		t.Run(role, func(t *testing.T) { testHeadTask(t, pod, role) })
+	}
+}
+
+func testHeadTask(t *testing.T, pod, role string) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -68,13 +91,13 @@ func TestHDFSHeadTask(t *testing.T) {
 	}()
 	defer func() { l.Close(); <-accepting }()
 	h := newHarness(t)
-	h.launch("hdfs-head-0", "--role hdfs-gateway --health-interval 100ms --health-addr "+l.Addr().String()+" -- controller --listen 127.0.0.1:0 --data $MESOS_SANDBOX/meta --node 127.0.0.1:1")
+	h.launch(pod, "--role "+role+" --health-interval 100ms --health-addr "+l.Addr().String()+" -- controller --listen 127.0.0.1:0 --data $MESOS_SANDBOX/meta --node 127.0.0.1:1")
 	h.update(mesos.TASK_STARTING)
 	running := h.update(mesos.TASK_RUNNING)
-	if !strings.Contains(running.GetMessage(), "hdfs-gateway is healthy") {
+	if !strings.Contains(running.GetMessage(), role+" is healthy") {
 		t.Fatalf("TASK_RUNNING message %q", running.GetMessage())
 	}
-	h.call(calls.Kill("hdfs-head-0", "a1"))
+	h.call(calls.Kill(pod, "a1"))
 	h.update(mesos.TASK_KILLED)
-	h.awaitTaskCompleted("hdfs-head-0")
+	h.awaitTaskCompleted(pod)
 }

@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sirupsen/logrus"
-
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
 
@@ -28,19 +26,22 @@ type PodInfo struct {
 	Host      string         `json:"host,omitempty"`
 	AgentLost bool           `json:"agentLost,omitempty"`
 	Draining  bool           `json:"draining,omitempty"`
-	// Endpoint is the task's address (host:port; a head's NameNode RPC
-	// port); URL is a controller's REST API, or a head's hdfs:// URI.
+	// Endpoint is the task's address (host:port; an HDFS head's
+	// NameNode RPC port); URL is a controller's REST API, an HDFS head's
+	// hdfs:// URI, an NFS head's nfs://HOST:PORT/ or an S3 head's
+	// http://HOST:PORT endpoint.
 	Endpoint string `json:"endpoint,omitempty"`
 	URL      string `json:"url,omitempty"`
-	// A head's WebHDFS URI, DataNode transfer address and the
-	// controller it reads tier 2 through.
+	// An HDFS head's WebHDFS URI and DataNode transfer address; the
+	// controller any head reads tier 2 through.
 	WebHDFS      string `json:"webhdfs,omitempty"`
 	DataEndpoint string `json:"dataEndpoint,omitempty"`
 	Controller   string `json:"controller,omitempty"`
 }
 
 // Addresses are the addresses a pod's clients use: a controller's REST
-// URL, a node's host:port, a head's hdfs:// and webhdfs:// URIs.
+// URL, a node's host:port, an HDFS head's hdfs:// and webhdfs:// URIs,
+// an NFS head's nfs:// URI, an S3 head's http:// endpoint.
 func (p PodInfo) Addresses() []string {
 	var out []string
 	switch {
@@ -82,6 +83,8 @@ type Endpoints struct {
 	Nodes       []string `json:"nodes"`       // data-plane addresses of the running nodes
 	HDFS        []string `json:"hdfs"`        // hdfs://HOST:PORT of the running HDFS heads
 	WebHDFS     []string `json:"webhdfs"`     // webhdfs://HOST:PORT of the running HDFS heads
+	NFS         []string `json:"nfs"`         // nfs://HOST:PORT/ of the running NFS heads
+	S3          []string `json:"s3"`          // http://HOST:PORT of the running S3 heads (the S3 endpoint URL)
 	ZooKeeper   string   `json:"zookeeper"`   // host:port,...
 	ZKRoot      string   `json:"zkRoot"`      // the cluster's root znode (the tasks' --zk-root)
 }
@@ -90,7 +93,22 @@ type Endpoints struct {
 type CountsRequest struct {
 	Controllers *int `json:"controllers,omitempty"`
 	Nodes       *int `json:"nodes,omitempty"`
-	Heads       *int `json:"heads,omitempty"` // HDFS heads; 0 allowed
+	Heads       *int `json:"heads,omitempty"`    // HDFS heads; 0 allowed
+	NFSHeads    *int `json:"nfsHeads,omitempty"` // NFS heads; 0 allowed
+	S3Heads     *int `json:"s3Heads,omitempty"`  // S3 heads; 0 allowed
+}
+
+// Head returns the request's count for a kind of head (nil: unchanged).
+func (r CountsRequest) Head(k plan.PodKind) *int {
+	switch k {
+	case plan.HDFSHead:
+		return r.Heads
+	case plan.NFSHead:
+		return r.NFSHeads
+	case plan.S3Head:
+		return r.S3Heads
+	}
+	return nil
 }
 
 // Health is GET /v1/health.
@@ -219,7 +237,8 @@ const countsBodyLimit = 1 << 16
 
 // parseCounts decodes and checks the body of PUT /v1/counts: JSON with
 // only the CountsRequest keys, at least one of them, controllers and
-// nodes 1..maxCount, heads 0..maxCount. Errors wrap ErrBadRequest.
+// nodes 1..maxCount, each kind of head 0..maxCount. Errors wrap
+// ErrBadRequest.
 func parseCounts(body []byte) (CountsRequest, error) {
 	var req CountsRequest
 	if len(body) > countsBodyLimit {
@@ -233,15 +252,23 @@ func parseCounts(body []byte) (CountsRequest, error) {
 	if dec.More() {
 		return req, fmt.Errorf("%w: more than one JSON value", ErrBadRequest)
 	}
-	switch {
-	case req.Controllers == nil && req.Nodes == nil && req.Heads == nil:
-		return req, fmt.Errorf(`%w: want {"nodes":N}, {"controllers":C} and/or {"heads":H}`, ErrBadRequest)
-	case req.Controllers != nil && *req.Controllers < 1, req.Nodes != nil && *req.Nodes < 1:
-		return req, fmt.Errorf("%w: controller and node counts must be at least 1", ErrBadRequest)
-	case req.Heads != nil && *req.Heads < 0:
-		return req, fmt.Errorf("%w: heads %d: want 0 or more", ErrBadRequest, *req.Heads)
+	counts := []*int{req.Controllers, req.Nodes, req.Heads, req.NFSHeads, req.S3Heads}
+	given := false
+	for _, n := range counts {
+		given = given || n != nil
 	}
-	for _, n := range []*int{req.Controllers, req.Nodes, req.Heads} {
+	if !given {
+		return req, fmt.Errorf(`%w: want {"nodes":N}, {"controllers":C}, {"heads":H}, {"nfsHeads":H} and/or {"s3Heads":H}`, ErrBadRequest)
+	}
+	if req.Controllers != nil && *req.Controllers < 1 || req.Nodes != nil && *req.Nodes < 1 {
+		return req, fmt.Errorf("%w: controller and node counts must be at least 1", ErrBadRequest)
+	}
+	for _, k := range plan.HeadKinds {
+		if n := req.Head(k); n != nil && *n < 0 {
+			return req, fmt.Errorf("%w: %s %d: want 0 or more", ErrBadRequest, headNoun(k), *n)
+		}
+	}
+	for _, n := range counts {
 		if n != nil && *n > maxCount {
 			return req, fmt.Errorf("%w: count %d: at most %d", ErrBadRequest, *n, maxCount)
 		}
@@ -265,31 +292,49 @@ func (d *Driver) setCounts(w http.ResponseWriter, r *http.Request) {
 	var prog PlanView
 	err = d.mutate(r.Context(), func() error {
 		sp := d.p.Spec()
-		c, n, h := sp.Controllers, sp.Nodes, sp.Heads
+		c, n := sp.Controllers, sp.Nodes
 		if req.Controllers != nil {
 			c = *req.Controllers
 		}
 		if req.Nodes != nil {
 			n = *req.Nodes
 		}
-		if req.Heads != nil {
-			h = *req.Heads
-		}
 		if n < sp.Nodes && d.cfg.Tier2 == "" {
 			return fmt.Errorf("%w: lowering the nodes from %d to %d needs tier 2 (--tier2): a node's containers move to the others through it", ErrBadRequest, sp.Nodes, n)
 		}
-		headRes := sp.Head
-		if headRes.CPUs <= 0 || headRes.MemMB <= 0 {
-			headRes = d.cfg.Spec.Head // a plan that never had heads
+		heads := map[plan.PodKind]plan.HeadSpec{}
+		for _, k := range plan.HeadKinds {
+			want := req.Head(k)
+			have := sp.HeadSpec(k)
+			if want == nil || *want == have.Count {
+				continue
+			}
+			res := have.Resources
+			if res.CPUs <= 0 || res.MemMB <= 0 {
+				res = d.cfg.Spec.HeadSpec(k).Resources // a plan that never had this kind
+			}
+			if *want > have.Count && (res.CPUs <= 0 || res.MemMB <= 0) {
+				return fmt.Errorf("%w: no resources for %s: give the scheduler %s", ErrBadRequest, headNoun(k), headResourceFlags(k))
+			}
+			if k == plan.S3Head && *want > 0 {
+				if err := d.cfg.s3Ready(); err != nil {
+					return fmt.Errorf("%w: %w", ErrBadRequest, err)
+				}
+			}
+			heads[k] = plan.HeadSpec{Count: *want, Resources: res}
 		}
-		if h > sp.Heads && (headRes.CPUs <= 0 || headRes.MemMB <= 0) {
-			return fmt.Errorf("%w: no resources for HDFS heads: give the scheduler --head-cpus and --head-mem", ErrBadRequest)
+		fields := countFields(sp)
+		fields["controllers"], fields["nodes"] = c, n
+		for k, h := range heads {
+			fields[countField(k)] = h.Count
 		}
-		d.log.WithFields(logrus.Fields{"controllers": c, "nodes": n, "heads": h}).Info("scheduler: counts changed")
+		d.log.WithFields(fields).Info("scheduler: counts changed")
 		ds := d.p.SetCounts(c, n)
-		if h != sp.Heads {
-			d.p.SetHeadResources(headRes)
-			ds = append(ds, d.p.SetHeads(h)...)
+		for _, k := range plan.HeadKinds {
+			if h, ok := heads[k]; ok {
+				d.p.SetHeadResources(k, h.Resources)
+				ds = append(ds, d.p.SetHeads(k, h.Count)...)
+			}
 		}
 		d.exec(d.runCtx, ds)
 		prog = d.planView()
@@ -300,6 +345,29 @@ func (d *Driver) setCounts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, prog)
+}
+
+// countField is a kind of head's key in CountsRequest and the log.
+func countField(k plan.PodKind) string {
+	switch k {
+	case plan.NFSHead:
+		return "nfsHeads"
+	case plan.S3Head:
+		return "s3Heads"
+	}
+	return "heads"
+}
+
+// headResourceFlags are `sluice scheduler`'s flags for a kind of
+// head's resources.
+func headResourceFlags(k plan.PodKind) string {
+	switch k {
+	case plan.NFSHead:
+		return "--nfs-head-cpus and --nfs-head-mem"
+	case plan.S3Head:
+		return "--s3-head-cpus and --s3-head-mem"
+	}
+	return "--head-cpus and --head-mem"
 }
 
 func (d *Driver) podAction(f func(name string) error) http.HandlerFunc {
@@ -334,14 +402,18 @@ func (d *Driver) podInfos() []PodInfo {
 			if ep.Port != 0 {
 				pi.Endpoint = ep.Addr()
 				switch p.Kind {
-				case plan.Controller:
+				case plan.Controller, plan.S3Head:
 					pi.URL = "http://" + ep.Addr()
 				case plan.HDFSHead:
 					pi.URL = "hdfs://" + ep.Addr()
+				case plan.NFSHead:
+					pi.URL = "nfs://" + ep.Addr() + "/"
 				}
 			}
-			if p.Kind == plan.HDFSHead {
+			if p.Kind.IsHead() {
 				pi.Controller = ep.Controller
+			}
+			if p.Kind == plan.HDFSHead {
 				if ep.HTTPPort != 0 {
 					pi.WebHDFS = "webhdfs://" + net.JoinHostPort(ep.Host, strconv.Itoa(ep.HTTPPort))
 				}
@@ -356,7 +428,7 @@ func (d *Driver) podInfos() []PodInfo {
 }
 
 func (d *Driver) endpoints() Endpoints {
-	e := Endpoints{Controllers: []string{}, Nodes: []string{}, HDFS: []string{}, WebHDFS: []string{}, ZooKeeper: strings.Join(d.cfg.ZK, ","), ZKRoot: d.cfg.ClusterRoot()}
+	e := Endpoints{Controllers: []string{}, Nodes: []string{}, HDFS: []string{}, WebHDFS: []string{}, NFS: []string{}, S3: []string{}, ZooKeeper: strings.Join(d.cfg.ZK, ","), ZKRoot: d.cfg.ClusterRoot()}
 	for _, p := range d.podInfos() {
 		if p.State != plan.TaskRunning || p.Endpoint == "" {
 			continue
@@ -369,6 +441,10 @@ func (d *Driver) endpoints() Endpoints {
 			if p.WebHDFS != "" {
 				e.WebHDFS = append(e.WebHDFS, p.WebHDFS)
 			}
+		case plan.NFSHead:
+			e.NFS = append(e.NFS, p.URL)
+		case plan.S3Head:
+			e.S3 = append(e.S3, p.URL)
 		default:
 			e.Nodes = append(e.Nodes, p.Endpoint)
 		}

@@ -50,6 +50,16 @@ type Config struct {
 	// An HDFS head's NameNode RPC, DataNode transfer and WebHDFS ports;
 	// 0: a port from the offer.
 	HeadRPCPort, HeadDataPort, HeadHTTPPort int
+	// NFSHeadPort is an NFS head's port (NFSv3 and MOUNT), S3HeadPort an
+	// S3 head's; 0: a port from the offer.
+	NFSHeadPort, S3HeadPort int
+	// S3Credentials are the S3 heads' access keys, "ACCESS:SECRET[,
+	// ACCESS:SECRET...]": given to each S3 head task in its environment
+	// (S3CredentialsEnv), never stored in ZooKeeper nor logged.
+	// S3Anonymous has the S3 heads serve unsigned requests too
+	// (--anonymous). S3 heads need one or the other.
+	S3Credentials string
+	S3Anonymous   bool
 	// Build overrides the TaskInfo builder (tests use stand-in
 	// commands); nil builds the executor task of TaskCommand.
 	Build TaskBuilder
@@ -82,14 +92,31 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: no ZooKeeper", ErrConfig)
 	case c.Spec.Controllers < 1 || c.Spec.Nodes < 1:
 		return c, fmt.Errorf("%w: want at least 1 controller and 1 node (have %d and %d)", ErrConfig, c.Spec.Controllers, c.Spec.Nodes)
-	case c.Spec.Heads < 0:
-		return c, fmt.Errorf("%w: heads %d: want 0 or more", ErrConfig, c.Spec.Heads)
-	case c.Spec.Heads > 0 && (c.Spec.Head.CPUs <= 0 || c.Spec.Head.MemMB <= 0):
-		return c, fmt.Errorf("%w: heads need cpus and mem (have %s)", ErrConfig, c.Spec.Head)
 	case c.Containers < 1:
 		return c, fmt.Errorf("%w: containers %d: want at least 1", ErrConfig, c.Containers)
 	}
-	if err := distinctPorts(c.HeadRPCPort, c.HeadDataPort, c.HeadHTTPPort); err != nil {
+	for _, k := range plan.HeadKinds {
+		h := c.Spec.HeadSpec(k)
+		switch {
+		case h.Count < 0:
+			return c, fmt.Errorf("%w: %s count %d: want 0 or more", ErrConfig, headNoun(k), h.Count)
+		case h.Count > 0 && (h.Resources.CPUs <= 0 || h.Resources.MemMB <= 0):
+			return c, fmt.Errorf("%w: %s need cpus and mem (have %s)", ErrConfig, headNoun(k), h.Resources)
+		}
+	}
+	if c.Spec.S3Heads.Count > 0 {
+		if err := c.s3Ready(); err != nil {
+			return c, err
+		}
+	}
+	if c.S3Credentials != "" {
+		if err := CheckS3Credentials(c.S3Credentials); err != nil {
+			return c, err
+		}
+	}
+	// Heads of different kinds may share an agent: their fixed ports
+	// must all differ.
+	if err := distinctPorts(c.HeadRPCPort, c.HeadDataPort, c.HeadHTTPPort, c.NFSHeadPort, c.S3HeadPort); err != nil {
 		return c, err
 	}
 	u, err := url.Parse(c.Master)
@@ -132,7 +159,7 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// distinctPorts checks that the fixed ones of a head's ports differ.
+// distinctPorts checks that the fixed ones of the heads' ports differ.
 func distinctPorts(ports ...int) error {
 	seen := map[int]bool{}
 	for _, p := range ports {
@@ -140,9 +167,42 @@ func distinctPorts(ports ...int) error {
 			continue
 		}
 		if seen[p] {
-			return fmt.Errorf("%w: a head's RPC, data and HTTP ports must differ (%d given twice)", ErrConfig, p)
+			return fmt.Errorf("%w: the heads' ports (HDFS RPC, data and HTTP, NFS, S3) must differ: they may share an agent (%d given twice)", ErrConfig, p)
 		}
 		seen[p] = true
 	}
 	return nil
+}
+
+// s3Ready checks that S3 heads can be launched: they need access keys
+// or anonymous access.
+func (c Config) s3Ready() error {
+	if c.S3Credentials == "" && !c.S3Anonymous {
+		return fmt.Errorf("%w: S3 heads need access keys (%s=ACCESS:SECRET[,ACCESS:SECRET] in the scheduler's environment) or anonymous access (--s3-anonymous)", ErrConfig, S3CredentialsEnv)
+	}
+	return nil
+}
+
+// CheckS3Credentials checks the form of an S3CredentialsEnv value:
+// comma-separated ACCESS:SECRET pairs, neither part empty. Its errors
+// never contain the secrets.
+func CheckS3Credentials(v string) error {
+	for i, pair := range strings.Split(v, ",") {
+		access, secret, ok := strings.Cut(strings.TrimSpace(pair), ":")
+		if !ok || access == "" || secret == "" {
+			return fmt.Errorf("%w: %s: pair %d is not ACCESS:SECRET", ErrConfig, S3CredentialsEnv, i+1)
+		}
+	}
+	return nil
+}
+
+// headNoun names a kind of head in messages: "HDFS heads".
+func headNoun(k plan.PodKind) string {
+	switch k {
+	case plan.NFSHead:
+		return "NFS heads"
+	case plan.S3Head:
+		return "S3 heads"
+	}
+	return "HDFS heads"
 }

@@ -11,6 +11,12 @@ func TestParseCounts(t *testing.T) {
 		body, err string
 	}{
 		{`{"heads":0}`, ""},
+		{`{"nfsHeads":0}`, ""},
+		{`{"s3Heads":2,"nfsHeads":1}`, ""},
+		{`{"nfsHeads":-1}`, "NFS heads -1: want 0 or more"},
+		{`{"s3Heads":-2}`, "S3 heads -2: want 0 or more"},
+		{`{"s3Heads":10001}`, "at most 10000"},
+		{`{"nfs":1}`, "unknown field"},
 		{`{"nodes":3,"controllers":1,"heads":2}`, ""},
 		{`{}`, "want"},
 		{`{"heads":-1}`, "want 0 or more"},
@@ -32,7 +38,7 @@ func TestParseCounts(t *testing.T) {
 // FuzzParseCounts: any body is a request within the bounds or a
 // bad-request error, never a panic.
 func FuzzParseCounts(f *testing.F) {
-	for _, s := range []string{`{"heads":0}`, `{"nodes":3,"controllers":1,"heads":2}`, `{"nodes":-1}`, `{}`, `null`} {
+	for _, s := range []string{`{"heads":0}`, `{"nodes":3,"controllers":1,"heads":2}`, `{"nodes":-1}`, `{}`, `null`, `{"nfsHeads":1,"s3Heads":0}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -43,7 +49,7 @@ func FuzzParseCounts(f *testing.F) {
 			}
 			return
 		}
-		if req.Controllers == nil && req.Nodes == nil && req.Heads == nil {
+		if req.Controllers == nil && req.Nodes == nil && req.Heads == nil && req.NFSHeads == nil && req.S3Heads == nil {
 			t.Fatal("accepted an empty request")
 		}
 		for _, n := range []*int{req.Controllers, req.Nodes} {
@@ -51,8 +57,10 @@ func FuzzParseCounts(f *testing.F) {
 				t.Fatalf("accepted count %d", *n)
 			}
 		}
-		if req.Heads != nil && (*req.Heads < 0 || *req.Heads > maxCount) {
-			t.Fatalf("accepted heads %d", *req.Heads)
+		for _, n := range []*int{req.Heads, req.NFSHeads, req.S3Heads} {
+			if n != nil && (*n < 0 || *n > maxCount) {
+				t.Fatalf("accepted heads %d", *n)
+			}
 		}
 	})
 }

@@ -44,30 +44,45 @@
 // # Tasks
 //
 // Each pod is one task run by a custom executor, `sluice executor --role
-// controller|node|hdfs-gateway -- <the role's command line>`
-// (TaskCommand), which starts and supervises `sluice controller ...`,
-// `sluice node ...` or `sluice hdfs-gateway ...`. A task listens on
-// Config.ControllerPort / NodePort, or, for 0, on a port taken from the
-// offer's "ports" resource; it advertises the agent's hostname and that
-// port.
+// controller|node|hdfs-gateway|nfs-export|s3-gateway -- <the role's
+// command line>` (TaskCommand), which starts and supervises `sluice
+// controller ...`, `sluice node ...` or the head's command. A task
+// listens on Config.ControllerPort / NodePort, or, for 0, on a port
+// taken from the offer's "ports" resource; it advertises the agent's
+// hostname and that port.
 //
-// An HDFS head (plan.HDFSHead, pods hdfs-head-0..H-1, Spec.Heads, 0
-// allowed) serves tier 2 read-only over the HDFS protocols. It is
-// stateless (no reservation, no volume: relaunched anywhere, one per
-// agent) and is placed once every controller runs, with
+// Heads serve tier 2 read-only; there are three kinds (plan.HeadKinds),
+// each with its own count and resources in the spec (0 allowed). Every
+// head is stateless (no reservation, no volume: relaunched anywhere, at
+// most one of a kind per agent; heads of different kinds may share an
+// agent, so all their fixed ports must differ) and is placed once every
+// controller runs, given the first running controller's REST API as
+// --controller URL:
 //
 //	sluice hdfs-gateway --controller URL --rpc-addr 0.0.0.0:RPC
 //	    --data-addr 0.0.0.0:DATA --http-addr 0.0.0.0:HTTP --advertise AGENT-HOST
+//	sluice nfs-export --controller URL --listen 0.0.0.0:NFS
+//	sluice s3-gateway --controller URL --listen 0.0.0.0:S3 [--anonymous]
 //
-// where URL is the first running controller's REST API and the three
-// ports are Config.HeadRPCPort, HeadDataPort and HeadHTTPPort (8020,
-// 9866, 9870 by `sluice scheduler`'s defaults; 0: from the offer). Its
-// executor gets --health-addr 127.0.0.1:RPC: the head is healthy once
-// its RPC port accepts connections. When the head's controller no longer
-// runs at that URL and another controller runs, the driver kills the
-// head, and the plan relaunches it with a running controller's URL. A
-// plan stored before heads existed takes the configured head count and
-// resources when loaded (plan.HeadsUnset).
+// HDFS heads (plan.HDFSHead, pods hdfs-head-0..H-1, Spec.Heads) listen
+// on Config.HeadRPCPort, HeadDataPort and HeadHTTPPort (8020, 9866, 9870
+// by `sluice scheduler`'s defaults); NFS heads (plan.NFSHead, nfs-head-N,
+// Spec.NFSHeads) on Config.NFSHeadPort (12049); S3 heads (plan.S3Head,
+// s3-head-N, Spec.S3Heads) on Config.S3HeadPort (9000); 0: from the
+// offer. A head's executor gets --health-addr 127.0.0.1:PORT (an HDFS
+// head's RPC port): the head is healthy once that port accepts
+// connections. An S3 head's task environment holds S3CredentialsEnv,
+// Config.S3Credentials (the scheduler's own SLUICE_S3_CREDENTIALS):
+// the keys are never in the plan, the stored endpoints or a log line.
+// S3 heads need keys or Config.S3Anonymous: Run refuses a configured or
+// stored plan wanting S3 heads without either (ErrConfig), and PUT
+// /v1/counts refuses to raise them.
+//
+// When a head's controller no longer runs at that URL and another
+// controller runs, the driver kills the head, and the plan relaunches
+// it with a running controller's URL. A plan stored before a kind of
+// head existed takes the configured count and resources of that kind
+// when loaded (plan.UnsetHeads).
 //
 // # HTTP API
 //
@@ -76,9 +91,11 @@
 //	                              each running pod's addresses
 //	GET  /v1/pods                 [PodInfo]
 //	GET  /v1/endpoints            Endpoints: controller URLs, node addresses, the heads'
-//	                              hdfs:// and webhdfs:// URIs, ZooKeeper
-//	PUT  /v1/counts               CountsRequest {"nodes":N}, {"controllers":C} and/or
-//	                              {"heads":H} (H may be 0) -> PlanView
+//	                              hdfs://, webhdfs://, nfs:// and http:// (S3) URIs,
+//	                              ZooKeeper
+//	PUT  /v1/counts               CountsRequest {"nodes":N}, {"controllers":C},
+//	                              {"heads":H} (HDFS), {"nfsHeads":H}, {"s3Heads":H}
+//	                              (H may be 0), any of them together -> PlanView
 //	POST /v1/pods/{name}/restart  kill the pod's task; it is relaunched in place
 //	POST /v1/pods/{name}/replace  plan.Replace: abandon its reservation, place anew
 //

@@ -232,16 +232,25 @@ func (d *Driver) load(ctx context.Context) error {
 	switch {
 	case p == nil:
 		p = plan.New(d.cfg.Spec)
-		d.log.WithFields(logrus.Fields{"controllers": d.cfg.Spec.Controllers, "nodes": d.cfg.Spec.Nodes, "heads": d.cfg.Spec.Heads}).Info("scheduler: new plan")
-	case p.HeadsUnset():
-		// Stored by a scheduler that knew no heads: the configured
-		// head count and resources join the stored plan.
-		p.SetHeadResources(d.cfg.Spec.Head)
-		p.SetHeads(d.cfg.Spec.Heads) // no decision: not subscribed yet, Start revives
-		d.log.WithField("heads", d.cfg.Spec.Heads).Info("scheduler: the stored plan predates HDFS heads; taking the configured head count")
+		d.log.WithFields(countFields(d.cfg.Spec)).Info("scheduler: new plan")
+	default:
+		// Stored by a scheduler that knew fewer kinds of head: the
+		// configured count and resources of each missing kind join the
+		// stored plan (no decision: not subscribed yet, Start revives).
+		for _, k := range p.UnsetHeads() {
+			h := d.cfg.Spec.HeadSpec(k)
+			p.SetHeadResources(k, h.Resources)
+			p.SetHeads(k, h.Count)
+			d.log.WithFields(logrus.Fields{"kind": k, "count": h.Count}).Info("scheduler: the stored plan predates this kind of head; taking the configured count")
+		}
 	}
-	if sp := p.Spec(); sp.Controllers != d.cfg.Spec.Controllers || sp.Nodes != d.cfg.Spec.Nodes || sp.Heads != d.cfg.Spec.Heads {
-		d.log.WithFields(logrus.Fields{"controllers": sp.Controllers, "nodes": sp.Nodes, "heads": sp.Heads}).Info("scheduler: the stored counts win over the command line's; change them with PUT /v1/counts")
+	if sp := p.Spec(); !sameCounts(sp, d.cfg.Spec) {
+		d.log.WithFields(countFields(sp)).Info("scheduler: the stored counts win over the command line's; change them with PUT /v1/counts")
+	}
+	if p.Spec().S3Heads.Count > 0 {
+		if err := d.cfg.s3Ready(); err != nil {
+			return fmt.Errorf("%w (the stored plan wants %d S3 heads)", err, p.Spec().S3Heads.Count)
+		}
 	}
 	if err := d.st.savePlan(ctx, d.store, p); err != nil {
 		return err
@@ -444,6 +453,24 @@ func (d *Driver) call(ctx context.Context, call *scheduler.Call) {
 	}
 }
 
+// countFields are a spec's counts, for the log.
+func countFields(sp plan.Spec) logrus.Fields {
+	return logrus.Fields{"controllers": sp.Controllers, "nodes": sp.Nodes, "heads": sp.Heads, "nfsHeads": sp.NFSHeads.Count, "s3Heads": sp.S3Heads.Count}
+}
+
+// sameCounts reports whether two specs want as many pods of each kind.
+func sameCounts(a, b plan.Spec) bool {
+	if a.Controllers != b.Controllers || a.Nodes != b.Nodes {
+		return false
+	}
+	for _, k := range plan.HeadKinds {
+		if a.HeadSpec(k).Count != b.HeadSpec(k).Count {
+			return false
+		}
+	}
+	return true
+}
+
 // taskBuilder wraps build: it picks the task's port from the offer being
 // accepted and records the task's endpoint.
 func (d *Driver) taskBuilder(build TaskBuilder) mesosconv.TaskBuilder {
@@ -454,6 +481,10 @@ func (d *Driver) taskBuilder(build TaskBuilder) mesosconv.TaskBuilder {
 			want = []int{d.cfg.ControllerPort}
 		case plan.HDFSHead:
 			want = []int{d.cfg.HeadRPCPort, d.cfg.HeadDataPort, d.cfg.HeadHTTPPort}
+		case plan.NFSHead:
+			want = []int{d.cfg.NFSHeadPort}
+		case plan.S3Head:
+			want = []int{d.cfg.S3HeadPort}
 		}
 		var offer *mesos.Offer
 		for _, id := range d.accept {
@@ -479,6 +510,8 @@ func (d *Driver) taskBuilder(build TaskBuilder) mesosconv.TaskBuilder {
 		ep := Endpoint{TaskID: op.TaskID, Host: host, Port: ports[0]}
 		if op.PodKind == plan.HDFSHead {
 			ep.DataPort, ep.HTTPPort = ports[1], ports[2]
+		}
+		if op.PodKind.IsHead() {
 			// Heads are placed once every controller runs: the first
 			// one's REST API serves this head (see refreshHeads).
 			if urls := d.controllerURLs(); len(urls) > 0 {
@@ -533,7 +566,7 @@ func (d *Driver) refreshHeads(ctx context.Context) {
 	var ds []plan.Decision
 	for _, pod := range d.p.Pods() {
 		ep, ok := d.eps[pod.Name]
-		if pod.Kind != plan.HDFSHead || pod.State != plan.TaskRunning || !ok || ep.TaskID != pod.TaskID || ep.Controller == "" || live[ep.Controller] || d.headKills[pod.TaskID] {
+		if !pod.Kind.IsHead() || pod.State != plan.TaskRunning || !ok || ep.TaskID != pod.TaskID || ep.Controller == "" || live[ep.Controller] || d.headKills[pod.TaskID] {
 			continue
 		}
 		d.log.WithFields(logrus.Fields{"pod": pod.Name, "controller": ep.Controller, "now": urls[0]}).Info("scheduler: the head's controller moved; restarting the head")

@@ -49,7 +49,13 @@ func (r *headRecorder) command(t *testing.T, taskID string) []string {
 	if !ok {
 		t.Fatalf("no command recorded for %s", taskID)
 	}
-	// The shell turns the command into these arguments.
+	return shellWords(t, cmd)
+}
+
+// shellWords are the arguments the shell makes of an executor command
+// (without the leading "./sluice").
+func shellWords(t *testing.T, cmd string) []string {
+	t.Helper()
 	out, err := exec.Command("/bin/sh", "-c", "set -- "+strings.TrimPrefix(cmd, "./sluice ")+`; printf '%s\n' "$@"`).Output()
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +250,7 @@ func TestStoredPlanBeforeHeads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return !p.HeadsUnset() && p.Spec().Heads == 2 && p.Spec().Head == h.cfg.Spec.Head && p.Spec().Nodes == 2
+		return len(p.UnsetHeads()) == 0 && p.Spec().Heads == 2 && p.Spec().Head == h.cfg.Spec.Head && p.Spec().Nodes == 2
 	})
 	eventually(t, "subscribed", r.healthy)
 	if prog, err := r.c.Plan(context.Background()); err != nil || len(prog.Phases) != 3 || prog.Phases[2].Name != "heads" || len(prog.Phases[2].Steps) != 2 {
@@ -252,9 +258,10 @@ func TestStoredPlanBeforeHeads(t *testing.T) {
 	}
 }
 
-// TestRefreshHeads: a running head is restarted when the controller URL
-// it was given names no running controller while another runs; not
-// while no controller runs at all (a restart in place).
+// TestRefreshHeads: a running head (of every kind) is restarted when
+// the controller URL it was given names no running controller while
+// another runs; not while no controller runs at all (a restart in
+// place).
 func TestRefreshHeads(t *testing.T) {
 	srv := sessiontest.NewServer(t)
 	d, err := New(sessionConfig(t, "s1", srv.Open()))
@@ -262,9 +269,11 @@ func TestRefreshHeads(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.store, d.st = srv.Open(), newState()
+	small := plan.Resources{CPUs: 0.5, MemMB: 128}
 	d.p = plan.New(plan.Spec{
 		Framework: "sluice", Controllers: 1, Nodes: 1, Heads: 1,
-		Controller: plan.Resources{CPUs: 0.5, MemMB: 128}, Node: plan.Resources{CPUs: 0.5, MemMB: 128, DiskMB: 256}, Head: plan.Resources{CPUs: 0.5, MemMB: 128},
+		Controller: small, Node: plan.Resources{CPUs: 0.5, MemMB: 128, DiskMB: 256}, Head: small,
+		NFSHeads: plan.HeadSpec{Count: 1, Resources: small}, S3Heads: plan.HeadSpec{Count: 1, Resources: small},
 	})
 	big := func(id, agent string) plan.Offer {
 		return plan.Offer{ID: id, AgentID: agent, Unreserved: plan.Resources{CPUs: 4, MemMB: 4096, DiskMB: 4096}}
@@ -278,9 +287,13 @@ func TestRefreshHeads(t *testing.T) {
 	d.p.OnOffers([]plan.Offer{big("o2", "a2")})
 	running("node-0__1", "a2")
 	running("hdfs-head-0__1", "a2")
+	running("nfs-head-0__1", "a2")
+	running("s3-head-0__1", "a2")
 	d.eps = map[string]Endpoint{
 		"controller-0": {TaskID: "controller-0__1", Host: "h1", Port: 10080},
 		"hdfs-head-0":  {TaskID: "hdfs-head-0__1", Host: "h2", Port: 8020, DataPort: 9866, HTTPPort: 9870, Controller: "http://h1:10080"},
+		"nfs-head-0":   {TaskID: "nfs-head-0__1", Host: "h2", Port: 12049, Controller: "http://h1:10080"},
+		"s3-head-0":    {TaskID: "s3-head-0__1", Host: "h2", Port: 9000, Controller: "http://h1:10080"},
 	}
 	ctx := context.Background()
 	d.refreshHeads(ctx)
@@ -299,7 +312,7 @@ func TestRefreshHeads(t *testing.T) {
 	running("controller-0__2", "a3")
 	d.refreshHeads(ctx)
 	d.refreshHeads(ctx)
-	if !d.headKills["hdfs-head-0__1"] || len(d.headKills) != 1 {
+	if !d.headKills["hdfs-head-0__1"] || !d.headKills["nfs-head-0__1"] || !d.headKills["s3-head-0__1"] || len(d.headKills) != 3 {
 		t.Fatalf("head kills %v", d.headKills)
 	}
 	if d.persist != nil {

@@ -14,8 +14,8 @@ import (
 
 // Endpoint is where a launched task listens: the agent's hostname and
 // the port given on its command line. An HDFS head listens on three
-// ports (Port is its NameNode RPC port) and was given one controller's
-// URL; the other kinds leave those fields empty.
+// ports (Port is its NameNode RPC port); an NFS or S3 head on one. Every
+// head was given one controller's URL; the other kinds leave it empty.
 type Endpoint struct {
 	TaskID string `json:"task"`
 	Host   string `json:"host"`
@@ -35,22 +35,37 @@ func (e Endpoint) Addr() string { return net.JoinHostPort(e.Host, strconv.Itoa(e
 // sets the task and agent ids.
 type TaskBuilder func(op plan.Op, ep Endpoint, res mesos.Resources) mesos.TaskInfo
 
+// S3CredentialsEnv is the environment variable that holds the S3
+// heads' access keys, "ACCESS:SECRET[,ACCESS:SECRET...]": read by
+// `sluice scheduler` from its own environment and set in each S3 head
+// task's, where `sluice s3-gateway` reads it.
+const S3CredentialsEnv = "SLUICE_S3_CREDENTIALS"
+
 // RoleCommand is the sluice command (and the executor's --role) a pod
-// kind runs: "controller", "node" or "hdfs-gateway".
+// kind runs: "controller", "node", "hdfs-gateway", "nfs-export" or
+// "s3-gateway".
 func RoleCommand(kind plan.PodKind) string {
-	if kind == plan.HDFSHead {
+	switch kind {
+	case plan.HDFSHead:
 		return "hdfs-gateway"
+	case plan.NFSHead:
+		return "nfs-export"
+	case plan.S3Head:
+		return "s3-gateway"
 	}
 	return string(kind)
 }
 
 // RoleArgs returns the command line of the pod's role, as the executor
 // runs it after "--": `controller ...` or `node ...` in cluster mode,
-// `hdfs-gateway ...` for a head. volumePath is the node's persistent
-// volume (the data directory).
+// `hdfs-gateway ...`, `nfs-export ...` or `s3-gateway ...` for a head.
+// volumePath is the node's persistent volume (the data directory).
 func (c Config) RoleArgs(op plan.Op, ep Endpoint, volumePath string) []string {
-	if op.PodKind == plan.HDFSHead {
+	switch op.PodKind {
+	case plan.HDFSHead:
 		return headArgs(ep)
+	case plan.NFSHead, plan.S3Head:
+		return c.listenHeadArgs(op.PodKind, ep)
 	}
 	port := strconv.Itoa(ep.Port)
 	args := []string{string(op.PodKind)}
@@ -88,15 +103,35 @@ func headArgs(ep Endpoint) []string {
 	)
 }
 
+// listenHeadArgs is an NFS or S3 head's command line: like an HDFS
+// head it reads tier 2 through the controller it is given, and it
+// listens on one port on every interface (neither protocol sends
+// clients elsewhere, so there is nothing to advertise). An S3 head gets
+// --anonymous when Config.S3Anonymous; its access keys come in the
+// environment (TaskCommand), never on the command line.
+func (c Config) listenHeadArgs(kind plan.PodKind, ep Endpoint) []string {
+	args := []string{RoleCommand(kind)}
+	if ep.Controller != "" {
+		args = append(args, "--controller", ep.Controller)
+	}
+	args = append(args, "--listen", "0.0.0.0:"+strconv.Itoa(ep.Port))
+	if kind == plan.S3Head && c.S3Anonymous {
+		args = append(args, "--anonymous")
+	}
+	return args
+}
+
 // TaskCommand is the CommandInfo of a pod's executor: `<binary> executor
 // --role ROLE -- <RoleArgs>`, run by the shell in the sandbox (so that
 // $MESOS_SANDBOX names the node's volume), with the artifact and the
-// HDFS configuration fetched first. A head's executor probes its RPC
-// port (--health-addr 127.0.0.1:PORT): a TCP connection accepted.
+// HDFS configuration fetched first. A head's executor probes its port
+// (an HDFS head's RPC port; --health-addr 127.0.0.1:PORT): a TCP
+// connection accepted. An S3 head's environment has S3CredentialsEnv
+// set to Config.S3Credentials when they are given.
 func (c Config) TaskCommand(op plan.Op, ep Endpoint) mesos.CommandInfo {
 	volume := `"$MESOS_SANDBOX"/` + shellQuote(c.volumePath(op))
 	words := []string{shellQuote(c.Binary), "executor", "--role", RoleCommand(op.PodKind)}
-	if op.PodKind == plan.HDFSHead {
+	if op.PodKind.IsHead() {
 		words = append(words, "--health-addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(ep.Port)))
 	}
 	words = append(words, "--")
@@ -123,6 +158,13 @@ func (c Config) TaskCommand(op plan.Op, ep Endpoint) mesos.CommandInfo {
 		}
 		sandbox := "."
 		ci.Environment = &mesos.Environment{Variables: []mesos.Environment_Variable{{Name: "HADOOP_CONF_DIR", Value: &sandbox}}}
+	}
+	if op.PodKind == plan.S3Head && c.S3Credentials != "" {
+		if ci.Environment == nil {
+			ci.Environment = &mesos.Environment{}
+		}
+		creds := c.S3Credentials
+		ci.Environment.Variables = append(ci.Environment.Variables, mesos.Environment_Variable{Name: S3CredentialsEnv, Value: &creds})
 	}
 	return ci
 }

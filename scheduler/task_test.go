@@ -91,10 +91,25 @@ func TestHeadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, change := range map[string]func(*Config){
-		"negative heads":  func(c *Config) { c.Spec.Heads = -1 },
-		"no head cpus":    func(c *Config) { c.Spec.Head.CPUs = 0 },
-		"same head ports": func(c *Config) { c.HeadRPCPort, c.HeadHTTPPort = 8020, 8020 },
-		"same data, http": func(c *Config) { c.HeadDataPort, c.HeadHTTPPort = 9866, 9866 },
+		"negative heads":     func(c *Config) { c.Spec.Heads = -1 },
+		"no head cpus":       func(c *Config) { c.Spec.Head.CPUs = 0 },
+		"same head ports":    func(c *Config) { c.HeadRPCPort, c.HeadHTTPPort = 8020, 8020 },
+		"same data, http":    func(c *Config) { c.HeadDataPort, c.HeadHTTPPort = 9866, 9866 },
+		"negative nfs heads": func(c *Config) { c.Spec.NFSHeads.Count = -1 },
+		"nfs heads, no mem": func(c *Config) {
+			c.Spec.NFSHeads = plan.HeadSpec{Count: 1, Resources: plan.Resources{CPUs: 1}}
+		},
+		"s3 heads, no cpus": func(c *Config) {
+			c.Spec.S3Heads, c.S3Anonymous = plan.HeadSpec{Count: 1, Resources: plan.Resources{MemMB: 512}}, true
+		},
+		"s3 heads, no keys": func(c *Config) {
+			c.Spec.S3Heads = plan.HeadSpec{Count: 1, Resources: plan.Resources{CPUs: 1, MemMB: 512}}
+		},
+		"malformed keys":      func(c *Config) { c.S3Credentials = "AKID:secret," },
+		"nfs port = rpc port": func(c *Config) { c.HeadRPCPort, c.NFSHeadPort = 8020, 8020 },
+		"s3 port = nfs port":  func(c *Config) { c.NFSHeadPort, c.S3HeadPort = 9000, 9000 },
+		"s3 port = http port": func(c *Config) { c.HeadHTTPPort, c.S3HeadPort = 9000, 9000 },
+		"negative s3 heads":   func(c *Config) { c.Spec.S3Heads.Count = -1 },
 	} {
 		c := base
 		change(&c)
@@ -106,5 +121,18 @@ func TestHeadConfig(t *testing.T) {
 	c.Spec.Heads, c.Spec.Head = 0, plan.Resources{} // no heads: no resources needed
 	if _, err := c.withDefaults(); err != nil {
 		t.Fatal(err)
+	}
+	for name, change := range map[string]func(*Config){
+		"s3 heads, keys":      func(c *Config) { c.S3Credentials = "AKID:secret, AKID2:s2" },
+		"s3 heads, anonymous": func(c *Config) { c.S3Anonymous = true },
+	} {
+		c := base
+		c.Spec.S3Heads = plan.HeadSpec{Count: 2, Resources: plan.Resources{CPUs: 1, MemMB: 512}}
+		c.Spec.NFSHeads = c.Spec.S3Heads
+		c.HeadRPCPort, c.HeadDataPort, c.HeadHTTPPort, c.NFSHeadPort, c.S3HeadPort = 8020, 9866, 9870, 12049, 9000
+		change(&c)
+		if _, err := c.withDefaults(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

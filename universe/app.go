@@ -22,12 +22,19 @@ type App struct {
 	Instances       int               `json:"instances"`
 	User            string            `json:"user"`
 	Env             map[string]any    `json:"env"`
+	Secrets         map[string]Secret `json:"secrets"`
 	Fetch           []Fetch           `json:"fetch"`
 	PortDefinitions []PortDefinition  `json:"portDefinitions"`
 	RequirePorts    bool              `json:"requirePorts"`
 	HealthChecks    []HealthCheck     `json:"healthChecks"`
 	UpgradeStrategy *UpgradeStrategy  `json:"upgradeStrategy"`
 	Labels          map[string]string `json:"labels"`
+}
+
+// Secret is a secret the app declares: Source is its path in the DC/OS
+// secret store. An env value {"secret": NAME} is the secret's content.
+type Secret struct {
+	Source string `json:"source"`
 }
 
 // Fetch is one URI the Mesos fetcher downloads into the sandbox.
@@ -78,8 +85,9 @@ var appID = regexp.MustCompile(`^/?[a-z0-9]([a-z0-9-]*[a-z0-9])?(/[a-z0-9]([a-z0
 
 // CheckApp decodes a rendered template and checks that it is a Marathon
 // app fit for a stateful framework scheduler: an id, a command (cmd or
-// args, not both), positive cpus and mem, exactly one instance, string env
-// values, something to fetch, one port, HTTP health checks on that port, an
+// args, not both), positive cpus and mem, exactly one instance, env values
+// that are strings or {"secret": NAME} naming a declared secret (each
+// declared one used), something to fetch, one port, HTTP health checks on that port, an
 // upgrade strategy that never runs two schedulers at once, and the labels
 // that make the admin router expose the scheduler's API.
 func CheckApp(rendered []byte) (*App, error) {
@@ -117,9 +125,29 @@ func CheckApp(rendered []byte) (*App, error) {
 	case *app.UpgradeStrategy.MinimumHealthCapacity != 0 || *app.UpgradeStrategy.MaximumOverCapacity != 0:
 		return fail("upgradeStrategy must be 0/0 so two schedulers never run at once")
 	}
+	used := map[string]bool{}
 	for k, v := range app.Env {
-		if _, ok := v.(string); !ok {
+		switch v := v.(type) {
+		case string:
+		case map[string]any:
+			name, ok := v["secret"].(string)
+			if !ok || len(v) != 1 {
+				return fail("env %s is an object but not {\"secret\": NAME}", k)
+			}
+			if _, ok := app.Secrets[name]; !ok {
+				return fail("env %s names secret %q, which the app does not declare", k, name)
+			}
+			used[name] = true
+		default:
 			return fail("env %s is %T, not a string", k, v)
+		}
+	}
+	for name, sec := range app.Secrets {
+		switch {
+		case sec.Source == "":
+			return fail("secret %q has no source", name)
+		case !used[name]:
+			return fail("secret %q is declared but no env uses it", name)
 		}
 	}
 	for _, f := range app.Fetch {

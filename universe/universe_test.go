@@ -37,6 +37,9 @@ func render(t *testing.T, options []byte) *universe.App {
 	return app
 }
 
+// testSecret stands for the content of the S3 credentials secret.
+const testSecret = "s3cr3t-from-the-store"
+
 func readFile(t *testing.T, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(name)
@@ -85,6 +88,11 @@ func TestDefaultsTree(t *testing.T) {
 		{[]string{"hdfs_head", "data_port"}, "9866"},
 		{[]string{"hdfs_head", "http_port"}, "9870"},
 		{[]string{"tier2", "fs", "directory"}, "/mnt/sluice-tier2"},
+		{[]string{"nfs_head", "count"}, "0"},
+		{[]string{"nfs_head", "port"}, "12049"},
+		{[]string{"s3_head", "count"}, "0"},
+		{[]string{"s3_head", "port"}, "9000"},
+		{[]string{"s3_head", "credentials_secret"}, ""},
 	} {
 		got := get(c.path...)
 		if s, _ := got.(string); s != c.want {
@@ -93,8 +101,11 @@ func TestDefaultsTree(t *testing.T) {
 			}
 		}
 	}
-	if len(d) != 6 {
-		t.Errorf("options tree has %d top-level groups, want 6: %v", len(d), d)
+	if anon, ok := get("s3_head", "anonymous").(bool); !ok || anon {
+		t.Errorf("default s3_head.anonymous = %v, want false", get("s3_head", "anonymous"))
+	}
+	if len(d) != 8 {
+		t.Errorf("options tree has %d top-level groups, want 8: %v", len(d), d)
 	}
 }
 
@@ -143,10 +154,82 @@ func TestDefaultApp(t *testing.T) {
 		"SLUICE_HEAD_RPC_PORT":   "8020",
 		"SLUICE_HEAD_DATA_PORT":  "9866",
 		"SLUICE_HEAD_HTTP_PORT":  "9870",
+		"SLUICE_NFS_HEADS":       "0",
+		"SLUICE_NFS_HEAD_PORT":   "12049",
+		"SLUICE_S3_HEADS":        "0",
+		"SLUICE_S3_HEAD_PORT":    "9000",
+		"SLUICE_S3_ANONYMOUS":    "false",
 	}
 	for k, v := range wantEnv {
 		if app.Env[k] != v {
 			t.Errorf("env %s = %v, want %q", k, app.Env[k], v)
+		}
+	}
+	if _, ok := app.Env["SLUICE_S3_CREDENTIALS"]; ok || len(app.Secrets) != 0 {
+		t.Errorf("no credentials_secret, yet env %v, secrets %v", app.Env["SLUICE_S3_CREDENTIALS"], app.Secrets)
+	}
+}
+
+// TestHeadOptionsFlowThrough: the NFS and S3 head options reach the
+// app's env, and credentials_secret becomes a declared secret that
+// SLUICE_S3_CREDENTIALS takes its value from (Marathon's secrets).
+func TestHeadOptionsFlowThrough(t *testing.T) {
+	app := render(t, readFile(t, "testdata/options-heads.json"))
+	wantEnv := map[string]string{
+		"SLUICE_NFS_HEADS":     "2",
+		"SLUICE_NFS_HEAD_CPUS": "1",
+		"SLUICE_NFS_HEAD_MEM":  "2048",
+		"SLUICE_NFS_HEAD_PORT": "2049",
+		"SLUICE_S3_HEADS":      "3",
+		"SLUICE_S3_HEAD_CPUS":  "0.5",
+		"SLUICE_S3_HEAD_MEM":   "1024",
+		"SLUICE_S3_HEAD_PORT":  "0",
+		"SLUICE_S3_ANONYMOUS":  "true",
+		"SLUICE_HEADS":         "1",
+	}
+	for k, v := range wantEnv {
+		if app.Env[k] != v {
+			t.Errorf("env %s = %v, want %q", k, app.Env[k], v)
+		}
+	}
+	ref, ok := app.Env["SLUICE_S3_CREDENTIALS"].(map[string]any)
+	if !ok || len(ref) != 1 {
+		t.Fatalf("SLUICE_S3_CREDENTIALS = %v, want {\"secret\": NAME}", app.Env["SLUICE_S3_CREDENTIALS"])
+	}
+	name, _ := ref["secret"].(string)
+	if sec, ok := app.Secrets[name]; !ok || sec.Source != "sluice/s3-credentials" || len(app.Secrets) != 1 {
+		t.Fatalf("secret %q: %+v", name, app.Secrets)
+	}
+}
+
+// TestSecretReferencesChecked: CheckApp refuses an env secret reference
+// to an undeclared secret, a declared secret no env uses, one without a
+// source, and an env object that is not a reference.
+func TestSecretReferencesChecked(t *testing.T) {
+	p, err := universe.Load(universe.Files())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := p.Options(readFile(t, "testdata/options-heads.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := p.Render(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, old, new string }{
+		{"undeclared", `{ "secret": "s3credentials" }`, `{ "secret": "other" }`},
+		{"unused", `{ "secret": "s3credentials" }`, `"x"`},
+		{"no source", `"source": "sluice/s3-credentials"`, `"source": ""`},
+		{"not a reference", `{ "secret": "s3credentials" }`, `{ "secret": "s3credentials", "x": 1 }`},
+	} {
+		bad := strings.Replace(string(good), c.old, c.new, 1)
+		if bad == string(good) {
+			t.Fatalf("%s: %q not in the rendered app", c.name, c.old)
+		}
+		if _, err := universe.CheckApp([]byte(bad)); !errors.Is(err, universe.ErrApp) {
+			t.Errorf("%s: CheckApp = %v, want ErrApp", c.name, err)
 		}
 	}
 }
@@ -184,7 +267,8 @@ func TestHDFSOptionsFlowThrough(t *testing.T) {
 // TestSchedulerCommandLine runs the rendered cmd the way Marathon does
 // (sh -c in the sandbox, with the app's env and $PORT0) against a stand-in
 // sluice that prints its arguments, and checks the command line the
-// scheduler gets: the contract written down in README.md.
+// scheduler gets: the contract written down in README.md. The S3 keys
+// (a secret's content in the env) are never on it.
 func TestSchedulerCommandLine(t *testing.T) {
 	sh, err := exec.LookPath("sh")
 	if err != nil {
@@ -205,6 +289,14 @@ func TestSchedulerCommandLine(t *testing.T) {
 			"--hdfs-config-url": "http://api.hdfs.marathon.l4lb.thisdcos.directory/v1/endpoints",
 			"--heads":           "1", "--head-cpus": "1", "--head-mem": "1024",
 			"--head-rpc-port": "8020", "--head-data-port": "9866", "--head-http-port": "9870",
+			"--nfs-heads": "0", "--nfs-head-cpus": "1", "--nfs-head-mem": "1024", "--nfs-head-port": "12049",
+			"--s3-heads": "0", "--s3-head-cpus": "1", "--s3-head-mem": "1024", "--s3-head-port": "9000",
+			"--s3-anonymous": "false",
+		}},
+		{"heads", "testdata/options-heads.json", map[string]string{
+			"--name": "sluice-heads", "--heads": "1",
+			"--nfs-heads": "2", "--nfs-head-mem": "2048", "--nfs-head-port": "2049",
+			"--s3-heads": "3", "--s3-head-cpus": "0.5", "--s3-head-port": "0", "--s3-anonymous": "true",
 		}},
 		{"hdfs", "testdata/options-hdfs.json", map[string]string{
 			"--name": "streams/sluice-hdfs", "--zk-root": "/streams/sluice-hdfs", "--nodes": "5",
@@ -229,7 +321,11 @@ func TestSchedulerCommandLine(t *testing.T) {
 			cmd.Dir = sandbox
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "PORT0=31005", "MESOS_SANDBOX=" + sandbox}
 			for k, v := range app.Env {
-				cmd.Env = append(cmd.Env, k+"="+v.(string))
+				if s, ok := v.(string); ok {
+					cmd.Env = append(cmd.Env, k+"="+s)
+					continue
+				}
+				cmd.Env = append(cmd.Env, k+"=AKID:"+testSecret) // Marathon puts the secret's content there
 			}
 			out, err := cmd.Output()
 			if err != nil {
@@ -241,17 +337,25 @@ func TestSchedulerCommandLine(t *testing.T) {
 			}
 			got := map[string]string{}
 			rest := args[3:]
-			if len(rest)%2 != 0 {
-				t.Fatalf("flags are not flag/value pairs: %q", rest)
-			}
-			for i := 0; i < len(rest); i += 2 {
-				if !strings.HasPrefix(rest[i], "--") {
-					t.Fatalf("%q is not a flag in %q", rest[i], rest)
+			for i := 0; i < len(rest); i++ {
+				if strings.Contains(rest[i], testSecret) {
+					t.Fatalf("the S3 secret is on the command line: %q", rest)
 				}
-				if _, dup := got[rest[i]]; dup {
-					t.Fatalf("flag %s given twice", rest[i])
+				flag, value, one := strings.Cut(rest[i], "=") // a boolean flag comes as --flag=VALUE
+				if !one {
+					if i+1 == len(rest) {
+						t.Fatalf("flag %s has no value in %q", rest[i], rest)
+					}
+					i++
+					value = rest[i]
 				}
-				got[rest[i]] = rest[i+1]
+				if !strings.HasPrefix(flag, "--") {
+					t.Fatalf("%q is not a flag in %q", flag, rest)
+				}
+				if _, dup := got[flag]; dup {
+					t.Fatalf("flag %s given twice", flag)
+				}
+				got[flag] = value
 			}
 			for k, v := range c.want {
 				if got[k] != v {
@@ -282,6 +386,15 @@ func TestBadOptionsRejected(t *testing.T) {
 		{"head port too big", `{"hdfs_head": {"rpc_port": 65536}}`},
 		{"head port negative", `{"hdfs_head": {"http_port": -1}}`},
 		{"unknown head option", `{"hdfs_head": {"port": 8020}}`},
+		{"negative nfs heads", `{"nfs_head": {"count": -1}}`},
+		{"nfs port too big", `{"nfs_head": {"port": 65536}}`},
+		{"unknown nfs option", `{"nfs_head": {"rpc_port": 2049}}`},
+		{"negative s3 heads", `{"s3_head": {"count": -2}}`},
+		{"s3 port negative", `{"s3_head": {"port": -1}}`},
+		{"s3 anonymous as string", `{"s3_head": {"anonymous": "yes"}}`},
+		{"s3 secret with a quote", `{"s3_head": {"credentials_secret": "a\"b"}}`},
+		{"s3 secret with a space", `{"s3_head": {"credentials_secret": "a b"}}`},
+		{"s3 keys in the options", `{"s3_head": {"credentials": "AKID:secret"}}`},
 		{"fractional count", `{"controller": {"count": 1.5}}`},
 		{"count as string", `{"controller": {"count": "2"}}`},
 		{"space in zk hosts", `{"zookeeper": {"hosts": "a:2181, b:2181"}}`},

@@ -18,7 +18,11 @@ type clusterOptions struct {
 	Scheduler string        // --scheduler, env SLUICE_SCHEDULER: the scheduler's API URL
 	Set       int           // --set: the new count (nodes, controllers, heads); unset: only list
 	Timeout   time.Duration // --timeout: how long a lowering of --set is watched
+	Kind      string        // --kind of `cluster heads`: hdfs, nfs or s3; "": every kind (--set: hdfs)
 }
+
+// headKinds are the values of `cluster heads --kind`.
+var headKinds = map[string]plan.PodKind{"hdfs": plan.HDFSHead, "nfs": plan.NFSHead, "s3": plan.S3Head}
 
 // clusterPoll is how often a lowering's progress is read.
 const clusterPoll = 200 * time.Millisecond
@@ -50,7 +54,7 @@ func clusterCommand(g *globalOptions) *cli.Command {
 			},
 			{
 				Name:   "endpoints",
-				Usage:  "show the controllers' REST URLs, the nodes' addresses, the HDFS heads' hdfs:// and webhdfs:// URIs and ZooKeeper",
+				Usage:  "show the controllers' REST URLs, the nodes' addresses, the heads' hdfs://, webhdfs://, nfs:// and S3 http:// URIs and ZooKeeper",
 				Flags:  []cli.Flag{schedFlag},
 				Action: func(c *cli.Context) error { return clusterEndpoints(c, g, o) },
 			},
@@ -67,10 +71,11 @@ func clusterCommand(g *globalOptions) *cli.Command {
 				Action: func(c *cli.Context) error { return clusterCount(c, g, o, plan.Controller) },
 			},
 			{
-				Name:   "heads",
-				Usage:  "list the HDFS head pods, or change their number with --set (0: none)",
-				Flags:  countFlags("HDFS heads"),
-				Action: func(c *cli.Context) error { return clusterCount(c, g, o, plan.HDFSHead) },
+				Name:  "heads",
+				Usage: "list the head pods (HDFS, NFS, S3), or change the number of one kind with --set (0: none)",
+				Flags: append(countFlags("heads of --kind (default hdfs)"),
+					&cli.StringFlag{Name: "kind", Usage: "the heads' `KIND`: hdfs, nfs or s3 (default: list every kind; --set changes hdfs)", Destination: &o.Kind}),
+				Action: func(c *cli.Context) error { return clusterHeads(c, g, o) },
 			},
 			{
 				Name:  "pod",
@@ -170,6 +175,12 @@ func clusterEndpoints(c *cli.Context, g *globalOptions, o *clusterOptions) error
 	for _, u := range eps.WebHDFS {
 		out.Rows = append(out.Rows, []string{"webhdfs", u})
 	}
+	for _, u := range eps.NFS {
+		out.Rows = append(out.Rows, []string{"nfs", u})
+	}
+	for _, u := range eps.S3 {
+		out.Rows = append(out.Rows, []string{"s3", u})
+	}
 	out.Rows = append(out.Rows, []string{"zookeeper", eps.ZooKeeper + eps.ZKRoot})
 	return p.Print(out)
 }
@@ -190,14 +201,42 @@ func printPods(w io.Writer, g *globalOptions, pods []scheduler.PodInfo) error {
 	return p.Print(out)
 }
 
-func podsOf(pods []scheduler.PodInfo, kind plan.PodKind) []scheduler.PodInfo {
+func podsOf(pods []scheduler.PodInfo, kinds ...plan.PodKind) []scheduler.PodInfo {
 	out := []scheduler.PodInfo{}
 	for _, p := range pods {
-		if p.Kind == kind {
-			out = append(out, p)
+		for _, k := range kinds {
+			if p.Kind == k {
+				out = append(out, p)
+			}
 		}
 	}
 	return out
+}
+
+// clusterHeads is `cluster heads`: without --kind it lists every head;
+// --kind hdfs|nfs|s3 picks one kind, the one --set changes (default
+// hdfs, as before there were other heads).
+func clusterHeads(c *cli.Context, g *globalOptions, o *clusterOptions) error {
+	kind := plan.HDFSHead
+	if o.Kind != "" {
+		k, ok := headKinds[o.Kind]
+		if !ok {
+			return fmt.Errorf("%s: --kind %q: want hdfs, nfs or s3", commandName(c), o.Kind)
+		}
+		kind = k
+	}
+	if o.Kind == "" && !c.IsSet("set") {
+		cl, err := o.prepare(c)
+		if err != nil {
+			return err
+		}
+		pods, err := cl.Pods(c.Context)
+		if err != nil {
+			return err
+		}
+		return printPods(c.App.Writer, g, podsOf(pods, plan.HeadKinds...))
+	}
+	return clusterCount(c, g, o, kind)
 }
 
 // clusterCount lists the pods of kind, or with --set changes their
@@ -216,10 +255,14 @@ func clusterCount(c *cli.Context, g *globalOptions, o *clusterOptions, kind plan
 	}
 	req := scheduler.CountsRequest{Nodes: &o.Set}
 	switch {
-	case kind == plan.HDFSHead && o.Set < 0:
+	case kind.IsHead() && o.Set < 0:
 		return fmt.Errorf("%s: --set %d: want 0 or more", commandName(c), o.Set)
 	case kind == plan.HDFSHead:
 		req = scheduler.CountsRequest{Heads: &o.Set}
+	case kind == plan.NFSHead:
+		req = scheduler.CountsRequest{NFSHeads: &o.Set}
+	case kind == plan.S3Head:
+		req = scheduler.CountsRequest{S3Heads: &o.Set}
 	case o.Set < 1:
 		return fmt.Errorf("%s: --set %d: want at least 1", commandName(c), o.Set)
 	case kind == plan.Controller:
@@ -242,8 +285,13 @@ func clusterCount(c *cli.Context, g *globalOptions, o *clusterOptions, kind plan
 		return printProgress(c.App.Writer, g, prog)
 	}
 	noun := string(kind) + "s"
-	if kind == plan.HDFSHead {
+	switch kind {
+	case plan.HDFSHead:
 		noun = "heads"
+	case plan.NFSHead:
+		noun = "nfs heads"
+	case plan.S3Head:
+		noun = "s3 heads"
 	}
 	fmt.Fprintf(c.App.Writer, "%s: %d\n", noun, o.Set)
 	return printPods(c.App.Writer, g, pods)

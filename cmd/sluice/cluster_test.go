@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -9,13 +10,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sirupsen/logrus"
+	"github.com/urfave/cli/v2"
+
 	"github.com/sluice-streams/sluice/scheduler"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
 
 // fakeScheduler serves the scheduler's API from a list of pods: a
 // lowering of the nodes marks the removed ones draining, a lowering of
-// the heads marks them decommissioned, and each later GET /v1/pods
+// heads (of any kind) marks them decommissioned, and each later GET /v1/pods
 // moves them a step on (stopping, then gone).
 type fakeScheduler struct {
 	mu       sync.Mutex
@@ -37,26 +41,34 @@ func newFakeScheduler(t *testing.T) *httptest.Server {
 		f.pods = append(f.pods, scheduler.PodInfo{Name: n, Kind: plan.HDFSHead, Goal: plan.GoalRun, TaskID: n + "__1", State: plan.TaskRunning, AgentID: "a-" + n,
 			Host: host, Endpoint: host + ":8020", URL: "hdfs://" + host + ":8020", WebHDFS: "webhdfs://" + host + ":9870", DataEndpoint: host + ":9866", Controller: "http://127.0.0.1:9"})
 	}
+	f.pods = append(f.pods, scheduler.PodInfo{Name: "nfs-head-0", Kind: plan.NFSHead, Goal: plan.GoalRun, TaskID: "nfs-head-0__1", State: plan.TaskRunning, AgentID: "a-h0",
+		Host: "h0", Endpoint: "h0:12049", URL: "nfs://h0:12049/", Controller: "http://127.0.0.1:9"})
+	for i, host := range []string{"h0", "h1"} {
+		n := "s3-head-" + strconv.Itoa(i)
+		f.pods = append(f.pods, scheduler.PodInfo{Name: n, Kind: plan.S3Head, Goal: plan.GoalRun, TaskID: n + "__1", State: plan.TaskRunning, AgentID: "a-" + host,
+			Host: host, Endpoint: host + ":9000", URL: "http://" + host + ":9000", Controller: "http://127.0.0.1:9"})
+	}
 	js := func(w http.ResponseWriter, code int, v any) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
 		json.NewEncoder(w).Encode(v)
 	}
 	progress := func() scheduler.PlanView {
-		nodes := scheduler.PlanPhase{Name: "nodes", Status: plan.Complete}
-		heads := scheduler.PlanPhase{Name: "heads", Status: plan.Complete}
+		phases := map[plan.PodKind]*scheduler.PlanPhase{}
+		for _, k := range append([]plan.PodKind{plan.Node}, plan.HeadKinds...) {
+			phases[k] = &scheduler.PlanPhase{Name: plan.PhaseName(k), Status: plan.Complete}
+		}
 		for _, p := range f.pods {
 			st := scheduler.PlanStep{Step: plan.Step{Pod: p.Name, Status: plan.Complete, TaskID: p.TaskID, AgentID: p.AgentID, State: p.State}, Addresses: p.Addresses()}
-			switch p.Kind {
-			case plan.Node:
-				nodes.Steps = append(nodes.Steps, st)
-			case plan.HDFSHead:
-				heads.Steps = append(heads.Steps, st)
+			if ph := phases[p.Kind]; ph != nil {
+				ph.Steps = append(ph.Steps, st)
 			}
 		}
-		v := scheduler.PlanView{Status: plan.Complete, Phases: []scheduler.PlanPhase{nodes}}
-		if len(heads.Steps) > 0 {
-			v.Phases = append(v.Phases, heads)
+		v := scheduler.PlanView{Status: plan.Complete}
+		for _, k := range append([]plan.PodKind{plan.Node}, plan.HeadKinds...) {
+			if k == plan.Node || len(phases[k].Steps) > 0 {
+				v.Phases = append(v.Phases, *phases[k])
+			}
 		}
 		return v
 	}
@@ -86,12 +98,25 @@ func newFakeScheduler(t *testing.T) *httptest.Server {
 	})
 	mux.HandleFunc("GET /v1/endpoints", func(w http.ResponseWriter, r *http.Request) {
 		js(w, 200, scheduler.Endpoints{Controllers: []string{"http://127.0.0.1:9"}, Nodes: []string{"127.0.0.1:1"},
-			HDFS: []string{"hdfs://h0:8020"}, WebHDFS: []string{"webhdfs://h0:9870"}, ZooKeeper: "zk:2181", ZKRoot: "/s/cluster"})
+			HDFS: []string{"hdfs://h0:8020"}, WebHDFS: []string{"webhdfs://h0:9870"}, NFS: []string{"nfs://h0:12049/"}, S3: []string{"http://h0:9000", "http://h1:9000"},
+			ZooKeeper: "zk:2181", ZKRoot: "/s/cluster"})
 	})
 	mux.HandleFunc("PUT /v1/counts", func(w http.ResponseWriter, r *http.Request) {
 		var req scheduler.CountsRequest
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || (req.Nodes == nil) == (req.Heads == nil) {
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
 			js(w, 400, map[string]string{"error": "bad"})
+			return
+		}
+		given := 0
+		for _, n := range []*int{req.Controllers, req.Nodes, req.Heads, req.NFSHeads, req.S3Heads} {
+			if n != nil {
+				given++
+			}
+		}
+		if given != 1 || req.Controllers != nil {
+			js(w, 400, map[string]string{"error": "want one count"})
 			return
 		}
 		f.mu.Lock()
@@ -101,7 +126,7 @@ func newFakeScheduler(t *testing.T) *httptest.Server {
 			switch {
 			case req.Nodes != nil && p.Kind == plan.Node && p.Name >= "node-"+strconv.Itoa(*req.Nodes):
 				p.Goal, p.Draining = plan.GoalDecommission, true
-			case req.Heads != nil && p.Kind == plan.HDFSHead && p.Name >= "hdfs-head-"+strconv.Itoa(*req.Heads):
+			case p.Kind.IsHead() && req.Head(p.Kind) != nil && podIndex(p.Name) >= *req.Head(p.Kind):
 				p.Goal, p.State = plan.GoalDecommission, plan.TaskKilling
 			}
 		}
@@ -126,6 +151,12 @@ func newFakeScheduler(t *testing.T) *httptest.Server {
 	return srv
 }
 
+// podIndex is the number at the end of a pod's name.
+func podIndex(name string) int {
+	n, _ := strconv.Atoi(name[strings.LastIndex(name, "-")+1:])
+	return n
+}
+
 func TestClusterCommands(t *testing.T) {
 	srv := newFakeScheduler(t)
 	s := []string{"--scheduler", srv.URL}
@@ -137,7 +168,7 @@ func TestClusterCommands(t *testing.T) {
 	}
 	out = mustRun(t, append([]string{"--output", "json", "cluster", "status"}, s...)...)
 	var prog scheduler.PlanView
-	if err := json.Unmarshal([]byte(out), &prog); err != nil || len(prog.Phases) != 2 || len(prog.Phases[0].Steps) != 3 ||
+	if err := json.Unmarshal([]byte(out), &prog); err != nil || len(prog.Phases) != 4 || len(prog.Phases[0].Steps) != 3 ||
 		prog.Phases[1].Name != "heads" || strings.Join(prog.Phases[1].Steps[0].Addresses, " ") != "hdfs://h0:8020 webhdfs://h0:9870" {
 		t.Fatalf("status json %q: %v", out, err)
 	}
@@ -148,18 +179,41 @@ func TestClusterCommands(t *testing.T) {
 		t.Fatalf("status json: the step's fields are not at its top level (%v): %s", err, out)
 	}
 	out = mustRun(t, append([]string{"cluster", "endpoints"}, s...)...)
-	for _, want := range []string{"http://127.0.0.1:9", "zk:2181/s/cluster", "hdfs://h0:8020", "webhdfs://h0:9870"} {
+	for _, want := range []string{"http://127.0.0.1:9", "zk:2181/s/cluster", "hdfs://h0:8020", "webhdfs://h0:9870",
+		"nfs         nfs://h0:12049/", "s3          http://h1:9000"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("endpoints: no %q in\n%s", want, out)
 		}
 	}
 
-	// The heads: listed with their addresses, lowered to none.
+	// The heads: every kind listed with its addresses; one kind with
+	// --kind; the HDFS heads (--set alone) lowered to none.
 	out = mustRun(t, append([]string{"cluster", "heads"}, s...)...)
-	if !strings.Contains(out, "hdfs-head-1") || !strings.Contains(out, "hdfs://h1:8020 webhdfs://h1:9870") || strings.Contains(out, "node-0") {
-		t.Fatalf("heads:\n%s", out)
+	for _, want := range []string{"hdfs-head-1", "hdfs://h1:8020 webhdfs://h1:9870", "nfs-head-0", "nfs://h0:12049/", "s3-head-1", "http://h1:9000"} {
+		if !strings.Contains(out, want) || strings.Contains(out, "node-0") {
+			t.Fatalf("heads: no %q, or a node, in\n%s", want, out)
+		}
 	}
-	out = mustRun(t, append([]string{"--output", "json", "cluster", "heads"}, s...)...)
+	out = mustRun(t, append([]string{"cluster", "heads", "--kind", "nfs"}, s...)...)
+	if !strings.Contains(out, "nfs-head-0") || strings.Contains(out, "hdfs-head-") || strings.Contains(out, "s3-head-") {
+		t.Fatalf("heads --kind nfs:\n%s", out)
+	}
+	out = mustRun(t, append([]string{"--output", "json", "cluster", "heads", "--kind", "s3"}, s...)...)
+	var s3 []scheduler.PodInfo
+	if err := json.Unmarshal([]byte(out), &s3); err != nil || len(s3) != 2 || s3[1].URL != "http://h1:9000" || s3[1].Kind != plan.S3Head {
+		t.Fatalf("heads --kind s3 json %q: %v", out, err)
+	}
+	out = mustRun(t, append([]string{"cluster", "heads", "--kind", "s3", "--set", "1"}, s...)...)
+	for _, want := range []string{"s3-head-1: stopping (TASK_KILLING)", "s3-head-1: removed", "s3 heads: 1", "s3-head-0"} {
+		if !strings.Contains(out, want) || strings.Contains(out, "hdfs-head-") {
+			t.Fatalf("heads --kind s3 --set 1: no %q (or an HDFS head) in\n%s", want, out)
+		}
+	}
+	out = mustRun(t, append([]string{"-o", "json", "cluster", "heads", "--kind", "nfs", "--set", "0"}, s...)...)
+	if err := json.Unmarshal([]byte(out), &prog); err != nil || len(prog.Phases) != 3 || prog.Phases[2].Name != "s3-heads" {
+		t.Fatalf("heads --kind nfs --set 0 json %q: %v", out, err)
+	}
+	out = mustRun(t, append([]string{"--output", "json", "cluster", "heads", "--kind", "hdfs"}, s...)...)
 	var heads []scheduler.PodInfo
 	if err := json.Unmarshal([]byte(out), &heads); err != nil || len(heads) != 2 || heads[0].WebHDFS != "webhdfs://h0:9870" || heads[0].DataEndpoint != "h0:9866" {
 		t.Fatalf("heads json %q: %v", out, err)
@@ -170,7 +224,7 @@ func TestClusterCommands(t *testing.T) {
 			t.Fatalf("heads --set 0: no %q in\n%s", want, out)
 		}
 	}
-	if out = mustRun(t, append([]string{"cluster", "heads"}, s...)...); strings.Contains(out, "hdfs-head-") {
+	if out = mustRun(t, append([]string{"cluster", "heads"}, s...)...); strings.Contains(out, "hdfs-head-") || strings.Contains(out, "nfs-head-") || !strings.Contains(out, "s3-head-0") {
 		t.Fatalf("heads after --set 0:\n%s", out)
 	}
 	out = mustRun(t, append([]string{"cluster", "controllers"}, s...)...)
@@ -203,6 +257,44 @@ func TestClusterCommands(t *testing.T) {
 	mustRun(t, "cluster", "pod", "restart", "node-0")
 }
 
+// TestSchedulerHeadFlags: the NFS and S3 head flags reach the driver's
+// configuration (defaults: no NFS or S3 heads, ports 12049 and 9000),
+// the S3 keys from the environment only.
+func TestSchedulerHeadFlags(t *testing.T) {
+	parse := func(t *testing.T, args ...string) scheduler.Config {
+		t.Helper()
+		o := &schedulerOptions{}
+		var cfg scheduler.Config
+		app := &cli.App{Name: "scheduler", Flags: schedulerFlags(o), Writer: io.Discard, ErrWriter: io.Discard,
+			Action: func(*cli.Context) error {
+				var err error
+				cfg, err = schedulerConfig(o, logrus.New())
+				return err
+			}}
+		if err := app.Run(append([]string{"scheduler"}, args...)); err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	t.Setenv(scheduler.S3CredentialsEnv, "")
+	d := parse(t)
+	if d.Spec.NFSHeads.Count != 0 || d.Spec.S3Heads.Count != 0 || d.NFSHeadPort != 12049 || d.S3HeadPort != 9000 || d.S3Anonymous || d.S3Credentials != "" ||
+		d.Spec.NFSHeads.Resources != (plan.Resources{CPUs: 1, MemMB: 1024}) || d.Spec.S3Heads.Resources != (plan.Resources{CPUs: 1, MemMB: 1024}) {
+		t.Fatalf("defaults: %+v", d)
+	}
+	t.Setenv(scheduler.S3CredentialsEnv, "AKID:secret,AK2:s2")
+	c := parse(t, "--nfs-heads", "2", "--nfs-head-cpus", "0.5", "--nfs-head-mem", "512", "--nfs-head-port", "0",
+		"--s3-heads", "3", "--s3-head-cpus", "2", "--s3-head-mem", "2048", "--s3-head-port", "9100", "--s3-anonymous=true")
+	if c.Spec.NFSHeads != (plan.HeadSpec{Count: 2, Resources: plan.Resources{CPUs: 0.5, MemMB: 512}}) ||
+		c.Spec.S3Heads != (plan.HeadSpec{Count: 3, Resources: plan.Resources{CPUs: 2, MemMB: 2048}}) ||
+		c.NFSHeadPort != 0 || c.S3HeadPort != 9100 || !c.S3Anonymous || c.S3Credentials != "AKID:secret,AK2:s2" {
+		t.Fatalf("flags: %+v", c)
+	}
+	if _, err := scheduler.New(c); err != nil {
+		t.Fatalf("the driver refuses the flags' configuration: %v", err)
+	}
+}
+
 func TestClusterErrors(t *testing.T) {
 	srv := newFakeScheduler(t)
 	t.Setenv("SLUICE_SCHEDULER", "")
@@ -212,6 +304,14 @@ func TestClusterErrors(t *testing.T) {
 	mustFail(t, "want NAME, got none", "cluster", "pod", "replace", "--scheduler", srv.URL)
 	mustFail(t, "--set 0: want at least 1", "cluster", "nodes", "--set", "0", "--scheduler", srv.URL)
 	mustFail(t, "--set -1: want 0 or more", "cluster", "heads", "--set", "-1", "--scheduler", srv.URL)
+	mustFail(t, "--set -1: want 0 or more", "cluster", "heads", "--kind", "nfs", "--set", "-1", "--scheduler", srv.URL)
+	mustFail(t, `--kind "ftp": want hdfs, nfs or s3`, "cluster", "heads", "--kind", "ftp", "--scheduler", srv.URL)
+	mustFail(t, "--nfs-head-port 70000: not a port", "scheduler", "--nfs-head-port", "70000")
+	mustFail(t, "--s3-head-port -1: not a port", "scheduler", "--s3-head-port", "-1")
+	mustFail(t, "--nfs-heads -1: want 0 or more", "scheduler", "--nfs-heads", "-1")
+	t.Setenv(scheduler.S3CredentialsEnv, "")
+	mustFail(t, "--s3-heads 1: S3 heads need access keys (SLUICE_S3_CREDENTIALS=ACCESS:SECRET[,ACCESS:SECRET] in the scheduler's environment) or --s3-anonymous",
+		"scheduler", "--s3-heads", "1")
 	mustFail(t, "--head-rpc-port 70000: not a port", "scheduler", "--head-rpc-port", "70000")
 	mustFail(t, "--heads -1: want 0 or more", "scheduler", "--heads", "-1")
 	mustFail(t, "connection refused", "cluster", "status", "--scheduler", "http://127.0.0.1:1")

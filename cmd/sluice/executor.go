@@ -15,7 +15,7 @@ import (
 
 // executorOptions are the flags of `sluice executor`.
 type executorOptions struct {
-	Role           string        // --role node|controller|hdfs-gateway
+	Role           string        // --role node|controller|hdfs-gateway|nfs-export|s3-gateway
 	HealthAddr     string        // --health-addr; empty: the address the role prints
 	HealthInterval time.Duration // --health-interval
 	HealthFailures int           // --health-failures
@@ -27,10 +27,10 @@ func executorCommand(g *globalOptions) *cli.Command {
 	o := &executorOptions{}
 	return &cli.Command{
 		Name:      "executor",
-		Usage:     "run a controller, node or HDFS head task as a Mesos executor (started by the agent, configured by MESOS_* variables)",
+		Usage:     "run a controller, node or head (HDFS, NFS, S3) task as a Mesos executor (started by the agent, configured by MESOS_* variables)",
 		ArgsUsage: "-- ROLE-ARGS...",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "role", Usage: "the `ROLE` to run: node, controller or hdfs-gateway", Required: true, Destination: &o.Role},
+			&cli.StringFlag{Name: "role", Usage: "the `ROLE` to run: " + executor.RoleList(), Required: true, Destination: &o.Role},
 			&cli.StringFlag{Name: "health-addr", Usage: "probe `HOST:PORT` (default: the address the role prints when it listens)", Destination: &o.HealthAddr},
 			durationFlag("health-interval", "`TIME` between health checks", 5*time.Second, &o.HealthInterval),
 			&cli.IntFlag{Name: "health-failures", Usage: "fail the task after `N` failed health checks in a row", Value: 3, Destination: &o.HealthFailures},
@@ -46,7 +46,7 @@ func executorCommand(g *globalOptions) *cli.Command {
 // as a SHUTDOWN from the agent would.
 func runExecutor(c *cli.Context, g *globalOptions, o *executorOptions) error {
 	if !executor.Role(o.Role).Valid() {
-		return fmt.Errorf("executor: --role %q: want node, controller or hdfs-gateway", o.Role)
+		return fmt.Errorf("executor: --role %q: want %s", o.Role, executor.RoleList())
 	}
 	args := c.Args().Slice()
 	if len(args) > 0 && args[0] == "--" {

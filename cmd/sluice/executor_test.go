@@ -17,7 +17,7 @@ func TestExecutorErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"executor", "--", "node"}, `"role" not set`},
-		{[]string{"executor", "--role", "kafka", "--", "kafka"}, `--role "kafka": want node, controller or hdfs-gateway`},
+		{[]string{"executor", "--role", "kafka", "--", "kafka"}, `--role "kafka": want node, controller, hdfs-gateway, nfs-export or s3-gateway`},
 		{[]string{"executor", "--role", "node"}, "no role arguments after --"},
 		{[]string{"executor", "--role", "node", "--", "node", "--data", "x"}, "missing environment variable: MESOS_AGENT_ENDPOINT"},
 	}

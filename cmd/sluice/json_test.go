@@ -126,6 +126,7 @@ func TestEveryCommandPrintsJSON(t *testing.T) {
 		{path: "cluster nodes", args: s, want: `"name":"node-0"`},
 		{path: "cluster controllers", args: s, want: `"name":"controller-0"`},
 		{path: "cluster heads", args: s, want: `"webhdfs":"webhdfs://h0:9870"`},
+		{path: "cluster heads", args: append([]string{"--kind", "nfs"}, s...), want: `"url":"nfs://h0:12049/"`},
 		{path: "cluster pod restart", args: append([]string{"node-1"}, s...), want: `"name":"node-1"`},
 		{path: "cluster pod replace", args: append([]string{"node-2"}, s...), want: `"name":"node-2"`},
 	}

@@ -1,22 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"maps"
 	"os"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/sluice-streams/sluice/embed"
 	"github.com/sluice-streams/sluice/s3gateway"
+	"github.com/sluice-streams/sluice/scheduler"
 )
-
-// s3CredentialsEnv holds access keys for the S3 head, as --credentials
-// does, so that they need not show in a process list.
-const s3CredentialsEnv = "SLUICE_S3_CREDENTIALS"
 
 func s3GatewayCommand(g *globalOptions) *cli.Command {
 	cfg := embed.DefaultS3Config()
@@ -68,44 +62,43 @@ func s3Flags(prefix string, cfg *embed.S3Config, keys *s3Keys) []cli.Flag {
 	keys.prefix = prefix
 	return []cli.Flag{
 		&cli.StringFlag{Name: prefix + "credentials", Usage: "serve requests signed with these access keys: `ACCESS:SECRET[,ACCESS:SECRET...]`",
-			EnvVars: []string{s3CredentialsEnv}, Destination: &keys.inline},
+			EnvVars: []string{scheduler.S3CredentialsEnv}, Destination: &keys.inline},
 		&cli.StringFlag{Name: prefix + "credentials-file", Usage: "read access keys from `FILE`: one ACCESS:SECRET a line, # comments", Destination: &keys.file},
 		&cli.StringFlag{Name: prefix + "region", Usage: "the `REGION` requests are signed for", Value: embed.DefaultS3Region, Destination: &cfg.Region},
 		&cli.StringFlag{Name: prefix + "domain", Usage: "serve virtual-hosted-style requests to BUCKET.`DOMAIN` too (path-style is always served)", Destination: &cfg.Domain},
 	}
 }
 
-// load returns the access keys of --credentials and --credentials-file
-// (none if neither is given).
+// load returns the access keys of --credentials (or the environment)
+// and --credentials-file (none if neither is given); a key given twice
+// is an error.
 func (k s3Keys) load() (map[string]string, error) {
 	creds := map[string]string{}
-	if k.inline != "" {
-		m, err := s3gateway.ParseCredentials(k.inline)
+	add := func(from, text string) error {
+		m, err := s3gateway.ParseCredentials(text)
 		if err != nil {
-			return nil, fmt.Errorf("--%scredentials (or %s): %w", k.prefix, s3CredentialsEnv, err)
+			return fmt.Errorf("%s: %w", from, err)
 		}
-		maps.Copy(creds, m)
+		for key, secret := range m {
+			if _, ok := creds[key]; ok {
+				return fmt.Errorf("%s: access key %s is given twice", from, key)
+			}
+			creds[key] = secret
+		}
+		return nil
+	}
+	if k.inline != "" {
+		if err := add(fmt.Sprintf("--%scredentials (or %s)", k.prefix, scheduler.S3CredentialsEnv), k.inline); err != nil {
+			return nil, err
+		}
 	}
 	if k.file != "" {
-		f, err := os.Open(k.file)
+		b, err := os.ReadFile(k.file)
 		if err != nil {
 			return nil, fmt.Errorf("--%scredentials-file: %w", k.prefix, err)
 		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for n := 1; sc.Scan(); n++ {
-			line := strings.TrimSpace(sc.Text())
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			m, err := s3gateway.ParseCredentials(line)
-			if err != nil {
-				return nil, fmt.Errorf("--%scredentials-file %s line %d: %w", k.prefix, k.file, n, err)
-			}
-			maps.Copy(creds, m)
-		}
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("--%scredentials-file %s: %w", k.prefix, k.file, err)
+		if err := add("--"+k.prefix+"credentials-file "+k.file, string(b)); err != nil {
+			return nil, err
 		}
 	}
 	return creds, nil

@@ -40,6 +40,13 @@ type schedulerOptions struct {
 	HeadRPCPort                 int
 	HeadDataPort                int
 	HeadHTTPPort                int
+	NFSHeads                    int
+	NFSHeadCPUs, NFSHeadMem     float64
+	NFSHeadPort                 int
+	S3Heads                     int
+	S3HeadCPUs, S3HeadMem       float64
+	S3HeadPort                  int
+	S3Anonymous                 bool
 	Containers                  int
 	Tier2                       string
 	HDFSConfigURL               string
@@ -56,6 +63,20 @@ const (
 
 func schedulerCommand(g *globalOptions) *cli.Command {
 	o := &schedulerOptions{}
+	return &cli.Command{
+		Name:  "scheduler",
+		Usage: "run the Mesos framework scheduler: launch and keep the controller, node and head (HDFS, NFS, S3) tasks (DC/OS: see universe/)",
+		Description: "S3 heads (--s3-heads) check requests against the access keys in the scheduler's\n" +
+			"environment variable " + scheduler.S3CredentialsEnv + " (ACCESS:SECRET[,ACCESS:SECRET]), which\n" +
+			"the scheduler passes to each S3 head task's environment and never stores or prints;\n" +
+			"without keys they need --s3-anonymous.",
+		Flags:  schedulerFlags(o),
+		Action: func(c *cli.Context) error { return runScheduler(c, g, o) },
+	}
+}
+
+// schedulerFlags are the flags of `sluice scheduler`, into o.
+func schedulerFlags(o *schedulerOptions) []cli.Flag {
 	str := func(name, usage, value string, dst *string) cli.Flag {
 		return &cli.StringFlag{Name: name, Usage: usage, Value: value, Destination: dst}
 	}
@@ -65,40 +86,44 @@ func schedulerCommand(g *globalOptions) *cli.Command {
 	integer := func(name, usage string, value int, dst *int) cli.Flag {
 		return &cli.IntFlag{Name: name, Usage: usage, Value: value, Destination: dst}
 	}
-	return &cli.Command{
-		Name:  "scheduler",
-		Usage: "run the Mesos framework scheduler: launch and keep the controller, node and HDFS head tasks (DC/OS: see universe/)",
-		Flags: []cli.Flag{
-			str("name", "service `NAME` = Mesos framework name", "sluice", &o.Name),
-			str("role", "Mesos `ROLE` the resources are reserved to", "sluice-role", &o.Role),
-			str("principal", "Mesos `PRINCIPAL` (may be empty)", "", &o.Principal),
-			str("user", "`USER` the tasks run as", "nobody", &o.User),
-			str("mesos-master", "Mesos master HTTP API `URL`", "http://leader.mesos:5050", &o.MesosMaster),
-			str("zk", "ZooKeeper `HOSTS` (host:port,...)", "master.mesos:2181", &o.ZK),
-			str("zk-root", "root `ZNODE` of this service's keys (default /dcos-service-NAME)", "", &o.ZKRoot),
-			integer("api-port", "serve the scheduler's HTTP API on `PORT` (0: pick one and print it)", 0, &o.APIPort),
-			str("artifact-uri", "`URI` of the sluice tarball the tasks fetch", "", &o.ArtifactURI),
-			integer("controllers", "number of controllers `N`", 1, &o.Controllers),
-			num("controller-cpus", "`CPUS` per controller", 1, &o.ControllerCPUs),
-			num("controller-mem", "memory per controller, `MIB`", 1024, &o.ControllerMem),
-			integer("controller-port", "controller REST `PORT` (0: a port from the offer)", 10080, &o.ControllerPort),
-			integer("nodes", "number of nodes `N`", 3, &o.Nodes),
-			num("node-cpus", "`CPUS` per node", 2, &o.NodeCPUs),
-			num("node-mem", "memory per node, `MIB`", 4096, &o.NodeMem),
-			num("node-disk", "persistent volume per node (its WAL), `MIB`", 10240, &o.NodeDisk),
-			str("node-disk-type", "`TYPE` of the nodes' disk: ROOT or MOUNT", "ROOT", &o.NodeDiskType),
-			integer("node-port", "node data `PORT` (0: a port from the offer)", 12345, &o.NodePort),
-			integer("heads", "number of HDFS heads `N` (sluice hdfs-gateway: tier 2 read-only over hdfs:// and webhdfs://; 0: none)", 1, &o.Heads),
-			num("head-cpus", "`CPUS` per HDFS head", 1, &o.HeadCPUs),
-			num("head-mem", "memory per HDFS head, `MIB`", 1024, &o.HeadMem),
-			integer("head-rpc-port", "HDFS head NameNode RPC `PORT` (0: a port from the offer)", 8020, &o.HeadRPCPort),
-			integer("head-data-port", "HDFS head DataNode transfer `PORT` (0: a port from the offer)", 9866, &o.HeadDataPort),
-			integer("head-http-port", "HDFS head WebHDFS `PORT` (0: a port from the offer)", 9870, &o.HeadHTTPPort),
-			integer("containers", "segment containers `N` of the whole cluster; fixed at install", 4, &o.Containers),
-			str("tier2", "tier-2 `URI` of every node: file:///DIR or hdfs://HOST:PORT/DIR", "", &o.Tier2),
-			str("hdfs-config-url", "`URL` the tasks fetch hdfs-site.xml and core-site.xml from (may be empty)", "", &o.HDFSConfigURL),
-		},
-		Action: func(c *cli.Context) error { return runScheduler(c, g, o) },
+	return []cli.Flag{
+		str("name", "service `NAME` = Mesos framework name", "sluice", &o.Name),
+		str("role", "Mesos `ROLE` the resources are reserved to", "sluice-role", &o.Role),
+		str("principal", "Mesos `PRINCIPAL` (may be empty)", "", &o.Principal),
+		str("user", "`USER` the tasks run as", "nobody", &o.User),
+		str("mesos-master", "Mesos master HTTP API `URL`", "http://leader.mesos:5050", &o.MesosMaster),
+		str("zk", "ZooKeeper `HOSTS` (host:port,...)", "master.mesos:2181", &o.ZK),
+		str("zk-root", "root `ZNODE` of this service's keys (default /dcos-service-NAME)", "", &o.ZKRoot),
+		integer("api-port", "serve the scheduler's HTTP API on `PORT` (0: pick one and print it)", 0, &o.APIPort),
+		str("artifact-uri", "`URI` of the sluice tarball the tasks fetch", "", &o.ArtifactURI),
+		integer("controllers", "number of controllers `N`", 1, &o.Controllers),
+		num("controller-cpus", "`CPUS` per controller", 1, &o.ControllerCPUs),
+		num("controller-mem", "memory per controller, `MIB`", 1024, &o.ControllerMem),
+		integer("controller-port", "controller REST `PORT` (0: a port from the offer)", 10080, &o.ControllerPort),
+		integer("nodes", "number of nodes `N`", 3, &o.Nodes),
+		num("node-cpus", "`CPUS` per node", 2, &o.NodeCPUs),
+		num("node-mem", "memory per node, `MIB`", 4096, &o.NodeMem),
+		num("node-disk", "persistent volume per node (its WAL), `MIB`", 10240, &o.NodeDisk),
+		str("node-disk-type", "`TYPE` of the nodes' disk: ROOT or MOUNT", "ROOT", &o.NodeDiskType),
+		integer("node-port", "node data `PORT` (0: a port from the offer)", 12345, &o.NodePort),
+		integer("heads", "number of HDFS heads `N` (sluice hdfs-gateway: tier 2 read-only over hdfs:// and webhdfs://; 0: none)", 1, &o.Heads),
+		num("head-cpus", "`CPUS` per HDFS head", 1, &o.HeadCPUs),
+		num("head-mem", "memory per HDFS head, `MIB`", 1024, &o.HeadMem),
+		integer("head-rpc-port", "HDFS head NameNode RPC `PORT` (0: a port from the offer)", 8020, &o.HeadRPCPort),
+		integer("head-data-port", "HDFS head DataNode transfer `PORT` (0: a port from the offer)", 9866, &o.HeadDataPort),
+		integer("head-http-port", "HDFS head WebHDFS `PORT` (0: a port from the offer)", 9870, &o.HeadHTTPPort),
+		integer("nfs-heads", "number of NFS heads `N` (sluice nfs-export: tier 2 read-only over NFSv3; 0: none)", 0, &o.NFSHeads),
+		num("nfs-head-cpus", "`CPUS` per NFS head", 1, &o.NFSHeadCPUs),
+		num("nfs-head-mem", "memory per NFS head, `MIB`", 1024, &o.NFSHeadMem),
+		integer("nfs-head-port", "NFS head NFSv3 and MOUNT `PORT` (0: a port from the offer)", 12049, &o.NFSHeadPort),
+		integer("s3-heads", "number of S3 heads `N` (sluice s3-gateway: tier 2 read-only over the S3 API; 0: none)", 0, &o.S3Heads),
+		num("s3-head-cpus", "`CPUS` per S3 head", 1, &o.S3HeadCPUs),
+		num("s3-head-mem", "memory per S3 head, `MIB`", 1024, &o.S3HeadMem),
+		integer("s3-head-port", "S3 head HTTP `PORT` (0: a port from the offer)", 9000, &o.S3HeadPort),
+		&cli.BoolFlag{Name: "s3-anonymous", Usage: "the S3 heads also serve unsigned requests (needed for S3 heads when " + scheduler.S3CredentialsEnv + " is not set)", Destination: &o.S3Anonymous},
+		integer("containers", "segment containers `N` of the whole cluster; fixed at install", 4, &o.Containers),
+		str("tier2", "tier-2 `URI` of every node: file:///DIR or hdfs://HOST:PORT/DIR", "", &o.Tier2),
+		str("hdfs-config-url", "`URL` the tasks fetch hdfs-site.xml and core-site.xml from (may be empty)", "", &o.HDFSConfigURL),
 	}
 }
 
@@ -115,13 +140,23 @@ func schedulerConfig(o *schedulerOptions, log logrus.FieldLogger) (scheduler.Con
 		flag string
 		v    int
 	}{{"api-port", o.APIPort}, {"controller-port", o.ControllerPort}, {"node-port", o.NodePort},
-		{"head-rpc-port", o.HeadRPCPort}, {"head-data-port", o.HeadDataPort}, {"head-http-port", o.HeadHTTPPort}} {
+		{"head-rpc-port", o.HeadRPCPort}, {"head-data-port", o.HeadDataPort}, {"head-http-port", o.HeadHTTPPort},
+		{"nfs-head-port", o.NFSHeadPort}, {"s3-head-port", o.S3HeadPort}} {
 		if p.v < 0 || p.v > 65535 {
 			return scheduler.Config{}, fmt.Errorf("scheduler: --%s %d: not a port", p.flag, p.v)
 		}
 	}
-	if o.Heads < 0 {
-		return scheduler.Config{}, fmt.Errorf("scheduler: --heads %d: want 0 or more", o.Heads)
+	for _, c := range []struct {
+		flag string
+		v    int
+	}{{"heads", o.Heads}, {"nfs-heads", o.NFSHeads}, {"s3-heads", o.S3Heads}} {
+		if c.v < 0 {
+			return scheduler.Config{}, fmt.Errorf("scheduler: --%s %d: want 0 or more", c.flag, c.v)
+		}
+	}
+	creds := os.Getenv(scheduler.S3CredentialsEnv)
+	if o.S3Heads > 0 && creds == "" && !o.S3Anonymous {
+		return scheduler.Config{}, fmt.Errorf("scheduler: --s3-heads %d: S3 heads need access keys (%s=ACCESS:SECRET[,ACCESS:SECRET] in the scheduler's environment) or --s3-anonymous", o.S3Heads, scheduler.S3CredentialsEnv)
 	}
 	root := o.ZKRoot
 	if root == "" {
@@ -142,12 +177,16 @@ func schedulerConfig(o *schedulerOptions, log logrus.FieldLogger) (scheduler.Con
 			Node:       plan.Resources{CPUs: o.NodeCPUs, MemMB: o.NodeMem, DiskMB: o.NodeDisk},
 			Heads:      o.Heads,
 			Head:       plan.Resources{CPUs: o.HeadCPUs, MemMB: o.HeadMem},
+			NFSHeads:   plan.HeadSpec{Count: o.NFSHeads, Resources: plan.Resources{CPUs: o.NFSHeadCPUs, MemMB: o.NFSHeadMem}},
+			S3Heads:    plan.HeadSpec{Count: o.S3Heads, Resources: plan.Resources{CPUs: o.S3HeadCPUs, MemMB: o.S3HeadMem}},
 		},
 		Binary:      os.Getenv(TaskBinaryEnv),
 		ArtifactURI: o.ArtifactURI, HDFSConfigURL: o.HDFSConfigURL,
 		Containers: o.Containers, Tier2: o.Tier2,
 		ControllerPort: o.ControllerPort, NodePort: o.NodePort,
 		HeadRPCPort: o.HeadRPCPort, HeadDataPort: o.HeadDataPort, HeadHTTPPort: o.HeadHTTPPort,
+		NFSHeadPort: o.NFSHeadPort, S3HeadPort: o.S3HeadPort,
+		S3Credentials: creds, S3Anonymous: o.S3Anonymous,
 		Logger: log,
 	}
 	return cfg, nil

@@ -25,7 +25,8 @@ type snapshot struct {
 // keys of the struct tags: "v" (version, 1), "spec", "pods" (in deploy
 // order), "orphans", "seq", "rebalance"), to be stored in ZooKeeper.
 // Fields are only ever added (decoded as zero from older plans), so the
-// version stays 1; the spec's "heads" and "headResources" came later.
+// version stays 1; the spec's "heads" and "headResources" came later,
+// "nfsHeads" and "s3Heads" later still.
 func (p *Plan) Marshal() ([]byte, error) {
 	s := snapshot{Version: snapshotVersion, Spec: p.spec, Pods: p.Pods(), Orphans: p.orphans, Seq: p.seq, Rebalance: p.rebalance}
 	b, err := msgpack.Marshal(&s)
@@ -45,16 +46,21 @@ func Unmarshal(b []byte) (*Plan, error) {
 	if s.Version != snapshotVersion {
 		return nil, fmt.Errorf("%w: %d", ErrVersion, s.Version)
 	}
-	// A plan stored before heads existed has no "heads" in its spec:
-	// additive fields keep version 1, and the driver fills them in.
+	// A plan stored before a kind of head existed has no key for it in
+	// its spec: additive fields keep version 1, and the driver fills
+	// them in.
 	var keys struct {
 		Spec map[string]msgpack.RawMessage `msgpack:"spec"`
 	}
 	if err := msgpack.Unmarshal(b, &keys); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
-	_, hasHeads := keys.Spec["heads"]
-	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}, orphans: s.Orphans, seq: s.Seq, rebalance: s.Rebalance, headsUnset: !hasHeads}
+	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}, orphans: s.Orphans, seq: s.Seq, rebalance: s.Rebalance, unsetHeads: map[PodKind]bool{}}
+	for _, k := range HeadKinds {
+		if _, ok := keys.Spec[headKey(k)]; !ok {
+			p.unsetHeads[k] = true
+		}
+	}
 	p.setSpec(s.Spec)
 	for i := range s.Pods {
 		pod := s.Pods[i]

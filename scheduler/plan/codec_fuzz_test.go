@@ -11,12 +11,17 @@ import (
 // never a panic; a plan that decodes marshals to a form that decodes and
 // marshals to the same bytes.
 func FuzzUnmarshal(f *testing.F) {
-	old, err := os.ReadFile(filepath.Join("testdata", "before_heads.msgpack"))
-	if err != nil {
-		f.Fatal(err)
+	for _, name := range []string{"before_heads.msgpack", "before_nfs_s3_heads.msgpack"} {
+		old, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(old)
 	}
-	f.Add(old)
-	p := New(headSpec(2))
+	sp := headSpec(2)
+	sp.NFSHeads = HeadSpec{Count: 1, Resources: Resources{CPUs: 0.5, MemMB: 256}}
+	sp.S3Heads = HeadSpec{Count: 2, Resources: Resources{CPUs: 0.5, MemMB: 256}}
+	p := New(sp)
 	run(p, deploy)
 	b, err := p.Marshal()
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package plan is the Mesos scheduler's deterministic core: it holds
-// the desired state (how many controllers, nodes and HDFS heads, the
-// resources of each) and what is known of each pod, takes events (offers, status
+// the desired state (how many controllers, nodes and heads of each
+// kind, the resources of each) and what is known of each pod, takes events (offers, status
 // updates, agent loss, operator requests, timer ticks) and returns
 // decisions for the driver to carry out. It does no I/O and reads no
 // clock; the driver (`sluice scheduler`) turns decisions into v1
@@ -8,7 +8,8 @@
 //
 // # Pods and tasks
 //
-// Pods are named controller-0..C-1, node-0..N-1 and hdfs-head-0..H-1. A pod's task id is
+// Pods are named controller-0..C-1, node-0..N-1, and for the heads
+// hdfs-head-0..H-1, nfs-head-0..F-1 and s3-head-0..S-1. A pod's task id is
 // "<pod>__<attempt>" (node-2__3), so every launch has a new id and an
 // older attempt is recognised (and killed if it still runs). A node
 // pod owns a dynamic reservation on one agent, labelled
@@ -16,16 +17,19 @@
 // sluice.reservation=<reservation id> ("<pod>.r<n>"), and a persistent
 // volume made from it (persistence id "<reservation id>.vol", container
 // path Spec.VolumePath, default "wal") that holds the node's WAL.
-// Controllers keep their state in ZooKeeper and HDFS heads keep none:
+// Controllers keep their state in ZooKeeper and heads keep none:
 // both take unreserved resources and may run anywhere.
 //
 // # Rules
 //
 //   - Deploy order: every controller runs before any node or head is
 //     first placed. At most one pod of a kind per agent.
-//   - HDFS heads (Spec.Heads, 0 allowed; SetHeads) are stateless: a
-//     failed, lost or unreachable head is launched again on any agent;
-//     lowering H kills the highest-index heads at once.
+//   - Heads of each kind in HeadKinds (HDFS: Spec.Heads; NFS:
+//     Spec.NFSHeads; S3: Spec.S3Heads; 0 allowed; SetHeads) are
+//     stateless: a failed, lost or unreachable head is launched again
+//     on any agent; lowering a count kills that kind's highest-index
+//     heads at once. The one-per-agent rule is per kind: an HDFS, an
+//     NFS and an S3 head may share an agent.
 //   - A new node: one ACCEPT with RESERVE (cpus, mem, disk), CREATE
 //     (the volume) and LAUNCH. A failed or killed node task is
 //     relaunched in place: only an offer from its agent that carries
@@ -70,9 +74,12 @@
 //	map {
 //	  "v":         1                      (format version)
 //	  "spec":      Spec                   (counts, resources, timing; "heads"
-//	                                       and "headResources" came later: a
-//	                                       spec without "heads" decodes with
-//	                                       HeadsUnset, and the format stays 1)
+//	                                       and "headResources" (HDFS) came
+//	                                       later, "nfsHeads" and "s3Heads"
+//	                                       ({count, resources}) later still: a
+//	                                       spec without a kind's key decodes
+//	                                       with that kind in UnsetHeads, and
+//	                                       the format stays 1)
 //	  "pods":      [Pod ...]              (deploy order: name, kind, index,
 //	                                       goal, agent, reservation, reserved,
 //	                                       volume, confirmed, task, state,
@@ -83,6 +90,7 @@
 //	}
 //
 // Progress gives the phases "controllers" and "nodes", "heads" when
-// Spec.Heads > 0 (and "decommission" while pods are being removed), each step PENDING,
+// Spec.Heads > 0, "nfs-heads" and "s3-heads" when those counts are
+// above 0 (and "decommission" while pods are being removed), each step PENDING,
 // STARTING or COMPLETE, for the scheduler's HTTP API.
 package plan

@@ -14,7 +14,7 @@ const (
 	GoalDecommission Goal = "decommission" // lowering the count: drain, kill, destroy, unreserve
 )
 
-// Pod is one controller, node or HDFS head instance and what the plan
+// Pod is one controller, node or head instance and what the plan
 // knows of it. A node pod keeps its agent, reservation and volume across task
 // restarts: it is relaunched only where its volume is.
 type Pod struct {
@@ -62,9 +62,9 @@ type Plan struct {
 	pods    map[string]*Pod
 	orphans []orphan
 	seq     int
-	// headsUnset: the plan was stored before heads existed (its spec has
-	// no head count); see HeadsUnset.
-	headsUnset bool
+	// unsetHeads: the head kinds the stored plan predates (its spec has
+	// no count for them); see UnsetHeads.
+	unsetHeads map[PodKind]bool
 	// rebalance lists nodes added by a scale-up whose Rebalance is due
 	// once they all run.
 	rebalance []string
@@ -78,7 +78,7 @@ type Plan struct {
 
 // New returns a plan for spec with no tasks known.
 func New(spec Spec) *Plan {
-	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}}
+	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}, unsetHeads: map[PodKind]bool{}}
 	p.setSpec(spec)
 	p.ensurePods()
 	return p
@@ -96,7 +96,7 @@ func (p *Plan) setSpec(spec Spec) {
 func (p *Plan) Spec() Spec { return p.spec }
 
 // Pods returns copies of the pods in deploy order (controllers, nodes,
-// then HDFS heads, each by index).
+// then the heads of each kind in HeadKinds' order, each by index).
 func (p *Plan) Pods() []Pod {
 	var out []Pod
 	for _, pod := range p.ordered() {
@@ -136,8 +136,8 @@ func (p *Plan) ordered() []*Pod {
 // ensurePods creates the pods the counts call for; it returns the new
 // node pods' names.
 func (p *Plan) ensurePods() (addedNodes []string) {
-	for kind, n := range map[PodKind]int{Controller: p.spec.Controllers, Node: p.spec.Nodes, HDFSHead: p.spec.Heads} {
-		for i := 0; i < n; i++ {
+	for _, kind := range append([]PodKind{Controller, Node}, HeadKinds...) {
+		for i := 0; i < p.spec.count(kind); i++ {
 			name := podName(kind, i)
 			if pod := p.pods[name]; pod != nil {
 				if pod.Goal == GoalDecommission && !pod.Draining && !pod.live() {
@@ -162,42 +162,55 @@ func (p *Plan) ensurePods() (addedNodes []string) {
 // containers are handed over), then killed, then its volume destroyed
 // and its reservation released; a controller is killed at once.
 func (p *Plan) SetCounts(controllers, nodes int) []Decision {
-	return p.setCounts(controllers, nodes, p.spec.Heads)
+	p.spec.Controllers, p.spec.Nodes = controllers, nodes
+	return p.applyCounts()
 }
 
-// SetHeads changes the desired number of HDFS heads (0: none). Raising
-// starts new head pods once every controller runs; lowering kills the
-// highest indexes at once (a head keeps no state).
-func (p *Plan) SetHeads(heads int) []Decision {
-	p.headsUnset = false
-	return p.setCounts(p.spec.Controllers, p.spec.Nodes, heads)
+// SetHeads changes the desired number of heads of one kind (0: none;
+// a kind that is no head is ignored). Raising starts new head pods
+// once every controller runs; lowering kills the highest indexes at
+// once (a head keeps no state).
+func (p *Plan) SetHeads(kind PodKind, n int) []Decision {
+	if !kind.IsHead() {
+		return nil
+	}
+	delete(p.unsetHeads, kind)
+	h := p.spec.HeadSpec(kind)
+	h.Count = n
+	p.spec.SetHeadSpec(kind, h)
+	return p.applyCounts()
 }
 
-// SetHeadResources sets the resources of HDFS heads placed from now on
-// (running heads keep theirs).
-func (p *Plan) SetHeadResources(r Resources) { p.spec.Head = r }
+// SetHeadResources sets the resources of the heads of one kind placed
+// from now on (running heads keep theirs).
+func (p *Plan) SetHeadResources(kind PodKind, r Resources) {
+	h := p.spec.HeadSpec(kind)
+	h.Resources = r
+	p.spec.SetHeadSpec(kind, h)
+}
 
-// HeadsUnset reports whether the plan was stored before heads existed:
-// its spec has no head count (the driver then takes the configured one
-// with SetHeadResources and SetHeads).
-func (p *Plan) HeadsUnset() bool { return p.headsUnset }
+// UnsetHeads lists, in HeadKinds' order, the kinds of head the stored
+// plan predates: its spec has no count for them (the driver then takes
+// the configured ones with SetHeadResources and SetHeads).
+func (p *Plan) UnsetHeads() []PodKind {
+	var out []PodKind
+	for _, k := range HeadKinds {
+		if p.unsetHeads[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
-func (p *Plan) setCounts(controllers, nodes, heads int) []Decision {
-	p.spec.Controllers, p.spec.Nodes, p.spec.Heads = controllers, nodes, heads
+// applyCounts makes the pods match the spec's counts.
+func (p *Plan) applyCounts() []Decision {
 	var ds []Decision
 	added := p.ensurePods()
 	if len(added) > 0 {
 		p.rebalance = append(p.rebalance, added...)
 	}
 	for _, pod := range p.ordered() {
-		limit := p.spec.Nodes
-		switch pod.Kind {
-		case Controller:
-			limit = p.spec.Controllers
-		case HDFSHead:
-			limit = p.spec.Heads
-		}
-		if pod.Index < limit || pod.Goal == GoalDecommission {
+		if pod.Index < p.spec.count(pod.Kind) || pod.Goal == GoalDecommission {
 			continue
 		}
 		pod.Goal = GoalDecommission
@@ -593,13 +606,7 @@ func (p *Plan) useOffer(o Offer) []Op {
 		if h, ok := hosts[pod.Kind]; ok && h != pod.Name {
 			continue
 		}
-		need := p.spec.Controller
-		switch pod.Kind {
-		case Node:
-			need = p.spec.Node
-		case HDFSHead:
-			need = p.spec.Head
-		}
+		need := p.spec.resources(pod.Kind)
 		if !need.fitsIn(free) {
 			continue
 		}

@@ -187,16 +187,44 @@ var scenarios = map[string][]step{
 		{"the head fails", status("hdfs-head-0", TaskFailed)},
 		{"relaunched on any agent: it has no volume", offers(big("o5", "a3"))},
 		{"running again", status("hdfs-head-0", TaskRunning)},
-		{"heads 1 -> 2", func(p *Plan) []Decision { return p.SetHeads(2) }},
+		{"heads 1 -> 2", func(p *Plan) []Decision { return p.SetHeads(HDFSHead, 2) }},
 		{"one head per agent", offers(big("o6", "a3"), big("o7", "a1"))},
 		{"hdfs-head-1 running", status("hdfs-head-1", TaskRunning)},
 		{"a3 lost: its head is relaunched elsewhere", func(p *Plan) []Decision { return p.OnAgentLost("a3") }},
 		{"placed on a2", offers(big("o8", "a2"))},
 		{"hdfs-head-0 running on a2", status("hdfs-head-0", TaskRunning)},
-		{"heads 2 -> 0: killed at once, no drain", func(p *Plan) []Decision { return p.SetHeads(0) }},
+		{"heads 2 -> 0: killed at once, no drain", func(p *Plan) []Decision { return p.SetHeads(HDFSHead, 0) }},
 		{"hdfs-head-0 killed", status("hdfs-head-0", TaskKilled)},
 		{"hdfs-head-1 killed", status("hdfs-head-1", TaskKilled)},
 		{"nothing left for heads", offers(big("o9", "a3"))},
+	},
+	"all_heads": {
+		{"start", func(p *Plan) []Decision { return p.Start(t0) }},
+		{"every head waits for the controller", offers(big("o1", "a1"))},
+		{"controller-0 running", status("controller-0", TaskRunning)},
+		{"one head of each kind fits an agent beside the node, with its own resources", offers(big("o2", "a1"))},
+		{"node-0 running", status("node-0", TaskRunning)},
+		{"hdfs-head-0 running", status("hdfs-head-0", TaskRunning)},
+		{"nfs-head-0 running", status("nfs-head-0", TaskRunning)},
+		{"s3-head-0 running", status("s3-head-0", TaskRunning)},
+		{"nfs 1 -> 2, s3 1 -> 3", func(p *Plan) []Decision {
+			return append(p.SetHeads(NFSHead, 2), p.SetHeads(S3Head, 3)...)
+		}},
+		{"a1 has one of each: a2 takes one more of each, s3-head-2 waits for a third agent", offers(big("o3", "a1"), big("o4", "a2"))},
+		{"nfs-head-1 running", status("nfs-head-1", TaskRunning)},
+		{"s3-head-1 running", status("s3-head-1", TaskRunning)},
+		{"s3-head-2 on a3", offers(big("o5", "a3"))},
+		{"s3-head-2 running", status("s3-head-2", TaskRunning)},
+		{"the NFS head on a1 fails: relaunched on a free agent", status("nfs-head-0", TaskFailed)},
+		{"relaunched on the agent that offers: a3", offers(big("o6", "a3"))},
+		{"nfs-head-0 running on a3", status("nfs-head-0", TaskRunning)},
+		{"s3 3 -> 1: the highest killed at once", func(p *Plan) []Decision { return p.SetHeads(S3Head, 1) }},
+		{"s3-head-1 killed", status("s3-head-1", TaskKilled)},
+		{"s3-head-2 killed", status("s3-head-2", TaskKilled)},
+		{"nfs 2 -> 0", func(p *Plan) []Decision { return p.SetHeads(NFSHead, 0) }},
+		{"nfs-head-0 killed", status("nfs-head-0", TaskKilled)},
+		{"nfs-head-1 killed", status("nfs-head-1", TaskKilled)},
+		{"nothing left", offers(big("o7", "a2"))},
 	},
 	"heads_replace": {
 		{"start", func(p *Plan) []Decision { return p.Start(t0) }},
@@ -242,6 +270,12 @@ func newScenarioPlan(name string) *Plan {
 	}
 	if name == "heads" || name == "heads_replace" {
 		return New(headSpec(1))
+	}
+	if name == "all_heads" {
+		sp := headSpec(1)
+		sp.NFSHeads = HeadSpec{Count: 1, Resources: Resources{CPUs: 0.25, MemMB: 256}}
+		sp.S3Heads = HeadSpec{Count: 1, Resources: Resources{CPUs: 0.75, MemMB: 768}}
+		return New(sp)
 	}
 	if name == "failed_accept" {
 		return New(testSpec(1, 1))
@@ -322,7 +356,8 @@ func TestMarshalRoundTrip(t *testing.T) {
 
 // TestPlanBeforeHeads decodes a plan stored before heads existed
 // (testdata/before_heads.msgpack: the deploy scenario, written by that
-// code): every pod comes back, no head is wanted, HeadsUnset says so;
+// code): every pod comes back, no head is wanted, UnsetHeads names
+// every kind;
 // SetHeads then adds one and the round trip keeps it.
 func TestPlanBeforeHeads(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("testdata", "before_heads.msgpack"))
@@ -338,16 +373,16 @@ func TestPlanBeforeHeads(t *testing.T) {
 	if !reflect.DeepEqual(p.Pods(), fresh.Pods()) || !reflect.DeepEqual(p.Spec(), fresh.Spec()) || p.seq != fresh.seq {
 		t.Fatalf("old plan decoded as\n%+v\n%+v\nwant\n%+v", p.Spec(), p.Pods(), fresh.Pods())
 	}
-	if !p.HeadsUnset() || fresh.HeadsUnset() {
-		t.Fatalf("HeadsUnset: old %v, new %v", p.HeadsUnset(), fresh.HeadsUnset())
+	if fmt.Sprint(p.UnsetHeads()) != fmt.Sprint(HeadKinds) || len(fresh.UnsetHeads()) != 0 {
+		t.Fatalf("UnsetHeads: old %v, new %v", p.UnsetHeads(), fresh.UnsetHeads())
 	}
 	if got := len(p.Progress().Phases); got != 2 {
 		t.Fatalf("%d phases without heads", got)
 	}
-	p.SetHeadResources(Resources{CPUs: 0.5, MemMB: 512})
-	ds := p.SetHeads(1)
-	if p.HeadsUnset() || len(ds) != 0 { // not suppressed: no REVIVE needed
-		t.Fatalf("after SetHeads: unset %v, decisions %v", p.HeadsUnset(), ds)
+	p.SetHeadResources(HDFSHead, Resources{CPUs: 0.5, MemMB: 512})
+	ds := p.SetHeads(HDFSHead, 1)
+	if fmt.Sprint(p.UnsetHeads()) != fmt.Sprint([]PodKind{NFSHead, S3Head}) || len(ds) != 0 { // not suppressed: no REVIVE needed
+		t.Fatalf("after SetHeads: unset %v, decisions %v", p.UnsetHeads(), ds)
 	}
 	got := p.OnOffers([]Offer{big("o9", "a3")})
 	if len(got) == 0 || got[0].Kind != Accept || got[0].Ops[0].Pod != "hdfs-head-0" || got[0].Ops[0].Resources != (Resources{CPUs: 0.5, MemMB: 512}) {
@@ -361,11 +396,71 @@ func TestPlanBeforeHeads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.HeadsUnset() || q.Spec().Heads != 1 || q.Spec().Head != p.Spec().Head || !reflect.DeepEqual(q.Pods(), p.Pods()) {
+	if len(q.UnsetHeads()) != 0 || q.Spec().Heads != 1 || q.Spec().Head != p.Spec().Head || !reflect.DeepEqual(q.Pods(), p.Pods()) {
 		t.Fatalf("round trip with heads: %+v %+v", q.Spec(), q.Pods())
 	}
 	if ph := q.Progress().Phases; len(ph) != 3 || ph[2].Name != "heads" || ph[2].Steps[0].Pod != "hdfs-head-0" || ph[2].Steps[0].Status != Starting {
 		t.Fatalf("progress %+v", ph)
+	}
+}
+
+// TestPlanBeforeNFSAndS3Heads decodes a plan stored with an HDFS head
+// before NFS and S3 heads existed (testdata/before_nfs_s3_heads.msgpack,
+// written by that code: a controller, a node and an HDFS head
+// running): it keeps its pods and HDFS head, wants no NFS or S3 head,
+// and UnsetHeads names those two kinds; setting them launches them and
+// the round trip keeps them.
+func TestPlanBeforeNFSAndS3Heads(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "before_nfs_s3_heads.msgpack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(p.UnsetHeads()); got != fmt.Sprint([]PodKind{NFSHead, S3Head}) {
+		t.Fatalf("UnsetHeads %s", got)
+	}
+	sp := p.Spec()
+	if sp.Heads != 1 || sp.Head != (Resources{CPUs: 0.5, MemMB: 512}) || sp.NFSHeads != (HeadSpec{}) || sp.S3Heads != (HeadSpec{}) {
+		t.Fatalf("spec %+v", sp)
+	}
+	var names []string
+	for _, pod := range p.Pods() {
+		names = append(names, pod.Name+":"+string(pod.State))
+	}
+	if got := strings.Join(names, " "); got != "controller-0:TASK_RUNNING node-0:TASK_RUNNING hdfs-head-0:TASK_RUNNING" {
+		t.Fatalf("pods %s", got)
+	}
+	for _, k := range []PodKind{NFSHead, S3Head} {
+		p.SetHeadResources(k, Resources{CPUs: 0.25, MemMB: 256})
+		p.SetHeads(k, 1)
+	}
+	if len(p.UnsetHeads()) != 0 {
+		t.Fatalf("still unset: %v", p.UnsetHeads())
+	}
+	got := p.OnOffers([]Offer{big("o9", "a3")})
+	if len(got) == 0 || got[0].Kind != Accept || len(got[0].Ops) != 2 || got[0].Ops[0].Pod != "nfs-head-0" || got[0].Ops[1].Pod != "s3-head-0" {
+		t.Fatalf("launches: %v", got)
+	}
+	again, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Unmarshal(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.UnsetHeads()) != 0 || !reflect.DeepEqual(q.Spec(), p.Spec()) || !reflect.DeepEqual(q.Pods(), p.Pods()) {
+		t.Fatalf("round trip: %+v %+v", q.Spec(), q.Pods())
+	}
+	var phases []string
+	for _, ph := range q.Progress().Phases {
+		phases = append(phases, ph.Name)
+	}
+	if got := strings.Join(phases, " "); got != "controllers nodes heads nfs-heads s3-heads" {
+		t.Fatalf("phases %s", got)
 	}
 }
 

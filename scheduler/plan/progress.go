@@ -22,8 +22,8 @@ type Step struct {
 }
 
 // Phase is a group of steps: "controllers", "nodes", "heads" (when the
-// plan wants HDFS heads), and "decommission" while
-// pods are being removed.
+// plan wants HDFS heads), "nfs-heads" and "s3-heads" (when it wants
+// those), and "decommission" while pods are being removed.
 type Phase struct {
 	Name   string     `json:"name"`
 	Status StepStatus `json:"status"`
@@ -39,8 +39,12 @@ type Progress struct {
 // Progress reports deployment progress.
 func (p *Plan) Progress() Progress {
 	phases := []Phase{{Name: "controllers"}, {Name: "nodes"}}
-	if p.spec.Heads > 0 {
-		phases = append(phases, Phase{Name: "heads"})
+	phaseOf := map[PodKind]int{Controller: 0, Node: 1}
+	for _, k := range HeadKinds {
+		if p.spec.HeadSpec(k).Count > 0 {
+			phaseOf[k] = len(phases)
+			phases = append(phases, Phase{Name: PhaseName(k)})
+		}
 	}
 	var decom Phase
 	decom.Name = "decommission"
@@ -65,7 +69,10 @@ func (p *Plan) Progress() Progress {
 				st.Waiting = "controllers"
 			}
 		}
-		i := pod.Kind.rank()
+		i, ok := phaseOf[pod.Kind]
+		if !ok {
+			continue // only a damaged stored plan gets here
+		}
 		phases[i].Steps = append(phases[i].Steps, st)
 	}
 	if len(decom.Steps) > 0 {
@@ -81,6 +88,16 @@ func (p *Plan) Progress() Progress {
 	}
 	prog.Status = summarize(all)
 	return prog
+}
+
+// PhaseName is the progress phase of a kind of pod: "controllers",
+// "nodes", "heads" (HDFS heads: the name predates the others),
+// "nfs-heads", "s3-heads".
+func PhaseName(k PodKind) string {
+	if k == HDFSHead {
+		return "heads"
+	}
+	return string(k) + "s"
 }
 
 func summarize(steps []Step) StepStatus {

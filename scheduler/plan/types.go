@@ -25,17 +25,37 @@ const (
 	// HDFSHead serves tier 2 read-only over the HDFS protocols (`sluice
 	// hdfs-gateway`). It is stateless: no reservation, no volume.
 	HDFSHead PodKind = "hdfs-head"
+	// NFSHead serves tier 2 read-only over NFSv3 (`sluice nfs-export`).
+	// Stateless, like every head.
+	NFSHead PodKind = "nfs-head"
+	// S3Head serves tier 2 read-only over the S3 API (`sluice
+	// s3-gateway`). Stateless, like every head.
+	S3Head PodKind = "s3-head"
 )
 
-// rank orders the kinds: the deploy order (controllers, nodes, heads).
+// HeadKinds are the kinds of head, in deploy order. Every head is
+// stateless: no reservation, no volume, relaunched anywhere.
+var HeadKinds = []PodKind{HDFSHead, NFSHead, S3Head}
+
+// IsHead reports whether k is one of HeadKinds.
+func (k PodKind) IsHead() bool { return k == HDFSHead || k == NFSHead || k == S3Head }
+
+// rank orders the kinds: the deploy order (controllers, nodes, then
+// the heads in HeadKinds' order).
 func (k PodKind) rank() int {
 	switch k {
 	case Controller:
 		return 0
 	case Node:
 		return 1
+	case HDFSHead:
+		return 2
+	case NFSHead:
+		return 3
+	case S3Head:
+		return 4
 	}
-	return 2
+	return 5
 }
 
 // Resources are the scalar resources of one pod (its task and executor
@@ -68,15 +88,87 @@ type Spec struct {
 	Controller  Resources `msgpack:"controllerResources"`
 	Node        Resources `msgpack:"nodeResources"`
 	// Heads is the number of HDFS heads (0: none) and Head the
-	// resources of each. A plan stored before heads existed has neither
-	// key: Unmarshal reports it (Plan.HeadsUnset) so that the driver can
-	// take the configured ones.
+	// resources of each (their keys predate the other heads). A plan
+	// stored before heads existed has neither key: Unmarshal reports it
+	// (Plan.UnsetHeads) so that the driver can take the configured ones.
 	Heads int       `msgpack:"heads"`
 	Head  Resources `msgpack:"headResources"`
+	// NFSHeads and S3Heads are the NFS and S3 heads' counts and
+	// resources; a plan stored before them lacks the key (UnsetHeads).
+	NFSHeads HeadSpec `msgpack:"nfsHeads"`
+	S3Heads  HeadSpec `msgpack:"s3Heads"`
 	// VolumePath is the container path of a node's persistent volume
 	// (relative to the sandbox). Default "wal".
 	VolumePath string `msgpack:"volumePath"`
 	Timing     Timing `msgpack:"timing"`
+}
+
+// HeadSpec is the desired state of one kind of head: how many (0:
+// none) and the resources of each.
+type HeadSpec struct {
+	Count     int       `msgpack:"count"`
+	Resources Resources `msgpack:"resources"`
+}
+
+// headKey is the spec's msgpack key whose absence means that a stored
+// plan predates the kind.
+func headKey(k PodKind) string {
+	switch k {
+	case NFSHead:
+		return "nfsHeads"
+	case S3Head:
+		return "s3Heads"
+	}
+	return "heads"
+}
+
+// HeadSpec returns the count and resources of the heads of kind k
+// (zero for a kind that is no head).
+func (s Spec) HeadSpec(k PodKind) HeadSpec {
+	switch k {
+	case HDFSHead:
+		return HeadSpec{Count: s.Heads, Resources: s.Head}
+	case NFSHead:
+		return s.NFSHeads
+	case S3Head:
+		return s.S3Heads
+	}
+	return HeadSpec{}
+}
+
+// SetHeadSpec sets the count and resources of the heads of kind k; it
+// does nothing for a kind that is no head.
+func (s *Spec) SetHeadSpec(k PodKind, h HeadSpec) {
+	switch k {
+	case HDFSHead:
+		s.Heads, s.Head = h.Count, h.Resources
+	case NFSHead:
+		s.NFSHeads = h
+	case S3Head:
+		s.S3Heads = h
+	}
+}
+
+// count is the desired number of pods of kind k.
+func (s Spec) count(k PodKind) int {
+	switch k {
+	case Controller:
+		return s.Controllers
+	case Node:
+		return s.Nodes
+	}
+	return s.HeadSpec(k).Count
+}
+
+// resources are the resources of a new pod of kind k.
+func (s Spec) resources(k PodKind) Resources {
+	switch k {
+	case Controller:
+		return s.Controller
+	case Node:
+		return s.Node
+	}
+	return s.HeadSpec(k).Resources
 }
 
 // Timing holds the plan's intervals; zero fields take the defaults.

@@ -1,0 +1,129 @@
+package s3gateway
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+)
+
+// DefaultRegion is Config.Region's default: the region clients assume
+// when none is configured.
+const DefaultRegion = "us-east-1"
+
+// Config configures a Handler.
+type Config struct {
+	// Credentials maps access keys to secret keys: requests signed (AWS
+	// Signature Version 4) with one of them are served.
+	Credentials map[string]string
+	// Anonymous serves unsigned requests too. Signed requests are always
+	// verified; a bad signature is refused even when Anonymous is set.
+	Anonymous bool
+	// Region is the one region requests may be signed for (DefaultRegion
+	// if empty); GetBucketLocation answers it.
+	Region string
+	// Domain is the base domain of virtual-hosted-style requests: Host
+	// "<bucket>.<Domain>" addresses <bucket>. Hosts "<bucket>.localhost"
+	// are virtual-hosted whatever Domain is; every other Host is
+	// path-style.
+	Domain string
+	// Logger; nothing is logged if nil.
+	Logger logrus.FieldLogger
+	// Now is the clock that signatures and skew are checked against
+	// (time.Now if nil).
+	Now func() time.Time
+	// StallTimeout is how long GetObject waits for a client to take the
+	// next 256 KiB of a body before it gives up on the client and closes
+	// the connection (DefaultStallTimeout if 0): a client that stops
+	// reading holds a connection, a buffer and an open chunk this long at
+	// most.
+	StallTimeout time.Duration
+}
+
+// DefaultStallTimeout is Config.StallTimeout's default.
+const DefaultStallTimeout = 2 * time.Minute
+
+// Bounds of requests, checked before anything is looked up.
+const (
+	// MaxKeyLen is S3's own bound on a key, and the bound of prefix,
+	// delimiter, start-after and marker.
+	MaxKeyLen = 1024
+	// MaxQueryLen bounds the raw query string.
+	MaxQueryLen = 16 << 10
+	// MaxKeys is max-keys' default and cap.
+	MaxKeys = 1000
+	// maxReadBody bounds the body of a read request (S3 reads have none;
+	// a signed one is checked against its payload hash).
+	maxReadBody = 64 << 10
+)
+
+// ErrConfig is the error of Config.Validate.
+var ErrConfig = errors.New("s3gateway: invalid config")
+
+// Validate returns an error (wrapping ErrConfig) naming the first field
+// out of its range: a head with neither credentials nor anonymous access
+// would refuse every request.
+func (c Config) Validate() error {
+	if len(c.Credentials) == 0 && !c.Anonymous {
+		return fmt.Errorf("%w: no credentials and no anonymous access: every request would be refused", ErrConfig)
+	}
+	for ak, sk := range c.Credentials {
+		if ak == "" || sk == "" || strings.ContainsAny(ak, "/ \t") {
+			return fmt.Errorf("%w: credentials: access key %q: want a key without '/' or spaces and a non-empty secret", ErrConfig, ak)
+		}
+	}
+	if c.Region != "" && (len(c.Region) > 64 || strings.ContainsAny(c.Region, "/ \t")) {
+		return fmt.Errorf("%w: region %q", ErrConfig, c.Region)
+	}
+	if d := strings.Trim(c.Domain, "."); c.Domain != "" && (d == "" || strings.ContainsAny(d, ":/ \t")) {
+		return fmt.Errorf("%w: domain %q: want a host name without port", ErrConfig, c.Domain)
+	}
+	if c.StallTimeout < 0 {
+		return fmt.Errorf("%w: stall timeout %v: want 0 (the default) or more", ErrConfig, c.StallTimeout)
+	}
+	return nil
+}
+
+// ParseCredentials parses access keys and their secrets: "ACCESS:SECRET"
+// pairs separated by commas or newlines; blank lines and lines starting
+// with '#' are ignored, so the same function reads the flag's value and a
+// credentials file's contents. The secret is everything after the first
+// colon. An access key given twice is an error.
+func ParseCredentials(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for ln, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		for _, pair := range strings.Split(line, ",") {
+			pair = strings.TrimSpace(pair)
+			if pair == "" {
+				continue
+			}
+			ak, sk, ok := strings.Cut(pair, ":")
+			ak, sk = strings.TrimSpace(ak), strings.TrimSpace(sk)
+			if !ok || ak == "" || sk == "" {
+				return nil, fmt.Errorf("s3gateway: credentials line %d: %q: want ACCESS:SECRET", ln+1, redact(pair))
+			}
+			if strings.ContainsAny(ak, "/ \t") {
+				return nil, fmt.Errorf("s3gateway: credentials line %d: access key %q: no '/' or spaces allowed", ln+1, ak)
+			}
+			if _, dup := out[ak]; dup {
+				return nil, fmt.Errorf("s3gateway: credentials line %d: access key %q given twice", ln+1, ak)
+			}
+			out[ak] = sk
+		}
+	}
+	return out, nil
+}
+
+// redact keeps a secret out of an error message.
+func redact(pair string) string {
+	if ak, _, ok := strings.Cut(pair, ":"); ok {
+		return ak + ":<secret>"
+	}
+	return pair
+}
