@@ -159,7 +159,11 @@ func TestNFSAndS3ConfigsAreChecked(t *testing.T) {
 			c.Credentials = map[string]string{"AK": ""}
 			return c.Validate()
 		}(), "empty access key or secret key"},
-		{func() error { c := embed.DefaultS3Config(); c.Anonymous, c.API.ReadTimeout = true, 0; return c.Validate() }(), "API read timeout"},
+		{func() error {
+			c := embed.DefaultS3Config()
+			c.Anonymous, c.API.ReadTimeout = true, 0
+			return c.Validate()
+		}(), "API read timeout"},
 	} {
 		if !errors.Is(tt.err, embed.ErrInvalidConfig) || !strings.Contains(tt.err.Error(), tt.want) {
 			t.Errorf("Validate: %v; want ErrInvalidConfig saying %q", tt.err, tt.want)
