@@ -35,6 +35,8 @@ type headStandalone struct {
 	tier2 string // tier 2's directory
 	rpc   string // NameNode RPC address (empty with --no-hdfs-head)
 	web   string // WebHDFS address
+	nfs   string // the NFS head's address
+	s3    string // the S3 head's address
 }
 
 // startHeadStandalone runs `sluice standalone` with the head on port 0
@@ -56,6 +58,8 @@ func startHeadStandalone(t *testing.T, noHead bool) *headStandalone {
 	if !noHead {
 		s.rpc = s.p.Line(t, "hdfs head (rpc) listening on ", waitTimeout)
 		s.web = s.p.Line(t, "webhdfs listening on ", waitTimeout)
+		s.nfs = s.p.Line(t, "nfs head listening on ", waitTimeout)
+		s.s3 = s.p.Line(t, "s3 head listening on ", waitTimeout)
 	}
 	return s
 }
