@@ -61,7 +61,8 @@ const (
 	mountUmntall = 4
 	mountExport  = 5
 
-	nfs3errROFS = 30
+	nfs3errROFS  = 30
+	nfs3errStale = 70
 
 	// accept_stat and reject_stat.
 	acceptProgUnavail  = 1
@@ -247,6 +248,19 @@ func checkArgs(rec []byte, c call) error {
 		d.skip(8 + 8 + 4 + 4)
 	}
 	return d.err
+}
+
+// handleArg returns the file handle that starts args (checkArgs has
+// bounded it).
+func handleArg(args []byte) ([]byte, bool) {
+	if len(args) < 4 {
+		return nil, false
+	}
+	n := binary.BigEndian.Uint32(args)
+	if n > MaxHandle || int(n) > len(args)-4 {
+		return nil, false
+	}
+	return args[4 : 4+n], true
 }
 
 // accepted returns an accepted reply: xid, REPLY, MSG_ACCEPTED, a null

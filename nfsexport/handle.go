@@ -1,6 +1,7 @@
 package nfsexport
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -24,7 +25,10 @@ import (
 //	| 0x02 | depth | ID (8 bytes BE)| prefix (UTF-8, 0..54 B) |
 //	+------+-------+----------------+-------------------------+
 //
-// path is the entry's view path without slashes at either end ("" for the
+// Both are padded with zero bytes to a multiple of 4 (go-nfs reads an
+// ACCESS call's handle without its XDR padding; a handle that needs none
+// keeps the arguments after it aligned), and a handle of another length is
+// not one of ours. path is the entry's view path without slashes at either end ("" for the
 // tree's root); depth is the number of its first components that name the
 // export the handle was minted under (0 for "/", 1 for "/<scope>", up to 3
 // for a segment's directory mounted on its own), so a
@@ -56,7 +60,7 @@ type handleKey struct {
 // export of depth components.
 func encodeHandle(depth int, p string) []byte {
 	if len(p) <= maxLiteralPath {
-		return append([]byte{handleLiteral, byte(depth)}, p...)
+		return pad(append([]byte{handleLiteral, byte(depth)}, p...))
 	}
 	prefix := p
 	for len(prefix) > maxHashPrefix {
@@ -70,13 +74,15 @@ func encodeHandle(depth int, p string) []byte {
 	b := make([]byte, 10, 10+len(prefix))
 	b[0], b[1] = handleHashed, byte(depth)
 	binary.BigEndian.PutUint64(b[2:], view.ID(p))
-	return append(b, prefix...)
+	return pad(append(b, prefix...))
 }
+
+func pad(b []byte) []byte { return append(b, make([]byte, (4-len(b)%4)%4)...) }
 
 // decodeHandle checks a handle's bytes: any input gives a key whose path
 // lies inside its export, or an error wrapping ErrBadHandle.
 func decodeHandle(b []byte) (handleKey, error) {
-	if len(b) < 2 || len(b) > MaxHandle {
+	if len(b) < 4 || len(b) > MaxHandle || len(b)%4 != 0 {
 		return handleKey{}, fmt.Errorf("%w: %d bytes", ErrBadHandle, len(b))
 	}
 	k := handleKey{depth: int(b[1])}
@@ -85,19 +91,20 @@ func decodeHandle(b []byte) (handleKey, error) {
 	}
 	switch b[0] {
 	case handleLiteral:
-		k.path = string(b[2:])
+		k.path = string(bytes.TrimRight(b[2:], "\x00")) // the padding: paths have no NUL
 	case handleHashed:
-		if len(b) < 10 {
+		if len(b) < 12 {
 			return handleKey{}, fmt.Errorf("%w: hashed handle of %d bytes", ErrBadHandle, len(b))
 		}
-		k.hashed, k.id, k.path = true, binary.BigEndian.Uint64(b[2:10]), string(b[10:])
+		k.hashed, k.id = true, binary.BigEndian.Uint64(b[2:10])
+		k.path = string(bytes.TrimRight(b[10:], "\x00"))
 	default:
 		return handleKey{}, fmt.Errorf("%w: version %d", ErrBadHandle, b[0])
 	}
 	if err := checkPath(k.path); err != nil {
 		return handleKey{}, err
 	}
-	if n := components(k.path); n < k.depth {
+	if n := components(k.path); n < k.depth && !k.hashed {
 		return handleKey{}, fmt.Errorf("%w: path %q shorter than its export", ErrBadHandle, k.path)
 	}
 	return k, nil
@@ -156,7 +163,7 @@ func (r *resolver) remember(id uint64, p string) {
 }
 
 // path returns the view path of k: ErrNotExist if no entry under its
-// prefix has its ID.
+// prefix has its ID, ErrBadHandle if that entry lies above k's export.
 func (r *resolver) path(ctx context.Context, k handleKey) (string, error) {
 	if !k.hashed {
 		return k.path, nil
@@ -164,12 +171,15 @@ func (r *resolver) path(ctx context.Context, k handleKey) (string, error) {
 	r.mu.Lock()
 	p, ok := r.mu.paths[k.id]
 	r.mu.Unlock()
-	if ok && within(p, k.path) {
+	if ok && within(p, k.path) && components(p) >= k.depth {
 		return p, nil
 	}
 	p, err := r.walk(ctx, k.path, k.id)
 	if err != nil {
 		return "", err
+	}
+	if components(p) < k.depth {
+		return "", fmt.Errorf("%w: path %q above its export", ErrBadHandle, p)
 	}
 	r.remember(k.id, p)
 	return p, nil

@@ -165,6 +165,9 @@ func (s *Server) gate(c net.Conn, inner io.Writer, wmu *sync.Mutex) error {
 		}
 		n := int(m &^ (1 << 31))
 		head := min(n, maxForward)
+		if cap(buf) < head {
+			buf = make([]byte, head, maxForward)
+		}
 		buf = buf[:head]
 		if _, err := io.ReadFull(c, buf); err != nil {
 			return fmt.Errorf("nfsexport: read a %d-byte call: %w", n, err)
@@ -176,6 +179,11 @@ func (s *Server) gate(c net.Conn, inner io.Writer, wmu *sync.Mutex) error {
 		if n > head { // a write-type call's data: not read into memory
 			if _, err := io.CopyN(io.Discard, c, int64(n-head)); err != nil {
 				return fmt.Errorf("nfsexport: read a %d-byte call: %w", n, err)
+			}
+		}
+		if v == forward && n == head {
+			if a := s.staleAnswer(buf); a != nil {
+				v, answer = reply, a
 			}
 		}
 		switch {
@@ -192,6 +200,24 @@ func (s *Server) gate(c net.Conn, inner io.Writer, wmu *sync.Mutex) error {
 			}
 		}
 	}
+}
+
+// staleAnswer answers FSSTAT, FSINFO and PATHCONF of a handle that is
+// stale here: go-nfs's own answer to them lacks the post_op_attr that
+// RFC 1813 puts after a failure's status, which libnfs refuses to decode.
+func (s *Server) staleAnswer(rec []byte) []byte {
+	c, err := parseCall(rec)
+	if err != nil || c.prog != progNFS || c.proc < procFsstat || c.proc > procPathconf {
+		return nil
+	}
+	fh, ok := handleArg(rec[c.argsAt:])
+	if !ok {
+		return nil
+	}
+	if _, _, err := s.h.FromHandle(fh); err == nil {
+		return nil
+	}
+	return accepted(c.xid, 0, make([]byte, 8), nfs3errStale)
 }
 
 // exports lists "/" and "/<scope>" of every scope the view has now.
