@@ -14,7 +14,7 @@ WEBHDFS_ADDR ?= 127.0.0.1:9870
 # Benchmark time per benchmark; the disk probes need a few hundred fsyncs to settle.
 BENCHTIME ?= 2s
 
-.PHONY: all build run test bench bench-head lint soak clean harness universe proto spark
+.PHONY: all build run test bench bench-head bench-nfs lint soak clean harness universe proto spark
 
 all: build
 
@@ -101,6 +101,13 @@ bench:
 bench-head:
 	$(MAKE) --no-print-directory harness
 	$(GO) test -count=1 -timeout 30m -run '^$$' -bench HeadRead -benchtime 1x ./hdfsgateway/headbench/
+
+# The NFS head's sequential reads with libnfs's nfs-cat against cat of the
+# same files from the disk, in the same run (nfsexport/nfsbench;
+# docs/BENCHMARKS.md, "NFS head"). About 30 s. SLUICE_NFSBENCH_FILES, _MIB
+# and _ROUNDS change its shape (4 files of 64 MiB, 5 rounds).
+bench-nfs:
+	$(GO) test -count=1 -timeout 30m -run '^$$' -bench NFSRead -benchtime 1x ./nfsexport/nfsbench/
 
 lint:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi
