@@ -259,25 +259,46 @@ func writeRecord(w io.Writer, rec []byte, mu *sync.Mutex) error {
 
 // copyReplies copies go-nfs's replies from r to c a whole record at a
 // time, holding mu for each, until r ends; once c fails it discards them.
+// A record up to maxReplyBuf goes out in one write (a READ's reply is
+// about maxReadSize); a longer one is streamed.
 func copyReplies(c net.Conn, r io.Reader, mu *sync.Mutex) {
-	var mark [4]byte
+	var buf []byte
 	for {
+		var mark [4]byte
 		if _, err := io.ReadFull(r, mark[:]); err != nil {
 			return
 		}
-		n := int64(binary.BigEndian.Uint32(mark[:]) &^ (1 << 31))
-		mu.Lock()
-		_, err := c.Write(mark[:])
-		if err == nil {
-			_, err = io.CopyN(c, r, n)
+		n := int(binary.BigEndian.Uint32(mark[:]) &^ (1 << 31))
+		var err error
+		if n <= maxReplyBuf {
+			if cap(buf) < 4+n {
+				buf = make([]byte, 4+n)
+			}
+			buf = buf[:4+n]
+			copy(buf, mark[:])
+			if _, err := io.ReadFull(r, buf[4:]); err != nil {
+				return
+			}
+			mu.Lock()
+			_, err = c.Write(buf)
+			mu.Unlock()
+		} else {
+			mu.Lock()
+			_, err = c.Write(mark[:])
+			if err == nil {
+				_, err = io.CopyN(c, r, int64(n))
+			}
+			mu.Unlock()
 		}
-		mu.Unlock()
 		if err != nil {
 			io.Copy(io.Discard, r)
 			return
 		}
 	}
 }
+
+// maxReplyBuf bounds the buffer copyReplies keeps per connection.
+const maxReplyBuf = maxReadSize + 4096
 
 // pipeListener hands go-nfs the inner ends of the connections.
 type pipeListener struct {
