@@ -57,6 +57,7 @@ type fixture struct {
 	v    *view.View
 	srv  *Server
 	port int
+	cfg  Config // of the next start; its Logger is the test's
 }
 
 // newFixture starts a head over an empty tier 2 with the catalog m.
@@ -81,7 +82,9 @@ func (f *fixture) start(t testing.TB) {
 	}
 	log := logrus.New()
 	log.SetOutput(testWriter{t})
-	srv := New(f.v, Config{Logger: log})
+	cfg := f.cfg
+	cfg.Logger = log
+	srv := New(f.v, cfg)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	t.Cleanup(func() {

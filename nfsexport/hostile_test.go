@@ -136,6 +136,37 @@ func TestHostileClientsHarmNoOther(t *testing.T) {
 	closedByServer(t, slow.c)
 }
 
+// A client that asks for more than it reads is closed once a reply waits
+// longer than WriteTimeout to be taken; the others go on (one whose small
+// replies never wait: a 1 ms WriteTimeout would close a busy nfs-cat too).
+func TestClientThatDoesNotReadIsClosed(t *testing.T) {
+	f, chunks := chunkFixture(t)
+	f.srv.Close()
+	f.cfg.WriteTimeout = time.Millisecond
+	f.start(t)
+	slow := dialRPC(t, f.port)
+	root, _ := slow.mount("/")
+	fh := slow.walk(root, "s", "a", "segment=0", tier2.ChunkName(1080))
+	call := callBytes(99, progNFS, 3, procRead, xdrArgs{}.opaque(fh).u64(0).u32(1<<20))
+	for {
+		// Until the server closes it; the socket buffers hold a few
+		// replies at most, so this ends.
+		slow.c.SetWriteDeadline(time.Now().Add(time.Minute))
+		if _, err := slow.c.Write(call); err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatal("the server did not close a client that does not read")
+			}
+			break
+		}
+	}
+	r := dialRPC(t, f.port)
+	rroot, _ := r.mount("/")
+	if st, size, _ := r.getattr(r.walk(rroot, "s", "a", "segment=0", tier2.ChunkName(1080))); st != 0 || int(size) != len(chunks[bigChunk]) {
+		t.Fatalf("GETATTR beside it: status %d size %d", st, size)
+	}
+}
+
 // callBytes is a whole CALL record with AUTH_NULL credentials.
 func callBytes(xid, prog, vers, proc uint32, args []byte) []byte {
 	m := append(be32(xid, 0, 2, prog, vers, proc, 0, 0, 0, 0), args...)

@@ -43,7 +43,14 @@ type Config struct {
 	// IdleTimeout closes a connection that sends no call for this long
 	// (DefaultIdleTimeout if 0; negative: never).
 	IdleTimeout time.Duration
+	// WriteTimeout closes a connection that takes longer than this to
+	// accept one reply (DefaultWriteTimeout if 0; negative: never): a
+	// client that asks and does not read holds its replies' memory.
+	WriteTimeout time.Duration
 }
+
+// DefaultWriteTimeout is Config.WriteTimeout when it is zero.
+const DefaultWriteTimeout = time.Minute
 
 // DefaultIdleTimeout is Config.IdleTimeout when it is zero. Kernel clients
 // reconnect transparently; libnfs tools are done in far less.
@@ -71,6 +78,9 @@ type Server struct {
 func New(v *view.View, cfg Config) *Server {
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	s := &Server{cfg: cfg, log: logs.OrDiscard(cfg.Logger), v: v, innerDone: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -136,7 +146,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) error {
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
-		copyReplies(c, repliesR, &wmu)
+		copyReplies(c, repliesR, &wmu, s.cfg.WriteTimeout)
 	}()
 	err := s.gate(c, callsW, &wmu)
 	callsW.Close() // go-nfs reads EOF, closes inner, and copyReplies ends
@@ -188,14 +198,14 @@ func (s *Server) gate(c net.Conn, inner io.Writer, wmu *sync.Mutex) error {
 		}
 		switch {
 		case v == forward:
-			if err := writeRecord(inner, buf, nil); err != nil {
+			if err := writeRecord(inner, buf, nil, 0); err != nil {
 				return fmt.Errorf("nfsexport: pass a call on: %w", err)
 			}
 		default:
 			if answer == nil { // MOUNT EXPORT
 				answer = exportReply(binary.BigEndian.Uint32(buf), s.exports())
 			}
-			if err := writeRecord(c, answer, wmu); err != nil {
+			if err := writeRecord(c, answer, wmu, s.cfg.WriteTimeout); err != nil {
 				return fmt.Errorf("nfsexport: answer a call: %w", err)
 			}
 		}
@@ -245,7 +255,7 @@ func (s *Server) exports() []string {
 const maxExportScopes = 1000
 
 // writeRecord writes rec as one last fragment, holding mu if given.
-func writeRecord(w io.Writer, rec []byte, mu *sync.Mutex) error {
+func writeRecord(w io.Writer, rec []byte, mu *sync.Mutex, timeout time.Duration) error {
 	out := make([]byte, 4+len(rec))
 	binary.BigEndian.PutUint32(out, uint32(len(rec))|1<<31)
 	copy(out[4:], rec)
@@ -253,15 +263,26 @@ func writeRecord(w io.Writer, rec []byte, mu *sync.Mutex) error {
 		mu.Lock()
 		defer mu.Unlock()
 	}
+	if c, ok := w.(net.Conn); ok {
+		setWriteDeadline(c, timeout)
+	}
 	_, err := w.Write(out)
 	return err
+}
+
+// setWriteDeadline bounds the next write on c, if timeout is positive.
+func setWriteDeadline(c net.Conn, timeout time.Duration) {
+	if timeout > 0 {
+		c.SetWriteDeadline(time.Now().Add(timeout))
+	}
 }
 
 // copyReplies copies go-nfs's replies from r to c a whole record at a
 // time, holding mu for each, until r ends; once c fails it discards them.
 // A record up to maxReplyBuf goes out in one write (a READ's reply is
-// about maxReadSize); a longer one is streamed.
-func copyReplies(c net.Conn, r io.Reader, mu *sync.Mutex) {
+// about maxReadSize); a longer one is streamed. A record that takes longer
+// than timeout (if positive) to write closes c.
+func copyReplies(c net.Conn, r io.Reader, mu *sync.Mutex, timeout time.Duration) {
 	var buf []byte
 	for {
 		var mark [4]byte
@@ -280,10 +301,12 @@ func copyReplies(c net.Conn, r io.Reader, mu *sync.Mutex) {
 				return
 			}
 			mu.Lock()
+			setWriteDeadline(c, timeout)
 			_, err = c.Write(buf)
 			mu.Unlock()
 		} else {
 			mu.Lock()
+			setWriteDeadline(c, timeout)
 			_, err = c.Write(mark[:])
 			if err == nil {
 				_, err = io.CopyN(c, r, int64(n))
@@ -291,6 +314,7 @@ func copyReplies(c net.Conn, r io.Reader, mu *sync.Mutex) {
 			mu.Unlock()
 		}
 		if err != nil {
+			c.Close() // the gate's read fails: the connection ends
 			io.Copy(io.Discard, r)
 			return
 		}
