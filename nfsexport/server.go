@@ -82,6 +82,7 @@ func New(v *view.View, cfg Config) *Server {
 	if cfg.WriteTimeout == 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
+	quietNFS()
 	s := &Server{cfg: cfg, log: logs.OrDiscard(cfg.Logger), v: v, innerDone: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.h = newHandler(s.ctx, v)
