@@ -58,6 +58,54 @@ func TestLibnfsChunkRenamedIntoPlace(t *testing.T) {
 	}
 }
 
+// A chunk renamed into place while a listing is being paged: the pages
+// go on from the listing's snapshot (no NFS3ERR_BAD_COOKIE, no new name
+// midway), and the next listing has it.
+func TestReaddirChunkTieredDuringListing(t *testing.T) {
+	f := newFixture(t, map[string][]string{"s": {"a"}})
+	for i := range 100 {
+		put(t, f.st, tier2.ChunkPath("s", "a", 0, int64(i)*10), []byte("c"))
+	}
+	r := dialRPC(t, f.port)
+	root, _ := r.mount("/")
+	dir := r.walk(root, "s", "a", "segment=0")
+	list := func(midway func()) []string {
+		var names []string
+		cookie, verf := uint64(0), uint64(0)
+		for page := 0; ; page++ {
+			st, res := r.nfs(procReaddirplus, xdrArgs{}.opaque(dir).u64(cookie).u64(verf).u32(512).u32(4096))
+			if st != 0 {
+				t.Fatalf("READDIRPLUS page %d: status %d", page, st)
+			}
+			var got []string
+			var eof bool
+			verf, got, cookie, eof = parseReaddir(t, res, true)
+			names = append(names, got...)
+			if eof {
+				return slices.DeleteFunc(names, func(n string) bool { return n == "." || n == ".." })
+			}
+			if page == 2 && midway != nil {
+				midway()
+			}
+		}
+	}
+	tiered := tier2.ChunkName(905) // sorts into the listing's last page
+	first := list(func() {
+		tmp := tier2.TempChunkPath("s", "a", 0, 905)
+		writeChunk(t, f.st, tmp, 905, 3, 10)
+		if err := f.st.Rename(tmp, tier2.ChunkPath("s", "a", 0, 905)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if len(first) != 100 || slices.Contains(first, tiered) {
+		t.Fatalf("the listing during the rename: %d names, has the new chunk: %v", len(first), slices.Contains(first, tiered))
+	}
+	second := list(nil)
+	if len(second) != 101 || !slices.Contains(second, tiered) {
+		t.Fatalf("the next listing: %d names, has the new chunk: %v", len(second), slices.Contains(second, tiered))
+	}
+}
+
 // manyChunks is the segment of the paging test: small files, written
 // straight in tier 2's layout (the view lists names and sizes only).
 const manyChunks = 3000
