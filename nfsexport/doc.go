@@ -34,10 +34,14 @@
 //     serves as its connection; go-nfs's replies are copied back a whole
 //     record at a time, between the gate's own. When the client goes, the
 //     gate ends the calls pipe (go-nfs reads EOF and closes its end) and
-//     drains the replies until go-nfs has closed: so a connection's
-//     goroutines, go-nfs's included, are gone when its handler returns, and
-//     Close (connserve's Close, then go-nfs's accept loop, then every view
-//     call in flight) leaves none behind.
+//     drains the replies until go-nfs has closed: so when a client goes,
+//     its connection's goroutines, go-nfs's included, are gone when its
+//     handler returns. Close cancels the server's context, which also
+//     closes go-nfs's ends (a go-nfs call that was running ends its
+//     goroutine as soon as it returns); Close then waits for connserve's
+//     goroutines, go-nfs's accept loop
+//     and every call into the view in flight, and refuses later ones, so
+//     nothing touches tier 2 after it returns.
 //
 // # Exports and mounts
 //

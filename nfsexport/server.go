@@ -143,6 +143,12 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) error {
 		inner.Close()
 		return err
 	}
+	// go-nfs closes inner when it reads EOF; should it ever stop without
+	// (a call it cannot decode after all), Close still ends the
+	// connection: closing inner fails the gate's writes and ends the
+	// replies.
+	stop := context.AfterFunc(ctx, func() { inner.Close() })
+	defer stop()
 	var wmu sync.Mutex // one record at a time on c
 	copied := make(chan struct{})
 	go func() {
