@@ -8,6 +8,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -134,6 +136,14 @@ func TestHostileClientsHarmNoOther(t *testing.T) {
 	f.srv.Close()
 	closedByServer(t, half)
 	closedByServer(t, slow.c)
+	// Close waited for every connection's goroutines.
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	for _, fn := range []string{"nfsexport.(*Server).serveConn", "nfsexport.(*Server).gate", "nfsexport.copyReplies", "connserve.(*Server).start"} {
+		if strings.Contains(stacks, fn) {
+			t.Errorf("after Close, a goroutine is still in %s", fn)
+		}
+	}
 }
 
 // A client that asks for more than it reads is closed once a reply waits
