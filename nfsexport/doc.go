@@ -79,7 +79,8 @@
 // go-nfs reads ACCESS's handle without its XDR padding, and a handle of
 // another length is not ours. A handle that does not decode, or whose
 // entry is gone (a removed chunk, a deleted stream), answers
-// NFS3ERR_STALE. decodeHandle has a fuzz target, as has the gate.
+// NFS3ERR_STALE; while tier 2 or the controller cannot say, calls fail
+// (NFS3ERR_IO) and the handle stays good. decodeHandle has a fuzz target, as has the gate.
 //
 // # Listings
 //

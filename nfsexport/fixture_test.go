@@ -20,13 +20,17 @@ import (
 
 // catalog names the fixture's scopes and streams; tests change it.
 type catalog struct {
-	mu sync.Mutex
-	m  map[string][]string
+	mu  sync.Mutex
+	m   map[string][]string
+	err error // if set, every call fails with it: the controller is away
 }
 
 func (c *catalog) Scopes(context.Context) ([]string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.err != nil {
+		return nil, c.err
+	}
 	var out []string
 	for s := range c.m {
 		out = append(out, s)
@@ -37,11 +41,20 @@ func (c *catalog) Scopes(context.Context) ([]string, error) {
 func (c *catalog) Streams(_ context.Context, scope string) ([]string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.err != nil {
+		return nil, c.err
+	}
 	s, ok := c.m[scope]
 	if !ok {
 		return nil, view.ErrNotExist
 	}
 	return append([]string(nil), s...), nil
+}
+
+func (c *catalog) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.err = err
 }
 
 func (c *catalog) set(scope string, streams ...string) {

@@ -38,6 +38,7 @@ var errReadOnly = fmt.Errorf("%w: %w", ErrReadOnly, syscall.EROFS)
 type roFS struct {
 	h    *handler
 	root string
+	err  error // if set, every call fails with it (see FromHandle)
 }
 
 var _ billy.Filesystem = (*roFS)(nil)
@@ -53,6 +54,9 @@ func (f *roFS) Capabilities() billy.Capability {
 }
 
 func (f *roFS) Stat(p string) (os.FileInfo, error) {
+	if f.err != nil {
+		return nil, pathErr("stat", p, f.err)
+	}
 	if err := f.h.ops.enter(); err != nil {
 		return nil, err
 	}
@@ -67,6 +71,9 @@ func (f *roFS) Stat(p string) (os.FileInfo, error) {
 func (f *roFS) Lstat(p string) (os.FileInfo, error) { return f.Stat(p) }
 
 func (f *roFS) ReadDir(p string) ([]os.FileInfo, error) {
+	if f.err != nil {
+		return nil, pathErr("readdir", p, f.err)
+	}
 	if err := f.h.ops.enter(); err != nil {
 		return nil, err
 	}
@@ -83,6 +90,9 @@ func (f *roFS) ReadDir(p string) ([]os.FileInfo, error) {
 }
 
 func (f *roFS) Open(p string) (billy.File, error) {
+	if f.err != nil {
+		return nil, pathErr("open", p, f.err)
+	}
 	if err := f.h.ops.enter(); err != nil {
 		return nil, err
 	}
@@ -105,7 +115,7 @@ func (f *roFS) Join(elem ...string) string { return path.Join(elem...) }
 func (f *roFS) Root() string               { return "/" + f.root }
 
 func (f *roFS) Chroot(p string) (billy.Filesystem, error) {
-	return &roFS{h: f.h, root: f.full(p)}, nil
+	return &roFS{h: f.h, root: f.full(p), err: f.err}, nil
 }
 
 func (f *roFS) Readlink(p string) (string, error) {

@@ -2,6 +2,7 @@ package nfsexport
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -83,6 +84,33 @@ func TestHandlesSurviveRestart(t *testing.T) {
 	}
 }
 
+// While the controller is away, handles are not stale: calls fail with
+// NFS3ERR_IO, and the same handles work once it is back.
+func TestHandlesWhileControllerAway(t *testing.T) {
+	f, _ := chunkFixture(t)
+	r := dialRPC(t, f.port)
+	root, _ := r.mount("/")
+	var hs [][]byte
+	for _, p := range []string{tier2.ChunkPath("s", "a", 3, 0), tier2.ChunkPath("t", longStream, 12, 77)} {
+		hs = append(hs, r.walk(root, strings.Split(p, "/")...))
+	}
+	f.srv.Close() // a new head remembers no hashed handle: it must walk
+	f.start(t)
+	r = dialRPC(t, f.port)
+	f.cat.fail(errors.New("controller away"))
+	for _, h := range hs {
+		if st, _, _ := r.getattr(h); st != nfs3errIO {
+			t.Errorf("GETATTR of %x, controller away: status %d, want NFS3ERR_IO (5)", h, st)
+		}
+	}
+	f.cat.fail(nil)
+	for _, h := range hs {
+		if st, _, _ := r.getattr(h); st != 0 {
+			t.Errorf("GETATTR of %x, controller back: status %d", h, st)
+		}
+	}
+}
+
 func TestDecodeHandle(t *testing.T) {
 	for _, p := range []string{"", "s", "s/a", strings.Repeat("x", 62), "s/" + strings.Repeat("y", 70) + "/segment=1/" + tier2.ChunkName(5)} {
 		for depth := range components(p) + 1 {
@@ -108,6 +136,8 @@ func TestDecodeHandle(t *testing.T) {
 		}
 	}
 }
+
+const nfs3errIO = 5
 
 // FuzzDecodeHandle: any bytes decode to a path inside its export, or to
 // an error; never a panic.

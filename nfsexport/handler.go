@@ -126,11 +126,13 @@ func (h *handler) FromHandle(b []byte) (billy.Filesystem, []string, error) {
 	}
 	defer h.ops.exit()
 	p, err := h.res.path(h.ctx, k)
-	if errors.Is(err, view.ErrNotExist) {
+	if errors.Is(err, view.ErrNotExist) || errors.Is(err, ErrBadHandle) {
 		return nil, nil, err
 	}
 	if err != nil {
-		return nil, nil, err
+		// The walk could not finish (tier 2 or the controller is away):
+		// the handle may well be good, so the call fails, not the handle.
+		return &roFS{h: h, err: err}, nil, nil
 	}
 	if _, err := h.v.Stat(h.ctx, p); errors.Is(err, view.ErrNotExist) {
 		return nil, nil, err
