@@ -57,6 +57,12 @@ func TestHandlesSurviveRestart(t *testing.T) {
 			if st != 0 {
 				t.Fatalf("READ %s after the restart: status %d", h.path, st)
 			}
+			// The gate answers READ itself: its attributes are go-nfs's
+			// GETATTR's, byte for byte.
+			_, attr := r.nfs(procGetattr, xdrArgs{}.opaque(h.fh))
+			if !bytes.Equal(res[4:88], attr[:84]) {
+				t.Errorf("READ %s: attributes %x, GETATTR's %x", h.path, res[4:88], attr[:84])
+			}
 			d := &reader{b: res}
 			if d.u32() == 1 { // post_op_attr
 				d.skip(84)

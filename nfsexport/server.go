@@ -166,6 +166,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) error {
 func (s *Server) gate(c net.Conn, inner io.Writer, wmu *sync.Mutex) error {
 	var mark [4]byte
 	buf := make([]byte, 0, 4096)
+	var readBuf []byte // READ replies the gate answers; reused
 	for {
 		if s.cfg.IdleTimeout > 0 {
 			c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
@@ -201,6 +202,17 @@ func (s *Server) gate(c net.Conn, inner io.Writer, wmu *sync.Mutex) error {
 		if v == forward && n == head {
 			if a := s.staleAnswer(buf); a != nil {
 				v, answer = reply, a
+			}
+		}
+		if v == forward && n == head {
+			if rc, err := parseCall(buf); err == nil && rc.prog == progNFS && rc.proc == procRead {
+				if r := s.readReply(buf, rc, readBuf); r != nil {
+					readBuf = r[:0]
+					if err := writeMarked(c, r, wmu, s.cfg.WriteTimeout); err != nil {
+						return fmt.Errorf("nfsexport: answer a READ: %w", err)
+					}
+					continue
+				}
 			}
 		}
 		switch {
@@ -274,6 +286,16 @@ func writeRecord(w io.Writer, rec []byte, mu *sync.Mutex, timeout time.Duration)
 		setWriteDeadline(c, timeout)
 	}
 	_, err := w.Write(out)
+	return err
+}
+
+// writeMarked writes a record that already starts with its mark, holding
+// mu.
+func writeMarked(c net.Conn, rec []byte, mu *sync.Mutex, timeout time.Duration) error {
+	mu.Lock()
+	defer mu.Unlock()
+	setWriteDeadline(c, timeout)
+	_, err := c.Write(rec)
 	return err
 }
 
