@@ -24,8 +24,12 @@
 //     end; it answers itself every write-type procedure (NFS3ERR_ROFS),
 //     MOUNT's EXPORT, DUMP and UMNTALL, other programs (PROG_UNAVAIL),
 //     other versions (PROG_MISMATCH, 3..3) and unknown procedures
-//     (PROC_UNAVAIL); it lowers a READ count over 1 MiB to 1 MiB; and it
-//     answers FSSTAT, FSINFO and PATHCONF of a stale handle itself. Only
+//     (PROC_UNAVAIL); it lowers a READ count over 1 MiB to 1 MiB; it
+//     answers FSSTAT, FSINFO and PATHCONF of a stale handle itself; and it
+//     answers READ itself (read.go: one stat, one ReadAt into the reply's
+//     buffer, one write, about four times go-nfs's throughput), leaving
+//     go-nfs every READ out of the ordinary (a stale handle, a directory, a
+//     failing read). Only
 //     calls it passed reach go-nfs, whole, at most 16 KiB each; a write
 //     call's data (a WRITE of any size) is discarded as it arrives, never
 //     held.
