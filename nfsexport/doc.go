@@ -25,7 +25,9 @@
 //     MOUNT's EXPORT, DUMP and UMNTALL, other programs (PROG_UNAVAIL),
 //     other versions (PROG_MISMATCH, 3..3) and unknown procedures
 //     (PROC_UNAVAIL); it lowers a READ count over 1 MiB to 1 MiB; it
-//     answers FSSTAT, FSINFO and PATHCONF of a stale handle itself; and it
+//     answers FSSTAT, FSINFO and PATHCONF of a stale handle itself; it
+//     answers FSINFO itself (rtmax and rtpref 1 MiB, properties
+//     FSF3_HOMOGENEOUS only: go-nfs's claims 1 GiB reads and links); and it
 //     answers READ itself (read.go: one stat, one ReadAt into the reply's
 //     buffer, one write, about four times go-nfs's throughput), leaving
 //     go-nfs every READ out of the ordinary (a stale handle, a directory, a

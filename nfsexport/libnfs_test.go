@@ -225,3 +225,48 @@ func TestLibnfsWritesRefused(t *testing.T) {
 		t.Errorf("GETATTR after the writes: status %d size %d", st, size)
 	}
 }
+
+// FSINFO, FSSTAT and PATHCONF describe a read-only file system; of a
+// stale handle they answer NFS3ERR_STALE with the body RFC 1813 gives.
+func TestFSInfoReadOnly(t *testing.T) {
+	f, _ := chunkFixture(t)
+	r := dialRPC(t, f.port)
+	root, _ := r.mount("/")
+	st, res := r.nfs(procFsinfo, xdrArgs{}.opaque(root))
+	if st != 0 {
+		t.Fatalf("FSINFO: status %d", st)
+	}
+	d := &reader{b: res}
+	if d.u32() != 1 {
+		t.Fatal("FSINFO without attributes")
+	}
+	d.skip(fattrSize)
+	rtmax, rtpref, _, wtmax := d.u32(), d.u32(), d.u32(), d.u32()
+	d.skip(4 + 4 + 4 + 8 + 8)
+	props := d.u32()
+	if d.bad || rtmax != maxReadSize || rtpref != maxReadSize || wtmax == 0 || props != fsf3Homogeneous {
+		t.Errorf("FSINFO: rtmax %d rtpref %d wtmax %d properties %#x", rtmax, rtpref, wtmax, props)
+	}
+	if st, res := r.nfs(procFsstat, xdrArgs{}.opaque(root)); st != 0 || len(res) < 4+fattrSize+6*8 {
+		t.Errorf("FSSTAT: status %d, %d bytes", st, len(res))
+	} else if free := res[4+fattrSize+8 : 4+fattrSize+24]; !bytes.Equal(free, make([]byte, 16)) {
+		t.Errorf("FSSTAT: free and available bytes %x, want 0", free)
+	}
+	if st, _ := r.nfs(procPathconf, xdrArgs{}.opaque(root)); st != 0 {
+		t.Errorf("PATHCONF: status %d", st)
+	}
+	file := r.walk(root, "s", "a", "segment=3", tier2.ChunkName(0))
+	if err := f.st.Remove(tier2.ChunkPath("s", "a", 3, 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, proc := range []uint32{procFsinfo, procFsstat, procPathconf, procRead} {
+		args := xdrArgs{}.opaque(file)
+		if proc == procRead {
+			args = args.u64(0).u32(10)
+		}
+		st, res := r.nfs(proc, args)
+		if st != nfs3errStale || len(res) != 4 || !bytes.Equal(res, make([]byte, 4)) {
+			t.Errorf("proc %d of a removed chunk: status %d, body %x; want NFS3ERR_STALE and an empty post_op_attr", proc, st, res)
+		}
+	}
+}

@@ -118,3 +118,47 @@ func appendFattr(w []byte, e view.Entry) []byte {
 	}
 	return w
 }
+
+// FSINFO is answered by the gate too: go-nfs's answer claims reads and
+// writes of up to 1 GiB and hard and symbolic links. Ours:
+//
+//	rtmax, rtpref   1 MiB (maxReadSize: larger READs are served short)
+//	rtmult          4096
+//	wtmax, wtpref   1 MiB, wtmult 4096 (every WRITE is NFS3ERR_ROFS)
+//	dtpref          64 KiB
+//	maxfilesize     2^63-1
+//	time_delta      1 ns
+//	properties      FSF3_HOMOGENEOUS only: no links, no setting times
+const (
+	fsinfoDirPref     = 64 << 10
+	fsf3Homogeneous   = 0x8
+	fsinfoMaxFileSize = 1<<63 - 1
+)
+
+// fsinfoReply answers the FSINFO call c in rec, or returns nil to let
+// go-nfs answer (a handle that is not good here: staleAnswer's).
+func (s *Server) fsinfoReply(rec []byte, c call) []byte {
+	fh, ok := handleArg(rec[c.argsAt:])
+	if !ok {
+		return nil
+	}
+	fsys, parts, err := s.h.FromHandle(fh)
+	if err != nil {
+		return nil
+	}
+	out := accepted(c.xid, 0, be32(0)) // NFS3_OK
+	if rf, ok := fsys.(*roFS); ok && rf.err == nil && s.h.ops.enter() == nil {
+		e, err := s.v.Stat(s.ctx, rf.full(strings.Join(parts, "/")))
+		s.h.ops.exit()
+		if err == nil {
+			out = appendFattr(append(out, be32(1)...), e)
+		} else {
+			out = append(out, be32(0)...)
+		}
+	} else {
+		out = append(out, be32(0)...)
+	}
+	out = append(out, be32(maxReadSize, maxReadSize, 4096, maxReadSize, maxReadSize, 4096, fsinfoDirPref)...)
+	out = binary.BigEndian.AppendUint64(out, fsinfoMaxFileSize)
+	return append(out, be32(0, 1, fsf3Homogeneous)...)
+}

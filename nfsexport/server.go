@@ -166,7 +166,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) error {
 func (s *Server) gate(c net.Conn, inner io.Writer, wmu *sync.Mutex) error {
 	var mark [4]byte
 	buf := make([]byte, 0, 4096)
-	var readBuf []byte // READ replies the gate answers; reused
+	var readBuf []byte // the READ replies the gate answers; reused
 	for {
 		if s.cfg.IdleTimeout > 0 {
 			c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
@@ -200,19 +200,13 @@ func (s *Server) gate(c net.Conn, inner io.Writer, wmu *sync.Mutex) error {
 			}
 		}
 		if v == forward && n == head {
-			if a := s.staleAnswer(buf); a != nil {
-				v, answer = reply, a
-			}
-		}
-		if v == forward && n == head {
-			if rc, err := parseCall(buf); err == nil && rc.prog == progNFS && rc.proc == procRead {
-				if r := s.readReply(buf, rc, readBuf); r != nil {
-					readBuf = r[:0]
-					if err := writeMarked(c, r, wmu, s.cfg.WriteTimeout); err != nil {
-						return fmt.Errorf("nfsexport: answer a READ: %w", err)
-					}
-					continue
+			if a, marked := s.answerHere(buf, &readBuf); marked {
+				if err := writeMarked(c, a, wmu, s.cfg.WriteTimeout); err != nil {
+					return fmt.Errorf("nfsexport: answer a READ: %w", err)
 				}
+				continue
+			} else if a != nil {
+				v, answer = reply, a
 			}
 		}
 		switch {
@@ -231,14 +225,36 @@ func (s *Server) gate(c net.Conn, inner io.Writer, wmu *sync.Mutex) error {
 	}
 }
 
+// answerHere returns the gate's own answer to a call judge forwards, or
+// nil to let go-nfs answer: READ (readReply; its record comes with its
+// mark, in *readBuf, and marked is true), FSINFO (fsinfoReply), and
+// FSSTAT, FSINFO and PATHCONF of a stale handle (staleAnswer).
+func (s *Server) answerHere(rec []byte, readBuf *[]byte) (answer []byte, marked bool) {
+	c, err := parseCall(rec)
+	if err != nil || c.prog != progNFS {
+		return nil, false
+	}
+	switch c.proc {
+	case procRead:
+		if r := s.readReply(rec, c, *readBuf); r != nil {
+			*readBuf = r[:0]
+			return r, true
+		}
+	case procFsinfo:
+		if a := s.fsinfoReply(rec, c); a != nil {
+			return a, false
+		}
+		return s.staleAnswer(rec, c), false
+	case procFsstat, procPathconf:
+		return s.staleAnswer(rec, c), false
+	}
+	return nil, false
+}
+
 // staleAnswer answers FSSTAT, FSINFO and PATHCONF of a handle that is
 // stale here: go-nfs's own answer to them lacks the post_op_attr that
 // RFC 1813 puts after a failure's status, which libnfs refuses to decode.
-func (s *Server) staleAnswer(rec []byte) []byte {
-	c, err := parseCall(rec)
-	if err != nil || c.prog != progNFS || c.proc < procFsstat || c.proc > procPathconf {
-		return nil
-	}
+func (s *Server) staleAnswer(rec []byte, c call) []byte {
 	fh, ok := handleArg(rec[c.argsAt:])
 	if !ok {
 		return nil
