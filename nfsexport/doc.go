@@ -49,6 +49,26 @@
 //     and every call into the view in flight, and refuses later ones, so
 //     nothing touches tier 2 after it returns.
 //
+// # Where go-nfs v0.0.4 falls short, and what this package does
+//
+//   - It allocates whatever an XDR length claims (handles, names, mount
+//     paths, credentials): the gate bounds every one before go-nfs reads.
+//   - It answers COMMIT on a read-only filesystem NFS3ERR_SERVERFAULT: the
+//     gate answers it, and every other write-type call, NFS3ERR_ROFS.
+//   - Its FSSTAT, FSINFO and PATHCONF failures lack the post_op_attr RFC
+//     1813 requires (libnfs cannot decode them): the gate answers those
+//     for stale handles.
+//   - It reads ACCESS's handle without the XDR padding: handles are a
+//     multiple of 4 bytes.
+//   - It does not implement MOUNT's EXPORT, DUMP or UMNTALL, and answers any
+//     version of a program as version 3: the gate does.
+//   - Its FSINFO claims 1 GiB reads and writes and links: the gate answers
+//     FSINFO. Its READ copies each reply several times: the gate answers
+//     READ.
+//   - Its Serve does not track connections, and its log is process-wide
+//     (the standard log): connections are connserve's and the pipes' (see
+//     Server), and its log goes to logrus at debug level (nfslog.go).
+//
 // # Exports and mounts
 //
 // MOUNT answers the root handle of "/" (every scope), "/<scope>", or a
