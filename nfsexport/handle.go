@@ -191,7 +191,11 @@ func within(p, prefix string) bool {
 }
 
 // walk searches the tree under dir, breadth first, for the entry whose ID
-// is id. The view's tree is four levels deep, so the walk ends.
+// is id. It descends only into directories whose paths are longer than a
+// prefix may be: had the entry's parent been shorter, it would have been
+// the prefix (encodeHandle takes the deepest ancestor that fits). So a
+// made-up handle costs a listing or two, not a walk of the whole tree.
+// The view's tree is four levels deep, so the walk ends.
 func (r *resolver) walk(ctx context.Context, dir string, id uint64) (string, error) {
 	queue := []string{dir}
 	for len(queue) > 0 {
@@ -208,7 +212,7 @@ func (r *resolver) walk(ctx context.Context, dir string, id uint64) (string, err
 			if e.ID == id {
 				return e.Path, nil
 			}
-			if e.IsDir {
+			if e.IsDir && len(e.Path) > maxHashPrefix {
 				queue = append(queue, e.Path)
 			}
 		}

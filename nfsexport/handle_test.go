@@ -2,6 +2,7 @@ package nfsexport
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -160,4 +161,43 @@ func FuzzDecodeHandle(f *testing.F) {
 			t.Fatalf("handle %x decodes to %+v", b, k)
 		}
 	})
+}
+
+// A fresh resolver (a restarted head) finds the path of every hashed
+// handle by walking, whatever part of the path is long; a made-up handle
+// is not found.
+func TestResolverWalk(t *testing.T) {
+	longScope := strings.Repeat("s", 70)
+	mid := strings.Repeat("m", 30)
+	f := newFixture(t, map[string][]string{longScope: {"a"}, "short": {mid, longStream}})
+	var paths []string
+	for _, p := range []string{
+		tier2.ChunkPath(longScope, "a", 0, 5),
+		tier2.ChunkPath("short", mid, 123456, 1<<40), // only the whole path is long
+		tier2.ChunkPath("short", longStream, 2, 0),
+		tier2.SegmentDir("short", longStream, 2),
+		tier2.StreamDir(longScope, "a"),
+	} {
+		if strings.HasSuffix(p, ".seq") {
+			put(t, f.st, p, []byte("x"))
+		}
+		paths = append(paths, p)
+	}
+	r := newResolver(f.v)
+	for _, p := range paths {
+		k, err := decodeHandle(encodeHandle(0, p))
+		if err != nil || !k.hashed {
+			t.Fatalf("handle of %q: %+v, %v", p, k, err)
+		}
+		got, err := r.path(context.Background(), k)
+		if err != nil || got != p {
+			t.Errorf("resolve %q: %q, %v", p, got, err)
+		}
+	}
+	// The ID of a real chunk, with a prefix shallower than encodeHandle's.
+	k, _ := decodeHandle(encodeHandle(0, paths[1]))
+	k.path = ""
+	if got, err := newResolver(f.v).path(context.Background(), k); !errors.Is(err, view.ErrNotExist) {
+		t.Errorf("made-up prefix: %q, %v; want ErrNotExist", got, err)
+	}
 }
