@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/sluice-streams/sluice/tier2/view"
 )
@@ -28,6 +29,24 @@ const readHead = 4*6 + 4 + 4 + fattrSize + 4 + 4 + 4
 // fattrSize is an NFSv3 fattr3's size: type, mode, nlink, uid, gid,
 // size, used, rdev, fsid, fileid, atime, mtime, ctime.
 const fattrSize = 5*4 + 8 + 8 + 8 + 8 + 8 + 3*8
+
+// readBufs holds the buffers of READ replies between calls, shared by the
+// connections: a connection holds one only while it answers a READ.
+var readBufs sync.Pool
+
+func getReadBuf() []byte {
+	if b, ok := readBufs.Get().(*[]byte); ok {
+		return *b
+	}
+	return nil
+}
+
+func putReadBuf(b []byte) {
+	if cap(b) > 0 {
+		b = b[:0]
+		readBufs.Put(&b)
+	}
+}
 
 // readReply answers the READ call c in rec into buf (grown as needed; the
 // record mark first) and returns the record to write, or nil to let go-nfs

@@ -166,7 +166,6 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) error {
 func (s *Server) gate(c net.Conn, inner io.Writer, wmu *sync.Mutex) error {
 	var mark [4]byte
 	buf := make([]byte, 0, 4096)
-	var readBuf []byte // the READ replies the gate answers; reused
 	for {
 		if s.cfg.IdleTimeout > 0 {
 			c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
@@ -200,8 +199,10 @@ func (s *Server) gate(c net.Conn, inner io.Writer, wmu *sync.Mutex) error {
 			}
 		}
 		if v == forward && n == head {
-			if a, marked := s.answerHere(buf, &readBuf); marked {
-				if err := writeMarked(c, a, wmu, s.cfg.WriteTimeout); err != nil {
+			if a, marked := s.answerHere(buf); marked {
+				err := writeMarked(c, a, wmu, s.cfg.WriteTimeout)
+				putReadBuf(a)
+				if err != nil {
 					return fmt.Errorf("nfsexport: answer a READ: %w", err)
 				}
 				continue
@@ -227,19 +228,21 @@ func (s *Server) gate(c net.Conn, inner io.Writer, wmu *sync.Mutex) error {
 
 // answerHere returns the gate's own answer to a call judge forwards, or
 // nil to let go-nfs answer: READ (readReply; its record comes with its
-// mark, in *readBuf, and marked is true), FSINFO (fsinfoReply), and
+// mark, in a buffer of readBufs to put back, and marked is true), FSINFO
+// (fsinfoReply), and
 // FSSTAT, FSINFO and PATHCONF of a stale handle (staleAnswer).
-func (s *Server) answerHere(rec []byte, readBuf *[]byte) (answer []byte, marked bool) {
+func (s *Server) answerHere(rec []byte) (answer []byte, marked bool) {
 	c, err := parseCall(rec)
 	if err != nil || c.prog != progNFS {
 		return nil, false
 	}
 	switch c.proc {
 	case procRead:
-		if r := s.readReply(rec, c, *readBuf); r != nil {
-			*readBuf = r[:0]
+		b := getReadBuf()
+		if r := s.readReply(rec, c, b); r != nil {
 			return r, true
 		}
+		putReadBuf(b)
 	case procFsinfo:
 		if a := s.fsinfoReply(rec, c); a != nil {
 			return a, false
