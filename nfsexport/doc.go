@@ -30,8 +30,8 @@
 //     FSF3_HOMOGENEOUS only: go-nfs's claims 1 GiB reads and links); and it
 //     answers READ itself (read.go: one stat, one ReadAt into the reply's
 //     buffer, one write, about four times go-nfs's throughput), leaving
-//     go-nfs every READ out of the ordinary (a stale handle, a directory, a
-//     failing read). Only
+//     go-nfs every READ out of the ordinary (a stale handle, a failing
+//     read; a directory is NFS3ERR_ISDIR). Only
 //     calls it passed reach go-nfs, whole, at most 16 KiB each; a write
 //     call's data (a WRITE of any size) is discarded as it arrives, never
 //     held.

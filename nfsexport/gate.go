@@ -61,6 +61,7 @@ const (
 	mountUmntall = 4
 	mountExport  = 5
 
+	nfs3errIsDir = 21
 	nfs3errROFS  = 30
 	nfs3errStale = 70
 

@@ -259,6 +259,10 @@ func TestFSInfoReadOnly(t *testing.T) {
 	if err := f.st.Remove(tier2.ChunkPath("s", "a", 3, 0)); err != nil {
 		t.Fatal(err)
 	}
+	seg := r.walk(root, "s", "a", "segment=3")
+	if st, res := r.nfs(procRead, xdrArgs{}.opaque(seg).u64(0).u32(10)); st != nfs3errIsDir || len(res) != 4+fattrSize || res[3] != 1 {
+		t.Errorf("READ of a directory: status %d, body %x; want NFS3ERR_ISDIR and its attributes", st, res)
+	}
 	for _, proc := range []uint32{procFsinfo, procFsstat, procPathconf, procRead} {
 		args := xdrArgs{}.opaque(file)
 		if proc == procRead {

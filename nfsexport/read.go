@@ -14,8 +14,8 @@ import (
 // opens and stats the file three times per call, builds the reply in
 // growing buffers and passes it through its writer goroutine and our
 // pipe, which cost more than the read on a busy machine. Anything unusual
-// (a stale handle, a directory, a failing read) goes on to go-nfs, whose
-// answer is the reference.
+// (a stale handle, a failing read) goes on to go-nfs, whose answer is the
+// reference; a directory gets NFS3ERR_ISDIR (go-nfs answers NFS3ERR_ACCES).
 //
 // The reply, after the RPC header (xid, REPLY, MSG_ACCEPTED, null
 // verifier, SUCCESS):
@@ -77,8 +77,15 @@ func (s *Server) readReply(rec []byte, c call, buf []byte) []byte {
 	defer s.h.ops.exit()
 	p := rf.full(strings.Join(parts, "/"))
 	e, err := s.v.Stat(s.ctx, p)
-	if err != nil || e.IsDir {
+	if err != nil {
 		return nil
+	}
+	if e.IsDir { // NFS3ERR_ISDIR and the directory's attributes
+		w := binary.BigEndian.AppendUint32(buf[:0], 0)
+		w = append(w, accepted(c.xid, 0, be32(nfs3errIsDir, 1))...)
+		w = appendFattr(w, e)
+		binary.BigEndian.PutUint32(w, uint32(len(w)-4)|1<<31)
+		return w
 	}
 	if off >= uint64(e.Size) {
 		count = 0
