@@ -16,7 +16,7 @@ S3_ADDR   ?= 127.0.0.1:9000
 # Benchmark time per benchmark; the disk probes need a few hundred fsyncs to settle.
 BENCHTIME ?= 2s
 
-.PHONY: all build run test bench bench-head bench-s3 lint soak clean harness universe proto spark s3clients
+.PHONY: all build run test bench bench-head bench-nfs bench-s3 lint soak clean harness universe proto spark s3clients
 
 all: build
 
@@ -120,6 +120,12 @@ bench-head:
 # shape (4 files of 64 MiB, 5 rounds).
 bench-s3: s3clients
 	$(GO) test -count=1 -timeout 30m -run '^$$' -bench S3Read -benchtime 1x ./s3gateway/s3bench/
+# The NFS head's sequential reads with libnfs's nfs-cat against cat of the
+# same files from the disk, in the same run (nfsexport/nfsbench;
+# docs/BENCHMARKS.md, "NFS head"). About 30 s. SLUICE_NFSBENCH_FILES, _MIB
+# and _ROUNDS change its shape (4 files of 64 MiB, 5 rounds).
+bench-nfs:
+	$(GO) test -count=1 -timeout 30m -run '^$$' -bench NFSRead -benchtime 1x ./nfsexport/nfsbench/
 
 lint:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi

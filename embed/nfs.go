@@ -18,7 +18,7 @@ import (
 
 // DefaultNFSListen is the NFS head's default address (NFSv3 and MOUNT on
 // one port).
-const DefaultNFSListen = "127.0.0.1:12049"
+const DefaultNFSListen = nfsexport.DefaultListen
 
 // NFSConfig is the NFS head: tier 2 served read-only over NFSv3 and MOUNT
 // on one TCP port (package nfsexport). Everything `sluice nfs-export` sets

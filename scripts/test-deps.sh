@@ -58,9 +58,10 @@ need_pkg python3              python3                        # hdfsgateway/webhd
 # make s3clients (also part of make test): scripts/s3-deps.sh one for the S3 clients.
 py_stdlib=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])' 2>/dev/null || echo /usr/lib/python3.11)
 need_pkg python3-venv         "$py_stdlib/ensurepip/__init__.py" # the venv module's pip bootstrap
+need_pkg libnfs-utils         nfs-ls                         # nfsexport: libnfs's nfs-ls, nfs-cat, nfs-cp read through the NFS head
+need_pkg nfs-common           /sbin/mount.nfs                # nfsexport: the kernel mount test (skipped where the kernel refuses)
 #
 # Needed as the parts that use them land:
-# need_pkg libnfs-utils         nfs-ls                         # nfsexport: NFS client
 # need_pkg kcat                 kcat                           # kafka head: Kafka client
 
 install_missing

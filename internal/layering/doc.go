@@ -11,8 +11,8 @@
 //	role        embed/...: starts and stops the roles for programs and
 //	assembly    test harnesses; it may import every role, no role imports it
 //	roles       node/..., controller/..., scheduler/..., executor/...,
-//	            the HDFS head hdfsgateway/..., the S3 head s3gateway/...,
-//	            and the future heads nfsexport/..., kafka/...; a role
+//	            the heads hdfsgateway/... (HDFS), nfsexport/... (NFS) and
+//	            s3gateway/... (S3), and the future head kafka/...; a role
 //	            never imports another role
 //	libraries   client/..., tier2/..., cluster/...
 //	protocol    protocol/...

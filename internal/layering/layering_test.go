@@ -53,7 +53,7 @@ var rules = []rule{
 	{"scheduler/...", roles, "the Mesos framework"},
 	{"executor/...", roles, "the Mesos executor"},
 	{"hdfsgateway/...", roles, "the HDFS head: tier 2 read-only over hdfs:// and webhdfs://"},
-	{"nfsexport/...", roles, "future head"},
+	{"nfsexport/...", roles, "the NFS head: tier 2 read-only over NFSv3"},
 	{"s3gateway/...", roles, "the S3 head: tier 2 read-only over the S3 API"},
 	{"kafka/...", roles, "future head"},
 

@@ -1,0 +1,175 @@
+package nfsexport
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/fs"
+	"github.com/sluice-streams/sluice/tier2/seqfile"
+	"github.com/sluice-streams/sluice/tier2/view"
+)
+
+// catalog names the fixture's scopes and streams; tests change it.
+type catalog struct {
+	mu  sync.Mutex
+	m   map[string][]string
+	err error // if set, every call fails with it: the controller is away
+}
+
+func (c *catalog) Scopes(context.Context) ([]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return nil, c.err
+	}
+	var out []string
+	for s := range c.m {
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (c *catalog) Streams(_ context.Context, scope string) ([]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return nil, c.err
+	}
+	s, ok := c.m[scope]
+	if !ok {
+		return nil, view.ErrNotExist
+	}
+	return append([]string(nil), s...), nil
+}
+
+func (c *catalog) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.err = err
+}
+
+func (c *catalog) set(scope string, streams ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[scope] = streams
+}
+
+// fixture is tier 2 in a temp dir, a view over it and a head serving it.
+type fixture struct {
+	st   *fs.Storage
+	cat  *catalog
+	v    *view.View
+	srv  *Server
+	port int
+	cfg  Config // of the next start; its Logger is the test's
+}
+
+// newFixture starts a head over an empty tier 2 with the catalog m.
+func newFixture(t testing.TB, m map[string][]string) *fixture {
+	t.Helper()
+	st, err := fs.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{st: st, cat: &catalog{m: m}}
+	f.v = view.New(st, f.cat, view.Options{CatalogTTL: -1})
+	f.start(t)
+	return f
+}
+
+// start (re)starts the head on a new port over the same tier 2.
+func (f *fixture) start(t testing.TB) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := logrus.New()
+	log.SetOutput(testWriter{t})
+	cfg := f.cfg
+	cfg.Logger = log
+	srv := New(f.v, cfg)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		srv.Close()
+		if err := <-served; err != ErrClosed {
+			t.Errorf("Serve: %v, want ErrClosed", err)
+		}
+	})
+	f.srv, f.port = srv, l.Addr().(*net.TCPAddr).Port
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
+// url is the libnfs URL of path (under export "/") on the head.
+func (f *fixture) url(path string) string {
+	return fmt.Sprintf("nfs://127.0.0.1%s?version=3&nfsport=%d&mountport=%d&auto-traverse-mounts=0", path, f.port, f.port)
+}
+
+// writeChunk writes a SequenceFile chunk of n events of size bytes, as the
+// storage writer does, and returns its bytes.
+func writeChunk(t testing.TB, st tier2.Storage, p string, first int64, n, size int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	sw, err := seqfile.NewWriter(&buf, seqfile.WriterOptions{KeyClass: seqfile.LongWritable, ValueClass: seqfile.BytesWritable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := first
+	for i := range n {
+		ev := bytes.Repeat([]byte{byte('a' + i%26)}, size)
+		if err := sw.AppendEvent(off, ev); err != nil {
+			t.Fatal(err)
+		}
+		off += int64(size) + 8
+	}
+	if err := sw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	put(t, st, p, buf.Bytes())
+	return buf.Bytes()
+}
+
+// put writes a file of tier 2 (whole: the tier-2 writer renames it into
+// place).
+func put(t testing.TB, st tier2.Storage, p string, data []byte) {
+	t.Helper()
+	w, err := st.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// run runs a client tool and returns its standard output; stderr goes to
+// the error.
+func run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, stderr.String())
+	}
+	return out, nil
+}

@@ -1,0 +1,203 @@
+package nfsexport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/view"
+)
+
+func TestHandlesSurviveRestart(t *testing.T) {
+	f, chunks := chunkFixture(t)
+	short := tier2.ChunkPath("s", "a", 3, 0)
+	long := tier2.ChunkPath("t", longStream, 12, 77)
+	type held struct {
+		path string
+		fh   []byte
+	}
+	var hs []held
+	r := dialRPC(t, f.port)
+	for _, export := range []string{"/", "/t", "/t/" + longStream} {
+		root, st := r.mount(export)
+		if st != 0 {
+			t.Fatalf("mount %s: %d", export, st)
+		}
+		hs = append(hs, held{strings.Trim(export, "/"), root})
+		for _, p := range []string{short, long} {
+			rel, ok := strings.CutPrefix(p, strings.Trim(export, "/"))
+			if !ok {
+				continue
+			}
+			fh := r.walk(root, strings.Split(strings.Trim(rel, "/"), "/")...)
+			hs = append(hs, held{p, fh})
+		}
+	}
+	if !bytes.Equal(hs[len(hs)-1].fh[:1], []byte{handleHashed}) {
+		t.Fatalf("the long path's handle %x is not hashed", hs[len(hs)-1].fh)
+	}
+
+	// A new head over the same tier 2, with nothing remembered.
+	f.srv.Close()
+	f.v = view.New(f.st, f.cat, view.Options{CatalogTTL: -1})
+	f.start(t)
+	r = dialRPC(t, f.port)
+	for _, h := range hs {
+		st, size, fileid := r.getattr(h.fh)
+		if st != 0 {
+			t.Fatalf("GETATTR of %s's handle after the restart: status %d", h.path, st)
+		}
+		if fileid != view.ID(h.path) || (chunks[h.path] != nil && int(size) != len(chunks[h.path])) {
+			t.Errorf("%s: fileid %x size %d; want %x, %d", h.path, fileid, size, view.ID(h.path), len(chunks[h.path]))
+		}
+		if data := chunks[h.path]; data != nil {
+			st, res := r.nfs(procRead, xdrArgs{}.opaque(h.fh).u64(0).u32(uint32(len(data))))
+			if st != 0 {
+				t.Fatalf("READ %s after the restart: status %d", h.path, st)
+			}
+			// The gate answers READ itself: its attributes are go-nfs's
+			// GETATTR's, byte for byte.
+			_, attr := r.nfs(procGetattr, xdrArgs{}.opaque(h.fh))
+			if !bytes.Equal(res[4:88], attr[:84]) {
+				t.Errorf("READ %s: attributes %x, GETATTR's %x", h.path, res[4:88], attr[:84])
+			}
+			d := &reader{b: res}
+			if d.u32() == 1 { // post_op_attr
+				d.skip(84)
+			}
+			d.u32() // count
+			d.u32() // eof
+			if got := d.opaque(); !bytes.Equal(got, data) {
+				t.Errorf("READ %s after the restart: %d bytes differ", h.path, len(got))
+			}
+		}
+	}
+
+	// A deleted entry's handle is stale.
+	if err := f.st.Remove(short); err != nil {
+		t.Fatal(err)
+	}
+	f.cat.set("t") // stream longStream deleted
+	for _, h := range hs {
+		if h.path != short && !strings.Contains(h.path, longStream) {
+			continue
+		}
+		if st, _, _ := r.getattr(h.fh); st != nfs3errStale {
+			t.Errorf("GETATTR of deleted %s: status %d, want NFS3ERR_STALE", h.path, st)
+		}
+	}
+}
+
+// While the controller is away, handles are not stale: calls fail with
+// NFS3ERR_IO, and the same handles work once it is back.
+func TestHandlesWhileControllerAway(t *testing.T) {
+	f, _ := chunkFixture(t)
+	r := dialRPC(t, f.port)
+	root, _ := r.mount("/")
+	var hs [][]byte
+	for _, p := range []string{tier2.ChunkPath("s", "a", 3, 0), tier2.ChunkPath("t", longStream, 12, 77)} {
+		hs = append(hs, r.walk(root, strings.Split(p, "/")...))
+	}
+	f.srv.Close() // a new head remembers no hashed handle: it must walk
+	f.start(t)
+	r = dialRPC(t, f.port)
+	f.cat.fail(errors.New("controller away"))
+	for _, h := range hs {
+		if st, _, _ := r.getattr(h); st != nfs3errIO {
+			t.Errorf("GETATTR of %x, controller away: status %d, want NFS3ERR_IO (5)", h, st)
+		}
+	}
+	f.cat.fail(nil)
+	for _, h := range hs {
+		if st, _, _ := r.getattr(h); st != 0 {
+			t.Errorf("GETATTR of %x, controller back: status %d", h, st)
+		}
+	}
+}
+
+func TestDecodeHandle(t *testing.T) {
+	for _, p := range []string{"", "s", "s/a", strings.Repeat("x", 62), "s/" + strings.Repeat("y", 70) + "/segment=1/" + tier2.ChunkName(5)} {
+		for depth := range components(p) + 1 {
+			if depth > maxExportDepth {
+				break
+			}
+			b := encodeHandle(depth, p)
+			if len(b) > MaxHandle || len(b)%4 != 0 {
+				t.Fatalf("handle of %q: %d bytes", p, len(b))
+			}
+			k, err := decodeHandle(b)
+			if err != nil {
+				t.Fatalf("decode handle of %q: %v", p, err)
+			}
+			if k.depth != depth || (!k.hashed && k.path != p) || (k.hashed && (k.id != view.ID(p) || !within(p, k.path))) {
+				t.Errorf("handle of %q depth %d decodes to %+v", p, depth, k)
+			}
+		}
+	}
+	for _, b := range [][]byte{nil, {1}, {1, 0, 0}, {3, 0, 0, 0}, {1, 4, 0, 0}, []byte("\x01\x00..\x00\x00"), []byte("\x01\x00a//b\x00\x00\x00"), []byte("\x01\x02s\x00"), bytes.Repeat([]byte{1}, 68), {2, 0, 1, 2, 3, 4, 5, 6}} {
+		if k, err := decodeHandle(b); err == nil {
+			t.Errorf("handle %x decodes to %+v", b, k)
+		}
+	}
+}
+
+const nfs3errIO = 5
+
+// FuzzDecodeHandle: any bytes decode to a path inside its export, or to
+// an error; never a panic.
+func FuzzDecodeHandle(f *testing.F) {
+	f.Add(encodeHandle(0, "s/a/segment=0/"+tier2.ChunkName(0)))
+	f.Add(encodeHandle(1, "s/"+strings.Repeat("z", 80)+"/segment=3"))
+	f.Add([]byte{1, 0, '.', '.'})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		k, err := decodeHandle(b)
+		if err != nil {
+			return
+		}
+		if checkPath(k.path) != nil || k.depth > maxExportDepth || (!k.hashed && components(k.path) < k.depth) {
+			t.Fatalf("handle %x decodes to %+v", b, k)
+		}
+	})
+}
+
+// A fresh resolver (a restarted head) finds the path of every hashed
+// handle by walking, whatever part of the path is long; a made-up handle
+// is not found.
+func TestResolverWalk(t *testing.T) {
+	longScope := strings.Repeat("s", 70)
+	mid := strings.Repeat("m", 30)
+	f := newFixture(t, map[string][]string{longScope: {"a"}, "short": {mid, longStream}})
+	var paths []string
+	for _, p := range []string{
+		tier2.ChunkPath(longScope, "a", 0, 5),
+		tier2.ChunkPath("short", mid, 123456, 1<<40), // only the whole path is long
+		tier2.ChunkPath("short", longStream, 2, 0),
+		tier2.SegmentDir("short", longStream, 2),
+		tier2.StreamDir(longScope, "a"),
+	} {
+		if strings.HasSuffix(p, ".seq") {
+			put(t, f.st, p, []byte("x"))
+		}
+		paths = append(paths, p)
+	}
+	r := newResolver(f.v)
+	for _, p := range paths {
+		k, err := decodeHandle(encodeHandle(0, p))
+		if err != nil || !k.hashed {
+			t.Fatalf("handle of %q: %+v, %v", p, k, err)
+		}
+		got, err := r.path(context.Background(), k)
+		if err != nil || got != p {
+			t.Errorf("resolve %q: %q, %v", p, got, err)
+		}
+	}
+	// The ID of a real chunk, with a prefix shallower than encodeHandle's.
+	k, _ := decodeHandle(encodeHandle(0, paths[1]))
+	k.path = ""
+	if got, err := newResolver(f.v).path(context.Background(), k); !errors.Is(err, view.ErrNotExist) {
+		t.Errorf("made-up prefix: %q, %v; want ErrNotExist", got, err)
+	}
+}

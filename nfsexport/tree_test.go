@@ -1,0 +1,242 @@
+package nfsexport
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sluice-streams/sluice/tier2"
+)
+
+func TestLibnfsDeletedStreamDisappears(t *testing.T) {
+	f, _ := chunkFixture(t)
+	before := nfsLs(t, f.url("/s"))
+	if !slices.Contains(before, "a 0") {
+		t.Fatalf("stream a not listed: %q", before)
+	}
+	f.cat.set("s", "b") // the controller deleted stream a; its chunks stay a while
+	after := nfsLs(t, f.url("/s"))
+	for _, l := range after {
+		if l == "a 0" || strings.HasPrefix(l, "a/") {
+			t.Errorf("deleted stream listed: %q", l)
+		}
+	}
+	if !slices.Contains(after, "b 0") {
+		t.Errorf("stream b not listed: %q", after)
+	}
+	p := tier2.ChunkPath("s", "a", 0, 0)
+	if out, err := run(testCtx(t), "nfs-cat", f.url("/"+p)); err == nil {
+		t.Errorf("nfs-cat of a deleted stream's chunk: %d bytes, no error", len(out))
+	}
+}
+
+func TestLibnfsChunkRenamedIntoPlace(t *testing.T) {
+	f, _ := chunkFixture(t)
+	seg := "/" + tier2.SegmentDir("s", "a", 3)
+	first := nfsLs(t, f.url(seg))
+	// The tier-2 writer: the chunk under its _tmp. name, then renamed.
+	tmp := tier2.TempChunkPath("s", "a", 3, 90)
+	data := writeChunk(t, f.st, tmp, 90, 40, 123)
+	if got := nfsLs(t, f.url(seg)); !slices.Equal(got, first) {
+		t.Fatalf("a chunk being written is listed:\n%q\nwant %q", got, first)
+	}
+	if err := f.st.Rename(tmp, tier2.ChunkPath("s", "a", 3, 90)); err != nil {
+		t.Fatal(err)
+	}
+	second := nfsLs(t, f.url(seg))
+	want := append(slices.Clone(first), fmt.Sprintf("%s %d", tier2.ChunkName(90), len(data)))
+	slices.Sort(want)
+	if !slices.Equal(second, want) {
+		t.Fatalf("after the rename:\n%q\nwant %q", second, want)
+	}
+	for _, l := range second {
+		if strings.Contains(l, "_tmp.") {
+			t.Errorf("listed %q", l)
+		}
+	}
+}
+
+// A chunk renamed into place while a listing is being paged: the pages
+// go on from the listing's snapshot (no NFS3ERR_BAD_COOKIE, no new name
+// midway), and the next listing has it.
+func TestReaddirChunkTieredDuringListing(t *testing.T) {
+	f := newFixture(t, map[string][]string{"s": {"a"}})
+	for i := range 100 {
+		put(t, f.st, tier2.ChunkPath("s", "a", 0, int64(i)*10), []byte("c"))
+	}
+	r := dialRPC(t, f.port)
+	root, _ := r.mount("/")
+	dir := r.walk(root, "s", "a", "segment=0")
+	list := func(midway func()) []string {
+		var names []string
+		cookie, verf := uint64(0), uint64(0)
+		for page := 0; ; page++ {
+			st, res := r.nfs(procReaddirplus, xdrArgs{}.opaque(dir).u64(cookie).u64(verf).u32(512).u32(4096))
+			if st != 0 {
+				t.Fatalf("READDIRPLUS page %d: status %d", page, st)
+			}
+			var got []string
+			var eof bool
+			verf, got, cookie, eof = parseReaddir(t, res, true)
+			names = append(names, got...)
+			if eof {
+				return slices.DeleteFunc(names, func(n string) bool { return n == "." || n == ".." })
+			}
+			if page == 2 && midway != nil {
+				midway()
+			}
+		}
+	}
+	tiered := tier2.ChunkName(905) // sorts into the listing's last page
+	first := list(func() {
+		tmp := tier2.TempChunkPath("s", "a", 0, 905)
+		writeChunk(t, f.st, tmp, 905, 3, 10)
+		if err := f.st.Rename(tmp, tier2.ChunkPath("s", "a", 0, 905)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if len(first) != 100 || slices.Contains(first, tiered) {
+		t.Fatalf("the listing during the rename: %d names, has the new chunk: %v", len(first), slices.Contains(first, tiered))
+	}
+	second := list(nil)
+	if len(second) != 101 || !slices.Contains(second, tiered) {
+		t.Fatalf("the next listing: %d names, has the new chunk: %v", len(second), slices.Contains(second, tiered))
+	}
+}
+
+// manyChunks is the segment of the paging test: small files, written
+// straight in tier 2's layout (the view lists names and sizes only).
+const manyChunks = 3000
+
+func TestReaddirPagesThousandsOfChunks(t *testing.T) {
+	f := newFixture(t, map[string][]string{"s": {"big"}})
+	for i := range manyChunks {
+		put(t, f.st, tier2.ChunkPath("s", "big", 0, int64(i)*100), []byte(fmt.Sprint(i)))
+	}
+	want := viewTree(t, f.v, tier2.SegmentDir("s", "big", 0))
+	if len(want) != manyChunks {
+		t.Fatalf("view lists %d chunks", len(want))
+	}
+	got := nfsLs(t, f.url("/"+tier2.SegmentDir("s", "big", 0)))
+	if !slices.Equal(got, want) {
+		t.Fatalf("nfs-ls lists %d entries, the view %d; first differing: %q", len(got), len(want), firstDiff(got, want))
+	}
+
+	// By hand, with the smallest counts go-nfs takes: every name once, in
+	// pages, the cookie verifier kept.
+	r := dialRPC(t, f.port)
+	root, _ := r.mount("/")
+	dir := r.walk(root, "s", "big", "segment=0")
+	var names []string
+	for _, plus := range []bool{false, true} {
+		names = names[:0]
+		cookie, verf, pages := uint64(0), uint64(0), 0
+		for {
+			var st uint32
+			var res []byte
+			if plus {
+				st, res = r.nfs(procReaddirplus, xdrArgs{}.opaque(dir).u64(cookie).u64(verf).u32(512).u32(4096))
+			} else {
+				st, res = r.nfs(procReaddir, xdrArgs{}.opaque(dir).u64(cookie).u64(verf).u32(1024))
+			}
+			if st != 0 {
+				t.Fatalf("readdir (plus %v) page %d: status %d", plus, pages, st)
+			}
+			var eof bool
+			var got []string
+			verf, got, cookie, eof = parseReaddir(t, res, plus)
+			names = append(names, got...)
+			pages++
+			if eof {
+				break
+			}
+		}
+		names = slices.DeleteFunc(names, func(n string) bool { return n == "." || n == ".." })
+		var wantNames []string
+		for _, l := range want {
+			wantNames = append(wantNames, strings.Fields(l)[0])
+		}
+		if !slices.Equal(names, wantNames) {
+			t.Fatalf("readdir (plus %v): %d names in %d pages, want %d; first differing %q", plus, len(names), pages, len(wantNames), firstDiff(names, wantNames))
+		}
+		if pages < 10 {
+			t.Errorf("readdir (plus %v): %d pages; the test wants many", plus, pages)
+		}
+	}
+}
+
+// parseReaddir decodes a READDIR(PLUS) reply after its status: the cookie
+// verifier, the names, the last cookie and eof.
+func parseReaddir(t testing.TB, res []byte, plus bool) (verf uint64, names []string, last uint64, eof bool) {
+	t.Helper()
+	d := &reader{b: res}
+	if d.u32() == 1 { // dir_attributes
+		d.skip(84)
+	}
+	verf = d.u64()
+	for d.u32() == 1 {
+		d.u64() // fileid
+		names = append(names, string(d.opaque()))
+		last = d.u64()
+		if plus {
+			if d.u32() == 1 {
+				d.skip(84)
+			}
+			if d.u32() == 1 {
+				d.opaque()
+			}
+		}
+	}
+	eof = d.u32() == 1
+	if d.bad {
+		t.Fatalf("short READDIR reply: %x", res)
+	}
+	return verf, names, last, eof
+}
+
+type reader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *reader) skip(n int) {
+	if len(r.b) < n {
+		r.bad, r.b = true, nil
+		return
+	}
+	r.b = r.b[n:]
+}
+
+func (r *reader) u32() uint32 {
+	if len(r.b) < 4 {
+		r.bad = true
+		return 0
+	}
+	v := binary.BigEndian.Uint32(r.b)
+	r.b = r.b[4:]
+	return v
+}
+
+func (r *reader) u64() uint64 { return uint64(r.u32())<<32 | uint64(r.u32()) }
+
+func (r *reader) opaque() []byte {
+	n := int(r.u32())
+	if len(r.b) < (n+3)&^3 {
+		r.bad = true
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[(n+3)&^3:]
+	return v
+}
+
+func firstDiff(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("%q vs %q at %d", a[i], b[i], i)
+		}
+	}
+	return fmt.Sprintf("lengths %d vs %d", len(a), len(b))
+}
