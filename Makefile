@@ -14,7 +14,7 @@ WEBHDFS_ADDR ?= 127.0.0.1:9870
 # Benchmark time per benchmark; the disk probes need a few hundred fsyncs to settle.
 BENCHTIME ?= 2s
 
-.PHONY: all build run test bench bench-head lint soak clean harness universe proto spark s3a-jars
+.PHONY: all build run test bench bench-head bench-s3 lint soak clean harness universe proto spark s3clients s3a-jars
 
 all: build
 
@@ -29,6 +29,7 @@ run: build
 test:
 	bash scripts/test-deps.sh
 	$(MAKE) --no-print-directory harness
+	$(MAKE) --no-print-directory s3clients
 	$(GO) vet ./...
 	$(GO) test -race=false -count=1 -timeout 15m ./...
 	$(MAKE) --no-print-directory spark
@@ -111,6 +112,14 @@ spark:
 	$(MAKE) --no-print-directory s3a-jars
 	$(GO) test -tags spark -count=1 -timeout 10m -run Spark ./tier2/hive/... ./s3gateway/sparktest/...
 
+# The S3 clients the S3 head's tests drive (boto3, the AWS CLI, DuckDB
+# with httpfs; s3gateway/clients_test.go), pinned, in a virtual
+# environment at .cache/s3clients: about 40 MB fetched on the first run,
+# nothing done after. `go test ./s3gateway/` fails, saying to run this,
+# when it is missing.
+s3clients:
+	bash scripts/s3-deps.sh
+
 # Disk limits (node/diskprobe) come first so the node's numbers can be read
 # against them, then the append path in process (node/container) and over
 # TCP (node/server). -p 1 runs one package at a time: benchmarks of two
@@ -128,6 +137,13 @@ bench:
 bench-head:
 	$(MAKE) --no-print-directory harness
 	$(GO) test -count=1 -timeout 30m -run '^$$' -bench HeadRead -benchtime 1x ./hdfsgateway/headbench/
+
+# The S3 head's sequential reads with boto3 (and Go's net/http) against
+# the disk in the same run (s3gateway/s3bench; docs/BENCHMARKS.md, "S3
+# head"). About 10 s. SLUICE_S3BENCH_FILES, _MIB and _ROUNDS change its
+# shape (4 files of 64 MiB, 5 rounds).
+bench-s3: s3clients
+	$(GO) test -count=1 -timeout 30m -run '^$$' -bench S3Read -benchtime 1x ./s3gateway/s3bench/
 
 lint:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi

@@ -11,9 +11,9 @@
 //	role        embed/...: starts and stops the roles for programs and
 //	assembly    test harnesses; it may import every role, no role imports it
 //	roles       node/..., controller/..., scheduler/..., executor/...,
-//	            the HDFS head hdfsgateway/..., and the future heads
-//	            nfsexport/..., s3*/..., kafka/...; a role never imports
-//	            another role
+//	            the HDFS head hdfsgateway/..., the S3 head s3gateway/...,
+//	            and the future heads nfsexport/..., kafka/...; a role
+//	            never imports another role
 //	libraries   client/..., tier2/..., cluster/...
 //	protocol    protocol/...
 //	utilities   internal/dirlock, internal/jsonhttp, internal/latency,

@@ -54,7 +54,7 @@ var rules = []rule{
 	{"executor/...", roles, "the Mesos executor"},
 	{"hdfsgateway/...", roles, "the HDFS head: tier 2 read-only over hdfs:// and webhdfs://"},
 	{"nfsexport/...", roles, "future head"},
-	{"s3*", roles, "future head"},
+	{"s3gateway/...", roles, "the S3 head: tier 2 read-only over the S3 API"},
 	{"kafka/...", roles, "future head"},
 
 	{"client/...", libraries, "the client library and its clients of the node and REST API"},

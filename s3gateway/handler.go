@@ -1,0 +1,201 @@
+package s3gateway
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/internal/logs"
+	"github.com/sluice-streams/sluice/s3gateway/sigv4"
+	"github.com/sluice-streams/sluice/tier2/view"
+)
+
+// handler serves one View over the S3 API.
+type handler struct {
+	v      *view.View
+	cfg    Config
+	log    logrus.FieldLogger
+	verify sigv4.Verifier
+	idBase string        // random per handler: request ids differ across restarts
+	seq    atomic.Uint64 // request counter
+}
+
+// NewHandler returns the S3 API over v (see the package doc).
+func NewHandler(v *view.View, cfg Config) http.Handler {
+	if cfg.Region == "" {
+		cfg.Region = DefaultRegion
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.Domain = strings.ToLower(strings.Trim(cfg.Domain, "."))
+	creds := make(map[string]string, len(cfg.Credentials))
+	for k, s := range cfg.Credentials {
+		creds[k] = s
+	}
+	cfg.Credentials = creds
+	var b [4]byte
+	rand.Read(b[:])
+	h := &handler{v: v, cfg: cfg, log: logs.OrDiscard(cfg.Logger), idBase: strings.ToUpper(hex.EncodeToString(b[:]))}
+	h.verify = sigv4.Verifier{
+		Secret: func(ak string) (string, bool) { s, ok := creds[ak]; return s, ok },
+		Region: cfg.Region,
+		Now:    cfg.Now,
+	}
+	return h
+}
+
+// request is what routing found out about one request.
+type request struct {
+	id      string
+	bucket  string // "" for the service (ListBuckets)
+	key     string // "" for the bucket
+	virtual bool   // the bucket came from the Host
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rq := &request{id: fmt.Sprintf("%s%08X", h.idBase, h.seq.Add(1))}
+	w.Header().Set("x-amz-request-id", rq.id)
+	w.Header().Set("Server", "Sluice")
+	if e := h.serve(w, r, rq); e != nil {
+		if e.status >= 500 {
+			h.log.WithFields(logrus.Fields{"method": r.Method, "path": r.URL.Path, "request": rq.id}).Warn("s3 head: " + e.Error())
+		}
+		writeError(w, r, rq, e)
+	}
+}
+
+// serve answers r, or returns the error to answer.
+func (h *handler) serve(w http.ResponseWriter, r *http.Request, rq *request) *s3Error {
+	if len(r.URL.RawQuery) > MaxQueryLen {
+		return errURITooLong
+	}
+	var err *s3Error
+	if rq.bucket, rq.key, rq.virtual, err = Route(r.Host, r.URL.Path, h.cfg.Domain); err != nil {
+		return err
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodPut, http.MethodPost, http.MethodDelete, http.MethodPatch:
+		// Every write, whatever its subresource (objects, multipart,
+		// copy, ACLs, policies, tags, DeleteObjects): read-only.
+		return errAccessDenied
+	default:
+		return errMethod
+	}
+	if e := h.authenticate(r); e != nil {
+		return e
+	}
+	q := r.URL.Query()
+	switch {
+	case rq.bucket == "":
+		return h.listBuckets(w, r)
+	case rq.key == "":
+		return h.bucket(w, r, rq, q)
+	default:
+		return h.object(w, r, rq, q)
+	}
+}
+
+// Route splits a request's Host and decoded path into bucket and key:
+// virtual-hosted style when the Host (port left out, case ignored) is
+// "<bucket>.<domain>" or "<bucket>.localhost", path style ("/<bucket>/<key>")
+// otherwise. An empty bucket is the service; an empty key the bucket.
+func Route(host, path, domain string) (bucket, key string, virtual bool, _ *s3Error) {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, d := range []string{domain, "localhost"} {
+		if d != "" && strings.HasSuffix(host, "."+d) {
+			bucket, virtual = strings.TrimSuffix(host, "."+d), true
+			break
+		}
+	}
+	path = strings.TrimPrefix(path, "/")
+	if !virtual {
+		bucket, key, _ = strings.Cut(path, "/")
+	} else {
+		key = path
+	}
+	if len(key) > MaxKeyLen {
+		return "", "", false, errKeyTooLong
+	}
+	if strings.Contains(bucket, "/") || len(bucket) > 255 {
+		return "", "", false, errNoSuchBucket
+	}
+	return bucket, key, virtual, nil
+}
+
+// authenticate verifies r's signature, or lets an unsigned request
+// through when anonymous requests are served. A signed read's body (S3
+// reads have none) must match its payload hash.
+func (h *handler) authenticate(r *http.Request) *s3Error {
+	res, err := h.verify.Verify(r)
+	switch {
+	case err == sigv4.ErrMissing:
+		if !h.cfg.Anonymous {
+			return errAnonymous
+		}
+		if r.ContentLength != 0 {
+			return errReadBody
+		}
+		return nil
+	case err != nil:
+		return authError(err, h.cfg.Region)
+	}
+	if res.PayloadHash == sigv4.UnsignedPayload {
+		if r.ContentLength != 0 {
+			return errReadBody
+		}
+		return nil
+	}
+	if strings.HasPrefix(res.PayloadHash, "STREAMING-") {
+		return errReadBody
+	}
+	body, rerr := io.ReadAll(io.LimitReader(r.Body, maxReadBody+1))
+	if rerr != nil {
+		return errorf(http.StatusBadRequest, "IncompleteBody", "You did not provide the number of bytes specified by the Content-Length HTTP header.")
+	}
+	if len(body) > maxReadBody {
+		return errReadBody
+	}
+	sum := sha256.Sum256(body)
+	if hex.EncodeToString(sum[:]) != res.PayloadHash {
+		return errPayloadHash
+	}
+	return nil
+}
+
+// Subresources of a bucket and of an object (query parameters) that the
+// head does not serve: NotImplemented, not a listing or the object.
+var (
+	bucketSubresources = []string{
+		"accelerate", "acl", "analytics", "cors", "encryption", "intelligent-tiering", "inventory",
+		"lifecycle", "logging", "metrics", "notification", "object-lock", "ownershipControls",
+		"policy", "policyStatus", "publicAccessBlock", "replication", "requestPayment", "tagging",
+		"uploads", "versions", "website",
+	}
+	objectSubresources = []string{
+		"acl", "attributes", "legal-hold", "retention", "tagging", "torrent", "uploadId", "restore", "select",
+	}
+)
+
+// unsupported names the first of subs present in q.
+func unsupported(q map[string][]string, subs []string) (string, bool) {
+	for _, s := range subs {
+		if _, ok := q[s]; ok {
+			return s, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,217 @@
+package s3gateway
+
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGetHeadAndErrors(t *testing.T) {
+	f := newFixture(t, Config{})
+	key := f.keys("logs")[1]
+	want, err := os.ReadFile(f.chunks["logs/"+key])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body := f.do(t, "GET", "/logs/"+key, nil)
+	if resp.StatusCode != 200 || !bytes.Equal(body, want) {
+		t.Fatalf("GET: %d, %d bytes (want %d)", resp.StatusCode, len(body), len(want))
+	}
+	etag := resp.Header.Get("ETag")
+	if !strings.HasSuffix(etag, `-1"`) || resp.Header.Get("x-amz-request-id") == "" || resp.Header.Get("Last-Modified") == "" {
+		t.Fatalf("GET headers: %v", resp.Header)
+	}
+	resp, body = f.do(t, "GET", "/logs/"+key, map[string]string{"Range": "bytes=10-19"})
+	if resp.StatusCode != 206 || !bytes.Equal(body, want[10:20]) || resp.Header.Get("Content-Range") != "bytes 10-19/"+itoa(len(want)) {
+		t.Fatalf("range: %d %q %v", resp.StatusCode, body, resp.Header)
+	}
+	resp, body = f.do(t, "GET", "/logs/"+key, map[string]string{"Range": "bytes=-5"})
+	if resp.StatusCode != 206 || !bytes.Equal(body, want[len(want)-5:]) {
+		t.Fatalf("suffix range: %d %q", resp.StatusCode, body)
+	}
+	resp, body = f.do(t, "GET", "/logs/"+key, map[string]string{"Range": "bytes=" + itoa(len(want)) + "-"})
+	if resp.StatusCode != 416 || !strings.Contains(string(body), "<Code>InvalidRange</Code>") {
+		t.Fatalf("past the end: %d %s", resp.StatusCode, body)
+	}
+	for _, c := range []struct {
+		hdr  map[string]string
+		want int
+	}{
+		{map[string]string{"If-None-Match": etag}, 304},
+		{map[string]string{"If-Match": etag}, 200},
+		{map[string]string{"If-Match": `"other"`}, 412},
+		{map[string]string{"If-Modified-Since": resp.Header.Get("Last-Modified")}, 304},
+		{map[string]string{"If-Unmodified-Since": "Mon, 01 Jan 2001 00:00:00 GMT"}, 412},
+		{map[string]string{"If-Match": etag, "If-Unmodified-Since": "Mon, 01 Jan 2001 00:00:00 GMT"}, 200},
+	} {
+		if resp, _ := f.do(t, "GET", "/logs/"+key, c.hdr); resp.StatusCode != c.want {
+			t.Errorf("%v: %d, want %d", c.hdr, resp.StatusCode, c.want)
+		}
+	}
+	for _, c := range []struct {
+		method, target, code string
+		status               int
+	}{
+		{"GET", "/nope/x", "NoSuchBucket", 404},
+		{"GET", "/logs/clicks/segment=0/x.seq", "NoSuchKey", 404},
+		{"GET", "/logs/clicks/segment=1/" + "_tmp.00000000000000000050.seq", "NoSuchKey", 404},
+		{"GET", "/logs/clicks/", "NoSuchKey", 404},
+		{"PUT", "/logs/clicks/x", "AccessDenied", 403},
+		{"DELETE", "/logs/" + key, "AccessDenied", 403},
+		{"POST", "/logs?delete", "AccessDenied", 403},
+		{"PUT", "/newbucket", "AccessDenied", 403},
+		{"GET", "/logs?acl", "NotImplemented", 501},
+		{"GET", "/logs/" + key + "?tagging", "NotImplemented", 501},
+		{"GET", "/logs?list-type=2&continuation-token=abc", "InvalidArgument", 400},
+		{"GET", "/logs?list-type=2&max-keys=-1", "InvalidArgument", 400},
+		{"OPTIONS", "/logs", "MethodNotAllowed", 405},
+	} {
+		resp, body := f.do(t, c.method, c.target, nil)
+		if resp.StatusCode != c.status || !strings.Contains(string(body), "<Code>"+c.code+"</Code>") || resp.Header.Get("x-amz-request-id") == "" {
+			t.Errorf("%s %s: %d %s, want %d %s", c.method, c.target, resp.StatusCode, body, c.status, c.code)
+		}
+	}
+	if resp, body := f.do(t, "HEAD", "/logs/nope/segment=0/x.seq", nil); resp.StatusCode != 404 || len(body) != 0 {
+		t.Errorf("HEAD missing: %d %q", resp.StatusCode, body)
+	}
+}
+
+func TestAnonymous(t *testing.T) {
+	f := newFixture(t, Config{})
+	resp, err := http.Get(f.srv.URL + "/logs?list-type=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 {
+		t.Fatalf("anonymous without Anonymous: %d", resp.StatusCode)
+	}
+	f = newFixture(t, Config{Anonymous: true})
+	resp, err = http.Get(f.srv.URL + "/logs?list-type=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("anonymous with Anonymous: %d", resp.StatusCode)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+type listPage struct {
+	keys, prefixes []string
+	truncated      bool
+	next           string
+	keyCount       int
+}
+
+func parseList(t testing.TB, body []byte) listPage {
+	t.Helper()
+	var x struct {
+		Contents []struct {
+			Key string `xml:"Key"`
+		} `xml:"Contents"`
+		CommonPrefixes []struct {
+			Prefix string `xml:"Prefix"`
+		} `xml:"CommonPrefixes"`
+		IsTruncated           bool   `xml:"IsTruncated"`
+		NextContinuationToken string `xml:"NextContinuationToken"`
+		NextMarker            string `xml:"NextMarker"`
+		KeyCount              int    `xml:"KeyCount"`
+	}
+	if err := xml.Unmarshal(body, &x); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	p := listPage{truncated: x.IsTruncated, next: x.NextContinuationToken, keyCount: x.KeyCount}
+	if p.next == "" {
+		p.next = x.NextMarker
+	}
+	for _, c := range x.Contents {
+		p.keys = append(p.keys, c.Key)
+	}
+	for _, c := range x.CommonPrefixes {
+		p.prefixes = append(p.prefixes, c.Prefix)
+	}
+	return p
+}
+
+func TestRoute(t *testing.T) {
+	for _, c := range []struct {
+		host, path, domain, bucket, key string
+		virtual                         bool
+	}{
+		{"127.0.0.1:9000", "/logs/clicks/segment=0/x.seq", "", "logs", "clicks/segment=0/x.seq", false},
+		{"127.0.0.1:9000", "/logs/", "", "logs", "", false},
+		{"127.0.0.1:9000", "/", "", "", "", false},
+		{"logs.localhost:9000", "/clicks/segment=0/x.seq", "", "logs", "clicks/segment=0/x.seq", true},
+		{"logs.s3.example.com", "/a/b", "s3.example.com", "logs", "a/b", true},
+		{"LOGS.S3.EXAMPLE.COM.:80", "/", "s3.example.com", "logs", "", true},
+		{"s3.example.com", "/logs/a", "s3.example.com", "logs", "a", false},
+		{"my.scope.s3.example.com", "/", "s3.example.com", "my.scope", "", true},
+		{"other.example.com", "/logs/a", "s3.example.com", "logs", "a", false},
+	} {
+		b, k, v, err := Route(c.host, c.path, c.domain)
+		if err != nil || b != c.bucket || k != c.key || v != c.virtual {
+			t.Errorf("Route(%q, %q, %q) = %q, %q, %v, %v", c.host, c.path, c.domain, b, k, v, err)
+		}
+	}
+}
+
+func TestParseCredentials(t *testing.T) {
+	got, err := ParseCredentials("AK1:sec/ret+1, AK2:s:2\n# a comment\n\n  AK3 : s3  \n")
+	if err != nil || len(got) != 3 || got["AK1"] != "sec/ret+1" || got["AK2"] != "s:2" || got["AK3"] != "s3" {
+		t.Fatalf("%v %v", got, err)
+	}
+	for _, bad := range []string{"AK1", "AK1:", ":s", "AK1:a,AK1:b", "A K:s"} {
+		if _, err := ParseCredentials(bad); err == nil {
+			t.Errorf("ParseCredentials(%q) accepted", bad)
+		} else if strings.Contains(err.Error(), "a,AK1") {
+			t.Errorf("error shows a secret: %v", err)
+		}
+	}
+}
+
+// TestSignatureRefusals: S3's codes for requests signed wrongly.
+func TestSignatureRefusals(t *testing.T) {
+	f := newFixture(t, Config{})
+	get := func(mod func(r *http.Request)) (int, string) {
+		r, _ := http.NewRequest("GET", f.srv.URL+"/logs?list-type=2", nil)
+		mod(r)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var e struct {
+			Code string `xml:"Code"`
+		}
+		b, _ := io.ReadAll(resp.Body)
+		xml.Unmarshal(b, &e)
+		return resp.StatusCode, e.Code
+	}
+	for _, c := range []struct {
+		name   string
+		mod    func(r *http.Request)
+		status int
+		code   string
+	}{
+		{"unknown key", func(r *http.Request) { sign(r, "nobody", testSecret, DefaultRegion, time.Now()) }, 403, "InvalidAccessKeyId"},
+		{"wrong secret", func(r *http.Request) { sign(r, testKey, "x", DefaultRegion, time.Now()) }, 403, "SignatureDoesNotMatch"},
+		{"skewed", func(r *http.Request) { sign(r, testKey, testSecret, DefaultRegion, time.Now().Add(-20*time.Minute)) }, 403, "RequestTimeTooSkewed"},
+		{"other region", func(r *http.Request) { sign(r, testKey, testSecret, "eu-west-1", time.Now()) }, 400, "AuthorizationHeaderMalformed"},
+		{"v2", func(r *http.Request) { r.Header.Set("Authorization", "AWS "+testKey+":c2ln") }, 400, "InvalidRequest"},
+		{"anonymous", func(r *http.Request) {}, 403, "AccessDenied"},
+		{"good", func(r *http.Request) { sign(r, testKey, testSecret, DefaultRegion, time.Now()) }, 200, ""},
+	} {
+		if status, code := get(c.mod); status != c.status || code != c.code {
+			t.Errorf("%s: %d %s, want %d %s", c.name, status, code, c.status, c.code)
+		}
+	}
+}
