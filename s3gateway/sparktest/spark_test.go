@@ -202,9 +202,12 @@ func callName(r *http.Request) string {
 // also when Spark splits a chunk into several ranged reads;
 // SequenceFileInputFormat over the stream's directory (recursive) the
 // same; the binaryFile DataFrame reader every chunk byte-identical to
-// tier 2 with its size and time. A wrong secret or an unknown key fails
-// with the head's 403, a missing stream matches no file, and a write
-// from Spark fails and leaves tier 2 as it was.
+// tier 2 with its size and time, and never a chunk still being written.
+// Unsigned reads (S3A's anonymous credentials) work from a head that
+// serves them, as the standalone's does by default. A wrong secret or an
+// unknown key fails with the head's 403, a deleted stream (its chunks
+// still in tier 2) and a missing one match no file, and a write from
+// Spark fails with AccessDenied and leaves tier 2 as it was.
 func TestS3AInSpark(t *testing.T) {
 	spark := sparktest.Find(t)
 	dir := t.TempDir()
@@ -239,7 +242,9 @@ func TestS3AInSpark(t *testing.T) {
 	v := view.New(st, catalog{"iot": {"frames"}, "logs": {"access"}}, view.Options{})
 
 	seen := &calls{n: map[string]int{}}
-	endpoint := serveHead(t, v, seen)
+	endpoint := serveHead(t, v, seen, s3gateway.Config{Credentials: map[string]string{accessKey: secretKey}, Region: region})
+	// The standalone's default: no keys, unsigned requests served.
+	anonymous := serveHead(t, v, seen, s3gateway.Config{Anonymous: true, Region: region})
 	conf := sparktest.S3AConf(endpoint, region, accessKey, secretKey)
 	// Splits of 128 KiB: Spark reads each chunk in several splits, each
 	// from the sync point after its start, through its own ranged GETs.
@@ -261,6 +266,11 @@ func TestS3AInSpark(t *testing.T) {
 		"secret":    {Kind: sparktest.SequenceFile, Path: "s3a://iot/frames/segment=0/*.seq", Conf: other("fs.s3a.secret.key", "not-"+secretKey)},
 		"key":       {Kind: sparktest.SequenceFile, Path: "s3a://iot/frames/segment=0/*.seq", Conf: other("fs.s3a.access.key", "NOSUCHKEY")},
 		"write":     {Kind: sparktest.TextWrite, Path: "s3a://iot/frames/out"},
+		"anonymous": {Kind: sparktest.SequenceFile, Path: "s3a://iot/frames/segment=*/*.seq", Conf: map[string]string{
+			"fs.s3a.endpoint":                 anonymous,
+			"fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.AnonymousAWSCredentialsProvider",
+			"fs.s3a.impl.disable.cache":       "true",
+		}},
 	}})
 	t.Logf("S3 calls s3a made: %s", seen)
 
@@ -271,6 +281,7 @@ func TestS3AInSpark(t *testing.T) {
 	checkRecords(t, "sc.sequenceFile(segment=0/*.seq)", res["segment0"], want[0])
 	checkRecords(t, "sc.sequenceFile(segment=*/*.seq)", res["segments"], all)
 	checkRecords(t, "SequenceFileInputFormat(frames, recursive)", res["recursive"], all)
+	checkRecords(t, "SequenceFileInputFormat(segment=*/*.seq), unsigned, from a head serving anonymous requests", res["anonymous"], all)
 
 	files := res["files"]
 	if files.Error != "" {
@@ -400,15 +411,11 @@ func firstLine(s string) string {
 	return line
 }
 
-// serveHead serves v with the S3 head on 127.0.0.1 (a free port), with
-// the test's keys, until the test ends, and returns its endpoint.
-func serveHead(t *testing.T, v *view.View, seen *calls) string {
+// serveHead serves v with the S3 head configured by cfg on 127.0.0.1 (a
+// free port) until the test ends, and returns its endpoint.
+func serveHead(t *testing.T, v *view.View, seen *calls, cfg s3gateway.Config) string {
 	t.Helper()
-	h := s3gateway.NewHandler(v, s3gateway.Config{
-		Credentials: map[string]string{accessKey: secretKey},
-		Region:      region,
-	})
-	srv := httptest.NewServer(seen.wrap(h))
+	srv := httptest.NewServer(seen.wrap(s3gateway.NewHandler(v, cfg)))
 	t.Cleanup(srv.Close)
 	u, err := url.Parse(srv.URL)
 	if err != nil {
