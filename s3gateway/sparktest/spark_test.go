@@ -201,7 +201,8 @@ func callName(r *http.Request) string {
 // segments' gives every record (offset and event) as written, in order,
 // also when Spark splits a chunk into several ranged reads;
 // SequenceFileInputFormat over the stream's directory (recursive) the
-// same; the binaryFile DataFrame reader every chunk byte-identical to
+// same, also through S3A's prefetching and analytics input streams; the
+// binaryFile DataFrame reader every chunk byte-identical to
 // tier 2 with its size and time, and never a chunk still being written.
 // Unsigned reads (S3A's anonymous credentials) work from a head that
 // serves them, as the standalone's does by default. A wrong secret or an
@@ -266,6 +267,9 @@ func TestS3AInSpark(t *testing.T) {
 		"secret":    {Kind: sparktest.SequenceFile, Path: "s3a://iot/frames/segment=0/*.seq", Conf: other("fs.s3a.secret.key", "not-"+secretKey)},
 		"key":       {Kind: sparktest.SequenceFile, Path: "s3a://iot/frames/segment=0/*.seq", Conf: other("fs.s3a.access.key", "NOSUCHKEY")},
 		"write":     {Kind: sparktest.TextWrite, Path: "s3a://iot/frames/out"},
+		// S3A's other input streams (the default is "classic").
+		"prefetch":  {Kind: sparktest.SequenceFile, Path: "s3a://iot/frames/segment=*/*.seq", Conf: other("fs.s3a.input.stream.type", "prefetch")},
+		"analytics": {Kind: sparktest.SequenceFile, Path: "s3a://iot/frames/segment=*/*.seq", Conf: other("fs.s3a.input.stream.type", "analytics")},
 		"anonymous": {Kind: sparktest.SequenceFile, Path: "s3a://iot/frames/segment=*/*.seq", Conf: map[string]string{
 			"fs.s3a.endpoint":                 anonymous,
 			"fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.AnonymousAWSCredentialsProvider",
@@ -281,6 +285,8 @@ func TestS3AInSpark(t *testing.T) {
 	checkRecords(t, "sc.sequenceFile(segment=0/*.seq)", res["segment0"], want[0])
 	checkRecords(t, "sc.sequenceFile(segment=*/*.seq)", res["segments"], all)
 	checkRecords(t, "SequenceFileInputFormat(frames, recursive)", res["recursive"], all)
+	checkRecords(t, "SequenceFileInputFormat(segment=*/*.seq), S3A's prefetching stream", res["prefetch"], all)
+	checkRecords(t, "SequenceFileInputFormat(segment=*/*.seq), S3A's analytics stream", res["analytics"], all)
 	checkRecords(t, "SequenceFileInputFormat(segment=*/*.seq), unsigned, from a head serving anonymous requests", res["anonymous"], all)
 
 	files := res["files"]
