@@ -2,6 +2,8 @@ package s3gateway
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,14 +21,7 @@ func TestAnonymousClients(t *testing.T) {
 	f := newFixture(t, Config{Anonymous: true, Credentials: map[string]string{}})
 	py := venvPython(t)
 	aws := filepath.Join(filepath.Dir(py), "aws")
-	run := func(name string, args ...string) (string, string, error) {
-		cmd := exec.Command(name, args...)
-		cmd.Env = append(cleanEnv(), "AWS_DEFAULT_REGION=us-east-1")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		return stdout.String(), stderr.String(), err
-	}
+	run := runCmd
 	want := f.keys("logs")
 	out, stderr, err := run(aws, "--endpoint-url", f.srv.URL, "--no-sign-request", "s3", "ls", "--recursive", "s3://logs")
 	if err != nil {
@@ -99,4 +94,19 @@ func (f *fixture) checkSums(t *testing.T, who, out, prefix string) {
 	if want := f.keys("logs"); !slices.Equal(got, want) {
 		t.Errorf("%s read %q, want %q", who, got, want)
 	}
+}
+
+// runCmd runs a client command with the clients' clean environment.
+func runCmd(name string, args ...string) (string, string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(cleanEnv(), "AWS_DEFAULT_REGION=us-east-1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+func sha(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }

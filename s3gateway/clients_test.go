@@ -84,6 +84,8 @@ type boto3Result struct {
 	TopPrefixes       []string               `json:"top_prefixes"`
 	SegmentPrefixes   []string               `json:"segment_prefixes"`
 	V1Keys            []string               `json:"v1_keys"`
+	StartAfter        []string               `json:"start_after"`
+	EqPrefixes        []string               `json:"eq_prefixes"`
 	Objects           map[string]boto3Object `json:"objects"`
 	IfNoneMatch       string                 `json:"if_none_match"`
 	IfMatchOther      string                 `json:"if_match_other"`
@@ -134,6 +136,12 @@ func (f *fixture) checkBoto3(t *testing.T, res boto3Result) {
 	}
 	if !slices.Equal(res.TopPrefixes, []string{"clicks/", "views/"}) {
 		t.Errorf("top-level prefixes %q (an empty stream has none)", res.TopPrefixes)
+	}
+	if !slices.Equal(res.StartAfter, want[2:]) {
+		t.Errorf("start-after %q: %q", want[1], res.StartAfter)
+	}
+	if !slices.Equal(res.EqPrefixes, []string{"clicks/segment=", "views/segment="}) {
+		t.Errorf("delimiter '=': %q", res.EqPrefixes)
 	}
 	if !slices.Equal(res.SegmentPrefixes, []string{"clicks/segment=0/", "clicks/segment=1/"}) {
 		t.Errorf("segment prefixes %q", res.SegmentPrefixes)

@@ -1,6 +1,7 @@
 package s3gateway
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -33,7 +34,16 @@ type Config struct {
 	// Now is the clock that signatures and skew are checked against
 	// (time.Now if nil).
 	Now func() time.Time
+	// StallTimeout is how long GetObject waits for a client to take the
+	// next 256 KiB of a body before it gives up on the client and closes
+	// the connection (DefaultStallTimeout if 0): a client that stops
+	// reading holds a connection, a buffer and an open chunk this long at
+	// most.
+	StallTimeout time.Duration
 }
+
+// DefaultStallTimeout is Config.StallTimeout's default.
+const DefaultStallTimeout = 2 * time.Minute
 
 // Bounds of requests, checked before anything is looked up.
 const (
@@ -48,6 +58,33 @@ const (
 	// a signed one is checked against its payload hash).
 	maxReadBody = 64 << 10
 )
+
+// ErrConfig is the error of Config.Validate.
+var ErrConfig = errors.New("s3gateway: invalid config")
+
+// Validate returns an error (wrapping ErrConfig) naming the first field
+// out of its range: a head with neither credentials nor anonymous access
+// would refuse every request.
+func (c Config) Validate() error {
+	if len(c.Credentials) == 0 && !c.Anonymous {
+		return fmt.Errorf("%w: no credentials and no anonymous access: every request would be refused", ErrConfig)
+	}
+	for ak, sk := range c.Credentials {
+		if ak == "" || sk == "" || strings.ContainsAny(ak, "/ \t") {
+			return fmt.Errorf("%w: credentials: access key %q: want a key without '/' or spaces and a non-empty secret", ErrConfig, ak)
+		}
+	}
+	if c.Region != "" && (len(c.Region) > 64 || strings.ContainsAny(c.Region, "/ \t")) {
+		return fmt.Errorf("%w: region %q", ErrConfig, c.Region)
+	}
+	if d := strings.Trim(c.Domain, "."); c.Domain != "" && (d == "" || strings.ContainsAny(d, ":/ \t")) {
+		return fmt.Errorf("%w: domain %q: want a host name without port", ErrConfig, c.Domain)
+	}
+	if c.StallTimeout < 0 {
+		return fmt.Errorf("%w: stall timeout %v: want 0 (the default) or more", ErrConfig, c.StallTimeout)
+	}
+	return nil
+}
 
 // ParseCredentials parses access keys and their secrets: "ACCESS:SECRET"
 // pairs separated by commas or newlines; blank lines and lines starting

@@ -58,7 +58,9 @@
 // would read every chunk a listing names): it is "<32 hex>-1", the form of
 // a multipart upload's ETag, which clients know not to check a body
 // against (see ETag). GetObject streams from the chunk through a 256 KiB
-// buffer; nothing is held in memory but that.
+// buffer; nothing is held in memory but that. Each write of the body has
+// Config.StallTimeout to complete: a client that stops reading is
+// disconnected then, and frees its buffer and chunk.
 //
 // # Authentication
 //

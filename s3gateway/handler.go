@@ -37,6 +37,9 @@ func NewHandler(v *view.View, cfg Config) http.Handler {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+	}
 	cfg.Domain = strings.ToLower(strings.Trim(cfg.Domain, "."))
 	creds := make(map[string]string, len(cfg.Credentials))
 	for k, s := range cfg.Credentials {

@@ -3,6 +3,7 @@ package s3gateway
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -212,6 +213,26 @@ func TestSignatureRefusals(t *testing.T) {
 	} {
 		if status, code := get(c.mod); status != c.status || code != c.code {
 			t.Errorf("%s: %d %s, want %d %s", c.name, status, code, c.status, c.code)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []Config{
+		{},
+		{Credentials: map[string]string{"a": ""}},
+		{Credentials: map[string]string{"a/b": "s"}},
+		{Anonymous: true, Domain: "s3.example.com:9000"},
+		{Anonymous: true, Region: "eu west"},
+		{Anonymous: true, StallTimeout: -1},
+	} {
+		if err := c.Validate(); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
+	for _, c := range []Config{{Anonymous: true}, {Credentials: map[string]string{"a": "b"}, Region: "eu-west-1", Domain: "s3.example.com"}} {
+		if err := c.Validate(); err != nil {
+			t.Errorf("%+v: %v", c, err)
 		}
 	}
 }

@@ -156,3 +156,41 @@ func TestGarbageRequests(t *testing.T) {
 		t.Fatalf("after the garbage: %d", resp.StatusCode)
 	}
 }
+
+// TestStalledClientIsCutOff: a client that stops reading a GetObject is
+// disconnected once a write waits longer than StallTimeout, with the body
+// short, while it still holds its end of the connection.
+func TestStalledClientIsCutOff(t *testing.T) {
+	f := newFixture(t, Config{})
+	f.cat.mu.Lock()
+	f.cat.streams["logs"] = append(f.cat.streams["logs"], "huge")
+	f.cat.mu.Unlock()
+	big := f.writeChunk(t, "logs", "huge", 0, 0, 300_000) // about 30 MB: more than the sockets buffer
+	size, err := os.Stat(f.chunks[big])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan string, 1)
+	h := NewHandler(f.v, Config{Credentials: map[string]string{testKey: testSecret}, StallTimeout: 50 * time.Millisecond})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() { ended <- "stalled" }()
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r, _ := http.NewRequest("GET", srv.URL+"/"+big, nil)
+	sign(r, testKey, testSecret, DefaultRegion, time.Now())
+	if err := r.Write(c); err != nil {
+		t.Fatal(err)
+	}
+	waitEnded(t, ended, "stalled") // with the client still connected
+	c.SetReadDeadline(time.Now().Add(hangTimeout))
+	got, _ := io.Copy(io.Discard, c)
+	if got >= size.Size() {
+		t.Fatalf("the stalled client got %d bytes of %d: not cut off", got, size.Size())
+	}
+}

@@ -124,12 +124,36 @@ func (h *handler) object(w http.ResponseWriter, r *http.Request, rq *request, q 
 	w.WriteHeader(status)
 	buf := bufPool.Get().(*[]byte)
 	defer bufPool.Put(buf)
-	// writerOnly hides the ResponseWriter's ReadFrom, which would copy
-	// with a small buffer of its own: this one is large.
-	if _, err := io.CopyBuffer(writerOnly{w}, io.NewSectionReader(f, start, n), *buf); err != nil {
+	if err := h.copyBody(w, f, start, n, *buf); err != nil {
 		// The status is out: all that is left is to stop. A client that
-		// went away is no failure of the head's.
+		// went away (or stalled past StallTimeout) is no failure of the
+		// head's.
 		h.log.WithError(err).WithField("key", rq.bucket+"/"+rq.key).Debug("s3 head: GetObject cut short")
+	}
+	return nil
+}
+
+// copyBody writes n bytes of f from start, a buffer at a time, each write
+// within StallTimeout (where the server supports write deadlines).
+func (h *handler) copyBody(w http.ResponseWriter, f view.File, start, n int64, buf []byte) error {
+	rc := http.NewResponseController(w)
+	defer rc.SetWriteDeadline(time.Time{})
+	for n > 0 {
+		k, err := f.ReadAt(buf[:min(int64(len(buf)), n)], start)
+		if k > 0 {
+			rc.SetWriteDeadline(time.Now().Add(h.cfg.StallTimeout))
+			if _, werr := w.Write(buf[:k]); werr != nil {
+				return werr
+			}
+			start += int64(k)
+			n -= int64(k)
+		}
+		if err != nil && (err != io.EOF || n > 0) {
+			return err
+		}
+		if k == 0 && err == nil {
+			return io.ErrNoProgress
+		}
 	}
 	return nil
 }
@@ -138,8 +162,6 @@ func (h *handler) object(w http.ResponseWriter, r *http.Request, rq *request, q 
 const copyBuf = 256 << 10
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, copyBuf); return &b }}
-
-type writerOnly struct{ io.Writer }
 
 // preconditions evaluates the conditional headers in RFC 9110's order
 // (which S3 follows): If-Match, else If-Unmodified-Since (412); then

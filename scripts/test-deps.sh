@@ -54,7 +54,8 @@ need_pkg maven                mvn                            # make harness: fet
 need_pkg hdfs-cli             hdfs                           # tests/e2e: Debian's HDFS client (colinmarc/hdfs's CLI) reads through the HDFS head
 need_pkg curl                 curl                           # tests/docs: the README's walkthrough calls the REST API
 need_pkg python3              python3                        # hdfsgateway/webhdfs: a Python WebHDFS client (urllib)
-# make spark (part of make test): scripts/spark-deps.sh makes a venv for PySpark.
+# make spark (part of make test): scripts/spark-deps.sh makes a venv for PySpark;
+# make s3clients (also part of make test): scripts/s3-deps.sh one for the S3 clients.
 py_stdlib=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])' 2>/dev/null || echo /usr/lib/python3.11)
 need_pkg python3-venv         "$py_stdlib/ensurepip/__init__.py" # the venv module's pip bootstrap
 #

@@ -63,6 +63,9 @@ top = s3.list_objects_v2(Bucket=bucket, Delimiter="/")
 out["top_prefixes"] = [p["Prefix"] for p in top.get("CommonPrefixes", [])]
 seg = s3.list_objects_v2(Bucket=bucket, Prefix=keys[0].rsplit("/", 2)[0] + "/", Delimiter="/")
 out["segment_prefixes"] = [p["Prefix"] for p in seg.get("CommonPrefixes", [])]
+out["start_after"] = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, StartAfter=keys[1]).get("Contents", [])]
+eq = s3.list_objects_v2(Bucket=bucket, Delimiter="=", FetchOwner=True)
+out["eq_prefixes"] = [p["Prefix"] for p in eq.get("CommonPrefixes", [])]
 v1 = []
 for page in s3.get_paginator("list_objects").paginate(Bucket=bucket, PaginationConfig={"PageSize": 3}):
     v1 += [o["Key"] for o in page.get("Contents", [])]
