@@ -24,9 +24,10 @@
 // spark.jars as --jars would put them, the request's settings on the
 // session (S3AConf gives the spark.hadoop.fs.s3a.* ones a user sets for
 // the head), then each read: sc.sequenceFile (or newAPIHadoopFile with
-// SequenceFileInputFormat when the read has its own Hadoop settings) or
-// the binaryFile DataFrame reader. A read that fails in Java comes back
-// as its exception and causes, so tests can check refusals. The process
-// group is killed when the test's deadline or Timeout passes, and at the
-// end of Run in any case.
+// SequenceFileInputFormat when the read has its own Hadoop settings), the
+// binaryFile DataFrame reader, Hadoop's own globStatus and listFiles
+// through S3A, or a saveAsTextFile (a write). A read that fails in Java
+// comes back as its exception and causes, so tests can check refusals.
+// The process group is killed when the test's deadline or Timeout passes,
+// and at the end of Run in any case.
 package sparktest

@@ -3,7 +3,7 @@
 Usage: python s3aread.py REQUEST.json RESULT.json WORKDIR
 
 REQUEST.json: {"jars": ["JAR", ...], "conf": {"spark.hadoop.fs.s3a.endpoint": "...", ...},
-               "reads": {"name": {"kind": "sequencefile" | "binaryfile" | "textwrite", "path": "s3a://...",
+               "reads": {"name": {"kind": "sequencefile" | "binaryfile" | "glob" | "listfiles" | "textwrite", "path": "s3a://...",
                                   "conf": {"hadoop key": "value"}}, ...}}
 The jars go to spark.jars (as --jars would put them), conf is set on the
 session, then the reads run in order of their names:
@@ -14,6 +14,9 @@ session, then the reads run in order of their names:
   binaryfile: spark.read.format("binaryFile").load(path), the DataFrame
     reader of whole files; each file is [path, length, mtime (Unix
     seconds), content hex].
+  glob: Hadoop's FileSystem.globStatus(path) through S3A, each file as
+    binaryfile's with no content.
+  listfiles: FileSystem.listFiles(path, recursive=True), likewise.
   textwrite: sc.parallelize([a line]).saveAsTextFile(path), a write.
 RESULT.json is {"name": {"records": [...]} | {"files": [...]} | {} | {"error": "..."}},
 the error being the Java exception and its causes, one per line, when the
@@ -64,6 +67,34 @@ def read_binaryfile(spark, path, conf):
     }
 
 
+def hadoop_fs(spark, path):
+    sc = spark.sparkContext
+    p = sc._jvm.org.apache.hadoop.fs.Path(path)
+    return p, p.getFileSystem(sc._jsc.hadoopConfiguration())
+
+
+def file_row(status):
+    return [status.getPath().toString(), status.getLen(), status.getModificationTime() // 1000, ""]
+
+
+def glob_status(spark, path, conf):
+    if conf:
+        raise ValueError("glob takes no conf")
+    p, fs = hadoop_fs(spark, path)
+    return {"files": [file_row(s) for s in fs.globStatus(p) or []]}
+
+
+def list_files(spark, path, conf):
+    if conf:
+        raise ValueError("listfiles takes no conf")
+    p, fs = hadoop_fs(spark, path)
+    it = fs.listFiles(p, True)
+    files = []
+    while it.hasNext():
+        files.append(file_row(it.next()))
+    return {"files": files}
+
+
 def write_text(spark, path, conf):
     if conf:
         raise ValueError("textwrite takes no conf")
@@ -71,7 +102,13 @@ def write_text(spark, path, conf):
     return {}
 
 
-READS = {"sequencefile": read_sequencefile, "binaryfile": read_binaryfile, "textwrite": write_text}
+READS = {
+    "sequencefile": read_sequencefile,
+    "binaryfile": read_binaryfile,
+    "glob": glob_status,
+    "listfiles": list_files,
+    "textwrite": write_text,
+}
 
 
 def main():

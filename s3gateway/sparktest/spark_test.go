@@ -32,6 +32,11 @@ import (
 	"github.com/sluice-streams/sluice/tier2/view"
 )
 
+// manyChunks is the number of chunks of the stream whose listing takes
+// two pages of the head's (s3gateway.MaxKeys) and more than one of S3A's
+// 5,000-key requests would if the head served them all.
+const manyChunks = s3gateway.MaxKeys + 234
+
 // The head's keys and region in the test.
 const (
 	accessKey = "SLUICETESTKEY"
@@ -176,7 +181,14 @@ func callName(r *http.Request) string {
 	case bucket == "":
 		return r.Method + " service"
 	case key == "" && r.Method == http.MethodGet && q.Get("list-type") == "2":
-		return "ListObjectsV2"
+		name := "ListObjectsV2"
+		if q.Has("delimiter") {
+			name += " delimiter=" + q.Get("delimiter")
+		}
+		if q.Has("continuation-token") {
+			name += " continued"
+		}
+		return name
 	case key == "" && r.Method == http.MethodGet && q.Has("location"):
 		return "GetBucketLocation"
 	case key == "" && r.Method == http.MethodGet:
@@ -203,7 +215,9 @@ func callName(r *http.Request) string {
 // SequenceFileInputFormat over the stream's directory (recursive) the
 // same, also through S3A's prefetching and analytics input streams; the
 // binaryFile DataFrame reader every chunk byte-identical to
-// tier 2 with its size and time, and never a chunk still being written.
+// tier 2 with its size and time, and never a chunk still being written;
+// a stream of more chunks than a page of listing globbed, listed
+// recursively and read whole.
 // Unsigned reads (S3A's anonymous credentials) work from a head that
 // serves them, as the standalone's does by default. A wrong secret or an
 // unknown key fails with the head's 403, a deleted stream (its chunks
@@ -222,6 +236,12 @@ func TestS3AInSpark(t *testing.T) {
 		access = append(access, []byte(fmt.Sprintf("another scope's event %d", i)))
 	}
 	writeChunks(t, st, "logs", "access", split(access))
+	// A stream of more chunks than one page of a listing holds.
+	var many []chunk
+	for i := range manyChunks {
+		many = append(many, chunk{events: [][]byte{[]byte(fmt.Sprintf("chunk %d", i))}})
+	}
+	wantMany := writeChunks(t, st, "iot", "many", many)[0]
 	// A deleted stream: its chunks wait in tier 2 to be removed, but the
 	// controller no longer names it.
 	writeChunks(t, st, "iot", "deleted", split(access))
@@ -240,7 +260,7 @@ func TestS3AInSpark(t *testing.T) {
 		t.Fatal(err)
 	}
 	tier2Files := chunkFiles(t, dir)
-	v := view.New(st, catalog{"iot": {"frames"}, "logs": {"access"}}, view.Options{})
+	v := view.New(st, catalog{"iot": {"frames", "many"}, "logs": {"access"}}, view.Options{})
 
 	seen := &calls{n: map[string]int{}}
 	endpoint := serveHead(t, v, seen, s3gateway.Config{Credentials: map[string]string{accessKey: secretKey}, Region: region})
@@ -267,6 +287,9 @@ func TestS3AInSpark(t *testing.T) {
 		"secret":    {Kind: sparktest.SequenceFile, Path: "s3a://iot/frames/segment=0/*.seq", Conf: other("fs.s3a.secret.key", "not-"+secretKey)},
 		"key":       {Kind: sparktest.SequenceFile, Path: "s3a://iot/frames/segment=0/*.seq", Conf: other("fs.s3a.access.key", "NOSUCHKEY")},
 		"write":     {Kind: sparktest.TextWrite, Path: "s3a://iot/frames/out"},
+		"many-glob": {Kind: sparktest.Glob, Path: "s3a://iot/many/segment=0/*.seq"},
+		"many-list": {Kind: sparktest.ListFiles, Path: "s3a://iot/many"},
+		"many-seq":  {Kind: sparktest.SequenceFile, Path: "s3a://iot/many/segment=*/*.seq"},
 		// S3A's other input streams (the default is "classic").
 		"prefetch":  {Kind: sparktest.SequenceFile, Path: "s3a://iot/frames/segment=*/*.seq", Conf: other("fs.s3a.input.stream.type", "prefetch")},
 		"analytics": {Kind: sparktest.SequenceFile, Path: "s3a://iot/frames/segment=*/*.seq", Conf: other("fs.s3a.input.stream.type", "analytics")},
@@ -288,6 +311,31 @@ func TestS3AInSpark(t *testing.T) {
 	checkRecords(t, "SequenceFileInputFormat(segment=*/*.seq), S3A's prefetching stream", res["prefetch"], all)
 	checkRecords(t, "SequenceFileInputFormat(segment=*/*.seq), S3A's analytics stream", res["analytics"], all)
 	checkRecords(t, "SequenceFileInputFormat(segment=*/*.seq), unsigned, from a head serving anonymous requests", res["anonymous"], all)
+
+	// Listings of more than a page: S3A follows the continuation tokens.
+	var wantManyPaths []string
+	for rel := range tier2Files {
+		if strings.HasPrefix(rel, "iot/many/") {
+			wantManyPaths = append(wantManyPaths, "s3a://"+rel)
+		}
+	}
+	slices.Sort(wantManyPaths)
+	for _, name := range []string{"many-glob", "many-list"} {
+		got := res[name]
+		if got.Error != "" {
+			t.Errorf("%s: %s", name, got.Error)
+			continue
+		}
+		var paths []string
+		for _, f := range got.Files {
+			paths = append(paths, f.Path)
+		}
+		slices.Sort(paths)
+		if !slices.Equal(paths, wantManyPaths) {
+			t.Errorf("%s: %d files listed, %d chunks in tier 2 (first listed %v)", name, len(paths), len(wantManyPaths), paths[:min(3, len(paths))])
+		}
+	}
+	checkRecords(t, "sc.sequenceFile(many/segment=*/*.seq)", res["many-seq"], wantMany)
 
 	files := res["files"]
 	if files.Error != "" {

@@ -41,6 +41,12 @@ const (
 	// BinaryFile reads with the binaryFile DataFrame reader, every file
 	// whole.
 	BinaryFile = "binaryfile"
+	// Glob lists with Hadoop's FileSystem.globStatus through S3A: Files
+	// with no content.
+	Glob = "glob"
+	// ListFiles lists with FileSystem.listFiles(path, recursive): Files
+	// with no content.
+	ListFiles = "listfiles"
 	// TextWrite writes a line with saveAsTextFile: a write, which an
 	// Outcome with no Error says succeeded.
 	TextWrite = "textwrite"
@@ -48,7 +54,7 @@ const (
 
 // Read is one read of a Run.
 type Read struct {
-	Kind string `json:"kind"` // SequenceFile, BinaryFile or TextWrite
+	Kind string `json:"kind"` // SequenceFile, BinaryFile, Glob, ListFiles or TextWrite
 	// Path is an s3a:// file, directory or glob.
 	Path string `json:"path"`
 	// Conf is Hadoop settings for this read only, over the session's
