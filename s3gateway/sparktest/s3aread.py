@@ -61,10 +61,10 @@ def read_sequencefile(spark, path, conf):
 def read_binaryfile(spark, path, conf):
     if conf:
         raise ValueError("binaryfile reads take no conf")
-    rows = spark.read.format("binaryFile").load(path).collect()
-    return {
-        "files": [[r.path, r.length, int(r.modificationTime.timestamp()), bytes(r.content).hex()] for r in rows]
-    }
+    df = spark.read.format("binaryFile").load(path)
+    # Seconds since the epoch in Spark, whatever Python's time zone.
+    rows = df.selectExpr("path", "length", "CAST(modificationTime AS BIGINT) AS mtime", "content").collect()
+    return {"files": [[r.path, r.length, r.mtime, bytes(r.content).hex()] for r in rows]}
 
 
 def hadoop_fs(spark, path):
