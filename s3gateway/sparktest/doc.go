@@ -9,7 +9,7 @@
 // PySpark is the virtual environment .cache/pyspark of tier2/hive's Spark
 // tests (scripts/spark-deps.sh; found by tier2/hive/sparktest.Find). The
 // jars are jars/target/jars, copied there by `mvn package` over
-// jars/pom.xml: hadoop-aws without the SDK's 600 MB "bundle", plus the
+// jars/pom.xml: hadoop-aws without the SDK's "bundle" (hundreds of MB), plus the
 // SDK's s3, s3-transfer-manager and their core modules and the analytics
 // accelerator S3A 3.5 loads when it initializes, minus what Spark already
 // ships (about 12 MB in 34 jars; the pom says how the set was found).
