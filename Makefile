@@ -16,7 +16,7 @@ S3_ADDR   ?= 127.0.0.1:9000
 # Benchmark time per benchmark; the disk probes need a few hundred fsyncs to settle.
 BENCHTIME ?= 2s
 
-.PHONY: all build run test bench bench-head bench-nfs bench-s3 lint soak clean harness universe proto spark s3clients
+.PHONY: all build run test bench bench-head bench-nfs bench-s3 lint soak clean harness universe proto spark s3clients s3a-jars
 
 all: build
 
@@ -56,7 +56,8 @@ harness: $(HARNESS)/target/classpath.txt
 # Maven 3.8 with jansi 2 (Debian's) still starts lines with ESC[0m resets
 # under -B and -Dstyle.color=never; only jansi.noreset, set in the JVM's
 # own options (MAVEN_OPTS, read before Maven parses -D), stops them.
-MVN := MAVEN_OPTS="$$MAVEN_OPTS -Djansi.noreset=true" mvn -B -q --no-transfer-progress -Dstyle.color=never -f $(HARNESS)/pom.xml
+MVN_ANY := MAVEN_OPTS="$$MAVEN_OPTS -Djansi.noreset=true" mvn -B -q --no-transfer-progress -Dstyle.color=never
+MVN := $(MVN_ANY) -f $(HARNESS)/pom.xml
 HARNESS_LOG := $(HARNESS)/target/mvn.log
 
 # Offline first (seconds when ~/.m2 has everything), online when it has
@@ -76,17 +77,43 @@ $(HARNESS)/target/classpath.txt: $(HARNESS_SRC)
 	fi
 	@touch $@
 
+# The jars Spark needs for s3a:// beside PySpark's own (hadoop-aws 3.5.0
+# and the AWS SDK modules S3A loads, about 12 MB; the pom says why these),
+# copied into $(S3A_JARS)/target/jars for the S3 head's Spark test
+# (s3gateway/sparktest). Offline first, as for the harness.
+S3A_JARS := s3gateway/sparktest/jars
+S3A_LOG := $(S3A_JARS)/target/mvn.log
+
+s3a-jars: $(S3A_JARS)/target/jars.stamp
+	@: # up to date: nothing to say
+
+$(S3A_JARS)/target/jars.stamp: $(S3A_JARS)/pom.xml
+	@rm -rf $(@D)/jars && mkdir -p $(@D)
+	@echo "s3a-jars: mvn package (log: $(S3A_LOG))"
+	@if ! $(MVN_ANY) -f $< -o package >$(S3A_LOG) 2>&1; then \
+		echo "s3a-jars: not everything is in ~/.m2 yet; fetching hadoop-aws and the AWS SDK modules (first run only)"; \
+		if ! $(MVN_ANY) -f $< package >>$(S3A_LOG) 2>&1; then \
+			echo "s3a-jars: mvn package failed; its output (offline attempt first):" >&2; \
+			cat $(S3A_LOG) >&2; \
+			exit 1; \
+		fi; \
+	fi
+	@touch $@
+
 # The Hive DDL run in a real engine: Spark SQL with Hive support (PySpark,
 # installed into .cache/pyspark by scripts/spark-deps.sh on the first run:
 # about 460 MB fetched, 3 minutes on a fresh machine, seconds once pip has
 # it cached). `make test` runs it last; its tests are built with the
 # "spark" tag (tier2/hive/spark_test.go), so `go test ./...` alone skips
 # them, and they also read chunks on a MiniDFSCluster (the Hadoop harness).
+# The S3 head's s3a:// test (s3gateway/sparktest) runs in the same PySpark
+# with the jars of s3a-jars.
 spark:
 	bash scripts/test-deps.sh
 	bash scripts/spark-deps.sh
 	$(MAKE) --no-print-directory harness
-	$(GO) test -tags spark -count=1 -timeout 10m -run Spark ./tier2/hive/...
+	$(MAKE) --no-print-directory s3a-jars
+	$(GO) test -tags spark -count=1 -timeout 10m -run Spark ./tier2/hive/... ./s3gateway/sparktest/...
 
 # The S3 clients the S3 head's tests drive (boto3, the AWS CLI, DuckDB
 # with httpfs; s3gateway/clients_test.go), pinned, in a virtual
@@ -146,4 +173,4 @@ proto:
 	bash scripts/gen-proto.sh
 
 clean:
-	rm -rf bin $(HARNESS)/target
+	rm -rf bin $(HARNESS)/target $(S3A_JARS)/target

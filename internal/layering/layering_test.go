@@ -82,6 +82,7 @@ var rules = []rule{
 	{"internal/benchtest", testSupport, "runs the append benchmarks' loops on this disk"},
 	{"tier2/hadooptest", testSupport, "starts a MiniDFSCluster and Hadoop's readers (Java)"},
 	{"tier2/hive/sparktest", testSupport, "runs SQL in Spark with Hive support (PySpark) for the Hive DDL's tests"},
+	{"s3gateway/sparktest", testSupport, "runs Spark's s3a:// reads (PySpark, hadoop-aws) against the S3 head for its tests"},
 	{"tier2/tier2test", testSupport, "the Storage conformance suite and an in-memory Storage"},
 	{"scheduler/mesostest", testSupport, "starts a fake Mesos master and agents"},
 	{"cluster/clustertest", testSupport, "the Store conformance suite; starts a real ZooKeeper"},
