@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"net"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -118,11 +119,15 @@ func runFile(t *testing.T, file string, blocks []block) {
 		"--hdfs-rpc-addr", "127.0.0.1:0", "--hdfs-data-addr", "127.0.0.1:0", "--webhdfs-addr", "127.0.0.1:0", "--nfs-addr", "127.0.0.1:0", "--s3-addr", "127.0.0.1:0")
 	ctl := "http://" + sa.Line(t, "controller listening on ", time.Minute)
 	env := append(os.Environ(),
-		"PATH="+filepath.Dir(sluiceBin)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		// sluice, and the AWS CLI of .cache/s3clients (scripts/s3-deps.sh).
+		"PATH="+filepath.Dir(sluiceBin)+string(os.PathListSeparator)+s3Clients(t)+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"SLUICE_CONTROLLER="+ctl,
 		// The HDFS head's addresses, for blocks that read through it.
 		"SLUICE_HDFS="+sa.Line(t, "hdfs head (rpc) listening on ", time.Minute),
 		"SLUICE_WEBHDFS="+sa.Line(t, "webhdfs listening on ", time.Minute),
+		// The NFS head's port and the S3 head's address, likewise.
+		"SLUICE_NFS_PORT="+port(t, sa.Line(t, "nfs head listening on ", time.Minute)),
+		"SLUICE_S3="+sa.Line(t, "s3 head listening on ", time.Minute),
 	)
 	for _, b := range blocks {
 		t.Run(fmt.Sprintf("%s:%d", file, b.line), func(t *testing.T) {
@@ -134,6 +139,30 @@ func runFile(t *testing.T, file string, blocks []block) {
 		})
 	}
 	sa.Stop(t, time.Minute)
+}
+
+// port is the port of a host:port address.
+func port(t *testing.T, addr string) string {
+	t.Helper()
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// s3Clients is the bin directory of the S3 clients' virtual environment
+// (the AWS CLI); the test fails, saying how to make it, without.
+func s3Clients(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", ".cache", "s3clients", "bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "aws")); err != nil {
+		t.Fatalf("the AWS CLI is not installed at %s: run `bash scripts/s3-deps.sh` from the repository root (`make test` does)", dir)
+	}
+	return dir
 }
 
 // skipMarked skips a marked block, saying where it is and why.
