@@ -130,12 +130,12 @@ func events(from, n int) []string {
 func TestMesosFramework(t *testing.T) {
 	zk := clustertest.StartZooKeeper(t)
 	m := mesostest.NewMaster(t, mesostest.Options{AllocationInterval: 50 * time.Millisecond, Dir: t.TempDir()})
-	// Five ports an agent: a controller or a node takes one, an HDFS head
-	// three.
-	ports := freePorts(t, 15)
+	// Seven ports an agent: a controller, a node, an NFS head or an S3
+	// head takes one, an HDFS head three.
+	ports := freePorts(t, 21)
 	for i := range 3 {
 		var rs []mesos.Value_Range
-		for _, p := range ports[5*i : 5*i+5] {
+		for _, p := range ports[7*i : 7*i+7] {
 			rs = append(rs, mesos.Value_Range{Begin: uint64(p), End: uint64(p)})
 		}
 		sort.Slice(rs, func(a, b int) bool { return rs[a].Begin < rs[b].Begin })
@@ -168,7 +168,10 @@ func TestMesosFramework(t *testing.T) {
 			// One HDFS head, the real `sluice hdfs-gateway` under the executor,
 			// on ports from the offers.
 			"--heads", "1", "--head-cpus", "0.5", "--head-mem", "256",
-			"--head-rpc-port", "0", "--head-data-port", "0", "--head-http-port", "0")
+			"--head-rpc-port", "0", "--head-data-port", "0", "--head-http-port", "0",
+			// And one NFS and one S3 head (anonymous), likewise.
+			"--nfs-heads", "1", "--nfs-head-cpus", "0.25", "--nfs-head-mem", "128", "--nfs-head-port", "0",
+			"--s3-heads", "1", "--s3-head-cpus", "0.25", "--s3-head-mem", "128", "--s3-head-port", "0", "--s3-anonymous")
 		api := "http://" + sched.Line(t, "scheduler API listening on ", waitTimeout)
 		sc, err := scheduler.NewClient(api, nil)
 		if err != nil {
@@ -236,6 +239,18 @@ func TestMesosFramework(t *testing.T) {
 		t.Fatalf("HDFS head endpoints %v %v, want one each", eps.HDFS, eps.WebHDFS)
 	}
 	headStatus(t, eps.HDFS[0], eps.WebHDFS[0], "/e2e/s")
+	// The NFS and S3 heads it launched serve the same tree: nfs-ls lists
+	// the scope's stream, the AWS CLI the scope's bucket.
+	if len(eps.NFS) != 1 || len(eps.S3) != 1 {
+		t.Fatalf("NFS and S3 head endpoints %v %v, want one each", eps.NFS, eps.S3)
+	}
+	nfsAddr := strings.TrimSuffix(strings.TrimPrefix(eps.NFS[0], "nfs://"), "/")
+	if out, err := run(t, "nfs-ls", nfsURL(nfsAddr, "/e2e")); err != nil || !strings.Contains(string(out), " s\n") {
+		t.Fatalf("nfs-ls /e2e through the NFS head: %q, %v; want stream s", out, err)
+	}
+	if out, err := run(t, awsCLI(t), "s3", "ls", "--endpoint-url", eps.S3[0], "--no-sign-request"); err != nil || !strings.Contains(string(out), " e2e\n") {
+		t.Fatalf("aws s3 ls through the S3 head: %q, %v; want bucket e2e", out, err)
+	}
 
 	// kill -9 node-0's process: relaunched in place, on its volume.
 	before, _ := sc.Pods(ctx)
