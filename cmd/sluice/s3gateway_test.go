@@ -1,0 +1,63 @@
+package main
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluice-streams/sluice/embed"
+)
+
+// The standalone's head flags fill the NFS and S3 heads' configs, and the
+// S3 keys come from the flag, the environment and a file together.
+func TestHeadFlagsFillTheConfig(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(file, []byte("# team keys\nAKFILE:file-secret\n\nAKTWO:two-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SLUICE_S3_CREDENTIALS", "AKENV:env-secret")
+	cfg := embed.DefaultStandaloneConfig()
+	var keys s3Keys
+	parseFlags(t, standaloneFlags(&cfg, &keys), "--nfs-addr", "127.0.0.1:1", "--s3-addr", "127.0.0.1:2", "--no-nfs-head",
+		"--s3-credentials-file", file, "--s3-region", "eu-west-1", "--s3-domain", "s3.example.com")
+	if cfg.NFS.Listen != "127.0.0.1:1" || cfg.S3.Listen != "127.0.0.1:2" || !cfg.NoNFS || cfg.NoS3 ||
+		cfg.S3.Region != "eu-west-1" || cfg.S3.Domain != "s3.example.com" {
+		t.Fatalf("config %+v %+v", cfg.NFS, cfg.S3)
+	}
+	got, err := keys.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"AKENV": "env-secret", "AKFILE": "file-secret", "AKTWO": "two-secret"}
+	if !maps.Equal(got, want) {
+		t.Fatalf("keys %v, want %v", got, want)
+	}
+}
+
+// A key given twice, a malformed one, or a missing file is one error
+// naming where it came from, without the secret.
+func TestS3KeysAreChecked(t *testing.T) {
+	dir := t.TempDir()
+	twice := filepath.Join(dir, "twice")
+	if err := os.WriteFile(twice, []byte("AKONE:s3cret-a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		keys s3Keys
+		want string
+	}{
+		{s3Keys{prefix: "s3-", inline: "AKONE:s3cret-b", file: twice}, "--s3-credentials-file " + twice + ": access key AKONE is given twice"},
+		{s3Keys{inline: "no-colon"}, "--credentials (or SLUICE_S3_CREDENTIALS)"},
+		{s3Keys{file: filepath.Join(dir, "missing")}, "--credentials-file"},
+	} {
+		_, err := tt.keys.load()
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("load %+v: %v; want an error saying %q", tt.keys, err, tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("load %+v: the error %q repeats a secret", tt.keys, err)
+		}
+	}
+}
