@@ -68,7 +68,7 @@ type servers struct {
 	head     string        // "hdfs head", in errors
 	served   chan struct{} // closed when the first server stops serving
 	failOnce sync.Once
-	err      error // why, set before served is closed; nil after stop
+	err      error // why, set before served is closed; nil if stop came first
 	stopping chan struct{}
 	wg       sync.WaitGroup
 }
@@ -103,8 +103,9 @@ func (s *servers) serve(name string, run func() error, closed error) {
 // when a server failed (Err says why).
 func (s *servers) Done() <-chan struct{} { return s.served }
 
-// Err is why the head stopped serving on its own (nil before Done, and
-// nil after Stop).
+// Err is why the head stopped serving on its own: nil before Done, and
+// nil if Stop stopped it before any server failed (a failure before Stop
+// is still reported after it).
 func (s *servers) Err() error {
 	select {
 	case <-s.served:
