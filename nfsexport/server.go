@@ -229,8 +229,9 @@ func (s *Server) gate(c net.Conn, inner io.Writer, wmu *sync.Mutex) error {
 // answerHere returns the gate's own answer to a call judge forwards, or
 // nil to let go-nfs answer: READ (readReply; its record comes with its
 // mark, in a buffer of readBufs to put back, and marked is true), FSINFO
-// (fsinfoReply), and
-// FSSTAT, FSINFO and PATHCONF of a stale handle (staleAnswer).
+// (fsinfoReply), and FSSTAT and PATHCONF of a stale handle (staleAnswer).
+// Each looks the handle up once; a stale one is answered here, so go-nfs
+// looks up only handles found good (remembered, then: no second walk).
 func (s *Server) answerHere(rec []byte) (answer []byte, marked bool) {
 	c, err := parseCall(rec)
 	if err != nil || c.prog != progNFS {
@@ -244,10 +245,7 @@ func (s *Server) answerHere(rec []byte) (answer []byte, marked bool) {
 		}
 		putReadBuf(b)
 	case procFsinfo:
-		if a := s.fsinfoReply(rec, c); a != nil {
-			return a, false
-		}
-		return s.staleAnswer(rec, c), false
+		return s.fsinfoReply(rec, c), false
 	case procFsstat, procPathconf:
 		return s.staleAnswer(rec, c), false
 	}
