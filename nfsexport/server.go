@@ -329,7 +329,25 @@ func setWriteDeadline(c net.Conn, timeout time.Duration) {
 // about maxReadSize); a longer one is streamed. A record that takes longer
 // than timeout (if positive) to write closes c.
 func copyReplies(c net.Conn, r io.Reader, mu *sync.Mutex, timeout time.Duration) {
-	var buf []byte
+	var rc replyCopier
+	rc.copy(c, r, mu, timeout)
+}
+
+// maxReplyBuf bounds the records copyReplies writes in one write.
+const maxReplyBuf = maxReadSize + 4096
+
+// replyCopier is copyReplies's state: the buffer a connection keeps
+// between replies, at most keepReplyBuf. A longer record (a READDIRPLUS of
+// a big segment, a READ go-nfs answers) borrows a buffer of readBufs for
+// its write, so an idle connection holds no more than keepReplyBuf.
+type replyCopier struct {
+	buf []byte
+}
+
+// keepReplyBuf bounds the buffer a connection keeps between replies.
+const keepReplyBuf = 64 << 10
+
+func (rc *replyCopier) copy(c net.Conn, r io.Reader, mu *sync.Mutex, timeout time.Duration) {
 	for {
 		var mark [4]byte
 		if _, err := io.ReadFull(r, mark[:]); err != nil {
@@ -338,18 +356,27 @@ func copyReplies(c net.Conn, r io.Reader, mu *sync.Mutex, timeout time.Duration)
 		n := int(binary.BigEndian.Uint32(mark[:]) &^ (1 << 31))
 		var err error
 		if n <= maxReplyBuf {
+			buf, borrowed := rc.buf, 4+n > keepReplyBuf
+			if borrowed {
+				buf = getReadBuf()
+			}
 			if cap(buf) < 4+n {
 				buf = make([]byte, 4+n)
 			}
 			buf = buf[:4+n]
 			copy(buf, mark[:])
-			if _, err := io.ReadFull(r, buf[4:]); err != nil {
+			if _, rerr := io.ReadFull(r, buf[4:]); rerr != nil {
 				return
 			}
 			mu.Lock()
 			setWriteDeadline(c, timeout)
 			_, err = c.Write(buf)
 			mu.Unlock()
+			if borrowed {
+				putReadBuf(buf)
+			} else {
+				rc.buf = buf
+			}
 		} else {
 			mu.Lock()
 			setWriteDeadline(c, timeout)
@@ -366,9 +393,6 @@ func copyReplies(c net.Conn, r io.Reader, mu *sync.Mutex, timeout time.Duration)
 		}
 	}
 }
-
-// maxReplyBuf bounds the buffer copyReplies keeps per connection.
-const maxReplyBuf = maxReadSize + 4096
 
 // pipeListener hands go-nfs the inner ends of the connections.
 type pipeListener struct {
