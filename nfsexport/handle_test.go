@@ -142,10 +142,10 @@ func TestDecodeHandle(t *testing.T) {
 		}
 	}
 	for _, b := range [][]byte{nil, {1}, {1, 0, 0}, {3, 0, 0, 0}, {1, 4, 0, 0}, []byte("\x01\x00..\x00\x00"), []byte("\x01\x00a//b\x00\x00\x00"), []byte("\x01\x02s\x00"), bytes.Repeat([]byte{1}, 68), {2, 0, 1, 2, 3, 4, 5, 6},
-		{2, 0, 1, 2, 3, 4, 5, 6, 7, 8, 's', 0},                                         // version 2: no longer read
-		{3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0},                                           // no levels
+		{2, 0, 1, 2, 3, 4, 5, 6, 7, 8, 's', 0},                                               // version 2: no longer read
+		{3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0},                                                 // no levels
 		{3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, // 5 levels
-		{3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 2, 0},                                           // 2 levels, 1 hash
+		{3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 2, 0},                                                 // 2 levels, 1 hash
 	} {
 		if k, err := decodeHandle(b); err == nil {
 			t.Errorf("handle %x decodes to %+v", b, k)
