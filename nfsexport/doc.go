@@ -25,12 +25,12 @@
 //     MOUNT's EXPORT, DUMP and UMNTALL, other programs (PROG_UNAVAIL),
 //     other versions (PROG_MISMATCH, 3..3) and unknown procedures
 //     (PROC_UNAVAIL); it lowers a READ count over 1 MiB to 1 MiB; it
-//     answers FSSTAT, FSINFO and PATHCONF of a stale handle itself; it
+//     answers FSSTAT, FSINFO, PATHCONF and READ of a stale handle itself; it
 //     answers FSINFO itself (rtmax and rtpref 1 MiB, properties
 //     FSF3_HOMOGENEOUS only: go-nfs's claims 1 GiB reads and links); and it
 //     answers READ itself (read.go: one stat, one ReadAt into the reply's
 //     buffer, one write, about four times go-nfs's throughput), leaving
-//     go-nfs every READ out of the ordinary (a stale handle, a failing
+//     go-nfs every READ out of the ordinary (a failing
 //     read; a directory is NFS3ERR_ISDIR). Only
 //     calls it passed reach go-nfs, whole, at most 16 KiB each; a write
 //     call's data (a WRITE of any size) is discarded as it arrives, never
@@ -91,17 +91,27 @@
 //	+------+-------+---------------------+---------------+
 //
 //	hashed, when it does not:
-//	+------+-------+-----------------+---------------------+--------------+
-//	| 0x02 | depth | ID (8 bytes BE) | prefix (0..54 bytes)| 0-3 zero pad |
-//	+------+-------+-----------------+---------------------+--------------+
+//	+------+-------+-----------------+---+----------------+---------------------------+--------------+
+//	| 0x03 | depth | ID (8 bytes BE) | n | n x hash (2 B) | prefix (0..53-2n bytes)   | 0-3 zero pad |
+//	+------+-------+-----------------+---+----------------+---------------------------+--------------+
 //
 // path is the view path without slashes at either end ("" for the root);
 // depth counts its first components that are the export the handle was
 // minted under (0 for "/", 1 for "/<scope>", up to 3), so a handle never
-// reaches above its export. A hashed handle carries view.ID(path) and the
-// deepest ancestor directory that fits; its path is found among the
-// handles this process minted (up to 65536 remembered) or by walking the
-// tree below the prefix. Handles are padded to a multiple of 4 bytes:
+// reaches above its export. A hashed handle carries view.ID(path), the
+// deepest ancestor directory that fits (prefix) and a 16-bit hash of each
+// of the n (1..4) components below it. Its path is found among the handles
+// this process minted (up to 65536 remembered), else by listing the prefix
+// and, level by level, only the directories whose names have that level's
+// hash: a lookup makes at most 8 tier-2 listings whatever the tree's size,
+// stops when the server closes, and one that finds nothing is remembered
+// for 10 s (up to 4096), so a made-up handle costs what a real one does.
+// The gate answers READ, FSINFO, FSSTAT and PATHCONF of a stale handle
+// itself, so each call looks its handle up once. Hashed handles of
+// version 2 (no hashes: found by walking every directory below the
+// prefix) are not read: a head's answer to one is NFS3ERR_STALE, once,
+// and the client looks the path up again. Handles are padded to a
+// multiple of 4 bytes:
 // go-nfs reads ACCESS's handle without its XDR padding, and a handle of
 // another length is not ours. A handle that does not decode, or whose
 // entry is gone (a removed chunk, a deleted stream), answers
@@ -113,11 +123,17 @@
 // go-nfs pages READDIR and READDIRPLUS with cookies that index the sorted
 // listing, and asks the handler for the cookie verifier (a hash of the
 // path and the names, never 0) and for the listing kept under it: the
-// handler keeps the last 64 listings being paged, so every page of one
-// listing comes from the same snapshot and a chunk renamed into place
-// during a listing appears on the next. A dropped listing is read again;
-// if the directory changed meanwhile the client gets NFS3ERR_BAD_COOKIE
-// and starts over.
+// handler keeps the last 64 listings being paged, with their directory's
+// path (2^17 entries in all, 5 minutes each; a larger listing is not
+// kept), so every page of one listing comes from the same snapshot and a
+// chunk renamed into place during a listing appears on the next. A
+// dropped listing is read again; if the directory changed meanwhile, or
+// the verifier is another directory's, the client gets
+// NFS3ERR_BAD_COOKIE and starts over.
+//
+// Between replies a connection keeps at most a 64 KiB buffer; a larger
+// reply of go-nfs's (a READDIRPLUS of a big segment) borrows one of the
+// READ buffers' pool for its write.
 //
 // # Read-only
 //

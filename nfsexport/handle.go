@@ -6,8 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sluice-streams/sluice/tier2/view"
@@ -21,9 +23,9 @@ import (
 //	+------+-------+---------------------------+
 //
 //	hashed, when it does not:
-//	+------+-------+----------------+-------------------------+
-//	| 0x02 | depth | ID (8 bytes BE)| prefix (UTF-8, 0..54 B) |
-//	+------+-------+----------------+-------------------------+
+//	+------+-------+----------------+---+----------------+---------------------------+
+//	| 0x03 | depth | ID (8 bytes BE)| n | n x hash (2 B) | prefix (UTF-8, 0..53-2n B)|
+//	+------+-------+----------------+---+----------------+---------------------------+
 //
 // Both are padded with zero bytes to a multiple of 4 (go-nfs reads an
 // ACCESS call's handle without its XDR padding; a handle that needs none
@@ -33,19 +35,27 @@ import (
 // export the handle was minted under (0 for "/", 1 for "/<scope>", up to 3
 // for a segment's directory mounted on its own), so a
 // handle never leads out of its export. ID is view.ID(path); prefix is the
-// path of the deepest ancestor directory that fits, where a lookup walks
-// from to find the entry whose ID matches. Nothing in a handle depends on
-// the process: a head restarted over the same tier 2 reads the handles an
-// earlier one gave out.
+// path of the deepest ancestor directory that fits; the n (1..4) hashes
+// are those of the path's components below the prefix (nameHash, big
+// endian), so a lookup lists one directory per level, keeping only the
+// children whose name has that level's hash, and takes the entry whose ID
+// matches. Nothing in a handle depends on the process: a head restarted
+// over the same tier 2 reads the handles an earlier one gave out.
+//
+// Version 2 (ID and prefix only, which a lookup found by walking every
+// directory below the prefix) is not read: a handle minted by a head
+// before version 3 answers NFS3ERR_STALE, once, and the client looks the
+// path up again.
 const (
 	MaxHandle = 64
 
 	handleLiteral byte = 1
-	handleHashed  byte = 2
+	handleHashed  byte = 3
 
 	maxLiteralPath = MaxHandle - 2
 	maxExportDepth = 3 // /<scope>/<stream>/segment=<N>
-	maxHashPrefix  = MaxHandle - 10
+	hashedHead     = 11
+	maxHashLevels  = 4 // the view's tree: scope, stream, segment, chunk
 )
 
 // handleKey is a decoded handle.
@@ -53,7 +63,17 @@ type handleKey struct {
 	depth  int
 	path   string // literal: the path; hashed: the prefix
 	id     uint64 // hashed only
+	hashes string // hashed only: 2 bytes per component below the prefix
 	hashed bool
+}
+
+// nameHash is a path component's hash in a hashed handle: 16 bits of its
+// FNV-1a.
+func nameHash(name string) uint16 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	s := h.Sum32()
+	return uint16(s ^ s>>16)
 }
 
 // encodeHandle returns the handle of the view path p minted under an
@@ -62,18 +82,28 @@ func encodeHandle(depth int, p string) []byte {
 	if len(p) <= maxLiteralPath {
 		return pad(append([]byte{handleLiteral, byte(depth)}, p...))
 	}
-	prefix := p
-	for len(prefix) > maxHashPrefix {
-		i := strings.LastIndexByte(prefix, '/')
-		if i < 0 {
-			prefix = ""
+	parts := strings.Split(p, "/")
+	// The deepest proper ancestor that fits beside the hashes of the
+	// components below it.
+	at := len(parts) - 1
+	for ; at > 0; at-- {
+		n := len(parts) - at
+		if n <= maxHashLevels && len(strings.Join(parts[:at], "/")) <= MaxHandle-hashedHead-2*n {
 			break
 		}
-		prefix = prefix[:i]
 	}
-	b := make([]byte, 10, 10+len(prefix))
+	below := parts[at:]
+	if len(below) > maxHashLevels { // deeper than the view's tree: never found
+		below = below[len(below)-maxHashLevels:]
+	}
+	prefix := strings.Join(parts[:at], "/")
+	b := make([]byte, hashedHead, MaxHandle)
 	b[0], b[1] = handleHashed, byte(depth)
 	binary.BigEndian.PutUint64(b[2:], view.ID(p))
+	b[10] = byte(len(below))
+	for _, c := range below {
+		b = binary.BigEndian.AppendUint16(b, nameHash(c))
+	}
 	return pad(append(b, prefix...))
 }
 
@@ -93,11 +123,16 @@ func decodeHandle(b []byte) (handleKey, error) {
 	case handleLiteral:
 		k.path = string(bytes.TrimRight(b[2:], "\x00")) // the padding: paths have no NUL
 	case handleHashed:
-		if len(b) < 12 {
+		if len(b) < hashedHead+2 {
 			return handleKey{}, fmt.Errorf("%w: hashed handle of %d bytes", ErrBadHandle, len(b))
 		}
+		n := int(b[10])
+		if n < 1 || n > maxHashLevels || len(b) < hashedHead+2*n {
+			return handleKey{}, fmt.Errorf("%w: hashed handle of %d bytes with %d levels", ErrBadHandle, len(b), n)
+		}
 		k.hashed, k.id = true, binary.BigEndian.Uint64(b[2:10])
-		k.path = string(bytes.TrimRight(b[10:], "\x00"))
+		k.hashes = string(b[hashedHead : hashedHead+2*n])
+		k.path = string(bytes.TrimRight(b[hashedHead+2*n:], "\x00"))
 	default:
 		return handleKey{}, fmt.Errorf("%w: version %d", ErrBadHandle, b[0])
 	}
@@ -132,24 +167,43 @@ func components(p string) int {
 }
 
 // resolver finds the paths of hashed handles: from the handles it minted
-// (remembered, at most maxResolved), else by walking the view from the
-// handle's prefix.
+// (remembered, at most maxResolved), else by looking the handle's
+// component hashes up below its prefix. Handles found nowhere are
+// remembered too, for a while (at most maxMissed, for missTTL), so that
+// asking again costs nothing.
 type resolver struct {
-	v *view.View
+	v   *view.View
+	now func() time.Time
 
 	mu struct {
 		sync.Mutex
-		paths map[uint64]string
+		paths  map[uint64]string
+		missed map[handleKey]time.Time // when the miss expires
 	}
 }
 
 // maxResolved bounds the remembered paths of hashed handles; when full,
-// the memory starts again (a forgotten handle costs one walk).
+// the memory starts again (a forgotten handle costs one lookup).
 const maxResolved = 1 << 16
 
+// maxMissed and missTTL bound the remembered misses: a miss is not final
+// (an entry may appear under a name it had before), so it is forgotten
+// soon.
+const (
+	maxMissed = 1 << 12
+	missTTL   = 10 * time.Second
+)
+
+// maxWalkLists bounds the listings one lookup makes: one per level, and a
+// few more for names whose hashes collide. A lookup that would need more
+// answers ErrNotExist (a real handle then goes stale; with 16-bit hashes
+// of one directory's names that needs dozens of collisions).
+const maxWalkLists = 2 * maxHashLevels
+
 func newResolver(v *view.View) *resolver {
-	r := &resolver{v: v}
+	r := &resolver{v: v, now: time.Now}
 	r.mu.paths = map[uint64]string{}
+	r.mu.missed = map[handleKey]time.Time{}
 	return r
 }
 
@@ -170,11 +224,18 @@ func (r *resolver) path(ctx context.Context, k handleKey) (string, error) {
 	}
 	r.mu.Lock()
 	p, ok := r.mu.paths[k.id]
+	until, missed := r.mu.missed[k]
 	r.mu.Unlock()
 	if ok && within(p, k.path) && components(p) >= k.depth {
 		return p, nil
 	}
-	p, err := r.walk(ctx, k.path, k.id)
+	if missed && r.now().Before(until) {
+		return "", fmt.Errorf("nfsexport: no entry of handle id %x under %q (remembered): %w", k.id, k.path, view.ErrNotExist)
+	}
+	p, err := r.walk(ctx, k)
+	if errors.Is(err, view.ErrNotExist) {
+		r.missed(k)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -185,37 +246,68 @@ func (r *resolver) path(ctx context.Context, k handleKey) (string, error) {
 	return p, nil
 }
 
+func (r *resolver) missed(k handleKey) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.mu.missed) >= maxMissed {
+		now := r.now()
+		for mk, until := range r.mu.missed {
+			if !now.Before(until) {
+				delete(r.mu.missed, mk)
+			}
+		}
+		if len(r.mu.missed) >= maxMissed {
+			clear(r.mu.missed)
+		}
+	}
+	r.mu.missed[k] = r.now().Add(missTTL)
+}
+
 // within reports whether p is prefix or under it.
 func within(p, prefix string) bool {
 	return prefix == "" || p == prefix || strings.HasPrefix(p, prefix+"/")
 }
 
-// walk searches the tree under dir, breadth first, for the entry whose ID
-// is id. It descends only into directories whose paths are longer than a
-// prefix may be: had the entry's parent been shorter, it would have been
-// the prefix (encodeHandle takes the deepest ancestor that fits). So a
-// made-up handle costs a listing or two, not a walk of the whole tree.
-// The view's tree is four levels deep, so the walk ends.
-func (r *resolver) walk(ctx context.Context, dir string, id uint64) (string, error) {
-	queue := []string{dir}
-	for len(queue) > 0 {
-		d := queue[0]
-		queue = queue[1:]
-		es, err := r.v.List(ctx, d)
-		if errors.Is(err, view.ErrNotExist) || errors.Is(err, view.ErrNotDir) {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		for _, e := range es {
-			if e.ID == id {
-				return e.Path, nil
+// walk looks k's entry up below its prefix: level by level, it lists the
+// directories whose names have that level's hash (one, but for
+// collisions), and at the last level takes the entry whose ID is k's. It
+// makes at most maxWalkLists listings and stops when ctx is done.
+func (r *resolver) walk(ctx context.Context, k handleKey) (string, error) {
+	dirs := []string{k.path}
+	lists := 0
+	levels := len(k.hashes) / 2
+	for level := range levels {
+		want := binary.BigEndian.Uint16([]byte(k.hashes[2*level:]))
+		var next []string
+		for _, d := range dirs {
+			if err := ctx.Err(); err != nil {
+				return "", err
 			}
-			if e.IsDir && len(e.Path) > maxHashPrefix {
-				queue = append(queue, e.Path)
+			if lists == maxWalkLists {
+				return "", fmt.Errorf("nfsexport: handle id %x under %q: over %d listings: %w", k.id, k.path, maxWalkLists, view.ErrNotExist)
+			}
+			lists++
+			es, err := r.v.List(ctx, d)
+			if errors.Is(err, view.ErrNotExist) || errors.Is(err, view.ErrNotDir) {
+				continue
+			}
+			if err != nil {
+				return "", err
+			}
+			for _, e := range es {
+				if nameHash(e.Name) != want {
+					continue
+				}
+				if level == levels-1 {
+					if e.ID == k.id {
+						return e.Path, nil
+					}
+				} else if e.IsDir {
+					next = append(next, e.Path)
+				}
 			}
 		}
+		dirs = next
 	}
-	return "", fmt.Errorf("nfsexport: no entry of handle id %x under %q: %w", id, dir, view.ErrNotExist)
+	return "", fmt.Errorf("nfsexport: no entry of handle id %x under %q: %w", k.id, k.path, view.ErrNotExist)
 }

@@ -3,9 +3,13 @@ package nfsexport
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/view"
@@ -137,7 +141,12 @@ func TestDecodeHandle(t *testing.T) {
 			}
 		}
 	}
-	for _, b := range [][]byte{nil, {1}, {1, 0, 0}, {3, 0, 0, 0}, {1, 4, 0, 0}, []byte("\x01\x00..\x00\x00"), []byte("\x01\x00a//b\x00\x00\x00"), []byte("\x01\x02s\x00"), bytes.Repeat([]byte{1}, 68), {2, 0, 1, 2, 3, 4, 5, 6}} {
+	for _, b := range [][]byte{nil, {1}, {1, 0, 0}, {3, 0, 0, 0}, {1, 4, 0, 0}, []byte("\x01\x00..\x00\x00"), []byte("\x01\x00a//b\x00\x00\x00"), []byte("\x01\x02s\x00"), bytes.Repeat([]byte{1}, 68), {2, 0, 1, 2, 3, 4, 5, 6},
+		{2, 0, 1, 2, 3, 4, 5, 6, 7, 8, 's', 0},                                               // version 2: no longer read
+		{3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0},                                                 // no levels
+		{3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, // 5 levels
+		{3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 2, 0},                                                 // 2 levels, 1 hash
+	} {
 		if k, err := decodeHandle(b); err == nil {
 			t.Errorf("handle %x decodes to %+v", b, k)
 		}
@@ -199,5 +208,97 @@ func TestResolverWalk(t *testing.T) {
 	k.path = ""
 	if got, err := newResolver(f.v).path(context.Background(), k); !errors.Is(err, view.ErrNotExist) {
 		t.Errorf("made-up prefix: %q, %v; want ErrNotExist", got, err)
+	}
+}
+
+// countingStorage counts the tier-2 listings made through it.
+type countingStorage struct {
+	tier2.Storage
+	lists atomic.Int64
+}
+
+func (c *countingStorage) List(p string) ([]tier2.FileInfo, error) {
+	c.lists.Add(1)
+	return c.Storage.List(p)
+}
+
+// A made-up hashed handle costs a few tier-2 listings whatever the size of
+// the tree below its prefix, once per call and not at all when asked
+// again; a real one minted by an earlier head costs one listing a level.
+func TestForgedHandleCostIsBounded(t *testing.T) {
+	longScope := strings.Repeat("s", 60) // every path below is hashed
+	f := newFixture(t, map[string][]string{})
+	var streams []string
+	for i := range 30 {
+		s := fmt.Sprintf("stream%02d", i)
+		streams = append(streams, s)
+		for g := range 10 {
+			put(t, f.st, tier2.ChunkPath(longScope, s, int64(g), 0), []byte("x"))
+		}
+	}
+	f.cat.set(longScope, streams...)
+	cs := &countingStorage{Storage: f.st}
+	f.srv.Close()
+	f.v = view.New(cs, f.cat, view.Options{CatalogTTL: time.Minute})
+	f.start(t)
+	r := dialRPC(t, f.port)
+	root, _ := r.mount("/")
+	real := tier2.ChunkPath(longScope, "stream07", 3, 0)
+	realFH := r.walk(root, strings.Split(real, "/")...)
+
+	v2 := make([]byte, 12) // the old layout: ID and an empty prefix
+	v2[0] = 2
+	binary.BigEndian.PutUint64(v2[2:], 0x1234567890abcdef)
+	wrongID := bytes.Clone(realFH) // a real path's hashes, another ID
+	binary.BigEndian.PutUint64(wrongID[2:], view.ID(real)^1)
+	randomHashes := bytes.Clone(wrongID)
+	for i := hashedHead; i < hashedHead+2*int(realFH[10]); i++ {
+		randomHashes[i] ^= 0x5a
+	}
+	procs := []struct {
+		name string
+		proc uint32
+		args func(fh []byte) xdrArgs
+	}{
+		{"GETATTR", procGetattr, func(fh []byte) xdrArgs { return xdrArgs{}.opaque(fh) }},
+		{"LOOKUP", procLookup, func(fh []byte) xdrArgs { return xdrArgs{}.opaque(fh).opaque([]byte("x")) }},
+		{"ACCESS", procAccess, func(fh []byte) xdrArgs { return xdrArgs{}.opaque(fh).u32(1) }},
+		{"READ", procRead, func(fh []byte) xdrArgs { return xdrArgs{}.opaque(fh).u64(0).u32(10) }},
+		{"READDIR", procReaddir, func(fh []byte) xdrArgs { return xdrArgs{}.opaque(fh).u64(0).u64(0).u32(4096) }},
+		{"READDIRPLUS", procReaddirplus, func(fh []byte) xdrArgs { return xdrArgs{}.opaque(fh).u64(0).u64(0).u32(4096).u32(8192) }},
+		{"FSSTAT", procFsstat, func(fh []byte) xdrArgs { return xdrArgs{}.opaque(fh) }},
+		{"FSINFO", procFsinfo, func(fh []byte) xdrArgs { return xdrArgs{}.opaque(fh) }},
+		{"PATHCONF", procPathconf, func(fh []byte) xdrArgs { return xdrArgs{}.opaque(fh) }},
+	}
+	for _, forged := range []struct {
+		name string
+		fh   []byte
+	}{{"version 2", v2}, {"wrong ID", wrongID}, {"random hashes", randomHashes}} {
+		for i, p := range procs {
+			cs.lists.Store(0)
+			if st, _ := r.nfs(p.proc, p.args(forged.fh)); st != nfs3errStale {
+				t.Errorf("%s of a forged handle (%s): status %d, want NFS3ERR_STALE", p.name, forged.name, st)
+			}
+			n := cs.lists.Load()
+			if n > maxWalkLists || (i > 0 && n > 0) {
+				t.Errorf("%s of a forged handle (%s): %d tier-2 listings, want at most %d the first time and none after", p.name, forged.name, n, maxWalkLists)
+			}
+		}
+	}
+
+	// A new head, which minted nothing, finds the real handle's path.
+	f.srv.Close()
+	f.v = view.New(cs, f.cat, view.Options{CatalogTTL: time.Minute})
+	f.start(t)
+	r = dialRPC(t, f.port)
+	cs.lists.Store(0)
+	if st, size, fileid := r.getattr(realFH); st != 0 || size != 1 || fileid != view.ID(real) {
+		t.Fatalf("GETATTR of %s after a restart: status %d, size %d, fileid %x", real, st, size, fileid)
+	}
+	if n := cs.lists.Load(); n > maxHashLevels {
+		t.Errorf("GETATTR of %s after a restart: %d tier-2 listings, want at most %d", real, n, maxHashLevels)
+	}
+	if st, res := r.nfs(procRead, xdrArgs{}.opaque(realFH).u64(0).u32(10)); st != 0 || !bytes.HasSuffix(res, []byte{'x', 0, 0, 0}) {
+		t.Errorf("READ of %s after a restart: status %d, %x", real, st, res)
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"io/fs"
 	"net"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	billy "github.com/go-git/go-billy/v5"
 	nfs "github.com/willscott/go-nfs"
@@ -29,16 +31,33 @@ type handler struct {
 	dirs struct {
 		sync.Mutex
 		// byVerifier holds the listings being paged, keyed by their
-		// cookie verifier; order lists the keys oldest first.
-		byVerifier map[uint64][]fs.FileInfo
+		// cookie verifier; order lists the keys oldest first; entries
+		// counts the entries of them all.
+		byVerifier map[uint64]pagedDir
 		order      []uint64
+		entries    int
 	}
+	now func() time.Time
 }
 
-// maxPagedDirs bounds the listings kept for READDIR(PLUS) paging; a client
-// whose listing was dropped gets it again, and NFS3ERR_BAD_COOKIE only if
-// the directory changed meanwhile.
-const maxPagedDirs = 64
+// pagedDir is a listing kept for paging: the directory's path as go-nfs
+// names it, its entries and when it was listed.
+type pagedDir struct {
+	path    string
+	entries []fs.FileInfo
+	at      time.Time
+}
+
+// The listings kept for READDIR(PLUS) paging: at most maxPagedDirs, of
+// maxPagedEntries entries in all (a listing of more is not kept), each for
+// pagedTTL at most; the oldest go first. A client whose listing was
+// dropped gets it again, and NFS3ERR_BAD_COOKIE only if the directory
+// changed meanwhile.
+const (
+	maxPagedDirs    = 64
+	maxPagedEntries = 1 << 17 // about 13 MB of entries
+	pagedTTL        = 5 * time.Minute
+)
 
 var (
 	_ nfs.Handler        = (*handler)(nil)
@@ -46,9 +65,9 @@ var (
 )
 
 func newHandler(ctx context.Context, v *view.View) *handler {
-	h := &handler{v: v, ctx: ctx, res: newResolver(v)}
+	h := &handler{v: v, ctx: ctx, res: newResolver(v), now: time.Now}
 	h.root = &roFS{h: h}
-	h.dirs.byVerifier = map[uint64][]fs.FileInfo{}
+	h.dirs.byVerifier = map[uint64]pagedDir{}
 	return h
 }
 
@@ -167,20 +186,46 @@ func (h *handler) VerifierFor(path string, contents []fs.FileInfo) uint64 {
 	}
 	h.dirs.Lock()
 	defer h.dirs.Unlock()
-	if _, ok := h.dirs.byVerifier[v]; !ok {
-		if len(h.dirs.order) >= maxPagedDirs {
-			delete(h.dirs.byVerifier, h.dirs.order[0])
-			h.dirs.order = h.dirs.order[1:]
+	now := h.now()
+	h.dropPagedLocked(v)
+	keep := len(contents) <= maxPagedEntries
+	for len(h.dirs.order) > 0 {
+		oldest := h.dirs.byVerifier[h.dirs.order[0]]
+		roomy := !keep || (len(h.dirs.order) < maxPagedDirs && h.dirs.entries+len(contents) <= maxPagedEntries)
+		if roomy && now.Sub(oldest.at) < pagedTTL {
+			break
 		}
-		h.dirs.order = append(h.dirs.order, v)
+		h.dropPagedLocked(h.dirs.order[0])
 	}
-	h.dirs.byVerifier[v] = contents
+	if keep {
+		h.dirs.byVerifier[v] = pagedDir{path: path, entries: contents, at: now}
+		h.dirs.order = append(h.dirs.order, v)
+		h.dirs.entries += len(contents)
+	}
 	return v
 }
 
-// DataForVerifier returns the listing kept under verifier, nil if none.
-func (h *handler) DataForVerifier(_ string, verifier uint64) []fs.FileInfo {
+// dropPagedLocked forgets the listing kept under v, if any.
+func (h *handler) dropPagedLocked(v uint64) {
+	d, ok := h.dirs.byVerifier[v]
+	if !ok {
+		return
+	}
+	delete(h.dirs.byVerifier, v)
+	h.dirs.order = slices.DeleteFunc(h.dirs.order, func(o uint64) bool { return o == v })
+	h.dirs.entries -= len(d.entries)
+}
+
+// DataForVerifier returns the listing of path kept under verifier, nil if
+// none: go-nfs then lists path again, and answers NFS3ERR_BAD_COOKIE if
+// its verifier differs (a verifier of another directory's listing always
+// does: the verifier hashes the path).
+func (h *handler) DataForVerifier(path string, verifier uint64) []fs.FileInfo {
 	h.dirs.Lock()
 	defer h.dirs.Unlock()
-	return h.dirs.byVerifier[verifier]
+	d, ok := h.dirs.byVerifier[verifier]
+	if !ok || d.path != path || h.now().Sub(d.at) >= pagedTTL {
+		return nil
+	}
+	return d.entries
 }

@@ -14,8 +14,9 @@ import (
 // opens and stats the file three times per call, builds the reply in
 // growing buffers and passes it through its writer goroutine and our
 // pipe, which cost more than the read on a busy machine. Anything unusual
-// (a stale handle, a failing read) goes on to go-nfs, whose answer is the
-// reference; a directory gets NFS3ERR_ISDIR (go-nfs answers NFS3ERR_ACCES).
+// (a failing read) goes on to go-nfs, whose answer is the
+// reference; a directory gets NFS3ERR_ISDIR (go-nfs answers NFS3ERR_ACCES)
+// and a stale handle NFS3ERR_STALE (so that it is looked up once a call).
 //
 // The reply, after the RPC header (xid, REPLY, MSG_ACCEPTED, null
 // verifier, SUCCESS):
@@ -64,8 +65,11 @@ func (s *Server) readReply(rec []byte, c call, buf []byte) []byte {
 	off := binary.BigEndian.Uint64(args[at:])
 	count := int(binary.BigEndian.Uint32(args[at+8:])) // checkArgs bounded it
 	fsys, parts, err := s.h.FromHandle(fh)
-	if err != nil {
-		return nil
+	if err != nil { // stale: answered here, so the handle is looked up once
+		w := binary.BigEndian.AppendUint32(buf[:0], 0)
+		w = append(w, accepted(c.xid, 0, make([]byte, 8), nfs3errStale)...) // no attributes
+		binary.BigEndian.PutUint32(w, uint32(len(w)-4)|1<<31)
+		return w
 	}
 	rf, ok := fsys.(*roFS)
 	if !ok || rf.err != nil {
@@ -161,8 +165,8 @@ const (
 	fsinfoMaxFileSize = 1<<63 - 1
 )
 
-// fsinfoReply answers the FSINFO call c in rec, or returns nil to let
-// go-nfs answer (a handle that is not good here: staleAnswer's).
+// fsinfoReply answers the FSINFO call c in rec (NFS3ERR_STALE for a
+// handle that is not good here), or returns nil to let go-nfs answer.
 func (s *Server) fsinfoReply(rec []byte, c call) []byte {
 	fh, ok := handleArg(rec[c.argsAt:])
 	if !ok {
@@ -170,7 +174,7 @@ func (s *Server) fsinfoReply(rec []byte, c call) []byte {
 	}
 	fsys, parts, err := s.h.FromHandle(fh)
 	if err != nil {
-		return nil
+		return accepted(c.xid, 0, make([]byte, 8), nfs3errStale)
 	}
 	out := accepted(c.xid, 0, be32(0)) // NFS3_OK
 	if rf, ok := fsys.(*roFS); ok && rf.err == nil && s.h.ops.enter() == nil {

@@ -229,8 +229,9 @@ func (s *Server) gate(c net.Conn, inner io.Writer, wmu *sync.Mutex) error {
 // answerHere returns the gate's own answer to a call judge forwards, or
 // nil to let go-nfs answer: READ (readReply; its record comes with its
 // mark, in a buffer of readBufs to put back, and marked is true), FSINFO
-// (fsinfoReply), and
-// FSSTAT, FSINFO and PATHCONF of a stale handle (staleAnswer).
+// (fsinfoReply), and FSSTAT and PATHCONF of a stale handle (staleAnswer).
+// Each looks the handle up once; a stale one is answered here, so go-nfs
+// looks up only handles found good (remembered, then: no second walk).
 func (s *Server) answerHere(rec []byte) (answer []byte, marked bool) {
 	c, err := parseCall(rec)
 	if err != nil || c.prog != progNFS {
@@ -244,10 +245,7 @@ func (s *Server) answerHere(rec []byte) (answer []byte, marked bool) {
 		}
 		putReadBuf(b)
 	case procFsinfo:
-		if a := s.fsinfoReply(rec, c); a != nil {
-			return a, false
-		}
-		return s.staleAnswer(rec, c), false
+		return s.fsinfoReply(rec, c), false
 	case procFsstat, procPathconf:
 		return s.staleAnswer(rec, c), false
 	}
@@ -331,7 +329,25 @@ func setWriteDeadline(c net.Conn, timeout time.Duration) {
 // about maxReadSize); a longer one is streamed. A record that takes longer
 // than timeout (if positive) to write closes c.
 func copyReplies(c net.Conn, r io.Reader, mu *sync.Mutex, timeout time.Duration) {
-	var buf []byte
+	var rc replyCopier
+	rc.copy(c, r, mu, timeout)
+}
+
+// maxReplyBuf bounds the records copyReplies writes in one write.
+const maxReplyBuf = maxReadSize + 4096
+
+// replyCopier is copyReplies's state: the buffer a connection keeps
+// between replies, at most keepReplyBuf. A longer record (a READDIRPLUS of
+// a big segment, a READ go-nfs answers) borrows a buffer of readBufs for
+// its write, so an idle connection holds no more than keepReplyBuf.
+type replyCopier struct {
+	buf []byte
+}
+
+// keepReplyBuf bounds the buffer a connection keeps between replies.
+const keepReplyBuf = 64 << 10
+
+func (rc *replyCopier) copy(c net.Conn, r io.Reader, mu *sync.Mutex, timeout time.Duration) {
 	for {
 		var mark [4]byte
 		if _, err := io.ReadFull(r, mark[:]); err != nil {
@@ -340,18 +356,27 @@ func copyReplies(c net.Conn, r io.Reader, mu *sync.Mutex, timeout time.Duration)
 		n := int(binary.BigEndian.Uint32(mark[:]) &^ (1 << 31))
 		var err error
 		if n <= maxReplyBuf {
+			buf, borrowed := rc.buf, 4+n > keepReplyBuf
+			if borrowed {
+				buf = getReadBuf()
+			}
 			if cap(buf) < 4+n {
 				buf = make([]byte, 4+n)
 			}
 			buf = buf[:4+n]
 			copy(buf, mark[:])
-			if _, err := io.ReadFull(r, buf[4:]); err != nil {
+			if _, rerr := io.ReadFull(r, buf[4:]); rerr != nil {
 				return
 			}
 			mu.Lock()
 			setWriteDeadline(c, timeout)
 			_, err = c.Write(buf)
 			mu.Unlock()
+			if borrowed {
+				putReadBuf(buf)
+			} else {
+				rc.buf = buf
+			}
 		} else {
 			mu.Lock()
 			setWriteDeadline(c, timeout)
@@ -368,9 +393,6 @@ func copyReplies(c net.Conn, r io.Reader, mu *sync.Mutex, timeout time.Duration)
 		}
 	}
 }
-
-// maxReplyBuf bounds the buffer copyReplies keeps per connection.
-const maxReplyBuf = maxReadSize + 4096
 
 // pipeListener hands go-nfs the inner ends of the connections.
 type pipeListener struct {

@@ -1,11 +1,14 @@
 package nfsexport
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
+	iofs "io/fs"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-streams/sluice/tier2"
 )
@@ -239,4 +242,101 @@ func firstDiff(a, b []string) string {
 		}
 	}
 	return fmt.Sprintf("lengths %d vs %d", len(a), len(b))
+}
+
+// A cookie and verifier of one directory's listing, sent with another
+// directory's handle, are NFS3ERR_BAD_COOKIE (RFC 1813 §3.3.16), not the
+// first directory's entries.
+func TestReaddirVerifierOfAnotherDirectory(t *testing.T) {
+	f := newFixture(t, map[string][]string{"s": {"a"}})
+	for seg := range 2 {
+		for i := range 50 {
+			put(t, f.st, tier2.ChunkPath("s", "a", int64(seg), int64(seg*1000+i)), []byte("c"))
+		}
+	}
+	r := dialRPC(t, f.port)
+	root, _ := r.mount("/")
+	dirA := r.walk(root, "s", "a", "segment=0")
+	dirB := r.walk(root, "s", "a", "segment=1")
+	for _, plus := range []bool{false, true} {
+		page := func(dir []byte, cookie, verf uint64) (uint32, []byte) {
+			if plus {
+				return r.nfs(procReaddirplus, xdrArgs{}.opaque(dir).u64(cookie).u64(verf).u32(512).u32(4096))
+			}
+			return r.nfs(procReaddir, xdrArgs{}.opaque(dir).u64(cookie).u64(verf).u32(1024))
+		}
+		st, res := page(dirA, 0, 0)
+		if st != 0 {
+			t.Fatalf("READDIR (plus %v) of segment=0: status %d", plus, st)
+		}
+		verf, _, cookie, eof := parseReaddir(t, res, plus)
+		if eof || cookie == 0 {
+			t.Fatalf("READDIR (plus %v) of segment=0 fits one page: cookie %d", plus, cookie)
+		}
+		if st, res := page(dirB, cookie, verf); st != nfs3errBadCookie {
+			_, names, _, _ := parseReaddir(t, res, plus)
+			t.Errorf("READDIR (plus %v) of segment=1 with segment=0's verifier: status %d, names %q; want NFS3ERR_BAD_COOKIE", plus, st, names)
+		}
+		// segment=0's own next page still comes from its listing.
+		if st, _ := page(dirA, cookie, verf); st != 0 {
+			t.Errorf("READDIR (plus %v) of segment=0's next page: status %d", plus, st)
+		}
+	}
+}
+
+const nfs3errBadCookie = 10003
+
+// The listings kept for paging are bounded in number, in entries and in
+// age; a listing over the entry bound is not kept (its pages list the
+// directory again) and evicts nothing.
+func TestPagedListingsBounded(t *testing.T) {
+	h := newHandler(context.Background(), nil)
+	now := time.Unix(1000, 0)
+	h.now = func() time.Time { return now }
+	half := listing(maxPagedEntries/2 + 1)
+	va := h.VerifierFor("a", half)
+	vb := h.VerifierFor("b", half)
+	if h.DataForVerifier("a", va) != nil || h.DataForVerifier("b", vb) == nil {
+		t.Errorf("two listings of %d entries, at most %d kept: the older kept or the newer dropped", len(half), maxPagedEntries)
+	}
+	if h.DataForVerifier("a", vb) != nil {
+		t.Error("b's listing returned for path a")
+	}
+	huge := listing(maxPagedEntries + 1)
+	if vh := h.VerifierFor("huge", huge); h.DataForVerifier("huge", vh) != nil || h.DataForVerifier("b", vb) == nil {
+		t.Error("a listing over the bound was kept, or evicted the others")
+	}
+	var vs []uint64
+	for i := range maxPagedDirs + 1 {
+		vs = append(vs, h.VerifierFor(fmt.Sprint("d", i), listing(1)))
+	}
+	if h.DataForVerifier("d0", vs[0]) != nil || h.DataForVerifier(fmt.Sprint("d", maxPagedDirs), vs[maxPagedDirs]) == nil {
+		t.Errorf("%d listings: the oldest kept or the newest dropped (at most %d kept)", maxPagedDirs+1, maxPagedDirs)
+	}
+	h.dirs.Lock()
+	n, entries := len(h.dirs.order), h.dirs.entries
+	h.dirs.Unlock()
+	if n > maxPagedDirs || entries > maxPagedEntries {
+		t.Errorf("%d listings of %d entries kept", n, entries)
+	}
+	now = now.Add(pagedTTL)
+	if h.DataForVerifier(fmt.Sprint("d", maxPagedDirs), vs[maxPagedDirs]) != nil {
+		t.Errorf("a listing returned after %v", pagedTTL)
+	}
+	h.VerifierFor("new", listing(1))
+	h.dirs.Lock()
+	n = len(h.dirs.order)
+	h.dirs.Unlock()
+	if n != 1 {
+		t.Errorf("%d listings kept after the others expired, want 1", n)
+	}
+}
+
+// listing is a directory listing of n entries for the handler's paging.
+func listing(n int) []iofs.FileInfo {
+	out := make([]iofs.FileInfo, n)
+	for i := range out {
+		out[i] = fileInfo{}
+	}
+	return out
 }
