@@ -271,8 +271,8 @@ func (v *View) List(ctx context.Context, p string) ([]Entry, error) {
 // without describing them: the entries List would return, at less cost.
 // The root's and a scope's names come from the catalog alone, with no
 // tier-2 call (List stats every stream of a scope in tier 2 for its
-// modification time); a stream's and a segment's take one tier-2 List,
-// as List does.
+// modification time); a stream's and a segment's cost what List costs.
+// The slice is the caller's.
 func (v *View) Names(ctx context.Context, p string) ([]string, error) {
 	parts, err := split(p)
 	if err != nil {
