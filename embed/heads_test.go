@@ -164,6 +164,16 @@ func TestNFSAndS3ConfigsAreChecked(t *testing.T) {
 			c.Anonymous, c.API.ReadTimeout = true, 0
 			return c.Validate()
 		}(), "API read timeout"},
+		{func() error {
+			c := embed.DefaultS3Config()
+			c.Anonymous, c.Region = true, "bad region/x"
+			return c.Validate()
+		}(), `region "bad region/x"`},
+		{func() error {
+			c := embed.DefaultS3Config()
+			c.Anonymous, c.Domain = true, "s3.example.com:9000"
+			return c.Validate()
+		}(), "want a host name without port"},
 	} {
 		if !errors.Is(tt.err, embed.ErrInvalidConfig) || !strings.Contains(tt.err.Error(), tt.want) {
 			t.Errorf("Validate: %v; want ErrInvalidConfig saying %q", tt.err, tt.want)

@@ -87,7 +87,15 @@ func (c S3Config) Validate() error {
 			return invalidf("s3 head tier 2 URI: %v", err)
 		}
 	}
+	if err := c.handlerConfig(nil).Validate(); err != nil {
+		return &ConfigError{Err: err} // names the field: region, domain, ...
+	}
 	return c.API.Validate()
+}
+
+// handlerConfig is the s3gateway config of the head.
+func (c S3Config) handlerConfig(log logrus.FieldLogger) s3gateway.Config {
+	return s3gateway.Config{Credentials: c.Credentials, Anonymous: c.Anonymous, Region: c.Region, Domain: c.Domain, Logger: log}
 }
 
 // S3Head is a running S3 head.
@@ -125,9 +133,7 @@ func StartS3(ctx context.Context, cfg S3Config) (_ *S3Head, err error) {
 	if h.l, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("s3 head: listen %s: %w", cfg.Listen, err)
 	}
-	handler := s3gateway.NewHandler(v, s3gateway.Config{
-		Credentials: cfg.Credentials, Anonymous: cfg.Anonymous, Region: cfg.Region, Domain: cfg.Domain, Logger: h.log,
-	})
+	handler := s3gateway.NewHandler(v, cfg.handlerConfig(h.log))
 	h.web = NewAPIServer(tracked{handler, &h.requests}, cfg.API)
 	h.serve("http", func() error { return h.web.Serve(h.l) }, http.ErrServerClosed)
 	if cfg.OnListen != nil {

@@ -2,12 +2,19 @@ package s3gateway
 
 import (
 	"fmt"
+	"io"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/fs"
+	"github.com/sluice-streams/sluice/tier2/tier2test"
+	"github.com/sluice-streams/sluice/tier2/view"
 )
 
 // lsKeys lists a bucket recursively with the AWS CLI.
@@ -130,5 +137,68 @@ func TestThousandsOfChunksPage(t *testing.T) {
 	resp, body := f.do(t, "GET", "/big?list-type=2&prefix=s/&delimiter=/", nil)
 	if res := parseList(t, body); resp.StatusCode != 200 || fmt.Sprint(res.prefixes) != "[s/segment=0/ s/segment=1/ s/segment=2/]" || len(res.keys) != 0 {
 		t.Fatalf("delimiter: %d %+v", resp.StatusCode, res)
+	}
+}
+
+// TestPrefixedListingCostsNoStatPerStream: a listing whose prefix names
+// one stream of a bucket of 500 asks tier 2 a few times, not once per
+// stream: the bucket's streams come from the catalog, undescribed, and
+// only the subtree under the prefix is read.
+func TestPrefixedListingCostsNoStatPerStream(t *testing.T) {
+	st, err := fs.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var streams []string
+	for i := range 500 {
+		streams = append(streams, fmt.Sprintf("s%04d", i))
+	}
+	var want []string
+	for _, seg := range []int64{4, 5} {
+		for first := range int64(3) {
+			p := tier2.ChunkPath("logs", "s0001", seg, first*10)
+			w, err := st.Create(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write([]byte("chunk"))
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if seg == 5 {
+				want = append(want, strings.TrimPrefix(p, "logs/"))
+			}
+		}
+	}
+	counted := tier2test.NewFaulty(st)
+	v := view.New(counted, &catalog{streams: map[string][]string{"logs": streams}}, view.Options{CatalogTTL: time.Minute})
+	srv := httptest.NewServer(NewHandler(v, Config{Anonymous: true}))
+	t.Cleanup(srv.Close)
+	for _, tt := range []struct {
+		query string
+		keys  []string
+	}{
+		{"list-type=2&prefix=s0001/segment=5/", want},
+		{"list-type=2&max-keys=1&prefix=s0001/segment=5/", want[:1]},
+		{"list-type=2&prefix=s0001/segment=5/&start-after=" + url.QueryEscape(want[0]), want[1:]},
+		{"prefix=s0001/segment=5/&marker=" + url.QueryEscape(want[1]), want[2:]},
+		{"list-type=2&prefix=s0001/seg&delimiter=/", nil},
+		{"list-type=2&prefix=s0499/", nil},
+	} {
+		before := counted.Calls(tier2test.OpStat) + counted.Calls(tier2test.OpList)
+		resp, err := srv.Client().Get(srv.URL + "/logs?" + tt.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		calls := counted.Calls(tier2test.OpStat) + counted.Calls(tier2test.OpList) - before
+		if res := parseList(t, body); resp.StatusCode != 200 || !slices.Equal(res.keys, tt.keys) {
+			t.Fatalf("%s: %d, keys %q, want %q", tt.query, resp.StatusCode, res.keys, tt.keys)
+		}
+		if calls > 8 {
+			t.Errorf("%s: %d tier-2 Stat and List calls in a bucket of %d streams, want a few", tt.query, calls, len(streams))
+		}
 	}
 }

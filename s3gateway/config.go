@@ -75,7 +75,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Region != "" && (len(c.Region) > 64 || strings.ContainsAny(c.Region, "/ \t")) {
-		return fmt.Errorf("%w: region %q", ErrConfig, c.Region)
+		return fmt.Errorf("%w: region %q: want a region name (at most 64 bytes, no '/' or spaces)", ErrConfig, c.Region)
 	}
 	if d := strings.Trim(c.Domain, "."); c.Domain != "" && (d == "" || strings.ContainsAny(d, ":/ \t")) {
 		return fmt.Errorf("%w: domain %q: want a host name without port", ErrConfig, c.Domain)

@@ -21,7 +21,8 @@
 //
 // Addressing: path style, "/<bucket>/<key>", for any Host; virtual-hosted
 // style, Host "<bucket>.<Config.Domain>" or "<bucket>.localhost" (any
-// port) and path "/<key>".
+// port) and path "/<key>". An unsigned request that reaches the head on
+// a loopback address must name a loopback Host (see Authentication).
 //
 // # Operations
 //
@@ -41,12 +42,16 @@
 //	                                whole object), If-Match, If-None-Match,
 //	                                If-Modified-Since, If-Unmodified-Since
 //	                                (412, 304), If-Range, response-* header
-//	                                overrides, partNumber=1, versionId=null
+//	                                overrides (signed requests only, as S3),
+//	                                partNumber=1, versionId=null
 //
 // Keys come in S3's order (byte-wise) whatever the tree's order: the
 // listing walks the tree with each directory's children sorted by name
 // plus '/', skipping subtrees outside the prefix, before the marker, or
-// folded into one common prefix. A continuation token is the last key (or
+// folded into one common prefix. A bucket's streams are named by the
+// catalog (view.Names) and not described, so a page asks tier 2 only
+// about the streams it walks into: a prefix naming one stream costs a few
+// tier-2 calls however many streams the bucket has. A continuation token is the last key (or
 // common prefix) of the page with a check bound to the bucket, prefix and
 // delimiter; a token that fails it is InvalidArgument. Nothing is cached:
 // a deleted stream is gone from the next listing (after the view's
@@ -54,7 +59,9 @@
 // being written (its "_tmp." name) is never listed or served.
 //
 // Objects are application/octet-stream with Accept-Ranges: bytes and
-// Last-Modified the chunk's time. The ETag is not an MD5 (computing one
+// Last-Modified the chunk's time; every answer carries
+// X-Content-Type-Options: nosniff, so that no browser takes a chunk for
+// HTML. The ETag is not an MD5 (computing one
 // would read every chunk a listing names): it is "<32 hex>-1", the form of
 // a multipart upload's ETag, which clients know not to check a body
 // against (see ETag). GetObject streams from the chunk through a 256 KiB
@@ -68,6 +75,14 @@
 // Authorization header or a presigned URL) by a key of
 // Config.Credentials, for Config.Region. Unsigned requests are served
 // only when Config.Anonymous is set; a signed request is always verified.
+// An unsigned request may not set response-* overrides (InvalidRequest,
+// as S3), and one that came in on a loopback address (127.0.0.0/8, ::1:
+// the head listens there, or on every interface and was reached there)
+// is served only when its Host is localhost, *.localhost, a loopback
+// address or Config.Domain or a name under it (LoopbackHost): a web page
+// that re-points its own name at 127.0.0.1 (DNS rebinding) sends that
+// name, and is refused. Signed requests, which no page can make, may use
+// any Host.
 //
 // # Refused
 //
@@ -85,13 +100,15 @@
 //	400 AuthorizationHeaderMalformed  a bad Authorization header or presign
 //	                            query, or a region other than Config.Region
 //	                            (<Region> names the expected one)
-//	400 InvalidRequest          signature version 2, or a read with a body
+//	400 InvalidRequest          signature version 2, a read with a body, or
+//	                            response-* overrides on an unsigned request
 //	400 InvalidArgument         a bad list parameter or continuation token
 //	400 KeyTooLongError, InvalidURI  a key over MaxKeyLen, a query over
 //	                            MaxQueryLen
 //	400 XAmzContentSHA256Mismatch  a signed read's body against its hash
 //	403 AccessDenied            writes; unsigned requests without
-//	                            Config.Anonymous; an expired presigned URL
+//	                            Config.Anonymous, or on a loopback address
+//	                            with another Host; an expired presigned URL
 //	403 InvalidAccessKeyId      a key not in Config.Credentials
 //	403 SignatureDoesNotMatch   the signature is wrong
 //	403 RequestTimeTooSkewed    more than 15 minutes off the head's clock

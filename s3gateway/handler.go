@@ -63,12 +63,16 @@ type request struct {
 	bucket  string // "" for the service (ListBuckets)
 	key     string // "" for the bucket
 	virtual bool   // the bucket came from the Host
+	signed  bool   // the request is signed (header or query), not anonymous
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rq := &request{id: fmt.Sprintf("%s%08X", h.idBase, h.seq.Add(1))}
 	w.Header().Set("x-amz-request-id", rq.id)
 	w.Header().Set("Server", "Sluice")
+	// Bodies are chunks that producers wrote: never let a browser guess
+	// they are HTML.
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if e := h.serve(w, r, rq); e != nil {
 		if e.status >= 500 {
 			h.log.WithFields(logrus.Fields{"method": r.Method, "path": r.URL.Path, "request": rq.id}).Warn("s3 head: " + e.Error())
@@ -95,8 +99,8 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, rq *request) *s3
 	default:
 		return errMethod
 	}
-	if e := h.authenticate(r); e != nil {
-		return e
+	if rq.signed, err = h.authenticate(r); err != nil {
+		return err
 	}
 	q := r.URL.Query()
 	switch {
@@ -140,43 +144,87 @@ func Route(host, path, domain string) (bucket, key string, virtual bool, _ *s3Er
 }
 
 // authenticate verifies r's signature, or lets an unsigned request
-// through when anonymous requests are served. A signed read's body (S3
+// through when anonymous requests are served (and its Host passes
+// loopbackHost); it reports whether r is signed. A signed read's body (S3
 // reads have none) must match its payload hash.
-func (h *handler) authenticate(r *http.Request) *s3Error {
+func (h *handler) authenticate(r *http.Request) (signed bool, _ *s3Error) {
 	res, err := h.verify.Verify(r)
 	switch {
 	case err == sigv4.ErrMissing:
 		if !h.cfg.Anonymous {
-			return errAnonymous
+			return false, errAnonymous
+		}
+		if !h.loopbackHost(r) {
+			return false, errForeignHost
 		}
 		if r.ContentLength != 0 {
-			return errReadBody
+			return false, errReadBody
 		}
-		return nil
+		return false, nil
 	case err != nil:
-		return authError(err, h.cfg.Region)
+		return false, authError(err, h.cfg.Region)
 	}
 	if res.PayloadHash == sigv4.UnsignedPayload {
 		if r.ContentLength != 0 {
-			return errReadBody
+			return true, errReadBody
 		}
-		return nil
+		return true, nil
 	}
 	if strings.HasPrefix(res.PayloadHash, "STREAMING-") {
-		return errReadBody
+		return true, errReadBody
 	}
 	body, rerr := io.ReadAll(io.LimitReader(r.Body, maxReadBody+1))
 	if rerr != nil {
-		return errorf(http.StatusBadRequest, "IncompleteBody", "You did not provide the number of bytes specified by the Content-Length HTTP header.")
+		return true, errorf(http.StatusBadRequest, "IncompleteBody", "You did not provide the number of bytes specified by the Content-Length HTTP header.")
 	}
 	if len(body) > maxReadBody {
-		return errReadBody
+		return true, errReadBody
 	}
 	sum := sha256.Sum256(body)
 	if hex.EncodeToString(sum[:]) != res.PayloadHash {
-		return errPayloadHash
+		return true, errPayloadHash
 	}
-	return nil
+	return true, nil
+}
+
+// loopbackHost guards an unsigned request against DNS rebinding: a web
+// page whose own name the attacker re-points at 127.0.0.1 reaches a head
+// on the loopback interface with its own name as Host, and could read
+// every scope. So a request that came in on a loopback address (the
+// connection's local address: a head listening on 127.0.0.1, or on every
+// interface and reached through 127.0.0.1 or ::1) is served unsigned only
+// when its Host is a loopback name (localhost, *.localhost, 127.0.0.0/8,
+// [::1]) or Config.Domain or a name under it. Signed requests are not
+// checked: a page cannot sign them.
+func (h *handler) loopbackHost(r *http.Request) bool {
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	tcp, ok := local.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsLoopback() {
+		return true
+	}
+	return LoopbackHost(r.Host, h.cfg.Domain)
+}
+
+// LoopbackHost reports whether host (a Host header: port optional, case
+// ignored) is a loopback name (localhost, *.localhost, an address of
+// 127.0.0.0/8 or ::1) or domain or a name under it (domain "" names
+// none).
+func LoopbackHost(host, domain string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	domain = strings.ToLower(strings.Trim(domain, "."))
+	switch {
+	case host == "":
+		return false
+	case host == "localhost", strings.HasSuffix(host, ".localhost"):
+		return true
+	case domain != "" && (host == domain || strings.HasSuffix(host, "."+domain)):
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Subresources of a bucket and of an object (query parameters) that the

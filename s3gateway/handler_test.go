@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -233,6 +234,134 @@ func TestConfigValidate(t *testing.T) {
 	for _, c := range []Config{{Anonymous: true}, {Credentials: map[string]string{"a": "b"}, Region: "eu-west-1", Domain: "s3.example.com"}} {
 		if err := c.Validate(); err != nil {
 			t.Errorf("%+v: %v", c, err)
+		}
+	}
+}
+
+// An unsigned GetObject or HeadObject may not choose the answer's headers
+// (response-content-type and the like): S3's InvalidRequest, so that a
+// link to an anonymous head cannot have a browser show a producer's bytes
+// as HTML. A signed (or presigned) request may. Every object answer says
+// nosniff.
+func TestAnonymousResponseOverrides(t *testing.T) {
+	f := newFixture(t, Config{Anonymous: true})
+	key := "/logs/" + f.keys("logs")[0]
+	const overrides = "?response-content-type=text/html&response-content-disposition=inline"
+	for _, method := range []string{"GET", "HEAD"} {
+		r, err := http.NewRequest(method, f.srv.URL+key+overrides, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := f.srv.Client().Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || strings.Contains(resp.Header.Get("Content-Type"), "html") || resp.Header.Get("Content-Disposition") != "" {
+			t.Fatalf("unsigned %s with overrides: %d %v", method, resp.StatusCode, resp.Header)
+		}
+		if method == "GET" && (!strings.Contains(string(body), "<Code>InvalidRequest</Code>") ||
+			!strings.Contains(string(body), "Request specific response headers cannot be used for anonymous GET requests.")) {
+			t.Fatalf("unsigned GET with overrides: %s", body)
+		}
+	}
+	resp, err := f.srv.Client().Get(f.srv.URL + key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/octet-stream" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatalf("unsigned GET: %d %v", resp.StatusCode, resp.Header)
+	}
+	resp, _ = f.do(t, "GET", key+overrides, nil)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html" || resp.Header.Get("Content-Disposition") != "inline" ||
+		resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatalf("signed GET with overrides: %d %v", resp.StatusCode, resp.Header)
+	}
+}
+
+// A head reached on a loopback address serves an unsigned request only
+// when its Host is a loopback name or under Domain: a web page that
+// re-points its own name at 127.0.0.1 (DNS rebinding) sends that name as
+// Host and is refused. Signed requests, which no page can forge, are
+// served whatever their Host.
+func TestUnsignedForeignHostIsRefused(t *testing.T) {
+	f := newFixture(t, Config{Anonymous: true, Domain: "s3.example.com"})
+	_, port, _ := net.SplitHostPort(f.srv.Listener.Addr().String())
+	get := func(host string, signed bool) (*http.Response, string) {
+		t.Helper()
+		r, err := http.NewRequest("GET", f.srv.URL+"/logs?list-type=2", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Host = host
+		if signed {
+			sign(r, testKey, testSecret, DefaultRegion, time.Now())
+		}
+		resp, err := f.srv.Client().Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, string(body)
+	}
+	for _, host := range []string{"attacker.example:" + port, "attacker.example", "localhost.attacker.example:" + port, "127.0.0.1.nip.io:" + port, "s3.example.com.attacker.example"} {
+		resp, body := get(host, false)
+		if resp.StatusCode != 403 || !strings.Contains(body, "<Code>AccessDenied</Code>") || !strings.Contains(body, "DNS rebinding") {
+			t.Errorf("unsigned, Host %s: %d %s", host, resp.StatusCode, body)
+		}
+		if resp, body := get(host, true); resp.StatusCode != 200 {
+			t.Errorf("signed, Host %s: %d %s", host, resp.StatusCode, body)
+		}
+	}
+	for _, host := range []string{"127.0.0.1:" + port, "localhost:" + port, "LocalHost", "127.1.2.3:" + port, "[::1]:" + port, "s3.example.com:" + port} {
+		if resp, body := get(host, false); resp.StatusCode != 200 {
+			t.Errorf("unsigned, Host %s: %d %s", host, resp.StatusCode, body)
+		}
+	}
+	// Virtual-hosted: the bucket in the Host.
+	for _, host := range []string{"logs.localhost:" + port, "logs.s3.example.com"} {
+		r, _ := http.NewRequest("GET", f.srv.URL+"/?list-type=2", nil)
+		r.Host = host
+		resp, err := f.srv.Client().Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || len(parseList(t, body).keys) == 0 {
+			t.Errorf("unsigned, Host %s: %d %s", host, resp.StatusCode, body)
+		}
+	}
+}
+
+func TestLoopbackHost(t *testing.T) {
+	for _, c := range []struct {
+		host, domain string
+		want         bool
+	}{
+		{"localhost", "", true},
+		{"localhost:9000", "", true},
+		{"LOGS.LOCALHOST.:9000", "", true},
+		{"127.0.0.1", "", true},
+		{"127.255.0.9:1", "", true},
+		{"[::1]:9000", "", true},
+		{"[::1]", "", true},
+		{"s3.example.com", "s3.example.com", true},
+		{"logs.s3.example.com:443", "s3.example.com", true},
+		{"", "", false},
+		{"attacker.example", "", false},
+		{"localhost.attacker.example", "", false},
+		{"notlocalhost", "", false},
+		{"10.0.0.1:9000", "", false},
+		{"[::2]:9000", "", false},
+		{"examples3.example.com", "s3.example.com", false},
+		{"s3.example.com", "", false},
+	} {
+		if got := LoopbackHost(c.host, c.domain); got != c.want {
+			t.Errorf("LoopbackHost(%q, %q) = %v", c.host, c.domain, got)
 		}
 	}
 }

@@ -248,7 +248,7 @@ const chunkDepth = 2
 // walk lists the directory at path (depth below the bucket), whose
 // entries' keys start with kp. It returns true once the page is full.
 func (l *lister) walk(path, kp string, depth int) (bool, error) {
-	es, err := l.v.List(l.ctx, path)
+	es, err := l.children(path, depth)
 	if err != nil {
 		if depth > 0 && errors.Is(err, view.ErrNotExist) {
 			return false, nil // gone since its parent was listed
@@ -316,6 +316,26 @@ func (l *lister) walk(path, kp string, depth int) (bool, error) {
 		l.res.last = k
 	}
 	return false, nil
+}
+
+// children returns the entries of the directory at path (depth below the
+// bucket). A bucket's are its streams, named by the catalog and described
+// no further: the walk needs only their names, and describing each (a
+// tier-2 Stat) would cost a call per stream of the bucket whatever the
+// prefix. Below, the entries come with one tier-2 List.
+func (l *lister) children(path string, depth int) ([]view.Entry, error) {
+	if depth > 0 {
+		return l.v.List(l.ctx, path)
+	}
+	names, err := l.v.Names(l.ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	es := make([]view.Entry, len(names))
+	for i, n := range names {
+		es[i] = view.Entry{Path: path + "/" + n, Name: n, IsDir: true}
+	}
+	return es, nil
 }
 
 // commonPrefix is the common prefix k folds into (the prefix, then up to

@@ -62,6 +62,15 @@ func (h *handler) object(w http.ResponseWriter, r *http.Request, rq *request, q 
 	if v := q.Get("versionId"); v != "" && v != "null" {
 		return errInvalidArgument("Invalid version id specified: the S3 head keeps no versions")
 	}
+	if !rq.signed {
+		// As S3: an unsigned link must not choose how a browser shows
+		// the body (say, a producer's bytes as text/html).
+		for _, o := range overrides {
+			if q.Has(o[0]) {
+				return errAnonOverrides
+			}
+		}
+	}
 	if pn := q.Get("partNumber"); pn != "" && pn != "1" {
 		return errorf(http.StatusRequestedRangeNotSatisfiable, "InvalidPartNumber", "The requested partnumber is not satisfiable")
 	}

@@ -61,3 +61,23 @@ func TestS3KeysAreChecked(t *testing.T) {
 		}
 	}
 }
+
+// Flags the S3 head cannot serve with stop `sluice s3-gateway` before it
+// starts, with one line naming the flag's value: a region with a space or
+// a slash, a domain with a port (which no Host would ever match).
+func TestS3GatewayFlagsAreChecked(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--region", "bad region/x", "--domain", "s3.example.com:9000"}, `region "bad region/x"`},
+		{[]string{"--domain", "s3.example.com:9000"}, `domain "s3.example.com:9000": want a host name without port`},
+	} {
+		args := append([]string{"--controller", "http://127.0.0.1:1", "s3-gateway", "--anonymous", "--listen", "127.0.0.1:0"}, tt.args...)
+		code, stdout, stderr := runArgs(t, args...)
+		if code != 1 || stdout != "" {
+			t.Fatalf("%q: exit %d, stdout %q", args, code, stdout)
+		}
+		oneErrorLine(t, stderr, tt.want)
+	}
+}

@@ -1,7 +1,11 @@
 // Package view presents tier 2 as a read-only tree: what every head (the
 // HDFS head in hdfsgateway, later NFS and S3) serves. It lists, stats and
 // opens; it has no call that writes, so a head built on it cannot change
-// tier 2 whatever its clients send.
+// tier 2 whatever its clients send. List describes every entry (a
+// scope's streams with one tier-2 Stat each, for their modification
+// time); Names gives the names alone, a scope's from the catalog with no
+// tier-2 call, for a head that only walks the tree (the S3 head's
+// listings).
 //
 // # The tree
 //

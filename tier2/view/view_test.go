@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
+	"github.com/sluice-streams/sluice/tier2/tier2test"
 )
 
 // fakeCatalog names scopes and streams from a map, counting the calls.
@@ -106,6 +107,9 @@ func TestTreeShowsOnlyCatalogStreamsAndCompleteChunks(t *testing.T) {
 		}
 		if !slices.Equal(names(got), c.want) {
 			t.Errorf("List(%q) = %q, want %q", c.dir, names(got), c.want)
+		}
+		if got, err := v.Names(ctx, c.dir); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("Names(%q) = %q, %v, want %q", c.dir, got, err, c.want)
 		}
 	}
 	for _, p := range []string{
@@ -212,5 +216,38 @@ func TestCatalogFailureIsUnavailable(t *testing.T) {
 	v := New(st, &fakeCatalog{err: errors.New("connection refused")}, Options{})
 	if _, err := v.List(context.Background(), ""); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("List = %v, want ErrUnavailable", err)
+	}
+}
+
+// Names of the root and of a scope come from the catalog alone: no
+// tier-2 call, however many streams; the names are the caller's.
+func TestNamesOfAScopeAskTier2Nothing(t *testing.T) {
+	st, err := fs.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, st, tier2.ChunkPath("s", "a", 0, 0), "chunk")
+	put(t, st, tier2.ChunkPath("s", "gone", 0, 0), "deleted stream")
+	counted := tier2test.NewFaulty(st)
+	v := New(counted, &fakeCatalog{streams: map[string][]string{"s": {"c", "a", "b"}}}, Options{CatalogTTL: time.Minute})
+	ctx := context.Background()
+	got, err := v.Names(ctx, "/s/")
+	if err != nil || !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("Names(s) = %q, %v", got, err)
+	}
+	got[0] = "changed"
+	if again, _ := v.Names(ctx, "s"); again[0] != "a" {
+		t.Fatalf("Names(s) after the caller changed its slice: %q", again)
+	}
+	if got, err := v.Names(ctx, ""); err != nil || !slices.Equal(got, []string{"s"}) {
+		t.Fatalf("Names(root) = %q, %v", got, err)
+	}
+	if stats, lists := counted.Calls(tier2test.OpStat), counted.Calls(tier2test.OpList); stats+lists != 0 {
+		t.Fatalf("Names of the root and a scope: %d tier-2 Stat and %d List calls, want none", stats, lists)
+	}
+	for _, p := range []string{"x", "s/gone", "s/a/segment=0/" + tier2.ChunkName(0)} {
+		if _, err := v.Names(ctx, p); err == nil {
+			t.Errorf("Names(%q): no error", p)
+		}
 	}
 }
