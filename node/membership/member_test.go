@@ -42,7 +42,13 @@ func quiet() *logrus.Logger {
 // waitFor polls cond until it holds, failing t after waitTimeout.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
+	waitWithin(t, waitTimeout, what, cond)
+}
+
+// waitWithin is waitFor with its own bound.
+func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for !cond() {
@@ -429,7 +435,13 @@ func TestSessionExpiryFencesThenServesAgain(t *testing.T) {
 	c.mu.Unlock()
 	c.leader = openStore(t, &c.zkAddr, &c.mu)
 	t.Cleanup(func() { c.leader.Close() })
-	waitFor(t, "a registered again and serving", func() bool {
+	// Rejoining is several waits in a row, each bounded on its own: a
+	// Reopen still trying the old server (zkstore.Open gives up after
+	// 10 s), the keeper's backoff, the old session's registration
+	// expiring on the new server (its session timeout, counted from the
+	// server's start), then the containers reopening. On a loaded 2-core
+	// machine their sum has passed 30 s (a run at load 18).
+	waitWithin(t, 3*waitTimeout, "a registered again and serving", func() bool {
 		if _, err := c.leader.Get(t.Context(), layout.NodeKey("a")); err != nil {
 			return false
 		}
