@@ -7,7 +7,6 @@ import (
 	"net"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/sirupsen/logrus"
@@ -16,57 +15,13 @@ import (
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/seqfile"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
-
-// catalog names the fixture's scopes and streams; tests change it.
-type catalog struct {
-	mu  sync.Mutex
-	m   map[string][]string
-	err error // if set, every call fails with it: the controller is away
-}
-
-func (c *catalog) Scopes(context.Context) ([]string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return nil, c.err
-	}
-	var out []string
-	for s := range c.m {
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-func (c *catalog) Streams(_ context.Context, scope string) ([]string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return nil, c.err
-	}
-	s, ok := c.m[scope]
-	if !ok {
-		return nil, view.ErrNotExist
-	}
-	return append([]string(nil), s...), nil
-}
-
-func (c *catalog) fail(err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.err = err
-}
-
-func (c *catalog) set(scope string, streams ...string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.m[scope] = streams
-}
 
 // fixture is tier 2 in a temp dir, a view over it and a head serving it.
 type fixture struct {
 	st   *fs.Storage
-	cat  *catalog
+	cat  *viewtest.Catalog
 	v    *view.View
 	srv  *Server
 	port int
@@ -80,7 +35,7 @@ func newFixture(t testing.TB, m map[string][]string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{st: st, cat: &catalog{m: m}}
+	f := &fixture{st: st, cat: viewtest.NewCatalog(m)}
 	f.v = view.New(st, f.cat, view.Options{CatalogTTL: -1})
 	f.start(t)
 	return f

@@ -80,7 +80,7 @@ func TestHandlesSurviveRestart(t *testing.T) {
 	if err := f.st.Remove(short); err != nil {
 		t.Fatal(err)
 	}
-	f.cat.set("t") // stream longStream deleted
+	f.cat.Set("t") // stream longStream deleted
 	for _, h := range hs {
 		if h.path != short && !strings.Contains(h.path, longStream) {
 			continue
@@ -104,13 +104,13 @@ func TestHandlesWhileControllerAway(t *testing.T) {
 	f.srv.Close() // a new head remembers no hashed handle: it must walk
 	f.start(t)
 	r = dialRPC(t, f.port)
-	f.cat.fail(errors.New("controller away"))
+	f.cat.Fail(errors.New("controller away"))
 	for _, h := range hs {
 		if st, _, _ := r.getattr(h); st != nfs3errIO {
 			t.Errorf("GETATTR of %x, controller away: status %d, want NFS3ERR_IO (5)", h, st)
 		}
 	}
-	f.cat.fail(nil)
+	f.cat.Fail(nil)
 	for _, h := range hs {
 		if st, _, _ := r.getattr(h); st != 0 {
 			t.Errorf("GETATTR of %x, controller back: status %d", h, st)

@@ -16,7 +16,7 @@ func TestLibnfsDeletedStreamDisappears(t *testing.T) {
 	if !slices.Contains(before, "a 0") {
 		t.Fatalf("stream a not listed: %q", before)
 	}
-	f.cat.set("s", "b") // the controller deleted stream a; its chunks stay a while
+	f.cat.Set("s", "b") // the controller deleted stream a; its chunks stay a while
 	after := nfsLs(t, f.url("/s"))
 	for _, l := range after {
 		if l == "a 0" || strings.HasPrefix(l, "a/") {

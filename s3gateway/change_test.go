@@ -66,7 +66,7 @@ func TestListingsFollowTier2(t *testing.T) {
 	}
 	// A deleted stream (gone from the controller) is gone from the next
 	// listing, though its chunks are still in tier 2.
-	f.cat.remove("logs", "clicks")
+	f.cat.Remove("logs", "clicks")
 	var want []string
 	for _, k := range f.keys("logs") {
 		if !strings.HasPrefix(k, "clicks/") {
@@ -87,9 +87,7 @@ func TestListingsFollowTier2(t *testing.T) {
 func TestThousandsOfChunksPage(t *testing.T) {
 	f := newFixture(t, Config{})
 	const n = 2345
-	f.cat.mu.Lock()
-	f.cat.streams["big"] = []string{"s", "s-2"}
-	f.cat.mu.Unlock()
+	f.cat.Set("big", "s", "s-2")
 	for i := range n {
 		f.writeChunk(t, "big", "s", int64(i%3), int64(i), 1)
 	}
