@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/seqfile"
+	"github.com/sluice-streams/sluice/tier2/tier2test"
 	"github.com/sluice-streams/sluice/tier2/view"
 	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
@@ -96,24 +97,8 @@ func writeChunk(t testing.TB, st tier2.Storage, p string, first int64, n, size i
 	if err := sw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	put(t, st, p, buf.Bytes())
+	tier2test.Put(t, st, p, buf.Bytes())
 	return buf.Bytes()
-}
-
-// put writes a file of tier 2 (whole: the tier-2 writer renames it into
-// place).
-func put(t testing.TB, st tier2.Storage, p string, data []byte) {
-	t.Helper()
-	w, err := st.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // run runs a client tool and returns its standard output; stderr goes to

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/tier2test"
 	"github.com/sluice-streams/sluice/tier2/view"
 )
 
@@ -179,7 +180,7 @@ func TestResolverWalk(t *testing.T) {
 		tier2.StreamDir(longScope, "a"),
 	} {
 		if strings.HasSuffix(p, ".seq") {
-			put(t, f.st, p, []byte("x"))
+			tier2test.Put(t, f.st, p, []byte("x"))
 		}
 		paths = append(paths, p)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/tier2test"
 )
 
 func TestLibnfsDeletedStreamDisappears(t *testing.T) {
@@ -64,7 +65,7 @@ func TestLibnfsChunkRenamedIntoPlace(t *testing.T) {
 func TestReaddirChunkTieredDuringListing(t *testing.T) {
 	f := newFixture(t, map[string][]string{"s": {"a"}})
 	for i := range 100 {
-		put(t, f.st, tier2.ChunkPath("s", "a", 0, int64(i)*10), []byte("c"))
+		tier2test.Put(t, f.st, tier2.ChunkPath("s", "a", 0, int64(i)*10), []byte("c"))
 	}
 	r := dialRPC(t, f.port)
 	root, _ := r.mount("/")
@@ -113,7 +114,7 @@ const manyChunks = 3000
 func TestReaddirPagesThousandsOfChunks(t *testing.T) {
 	f := newFixture(t, map[string][]string{"s": {"big"}})
 	for i := range manyChunks {
-		put(t, f.st, tier2.ChunkPath("s", "big", 0, int64(i)*100), []byte(fmt.Sprint(i)))
+		tier2test.Put(t, f.st, tier2.ChunkPath("s", "big", 0, int64(i)*100), []byte(fmt.Sprint(i)))
 	}
 	want := viewTree(t, f.v, tier2.SegmentDir("s", "big", 0))
 	if len(want) != manyChunks {

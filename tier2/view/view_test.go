@@ -11,24 +11,10 @@ import (
 
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
+	"github.com/sluice-streams/sluice/tier2/tier2test"
 	"github.com/sluice-streams/sluice/tier2/view"
 	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
-
-// put writes a file of the tier-2 root the way the storage writer does.
-func put(t *testing.T, st tier2.Storage, p, data string) {
-	t.Helper()
-	w, err := st.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(w, data); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // fixture: scope s with streams a (two segments) and b (nothing tiered),
 // a chunk being written, a hand-over file, and a deleted stream's chunks.
@@ -38,13 +24,13 @@ func fixture(t *testing.T) (*view.View, *viewtest.Catalog) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	put(t, st, tier2.ChunkPath("s", "a", 0, 0), "chunk-0-0")
-	put(t, st, tier2.ChunkPath("s", "a", 0, 9), "chunk-0-9!")
-	put(t, st, tier2.ChunkPath("s", "a", 3, 0), "c3")
-	put(t, st, tier2.TempChunkPath("s", "a", 3, 2), "partial")
-	put(t, st, tier2.HandoverPath(1, 2), "handover")
-	put(t, st, tier2.ChunkPath("s", "gone", 0, 0), "deleted stream")
-	put(t, st, "s/a/notes.txt", "stray")
+	tier2test.Put(t, st, tier2.ChunkPath("s", "a", 0, 0), []byte("chunk-0-0"))
+	tier2test.Put(t, st, tier2.ChunkPath("s", "a", 0, 9), []byte("chunk-0-9!"))
+	tier2test.Put(t, st, tier2.ChunkPath("s", "a", 3, 0), []byte("c3"))
+	tier2test.Put(t, st, tier2.TempChunkPath("s", "a", 3, 2), []byte("partial"))
+	tier2test.Put(t, st, tier2.HandoverPath(1, 2), []byte("handover"))
+	tier2test.Put(t, st, tier2.ChunkPath("s", "gone", 0, 0), []byte("deleted stream"))
+	tier2test.Put(t, st, "s/a/notes.txt", []byte("stray"))
 	cat := viewtest.NewCatalog(map[string][]string{"s": {"b", "a"}, "t": nil})
 	return view.New(st, cat, view.Options{CatalogTTL: -1}), cat
 }
