@@ -23,29 +23,11 @@ import (
 	"github.com/sluice-streams/sluice/tier2/hadooptest"
 	"github.com/sluice-streams/sluice/tier2/seqfile"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
 
 // testBlockSize splits the big chunk of the fixture into several blocks.
 const testBlockSize = 64 << 10
-
-// catalog names the fixture's scopes and streams.
-type catalog map[string][]string
-
-func (c catalog) Scopes(context.Context) ([]string, error) {
-	var out []string
-	for s := range c {
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-func (c catalog) Streams(_ context.Context, scope string) ([]string, error) {
-	s, ok := c[scope]
-	if !ok {
-		return nil, view.ErrNotExist
-	}
-	return s, nil
-}
 
 // writeChunk writes a SequenceFile chunk of n events of size bytes each,
 // as the storage writer does.
@@ -95,7 +77,7 @@ func newFixture(t testing.TB) *fixture {
 	writeChunk(t, st, tier2.ChunkPath("s", "a", 3, 0), 0, 300, 1000) // ~300 KiB: 5 blocks
 	writeChunk(t, st, tier2.TempChunkPath("s", "a", 3, 9000), 9000, 1, 10)
 	writeChunk(t, st, tier2.ChunkPath("s", "gone", 0, 0), 0, 1, 10)
-	cat := catalog{"s": {"a", "b"}, "t": nil}
+	cat := viewtest.NewCatalog(map[string][]string{"s": {"a", "b"}, "t": nil})
 	return &fixture{dir: dir, v: view.New(st, cat, view.Options{CatalogTTL: -1})}
 }
 

@@ -104,3 +104,11 @@ func (c *Catalog) Fail(err error) {
 
 // Calls is the number of Scopes and Streams calls so far.
 func (c *Catalog) Calls() int64 { return c.calls.Load() }
+
+// Down returns a Catalog whose every call fails with err, as a controller
+// that cannot be reached.
+func Down(err error) *Catalog {
+	c := NewCatalog(nil)
+	c.Fail(err)
+	return c
+}
