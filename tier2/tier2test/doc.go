@@ -6,7 +6,9 @@
 //   - NewMem, an in-memory tier2.Storage, deterministic, for tests of the
 //     tiering and the read-only heads;
 //   - Faulty, a wrapper around any tier2.Storage that fails or holds the
-//     operations a test chooses, and counts them.
+//     operations a test chooses, and counts them;
+//   - Put, a file of tier 2 written whole, and WriteChunks, SequenceFile
+//     chunks of given events laid out as the node's storage writer does.
 //
 // It is imported by tests only.
 package tier2test
