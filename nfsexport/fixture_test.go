@@ -11,10 +11,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
-	"github.com/sluice-streams/sluice/tier2/seqfile"
-	"github.com/sluice-streams/sluice/tier2/tier2test"
 	"github.com/sluice-streams/sluice/tier2/view"
 	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
@@ -75,30 +72,6 @@ func (w testWriter) Write(p []byte) (int, error) {
 // url is the libnfs URL of path (under export "/") on the head.
 func (f *fixture) url(path string) string {
 	return fmt.Sprintf("nfs://127.0.0.1%s?version=3&nfsport=%d&mountport=%d&auto-traverse-mounts=0", path, f.port, f.port)
-}
-
-// writeChunk writes a SequenceFile chunk of n events of size bytes, as the
-// storage writer does, and returns its bytes.
-func writeChunk(t testing.TB, st tier2.Storage, p string, first int64, n, size int) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	sw, err := seqfile.NewWriter(&buf, seqfile.WriterOptions{KeyClass: seqfile.LongWritable, ValueClass: seqfile.BytesWritable})
-	if err != nil {
-		t.Fatal(err)
-	}
-	off := first
-	for i := range n {
-		ev := bytes.Repeat([]byte{byte('a' + i%26)}, size)
-		if err := sw.AppendEvent(off, ev); err != nil {
-			t.Fatal(err)
-		}
-		off += int64(size) + 8
-	}
-	if err := sw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	tier2test.Put(t, st, p, buf.Bytes())
-	return buf.Bytes()
 }
 
 // run runs a client tool and returns its standard output; stderr goes to

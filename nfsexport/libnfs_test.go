@@ -41,7 +41,7 @@ func chunkFixture(t testing.TB) (*fixture, map[string][]byte) {
 		{"t", longStream, 12, 77, 3, 5000},
 	} {
 		p := tier2.ChunkPath(c.scope, c.stream, c.seg, c.first)
-		chunks[p] = writeChunk(t, f.st, p, c.first, c.n, c.size)
+		chunks[p] = tier2test.WriteLetterChunk(t, f.st, p, c.first, c.n, c.size)
 	}
 	tier2test.Put(t, f.st, tier2.TempChunkPath("s", "a", 3, 50), []byte("being written"))
 	tier2test.Put(t, f.st, "s/a/notes.txt", []byte("stray"))

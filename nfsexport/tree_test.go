@@ -39,7 +39,7 @@ func TestLibnfsChunkRenamedIntoPlace(t *testing.T) {
 	first := nfsLs(t, f.url(seg))
 	// The tier-2 writer: the chunk under its _tmp. name, then renamed.
 	tmp := tier2.TempChunkPath("s", "a", 3, 90)
-	data := writeChunk(t, f.st, tmp, 90, 40, 123)
+	data := tier2test.WriteLetterChunk(t, f.st, tmp, 90, 40, 123)
 	if got := nfsLs(t, f.url(seg)); !slices.Equal(got, first) {
 		t.Fatalf("a chunk being written is listed:\n%q\nwant %q", got, first)
 	}
@@ -93,7 +93,7 @@ func TestReaddirChunkTieredDuringListing(t *testing.T) {
 	tiered := tier2.ChunkName(905) // sorts into the listing's last page
 	first := list(func() {
 		tmp := tier2.TempChunkPath("s", "a", 0, 905)
-		writeChunk(t, f.st, tmp, 905, 3, 10)
+		tier2test.WriteLetterChunk(t, f.st, tmp, 905, 3, 10)
 		if err := f.st.Rename(tmp, tier2.ChunkPath("s", "a", 0, 905)); err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package tier2test
 
 import (
 	"bufio"
+	"bytes"
 	"testing"
 
 	"github.com/sluice-streams/sluice/protocol"
@@ -64,4 +65,30 @@ func WriteChunks(t testing.TB, st tier2.Storage, scope, stream string, chunks []
 		next[c.Segment] = off
 	}
 	return evs
+}
+
+// WriteLetterChunk writes a SequenceFile chunk at p (any path, a chunk
+// being written too) of n events of size bytes each, the i-th all the
+// letter 'a'+i%26, keyed from first on in steps of size+8, and returns
+// the file's bytes. The heads' fixtures use it where an event's bytes
+// only need to be told apart.
+func WriteLetterChunk(t testing.TB, st tier2.Storage, p string, first int64, n, size int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	sw, err := seqfile.NewWriter(&buf, seqfile.WriterOptions{KeyClass: seqfile.LongWritable, ValueClass: seqfile.BytesWritable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := first
+	for i := range n {
+		if err := sw.AppendEvent(off, bytes.Repeat([]byte{byte('a' + i%26)}, size)); err != nil {
+			t.Fatal(err)
+		}
+		off += int64(size) + 8
+	}
+	if err := sw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	Put(t, st, p, buf.Bytes())
+	return buf.Bytes()
 }

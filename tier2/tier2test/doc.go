@@ -7,8 +7,9 @@
 //     tiering and the read-only heads;
 //   - Faulty, a wrapper around any tier2.Storage that fails or holds the
 //     operations a test chooses, and counts them;
-//   - Put, a file of tier 2 written whole, and WriteChunks, SequenceFile
-//     chunks of given events laid out as the node's storage writer does.
+//   - Put, a file of tier 2 written whole; WriteChunks, SequenceFile
+//     chunks of given events laid out as the node's storage writer does;
+//     WriteLetterChunk, one chunk of filler events at a given path.
 //
 // It is imported by tests only.
 package tier2test
