@@ -7,66 +7,19 @@ import (
 	"net"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
-	"github.com/sluice-streams/sluice/tier2/seqfile"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
-
-// catalog names the fixture's scopes and streams; tests change it.
-type catalog struct {
-	mu  sync.Mutex
-	m   map[string][]string
-	err error // if set, every call fails with it: the controller is away
-}
-
-func (c *catalog) Scopes(context.Context) ([]string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return nil, c.err
-	}
-	var out []string
-	for s := range c.m {
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-func (c *catalog) Streams(_ context.Context, scope string) ([]string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return nil, c.err
-	}
-	s, ok := c.m[scope]
-	if !ok {
-		return nil, view.ErrNotExist
-	}
-	return append([]string(nil), s...), nil
-}
-
-func (c *catalog) fail(err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.err = err
-}
-
-func (c *catalog) set(scope string, streams ...string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.m[scope] = streams
-}
 
 // fixture is tier 2 in a temp dir, a view over it and a head serving it.
 type fixture struct {
 	st   *fs.Storage
-	cat  *catalog
+	cat  *viewtest.Catalog
 	v    *view.View
 	srv  *Server
 	port int
@@ -80,7 +33,7 @@ func newFixture(t testing.TB, m map[string][]string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{st: st, cat: &catalog{m: m}}
+	f := &fixture{st: st, cat: viewtest.NewCatalog(m)}
 	f.v = view.New(st, f.cat, view.Options{CatalogTTL: -1})
 	f.start(t)
 	return f
@@ -119,46 +72,6 @@ func (w testWriter) Write(p []byte) (int, error) {
 // url is the libnfs URL of path (under export "/") on the head.
 func (f *fixture) url(path string) string {
 	return fmt.Sprintf("nfs://127.0.0.1%s?version=3&nfsport=%d&mountport=%d&auto-traverse-mounts=0", path, f.port, f.port)
-}
-
-// writeChunk writes a SequenceFile chunk of n events of size bytes, as the
-// storage writer does, and returns its bytes.
-func writeChunk(t testing.TB, st tier2.Storage, p string, first int64, n, size int) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	sw, err := seqfile.NewWriter(&buf, seqfile.WriterOptions{KeyClass: seqfile.LongWritable, ValueClass: seqfile.BytesWritable})
-	if err != nil {
-		t.Fatal(err)
-	}
-	off := first
-	for i := range n {
-		ev := bytes.Repeat([]byte{byte('a' + i%26)}, size)
-		if err := sw.AppendEvent(off, ev); err != nil {
-			t.Fatal(err)
-		}
-		off += int64(size) + 8
-	}
-	if err := sw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	put(t, st, p, buf.Bytes())
-	return buf.Bytes()
-}
-
-// put writes a file of tier 2 (whole: the tier-2 writer renames it into
-// place).
-func put(t testing.TB, st tier2.Storage, p string, data []byte) {
-	t.Helper()
-	w, err := st.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // run runs a client tool and returns its standard output; stderr goes to

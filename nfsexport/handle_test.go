@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/tier2test"
 	"github.com/sluice-streams/sluice/tier2/view"
 )
 
@@ -84,7 +85,7 @@ func TestHandlesSurviveRestart(t *testing.T) {
 	if err := f.st.Remove(short); err != nil {
 		t.Fatal(err)
 	}
-	f.cat.set("t") // stream longStream deleted
+	f.cat.Set("t") // stream longStream deleted
 	for _, h := range hs {
 		if h.path != short && !strings.Contains(h.path, longStream) {
 			continue
@@ -108,13 +109,13 @@ func TestHandlesWhileControllerAway(t *testing.T) {
 	f.srv.Close() // a new head remembers no hashed handle: it must walk
 	f.start(t)
 	r = dialRPC(t, f.port)
-	f.cat.fail(errors.New("controller away"))
+	f.cat.Fail(errors.New("controller away"))
 	for _, h := range hs {
 		if st, _, _ := r.getattr(h); st != nfs3errIO {
 			t.Errorf("GETATTR of %x, controller away: status %d, want NFS3ERR_IO (5)", h, st)
 		}
 	}
-	f.cat.fail(nil)
+	f.cat.Fail(nil)
 	for _, h := range hs {
 		if st, _, _ := r.getattr(h); st != 0 {
 			t.Errorf("GETATTR of %x, controller back: status %d", h, st)
@@ -188,7 +189,7 @@ func TestResolverWalk(t *testing.T) {
 		tier2.StreamDir(longScope, "a"),
 	} {
 		if strings.HasSuffix(p, ".seq") {
-			put(t, f.st, p, []byte("x"))
+			tier2test.Put(t, f.st, p, []byte("x"))
 		}
 		paths = append(paths, p)
 	}
@@ -233,10 +234,10 @@ func TestForgedHandleCostIsBounded(t *testing.T) {
 		s := fmt.Sprintf("stream%02d", i)
 		streams = append(streams, s)
 		for g := range 10 {
-			put(t, f.st, tier2.ChunkPath(longScope, s, int64(g), 0), []byte("x"))
+			tier2test.Put(t, f.st, tier2.ChunkPath(longScope, s, int64(g), 0), []byte("x"))
 		}
 	}
-	f.cat.set(longScope, streams...)
+	f.cat.Set(longScope, streams...)
 	cs := &countingStorage{Storage: f.st}
 	f.srv.Close()
 	f.v = view.New(cs, f.cat, view.Options{CatalogTTL: time.Minute})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/tier2test"
 	"github.com/sluice-streams/sluice/tier2/view"
 )
 
@@ -40,11 +41,11 @@ func chunkFixture(t testing.TB) (*fixture, map[string][]byte) {
 		{"t", longStream, 12, 77, 3, 5000},
 	} {
 		p := tier2.ChunkPath(c.scope, c.stream, c.seg, c.first)
-		chunks[p] = writeChunk(t, f.st, p, c.first, c.n, c.size)
+		chunks[p] = tier2test.WriteLetterChunk(t, f.st, p, c.first, c.n, c.size)
 	}
-	put(t, f.st, tier2.TempChunkPath("s", "a", 3, 50), []byte("being written"))
-	put(t, f.st, "s/a/notes.txt", []byte("stray"))
-	put(t, f.st, tier2.ChunkPath("s", "gone", 0, 0), []byte("deleted stream"))
+	tier2test.Put(t, f.st, tier2.TempChunkPath("s", "a", 3, 50), []byte("being written"))
+	tier2test.Put(t, f.st, "s/a/notes.txt", []byte("stray"))
+	tier2test.Put(t, f.st, tier2.ChunkPath("s", "gone", 0, 0), []byte("deleted stream"))
 	return f, chunks
 }
 

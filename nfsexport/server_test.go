@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
 
 func TestServeAfterClose(t *testing.T) {
@@ -17,7 +18,7 @@ func TestServeAfterClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(view.New(st, &catalog{m: map[string][]string{}}, view.Options{}), Config{})
+	srv := New(view.New(st, viewtest.NewCatalog(nil), view.Options{}), Config{})
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/tier2"
+	"github.com/sluice-streams/sluice/tier2/tier2test"
 )
 
 func TestLibnfsDeletedStreamDisappears(t *testing.T) {
@@ -19,7 +20,7 @@ func TestLibnfsDeletedStreamDisappears(t *testing.T) {
 	if !slices.Contains(before, "a 0") {
 		t.Fatalf("stream a not listed: %q", before)
 	}
-	f.cat.set("s", "b") // the controller deleted stream a; its chunks stay a while
+	f.cat.Set("s", "b") // the controller deleted stream a; its chunks stay a while
 	after := nfsLs(t, f.url("/s"))
 	for _, l := range after {
 		if l == "a 0" || strings.HasPrefix(l, "a/") {
@@ -41,7 +42,7 @@ func TestLibnfsChunkRenamedIntoPlace(t *testing.T) {
 	first := nfsLs(t, f.url(seg))
 	// The tier-2 writer: the chunk under its _tmp. name, then renamed.
 	tmp := tier2.TempChunkPath("s", "a", 3, 90)
-	data := writeChunk(t, f.st, tmp, 90, 40, 123)
+	data := tier2test.WriteLetterChunk(t, f.st, tmp, 90, 40, 123)
 	if got := nfsLs(t, f.url(seg)); !slices.Equal(got, first) {
 		t.Fatalf("a chunk being written is listed:\n%q\nwant %q", got, first)
 	}
@@ -67,7 +68,7 @@ func TestLibnfsChunkRenamedIntoPlace(t *testing.T) {
 func TestReaddirChunkTieredDuringListing(t *testing.T) {
 	f := newFixture(t, map[string][]string{"s": {"a"}})
 	for i := range 100 {
-		put(t, f.st, tier2.ChunkPath("s", "a", 0, int64(i)*10), []byte("c"))
+		tier2test.Put(t, f.st, tier2.ChunkPath("s", "a", 0, int64(i)*10), []byte("c"))
 	}
 	r := dialRPC(t, f.port)
 	root, _ := r.mount("/")
@@ -95,7 +96,7 @@ func TestReaddirChunkTieredDuringListing(t *testing.T) {
 	tiered := tier2.ChunkName(905) // sorts into the listing's last page
 	first := list(func() {
 		tmp := tier2.TempChunkPath("s", "a", 0, 905)
-		writeChunk(t, f.st, tmp, 905, 3, 10)
+		tier2test.WriteLetterChunk(t, f.st, tmp, 905, 3, 10)
 		if err := f.st.Rename(tmp, tier2.ChunkPath("s", "a", 0, 905)); err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +117,7 @@ const manyChunks = 3000
 func TestReaddirPagesThousandsOfChunks(t *testing.T) {
 	f := newFixture(t, map[string][]string{"s": {"big"}})
 	for i := range manyChunks {
-		put(t, f.st, tier2.ChunkPath("s", "big", 0, int64(i)*100), []byte(fmt.Sprint(i)))
+		tier2test.Put(t, f.st, tier2.ChunkPath("s", "big", 0, int64(i)*100), []byte(fmt.Sprint(i)))
 	}
 	want := viewTree(t, f.v, tier2.SegmentDir("s", "big", 0))
 	if len(want) != manyChunks {
@@ -251,7 +252,7 @@ func TestReaddirVerifierOfAnotherDirectory(t *testing.T) {
 	f := newFixture(t, map[string][]string{"s": {"a"}})
 	for seg := range 2 {
 		for i := range 50 {
-			put(t, f.st, tier2.ChunkPath("s", "a", int64(seg), int64(seg*1000+i)), []byte("c"))
+			tier2test.Put(t, f.st, tier2.ChunkPath("s", "a", int64(seg), int64(seg*1000+i)), []byte("c"))
 		}
 	}
 	r := dialRPC(t, f.port)

@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/tier2test"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
 
 // lsKeys lists a bucket recursively with the AWS CLI.
@@ -73,7 +74,7 @@ func TestListingsFollowTier2(t *testing.T) {
 	}
 	// A deleted stream (gone from the controller) is gone from the next
 	// listing, though its chunks are still in tier 2.
-	f.cat.remove("logs", "clicks")
+	f.cat.Remove("logs", "clicks")
 	var want []string
 	for _, k := range f.keys("logs") {
 		if !strings.HasPrefix(k, "clicks/") {
@@ -94,9 +95,7 @@ func TestListingsFollowTier2(t *testing.T) {
 func TestThousandsOfChunksPage(t *testing.T) {
 	f := newFixture(t, Config{})
 	const n = 2345
-	f.cat.mu.Lock()
-	f.cat.streams["big"] = []string{"s", "s-2"}
-	f.cat.mu.Unlock()
+	f.cat.Set("big", "s", "s-2")
 	for i := range n {
 		f.writeChunk(t, "big", "s", int64(i%3), int64(i), 1)
 	}
@@ -172,7 +171,7 @@ func TestPrefixedListingCostsNoStatPerStream(t *testing.T) {
 		}
 	}
 	counted := tier2test.NewFaulty(st)
-	v := view.New(counted, &catalog{streams: map[string][]string{"logs": streams}}, view.Options{CatalogTTL: time.Minute})
+	v := view.New(counted, viewtest.NewCatalog(map[string][]string{"logs": streams}), view.Options{CatalogTTL: time.Minute})
 	srv := httptest.NewServer(NewHandler(v, Config{Anonymous: true}))
 	t.Cleanup(srv.Close)
 	for _, tt := range []struct {

@@ -1,10 +1,8 @@
 package s3gateway
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -22,6 +20,7 @@ import (
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/seqfile"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
 
 // Test credentials.
@@ -30,45 +29,12 @@ const (
 	testSecret = "sluice/secret+key"
 )
 
-// catalog names scopes and streams from a map that tests change.
-type catalog struct {
-	mu      sync.Mutex
-	streams map[string][]string
-}
-
-func (c *catalog) Scopes(context.Context) ([]string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []string
-	for s := range c.streams {
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-func (c *catalog) Streams(_ context.Context, scope string) ([]string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, ok := c.streams[scope]
-	if !ok {
-		return nil, fmt.Errorf("scope %q: %w", scope, view.ErrNotExist)
-	}
-	return slices.Clone(s), nil
-}
-
-// remove drops a stream from the catalog (as a deleted stream).
-func (c *catalog) remove(scope, stream string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.streams[scope] = slices.DeleteFunc(c.streams[scope], func(s string) bool { return s == stream })
-}
-
 // fixture is a tier-2 root with real chunks, its view, and the handler on
 // a real HTTP server on 127.0.0.1.
 type fixture struct {
 	root   string
 	st     tier2.Storage
-	cat    *catalog
+	cat    *viewtest.Catalog
 	v      *view.View
 	srv    *httptest.Server
 	chunks map[string]string // key "<bucket>/<key>" -> file path on disk
@@ -97,7 +63,7 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	f := &fixture{root: root, st: st, chunks: map[string]string{}, hosts: map[string]bool{}}
-	f.cat = &catalog{streams: map[string][]string{"logs": {"clicks", "views", "empty"}, "metrics": {"cpu"}}}
+	f.cat = viewtest.NewCatalog(map[string][]string{"logs": {"clicks", "views", "empty"}, "metrics": {"cpu"}})
 	f.writeChunk(t, "logs", "clicks", 0, 0, 100)
 	f.writeChunk(t, "logs", "clicks", 0, 100, 2000) // about 200 KB
 	f.writeChunk(t, "logs", "clicks", 0, 2100, 1)

@@ -24,9 +24,7 @@ const hangTimeout = time.Minute
 // stalled one once its client goes.
 func TestSlowAndVanishingClientsHarmNoOne(t *testing.T) {
 	f := newFixture(t, Config{})
-	f.cat.mu.Lock()
-	f.cat.streams["logs"] = append(f.cat.streams["logs"], "huge")
-	f.cat.mu.Unlock()
+	f.cat.Add("logs", "huge")
 	big := f.writeChunk(t, "logs", "huge", 0, 0, 300_000) // about 30 MB: more than the sockets buffer
 	ended := make(chan string, 100)
 	h := NewHandler(f.v, Config{Credentials: map[string]string{testKey: testSecret}})
@@ -162,9 +160,7 @@ func TestGarbageRequests(t *testing.T) {
 // short, while it still holds its end of the connection.
 func TestStalledClientIsCutOff(t *testing.T) {
 	f := newFixture(t, Config{})
-	f.cat.mu.Lock()
-	f.cat.streams["logs"] = append(f.cat.streams["logs"], "huge")
-	f.cat.mu.Unlock()
+	f.cat.Add("logs", "huge")
 	big := f.writeChunk(t, "logs", "huge", 0, 0, 300_000) // about 30 MB: more than the sockets buffer
 	size, err := os.Stat(f.chunks[big])
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +17,6 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/cluster"
-	"github.com/sluice-streams/sluice/cluster/zkstore"
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
@@ -32,37 +30,16 @@ const testSecret = "s3cr3t-Never-Stored"
 // a stand-in with that command's environment, which writes its
 // S3CredentialsEnv (or "unset") to env.txt in its sandbox and sleeps.
 // Other pods get the plain stand-in.
-type envStandIn struct {
-	cfg Config
-	mu  struct {
-		sync.Mutex
-		cmds map[string]string // task id -> executor command
-	}
-}
+type envStandIn struct{ *commands }
 
-func (r *envStandIn) build(op plan.Op, ep Endpoint, res mesos.Resources) mesos.TaskInfo {
+func (r envStandIn) build(op plan.Op, ep Endpoint, res mesos.Resources) mesos.TaskInfo {
 	if op.PodKind != plan.NFSHead && op.PodKind != plan.S3Head {
 		return standIn(op, ep, res)
 	}
-	ci := r.cfg.TaskCommand(op, ep)
-	r.mu.Lock()
-	r.mu.cmds[op.TaskID] = ci.GetValue()
-	r.mu.Unlock()
+	ci := r.record(op, ep)
 	sh := true
 	cmd := `printf '%s' "${` + S3CredentialsEnv + `-unset}" > env.tmp && mv env.tmp env.txt && exec sleep 600`
 	return mesos.TaskInfo{Resources: res, Command: &mesos.CommandInfo{Shell: &sh, Value: &cmd, Environment: ci.Environment}}
-}
-
-// args is the recorded command of a task as the shell splits it.
-func (r *envStandIn) args(t *testing.T, taskID string) []string {
-	t.Helper()
-	r.mu.Lock()
-	cmd, ok := r.mu.cmds[taskID]
-	r.mu.Unlock()
-	if !ok {
-		t.Fatalf("no command recorded for %s", taskID)
-	}
-	return shellWords(t, cmd)
 }
 
 // taskEnv waits for the stand-in of a running task to have written its
@@ -113,16 +90,7 @@ func TestNFSAndS3Heads(t *testing.T) {
 	h := newHarness(t, 0)
 	ps := distinctFreePorts(t, 3)
 	nodePort, nfsPort, s3Port := ps[0], ps[1], ps[2]
-	for i := range 2 {
-		var ports []mesos.Value_Range
-		for _, p := range []int{h.ctrl.port, nodePort, nfsPort, s3Port} {
-			ports = append(ports, mesos.Value_Range{Begin: uint64(p), End: uint64(p)})
-		}
-		sort.Slice(ports, func(a, b int) bool { return ports[a].Begin < ports[b].Begin })
-		if err := h.m.AddAgent(mesostest.AgentSpec{ID: fmt.Sprintf("a%d", i), Hostname: "127.0.0.1", CPUs: 2, MemMB: 2048, DiskMB: 4096, Ports: ports}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addPortAgents(t, h, 2, h.ctrl.port, nodePort, nfsPort, s3Port)
 	logs := &lockedBuffer{}
 	log := logrus.New()
 	log.SetLevel(logrus.DebugLevel)
@@ -134,8 +102,7 @@ func TestNFSAndS3Heads(t *testing.T) {
 	h.cfg.NodePort, h.cfg.NFSHeadPort, h.cfg.S3HeadPort = nodePort, nfsPort, s3Port
 	h.cfg.S3Credentials = "AKIDONE:" + testSecret + ",AKIDTWO:other"
 	h.cfg.Binary = "./sluice"
-	rec := &envStandIn{cfg: h.cfg}
-	rec.mu.cmds = map[string]string{}
+	rec := envStandIn{newCommands(h.cfg)}
 	h.cfg.Build = rec.build
 	r := h.start("s1")
 	eventually(t, "deployed", r.complete(t))
@@ -255,11 +222,7 @@ func TestNFSAndS3Heads(t *testing.T) {
 	}
 
 	// The secret is in no znode of the service, and was never logged.
-	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zst.Close()
+	zst := openStore(t, h)
 	checked := 0
 	var walk func(key string)
 	walk = func(key string) {
@@ -316,11 +279,7 @@ func TestS3HeadsNeedCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zst.Close()
+	zst := openStore(t, h)
 	if _, err := zst.Create(context.Background(), keyPlan, b); err != nil {
 		t.Fatal(err)
 	}
@@ -362,18 +321,7 @@ func TestS3HeadsNeedCredentials(t *testing.T) {
 // stored back with them; its HDFS head count stays.
 func TestStoredPlanBeforeNFSAndS3Heads(t *testing.T) {
 	h := newHarness(t, 0)
-	old, err := os.ReadFile("plan/testdata/before_nfs_s3_heads.msgpack")
-	if err != nil {
-		t.Fatal(err)
-	}
-	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zst.Close()
-	if _, err := zst.Create(context.Background(), keyPlan, old); err != nil {
-		t.Fatal(err)
-	}
+	zst := storeOldPlan(t, h, "plan/testdata/before_nfs_s3_heads.msgpack")
 	nfs := plan.HeadSpec{Count: 2, Resources: plan.Resources{CPUs: 0.25, MemMB: 128}}
 	s3 := plan.HeadSpec{Count: 1, Resources: plan.Resources{CPUs: 0.5, MemMB: 256}}
 	h.cfg.Spec.NFSHeads, h.cfg.Spec.S3Heads, h.cfg.S3Anonymous = nfs, s3, true
@@ -411,12 +359,7 @@ func TestStoredPlanBeforeNFSAndS3Heads(t *testing.T) {
 func TestNFSAndS3HeadPortsFromOffers(t *testing.T) {
 	h := newHarness(t, 0)
 	ps := distinctFreePorts(t, 3)
-	var ports []mesos.Value_Range
-	for _, p := range append([]int{h.ctrl.port}, ps...) {
-		ports = append(ports, mesos.Value_Range{Begin: uint64(p), End: uint64(p)})
-	}
-	sort.Slice(ports, func(a, b int) bool { return ports[a].Begin < ports[b].Begin })
-	if err := h.m.AddAgent(mesostest.AgentSpec{ID: "a0", Hostname: "127.0.0.1", CPUs: 4, MemMB: 4096, DiskMB: 4096, Ports: ports}); err != nil {
+	if err := h.m.AddAgent(mesostest.AgentSpec{ID: "a0", Hostname: "127.0.0.1", CPUs: 4, MemMB: 4096, DiskMB: 4096, Ports: portRanges(append([]int{h.ctrl.port}, ps...)...)}); err != nil {
 		t.Fatal(err)
 	}
 	h.cfg.Spec.Nodes = 1
@@ -424,8 +367,7 @@ func TestNFSAndS3HeadPortsFromOffers(t *testing.T) {
 	h.cfg.Spec.S3Heads = plan.HeadSpec{Count: 1, Resources: plan.Resources{CPUs: 0.25, MemMB: 128}}
 	h.cfg.NodePort, h.cfg.NFSHeadPort, h.cfg.S3HeadPort, h.cfg.S3Anonymous = 0, 0, 0, true
 	h.cfg.Binary = "./sluice"
-	rec := &envStandIn{cfg: h.cfg}
-	rec.mu.cmds = map[string]string{}
+	rec := envStandIn{newCommands(h.cfg)}
 	h.cfg.Build = rec.build
 	r := h.start("s1")
 	eventually(t, "deployed", r.complete(t))

@@ -21,9 +21,9 @@ import (
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
 
-// headRecorder is a TaskBuilder: it keeps the executor command line the
-// scheduler would give each head (TaskCommand) and runs the stand-in.
-type headRecorder struct {
+// commands records the executor command line the scheduler would give
+// each task (TaskCommand), for tests whose TaskBuilder runs a stand-in.
+type commands struct {
 	cfg Config
 	mu  struct {
 		sync.Mutex
@@ -31,25 +31,42 @@ type headRecorder struct {
 	}
 }
 
-func (r *headRecorder) build(op plan.Op, ep Endpoint, res mesos.Resources) mesos.TaskInfo {
-	if op.PodKind == plan.HDFSHead {
-		r.mu.Lock()
-		ci := r.cfg.TaskCommand(op, ep)
-		r.mu.cmds[op.TaskID] = ci.GetValue()
-		r.mu.Unlock()
-	}
-	return standIn(op, ep, res)
+func newCommands(cfg Config) *commands {
+	c := &commands{cfg: cfg}
+	c.mu.cmds = map[string]string{}
+	return c
 }
 
-func (r *headRecorder) command(t *testing.T, taskID string) []string {
+// record keeps op's command line and returns it.
+func (c *commands) record(op plan.Op, ep Endpoint) mesos.CommandInfo {
+	ci := c.cfg.TaskCommand(op, ep)
+	c.mu.Lock()
+	c.mu.cmds[op.TaskID] = ci.GetValue()
+	c.mu.Unlock()
+	return ci
+}
+
+// args is the recorded command of a task as the shell splits it.
+func (c *commands) args(t *testing.T, taskID string) []string {
 	t.Helper()
-	r.mu.Lock()
-	cmd, ok := r.mu.cmds[taskID]
-	r.mu.Unlock()
+	c.mu.Lock()
+	cmd, ok := c.mu.cmds[taskID]
+	c.mu.Unlock()
 	if !ok {
 		t.Fatalf("no command recorded for %s", taskID)
 	}
 	return shellWords(t, cmd)
+}
+
+// headRecorder is a TaskBuilder: it records the HDFS heads' commands and
+// runs the stand-in.
+type headRecorder struct{ *commands }
+
+func (r headRecorder) build(op plan.Op, ep Endpoint, res mesos.Resources) mesos.TaskInfo {
+	if op.PodKind == plan.HDFSHead {
+		r.record(op, ep)
+	}
+	return standIn(op, ep, res)
 }
 
 // shellWords are the arguments the shell makes of an executor command
@@ -95,6 +112,53 @@ func taskPorts(res mesos.Resources) []int {
 	return out
 }
 
+// portRanges are ports as an offer's ranges, one port each, sorted.
+func portRanges(ports ...int) []mesos.Value_Range {
+	var out []mesos.Value_Range
+	for _, p := range ports {
+		out = append(out, mesos.Value_Range{Begin: uint64(p), End: uint64(p)})
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Begin < out[b].Begin })
+	return out
+}
+
+// addPortAgents adds agents a0...a<n-1> on 127.0.0.1 to h's master, each
+// offering 2 CPUs, 2 GiB of memory, 4 GiB of disk and exactly ports.
+func addPortAgents(t *testing.T, h *harness, n int, ports ...int) {
+	t.Helper()
+	for i := range n {
+		if err := h.m.AddAgent(mesostest.AgentSpec{ID: fmt.Sprintf("a%d", i), Hostname: "127.0.0.1", CPUs: 2, MemMB: 2048, DiskMB: 4096, Ports: portRanges(ports...)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// openStore opens h's ZooKeeper root, closed when t ends.
+func openStore(t *testing.T, h *harness) *zkstore.Store {
+	t.Helper()
+	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { zst.Close() })
+	return zst
+}
+
+// storeOldPlan stores the plan in file (plan/testdata) as h's service's
+// plan, as an older scheduler left it, and returns the store.
+func storeOldPlan(t *testing.T, h *harness, file string) *zkstore.Store {
+	t.Helper()
+	old, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zst := openStore(t, h)
+	if _, err := zst.Create(context.Background(), keyPlan, old); err != nil {
+		t.Fatal(err)
+	}
+	return zst
+}
+
 // TestHeads deploys a controller, a node and an HDFS head on the fake
 // master with fixed head ports offered by every agent: the head is
 // launched once the controller runs, with the hdfs-gateway command line
@@ -105,22 +169,12 @@ func TestHeads(t *testing.T) {
 	h := newHarness(t, 0)
 	ps := distinctFreePorts(t, 4)
 	nodePort, rpc, data, web := ps[0], ps[1], ps[2], ps[3]
-	for i := range 2 {
-		var ports []mesos.Value_Range
-		for _, p := range []int{h.ctrl.port, nodePort, rpc, data, web} {
-			ports = append(ports, mesos.Value_Range{Begin: uint64(p), End: uint64(p)})
-		}
-		sort.Slice(ports, func(a, b int) bool { return ports[a].Begin < ports[b].Begin })
-		if err := h.m.AddAgent(mesostest.AgentSpec{ID: fmt.Sprintf("a%d", i), Hostname: "127.0.0.1", CPUs: 2, MemMB: 2048, DiskMB: 4096, Ports: ports}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addPortAgents(t, h, 2, h.ctrl.port, nodePort, rpc, data, web)
 	h.cfg.Spec.Nodes, h.cfg.Spec.Heads = 1, 1
 	h.cfg.Spec.Head = plan.Resources{CPUs: 0.25, MemMB: 128}
 	h.cfg.NodePort, h.cfg.HeadRPCPort, h.cfg.HeadDataPort, h.cfg.HeadHTTPPort = nodePort, rpc, data, web
 	h.cfg.Binary = "./sluice"
-	rec := &headRecorder{cfg: h.cfg}
-	rec.mu.cmds = map[string]string{}
+	rec := headRecorder{newCommands(h.cfg)}
 	h.cfg.Build = rec.build
 	r := h.start("s1")
 	eventually(t, "deployed", r.complete(t))
@@ -144,7 +198,7 @@ func TestHeads(t *testing.T) {
 		"hdfs-gateway", "--controller", h.ctrl.srv.URL,
 		"--rpc-addr", "0.0.0.0:" + strconv.Itoa(rpc), "--data-addr", "0.0.0.0:" + strconv.Itoa(data), "--http-addr", "0.0.0.0:" + strconv.Itoa(web),
 		"--advertise", "127.0.0.1"}
-	if got := rec.command(t, head.TaskID); strings.Join(got, "|") != strings.Join(wantArgs, "|") {
+	if got := rec.args(t, head.TaskID); strings.Join(got, "|") != strings.Join(wantArgs, "|") {
 		t.Fatalf("head command\n got %q\nwant %q", got, wantArgs)
 	}
 	ctx := context.Background()
@@ -227,18 +281,7 @@ func TestHeads(t *testing.T) {
 // configured head count and resources, and stored back with them.
 func TestStoredPlanBeforeHeads(t *testing.T) {
 	h := newHarness(t, 0)
-	old, err := os.ReadFile("plan/testdata/before_heads.msgpack")
-	if err != nil {
-		t.Fatal(err)
-	}
-	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zst.Close()
-	if _, err := zst.Create(context.Background(), keyPlan, old); err != nil {
-		t.Fatal(err)
-	}
+	zst := storeOldPlan(t, h, "plan/testdata/before_heads.msgpack")
 	h.cfg.Spec.Heads, h.cfg.Spec.Head = 2, plan.Resources{CPUs: 0.25, MemMB: 128}
 	r := h.start("s1")
 	eventually(t, "plan stored with heads", func() bool {

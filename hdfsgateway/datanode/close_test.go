@@ -2,7 +2,6 @@ package datanode_test
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -13,14 +12,8 @@ import (
 	"github.com/sluice-streams/sluice/hdfsgateway/datanode/datanodetest"
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
-
-type noScopes struct{}
-
-func (noScopes) Scopes(context.Context) ([]string, error) { return nil, nil }
-func (noScopes) Streams(context.Context, string) ([]string, error) {
-	return nil, view.ErrNotExist
-}
 
 // TestCloseEndsConnectionsAndServe: Close returns once every connection,
 // idle or half-way through a request, is closed, and Serve then returns
@@ -30,7 +23,7 @@ func TestCloseEndsConnectionsAndServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := view.New(st, noScopes{}, view.Options{})
+	v := view.New(st, viewtest.NewCatalog(nil), view.Options{})
 	s, addr := datanodetest.Start(t, v, datanode.Config{})
 	var conns []net.Conn
 	for _, partial := range [][]byte{nil, {0}, {0, datanode.Version, datanode.OpReadBlock, 50}} {

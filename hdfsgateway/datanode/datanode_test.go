@@ -3,7 +3,6 @@ package datanode
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -25,19 +24,10 @@ import (
 	"github.com/sluice-streams/sluice/tier2/backend"
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/hadooptest"
+	"github.com/sluice-streams/sluice/tier2/tier2test"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
-
-// catalog names scope "s" with stream "a".
-type catalog struct{}
-
-func (catalog) Scopes(context.Context) ([]string, error) { return []string{"s"}, nil }
-func (catalog) Streams(_ context.Context, scope string) ([]string, error) {
-	if scope != "s" {
-		return nil, view.ErrNotExist
-	}
-	return []string{"a"}, nil
-}
 
 // testBlockSize: blocks of 2.5 of the fixture's 64 KiB packets (HDFS's
 // own size), so that blocks have several packets and files several
@@ -80,20 +70,11 @@ func newFixtureOn(t *testing.T, st tier2.Storage) *fixture {
 			data[i] = byte(rnd.Uint32())
 		}
 		p := tier2.ChunkPath("s", "a", f.seg, f.off)
-		w, err := st.Create(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write(data); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		tier2test.Put(t, st, p, data)
 		fx.files[p] = data
 		fx.paths = append(fx.paths, p)
 	}
-	fx.v = view.New(st, catalog{}, view.Options{})
+	fx.v = view.New(st, viewtest.NewCatalog(map[string][]string{"s": {"a"}}), view.Options{})
 	return fx
 }
 
@@ -330,7 +311,7 @@ func TestHadoopClientReadsDefaultPackets(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s := New(view.New(st, catalog{}, view.Options{}), Config{BlockSize: blockSize})
+	s := New(view.New(st, viewtest.NewCatalog(map[string][]string{"s": {"a"}}), view.Options{}), Config{BlockSize: blockSize})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

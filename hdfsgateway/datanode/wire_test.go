@@ -20,6 +20,7 @@ import (
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
 
 // This file holds a second, independent reader of the protocol, written
@@ -241,7 +242,7 @@ func BenchmarkReadBlock(b *testing.B) {
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
 	}
-	s := New(view.New(st, catalog{}, view.Options{}), Config{BlockSize: size})
+	s := New(view.New(st, viewtest.NewCatalog(map[string][]string{"s": {"a"}}), view.Options{}), Config{BlockSize: size})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

@@ -3,12 +3,10 @@ package headbench
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/md5"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -25,11 +23,12 @@ import (
 	"github.com/sluice-streams/sluice/hdfsgateway/datanode"
 	"github.com/sluice-streams/sluice/hdfsgateway/namenode"
 	"github.com/sluice-streams/sluice/hdfsgateway/webhdfs"
+	"github.com/sluice-streams/sluice/internal/benchtest"
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/hadooptest"
-	"github.com/sluice-streams/sluice/tier2/seqfile"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
 
 // Shape of a run; SLUICE_HEADBENCH_FILES, _MIB and _ROUNDS override them.
@@ -39,8 +38,6 @@ const (
 	defaultRounds = 5
 	// readBuf is the size of every read, Go's and Java's.
 	readBuf = 1 << 20
-	// eventSize is the size of the chunks' events.
-	eventSize = 256 << 10
 	// jvmTimeout bounds one harness JVM: far more than it needs, so only
 	// a hang reaches it.
 	jvmTimeout = 15 * time.Minute
@@ -50,44 +47,20 @@ const (
 // JVM runs (the harness's defaults stop at C1 to start quickly).
 var jvmFlags = []string{"-Xmx1g", "-XX:+UseParallelGC", "-Djava.net.preferIPv4Stack=true"}
 
-func envInt(b *testing.B, name string, def int) int {
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		b.Fatalf("%s=%q: want a positive integer", name, s)
-	}
-	return n
-}
-
-// catalog names the benchmark's one scope and stream.
-type catalog struct{}
-
-func (catalog) Scopes(context.Context) ([]string, error) { return []string{"bench"}, nil }
-
-func (catalog) Streams(_ context.Context, scope string) ([]string, error) {
-	if scope != "bench" {
-		return nil, view.ErrNotExist
-	}
-	return []string{"s"}, nil
-}
-
 // BenchmarkHeadRead reads the same files through the head (hdfs:// and
 // webhdfs://), from the disk (Go, and Hadoop's client with file://) and
 // from a MiniDFSCluster (hdfs://), in the same minutes. The whole run is
 // one op: run it with -benchtime 1x.
 func BenchmarkHeadRead(b *testing.B) {
-	nfiles := envInt(b, "SLUICE_HEADBENCH_FILES", defaultFiles)
-	mib := envInt(b, "SLUICE_HEADBENCH_MIB", defaultMiB)
-	rounds := envInt(b, "SLUICE_HEADBENCH_ROUNDS", defaultRounds)
+	nfiles := benchtest.EnvInt(b, "SLUICE_HEADBENCH_FILES", defaultFiles)
+	mib := benchtest.EnvInt(b, "SLUICE_HEADBENCH_MIB", defaultMiB)
+	rounds := benchtest.EnvInt(b, "SLUICE_HEADBENCH_ROUNDS", defaultRounds)
 	// SLUICE_HEADBENCH_PACKET adds a second head whose data-transfer
 	// server sends packets of that many bytes (head-hdfs-pKiB), for a
 	// comparison in the same run.
-	packet := envInt(b, "SLUICE_HEADBENCH_PACKET", datanode.DefaultPacketSize)
+	packet := benchtest.EnvInt(b, "SLUICE_HEADBENCH_PACKET", datanode.DefaultPacketSize)
 	r := hadooptest.Harness(b)
-	loadBefore := loadavg()
+	loadBefore := benchtest.Loadavg()
 
 	dir := b.TempDir()
 	st, err := fs.New(dir)
@@ -99,7 +72,7 @@ func BenchmarkHeadRead(b *testing.B) {
 	var total int64
 	for i := range nfiles {
 		p := tier2.ChunkPath("bench", "s", 0, int64(i)<<32)
-		total += writeChunk(b, st, p, int64(i)<<32, mib<<20)
+		total += benchtest.WriteChunk(b, st, p, int64(i)<<32, mib<<20).Size
 		paths = append(paths, p)
 	}
 	local := make([]string, len(paths))
@@ -107,7 +80,7 @@ func BenchmarkHeadRead(b *testing.B) {
 		local[i] = filepath.Join(dir, filepath.FromSlash(p))
 	}
 
-	v := view.New(st, catalog{}, view.Options{CatalogTTL: -1})
+	v := view.New(st, viewtest.NewCatalog(map[string][]string{"bench": {"s"}}), view.Options{CatalogTTL: -1})
 	rpcAddr, webAddr := startHead(b, v, datanode.DefaultPacketSize)
 	nn := hadooptest.StartHDFS(b)
 
@@ -148,7 +121,7 @@ func BenchmarkHeadRead(b *testing.B) {
 	headCPU := selfCPU(b) - cpu0
 	res["go-disk"] = append(res["go-disk"], goReads(b, local, total, rounds)...)
 	b.StopTimer()
-	loadAfter := loadavg()
+	loadAfter := benchtest.Loadavg()
 	clientCPU := map[string]float64{}
 	for label, rs := range jres {
 		var cpu time.Duration
@@ -167,13 +140,13 @@ func BenchmarkHeadRead(b *testing.B) {
 	med := map[string]float64{}
 	for _, label := range labels {
 		s := res[label]
-		slices.Sort(s)
-		med[label] = s[len(s)/2]
+		lo, m, hi := benchtest.Spread(s)
+		med[label] = m
 		cpu := "-"
 		if c, ok := clientCPU[label]; ok {
 			cpu = fmt.Sprintf("%.2f", c)
 		}
-		fmt.Fprintf(&rep, "  %-15s %6.0f / %6.0f / %6.0f  (%d rounds)  client CPU %s s/GB\n", label, s[0], med[label], s[len(s)-1], len(s), cpu)
+		fmt.Fprintf(&rep, "  %-15s %6.0f / %6.0f / %6.0f  (%d rounds)  client CPU %s s/GB\n", label, lo, m, hi, len(s), cpu)
 		b.ReportMetric(med[label], label+"-MB/s")
 	}
 	served := float64(total) * float64((len(labels)-3)*(rounds+1)) / 1e9 // the heads' sources, warm-up included
@@ -185,40 +158,6 @@ func BenchmarkHeadRead(b *testing.B) {
 	}
 	b.ReportMetric(0, "ns/op")
 	fmt.Print(rep.String())
-}
-
-// writeChunk writes a chunk of about size bytes of events (random bytes,
-// eventSize each) at p and returns its size.
-func writeChunk(b *testing.B, st tier2.Storage, p string, first int64, size int) int64 {
-	w, err := st.Create(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sw, err := seqfile.NewWriter(w, seqfile.WriterOptions{KeyClass: seqfile.LongWritable, ValueClass: seqfile.BytesWritable})
-	if err != nil {
-		b.Fatal(err)
-	}
-	rng := rand.NewChaCha8([32]byte{byte(first >> 32)})
-	ev := make([]byte, eventSize)
-	off := first
-	for range size / eventSize {
-		rng.Read(ev)
-		if err := sw.AppendEvent(off, ev); err != nil {
-			b.Fatal(err)
-		}
-		off += int64(len(ev)) + 8
-	}
-	if err := sw.Close(); err != nil {
-		b.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		b.Fatal(err)
-	}
-	fi, err := st.Stat(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return fi.Size
 }
 
 // startHead serves v as the gateway role does: namenode, datanode and
@@ -387,16 +326,3 @@ func goReads(b *testing.B, local []string, total int64, rounds int) []float64 {
 }
 
 func mbps(n int64, d time.Duration) float64 { return float64(n) / 1e6 / d.Seconds() }
-
-// loadavg is the machine's load (/proc/loadavg's first three fields).
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return fmt.Sprintf("unknown (%v)", err)
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return string(b)
-	}
-	return strings.Join(f[:3], " ")
-}

@@ -1,7 +1,6 @@
 package namenode
 
 import (
-	"context"
 	"errors"
 	"net"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/sluice-streams/sluice/tier2"
 	tierfs "github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
 
 // closedConns serves a fixture with a hook that reports each connection's
@@ -320,17 +320,6 @@ func TestConcurrentClients(t *testing.T) {
 	}
 }
 
-// downCatalog is a controller that cannot be reached.
-type downCatalog struct{}
-
-func (downCatalog) Scopes(context.Context) ([]string, error) {
-	return nil, errors.New("connection refused")
-}
-
-func (downCatalog) Streams(context.Context, string) ([]string, error) {
-	return nil, errors.New("connection refused")
-}
-
 // TestUnavailableIsRetriable: with the controller down, calls that need
 // it answer RetriableException (and the connection stays).
 func TestUnavailableIsRetriable(t *testing.T) {
@@ -338,7 +327,7 @@ func TestUnavailableIsRetriable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, addr := serve(t, view.New(st, downCatalog{}, view.Options{CatalogTTL: -1}), Config{DataAddr: func() string { return dataAddr }})
+	_, addr := serve(t, view.New(st, viewtest.Down(errors.New("connection refused")), view.Options{CatalogTTL: -1}), Config{DataAddr: func() string { return dataAddr }})
 	rc := dialRaw(t, addr)
 	rc.handshake()
 	for _, c := range []struct {

@@ -1,7 +1,6 @@
 package namenode
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,59 +20,13 @@ import (
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/hadooptest"
-	"github.com/sluice-streams/sluice/tier2/seqfile"
+	"github.com/sluice-streams/sluice/tier2/tier2test"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
 
 // testBlockSize splits the big chunk of the fixture into several blocks.
 const testBlockSize = 64 << 10
-
-// catalog names the fixture's scopes and streams.
-type catalog map[string][]string
-
-func (c catalog) Scopes(context.Context) ([]string, error) {
-	var out []string
-	for s := range c {
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-func (c catalog) Streams(_ context.Context, scope string) ([]string, error) {
-	s, ok := c[scope]
-	if !ok {
-		return nil, view.ErrNotExist
-	}
-	return s, nil
-}
-
-// writeChunk writes a SequenceFile chunk of n events of size bytes each,
-// as the storage writer does.
-func writeChunk(t testing.TB, st tier2.Storage, p string, first int64, n, size int) {
-	t.Helper()
-	w, err := st.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sw, err := seqfile.NewWriter(w, seqfile.WriterOptions{KeyClass: seqfile.LongWritable, ValueClass: seqfile.BytesWritable})
-	if err != nil {
-		t.Fatal(err)
-	}
-	off := first
-	for i := range n {
-		ev := bytes.Repeat([]byte{byte('a' + i%26)}, size)
-		if err := sw.AppendEvent(off, ev); err != nil {
-			t.Fatal(err)
-		}
-		off += int64(size) + 8
-	}
-	if err := sw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // fixture is a tier-2 directory with chunks and the view of it: scope s
 // with stream a (segments 0 and 3, one chunk of several blocks) and an
@@ -90,12 +43,12 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeChunk(t, st, tier2.ChunkPath("s", "a", 0, 0), 0, 10, 100)
-	writeChunk(t, st, tier2.ChunkPath("s", "a", 0, 1080), 1080, 5, 50)
-	writeChunk(t, st, tier2.ChunkPath("s", "a", 3, 0), 0, 300, 1000) // ~300 KiB: 5 blocks
-	writeChunk(t, st, tier2.TempChunkPath("s", "a", 3, 9000), 9000, 1, 10)
-	writeChunk(t, st, tier2.ChunkPath("s", "gone", 0, 0), 0, 1, 10)
-	cat := catalog{"s": {"a", "b"}, "t": nil}
+	tier2test.WriteLetterChunk(t, st, tier2.ChunkPath("s", "a", 0, 0), 0, 10, 100)
+	tier2test.WriteLetterChunk(t, st, tier2.ChunkPath("s", "a", 0, 1080), 1080, 5, 50)
+	tier2test.WriteLetterChunk(t, st, tier2.ChunkPath("s", "a", 3, 0), 0, 300, 1000) // ~300 KiB: 5 blocks
+	tier2test.WriteLetterChunk(t, st, tier2.TempChunkPath("s", "a", 3, 9000), 9000, 1, 10)
+	tier2test.WriteLetterChunk(t, st, tier2.ChunkPath("s", "gone", 0, 0), 0, 1, 10)
+	cat := viewtest.NewCatalog(map[string][]string{"s": {"a", "b"}, "t": nil})
 	return &fixture{dir: dir, v: view.New(st, cat, view.Options{CatalogTTL: -1})}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/sluice-streams/sluice/tier2/hadooptest"
 	t2hdfs "github.com/sluice-streams/sluice/tier2/hdfs"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
 
 // shellResult is what one FsShell command printed and returned.
@@ -186,7 +187,7 @@ func TestHadoopReadsThroughWebHDFS(t *testing.T) {
 	block := tier2.ChunkPath("sc", "st", 1, 0) // block-compressed
 	dl := t.TempDir()
 	// A head whose controller is down.
-	downSrv := httptest.NewServer(NewHandler(view.New(f.st, unavailableCatalog{}, view.Options{CatalogTTL: -1}), Config{}))
+	downSrv := httptest.NewServer(NewHandler(view.New(f.st, viewtest.Down(fmt.Errorf("controller down")), view.Options{CatalogTTL: -1}), Config{}))
 	defer downSrv.Close()
 	down := "webhdfs://" + strings.TrimPrefix(downSrv.URL, "http://")
 	cmds := [][]string{
@@ -502,7 +503,7 @@ func TestAgreesWithRealHDFS(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	onHDFS := httptest.NewServer(NewHandler(view.New(st, catalog{"sc": {"st"}}, view.Options{CatalogTTL: -1}), Config{BlockSize: bs}))
+	onHDFS := httptest.NewServer(NewHandler(view.New(st, viewtest.NewCatalog(map[string][]string{"sc": {"st"}}), view.Options{CatalogTTL: -1}), Config{BlockSize: bs}))
 	defer onHDFS.Close()
 	for _, q := range []string{"/sc/st/segment=0?op=LISTSTATUS", "/" + bigger + "?op=GETFILECHECKSUM", "/sc/st/segment=0?op=GETCONTENTSUMMARY"} {
 		_, a, _ := call(t, "GET", srv.URL+Prefix+q)

@@ -2,7 +2,6 @@ package webhdfs
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"net/http/httptest"
@@ -14,26 +13,8 @@ import (
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/seqfile"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
-
-// catalog names scopes and streams from a map.
-type catalog map[string][]string
-
-func (c catalog) Scopes(context.Context) ([]string, error) {
-	var out []string
-	for s := range c {
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-func (c catalog) Streams(_ context.Context, scope string) ([]string, error) {
-	s, ok := c[scope]
-	if !ok {
-		return nil, fmt.Errorf("scope %q: %w", scope, view.ErrNotExist)
-	}
-	return s, nil
-}
 
 // record is one event of a chunk.
 type record struct {
@@ -120,7 +101,7 @@ func newFixture(t testing.TB) *fixture {
 			t.Fatal(err)
 		}
 	}
-	f.v = view.New(st, catalog{"sc": {"st", "empty"}, "none": nil}, view.Options{CatalogTTL: -1})
+	f.v = view.New(st, viewtest.NewCatalog(map[string][]string{"sc": {"st", "empty"}, "none": nil}), view.Options{CatalogTTL: -1})
 	f.srv = httptest.NewServer(NewHandler(f.v, Config{BlockSize: testBlockSize}))
 	t.Cleanup(f.srv.Close)
 	return f

@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-streams/sluice/hdfsgateway/blocks"
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
 
 // call sends one request and returns the status, the body and its
@@ -322,7 +323,7 @@ func TestBatchesPage(t *testing.T) {
 	for i := range streams {
 		streams[i] = fmt.Sprintf("s%05d", i)
 	}
-	v := view.New(f.st, catalog{"many": streams}, view.Options{CatalogTTL: -1})
+	v := view.New(f.st, viewtest.NewCatalog(map[string][]string{"many": streams}), view.Options{CatalogTTL: -1})
 	srv := f.srv
 	srv.Config.Handler = NewHandler(v, Config{})
 	var names []string
@@ -363,19 +364,9 @@ func TestBatchesPage(t *testing.T) {
 	}
 }
 
-// unavailableCatalog fails every call, as a controller that is down.
-type unavailableCatalog struct{}
-
-func (unavailableCatalog) Scopes(context.Context) ([]string, error) {
-	return nil, fmt.Errorf("controller down")
-}
-func (unavailableCatalog) Streams(context.Context, string) ([]string, error) {
-	return nil, fmt.Errorf("controller down")
-}
-
 func TestUnavailableIsRetriable(t *testing.T) {
 	f := newFixture(t)
-	f.srv.Config.Handler = NewHandler(view.New(f.st, unavailableCatalog{}, view.Options{CatalogTTL: -1}), Config{})
+	f.srv.Config.Handler = NewHandler(view.New(f.st, viewtest.Down(fmt.Errorf("controller down")), view.Options{CatalogTTL: -1}), Config{})
 	status, body, _ := call(t, "GET", f.srv.URL+Prefix+"/sc/st?op=LISTSTATUS")
 	re, _ := decode(t, body)["RemoteException"].(map[string]any)
 	if status != http.StatusServiceUnavailable || re["javaClassName"] != "org.apache.hadoop.ipc.RetriableException" {

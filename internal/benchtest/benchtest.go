@@ -1,6 +1,10 @@
-// Package benchtest holds the measuring loops that the append benchmarks
-// of several packages share: throughput measured in turns with the disk,
-// and paced latency against the disk's own.
+// Package benchtest holds what the benchmarks of several packages share:
+// the append benchmarks' measuring loops (throughput measured in turns
+// with the disk, paced latency against the disk's own) and the heads'
+// read benchmarks' pieces (hdfsgateway/headbench, nfsexport/nfsbench,
+// s3gateway/s3bench): run shapes from the environment (EnvInt), chunks
+// of random events written into tier 2 (WriteChunk), the machine's load
+// (Loadavg) and min/median/max of the rounds (Spread).
 package benchtest
 
 import (

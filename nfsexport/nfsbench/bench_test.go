@@ -6,22 +6,20 @@ import (
 	"crypto/md5"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sluice-streams/sluice/internal/benchtest"
 	"github.com/sluice-streams/sluice/nfsexport"
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
-	"github.com/sluice-streams/sluice/tier2/seqfile"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
 
 // Shape of a run; SLUICE_NFSBENCH_FILES, _MIB and _ROUNDS override them.
@@ -29,47 +27,23 @@ const (
 	defaultFiles  = 4
 	defaultMiB    = 64
 	defaultRounds = 5
-	eventSize     = 256 << 10
 	toolTimeout   = 10 * time.Minute // bounds a hung client only
 )
-
-func envInt(b *testing.B, name string, def int) int {
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		b.Fatalf("%s=%q: want a positive integer", name, s)
-	}
-	return n
-}
-
-type catalog struct{}
-
-func (catalog) Scopes(context.Context) ([]string, error) { return []string{"bench"}, nil }
-
-func (catalog) Streams(_ context.Context, scope string) ([]string, error) {
-	if scope != "bench" {
-		return nil, view.ErrNotExist
-	}
-	return []string{"s"}, nil
-}
 
 // BenchmarkNFSRead reads the same files with nfs-cat through the head and
 // with cat from the disk, alternating, round after round; each file's
 // output goes through a pipe to the benchmark, which counts and discards
 // it. The whole run is one op: run it with -benchtime 1x.
 func BenchmarkNFSRead(b *testing.B) {
-	nfiles := envInt(b, "SLUICE_NFSBENCH_FILES", defaultFiles)
-	mib := envInt(b, "SLUICE_NFSBENCH_MIB", defaultMiB)
-	rounds := envInt(b, "SLUICE_NFSBENCH_ROUNDS", defaultRounds)
+	nfiles := benchtest.EnvInt(b, "SLUICE_NFSBENCH_FILES", defaultFiles)
+	mib := benchtest.EnvInt(b, "SLUICE_NFSBENCH_MIB", defaultMiB)
+	rounds := benchtest.EnvInt(b, "SLUICE_NFSBENCH_ROUNDS", defaultRounds)
 	for _, tool := range []string{"nfs-cat", "cat"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			b.Fatalf("%s: %v (scripts/test-deps.sh installs libnfs-utils)", tool, err)
 		}
 	}
-	loadBefore := loadavg()
+	loadBefore := benchtest.Loadavg()
 
 	dir := b.TempDir()
 	st, err := fs.New(dir)
@@ -80,12 +54,12 @@ func BenchmarkNFSRead(b *testing.B) {
 	var total int64
 	for i := range nfiles {
 		p := tier2.ChunkPath("bench", "s", 0, int64(i)<<32)
-		total += writeChunk(b, st, p, int64(i)<<32, mib<<20)
+		total += benchtest.WriteChunk(b, st, p, int64(i)<<32, mib<<20).Size
 		paths = append(paths, p)
 		local = append(local, filepath.Join(dir, filepath.FromSlash(p)))
 	}
 
-	v := view.New(st, catalog{}, view.Options{CatalogTTL: -1})
+	v := view.New(st, viewtest.NewCatalog(map[string][]string{"bench": {"s"}}), view.Options{CatalogTTL: -1})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -127,17 +101,16 @@ func BenchmarkNFSRead(b *testing.B) {
 		res["cat-disk"] = append(res["cat-disk"], readRound(b, "cat", local, total))
 	}
 	b.StopTimer()
-	loadAfter := loadavg()
+	loadAfter := benchtest.Loadavg()
 
 	var rep strings.Builder
 	fmt.Fprintf(&rep, "BenchmarkNFSRead: load %s before, %s after (1, 5, 15 min)\n", loadBefore, loadAfter)
 	fmt.Fprintf(&rep, "%d files, %d bytes in all, %d rounds (after a warm-up); MB/s min / median / max:\n", nfiles, total, rounds)
 	med := map[string]float64{}
 	for _, label := range []string{"cat-disk", "nfs-cat"} {
-		s := res[label]
-		slices.Sort(s)
-		med[label] = s[len(s)/2]
-		fmt.Fprintf(&rep, "  %-9s %6.0f / %6.0f / %6.0f\n", label, s[0], med[label], s[len(s)-1])
+		lo, m, hi := benchtest.Spread(res[label])
+		med[label] = m
+		fmt.Fprintf(&rep, "  %-9s %6.0f / %6.0f / %6.0f\n", label, lo, m, hi)
 		b.ReportMetric(med[label], label+"-MB/s")
 	}
 	fmt.Fprintf(&rep, "  nfs-cat / cat-disk = %.2f\n", med["nfs-cat"]/med["cat-disk"])
@@ -182,51 +155,4 @@ func readAll(b *testing.B, w io.Writer, tool, src string) int64 {
 		b.Fatalf("%s %s: %v", tool, src, err)
 	}
 	return n
-}
-
-// writeChunk writes a chunk of about size bytes of events (random bytes)
-// at p and returns its size.
-func writeChunk(b *testing.B, st tier2.Storage, p string, first int64, size int) int64 {
-	w, err := st.Create(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sw, err := seqfile.NewWriter(w, seqfile.WriterOptions{KeyClass: seqfile.LongWritable, ValueClass: seqfile.BytesWritable})
-	if err != nil {
-		b.Fatal(err)
-	}
-	rng := rand.NewChaCha8([32]byte{byte(first >> 32)})
-	ev := make([]byte, eventSize)
-	off := first
-	for range size / eventSize {
-		rng.Read(ev)
-		if err := sw.AppendEvent(off, ev); err != nil {
-			b.Fatal(err)
-		}
-		off += int64(len(ev)) + 8
-	}
-	if err := sw.Close(); err != nil {
-		b.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		b.Fatal(err)
-	}
-	fi, err := st.Stat(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return fi.Size
-}
-
-// loadavg returns /proc/loadavg's three load averages.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }

@@ -2,31 +2,28 @@ package s3bench
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sluice-streams/sluice/internal/benchtest"
 	"github.com/sluice-streams/sluice/s3gateway"
 	"github.com/sluice-streams/sluice/s3gateway/sigv4"
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
-	"github.com/sluice-streams/sluice/tier2/seqfile"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
 
 // Shape of a run; SLUICE_S3BENCH_FILES, _MIB and _ROUNDS override them.
@@ -35,32 +32,8 @@ const (
 	defaultMiB    = 64
 	defaultRounds = 5
 	readBuf       = 1 << 20
-	eventSize     = 256 << 10
 	key, secret   = "BENCHKEY", "benchsecret"
 )
-
-func envInt(b *testing.B, name string, def int) int {
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		b.Fatalf("%s=%q: want a positive integer", name, s)
-	}
-	return n
-}
-
-type catalog struct{}
-
-func (catalog) Scopes(context.Context) ([]string, error) { return []string{"bench"}, nil }
-
-func (catalog) Streams(_ context.Context, scope string) ([]string, error) {
-	if scope != "bench" {
-		return nil, view.ErrNotExist
-	}
-	return []string{"s"}, nil
-}
 
 type file struct {
 	Key    string `json:"key"`
@@ -73,9 +46,9 @@ type file struct {
 // Go's net/http) and from the disk (Python and Go), in the same minutes.
 // The whole run is one op: run it with -benchtime 1x.
 func BenchmarkS3Read(b *testing.B) {
-	nfiles := envInt(b, "SLUICE_S3BENCH_FILES", defaultFiles)
-	mib := envInt(b, "SLUICE_S3BENCH_MIB", defaultMiB)
-	rounds := envInt(b, "SLUICE_S3BENCH_ROUNDS", defaultRounds)
+	nfiles := benchtest.EnvInt(b, "SLUICE_S3BENCH_FILES", defaultFiles)
+	mib := benchtest.EnvInt(b, "SLUICE_S3BENCH_MIB", defaultMiB)
+	rounds := benchtest.EnvInt(b, "SLUICE_S3BENCH_ROUNDS", defaultRounds)
 	py := venvPython(b)
 	root := b.TempDir()
 	st, err := fs.New(root)
@@ -85,14 +58,14 @@ func BenchmarkS3Read(b *testing.B) {
 	defer st.Close()
 	files := make([]file, nfiles)
 	for i := range files {
-		files[i] = writeChunk(b, st, root, int64(i)*1_000_000, mib)
+		files[i] = writeChunk(b, st, root, int64(i)<<32, mib)
 	}
-	v := view.New(st, catalog{}, view.Options{})
+	v := view.New(st, viewtest.NewCatalog(map[string][]string{"bench": {"s"}}), view.Options{})
 	srv := httptest.NewServer(s3gateway.NewHandler(v, s3gateway.Config{Credentials: map[string]string{key: secret}}))
 	defer srv.Close()
 
 	for b.Loop() {
-		loadBefore := loadavg()
+		loadBefore := benchtest.Loadavg()
 		res := map[string][]float64{}
 		res["go-disk"] = goRounds(b, rounds, files, func(f file, h hash.Hash) (int64, error) {
 			fh, err := os.Open(f.Path)
@@ -132,7 +105,7 @@ func BenchmarkS3Read(b *testing.B) {
 		for k, v := range pyRes {
 			res[k] = v
 		}
-		loadAfter := loadavg()
+		loadAfter := benchtest.Loadavg()
 		var rep strings.Builder
 		var total int64
 		for _, f := range files {
@@ -142,10 +115,9 @@ func BenchmarkS3Read(b *testing.B) {
 			nfiles, mib, total, rounds, loadBefore, loadAfter)
 		med := map[string]float64{}
 		for _, label := range []string{"go-disk", "go-http", "python-disk", "boto3"} {
-			xs := slices.Clone(res[label])
-			slices.Sort(xs)
-			med[label] = xs[len(xs)/2]
-			fmt.Fprintf(&rep, "  %-12s MB/s min %7.0f  median %7.0f  max %7.0f\n", label, xs[0], med[label], xs[len(xs)-1])
+			lo, m, hi := benchtest.Spread(res[label])
+			med[label] = m
+			fmt.Fprintf(&rep, "  %-12s MB/s min %7.0f  median %7.0f  max %7.0f\n", label, lo, m, hi)
 			b.ReportMetric(med[label], label+"-MB/s")
 		}
 		fmt.Fprintf(&rep, "  boto3 / python-disk %.2f; go-http / go-disk %.2f\n", med["boto3"]/med["python-disk"], med["go-http"]/med["go-disk"])
@@ -193,56 +165,6 @@ func sign(r *http.Request) {
 	r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+key+"/"+scope+",SignedHeaders="+strings.Join(signed, ";")+",Signature="+sigv4.Signature(secret, amz[:8], "us-east-1", sts))
 }
 
-// writeChunk writes a chunk of about mib MiB of random 256 KiB events.
-func writeChunk(b *testing.B, st tier2.Storage, root string, first int64, mib int) file {
-	p := tier2.ChunkPath("bench", "s", 0, first)
-	w, err := st.Create(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := sha256.New()
-	sw, err := seqfile.NewWriter(io.MultiWriter(w, h), seqfile.WriterOptions{KeyClass: "org.apache.hadoop.io.LongWritable", ValueClass: "org.apache.hadoop.io.BytesWritable"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	rnd := rand.New(rand.NewPCG(uint64(first), 1))
-	ev := make([]byte, eventSize)
-	for i := range mib * (1 << 20) / eventSize {
-		for j := 0; j < len(ev); j += 8 {
-			v := rnd.Uint64()
-			for k := range 8 {
-				ev[j+k] = byte(v >> (8 * k))
-			}
-		}
-		if err := sw.AppendEvent(first+int64(i), ev); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := sw.Close(); err != nil {
-		b.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		b.Fatal(err)
-	}
-	fi, err := st.Stat(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return file{Key: strings.TrimPrefix(p, "bench/"), Path: filepath.Join(root, filepath.FromSlash(p)), SHA256: hex.EncodeToString(h.Sum(nil)), size: fi.Size}
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	fs := strings.Fields(string(b))
-	if len(fs) < 3 {
-		return "?"
-	}
-	return strings.Join(fs[:3], " ")
-}
-
 // venvPython is the S3 clients' Python (scripts/s3-deps.sh).
 func venvPython(b *testing.B) string {
 	py, err := filepath.Abs(filepath.Join("..", "..", ".cache", "s3clients", "bin", "python"))
@@ -253,4 +175,11 @@ func venvPython(b *testing.B) string {
 		b.Fatalf("the S3 clients are not installed at %s: run `bash scripts/s3-deps.sh` from the repository root (`make bench-s3` does)", py)
 	}
 	return py
+}
+
+// writeChunk writes a chunk of about mib MiB at the first-th offset of
+// stream bench/s (benchtest.WriteChunk) and returns it as read.py takes it.
+func writeChunk(b *testing.B, st tier2.Storage, root string, first int64, mib int) file {
+	c := benchtest.WriteChunk(b, st, tier2.ChunkPath("bench", "s", 0, first), first, mib<<20)
+	return file{Key: strings.TrimPrefix(c.Path, "bench/"), Path: filepath.Join(root, filepath.FromSlash(c.Path)), SHA256: c.SHA256, size: c.Size}
 }

@@ -3,9 +3,7 @@
 package sparktest_test
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/hex"
 	"fmt"
 	iofs "io/fs"
@@ -29,7 +27,9 @@ import (
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/seqfile"
+	"github.com/sluice-streams/sluice/tier2/tier2test"
 	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
 
 // manyChunks is the number of chunks of the stream whose listing takes
@@ -44,69 +44,15 @@ const (
 	region    = "us-east-1"
 )
 
-// catalog names the scopes and streams of the test.
-type catalog map[string][]string
-
-func (c catalog) Scopes(context.Context) ([]string, error) {
-	var out []string
-	for s := range c {
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-func (c catalog) Streams(_ context.Context, scope string) ([]string, error) {
-	s, ok := c[scope]
-	if !ok {
-		return nil, view.ErrNotExist
-	}
-	return s, nil
-}
-
-// chunk is one SequenceFile of a segment, as the node's storage writer
-// lays it out.
-type chunk struct {
-	segment int64
-	comp    seqfile.Compression
-	events  [][]byte
-}
-
-// writeChunks writes the chunks through tier2/fs, each at
-// <scope>/<stream>/segment=N/<first offset>.seq, and returns every
-// segment's records in order (key: the event's offset).
-func writeChunks(t *testing.T, st tier2.Storage, scope, stream string, chunks []chunk) map[int64][]sparktest.Record {
+// writeChunks writes the chunks (tier2test.WriteChunks) and returns
+// each segment's records as Spark should read them.
+func writeChunks(t *testing.T, st tier2.Storage, scope, stream string, chunks []tier2test.Chunk) map[int64][]sparktest.Record {
 	t.Helper()
-	next := map[int64]int64{}
 	recs := map[int64][]sparktest.Record{}
-	for _, c := range chunks {
-		first := next[c.segment]
-		f, err := st.Create(tier2.ChunkPath(scope, stream, c.segment, first))
-		if err != nil {
-			t.Fatal(err)
+	for seg, evs := range tier2test.WriteChunks(t, st, scope, stream, chunks) {
+		for _, ev := range evs {
+			recs[seg] = append(recs[seg], sparktest.Record{Key: ev.Offset, Value: ev.Data})
 		}
-		bw := bufio.NewWriter(f)
-		w, err := seqfile.NewWriter(bw, seqfile.WriterOptions{KeyClass: seqfile.LongWritable, ValueClass: seqfile.BytesWritable, Compression: c.comp})
-		if err != nil {
-			t.Fatal(err)
-		}
-		off := first
-		for _, ev := range c.events {
-			if err := w.AppendEvent(off, ev); err != nil {
-				t.Fatal(err)
-			}
-			recs[c.segment] = append(recs[c.segment], sparktest.Record{Key: off, Value: ev})
-			off += int64(protocol.EventHeaderSize + len(ev)) // offsets count framed events
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := bw.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
-		next[c.segment] = off
 	}
 	return recs
 }
@@ -135,14 +81,14 @@ func events() [][]byte {
 }
 
 // split spreads events over chunks of two segments, in each compression.
-func split(evs [][]byte) []chunk {
+func split(evs [][]byte) []tier2test.Chunk {
 	comps := []seqfile.Compression{seqfile.None, seqfile.Record, seqfile.Block}
-	var chunks []chunk
+	var chunks []tier2test.Chunk
 	for i := range 6 {
-		chunks = append(chunks, chunk{segment: int64(i / 3), comp: comps[i%3]})
+		chunks = append(chunks, tier2test.Chunk{Segment: int64(i / 3), Compression: comps[i%3]})
 	}
 	for i, ev := range evs {
-		chunks[i%6].events = append(chunks[i%6].events, ev)
+		chunks[i%6].Events = append(chunks[i%6].Events, ev)
 	}
 	return chunks
 }
@@ -237,9 +183,9 @@ func TestS3AInSpark(t *testing.T) {
 	}
 	writeChunks(t, st, "logs", "access", split(access))
 	// A stream of more chunks than one page of a listing holds.
-	var many []chunk
+	var many []tier2test.Chunk
 	for i := range manyChunks {
-		many = append(many, chunk{events: [][]byte{[]byte(fmt.Sprintf("chunk %d", i))}})
+		many = append(many, tier2test.Chunk{Events: [][]byte{[]byte(fmt.Sprintf("chunk %d", i))}})
 	}
 	wantMany := writeChunks(t, st, "iot", "many", many)[0]
 	// A deleted stream: its chunks wait in tier 2 to be removed, but the
@@ -260,7 +206,7 @@ func TestS3AInSpark(t *testing.T) {
 		t.Fatal(err)
 	}
 	tier2Files := chunkFiles(t, dir)
-	v := view.New(st, catalog{"iot": {"frames", "many"}, "logs": {"access"}}, view.Options{})
+	v := view.New(st, viewtest.NewCatalog(map[string][]string{"iot": {"frames", "many"}, "logs": {"access"}}), view.Options{})
 
 	seen := &calls{n: map[string]int{}}
 	endpoint := serveHead(t, v, seen, s3gateway.Config{Credentials: map[string]string{accessKey: secretKey}, Region: region})

@@ -1,27 +1,22 @@
 package sparktest
 
 import (
-	"bytes"
-	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	hivespark "github.com/sluice-streams/sluice/tier2/hive/sparktest"
 )
 
-// Timeout bounds one Run: a Spark session starts in about 10 s on two
-// busy cores; the rest is the reads'.
-const Timeout = 5 * time.Minute
+// Timeout bounds one Run: that of the PySpark script it runs.
+const Timeout = hivespark.Timeout
 
 // Spark is PySpark with the S3A jars.
 type Spark struct {
@@ -148,43 +143,7 @@ type request struct {
 // with Spark's output.
 func (s *Spark) Run(t testing.TB, req Request) Result {
 	t.Helper()
-	work := t.TempDir()
-	in, out := filepath.Join(work, "request.json"), filepath.Join(work, "result.json")
-	body, err := json.Marshal(request{Jars: s.Jars, Request: req})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(in, body, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
-	defer cancel()
-	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
-		if dl, ok := d.Deadline(); ok {
-			ctx, cancel = context.WithDeadline(ctx, dl.Add(-10*time.Second))
-			defer cancel()
-		}
-	}
-	cmd := exec.CommandContext(ctx, s.Python, s.Script, in, out, work)
-	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "SPARK_LOCAL_IP=127.0.0.1", "PYTHONUNBUFFERED=1")
-	// Python starts the JVM: kill the whole group, and let it die with us.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	err = cmd.Run()
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // anything the script left behind
-	}
-	if err != nil {
-		t.Fatalf("sparktest: spark failed (%v; timeout %v):\n%s", err, Timeout, tail(log.String(), 12000))
-	}
-	raw, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatalf("sparktest: no result (%v):\n%s", err, tail(log.String(), 12000))
-	}
-	res, timings, err := decode(raw)
+	res, timings, err := decode(hivespark.RunScript(t, s.Python, s.Script, request{Jars: s.Jars, Request: req}))
 	if err != nil {
 		t.Fatalf("sparktest: %v", err)
 	}
@@ -260,13 +219,6 @@ func unhex(raw json.RawMessage, s *string, b *[]byte) error {
 	}
 	*b = v
 	return nil
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "...\n" + s[len(s)-n:]
 }
 
 // HasStatus reports whether err (an Outcome's Error) carries the HTTP

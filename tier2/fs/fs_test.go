@@ -38,20 +38,6 @@ func mode(t *testing.T, name string) os.FileMode {
 	return fi.Mode().Perm()
 }
 
-func put(t *testing.T, s tier2.Storage, p, data string) {
-	t.Helper()
-	w, err := s.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write([]byte(data)); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // Chunks land 0444 and directories 0755 whatever the umask, and the
 // temporary-then-rename flow leaves only the chunk.
 func TestModesAndTempFlow(t *testing.T) {
@@ -60,7 +46,7 @@ func TestModesAndTempFlow(t *testing.T) {
 	s := newStorage(t)
 	tmp := tier2.TempChunkPath("sc", "st", 2, 77)
 	final := tier2.ChunkPath("sc", "st", 2, 77)
-	put(t, s, tmp, "chunk bytes")
+	tier2test.Put(t, s, tmp, []byte("chunk bytes"))
 	if err := s.Rename(tmp, final); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +120,7 @@ func TestNoEscape(t *testing.T) {
 // Errors name the storage path, never the root, and classify.
 func TestErrorsNamePath(t *testing.T) {
 	s := newStorage(t)
-	put(t, s, "d/f", "x")
+	tier2test.Put(t, s, "d/f", []byte("x"))
 	_, err := s.Open("d/missing")
 	if !errors.Is(err, tier2.ErrNotExist) || !strings.Contains(err.Error(), `"d/missing"`) || strings.Contains(err.Error(), s.Root()) {
 		t.Fatalf("Open(missing) = %v", err)

@@ -67,26 +67,11 @@ func TestConformance(t *testing.T) {
 	tier2test.RunStorageTests(t, func(t *testing.T) tier2.Storage { return newStorage(t) })
 }
 
-// put writes a file through s.
-func put(t *testing.T, s tier2.Storage, p string, data []byte) {
-	t.Helper()
-	w, err := s.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestPermissions(t *testing.T) {
 	t.Parallel()
 	s := newStorage(t)
 	p := tier2.ChunkPath("sc", "st", 4, 0)
-	put(t, s, p, []byte("x"))
+	tier2test.Put(t, s, p, []byte("x"))
 	c, err := hdfs.NewClient(hdfs.ClientOptions{Addresses: []string{cluster.NameNode}, User: "someone-else"})
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +148,7 @@ func TestHadoopReadsChunks(t *testing.T) {
 			}
 		}
 		// A chunk still being written: Hadoop must skip it.
-		put(t, s, tier2.TempChunkPath("sc", "st", seg, 1<<30), []byte("SEQ\x06half a header"))
+		tier2test.Put(t, s, tier2.TempChunkPath("sc", "st", seg, 1<<30), []byte("SEQ\x06half a header"))
 	}
 	uri := func(p string) string { return "hdfs://" + cluster.NameNode + s.full(p) }
 
@@ -200,7 +185,7 @@ func TestNameNodeStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	put(t, s, "a/f", []byte("before"))
+	tier2test.Put(t, s, "a/f", []byte("before"))
 	open, err := s.Create("a/open")
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@
 package hive_test
 
 import (
-	"bufio"
 	"encoding/hex"
 	"fmt"
 	"math/rand"
@@ -13,59 +12,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluice-streams/sluice/protocol"
-	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/hadooptest"
 	"github.com/sluice-streams/sluice/tier2/hdfs"
 	"github.com/sluice-streams/sluice/tier2/hive"
 	"github.com/sluice-streams/sluice/tier2/hive/sparktest"
 	"github.com/sluice-streams/sluice/tier2/seqfile"
+	"github.com/sluice-streams/sluice/tier2/tier2test"
 )
-
-// chunk is one SequenceFile of a segment, as the node's storage writer
-// lays it out.
-type chunk struct {
-	segment int64
-	comp    seqfile.Compression
-	events  [][]byte
-}
-
-// writeChunks writes the chunks through a tier-2 backend, each at
-// <scope>/<stream>/segment=N/<first offset>.seq.
-func writeChunks(t *testing.T, st tier2.Storage, scope, stream string, chunks []chunk) {
-	t.Helper()
-	next := map[int64]int64{}
-	for _, c := range chunks {
-		first := next[c.segment]
-		f, err := st.Create(tier2.ChunkPath(scope, stream, c.segment, first))
-		if err != nil {
-			t.Fatal(err)
-		}
-		bw := bufio.NewWriter(f)
-		w, err := seqfile.NewWriter(bw, seqfile.WriterOptions{KeyClass: seqfile.LongWritable, ValueClass: seqfile.BytesWritable, Compression: c.comp})
-		if err != nil {
-			t.Fatal(err)
-		}
-		off := first
-		for _, ev := range c.events {
-			if err := w.AppendEvent(off, ev); err != nil {
-				t.Fatal(err)
-			}
-			off += int64(protocol.EventHeaderSize + len(ev)) // offsets count framed events
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := bw.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
-		next[c.segment] = off
-	}
-}
 
 // binaryEvents are the events the binary format must give back unchanged:
 // every byte value alone and together, the bytes Hive's simple SerDe
@@ -111,14 +65,14 @@ func hexes(evs [][]byte) []string {
 }
 
 // split spreads events over chunks of two segments, in each compression.
-func split(evs [][]byte) []chunk {
+func split(evs [][]byte) []tier2test.Chunk {
 	comps := []seqfile.Compression{seqfile.None, seqfile.Record, seqfile.Block}
-	var chunks []chunk
+	var chunks []tier2test.Chunk
 	for i := 0; i < 6; i++ {
-		chunks = append(chunks, chunk{segment: int64(i % 2), comp: comps[i%3]})
+		chunks = append(chunks, tier2test.Chunk{Segment: int64(i % 2), Compression: comps[i%3]})
 	}
 	for i, ev := range evs {
-		chunks[i%6].events = append(chunks[i%6].events, ev)
+		chunks[i%6].Events = append(chunks[i%6].Events, ev)
 	}
 	return chunks
 }
@@ -145,8 +99,8 @@ func TestDDLInSpark(t *testing.T) {
 	hdfsRoot := "hdfs://" + nn + "/sluice"
 
 	bin := binaryEvents()
-	writeChunks(t, st, "iot", "frames", split(bin))
-	writeChunks(t, onHDFS, "iot", "frames", split(bin))
+	tier2test.WriteChunks(t, st, "iot", "frames", split(bin))
+	tier2test.WriteChunks(t, onHDFS, "iot", "frames", split(bin))
 	var bin1 int
 	for i := range bin {
 		if i%6%2 == 1 {
@@ -163,13 +117,13 @@ func TestDDLInSpark(t *testing.T) {
 		hosts[h]++
 		access = append(access, []byte(fmt.Sprintf("%s\t%d\t/p/%d", h, 200+i%3, i)))
 	}
-	writeChunks(t, st, "logs", "access", split(access))
+	tier2test.WriteChunks(t, st, "logs", "access", split(access))
 	var lines [][]byte
 	for i := 0; i < 100; i++ {
 		lines = append(lines, []byte(fmt.Sprintf("a,b,%d", i%4)))
 	}
 	lines = append(lines, []byte(`\N`)) // Hive's default null marker: NULL in text
-	writeChunks(t, st, "logs", "raw", split(lines))
+	tier2test.WriteChunks(t, st, "logs", "raw", split(lines))
 
 	// json: readings of three sensors.
 	var temps [][]byte
@@ -179,7 +133,7 @@ func TestDDLInSpark(t *testing.T) {
 		sensors[s]++
 		temps = append(temps, []byte(fmt.Sprintf(`{"sensor":%q,"celsius":%d.5,"at":"2026-11-30 10:00:%02d"}`, s, i%40, i%60)))
 	}
-	writeChunks(t, st, "sensors", "temps", split(temps))
+	tier2test.WriteChunks(t, st, "sensors", "temps", split(temps))
 
 	var stmts []string
 	for _, tb := range []hive.Table{

@@ -62,8 +62,10 @@ func RunStorageTests(t *testing.T, open func(t *testing.T) tier2.Storage) {
 	}
 }
 
-// put writes data to a new file at p and closes it.
-func put(t *testing.T, s tier2.Storage, p string, data []byte) {
+// Put writes data to a new file at p of s and closes it, failing t on
+// any error: a file of tier 2 as the storage writer leaves it, for the
+// tests of the backends and of what reads tier 2.
+func Put(t testing.TB, s tier2.Storage, p string, data []byte) {
 	t.Helper()
 	w, err := s.Create(p)
 	if err != nil {
@@ -179,7 +181,7 @@ func testCreateWriteRead(t *testing.T, s tier2.Storage) {
 }
 
 func testEmptyFile(t *testing.T, s tier2.Storage) {
-	put(t, s, "e/empty", nil)
+	Put(t, s, "e/empty", nil)
 	r, err := s.Open("e/empty")
 	if err != nil {
 		t.Fatal(err)
@@ -220,7 +222,7 @@ func testWriterClosed(t *testing.T, s tier2.Storage) {
 }
 
 func testCreateExisting(t *testing.T, s tier2.Storage) {
-	put(t, s, "x/f", []byte("first"))
+	Put(t, s, "x/f", []byte("first"))
 	_, err := s.Create("x/f")
 	wantErr(t, "Create of an existing file", err, tier2.ErrExist)
 	if got := get(t, s, "x/f"); string(got) != "first" {
@@ -245,7 +247,7 @@ func testCreateExisting(t *testing.T, s tier2.Storage) {
 }
 
 func testNotExist(t *testing.T, s tier2.Storage) {
-	put(t, s, "a/f", []byte("1"))
+	Put(t, s, "a/f", []byte("1"))
 	for _, p := range []string{"missing", "a/missing", "b/c/d"} {
 		_, err := s.Open(p)
 		wantErr(t, "Open("+p+")", err, tier2.ErrNotExist)
@@ -261,7 +263,7 @@ func testNotExist(t *testing.T, s tier2.Storage) {
 }
 
 func testStat(t *testing.T, s tier2.Storage) {
-	put(t, s, "d/e/f.seq", []byte("12345"))
+	Put(t, s, "d/e/f.seq", []byte("12345"))
 	fi, err := s.Stat("d/e/f.seq")
 	if err != nil {
 		t.Fatal(err)
@@ -285,10 +287,10 @@ func testStat(t *testing.T, s tier2.Storage) {
 }
 
 func testList(t *testing.T, s tier2.Storage) {
-	put(t, s, "d/b", []byte("bbb"))
-	put(t, s, "d/a", []byte("a"))
-	put(t, s, "d/c/x", []byte("xx"))
-	put(t, s, "d/B", []byte("BB")) // sorts before lower case
+	Put(t, s, "d/b", []byte("bbb"))
+	Put(t, s, "d/a", []byte("a"))
+	Put(t, s, "d/c/x", []byte("xx"))
+	Put(t, s, "d/B", []byte("BB")) // sorts before lower case
 	wantNames(t, s, "d", "B:2", "a:1", "b:3", "c/")
 	wantNames(t, s, "d/c", "x:2")
 	if err := s.Remove("d/c/x"); err != nil {
@@ -299,15 +301,15 @@ func testList(t *testing.T, s tier2.Storage) {
 
 func testListRoot(t *testing.T, s tier2.Storage) {
 	wantNames(t, s, "")
-	put(t, s, "top", []byte("t"))
-	put(t, s, "scope/stream/segment=1/00000000000000000007.seq", []byte("seven"))
+	Put(t, s, "top", []byte("t"))
+	Put(t, s, "scope/stream/segment=1/00000000000000000007.seq", []byte("seven"))
 	wantNames(t, s, "", "scope/", "top:1")
 	wantNames(t, s, "scope/stream", "segment=1/")
 }
 
 func testRenameReplaces(t *testing.T, s tier2.Storage) {
-	put(t, s, "r/x", []byte("old content"))
-	put(t, s, "r/y", []byte("new"))
+	Put(t, s, "r/x", []byte("old content"))
+	Put(t, s, "r/y", []byte("new"))
 	if err := s.Rename("r/y", "r/x"); err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +321,7 @@ func testRenameReplaces(t *testing.T, s tier2.Storage) {
 	wantNames(t, s, "r", "x:3")
 
 	// Into another existing directory, to a new name.
-	put(t, s, "other/z", nil)
+	Put(t, s, "other/z", nil)
 	if err := s.Rename("r/x", "other/moved"); err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +330,7 @@ func testRenameReplaces(t *testing.T, s tier2.Storage) {
 }
 
 func testRenameMissing(t *testing.T, s tier2.Storage) {
-	put(t, s, "m/keep", []byte("keep"))
+	Put(t, s, "m/keep", []byte("keep"))
 	wantErr(t, "Rename of a missing file", s.Rename("m/missing", "m/keep"), tier2.ErrNotExist)
 	if got := get(t, s, "m/keep"); string(got) != "keep" {
 		t.Fatalf("destination = %q after a failed Rename, want %q", got, "keep")
@@ -344,7 +346,7 @@ func testRenameMissing(t *testing.T, s tier2.Storage) {
 func testTempThenRename(t *testing.T, s tier2.Storage) {
 	tmp := tier2.TempChunkPath("sc", "st", 3, 1024)
 	final := tier2.ChunkPath("sc", "st", 3, 1024)
-	put(t, s, tmp, []byte("chunk"))
+	Put(t, s, tmp, []byte("chunk"))
 	if err := s.Rename(tmp, final); err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +363,7 @@ func testTempThenRename(t *testing.T, s tier2.Storage) {
 }
 
 func testRemove(t *testing.T, s tier2.Storage) {
-	put(t, s, "rm/d/f", []byte("f"))
+	Put(t, s, "rm/d/f", []byte("f"))
 	if err := s.Remove("rm/d"); err == nil {
 		t.Fatal("Remove of a non-empty directory succeeded")
 	}
@@ -380,7 +382,7 @@ func testRemove(t *testing.T, s tier2.Storage) {
 
 func testRemoveAll(t *testing.T, s tier2.Storage) {
 	for _, p := range []string{"t/a/b/1", "t/a/2", "t/3", "t2/4"} {
-		put(t, s, p, []byte(p))
+		Put(t, s, p, []byte(p))
 	}
 	if err := s.RemoveAll("t/a"); err != nil {
 		t.Fatal(err)
@@ -404,13 +406,13 @@ func testRemoveAll(t *testing.T, s tier2.Storage) {
 }
 
 func testRemoveAllRoot(t *testing.T, s tier2.Storage) {
-	put(t, s, "a/b/c", []byte("c"))
-	put(t, s, "d", []byte("d"))
+	Put(t, s, "a/b/c", []byte("c"))
+	Put(t, s, "d", []byte("d"))
 	if err := s.RemoveAll(""); err != nil {
 		t.Fatal(err)
 	}
 	wantNames(t, s, "")
-	put(t, s, "a/again", []byte("1"))
+	Put(t, s, "a/again", []byte("1"))
 	wantNames(t, s, "a", "again:1")
 }
 
@@ -421,7 +423,7 @@ var badPaths = []string{
 }
 
 func testInvalidPaths(t *testing.T, s tier2.Storage) {
-	put(t, s, "ok", []byte("ok"))
+	Put(t, s, "ok", []byte("ok"))
 	calls := []struct {
 		name string
 		fn   func(p string) error
@@ -557,13 +559,13 @@ func testConcurrentCreates(t *testing.T, s tier2.Storage) {
 func testReaderAcrossRename(t *testing.T, s tier2.Storage) {
 	oldData := pattern(64 << 10)
 	newData := bytes.Repeat([]byte{0xEE}, 80<<10)
-	put(t, s, "q/x", oldData)
+	Put(t, s, "q/x", oldData)
 	r, err := s.Open("q/x")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	put(t, s, "q/y", newData)
+	Put(t, s, "q/y", newData)
 	if err := s.Rename("q/y", "q/x"); err != nil {
 		t.Fatal(err)
 	}

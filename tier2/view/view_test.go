@@ -1,4 +1,4 @@
-package view
+package view_test
 
 import (
 	"context"
@@ -6,78 +6,36 @@ import (
 	"io"
 	iofs "io/fs"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/tier2test"
+	"github.com/sluice-streams/sluice/tier2/view"
+	"github.com/sluice-streams/sluice/tier2/view/viewtest"
 )
-
-// fakeCatalog names scopes and streams from a map, counting the calls.
-type fakeCatalog struct {
-	streams map[string][]string
-	calls   atomic.Int64
-	err     error
-}
-
-func (c *fakeCatalog) Scopes(context.Context) ([]string, error) {
-	c.calls.Add(1)
-	if c.err != nil {
-		return nil, c.err
-	}
-	var out []string
-	for s := range c.streams {
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-func (c *fakeCatalog) Streams(_ context.Context, scope string) ([]string, error) {
-	c.calls.Add(1)
-	s, ok := c.streams[scope]
-	if !ok {
-		return nil, ErrNotExist
-	}
-	return s, nil
-}
-
-// put writes a file of the tier-2 root the way the storage writer does.
-func put(t *testing.T, st tier2.Storage, p, data string) {
-	t.Helper()
-	w, err := st.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(w, data); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // fixture: scope s with streams a (two segments) and b (nothing tiered),
 // a chunk being written, a hand-over file, and a deleted stream's chunks.
-func fixture(t *testing.T) (*View, *fakeCatalog) {
+func fixture(t *testing.T) (*view.View, *viewtest.Catalog) {
 	t.Helper()
 	st, err := fs.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	put(t, st, tier2.ChunkPath("s", "a", 0, 0), "chunk-0-0")
-	put(t, st, tier2.ChunkPath("s", "a", 0, 9), "chunk-0-9!")
-	put(t, st, tier2.ChunkPath("s", "a", 3, 0), "c3")
-	put(t, st, tier2.TempChunkPath("s", "a", 3, 2), "partial")
-	put(t, st, tier2.HandoverPath(1, 2), "handover")
-	put(t, st, tier2.ChunkPath("s", "gone", 0, 0), "deleted stream")
-	put(t, st, "s/a/notes.txt", "stray")
-	cat := &fakeCatalog{streams: map[string][]string{"s": {"b", "a"}, "t": nil}}
-	return New(st, cat, Options{CatalogTTL: -1}), cat
+	tier2test.Put(t, st, tier2.ChunkPath("s", "a", 0, 0), []byte("chunk-0-0"))
+	tier2test.Put(t, st, tier2.ChunkPath("s", "a", 0, 9), []byte("chunk-0-9!"))
+	tier2test.Put(t, st, tier2.ChunkPath("s", "a", 3, 0), []byte("c3"))
+	tier2test.Put(t, st, tier2.TempChunkPath("s", "a", 3, 2), []byte("partial"))
+	tier2test.Put(t, st, tier2.HandoverPath(1, 2), []byte("handover"))
+	tier2test.Put(t, st, tier2.ChunkPath("s", "gone", 0, 0), []byte("deleted stream"))
+	tier2test.Put(t, st, "s/a/notes.txt", []byte("stray"))
+	cat := viewtest.NewCatalog(map[string][]string{"s": {"b", "a"}, "t": nil})
+	return view.New(st, cat, view.Options{CatalogTTL: -1}), cat
 }
 
-func names(es []Entry) []string {
+func names(es []view.Entry) []string {
 	var out []string
 	for _, e := range es {
 		out = append(out, e.Name)
@@ -117,11 +75,11 @@ func TestTreeShowsOnlyCatalogStreamsAndCompleteChunks(t *testing.T) {
 		tier2.TempChunkPath("s", "a", 3, 2), tier2.HandoverPath(1, 2), "s/a/segment=01",
 		"s/a/segment=-1", "s/a/../a", "s//a", "s/a/segment=0/" + tier2.ChunkName(0) + "/x",
 	} {
-		if _, err := v.Stat(ctx, p); !errors.Is(err, ErrNotExist) {
-			t.Errorf("Stat(%q) = %v, want ErrNotExist", p, err)
+		if _, err := v.Stat(ctx, p); !errors.Is(err, view.ErrNotExist) {
+			t.Errorf("Stat(%q) = %v, want view.ErrNotExist", p, err)
 		}
-		if _, err := v.Open(ctx, p); !errors.Is(err, ErrNotExist) {
-			t.Errorf("Open(%q) = %v, want ErrNotExist", p, err)
+		if _, err := v.Open(ctx, p); !errors.Is(err, view.ErrNotExist) {
+			t.Errorf("Open(%q) = %v, want view.ErrNotExist", p, err)
 		}
 	}
 }
@@ -134,7 +92,7 @@ func TestStatOpenAndRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.IsDir || e.Size != 10 || e.Path != p || e.Name != tier2.ChunkName(9) || e.Mode() != FileMode || e.ID != ID(p) {
+	if e.IsDir || e.Size != 10 || e.Path != p || e.Name != tier2.ChunkName(9) || e.Mode() != view.FileMode || e.ID != view.ID(p) {
 		t.Fatalf("Stat = %+v", e)
 	}
 	f, err := v.Open(ctx, p)
@@ -150,32 +108,32 @@ func TestStatOpenAndRead(t *testing.T) {
 		t.Fatalf("Size = %d", f.Size())
 	}
 	d, err := v.Stat(ctx, "s/a")
-	if err != nil || !d.IsDir || d.Mode() != iofs.ModeDir|DirMode || d.Size != 0 {
+	if err != nil || !d.IsDir || d.Mode() != iofs.ModeDir|view.DirMode || d.Size != 0 {
 		t.Fatalf("Stat(s/a) = %+v, %v", d, err)
 	}
-	if _, err := v.Open(ctx, "s/a"); !errors.Is(err, ErrIsDir) {
-		t.Fatalf("Open(dir) = %v, want ErrIsDir", err)
+	if _, err := v.Open(ctx, "s/a"); !errors.Is(err, view.ErrIsDir) {
+		t.Fatalf("Open(dir) = %v, want view.ErrIsDir", err)
 	}
-	if _, err := v.List(ctx, p); !errors.Is(err, ErrNotDir) {
-		t.Fatalf("List(file) = %v, want ErrNotDir", err)
+	if _, err := v.List(ctx, p); !errors.Is(err, view.ErrNotDir) {
+		t.Fatalf("List(file) = %v, want view.ErrNotDir", err)
 	}
 }
 
 func TestIDsAreStableAndDistinct(t *testing.T) {
-	if ID("") != RootID || ID("/") != RootID {
-		t.Fatalf("root id %d", ID(""))
+	if view.ID("") != view.RootID || view.ID("/") != view.RootID {
+		t.Fatalf("root id %d", view.ID(""))
 	}
 	seen := map[uint64]string{}
 	for _, p := range []string{"s", "s/a", "s/a/segment=0", tier2.ChunkPath("s", "a", 0, 0), tier2.ChunkPath("s", "a", 0, 9), "t"} {
-		id := ID(p)
-		if id < FirstID || id>>63 != 0 {
-			t.Errorf("ID(%q) = %d out of range", p, id)
+		id := view.ID(p)
+		if id < view.FirstID || id>>63 != 0 {
+			t.Errorf("view.ID(%q) = %d out of range", p, id)
 		}
-		if id != ID("/"+p+"/") {
-			t.Errorf("ID(%q) depends on slashes", p)
+		if id != view.ID("/"+p+"/") {
+			t.Errorf("view.ID(%q) depends on slashes", p)
 		}
 		if q, dup := seen[id]; dup {
-			t.Errorf("ID(%q) = ID(%q)", p, q)
+			t.Errorf("view.ID(%q) = view.ID(%q)", p, q)
 		}
 		seen[id] = p
 	}
@@ -187,24 +145,24 @@ func TestCatalogIsCachedForItsTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Unix(1000, 0)
-	cat := &fakeCatalog{streams: map[string][]string{"s": {"a"}}}
-	v := New(st, cat, Options{CatalogTTL: time.Minute, Now: func() time.Time { return now }})
+	cat := viewtest.NewCatalog(map[string][]string{"s": {"a"}})
+	v := view.New(st, cat, view.Options{CatalogTTL: time.Minute, Now: func() time.Time { return now }})
 	ctx := context.Background()
 	for range 3 {
 		if _, err := v.Stat(ctx, "s/a"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := cat.calls.Load(); n != 2 {
+	if n := cat.Calls(); n != 2 {
 		t.Fatalf("%d catalog calls for three stats within the TTL, want 2", n)
 	}
-	delete(cat.streams, "s")
+	cat.RemoveScope("s")
 	if _, err := v.Stat(ctx, "s/a"); err != nil {
 		t.Fatalf("within the TTL the stream is still there: %v", err)
 	}
 	now = now.Add(time.Minute)
-	if _, err := v.Stat(ctx, "s/a"); !errors.Is(err, ErrNotExist) {
-		t.Fatalf("after the TTL: %v, want ErrNotExist", err)
+	if _, err := v.Stat(ctx, "s/a"); !errors.Is(err, view.ErrNotExist) {
+		t.Fatalf("after the TTL: %v, want view.ErrNotExist", err)
 	}
 }
 
@@ -213,9 +171,11 @@ func TestCatalogFailureIsUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := New(st, &fakeCatalog{err: errors.New("connection refused")}, Options{})
-	if _, err := v.List(context.Background(), ""); !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("List = %v, want ErrUnavailable", err)
+	down := viewtest.NewCatalog(nil)
+	down.Fail(errors.New("connection refused"))
+	v := view.New(st, down, view.Options{})
+	if _, err := v.List(context.Background(), ""); !errors.Is(err, view.ErrUnavailable) {
+		t.Fatalf("List = %v, want view.ErrUnavailable", err)
 	}
 }
 
@@ -226,10 +186,10 @@ func TestNamesOfAScopeAskTier2Nothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	put(t, st, tier2.ChunkPath("s", "a", 0, 0), "chunk")
-	put(t, st, tier2.ChunkPath("s", "gone", 0, 0), "deleted stream")
+	tier2test.Put(t, st, tier2.ChunkPath("s", "a", 0, 0), []byte("chunk"))
+	tier2test.Put(t, st, tier2.ChunkPath("s", "gone", 0, 0), []byte("deleted stream"))
 	counted := tier2test.NewFaulty(st)
-	v := New(counted, &fakeCatalog{streams: map[string][]string{"s": {"c", "a", "b"}}}, Options{CatalogTTL: time.Minute})
+	v := view.New(counted, viewtest.NewCatalog(map[string][]string{"s": {"c", "a", "b"}}), view.Options{CatalogTTL: time.Minute})
 	ctx := context.Background()
 	got, err := v.Names(ctx, "/s/")
 	if err != nil || !slices.Equal(got, []string{"a", "b", "c"}) {

@@ -15,5 +15,7 @@
 // back as JSON (sparksql.py). The metastore (Derby) and the warehouse live
 // in a temporary directory of the test; Spark listens on 127.0.0.1 only,
 // with no UI. The process group is killed when the test's deadline or
-// Run's timeout passes, and at the end of Run in any case.
+// Run's timeout passes, and at the end of Run in any case. RunScript is
+// that process handling alone (a request as JSON in, the result file's
+// bytes out), which s3gateway/sparktest runs its own script with.
 package sparktest

@@ -16,8 +16,8 @@ import (
 	"time"
 )
 
-// Timeout bounds one Run: a Spark session starts in about 10 s on two
-// busy cores; the rest is the queries'.
+// Timeout bounds one Run (one RunScript): a Spark session starts in about
+// 10 s on two busy cores; the rest is the queries' or the reads'.
 const Timeout = 5 * time.Minute
 
 // Spark is a PySpark installation that runs sparksql.py.
@@ -76,6 +76,23 @@ func Find(t testing.TB) *Spark {
 // failure (Spark's error, a timeout) fails t with Spark's output.
 func (s *Spark) Run(t testing.TB, req Request) Result {
 	t.Helper()
+	res, err := decode(RunScript(t, s.Python, s.Script, req))
+	if err != nil {
+		t.Fatalf("sparktest: %v", err)
+	}
+	t.Logf("sparktest: seconds per step: %v", res["_timings"])
+	delete(res, "_timings")
+	return res
+}
+
+// RunScript runs `python script REQUEST RESULT WORK` in a temp dir WORK,
+// REQUEST being req as JSON, and returns the bytes the script wrote to
+// RESULT. The script (PySpark) starts a JVM: the process group is killed
+// at Timeout, shortly before t's deadline, or when it exits. A failure
+// (the script's exit status, a timeout, no result) fails t with the tail
+// of the script's output.
+func RunScript(t testing.TB, python, script string, req any) []byte {
+	t.Helper()
 	work := t.TempDir()
 	in, out := filepath.Join(work, "request.json"), filepath.Join(work, "result.json")
 	body, err := json.Marshal(req)
@@ -93,7 +110,7 @@ func (s *Spark) Run(t testing.TB, req Request) Result {
 			defer cancel()
 		}
 	}
-	cmd := exec.CommandContext(ctx, s.Python, s.Script, in, out, work)
+	cmd := exec.CommandContext(ctx, python, script, in, out, work)
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "SPARK_LOCAL_IP=127.0.0.1", "PYTHONUNBUFFERED=1")
 	// Python starts the JVM: kill the whole group, and let it die with us.
@@ -112,13 +129,7 @@ func (s *Spark) Run(t testing.TB, req Request) Result {
 	if err != nil {
 		t.Fatalf("sparktest: no result (%v):\n%s", err, tail(log.String(), 12000))
 	}
-	res, err := decode(raw)
-	if err != nil {
-		t.Fatalf("sparktest: %v", err)
-	}
-	t.Logf("sparktest: seconds per step: %v", res["_timings"])
-	delete(res, "_timings")
-	return res
+	return raw
 }
 
 // decode reads sparksql.py's result, turning {"hex": ...} cells into
