@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/internal/logs"
+	"github.com/sluice-streams/sluice/internal/s3keys"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
 
@@ -183,15 +184,14 @@ func (c Config) s3Ready() error {
 	return nil
 }
 
-// CheckS3Credentials checks the form of an S3CredentialsEnv value:
-// comma-separated ACCESS:SECRET pairs, neither part empty. Its errors
-// never contain the secrets.
+// CheckS3Credentials checks an S3CredentialsEnv value with the parser
+// every S3 head runs at start (internal/s3keys), so that keys a head
+// would refuse (a pair without a secret, an access key given twice or
+// holding '/' or a space) stop the scheduler rather than every head,
+// relaunched for ever. Its errors never contain the secrets.
 func CheckS3Credentials(v string) error {
-	for i, pair := range strings.Split(v, ",") {
-		access, secret, ok := strings.Cut(strings.TrimSpace(pair), ":")
-		if !ok || access == "" || secret == "" {
-			return fmt.Errorf("%w: %s: pair %d is not ACCESS:SECRET", ErrConfig, S3CredentialsEnv, i+1)
-		}
+	if _, err := s3keys.Parse(v); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrConfig, S3CredentialsEnv, err)
 	}
 	return nil
 }

@@ -309,6 +309,21 @@ func TestS3HeadsNeedCredentials(t *testing.T) {
 		t.Fatalf("an empty access key: %v", err)
 	}
 
+	for _, c := range []struct{ keys, says string }{
+		// Every S3 head refuses these at start; the scheduler must not
+		// launch heads that exit and are relaunched for ever.
+		{"AKID:" + testSecret + ",AKID:b", `access key "AKID" given twice`},
+		{"AKID:a\nAKID:" + testSecret, `access key "AKID" given twice`},
+		{"AK/ID:" + testSecret, `access key "AK/ID"`},
+		{"AK ID:" + testSecret, `access key "AK ID"`},
+	} {
+		cfg.S3Credentials = c.keys
+		_, err := New(cfg)
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), S3CredentialsEnv) || !strings.Contains(err.Error(), c.says) || strings.Contains(err.Error(), testSecret) {
+			t.Errorf("keys %q: %v; want ErrConfig naming %s and saying %s, without the secret", strings.ReplaceAll(c.keys, testSecret, "<secret>"), err, S3CredentialsEnv, c.says)
+		}
+	}
+
 	// A stored plan that wants an S3 head, a scheduler without keys.
 	p := plan.New(plan.Spec{Framework: "sluice", Role: "sluice", Controllers: 1, Nodes: 2,
 		Controller: h.cfg.Spec.Controller, Node: h.cfg.Spec.Node, S3Heads: cfg.Spec.S3Heads})
