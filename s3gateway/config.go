@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/sluice-streams/sluice/internal/s3keys"
 )
 
 // DefaultRegion is Config.Region's default: the region clients assume
@@ -86,44 +88,12 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// ParseCredentials parses access keys and their secrets: "ACCESS:SECRET"
-// pairs separated by commas or newlines; blank lines and lines starting
-// with '#' are ignored, so the same function reads the flag's value and a
-// credentials file's contents. The secret is everything after the first
-// colon. An access key given twice is an error.
+// ParseCredentials parses access keys and their secrets in the one
+// format internal/s3keys owns: "ACCESS:SECRET" pairs separated by commas
+// or newlines, blank lines and '#' comment lines ignored, the secret
+// everything after the first colon; an access key given twice, empty, or
+// holding '/', a space or a tab is an error, which never shows a secret.
+// The Mesos scheduler checks SLUICE_S3_CREDENTIALS with the same parser.
 func ParseCredentials(s string) (map[string]string, error) {
-	out := map[string]string{}
-	for ln, line := range strings.Split(s, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		for _, pair := range strings.Split(line, ",") {
-			pair = strings.TrimSpace(pair)
-			if pair == "" {
-				continue
-			}
-			ak, sk, ok := strings.Cut(pair, ":")
-			ak, sk = strings.TrimSpace(ak), strings.TrimSpace(sk)
-			if !ok || ak == "" || sk == "" {
-				return nil, fmt.Errorf("s3gateway: credentials line %d: %q: want ACCESS:SECRET", ln+1, redact(pair))
-			}
-			if strings.ContainsAny(ak, "/ \t") {
-				return nil, fmt.Errorf("s3gateway: credentials line %d: access key %q: no '/' or spaces allowed", ln+1, ak)
-			}
-			if _, dup := out[ak]; dup {
-				return nil, fmt.Errorf("s3gateway: credentials line %d: access key %q given twice", ln+1, ak)
-			}
-			out[ak] = sk
-		}
-	}
-	return out, nil
-}
-
-// redact keeps a secret out of an error message.
-func redact(pair string) string {
-	if ak, _, ok := strings.Cut(pair, ":"); ok {
-		return ak + ":<secret>"
-	}
-	return pair
+	return s3keys.Parse(s)
 }

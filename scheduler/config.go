@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/internal/logs"
+	"github.com/sluice-streams/sluice/internal/s3keys"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
 
@@ -53,11 +54,22 @@ type Config struct {
 	// NFSHeadPort is an NFS head's port (NFSv3 and MOUNT), S3HeadPort an
 	// S3 head's; 0: a port from the offer.
 	NFSHeadPort, S3HeadPort int
-	// S3Credentials are the S3 heads' access keys, "ACCESS:SECRET[,
-	// ACCESS:SECRET...]": given to each S3 head task in its environment
-	// (S3CredentialsEnv), never stored in ZooKeeper nor logged.
+	// S3CredentialsSecret names a secret in the agents' secret store
+	// (DC/OS: its path, e.g. "sluice/s3-credentials") that holds the S3
+	// heads' access keys, "ACCESS:SECRET[,ACCESS:SECRET...]": each S3
+	// head task's S3CredentialsEnv is an environment variable of type
+	// SECRET referring to it, which the agent's secret resolver fills
+	// when it starts the executor. The keys never pass through the
+	// scheduler, and Mesos does not show them in its state endpoints.
+	S3CredentialsSecret string
+	// S3Credentials are the S3 heads' access keys themselves, for Mesos
+	// without a secret resolver: given to each S3 head task as a plain
+	// environment variable (S3CredentialsEnv), which Mesos shows in the
+	// master's and agents' state endpoints and checkpoints to the agent's
+	// disk; never stored in ZooKeeper nor logged by the scheduler. At most
+	// one of S3CredentialsSecret and S3Credentials may be set.
 	// S3Anonymous has the S3 heads serve unsigned requests too
-	// (--anonymous). S3 heads need one or the other.
+	// (--anonymous). S3 heads need keys or anonymous access.
 	S3Credentials string
 	S3Anonymous   bool
 	// Build overrides the TaskInfo builder (tests use stand-in
@@ -108,6 +120,9 @@ func (c Config) withDefaults() (Config, error) {
 		if err := c.s3Ready(); err != nil {
 			return c, err
 		}
+	}
+	if c.S3Credentials != "" && c.S3CredentialsSecret != "" {
+		return c, fmt.Errorf("%w: S3 heads' keys given twice: both %s and the secret %q (--s3-credentials-secret); give one", ErrConfig, S3CredentialsEnv, c.S3CredentialsSecret)
 	}
 	if c.S3Credentials != "" {
 		if err := CheckS3Credentials(c.S3Credentials); err != nil {
@@ -177,21 +192,20 @@ func distinctPorts(ports ...int) error {
 // s3Ready checks that S3 heads can be launched: they need access keys
 // or anonymous access.
 func (c Config) s3Ready() error {
-	if c.S3Credentials == "" && !c.S3Anonymous {
-		return fmt.Errorf("%w: S3 heads need access keys (%s=ACCESS:SECRET[,ACCESS:SECRET] in the scheduler's environment) or anonymous access (--s3-anonymous)", ErrConfig, S3CredentialsEnv)
+	if c.S3Credentials == "" && c.S3CredentialsSecret == "" && !c.S3Anonymous {
+		return fmt.Errorf("%w: S3 heads need access keys (a secret named by --s3-credentials-secret, or %s=ACCESS:SECRET[,ACCESS:SECRET] in the scheduler's environment) or anonymous access (--s3-anonymous)", ErrConfig, S3CredentialsEnv)
 	}
 	return nil
 }
 
-// CheckS3Credentials checks the form of an S3CredentialsEnv value:
-// comma-separated ACCESS:SECRET pairs, neither part empty. Its errors
-// never contain the secrets.
+// CheckS3Credentials checks an S3CredentialsEnv value with the parser
+// every S3 head runs at start (internal/s3keys), so that keys a head
+// would refuse (a pair without a secret, an access key given twice or
+// holding '/' or a space) stop the scheduler rather than every head,
+// relaunched for ever. Its errors never contain the secrets.
 func CheckS3Credentials(v string) error {
-	for i, pair := range strings.Split(v, ",") {
-		access, secret, ok := strings.Cut(strings.TrimSpace(pair), ":")
-		if !ok || access == "" || secret == "" {
-			return fmt.Errorf("%w: %s: pair %d is not ACCESS:SECRET", ErrConfig, S3CredentialsEnv, i+1)
-		}
+	if _, err := s3keys.Parse(v); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrConfig, S3CredentialsEnv, err)
 	}
 	return nil
 }

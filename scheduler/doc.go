@@ -71,9 +71,15 @@
 // s3-head-N, Spec.S3Heads) on Config.S3HeadPort (9000); 0: from the
 // offer. A head's executor gets --health-addr 127.0.0.1:PORT (an HDFS
 // head's RPC port): the head is healthy once that port accepts
-// connections. An S3 head's task environment holds S3CredentialsEnv,
-// Config.S3Credentials (the scheduler's own SLUICE_S3_CREDENTIALS):
-// the keys are never in the plan, the stored endpoints or a log line.
+// connections. An S3 head's task environment holds S3CredentialsEnv:
+// with Config.S3CredentialsSecret a Mesos variable of type SECRET, a
+// REFERENCE to that secret which the agent's secret resolver fills (the
+// keys never pass through the scheduler, and Mesos' state endpoints show
+// the reference only); else the plain value of Config.S3Credentials (the
+// scheduler's own SLUICE_S3_CREDENTIALS), which Mesos' state endpoints
+// do show. The keys are never in the plan, the stored endpoints or a log
+// line. CheckS3Credentials refuses at start keys that the heads' parser
+// (internal/s3keys) would refuse.
 // S3 heads need keys or Config.S3Anonymous: Run refuses a configured or
 // stored plan wanting S3 heads without either (ErrConfig), and PUT
 // /v1/counts refuses to raise them.

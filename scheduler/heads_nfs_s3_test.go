@@ -17,6 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/cluster/zkstore"
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
@@ -222,7 +223,26 @@ func TestNFSAndS3Heads(t *testing.T) {
 	}
 
 	// The secret is in no znode of the service, and was never logged.
-	zst := openStore(t, h)
+	kv := noSecretStored(t, h.cfg.ZKRoot, testSecret, "AKIDONE")
+	if p, err := plan.Unmarshal(kv.Value); err != nil || p.Spec().S3Heads.Count != 0 || p.Spec().NFSHeads.Resources.CPUs != 0.25 {
+		t.Fatalf("stored plan %+v, %v", p, err)
+	}
+	r.stop(t)
+	if out := logs.String(); strings.Contains(out, testSecret) || !strings.Contains(out, "s3-head-0") {
+		t.Fatalf("the log holds the secret, or is not the one written:\n%s", out)
+	}
+}
+
+// noSecretStored fails t if a znode under the service's root holds one
+// of secrets, and returns the stored plan.
+func noSecretStored(t *testing.T, root string, secrets ...string) cluster.KV {
+	t.Helper()
+	ctx := context.Background()
+	zst, err := zkstore.Open([]string{zkAddr}, root, 10*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zst.Close()
 	checked := 0
 	var walk func(key string)
 	walk = func(key string) {
@@ -232,8 +252,10 @@ func TestNFSAndS3Heads(t *testing.T) {
 		}
 		for _, kv := range kvs {
 			checked++
-			if bytes.Contains(kv.Value, []byte(testSecret)) || bytes.Contains(kv.Value, []byte("AKIDONE")) {
-				t.Fatalf("znode %s holds the S3 credentials", kv.Key)
+			for _, sec := range secrets {
+				if bytes.Contains(kv.Value, []byte(sec)) {
+					t.Fatalf("znode %s holds the S3 credentials", kv.Key)
+				}
 			}
 			walk(kv.Key)
 		}
@@ -243,9 +265,62 @@ func TestNFSAndS3Heads(t *testing.T) {
 	if err != nil || checked < 3 {
 		t.Fatalf("walked %d znodes; plan: %v", checked, err)
 	}
-	if p, err := plan.Unmarshal(kv.Value); err != nil || p.Spec().S3Heads.Count != 0 || p.Spec().NFSHeads.Resources.CPUs != 0.25 {
-		t.Fatalf("stored plan %+v, %v", p, err)
+	return kv
+}
+
+// TestS3HeadKeysFromSecret: with S3CredentialsSecret an S3 head's
+// S3CredentialsEnv is a Mesos SECRET variable referring to the secret:
+// the task's CommandInfo (what Mesos shows in its state endpoints and
+// checkpoints) holds the reference and not the keys, the agent's secret
+// resolver puts the keys in the head's environment, and neither the
+// stored state nor the log holds them. Keys given both ways are refused.
+func TestS3HeadKeysFromSecret(t *testing.T) {
+	const secretPath = "sluice/s3-credentials"
+	keys := "AKIDONE:" + testSecret
+	h := newHarness(t, 1)
+	h.m.SetSecret(secretPath, keys)
+	logs := &lockedBuffer{}
+	log := logrus.New()
+	log.SetLevel(logrus.DebugLevel)
+	log.SetOutput(logs)
+	h.cfg.Logger = log
+	h.cfg.Spec.Nodes = 1
+	h.cfg.Spec.S3Heads = plan.HeadSpec{Count: 1, Resources: plan.Resources{CPUs: 0.25, MemMB: 128}}
+	h.cfg.S3CredentialsSecret = secretPath
+
+	both := h.cfg
+	both.S3Credentials = keys
+	if _, err := New(both); !errors.Is(err, ErrConfig) || strings.Contains(err.Error(), testSecret) {
+		t.Fatalf("keys given both ways: %v", err)
 	}
+
+	rec := &envStandIn{cfg: h.cfg}
+	rec.mu.cmds = map[string]string{}
+	h.cfg.Build = rec.build
+	r := h.start("s1")
+	eventually(t, "deployed", r.complete(t))
+	s3 := r.pods(t)["s3-head-0"]
+	if got := taskEnv(t, h.m, s3.TaskID); got != keys {
+		t.Fatalf("%s in the S3 head = %q, want the secret's content", S3CredentialsEnv, got)
+	}
+	tv, ok := h.m.Task(s3.TaskID)
+	if !ok {
+		t.Fatalf("no task %s", s3.TaskID)
+	}
+	if b, err := tv.Command.Marshal(); err != nil || bytes.Contains(b, []byte(testSecret)) || bytes.Contains(b, []byte("AKIDONE")) {
+		t.Fatalf("the S3 head's CommandInfo holds the keys: %+v (%v)", tv.Command, err)
+	}
+	var v *mesos.Environment_Variable
+	for i, ev := range tv.Command.GetEnvironment().GetVariables() {
+		if ev.Name == S3CredentialsEnv {
+			v = &tv.Command.Environment.Variables[i]
+		}
+	}
+	if v == nil || v.GetType() != mesos.Environment_Variable_SECRET || v.Value != nil ||
+		v.GetSecret().GetType() != mesos.Secret_REFERENCE || v.GetSecret().GetReference().GetName() != secretPath {
+		t.Fatalf("the S3 head's %s = %+v, want a SECRET variable referring to %s", S3CredentialsEnv, v, secretPath)
+	}
+	noSecretStored(t, h.cfg.ZKRoot, testSecret, "AKIDONE")
 	r.stop(t)
 	if out := logs.String(); strings.Contains(out, testSecret) || !strings.Contains(out, "s3-head-0") {
 		t.Fatalf("the log holds the secret, or is not the one written:\n%s", out)
@@ -270,6 +345,21 @@ func TestS3HeadsNeedCredentials(t *testing.T) {
 	cfg.S3Credentials = "AKID:" + testSecret + ",:x"
 	if _, err := New(cfg); !errors.Is(err, ErrConfig) || strings.Contains(err.Error(), testSecret) {
 		t.Fatalf("an empty access key: %v", err)
+	}
+
+	for _, c := range []struct{ keys, says string }{
+		// Every S3 head refuses these at start; the scheduler must not
+		// launch heads that exit and are relaunched for ever.
+		{"AKID:" + testSecret + ",AKID:b", `access key "AKID" given twice`},
+		{"AKID:a\nAKID:" + testSecret, `access key "AKID" given twice`},
+		{"AK/ID:" + testSecret, `access key "AK/ID"`},
+		{"AK ID:" + testSecret, `access key "AK ID"`},
+	} {
+		cfg.S3Credentials = c.keys
+		_, err := New(cfg)
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), S3CredentialsEnv) || !strings.Contains(err.Error(), c.says) || strings.Contains(err.Error(), testSecret) {
+			t.Errorf("keys %q: %v; want ErrConfig naming %s and saying %s, without the secret", strings.ReplaceAll(c.keys, testSecret, "<secret>"), err, S3CredentialsEnv, c.says)
+		}
 	}
 
 	// A stored plan that wants an S3 head, a scheduler without keys.

@@ -126,8 +126,10 @@ func (c Config) listenHeadArgs(kind plan.PodKind, ep Endpoint) []string {
 // $MESOS_SANDBOX names the node's volume), with the artifact and the
 // HDFS configuration fetched first. A head's executor probes its port
 // (an HDFS head's RPC port; --health-addr 127.0.0.1:PORT): a TCP
-// connection accepted. An S3 head's environment has S3CredentialsEnv
-// set to Config.S3Credentials when they are given.
+// connection accepted. An S3 head's environment has S3CredentialsEnv:
+// a SECRET variable referring to Config.S3CredentialsSecret, resolved
+// by the agent, or else the plain value of Config.S3Credentials when
+// they are given.
 func (c Config) TaskCommand(op plan.Op, ep Endpoint) mesos.CommandInfo {
 	volume := `"$MESOS_SANDBOX"/` + shellQuote(c.volumePath(op))
 	words := []string{shellQuote(c.Binary), "executor", "--role", RoleCommand(op.PodKind)}
@@ -159,14 +161,33 @@ func (c Config) TaskCommand(op plan.Op, ep Endpoint) mesos.CommandInfo {
 		sandbox := "."
 		ci.Environment = &mesos.Environment{Variables: []mesos.Environment_Variable{{Name: "HADOOP_CONF_DIR", Value: &sandbox}}}
 	}
-	if op.PodKind == plan.S3Head && c.S3Credentials != "" {
+	if v, ok := c.s3CredentialsVar(); ok && op.PodKind == plan.S3Head {
 		if ci.Environment == nil {
 			ci.Environment = &mesos.Environment{}
 		}
-		creds := c.S3Credentials
-		ci.Environment.Variables = append(ci.Environment.Variables, mesos.Environment_Variable{Name: S3CredentialsEnv, Value: &creds})
+		ci.Environment.Variables = append(ci.Environment.Variables, v)
 	}
 	return ci
+}
+
+// s3CredentialsVar is an S3 head's S3CredentialsEnv: with
+// S3CredentialsSecret, a variable of type SECRET whose Secret is a
+// REFERENCE to it (Mesos' docs/secrets.md, "Environment-based Secrets"),
+// which only the agent's secret resolver turns into the keys and which
+// Mesos' endpoints show as the reference; else the plain value of
+// S3Credentials, if any.
+func (c Config) s3CredentialsVar() (mesos.Environment_Variable, bool) {
+	switch {
+	case c.S3CredentialsSecret != "":
+		secretType := mesos.Environment_Variable_SECRET
+		return mesos.Environment_Variable{Name: S3CredentialsEnv, Type: &secretType, Secret: &mesos.Secret{
+			Type: mesos.Secret_REFERENCE, Reference: &mesos.Secret_Reference{Name: c.S3CredentialsSecret},
+		}}, true
+	case c.S3Credentials != "":
+		creds := c.S3Credentials
+		return mesos.Environment_Variable{Name: S3CredentialsEnv, Value: &creds}, true
+	}
+	return mesos.Environment_Variable{}, false
 }
 
 func (c Config) volumePath(op plan.Op) string {

@@ -105,7 +105,9 @@ func TestHeadConfig(t *testing.T) {
 		"s3 heads, no keys": func(c *Config) {
 			c.Spec.S3Heads = plan.HeadSpec{Count: 1, Resources: plan.Resources{CPUs: 1, MemMB: 512}}
 		},
-		"malformed keys":      func(c *Config) { c.S3Credentials = "AKID:secret," },
+		"malformed keys":      func(c *Config) { c.S3Credentials = "AKID:secret,AKID" },
+		"key given twice":     func(c *Config) { c.S3Credentials = "AKID:secret,AKID:again" },
+		"keys and secret":     func(c *Config) { c.S3Credentials, c.S3CredentialsSecret = "AKID:secret", "sluice/keys" },
 		"nfs port = rpc port": func(c *Config) { c.HeadRPCPort, c.NFSHeadPort = 8020, 8020 },
 		"s3 port = nfs port":  func(c *Config) { c.NFSHeadPort, c.S3HeadPort = 9000, 9000 },
 		"s3 port = http port": func(c *Config) { c.HeadHTTPPort, c.S3HeadPort = 9000, 9000 },
@@ -125,6 +127,7 @@ func TestHeadConfig(t *testing.T) {
 	for name, change := range map[string]func(*Config){
 		"s3 heads, keys":      func(c *Config) { c.S3Credentials = "AKID:secret, AKID2:s2" },
 		"s3 heads, anonymous": func(c *Config) { c.S3Anonymous = true },
+		"s3 heads, secret":    func(c *Config) { c.S3CredentialsSecret = "sluice/s3-credentials" },
 	} {
 		c := base
 		c.Spec.S3Heads = plan.HeadSpec{Count: 2, Resources: plan.Resources{CPUs: 1, MemMB: 512}}

@@ -165,14 +165,17 @@ func TestDefaultApp(t *testing.T) {
 			t.Errorf("env %s = %v, want %q", k, app.Env[k], v)
 		}
 	}
-	if _, ok := app.Env["SLUICE_S3_CREDENTIALS"]; ok || len(app.Secrets) != 0 {
-		t.Errorf("no credentials_secret, yet env %v, secrets %v", app.Env["SLUICE_S3_CREDENTIALS"], app.Secrets)
+	if _, ok := app.Env["SLUICE_S3_CREDENTIALS"]; ok || len(app.Secrets) != 0 || app.Env["SLUICE_S3_CREDENTIALS_SECRET"] != "" {
+		t.Errorf("no credentials_secret, yet env %v, %v, secrets %v", app.Env["SLUICE_S3_CREDENTIALS"], app.Env["SLUICE_S3_CREDENTIALS_SECRET"], app.Secrets)
 	}
 }
 
 // TestHeadOptionsFlowThrough: the NFS and S3 head options reach the
-// app's env, and credentials_secret becomes a declared secret that
-// SLUICE_S3_CREDENTIALS takes its value from (Marathon's secrets).
+// app's env, and credentials_secret reaches the scheduler as the
+// secret's path (--s3-credentials-secret), never as its content: the
+// scheduler's app declares no secret and has no SLUICE_S3_CREDENTIALS,
+// so the keys never pass through the scheduler (each S3 head task gets
+// a Mesos secret reference the agent resolves).
 func TestHeadOptionsFlowThrough(t *testing.T) {
 	app := render(t, readFile(t, "testdata/options-heads.json"))
 	wantEnv := map[string]string{
@@ -192,13 +195,14 @@ func TestHeadOptionsFlowThrough(t *testing.T) {
 			t.Errorf("env %s = %v, want %q", k, app.Env[k], v)
 		}
 	}
-	ref, ok := app.Env["SLUICE_S3_CREDENTIALS"].(map[string]any)
-	if !ok || len(ref) != 1 {
-		t.Fatalf("SLUICE_S3_CREDENTIALS = %v, want {\"secret\": NAME}", app.Env["SLUICE_S3_CREDENTIALS"])
+	if got := app.Env["SLUICE_S3_CREDENTIALS_SECRET"]; got != "sluice/s3-credentials" {
+		t.Errorf("SLUICE_S3_CREDENTIALS_SECRET = %v, want the secret's path", got)
 	}
-	name, _ := ref["secret"].(string)
-	if sec, ok := app.Secrets[name]; !ok || sec.Source != "sluice/s3-credentials" || len(app.Secrets) != 1 {
-		t.Fatalf("secret %q: %+v", name, app.Secrets)
+	if _, ok := app.Env["SLUICE_S3_CREDENTIALS"]; ok || len(app.Secrets) != 0 {
+		t.Errorf("the scheduler's app gets the keys: env %v, secrets %+v", app.Env["SLUICE_S3_CREDENTIALS"], app.Secrets)
+	}
+	if !strings.Contains(app.Cmd, `--s3-credentials-secret "$SLUICE_S3_CREDENTIALS_SECRET"`) {
+		t.Errorf("cmd does not pass the secret's path: %s", app.Cmd)
 	}
 }
 
@@ -218,6 +222,14 @@ func TestSecretReferencesChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The package declares no secret any more (the agents resolve the
+	// S3 heads' one): give the app one, as an operator's edit would.
+	withSecret := strings.Replace(string(good), `"fetch": [`, `"secrets": { "s3credentials": { "source": "sluice/s3-credentials" } }, "fetch": [`, 1)
+	withSecret = strings.Replace(withSecret, `"SLUICE_S3_HEADS":`, `"SLUICE_S3_CREDENTIALS": { "secret": "s3credentials" }, "SLUICE_S3_HEADS":`, 1)
+	if _, err := universe.CheckApp([]byte(withSecret)); err != nil {
+		t.Fatalf("an app with a secret: %v", err)
+	}
+	good = []byte(withSecret)
 	for _, c := range []struct{ name, old, new string }{
 		{"undeclared", `{ "secret": "s3credentials" }`, `{ "secret": "other" }`},
 		{"unused", `{ "secret": "s3credentials" }`, `"x"`},
@@ -291,12 +303,13 @@ func TestSchedulerCommandLine(t *testing.T) {
 			"--head-rpc-port": "8020", "--head-data-port": "9866", "--head-http-port": "9870",
 			"--nfs-heads": "0", "--nfs-head-cpus": "1", "--nfs-head-mem": "1024", "--nfs-head-port": "12049",
 			"--s3-heads": "0", "--s3-head-cpus": "1", "--s3-head-mem": "1024", "--s3-head-port": "9000",
-			"--s3-anonymous": "false",
+			"--s3-anonymous": "false", "--s3-credentials-secret": "",
 		}},
 		{"heads", "testdata/options-heads.json", map[string]string{
 			"--name": "sluice-heads", "--heads": "1",
 			"--nfs-heads": "2", "--nfs-head-mem": "2048", "--nfs-head-port": "2049",
 			"--s3-heads": "3", "--s3-head-cpus": "0.5", "--s3-head-port": "0", "--s3-anonymous": "true",
+			"--s3-credentials-secret": "sluice/s3-credentials",
 		}},
 		{"hdfs", "testdata/options-hdfs.json", map[string]string{
 			"--name": "streams/sluice-hdfs", "--zk-root": "/streams/sluice-hdfs", "--nodes": "5",

@@ -293,6 +293,14 @@ func TestSchedulerHeadFlags(t *testing.T) {
 	if _, err := scheduler.New(c); err != nil {
 		t.Fatalf("the driver refuses the flags' configuration: %v", err)
 	}
+	t.Setenv(scheduler.S3CredentialsEnv, "")
+	c = parse(t, "--s3-heads", "1", "--s3-credentials-secret", "sluice/s3-credentials")
+	if c.S3CredentialsSecret != "sluice/s3-credentials" || c.S3Credentials != "" || c.S3Anonymous {
+		t.Fatalf("--s3-credentials-secret: %+v", c)
+	}
+	if _, err := scheduler.New(c); err != nil {
+		t.Fatalf("the driver refuses S3 heads with a secret: %v", err)
+	}
 }
 
 func TestClusterErrors(t *testing.T) {
@@ -310,8 +318,14 @@ func TestClusterErrors(t *testing.T) {
 	mustFail(t, "--s3-head-port -1: not a port", "scheduler", "--s3-head-port", "-1")
 	mustFail(t, "--nfs-heads -1: want 0 or more", "scheduler", "--nfs-heads", "-1")
 	t.Setenv(scheduler.S3CredentialsEnv, "")
-	mustFail(t, "--s3-heads 1: S3 heads need access keys (SLUICE_S3_CREDENTIALS=ACCESS:SECRET[,ACCESS:SECRET] in the scheduler's environment) or --s3-anonymous",
+	mustFail(t, "--s3-heads 1: S3 heads need access keys (--s3-credentials-secret, or SLUICE_S3_CREDENTIALS=ACCESS:SECRET[,ACCESS:SECRET] in the scheduler's environment) or --s3-anonymous",
 		"scheduler", "--s3-heads", "1")
+	// Keys every S3 head would refuse at start stop the scheduler first,
+	// without showing a secret.
+	t.Setenv(scheduler.S3CredentialsEnv, "AK:Sec-One,AK:Sec-Two")
+	mustFail(t, `SLUICE_S3_CREDENTIALS: s3keys: invalid access keys: line 1, pair 2: access key "AK" given twice`,
+		"scheduler", "--s3-heads", "1")
+	t.Setenv(scheduler.S3CredentialsEnv, "")
 	mustFail(t, "--head-rpc-port 70000: not a port", "scheduler", "--head-rpc-port", "70000")
 	mustFail(t, "--heads -1: want 0 or more", "scheduler", "--heads", "-1")
 	mustFail(t, "connection refused", "cluster", "status", "--scheduler", "http://127.0.0.1:1")

@@ -47,6 +47,7 @@ type schedulerOptions struct {
 	S3HeadCPUs, S3HeadMem       float64
 	S3HeadPort                  int
 	S3Anonymous                 bool
+	S3CredentialsSecret         string
 	Containers                  int
 	Tier2                       string
 	HDFSConfigURL               string
@@ -66,10 +67,13 @@ func schedulerCommand(g *globalOptions) *cli.Command {
 	return &cli.Command{
 		Name:  "scheduler",
 		Usage: "run the Mesos framework scheduler: launch and keep the controller, node and head (HDFS, NFS, S3) tasks (DC/OS: see universe/)",
-		Description: "S3 heads (--s3-heads) check requests against the access keys in the scheduler's\n" +
-			"environment variable " + scheduler.S3CredentialsEnv + " (ACCESS:SECRET[,ACCESS:SECRET]), which\n" +
-			"the scheduler passes to each S3 head task's environment and never stores or prints;\n" +
-			"without keys they need --s3-anonymous.",
+		Description: "S3 heads (--s3-heads) check requests against access keys (ACCESS:SECRET[,ACCESS:SECRET]).\n" +
+			"With --s3-credentials-secret PATH each S3 head task's " + scheduler.S3CredentialsEnv + " is a Mesos\n" +
+			"secret referring to PATH, filled in by the agent's secret resolver (DC/OS Enterprise).\n" +
+			"Without it, the keys in the scheduler's environment variable " + scheduler.S3CredentialsEnv + "\n" +
+			"are passed to each S3 head task as a plain environment variable, which the scheduler\n" +
+			"never stores or prints but Mesos shows in its master's and agents' state endpoints.\n" +
+			"Without keys S3 heads need --s3-anonymous.",
 		Flags:  schedulerFlags(o),
 		Action: func(c *cli.Context) error { return runScheduler(c, g, o) },
 	}
@@ -120,6 +124,7 @@ func schedulerFlags(o *schedulerOptions) []cli.Flag {
 		num("s3-head-cpus", "`CPUS` per S3 head", 1, &o.S3HeadCPUs),
 		num("s3-head-mem", "memory per S3 head, `MIB`", 1024, &o.S3HeadMem),
 		integer("s3-head-port", "S3 head HTTP `PORT` (0: a port from the offer)", 9000, &o.S3HeadPort),
+		&cli.StringFlag{Name: "s3-credentials-secret", Usage: "the S3 heads' access keys (ACCESS:SECRET[,ACCESS:SECRET]) are the secret at `PATH` in the agents' secret store (DC/OS Enterprise): each S3 head task's " + scheduler.S3CredentialsEnv + " refers to it and the agent fills it in; the keys never pass through the scheduler nor show in Mesos' state endpoints", Destination: &o.S3CredentialsSecret},
 		&cli.BoolFlag{Name: "s3-anonymous", Usage: "the S3 heads also serve unsigned requests (needed for S3 heads when " + scheduler.S3CredentialsEnv + " is not set)", Destination: &o.S3Anonymous},
 		integer("containers", "segment containers `N` of the whole cluster; fixed at install", 4, &o.Containers),
 		str("tier2", "tier-2 `URI` of every node: file:///DIR or hdfs://HOST:PORT/DIR", "", &o.Tier2),
@@ -155,8 +160,8 @@ func schedulerConfig(o *schedulerOptions, log logrus.FieldLogger) (scheduler.Con
 		}
 	}
 	creds := os.Getenv(scheduler.S3CredentialsEnv)
-	if o.S3Heads > 0 && creds == "" && !o.S3Anonymous {
-		return scheduler.Config{}, fmt.Errorf("scheduler: --s3-heads %d: S3 heads need access keys (%s=ACCESS:SECRET[,ACCESS:SECRET] in the scheduler's environment) or --s3-anonymous", o.S3Heads, scheduler.S3CredentialsEnv)
+	if o.S3Heads > 0 && creds == "" && o.S3CredentialsSecret == "" && !o.S3Anonymous {
+		return scheduler.Config{}, fmt.Errorf("scheduler: --s3-heads %d: S3 heads need access keys (--s3-credentials-secret, or %s=ACCESS:SECRET[,ACCESS:SECRET] in the scheduler's environment) or --s3-anonymous", o.S3Heads, scheduler.S3CredentialsEnv)
 	}
 	root := o.ZKRoot
 	if root == "" {
@@ -186,7 +191,7 @@ func schedulerConfig(o *schedulerOptions, log logrus.FieldLogger) (scheduler.Con
 		ControllerPort: o.ControllerPort, NodePort: o.NodePort,
 		HeadRPCPort: o.HeadRPCPort, HeadDataPort: o.HeadDataPort, HeadHTTPPort: o.HeadHTTPPort,
 		NFSHeadPort: o.NFSHeadPort, S3HeadPort: o.S3HeadPort,
-		S3Credentials: creds, S3Anonymous: o.S3Anonymous,
+		S3Credentials: creds, S3CredentialsSecret: o.S3CredentialsSecret, S3Anonymous: o.S3Anonymous,
 		Logger: log,
 	}
 	return cfg, nil

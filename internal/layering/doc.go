@@ -17,8 +17,8 @@
 //	libraries   client/..., tier2/..., cluster/...
 //	protocol    protocol/...
 //	utilities   internal/dirlock, internal/jsonhttp, internal/latency,
-//	            internal/retry, internal/logs, internal/connserve (and
-//	            this package, which holds only the test): they import
+//	            internal/retry, internal/logs, internal/connserve,
+//	            internal/s3keys (and this package, which holds only the test): they import
 //	            nothing of the module but each other
 //
 // A package may import its own layer and those below it. Test-support

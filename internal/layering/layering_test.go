@@ -71,6 +71,7 @@ var rules = []rule{
 	{"internal/layering", utilities, "this test; no code"},
 	{"internal/retry", utilities, "the backoffs and the context-aware sleep every retry loop uses"},
 	{"internal/logs", utilities, "the one rule for a nil logger: discard"},
+	{"internal/s3keys", utilities, "the S3 access keys' format (the S3 head, the scheduler's check)"},
 	{"internal/connserve", utilities, "the TCP servers' accept loop, connection bound and Close (the HDFS head's sides)"},
 
 	// Test support: each starts real components for tests, so it may

@@ -450,6 +450,12 @@ func (m *Master) launchLocked(fw *framework, a *agent, pool *mesos.Resources, ti
 	case ti.Executor != nil && ti.Command != nil:
 		return invalid("task has both an executor and a command")
 	}
+	if err := validateEnvironment(ti.Command.GetEnvironment()); err != nil {
+		return invalid("Task's command environment is invalid: " + err.Error())
+	}
+	if err := validateEnvironment(ti.Executor.GetCommand().GetEnvironment()); err != nil {
+		return invalid("Executor's command environment is invalid: " + err.Error())
+	}
 	execID := ti.TaskID.Value
 	if ti.Executor != nil {
 		execID = ti.Executor.ExecutorID.Value
@@ -539,7 +545,14 @@ func (m *Master) startExecutorLocked(fw *framework, a *agent, ti mesos.TaskInfo)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	env := os.Environ()
 	for _, v := range ci.GetEnvironment().GetVariables() {
-		env = append(env, v.Name+"="+v.GetValue())
+		value := v.GetValue()
+		if v.GetType() == mesos.Environment_Variable_SECRET {
+			var err error
+			if value, err = m.resolveSecret(v.GetSecret()); err != nil {
+				return nil, fmt.Errorf("failed to resolve secret of environment variable '%s': %w", v.Name, err)
+			}
+		}
+		env = append(env, v.Name+"="+value)
 	}
 	checkpoint := "0"
 	if fw.info.GetCheckpoint() {
@@ -750,4 +763,57 @@ func (m *Master) FailTask(taskID string) error {
 	er.terminate(true)
 	<-er.exitedCh
 	return nil
+}
+
+// validateEnvironment is the master's check of a CommandInfo's
+// environment (Mesos' common/validation.cpp validateEnvironment): a
+// SECRET variable has a valid secret and no value, a VALUE variable a
+// value and no secret.
+func validateEnvironment(env *mesos.Environment) error {
+	for _, v := range env.GetVariables() {
+		switch v.GetType() {
+		case mesos.Environment_Variable_SECRET:
+			switch sec := v.GetSecret(); {
+			case sec == nil:
+				return fmt.Errorf("environment variable '%s' of type 'SECRET' must have a secret set", v.Name)
+			case v.Value != nil:
+				return fmt.Errorf("environment variable '%s' of type 'SECRET' must not have a value set", v.Name)
+			case sec.GetType() == mesos.Secret_REFERENCE && (sec.Reference == nil || sec.Value != nil):
+				return fmt.Errorf("environment variable '%s' specifies an invalid secret: a REFERENCE must have 'reference' and no 'value'", v.Name)
+			case sec.GetType() == mesos.Secret_VALUE && (sec.Value == nil || sec.Reference != nil):
+				return fmt.Errorf("environment variable '%s' specifies an invalid secret: a VALUE must have 'value' and no 'reference'", v.Name)
+			case sec.GetType() != mesos.Secret_REFERENCE && sec.GetType() != mesos.Secret_VALUE:
+				return fmt.Errorf("environment variable '%s' specifies an invalid secret: secret of unknown type", v.Name)
+			}
+		case mesos.Environment_Variable_VALUE:
+			if v.Value == nil {
+				return fmt.Errorf("environment variable '%s' of type 'VALUE' must have a value set", v.Name)
+			}
+			if v.Secret != nil {
+				return fmt.Errorf("environment variable '%s' of type 'VALUE' must not have a secret set", v.Name)
+			}
+		default:
+			return fmt.Errorf("environment variable '%s' of type 'UNKNOWN' is not allowed", v.Name)
+		}
+	}
+	return nil
+}
+
+// resolveSecret is the agents' secret resolver: a VALUE secret is its
+// data (Mesos' default resolver), a REFERENCE is looked up in
+// Options.Secrets. Its error names the reference, never a value.
+func (m *Master) resolveSecret(sec *mesos.Secret) (string, error) {
+	if sec.GetType() == mesos.Secret_VALUE {
+		return string(sec.GetValue().GetData()), nil
+	}
+	ref := sec.GetReference()
+	name := ref.GetName()
+	if ref.GetKey() != "" {
+		name += "#" + ref.GetKey()
+	}
+	v, ok := m.opts.Secrets[name]
+	if !ok {
+		return "", fmt.Errorf("secret reference '%s' is not in the secret store", name)
+	}
+	return v, nil
 }

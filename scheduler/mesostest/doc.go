@@ -89,8 +89,13 @@
 // command executor (TASK_RUNNING on start; TASK_FINISHED, TASK_FAILED
 // or TASK_KILLED on exit). The process runs in its own process group,
 // in a sandbox directory under Options.Dir with stdout and stderr files,
-// with the caller's environment plus CommandInfo.environment and what a
-// Mesos agent gives an executor: MESOS_AGENT_ENDPOINT,
+// with the caller's environment plus CommandInfo.environment (a
+// variable of type SECRET resolved as a secret resolver module would:
+// a VALUE secret's data, a REFERENCE from Options.Secrets; one that
+// cannot be resolved fails the launch with TASK_FAILED,
+// REASON_CONTAINER_LAUNCH_FAILED; an environment the master's validation
+// refuses, e.g. a SECRET variable with a value, is TASK_ERROR) and what
+// a Mesos agent gives an executor: MESOS_AGENT_ENDPOINT,
 // MESOS_FRAMEWORK_ID, MESOS_EXECUTOR_ID, MESOS_DIRECTORY, MESOS_SANDBOX,
 // MESOS_CHECKPOINT, MESOS_RECOVERY_TIMEOUT,
 // MESOS_SUBSCRIPTION_BACKOFF_MAX, MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD

@@ -15,6 +15,10 @@ type TaskView struct {
 	State                         mesos.TaskState
 	Resources                     mesos.Resources
 	Sandbox                       string // the executor run's directory
+	// Command is the CommandInfo of the task's executor (a copy) as the
+	// master and the agent hold it and Mesos shows it in their state
+	// endpoints: SECRET variables unresolved.
+	Command mesos.CommandInfo
 	// Unacknowledged counts status updates the agent still waits to
 	// have acknowledged.
 	Unacknowledged int
@@ -24,7 +28,24 @@ func (t *task) view() TaskView {
 	return TaskView{
 		ID: t.info.TaskID.Value, Name: t.info.Name, AgentID: t.agentID, ExecutorID: t.executor.id,
 		State: t.state, Resources: t.resources.Clone(), Sandbox: t.executor.sandbox, Unacknowledged: len(t.pending),
+		Command: cloneCommand(t.executor.info.Command),
 	}
+}
+
+// cloneCommand copies ci deeply enough that a caller cannot change it.
+func cloneCommand(ci *mesos.CommandInfo) mesos.CommandInfo {
+	if ci == nil {
+		return mesos.CommandInfo{}
+	}
+	var out mesos.CommandInfo
+	b, err := ci.Marshal()
+	if err == nil {
+		err = out.Unmarshal(b)
+	}
+	if err != nil {
+		panic("mesostest: copying a CommandInfo: " + err.Error())
+	}
+	return out
 }
 
 // VolumeView is a persistent volume on an agent and the real directory

@@ -58,6 +58,14 @@ type Options struct {
 	// before its process is killed, and MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD.
 	// Default 2s.
 	ShutdownGracePeriod time.Duration
+	// Secrets is the agents' secret store (SetSecret adds to it), what a
+	// secret resolver module (DC/OS's) reads: an environment variable of type SECRET whose
+	// Secret is a REFERENCE to NAME (with an empty key) gets
+	// Secrets[NAME], one with key KEY gets Secrets[NAME+"#"+KEY]. A
+	// reference not in it fails the launch (TASK_FAILED,
+	// REASON_CONTAINER_LAUNCH_FAILED), as an agent whose resolver cannot
+	// resolve it does.
+	Secrets map[string]string
 }
 
 // Master is a fake Mesos master with simulated agents. All methods are
@@ -155,6 +163,20 @@ func Start(opts Options) (*Master, error) {
 	m.wg.Add(1)
 	go m.ticker()
 	return m, nil
+}
+
+// SetSecret puts a secret in the agents' secret store (Options.Secrets),
+// as an operator does with the store's own tools; name is "NAME" or
+// "NAME#KEY". Launches from then on resolve references to it.
+func (m *Master) SetSecret(name, value string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	secrets := make(map[string]string, len(m.opts.Secrets)+1)
+	for k, v := range m.opts.Secrets {
+		secrets[k] = v
+	}
+	secrets[name] = value
+	m.opts.Secrets = secrets
 }
 
 // URL is the scheduler endpoint, http://127.0.0.1:PORT/api/v1/scheduler.

@@ -419,3 +419,61 @@ func TestPartitionAware(t *testing.T) {
 	cli.call(calls.Reconcile(calls.ReconcileTasks(map[string]string{"gone": ""})))
 	cli.update("gone", mesos.TASK_UNKNOWN)
 }
+
+// TestSecretEnvironment: an environment variable of type SECRET is
+// resolved by the agent as a secret resolver would (a REFERENCE from the
+// store, a VALUE from its data) and shows unresolved in the task's
+// CommandInfo; a reference the store lacks fails the launch
+// (TASK_FAILED, REASON_CONTAINER_LAUNCH_FAILED), and a SECRET variable
+// with a value is refused by the master's validation (TASK_ERROR).
+func TestSecretEnvironment(t *testing.T) {
+	const stored = "from-the-store"
+	m := NewMaster(t, Options{Secrets: map[string]string{"app/keys": stored}})
+	if err := m.AddAgent(AgentSpec{ID: "a1", CPUs: 4, MemMB: 1024}); err != nil {
+		t.Fatal(err)
+	}
+	s := subscribe(t, m, "", codecs.MediaTypeJSON)
+	secretType := mesos.Environment_Variable_SECRET
+	ref := func(name string) mesos.Environment_Variable {
+		return mesos.Environment_Variable{Name: "KEYS", Type: &secretType,
+			Secret: &mesos.Secret{Type: mesos.Secret_REFERENCE, Reference: &mesos.Secret_Reference{Name: name}}}
+	}
+	launch := func(id string, vars ...mesos.Environment_Variable) {
+		o := s.nextOffer(func(mesos.Offer) bool { return true })
+		ti := mesos.TaskInfo{Name: id, TaskID: mesos.TaskID{Value: id}, AgentID: o.AgentID,
+			Resources: []mesos.Resource{scalar("cpus", 1)},
+			Command: &mesos.CommandInfo{Value: strPtr(`printf '%s|%s' "$KEYS" "$INLINE" > env.txt`),
+				Environment: &mesos.Environment{Variables: vars}}}
+		s.call(calls.Accept(calls.OfferOperations{calls.OpLaunch(ti)}.WithOffers(o.ID)).With(calls.RefuseSeconds(0)))
+	}
+
+	launch("resolved", ref("app/keys"), mesos.Environment_Variable{Name: "INLINE", Type: &secretType,
+		Secret: &mesos.Secret{Type: mesos.Secret_VALUE, Value: &mesos.Secret_Value{Data: []byte("by-value")}}})
+	s.update("resolved", mesos.TASK_RUNNING)
+	tv, ok := m.Task("resolved")
+	if !ok {
+		t.Fatal("task resolved is gone before its FINISHED was acknowledged")
+	}
+	if b, err := tv.Command.Marshal(); err != nil || bytes.Contains(b, []byte(stored)) {
+		t.Fatalf("the task's CommandInfo holds the resolved secret: %+v (%v)", tv.Command, err)
+	}
+	s.update("resolved", mesos.TASK_FINISHED)
+	if b, err := os.ReadFile(filepath.Join(tv.Sandbox, "env.txt")); err != nil || string(b) != stored+"|by-value" {
+		t.Fatalf("the task's environment: %q, %v", b, err)
+	}
+
+	launch("unresolved", ref("app/other"))
+	if st := s.update("unresolved", mesos.TASK_FAILED); st.GetReason() != mesos.REASON_CONTAINER_LAUNCH_FAILED || !strings.Contains(st.GetMessage(), "app/other") {
+		t.Fatalf("an unresolvable reference: %+v", st)
+	}
+	m.SetSecret("app/other", "added")
+	launch("added", ref("app/other"))
+	s.update("added", mesos.TASK_RUNNING)
+
+	bad := ref("app/keys")
+	bad.Value = strPtr("plain")
+	launch("invalid", bad)
+	if st := s.update("invalid", mesos.TASK_ERROR); st.GetReason() != mesos.REASON_TASK_INVALID {
+		t.Fatalf("a SECRET variable with a value: %+v", st)
+	}
+}

@@ -130,6 +130,10 @@ func events(from, n int) []string {
 func TestMesosFramework(t *testing.T) {
 	zk := clustertest.StartZooKeeper(t)
 	m := mesostest.NewMaster(t, mesostest.Options{AllocationInterval: 50 * time.Millisecond, Dir: t.TempDir()})
+	// The S3 head's keys are a secret in the agents' store: the scheduler
+	// names it, the agent resolves it into the head's environment.
+	const s3SecretPath, s3Secret = "sluice/s3-credentials", "mesos-e2e-Secret"
+	m.SetSecret(s3SecretPath, "AKMESOS:"+s3Secret)
 	// Seven ports an agent: a controller, a node, an NFS head or an S3
 	// head takes one, an HDFS head three.
 	ports := freePorts(t, 21)
@@ -169,9 +173,11 @@ func TestMesosFramework(t *testing.T) {
 			// on ports from the offers.
 			"--heads", "1", "--head-cpus", "0.5", "--head-mem", "256",
 			"--head-rpc-port", "0", "--head-data-port", "0", "--head-http-port", "0",
-			// And one NFS and one S3 head (anonymous), likewise.
+			// And one NFS and one S3 head, likewise; the S3 head's keys
+			// are the secret's.
 			"--nfs-heads", "1", "--nfs-head-cpus", "0.25", "--nfs-head-mem", "128", "--nfs-head-port", "0",
-			"--s3-heads", "1", "--s3-head-cpus", "0.25", "--s3-head-mem", "128", "--s3-head-port", "0", "--s3-anonymous")
+			"--s3-heads", "1", "--s3-head-cpus", "0.25", "--s3-head-mem", "128", "--s3-head-port", "0",
+			"--s3-credentials-secret", s3SecretPath)
 		api := "http://" + sched.Line(t, "scheduler API listening on ", waitTimeout)
 		sc, err := scheduler.NewClient(api, nil)
 		if err != nil {
@@ -248,8 +254,20 @@ func TestMesosFramework(t *testing.T) {
 	if out, err := run(t, "nfs-ls", nfsURL(nfsAddr, "/e2e")); err != nil || !strings.Contains(string(out), " s\n") {
 		t.Fatalf("nfs-ls /e2e through the NFS head: %q, %v; want stream s", out, err)
 	}
-	if out, err := run(t, awsCLI(t), "s3", "ls", "--endpoint-url", eps.S3[0], "--no-sign-request"); err != nil || !strings.Contains(string(out), " e2e\n") {
-		t.Fatalf("aws s3 ls through the S3 head: %q, %v; want bucket e2e", out, err)
+	signed := []string{"AWS_ACCESS_KEY_ID=AKMESOS", "AWS_SECRET_ACCESS_KEY=" + s3Secret, "AWS_DEFAULT_REGION=us-east-1"}
+	if out, err := runEnv(t, signed, awsCLI(t), "s3", "ls", "--endpoint-url", eps.S3[0]); err != nil || !strings.Contains(string(out), " e2e\n") {
+		t.Fatalf("aws s3 ls through the S3 head, signed with the secret's key: %q, %v; want bucket e2e", out, err)
+	}
+	if _, err := run(t, awsCLI(t), "s3", "ls", "--endpoint-url", eps.S3[0], "--no-sign-request"); err == nil || !strings.Contains(err.Error(), "AccessDenied") {
+		t.Fatalf("an unsigned listing of the S3 head: %v; want AccessDenied", err)
+	}
+	// What Mesos shows of the head's executor (its CommandInfo) names the
+	// secret and does not hold it.
+	for _, tv := range m.Tasks() {
+		b, err := tv.Command.Marshal()
+		if err != nil || bytes.Contains(b, []byte(s3Secret)) {
+			t.Fatalf("task %s's CommandInfo holds the S3 secret (%v)", tv.ID, err)
+		}
 	}
 
 	// kill -9 node-0's process: relaunched in place, on its volume.
