@@ -294,8 +294,7 @@ func TestS3HeadKeysFromSecret(t *testing.T) {
 		t.Fatalf("keys given both ways: %v", err)
 	}
 
-	rec := &envStandIn{cfg: h.cfg}
-	rec.mu.cmds = map[string]string{}
+	rec := envStandIn{newCommands(h.cfg)}
 	h.cfg.Build = rec.build
 	r := h.start("s1")
 	eventually(t, "deployed", r.complete(t))
