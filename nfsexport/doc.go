@@ -122,13 +122,17 @@
 //
 // go-nfs pages READDIR and READDIRPLUS with cookies that index the sorted
 // listing, and asks the handler for the cookie verifier (a hash of the
-// path and the names, never 0) and for the listing kept under it: the
-// handler keeps the last 64 listings being paged, with their directory's
-// path (2^17 entries in all, 5 minutes each; a larger listing is not
+// path and of the entries' view paths, never 0) and for the listing kept
+// under it. go-nfs names a directory relative to its export, so
+// /p/a/segment=0 under the /p mount and /q/a/segment=0 under /q are both
+// "a/segment=0" (and every segment mounted on its own is ""): the view
+// paths of the entries tell the two listings apart. The handler keeps the
+// last 64 listings being paged, with their directory's path as go-nfs
+// names it and as the view does (2^17 entries in all, 5 minutes each; a larger listing is not
 // kept), so every page of one listing comes from the same snapshot and a
 // chunk renamed into place during a listing appears on the next. A
 // dropped listing is read again; if the directory changed meanwhile, or
-// the verifier is another directory's, the client gets
+// the verifier is another directory's (under any export), the client gets
 // NFS3ERR_BAD_COOKIE and starts over.
 //
 // Between replies a connection keeps at most a 64 KiB buffer; a larger

@@ -41,9 +41,12 @@ type handler struct {
 }
 
 // pagedDir is a listing kept for paging: the directory's path as go-nfs
-// names it, its entries and when it was listed.
+// names it (relative to its export: the same for /p/a under the /p mount
+// and /q/a under /q), its view path (from its entries: "" if it has none),
+// its entries and when it was listed.
 type pagedDir struct {
 	path    string
+	dir     string
 	entries []fs.FileInfo
 	at      time.Time
 }
@@ -172,13 +175,25 @@ func (h *handler) InvalidateHandle(billy.Filesystem, []byte) error { return nil 
 func (h *handler) HandleLimit() int { return 1 << 12 }
 
 // VerifierFor keeps a listing go-nfs is about to page and returns its
-// cookie verifier: a hash of the path and the names, never 0.
+// cookie verifier: a hash of the path and of the entries' view paths,
+// never 0. go-nfs's path is relative to the export, so the same path under
+// two exports names two directories; their entries' view paths differ, and
+// so do their verifiers. (Two empty listings may share one: their pages
+// are the same, none.)
 func (h *handler) VerifierFor(path string, contents []fs.FileInfo) uint64 {
 	sum := sha256.New()
 	sum.Write([]byte(path))
-	for _, c := range contents {
+	dir := ""
+	for i, c := range contents {
+		full := c.Name()
+		if fi, ok := c.(fileInfo); ok {
+			full = fi.e.Path
+		}
+		if i == 0 {
+			dir = parentOf(full)
+		}
 		sum.Write([]byte{0})
-		sum.Write([]byte(c.Name()))
+		sum.Write([]byte(full))
 	}
 	v := binary.BigEndian.Uint64(sum.Sum(nil))
 	if v == 0 {
@@ -198,7 +213,7 @@ func (h *handler) VerifierFor(path string, contents []fs.FileInfo) uint64 {
 		h.dropPagedLocked(h.dirs.order[0])
 	}
 	if keep {
-		h.dirs.byVerifier[v] = pagedDir{path: path, entries: contents, at: now}
+		h.dirs.byVerifier[v] = pagedDir{path: path, dir: dir, entries: contents, at: now}
 		h.dirs.order = append(h.dirs.order, v)
 		h.dirs.entries += len(contents)
 	}
@@ -219,13 +234,29 @@ func (h *handler) dropPagedLocked(v uint64) {
 // DataForVerifier returns the listing of path kept under verifier, nil if
 // none: go-nfs then lists path again, and answers NFS3ERR_BAD_COOKIE if
 // its verifier differs (a verifier of another directory's listing always
-// does: the verifier hashes the path).
+// does, whichever export it was listed under: the verifier hashes the
+// entries' view paths). The kept listing's view path must end in path.
 func (h *handler) DataForVerifier(path string, verifier uint64) []fs.FileInfo {
 	h.dirs.Lock()
 	defer h.dirs.Unlock()
 	d, ok := h.dirs.byVerifier[verifier]
-	if !ok || d.path != path || h.now().Sub(d.at) >= pagedTTL {
+	if !ok || d.path != path || !endsIn(d.dir, path) || h.now().Sub(d.at) >= pagedTTL {
 		return nil
 	}
 	return d.entries
+}
+
+// parentOf returns the view path of p's directory ("" for the root's).
+func parentOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// endsIn reports whether the view path dir ends in the components of rel
+// (a path relative to an export); an unknown dir ("", of an empty
+// listing, or the root) ends in anything.
+func endsIn(dir, rel string) bool {
+	return dir == "" || rel == "" || dir == rel || strings.HasSuffix(dir, "/"+rel)
 }

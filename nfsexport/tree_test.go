@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/tier2test"
+	"github.com/sluice-streams/sluice/tier2/view"
 )
 
 func TestLibnfsDeletedStreamDisappears(t *testing.T) {
@@ -175,13 +176,20 @@ func TestReaddirPagesThousandsOfChunks(t *testing.T) {
 // verifier, the names, the last cookie and eof.
 func parseReaddir(t testing.TB, res []byte, plus bool) (verf uint64, names []string, last uint64, eof bool) {
 	t.Helper()
+	verf, names, _, last, eof = parseReaddirIDs(t, res, plus)
+	return verf, names, last, eof
+}
+
+// parseReaddirIDs is parseReaddir with each name's fileid.
+func parseReaddirIDs(t testing.TB, res []byte, plus bool) (verf uint64, names []string, ids []uint64, last uint64, eof bool) {
+	t.Helper()
 	d := &reader{b: res}
 	if d.u32() == 1 { // dir_attributes
 		d.skip(84)
 	}
 	verf = d.u64()
 	for d.u32() == 1 {
-		d.u64() // fileid
+		ids = append(ids, d.u64())
 		names = append(names, string(d.opaque()))
 		last = d.u64()
 		if plus {
@@ -197,7 +205,7 @@ func parseReaddir(t testing.TB, res []byte, plus bool) (verf uint64, names []str
 	if d.bad {
 		t.Fatalf("short READDIR reply: %x", res)
 	}
-	return verf, names, last, eof
+	return verf, names, ids, last, eof
 }
 
 type reader struct {
@@ -286,6 +294,75 @@ func TestReaddirVerifierOfAnotherDirectory(t *testing.T) {
 }
 
 const nfs3errBadCookie = 10003
+
+// The same directory path below two exports (/p/a/segment=0 under /p and
+// /q/a/segment=0 under /q, or each segment mounted on its own) is the same
+// path to go-nfs, which names directories relative to their export: the
+// second page of one export's listing still carries that export's entries,
+// however the other's listing was paged in between.
+func TestReaddirPagesOfTwoExports(t *testing.T) {
+	f := newFixture(t, map[string][]string{"p": {"a"}, "q": {"a"}})
+	for _, s := range []string{"p", "q"} {
+		for i := range 50 {
+			tier2test.Put(t, f.st, tier2.ChunkPath(s, "a", 0, int64(i)), []byte(s))
+		}
+	}
+	r := dialRPC(t, f.port)
+	dirs := map[string][]byte{}
+	for _, s := range []string{"p", "q"} {
+		root, st := r.mount("/" + s)
+		if st != 0 {
+			t.Fatalf("mount /%s: status %d", s, st)
+		}
+		dirs["/"+s] = r.walk(root, "a", "segment=0")
+		seg := "/" + tier2.SegmentDir(s, "a", 0)
+		if dirs[seg], st = r.mount(seg); st != 0 {
+			t.Fatalf("mount %s: status %d", seg, st)
+		}
+	}
+	for _, plus := range []bool{false, true} {
+		page := func(dir []byte, cookie, verf uint64) (uint32, []byte) {
+			if plus {
+				return r.nfs(procReaddirplus, xdrArgs{}.opaque(dir).u64(cookie).u64(verf).u32(512).u32(4096))
+			}
+			return r.nfs(procReaddir, xdrArgs{}.opaque(dir).u64(cookie).u64(verf).u32(1024))
+		}
+		for _, mounts := range [][2]string{{"/p", "/q"}, {"/" + tier2.SegmentDir("p", "a", 0), "/" + tier2.SegmentDir("q", "a", 0)}} {
+			first := func(m string) (verf, cookie uint64) {
+				st, res := page(dirs[m], 0, 0)
+				if st != 0 {
+					t.Fatalf("READDIR (plus %v) of a/segment=0 under %s: status %d", plus, m, st)
+				}
+				verf, _, cookie, eof := parseReaddir(t, res, plus)
+				if eof || cookie == 0 {
+					t.Fatalf("READDIR (plus %v) under %s fits one page", plus, m)
+				}
+				return verf, cookie
+			}
+			vp, cp := first(mounts[0])
+			vq, cq := first(mounts[1])
+			for _, m := range []struct {
+				mount, scope string
+				verf, cookie uint64
+			}{{mounts[0], "p", vp, cp}, {mounts[1], "q", vq, cq}} {
+				st, res := page(dirs[m.mount], m.cookie, m.verf)
+				if st != 0 {
+					t.Fatalf("READDIR (plus %v) page 2 under %s: status %d", plus, m.mount, st)
+				}
+				_, names, ids, _, _ := parseReaddirIDs(t, res, plus)
+				if len(names) == 0 {
+					t.Fatalf("READDIR (plus %v) page 2 under %s: no entries", plus, m.mount)
+				}
+				for i, n := range names {
+					if want := view.ID(tier2.SegmentDir(m.scope, "a", 0) + "/" + n); ids[i] != want {
+						t.Errorf("READDIR (plus %v) page 2 under %s: %s has fileid %x, want %x (another export's entry)", plus, m.mount, n, ids[i], want)
+						break
+					}
+				}
+			}
+		}
+	}
+}
 
 // The listings kept for paging are bounded in number, in entries and in
 // age; a listing over the entry bound is not kept (its pages list the
