@@ -92,20 +92,30 @@
 //
 //	hashed, when it does not:
 //	+------+-------+-----------------+---+----------------+---------------------------+--------------+
-//	| 0x03 | depth | ID (8 bytes BE) | n | n x hash (2 B) | prefix (0..53-2n bytes)   | 0-3 zero pad |
+//	| 0x04 | depth | ID (8 bytes BE) | n | n x hash (4 B) | prefix (0..53-4n bytes)   | 0-3 zero pad |
 //	+------+-------+-----------------+---+----------------+---------------------------+--------------+
 //
 // path is the view path without slashes at either end ("" for the root);
 // depth counts its first components that are the export the handle was
 // minted under (0 for "/", 1 for "/<scope>", up to 3), so a handle never
 // reaches above its export. A hashed handle carries view.ID(path), the
-// deepest ancestor directory that fits (prefix) and a 16-bit hash of each
-// of the n (1..4) components below it. Its path is found among the handles
+// deepest ancestor directory that fits (prefix) and a 32-bit hash (the
+// first 4 bytes of its SHA-256) of each of the n (1..4) components below
+// it. Its path is found among the handles
 // this process minted (up to 65536 remembered), else by listing the prefix
 // and, level by level, only the directories whose names have that level's
 // hash: a lookup makes at most 8 tier-2 listings whatever the tree's size,
 // stops when the server closes, and one that finds nothing is remembered
 // for 10 s (up to 4096), so a made-up handle costs what a real one does.
+// Each sibling on the way whose name shares its level's hash costs one
+// more listing, so a handle goes stale beside more than four of them:
+// honest names share a 32-bit hash once in 2^32 pairs, and a tenant who
+// names streams to share one spends about 2^32 SHA-256s a name.
+// Version 3 (the same with 16-bit FNV-1a hashes, 2 bytes each, and a
+// prefix of up to 53-2n bytes) is still read, not minted: its hashes
+// were too narrow (one name in 65536 shares one, and a handful of such
+// streams, found in milliseconds, made every hashed handle below a stream
+// stale).
 // The gate answers READ, FSINFO, FSSTAT and PATHCONF of a stale handle
 // itself, so each call looks its handle up once. Hashed handles of
 // version 2 (no hashes: found by walking every directory below the

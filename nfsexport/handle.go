@@ -3,6 +3,7 @@ package nfsexport
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -24,7 +25,7 @@ import (
 //
 //	hashed, when it does not:
 //	+------+-------+----------------+---+----------------+---------------------------+
-//	| 0x03 | depth | ID (8 bytes BE)| n | n x hash (2 B) | prefix (UTF-8, 0..53-2n B)|
+//	| 0x04 | depth | ID (8 bytes BE)| n | n x hash (4 B) | prefix (UTF-8, 0..53-4n B)|
 //	+------+-------+----------------+---+----------------+---------------------------+
 //
 // Both are padded with zero bytes to a multiple of 4 (go-nfs reads an
@@ -42,6 +43,12 @@ import (
 // matches. Nothing in a handle depends on the process: a head restarted
 // over the same tier 2 reads the handles an earlier one gave out.
 //
+// Version 3 is version 4 with 16-bit hashes (nameHash16) and a prefix of
+// up to 53-2n bytes: heads no longer mint it but still read it, so
+// handles given out before the upgrade stay good. Its hashes were too
+// narrow: a few siblings sharing the hash of a directory on the way
+// (about one in 65536 names does, and such names are easily made on
+// purpose) used up a lookup's listings, and the handle went stale.
 // Version 2 (ID and prefix only, which a lookup found by walking every
 // directory below the prefix) is not read: a handle minted by a head
 // before version 3 answers NFS3ERR_STALE, once, and the client looks the
@@ -49,8 +56,9 @@ import (
 const (
 	MaxHandle = 64
 
-	handleLiteral byte = 1
-	handleHashed  byte = 3
+	handleLiteral  byte = 1
+	handleHashed16 byte = 3 // read, no longer minted
+	handleHashed   byte = 4
 
 	maxLiteralPath = MaxHandle - 2
 	maxExportDepth = 3 // /<scope>/<stream>/segment=<N>
@@ -63,13 +71,39 @@ type handleKey struct {
 	depth  int
 	path   string // literal: the path; hashed: the prefix
 	id     uint64 // hashed only
-	hashes string // hashed only: 2 bytes per component below the prefix
+	hashes string // hashed only: 4 bytes (version 3: 2) per component below the prefix
 	hashed bool
+	narrow bool // version 3: 16-bit hashes
 }
 
-// nameHash is a path component's hash in a hashed handle: 16 bits of its
-// FNV-1a.
-func nameHash(name string) uint16 {
+// levels returns the number of components k's hashes name.
+func (k handleKey) levels() int {
+	if k.narrow {
+		return len(k.hashes) / 2
+	}
+	return len(k.hashes) / 4
+}
+
+// matches reports whether name has k's hash of level.
+func (k handleKey) matches(level int, name string) bool {
+	if k.narrow {
+		return nameHash16(name) == binary.BigEndian.Uint16([]byte(k.hashes[2*level:]))
+	}
+	return nameHash(name) == binary.BigEndian.Uint32([]byte(k.hashes[4*level:]))
+}
+
+// nameHash is a path component's hash in a hashed handle: the first 32
+// bits of its SHA-256. Honest siblings share one once in 2^32 pairs, and
+// a name made to share a given one costs about 2^32 SHA-256s (an FNV hash
+// of 32 bits could be matched in seconds).
+func nameHash(name string) uint32 {
+	sum := sha256.Sum256([]byte(name))
+	return binary.BigEndian.Uint32(sum[:])
+}
+
+// nameHash16 is a path component's hash in a version-3 handle: 16 bits of
+// its FNV-1a.
+func nameHash16(name string) uint16 {
 	h := fnv.New32a()
 	h.Write([]byte(name))
 	s := h.Sum32()
@@ -88,7 +122,7 @@ func encodeHandle(depth int, p string) []byte {
 	at := len(parts) - 1
 	for ; at > 0; at-- {
 		n := len(parts) - at
-		if n <= maxHashLevels && len(strings.Join(parts[:at], "/")) <= MaxHandle-hashedHead-2*n {
+		if n <= maxHashLevels && len(strings.Join(parts[:at], "/")) <= MaxHandle-hashedHead-4*n {
 			break
 		}
 	}
@@ -102,7 +136,7 @@ func encodeHandle(depth int, p string) []byte {
 	binary.BigEndian.PutUint64(b[2:], view.ID(p))
 	b[10] = byte(len(below))
 	for _, c := range below {
-		b = binary.BigEndian.AppendUint16(b, nameHash(c))
+		b = binary.BigEndian.AppendUint32(b, nameHash(c))
 	}
 	return pad(append(b, prefix...))
 }
@@ -122,17 +156,21 @@ func decodeHandle(b []byte) (handleKey, error) {
 	switch b[0] {
 	case handleLiteral:
 		k.path = string(bytes.TrimRight(b[2:], "\x00")) // the padding: paths have no NUL
-	case handleHashed:
-		if len(b) < hashedHead+2 {
+	case handleHashed, handleHashed16:
+		width := 4
+		if b[0] == handleHashed16 {
+			width, k.narrow = 2, true
+		}
+		if len(b) < hashedHead+width {
 			return handleKey{}, fmt.Errorf("%w: hashed handle of %d bytes", ErrBadHandle, len(b))
 		}
 		n := int(b[10])
-		if n < 1 || n > maxHashLevels || len(b) < hashedHead+2*n {
+		if n < 1 || n > maxHashLevels || len(b) < hashedHead+width*n {
 			return handleKey{}, fmt.Errorf("%w: hashed handle of %d bytes with %d levels", ErrBadHandle, len(b), n)
 		}
 		k.hashed, k.id = true, binary.BigEndian.Uint64(b[2:10])
-		k.hashes = string(b[hashedHead : hashedHead+2*n])
-		k.path = string(bytes.TrimRight(b[hashedHead+2*n:], "\x00"))
+		k.hashes = string(b[hashedHead : hashedHead+width*n])
+		k.path = string(bytes.TrimRight(b[hashedHead+width*n:], "\x00"))
 	default:
 		return handleKey{}, fmt.Errorf("%w: version %d", ErrBadHandle, b[0])
 	}
@@ -194,10 +232,16 @@ const (
 	missTTL   = 10 * time.Second
 )
 
-// maxWalkLists bounds the listings one lookup makes: one per level, and a
-// few more for names whose hashes collide. A lookup that would need more
-// answers ErrNotExist (a real handle then goes stale; with 16-bit hashes
-// of one directory's names that needs dozens of collisions).
+// maxWalkLists bounds the listings one lookup makes, so that a made-up
+// handle costs no more than a real one: one per level, and one more for
+// each directory on the way whose name shares its level's hash with the
+// handle's. A lookup that meets more than maxWalkLists-levels of those
+// answers ErrNotExist, and a real handle goes stale: with 32-bit hashes
+// honest siblings never come close (a shared hash is one in 2^32 pairs),
+// and a tenant who names streams to share another stream's hash spends
+// about 2^32 SHA-256s a name. (Version-3 handles, 16 bits a level, go
+// stale beside a handful of such siblings: one in 65536 names shares a
+// hash, and such names take milliseconds to find.)
 const maxWalkLists = 2 * maxHashLevels
 
 func newResolver(v *view.View) *resolver {
@@ -275,9 +319,8 @@ func within(p, prefix string) bool {
 func (r *resolver) walk(ctx context.Context, k handleKey) (string, error) {
 	dirs := []string{k.path}
 	lists := 0
-	levels := len(k.hashes) / 2
+	levels := k.levels()
 	for level := range levels {
-		want := binary.BigEndian.Uint16([]byte(k.hashes[2*level:]))
 		var next []string
 		for _, d := range dirs {
 			if err := ctx.Err(); err != nil {
@@ -295,7 +338,7 @@ func (r *resolver) walk(ctx context.Context, k handleKey) (string, error) {
 				return "", err
 			}
 			for _, e := range es {
-				if nameHash(e.Name) != want {
+				if !k.matches(level, e.Name) {
 					continue
 				}
 				if level == levels-1 {

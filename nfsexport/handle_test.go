@@ -147,6 +147,10 @@ func TestDecodeHandle(t *testing.T) {
 		{3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0},                                                 // no levels
 		{3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, // 5 levels
 		{3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 2, 0},                                                 // 2 levels, 1 hash
+		{4, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0},                                                 // no levels
+		{4, 0, 1, 2, 3, 4, 5, 6, 7, 8, 1, 0},                                                 // 1 level, half a hash
+		{4, 0, 1, 2, 3, 4, 5, 6, 7, 8, 2, 0, 0, 0, 0, 0},                                     // 2 levels, 1 hash
+		{5, 0, 1, 2, 3, 4, 5, 6, 7, 8, 1, 0, 0, 0, 0, 0},                                     // no version 5
 	} {
 		if k, err := decodeHandle(b); err == nil {
 			t.Errorf("handle %x decodes to %+v", b, k)
@@ -193,15 +197,17 @@ func TestResolverWalk(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	r := newResolver(f.v)
 	for _, p := range paths {
-		k, err := decodeHandle(encodeHandle(0, p))
-		if err != nil || !k.hashed {
-			t.Fatalf("handle of %q: %+v, %v", p, k, err)
-		}
-		got, err := r.path(context.Background(), k)
-		if err != nil || got != p {
-			t.Errorf("resolve %q: %q, %v", p, got, err)
+		// A version-3 handle, as heads minted before version 4, too.
+		for _, b := range [][]byte{encodeHandle(0, p), encodeHandle16(0, p)} {
+			k, err := decodeHandle(b)
+			if err != nil || !k.hashed {
+				t.Fatalf("handle %x of %q: %+v, %v", b, p, k, err)
+			}
+			got, err := newResolver(f.v).path(context.Background(), k)
+			if err != nil || got != p {
+				t.Errorf("resolve %q from %x: %q, %v", p, b, got, err)
+			}
 		}
 	}
 	// The ID of a real chunk, with a prefix shallower than encodeHandle's.
@@ -253,7 +259,7 @@ func TestForgedHandleCostIsBounded(t *testing.T) {
 	wrongID := bytes.Clone(realFH) // a real path's hashes, another ID
 	binary.BigEndian.PutUint64(wrongID[2:], view.ID(real)^1)
 	randomHashes := bytes.Clone(wrongID)
-	for i := hashedHead; i < hashedHead+2*int(realFH[10]); i++ {
+	for i := hashedHead; i < hashedHead+4*int(realFH[10]); i++ {
 		randomHashes[i] ^= 0x5a
 	}
 	procs := []struct {
@@ -302,4 +308,64 @@ func TestForgedHandleCostIsBounded(t *testing.T) {
 	if st, res := r.nfs(procRead, xdrArgs{}.opaque(realFH).u64(0).u32(10)); st != 0 || !bytes.HasSuffix(res, []byte{'x', 0, 0, 0}) {
 		t.Errorf("READ of %s after a restart: status %d, %x", real, st, res)
 	}
+}
+
+// Streams named to share a long-named stream's hash in version-3 handles
+// (16 bits: such names take milliseconds to find) do not make that
+// stream's hashed handles stale: a head that minted nothing still finds
+// them, and a made-up handle below the same stream costs at most
+// maxWalkLists tier-2 listings.
+func TestHandlesBesideCollidingNames(t *testing.T) {
+	scope := strings.Repeat("s", 50) // every path below is hashed
+	target := strings.Repeat("t", 40)
+	streams := []string{target}
+	for i := 0; len(streams) <= maxWalkLists; i++ {
+		if n := fmt.Sprintf("c%d", i); nameHash16(n) == nameHash16(target) {
+			streams = append(streams, n)
+		}
+	}
+	f := newFixture(t, map[string][]string{scope: streams})
+	for _, s := range streams {
+		tier2test.Put(t, f.st, tier2.ChunkPath(scope, s, 0, 0), []byte(s))
+	}
+	real := tier2.ChunkPath(scope, target, 0, 0)
+	r := dialRPC(t, f.port)
+	root, _ := r.mount("/")
+	realFH := r.walk(root, strings.Split(real, "/")...)
+	if realFH[0] != handleHashed {
+		t.Fatalf("the handle of %s is not hashed: %x", real, realFH)
+	}
+	forged := bytes.Clone(realFH) // the real path's hashes, another ID
+	binary.BigEndian.PutUint64(forged[2:], view.ID(real)^1)
+
+	// A new head, which minted nothing.
+	cs := &countingStorage{Storage: f.st}
+	f.srv.Close()
+	f.v = view.New(cs, f.cat, view.Options{CatalogTTL: time.Minute})
+	f.start(t)
+	r = dialRPC(t, f.port)
+	if st, size, fileid := r.getattr(realFH); st != 0 || size != uint64(len(target)) || fileid != view.ID(real) {
+		t.Errorf("GETATTR of %s beside %d streams of its 16-bit hash: status %d, size %d, fileid %x", real, len(streams)-1, st, size, fileid)
+	}
+	cs.lists.Store(0)
+	if st, _, _ := r.getattr(forged); st != nfs3errStale {
+		t.Errorf("GETATTR of a forged handle: status %d, want NFS3ERR_STALE", st)
+	}
+	if n := cs.lists.Load(); n > maxWalkLists {
+		t.Errorf("GETATTR of a forged handle: %d tier-2 listings, want at most %d", n, maxWalkLists)
+	}
+}
+
+// encodeHandle16 is the version-3 handle of p, an entry at most
+// maxHashLevels deep, with an empty prefix: heads minted such handles
+// before version 4.
+func encodeHandle16(depth int, p string) []byte {
+	parts := strings.Split(p, "/")
+	b := []byte{handleHashed16, byte(depth)}
+	b = binary.BigEndian.AppendUint64(b, view.ID(p))
+	b = append(b, byte(len(parts)))
+	for _, c := range parts {
+		b = binary.BigEndian.AppendUint16(b, nameHash16(c))
+	}
+	return pad(b)
 }
