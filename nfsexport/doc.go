@@ -108,7 +108,7 @@
 // stops when the server closes, and one that finds nothing is remembered
 // for 10 s (up to 4096), so a made-up handle costs what a real one does.
 // Each sibling on the way whose name shares its level's hash costs one
-// more listing, so a handle goes stale beside more than four of them:
+// more listing, so a handle of n levels goes stale beside more than 8-n:
 // honest names share a 32-bit hash once in 2^32 pairs, and a tenant who
 // names streams to share one spends about 2^32 SHA-256s a name.
 // Version 3 (the same with 16-bit FNV-1a hashes, 2 bytes each, and a
@@ -138,8 +138,8 @@
 // "a/segment=0" (and every segment mounted on its own is ""): the view
 // paths of the entries tell the two listings apart. The handler keeps the
 // last 64 listings being paged, with their directory's path as go-nfs
-// names it and as the view does (2^17 entries in all, 5 minutes each; a larger listing is not
-// kept), so every page of one listing comes from the same snapshot and a
+// names it and as the view does (2^17 entries in all, 5 minutes each; a
+// larger listing is not kept), so every page of one listing comes from the same snapshot and a
 // chunk renamed into place during a listing appears on the next. A
 // dropped listing is read again; if the directory changed meanwhile, or
 // the verifier is another directory's (under any export), the client gets
