@@ -73,7 +73,9 @@ func (c Config) Validate() error {
 	}
 	for ak, sk := range c.Credentials {
 		if ak == "" || sk == "" || strings.ContainsAny(ak, "/ \t") {
-			return fmt.Errorf("%w: credentials: access key %q: want a key without '/' or spaces and a non-empty secret", ErrConfig, ak)
+			// Neither key nor secret is shown: a secret where the key
+			// belongs is the likeliest reason for a '/' or a space.
+			return fmt.Errorf("%w: credentials: an access key is empty or holds '/' or a space, or its secret is empty", ErrConfig)
 		}
 	}
 	if c.Region != "" && (len(c.Region) > 64 || strings.ContainsAny(c.Region, "/ \t")) {
