@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -66,7 +67,30 @@ func s3Flags(prefix string, cfg *embed.S3Config, keys *s3Keys) []cli.Flag {
 		&cli.StringFlag{Name: prefix + "credentials-file", Usage: "read access keys from `FILE`: one ACCESS:SECRET a line, # comments", Destination: &keys.file},
 		&cli.StringFlag{Name: prefix + "region", Usage: "the `REGION` requests are signed for", Value: embed.DefaultS3Region, Destination: &cfg.Region},
 		&cli.StringFlag{Name: prefix + "domain", Usage: "serve virtual-hosted-style requests to BUCKET.`DOMAIN` too (path-style is always served)", Destination: &cfg.Domain},
+		&cli.GenericFlag{Name: prefix + "allowed-hosts", Usage: "serve unsigned requests whose Host is one of these `NAME[,NAME...]` too " +
+			"(IP addresses, localhost, this machine's name and the domain always may; other names are refused against DNS rebinding); * allows any Host, turning that guard off",
+			Value: (*hostList)(&cfg.AllowedHosts)},
 	}
+}
+
+// hostList is a flag of comma-separated host names, appended to a slice
+// (given twice, the flag adds both lists).
+type hostList []string
+
+func (l *hostList) Set(v string) error {
+	for _, name := range strings.Split(v, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			*l = append(*l, name)
+		}
+	}
+	return nil
+}
+
+func (l *hostList) String() string {
+	if l == nil {
+		return ""
+	}
+	return strings.Join(*l, ",")
 }
 
 // load returns the access keys of --credentials (or the environment)

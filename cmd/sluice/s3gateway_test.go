@@ -4,6 +4,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,9 +22,10 @@ func TestHeadFlagsFillTheConfig(t *testing.T) {
 	cfg := embed.DefaultStandaloneConfig()
 	var keys s3Keys
 	parseFlags(t, standaloneFlags(&cfg, &keys), "--nfs-addr", "127.0.0.1:1", "--s3-addr", "127.0.0.1:2", "--no-nfs-head",
-		"--s3-credentials-file", file, "--s3-region", "eu-west-1", "--s3-domain", "s3.example.com")
+		"--s3-credentials-file", file, "--s3-region", "eu-west-1", "--s3-domain", "s3.example.com",
+		"--s3-allowed-hosts", "nas.lan, agent-7", "--s3-allowed-hosts", "*")
 	if cfg.NFS.Listen != "127.0.0.1:1" || cfg.S3.Listen != "127.0.0.1:2" || !cfg.NoNFS || cfg.NoS3 ||
-		cfg.S3.Region != "eu-west-1" || cfg.S3.Domain != "s3.example.com" {
+		cfg.S3.Region != "eu-west-1" || cfg.S3.Domain != "s3.example.com" || !slices.Equal(cfg.S3.AllowedHosts, []string{"nas.lan", "agent-7", "*"}) {
 		t.Fatalf("config %+v %+v", cfg.NFS, cfg.S3)
 	}
 	got, err := keys.load()
@@ -72,6 +74,7 @@ func TestS3GatewayFlagsAreChecked(t *testing.T) {
 	}{
 		{[]string{"--region", "bad region/x", "--domain", "s3.example.com:9000"}, `region "bad region/x"`},
 		{[]string{"--domain", "s3.example.com:9000"}, `domain "s3.example.com:9000": want a host name without port`},
+		{[]string{"--allowed-hosts", "nas.lan,nas.lan:9000"}, `allowed host "nas.lan:9000": want a host name without port, or *`},
 	} {
 		args := append([]string{"--controller", "http://127.0.0.1:1", "s3-gateway", "--anonymous", "--listen", "127.0.0.1:0"}, tt.args...)
 		code, stdout, stderr := runArgs(t, args...)
