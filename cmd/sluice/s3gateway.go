@@ -105,7 +105,10 @@ func (k s3Keys) load() (map[string]string, error) {
 		}
 		for key, secret := range m {
 			if _, ok := creds[key]; ok {
-				return fmt.Errorf("%s: access key %s is given twice", from, key)
+				// Not named: it might be a secret written where the
+				// key belongs, as s3keys never shows one either.
+				// (Only the file's keys can meet keys already read.)
+				return fmt.Errorf("%s: an access key is given in --%scredentials (or %s) too", from, k.prefix, scheduler.S3CredentialsEnv)
 			}
 			creds[key] = secret
 		}
