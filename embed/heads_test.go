@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -73,13 +74,27 @@ func TestS3AndNFSAsTheirOwnRoles(t *testing.T) {
 	if status := get(t, signed.URL()+"/"); status != http.StatusForbidden {
 		t.Fatalf("an unsigned request to a head with keys: %d, want 403", status)
 	}
-	s3cfg.Credentials, s3cfg.Anonymous = nil, true
+	s3cfg.Credentials, s3cfg.Anonymous, s3cfg.AllowedHosts = nil, true, []string{"nas.lan"}
 	anon, err := embed.StartS3(ctxT(t), s3cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if status := get(t, anon.URL()+"/rl/events/segment=0/"+lastName(tier2.ChunkPath("rl", "events", 0, 0))); status != http.StatusOK {
 		t.Fatalf("an anonymous GET of the chunk: %d, want 200", status)
+	}
+	// Unsigned requests may name the head by this machine's name (as
+	// clients of a head on a Mesos agent name the agent) and by the names
+	// AllowedHosts lists; a name a web page might own is refused.
+	hosts := map[string]int{"nas.lan": http.StatusOK, "attacker.example": http.StatusForbidden}
+	if name, err := os.Hostname(); err == nil && name != "" {
+		hosts[name] = http.StatusOK
+		short, _, _ := strings.Cut(name, ".")
+		hosts[short] = http.StatusOK
+	}
+	for host, want := range hosts {
+		if status := getHost(t, anon.URL()+"/rl?list-type=2", host); status != want {
+			t.Errorf("an anonymous list with Host %q: %d, want %d", host, status, want)
+		}
 	}
 
 	ncfg := embed.DefaultNFSConfig()
@@ -141,6 +156,23 @@ func get(t *testing.T, url string) int {
 	return resp.StatusCode
 }
 
+// getHost returns the status of a GET of url with Host host.
+func getHost(t *testing.T, url, host string) int {
+	t.Helper()
+	r, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Host = host
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // lastName is the base name of a slash-separated path.
 func lastName(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
 
@@ -174,6 +206,11 @@ func TestNFSAndS3ConfigsAreChecked(t *testing.T) {
 			c.Anonymous, c.Domain = true, "s3.example.com:9000"
 			return c.Validate()
 		}(), "want a host name without port"},
+		{func() error {
+			c := embed.DefaultS3Config()
+			c.Anonymous, c.AllowedHosts = true, []string{"nas.lan:9000"}
+			return c.Validate()
+		}(), `allowed host "nas.lan:9000"`},
 	} {
 		if !errors.Is(tt.err, embed.ErrInvalidConfig) || !strings.Contains(tt.err.Error(), tt.want) {
 			t.Errorf("Validate: %v; want ErrInvalidConfig saying %q", tt.err, tt.want)

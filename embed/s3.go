@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,6 +51,13 @@ type S3Config struct {
 	// Domain, if set, is the base domain of virtual-hosted-style
 	// addressing (BUCKET.Domain); path-style is always served.
 	Domain string
+	// AllowedHosts are further names an unsigned request may give as its
+	// Host (s3gateway.AllowedHost: IP addresses, localhost names and
+	// Domain always may); the head adds this machine's name
+	// (os.Hostname) and its first label, so that a head launched on a
+	// Mesos agent serves clients that name the agent. "*" allows any Host:
+	// the guard against DNS rebinding is off.
+	AllowedHosts []string
 	// CatalogTTL is how long the head reuses the controller's scope and
 	// stream names (view.DefaultCatalogTTL if 0).
 	CatalogTTL time.Duration
@@ -95,7 +105,22 @@ func (c S3Config) Validate() error {
 
 // handlerConfig is the s3gateway config of the head.
 func (c S3Config) handlerConfig(log logrus.FieldLogger) s3gateway.Config {
-	return s3gateway.Config{Credentials: c.Credentials, Anonymous: c.Anonymous, Region: c.Region, Domain: c.Domain, Logger: log}
+	return s3gateway.Config{Credentials: c.Credentials, Anonymous: c.Anonymous, Region: c.Region, Domain: c.Domain,
+		AllowedHosts: append(slices.Clone(c.AllowedHosts), machineNames()...), Logger: log}
+}
+
+// machineNames are this machine's host name and its first label (one
+// name if it has a single label; none if it has no name).
+func machineNames() []string {
+	name, err := os.Hostname()
+	name = strings.TrimSuffix(name, ".")
+	if err != nil || name == "" || strings.ContainsAny(name, ":/[]* \t") {
+		return nil // no name s3gateway.Config.Validate would take
+	}
+	if short, _, ok := strings.Cut(name, "."); ok && short != "" {
+		return []string{name, short}
+	}
+	return []string{name}
 }
 
 // S3Head is a running S3 head.

@@ -31,6 +31,11 @@ type Config struct {
 	// are virtual-hosted whatever Domain is; every other Host is
 	// path-style.
 	Domain string
+	// AllowedHosts are further names an unsigned request may give as its
+	// Host (see AllowedHost: IP addresses, localhost names and Domain are
+	// always allowed): the machine's name, a LAN name. "*" allows any
+	// Host and turns the guard against DNS rebinding off.
+	AllowedHosts []string
 	// Logger; nothing is logged if nil.
 	Logger logrus.FieldLogger
 	// Now is the clock that signatures and skew are checked against
@@ -73,7 +78,9 @@ func (c Config) Validate() error {
 	}
 	for ak, sk := range c.Credentials {
 		if ak == "" || sk == "" || strings.ContainsAny(ak, "/ \t") {
-			return fmt.Errorf("%w: credentials: access key %q: want a key without '/' or spaces and a non-empty secret", ErrConfig, ak)
+			// Neither key nor secret is shown: a secret where the key
+			// belongs is the likeliest reason for a '/' or a space.
+			return fmt.Errorf("%w: credentials: an access key is empty or holds '/' or a space, or its secret is empty", ErrConfig)
 		}
 	}
 	if c.Region != "" && (len(c.Region) > 64 || strings.ContainsAny(c.Region, "/ \t")) {
@@ -81,6 +88,11 @@ func (c Config) Validate() error {
 	}
 	if d := strings.Trim(c.Domain, "."); c.Domain != "" && (d == "" || strings.ContainsAny(d, ":/ \t")) {
 		return fmt.Errorf("%w: domain %q: want a host name without port", ErrConfig, c.Domain)
+	}
+	for _, a := range c.AllowedHosts {
+		if a != "*" && (strings.Trim(a, ".") == "" || strings.ContainsAny(a, ":/[]* \t")) {
+			return fmt.Errorf("%w: allowed host %q: want a host name without port, or *", ErrConfig, a)
+		}
 	}
 	if c.StallTimeout < 0 {
 		return fmt.Errorf("%w: stall timeout %v: want 0 (the default) or more", ErrConfig, c.StallTimeout)
@@ -92,7 +104,7 @@ func (c Config) Validate() error {
 // format internal/s3keys owns: "ACCESS:SECRET" pairs separated by commas
 // or newlines, blank lines and '#' comment lines ignored, the secret
 // everything after the first colon; an access key given twice, empty, or
-// holding '/', a space or a tab is an error, which never shows a secret.
+// holding '/', a space or a tab is an error, which shows none of the text.
 // The Mesos scheduler checks SLUICE_S3_CREDENTIALS with the same parser.
 func ParseCredentials(s string) (map[string]string, error) {
 	return s3keys.Parse(s)

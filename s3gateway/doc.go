@@ -76,13 +76,15 @@
 // Config.Credentials, for Config.Region. Unsigned requests are served
 // only when Config.Anonymous is set; a signed request is always verified.
 // An unsigned request may not set response-* overrides (InvalidRequest,
-// as S3), and one that came in on a loopback address (127.0.0.0/8, ::1:
-// the head listens there, or on every interface and was reached there)
-// is served only when its Host is localhost, *.localhost, a loopback
-// address or Config.Domain or a name under it (LoopbackHost): a web page
-// that re-points its own name at 127.0.0.1 (DNS rebinding) sends that
-// name, and is refused. Signed requests, which no page can make, may use
-// any Host.
+// as S3), and, whatever address it came in on, is served only when its
+// Host is a name no web page can own (AllowedHost): an IP literal or a
+// name ending in a number (127.1), a localhost name, Config.Domain or a
+// name under it, or one of Config.AllowedHosts ("*": any Host, the guard
+// off). A web page that re-points its own name at an address of the head
+// (DNS rebinding: 127.0.0.1, where a container's port may be published,
+// or a LAN address) sends that name, and is refused with AccessDenied
+// naming the Host. Signed requests, which no page can make, may use any
+// Host.
 //
 // # Refused
 //

@@ -29,7 +29,6 @@ func errorf(status int, code, msg string) *s3Error {
 var (
 	errAccessDenied   = errorf(http.StatusForbidden, "AccessDenied", ReadOnlyMessage)
 	errAnonymous      = errorf(http.StatusForbidden, "AccessDenied", "Access Denied: anonymous requests are not served; sign them with AWS Signature Version 4.")
-	errForeignHost    = errorf(http.StatusForbidden, "AccessDenied", "Access Denied: an unsigned request to the S3 head on a loopback address must name it localhost, *.localhost, 127.0.0.1 or [::1] (or the head's --domain) as its Host; other names are refused so that no web page can read it through DNS rebinding. Sign the request to use another name.")
 	errAnonOverrides  = errorf(http.StatusBadRequest, "InvalidRequest", "Request specific response headers cannot be used for anonymous GET requests.")
 	errNoSuchBucket   = errorf(http.StatusNotFound, "NoSuchBucket", "The specified bucket does not exist")
 	errNoSuchKey      = errorf(http.StatusNotFound, "NoSuchKey", "The specified key does not exist.")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -46,6 +47,7 @@ func NewHandler(v *view.View, cfg Config) http.Handler {
 		creds[k] = s
 	}
 	cfg.Credentials = creds
+	cfg.AllowedHosts = append([]string(nil), cfg.AllowedHosts...)
 	var b [4]byte
 	rand.Read(b[:])
 	h := &handler{v: v, cfg: cfg, log: logs.OrDiscard(cfg.Logger), idBase: strings.ToUpper(hex.EncodeToString(b[:]))}
@@ -145,7 +147,7 @@ func Route(host, path, domain string) (bucket, key string, virtual bool, _ *s3Er
 
 // authenticate verifies r's signature, or lets an unsigned request
 // through when anonymous requests are served (and its Host passes
-// loopbackHost); it reports whether r is signed. A signed read's body (S3
+// AllowedHost); it reports whether r is signed. A signed read's body (S3
 // reads have none) must match its payload hash.
 func (h *handler) authenticate(r *http.Request) (signed bool, _ *s3Error) {
 	res, err := h.verify.Verify(r)
@@ -154,8 +156,8 @@ func (h *handler) authenticate(r *http.Request) (signed bool, _ *s3Error) {
 		if !h.cfg.Anonymous {
 			return false, errAnonymous
 		}
-		if !h.loopbackHost(r) {
-			return false, errForeignHost
+		if !AllowedHost(r.Host, h.cfg.Domain, h.cfg.AllowedHosts) {
+			return false, errHost(r.Host)
 		}
 		if r.ContentLength != 0 {
 			return false, errReadBody
@@ -187,44 +189,91 @@ func (h *handler) authenticate(r *http.Request) (signed bool, _ *s3Error) {
 	return true, nil
 }
 
-// loopbackHost guards an unsigned request against DNS rebinding: a web
-// page whose own name the attacker re-points at 127.0.0.1 reaches a head
-// on the loopback interface with its own name as Host, and could read
-// every scope. So a request that came in on a loopback address (the
-// connection's local address: a head listening on 127.0.0.1, or on every
-// interface and reached through 127.0.0.1 or ::1) is served unsigned only
-// when its Host is a loopback name (localhost, *.localhost, 127.0.0.0/8,
-// [::1]) or Config.Domain or a name under it. Signed requests are not
-// checked: a page cannot sign them.
-func (h *handler) loopbackHost(r *http.Request) bool {
-	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	tcp, ok := local.(*net.TCPAddr)
-	if !ok || !tcp.IP.IsLoopback() {
-		return true
-	}
-	return LoopbackHost(r.Host, h.cfg.Domain)
-}
-
-// LoopbackHost reports whether host (a Host header: port optional, case
-// ignored) is a loopback name (localhost, *.localhost, an address of
-// 127.0.0.0/8 or ::1) or domain or a name under it (domain "" names
-// none).
-func LoopbackHost(host, domain string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
-	domain = strings.ToLower(strings.Trim(domain, "."))
+// AllowedHost reports whether an unsigned request with Host host (a Host
+// header: port optional, case ignored, a final dot ignored) is served,
+// whatever address it came in on. It is the guard against DNS
+// rebinding: a web page that re-points its own name at an address of
+// the head (127.0.0.1 through a published container port, a LAN address)
+// sends its own name as Host, and could otherwise read every scope. So
+// the Host must be a name no page can own:
+//
+//   - an IP literal, any address (0.0.0.0, [::1], 10.1.2.3); also a
+//     name whose last label is a number (127.1, 0x7f.1, the shortened
+//     forms curl sends and net.ParseIP refuses): browsers read such a
+//     name as an IPv4 address and public DNS has no numeric top-level
+//     name, so no page can own one;
+//   - a localhost name: localhost, *.localhost, localhost.localdomain,
+//     ip6-localhost, ip6-loopback;
+//   - domain or a name under it (domain "" names none);
+//   - a name of allowed (exact, case ignored); "*" in allowed allows any
+//     Host, which turns the guard off.
+//
+// Signed requests are not checked: no page can sign them.
+func AllowedHost(host, domain string, allowed []string) bool {
+	host = hostName(host)
+	domain = hostName(domain)
 	switch {
 	case host == "":
 		return false
-	case host == "localhost", strings.HasSuffix(host, ".localhost"):
+	case host == "localhost", strings.HasSuffix(host, ".localhost"),
+		host == "localhost.localdomain", host == "ip6-localhost", host == "ip6-loopback":
 		return true
 	case domain != "" && (host == domain || strings.HasSuffix(host, "."+domain)):
 		return true
+	case numericName(host):
+		return true
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	for _, a := range allowed {
+		if a == "*" || hostName(a) == host {
+			return true
+		}
+	}
+	return false
+}
+
+// hostName is host without port, brackets and final dot, in lower case.
+func hostName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+}
+
+// numericName reports whether host's last label is a number (decimal, or
+// hex after 0x), as the WHATWG URL standard's "ends in a number": a
+// browser takes such a host for an IPv4 address, so DNS never names it
+// for a page.
+func numericName(host string) bool {
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	digits := "0123456789"
+	if strings.HasPrefix(last, "0x") {
+		last, digits = last[2:], "0123456789abcdef"
+		if last == "" {
+			return true // "0x" is zero
+		}
+	}
+	if last == "" {
+		return false
+	}
+	for _, c := range last {
+		if !strings.ContainsRune(digits, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// errHost is the answer to an unsigned request whose Host AllowedHost
+// refuses: it names the Host (cut short) and how to allow it.
+func errHost(host string) *s3Error {
+	if len(host) > 128 {
+		host = host[:128] + "..."
+	}
+	return errorf(http.StatusForbidden, "AccessDenied", fmt.Sprintf("Access Denied: an unsigned request with Host %q is refused, so that no web page re-pointing its own name at the head (DNS rebinding) can read it. "+
+		"Unsigned requests may name the head by an IP address, localhost, this machine's name or the head's --domain; allow another name with --allowed-hosts NAME (the standalone's --s3-allowed-hosts), or sign the request.", host))
 }
 
 // Subresources of a bucket and of an object (query parameters) that the

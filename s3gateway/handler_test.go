@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -281,63 +282,128 @@ func TestAnonymousResponseOverrides(t *testing.T) {
 	}
 }
 
-// A head reached on a loopback address serves an unsigned request only
-// when its Host is a loopback name or under Domain: a web page that
-// re-points its own name at 127.0.0.1 (DNS rebinding) sends that name as
-// Host and is refused. Signed requests, which no page can forge, are
-// served whatever their Host.
+// An unsigned request is served only when its Host is a name no web page
+// can own (AllowedHost), whatever address the connection came in on: a
+// head in a container whose port is published on the host's 127.0.0.1
+// sees its connections arrive on the container's own address (172.17.x.x
+// with Docker), and a head on every interface of a LAN machine on its LAN
+// address, and a page that re-points its own name there (DNS rebinding)
+// sends that name as Host. So the test serves the handler three ways:
+// on 127.0.0.1, and on 127.0.0.1 with every connection reporting a
+// container's or a LAN IPv6 local address, as net/http then tells the
+// handler (http.LocalAddrContextKey). Signed requests, which no page can
+// forge, are served whatever their Host.
 func TestUnsignedForeignHostIsRefused(t *testing.T) {
-	f := newFixture(t, Config{Anonymous: true, Domain: "s3.example.com"})
-	_, port, _ := net.SplitHostPort(f.srv.Listener.Addr().String())
-	get := func(host string, signed bool) (*http.Response, string) {
-		t.Helper()
-		r, err := http.NewRequest("GET", f.srv.URL+"/logs?list-type=2", nil)
-		if err != nil {
-			t.Fatal(err)
+	f := newFixture(t, Config{Anonymous: true, Domain: "s3.example.com", AllowedHosts: []string{"agent-7.corp.example"}})
+	for _, local := range []net.Addr{
+		nil, // the listener's own 127.0.0.1
+		&net.TCPAddr{IP: net.IPv4(172, 17, 0, 2), Port: 9000},
+		&net.TCPAddr{IP: net.ParseIP("2001:db8::5"), Port: 9000},
+	} {
+		srv := f.srv
+		if local != nil {
+			srv = localAddrServer(t, f.srv.Config.Handler, local)
 		}
+		_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+		get := func(host, path string, signed bool) (*http.Response, string) {
+			t.Helper()
+			r, err := http.NewRequest("GET", srv.URL+path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Host = host
+			if signed {
+				sign(r, testKey, testSecret, DefaultRegion, time.Now())
+			}
+			resp, err := srv.Client().Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			return resp, string(body)
+		}
+		for _, host := range []string{"attacker.example:" + port, "attacker.example", "localhost.attacker.example:" + port, "127.0.0.1.nip.io:" + port, "s3.example.com.attacker.example", "agent-7.corp.example.attacker.example"} {
+			resp, body := get(host, "/logs?list-type=2", false)
+			if resp.StatusCode != 403 || !strings.Contains(body, "<Code>AccessDenied</Code>") || !strings.Contains(body, "DNS rebinding") ||
+				!strings.Contains(body, "Host &#34;"+host+"&#34;") || !strings.Contains(body, "--allowed-hosts") {
+				t.Errorf("local address %v: unsigned, Host %s: %d %s", local, host, resp.StatusCode, body)
+			}
+			if resp, body := get(host, "/logs?list-type=2", true); resp.StatusCode != 200 {
+				t.Errorf("local address %v: signed, Host %s: %d %s", local, host, resp.StatusCode, body)
+			}
+		}
+		for _, host := range []string{"127.0.0.1:" + port, "localhost:" + port, "LocalHost", "127.1.2.3:" + port, "[::1]:" + port,
+			"0.0.0.0:" + port, "127.1:" + port, "172.17.0.2:" + port, "[2001:db8::5]:" + port, "localhost.localdomain:" + port, "ip6-localhost",
+			"s3.example.com:" + port, "agent-7.corp.example:" + port} {
+			if resp, body := get(host, "/logs?list-type=2", false); resp.StatusCode != 200 {
+				t.Errorf("local address %v: unsigned, Host %s: %d %s", local, host, resp.StatusCode, body)
+			}
+		}
+		// Virtual-hosted: the bucket in the Host.
+		for _, host := range []string{"logs.localhost:" + port, "logs.s3.example.com"} {
+			resp, body := get(host, "/?list-type=2", false)
+			if resp.StatusCode != 200 || len(parseList(t, []byte(body)).keys) == 0 {
+				t.Errorf("local address %v: unsigned, Host %s: %d %s", local, host, resp.StatusCode, body)
+			}
+		}
+	}
+}
+
+// "*" in AllowedHosts serves unsigned requests with any Host: the guard
+// is off.
+func TestAllowedHostsStar(t *testing.T) {
+	f := newFixture(t, Config{Anonymous: true, AllowedHosts: []string{"*"}})
+	srv := localAddrServer(t, f.srv.Config.Handler, &net.TCPAddr{IP: net.IPv4(172, 17, 0, 2), Port: 9000})
+	for _, host := range []string{"attacker.example", "127.0.0.1.nip.io:9000"} {
+		r, _ := http.NewRequest("GET", srv.URL+"/logs?list-type=2", nil)
 		r.Host = host
-		if signed {
-			sign(r, testKey, testSecret, DefaultRegion, time.Now())
-		}
-		resp, err := f.srv.Client().Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp, string(body)
-	}
-	for _, host := range []string{"attacker.example:" + port, "attacker.example", "localhost.attacker.example:" + port, "127.0.0.1.nip.io:" + port, "s3.example.com.attacker.example"} {
-		resp, body := get(host, false)
-		if resp.StatusCode != 403 || !strings.Contains(body, "<Code>AccessDenied</Code>") || !strings.Contains(body, "DNS rebinding") {
-			t.Errorf("unsigned, Host %s: %d %s", host, resp.StatusCode, body)
-		}
-		if resp, body := get(host, true); resp.StatusCode != 200 {
-			t.Errorf("signed, Host %s: %d %s", host, resp.StatusCode, body)
-		}
-	}
-	for _, host := range []string{"127.0.0.1:" + port, "localhost:" + port, "LocalHost", "127.1.2.3:" + port, "[::1]:" + port, "s3.example.com:" + port} {
-		if resp, body := get(host, false); resp.StatusCode != 200 {
-			t.Errorf("unsigned, Host %s: %d %s", host, resp.StatusCode, body)
-		}
-	}
-	// Virtual-hosted: the bucket in the Host.
-	for _, host := range []string{"logs.localhost:" + port, "logs.s3.example.com"} {
-		r, _ := http.NewRequest("GET", f.srv.URL+"/?list-type=2", nil)
-		r.Host = host
-		resp, err := f.srv.Client().Do(r)
+		resp, err := srv.Client().Do(r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 200 || len(parseList(t, body).keys) == 0 {
+		if resp.StatusCode != 200 {
 			t.Errorf("unsigned, Host %s: %d %s", host, resp.StatusCode, body)
 		}
 	}
 }
 
-func TestLoopbackHost(t *testing.T) {
+// localAddrServer serves h on 127.0.0.1, every connection reporting local
+// as its local address: what net/http puts in http.LocalAddrContextKey
+// for a head reached on another address of its machine.
+func localAddrServer(t *testing.T, h http.Handler, local net.Addr) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener = localAddrListener{Listener: srv.Listener, local: local}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type localAddrListener struct {
+	net.Listener
+	local net.Addr
+}
+
+func (l localAddrListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return localAddrConn{Conn: c, local: l.local}, nil
+}
+
+type localAddrConn struct {
+	net.Conn
+	local net.Addr
+}
+
+func (c localAddrConn) LocalAddr() net.Addr { return c.local }
+
+func TestAllowedHost(t *testing.T) {
+	allowed := []string{"agent-7.corp.example", "Agent-7", "nas.lan."}
 	for _, c := range []struct {
 		host, domain string
 		want         bool
@@ -345,23 +411,48 @@ func TestLoopbackHost(t *testing.T) {
 		{"localhost", "", true},
 		{"localhost:9000", "", true},
 		{"LOGS.LOCALHOST.:9000", "", true},
+		{"localhost.localdomain:9000", "", true},
+		{"ip6-localhost", "", true},
+		{"ip6-loopback:9000", "", true},
+		// Every IP literal, and names a browser reads as IPv4.
 		{"127.0.0.1", "", true},
 		{"127.255.0.9:1", "", true},
+		{"0.0.0.0:9000", "", true},
+		{"10.0.0.1:9000", "", true},
+		{"172.17.0.2", "", true},
 		{"[::1]:9000", "", true},
 		{"[::1]", "", true},
+		{"[::]:9000", "", true},
+		{"[2001:db8::7]", "", true},
+		{"127.1:9000", "", true},
+		{"127.0.1", "", true},
+		{"0x7f.1", "", true},
+		{"2130706433", "", true},
 		{"s3.example.com", "s3.example.com", true},
 		{"logs.s3.example.com:443", "s3.example.com", true},
+		{"agent-7.corp.example:9000", "", true},
+		{"AGENT-7", "", true},
+		{"nas.lan", "", true},
 		{"", "", false},
 		{"attacker.example", "", false},
 		{"localhost.attacker.example", "", false},
+		{"127.0.0.1.nip.io", "", false},
+		{"1.2.3.4.attacker.example", "", false},
+		{"0x7f.attacker", "", false},
 		{"notlocalhost", "", false},
-		{"10.0.0.1:9000", "", false},
-		{"[::2]:9000", "", false},
+		{"localdomain", "", false},
 		{"examples3.example.com", "s3.example.com", false},
 		{"s3.example.com", "", false},
+		{"agent-7.corp.example.attacker.example", "", false},
+		{"corp.example", "", false},
 	} {
-		if got := LoopbackHost(c.host, c.domain); got != c.want {
-			t.Errorf("LoopbackHost(%q, %q) = %v", c.host, c.domain, got)
+		if got := AllowedHost(c.host, c.domain, allowed); got != c.want {
+			t.Errorf("AllowedHost(%q, %q, %q) = %v", c.host, c.domain, allowed, got)
+		}
+	}
+	for _, host := range []string{"attacker.example", "x", "127.0.0.1.nip.io:80"} {
+		if !AllowedHost(host, "", []string{"nas.lan", "*"}) {
+			t.Errorf("AllowedHost(%q) with * = false", host)
 		}
 	}
 }

@@ -349,10 +349,12 @@ func TestS3HeadsNeedCredentials(t *testing.T) {
 	for _, c := range []struct{ keys, says string }{
 		// Every S3 head refuses these at start; the scheduler must not
 		// launch heads that exit and are relaunched for ever.
-		{"AKID:" + testSecret + ",AKID:b", `access key "AKID" given twice`},
-		{"AKID:a\nAKID:" + testSecret, `access key "AKID" given twice`},
-		{"AK/ID:" + testSecret, `access key "AK/ID"`},
-		{"AK ID:" + testSecret, `access key "AK ID"`},
+		{"AKID:" + testSecret + ",AKID:b", "line 1, pair 2: the access key is given twice"},
+		{"AKID:a\nAKID:" + testSecret, "line 2, pair 1: the access key is given twice"},
+		{"AK/ID:" + testSecret, "line 1, pair 1: the access key holds '/'"},
+		{"AK ID:" + testSecret, "line 1, pair 1: the access key holds '/', a space"},
+		// Written SECRET:ACCESS: the secret sits where the key belongs.
+		{testSecret + "/x:AKID", "the access key holds '/'"},
 	} {
 		cfg.S3Credentials = c.keys
 		_, err := New(cfg)

@@ -323,7 +323,7 @@ func TestClusterErrors(t *testing.T) {
 	// Keys every S3 head would refuse at start stop the scheduler first,
 	// without showing a secret.
 	t.Setenv(scheduler.S3CredentialsEnv, "AK:Sec-One,AK:Sec-Two")
-	mustFail(t, `SLUICE_S3_CREDENTIALS: s3keys: invalid access keys: line 1, pair 2: access key "AK" given twice`,
+	mustFail(t, `SLUICE_S3_CREDENTIALS: s3keys: invalid access keys: line 1, pair 2: the access key is given twice`,
 		"scheduler", "--s3-heads", "1")
 	t.Setenv(scheduler.S3CredentialsEnv, "")
 	mustFail(t, "--head-rpc-port 70000: not a port", "scheduler", "--head-rpc-port", "70000")

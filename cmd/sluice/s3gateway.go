@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -66,7 +67,30 @@ func s3Flags(prefix string, cfg *embed.S3Config, keys *s3Keys) []cli.Flag {
 		&cli.StringFlag{Name: prefix + "credentials-file", Usage: "read access keys from `FILE`: one ACCESS:SECRET a line, # comments", Destination: &keys.file},
 		&cli.StringFlag{Name: prefix + "region", Usage: "the `REGION` requests are signed for", Value: embed.DefaultS3Region, Destination: &cfg.Region},
 		&cli.StringFlag{Name: prefix + "domain", Usage: "serve virtual-hosted-style requests to BUCKET.`DOMAIN` too (path-style is always served)", Destination: &cfg.Domain},
+		&cli.GenericFlag{Name: prefix + "allowed-hosts", Usage: "serve unsigned requests whose Host is one of these `NAME[,NAME...]` too " +
+			"(IP addresses, localhost, this machine's name and the domain always may; other names are refused against DNS rebinding); * allows any Host, turning that guard off",
+			Value: (*hostList)(&cfg.AllowedHosts)},
 	}
+}
+
+// hostList is a flag of comma-separated host names, appended to a slice
+// (given twice, the flag adds both lists).
+type hostList []string
+
+func (l *hostList) Set(v string) error {
+	for _, name := range strings.Split(v, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			*l = append(*l, name)
+		}
+	}
+	return nil
+}
+
+func (l *hostList) String() string {
+	if l == nil {
+		return ""
+	}
+	return strings.Join(*l, ",")
 }
 
 // load returns the access keys of --credentials (or the environment)
@@ -81,7 +105,10 @@ func (k s3Keys) load() (map[string]string, error) {
 		}
 		for key, secret := range m {
 			if _, ok := creds[key]; ok {
-				return fmt.Errorf("%s: access key %s is given twice", from, key)
+				// Not named: it might be a secret written where the
+				// key belongs, as s3keys never shows one either.
+				// (Only the file's keys can meet keys already read.)
+				return fmt.Errorf("%s: an access key is given in --%scredentials (or %s) too", from, k.prefix, scheduler.S3CredentialsEnv)
 			}
 			creds[key] = secret
 		}

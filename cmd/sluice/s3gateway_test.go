@@ -4,6 +4,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,9 +22,10 @@ func TestHeadFlagsFillTheConfig(t *testing.T) {
 	cfg := embed.DefaultStandaloneConfig()
 	var keys s3Keys
 	parseFlags(t, standaloneFlags(&cfg, &keys), "--nfs-addr", "127.0.0.1:1", "--s3-addr", "127.0.0.1:2", "--no-nfs-head",
-		"--s3-credentials-file", file, "--s3-region", "eu-west-1", "--s3-domain", "s3.example.com")
+		"--s3-credentials-file", file, "--s3-region", "eu-west-1", "--s3-domain", "s3.example.com",
+		"--s3-allowed-hosts", "nas.lan, agent-7", "--s3-allowed-hosts", "*")
 	if cfg.NFS.Listen != "127.0.0.1:1" || cfg.S3.Listen != "127.0.0.1:2" || !cfg.NoNFS || cfg.NoS3 ||
-		cfg.S3.Region != "eu-west-1" || cfg.S3.Domain != "s3.example.com" {
+		cfg.S3.Region != "eu-west-1" || cfg.S3.Domain != "s3.example.com" || !slices.Equal(cfg.S3.AllowedHosts, []string{"nas.lan", "agent-7", "*"}) {
 		t.Fatalf("config %+v %+v", cfg.NFS, cfg.S3)
 	}
 	got, err := keys.load()
@@ -37,7 +39,7 @@ func TestHeadFlagsFillTheConfig(t *testing.T) {
 }
 
 // A key given twice, a malformed one, or a missing file is one error
-// naming where it came from, without the secret.
+// naming where it came from, without the secret or the key.
 func TestS3KeysAreChecked(t *testing.T) {
 	dir := t.TempDir()
 	twice := filepath.Join(dir, "twice")
@@ -48,7 +50,7 @@ func TestS3KeysAreChecked(t *testing.T) {
 		keys s3Keys
 		want string
 	}{
-		{s3Keys{prefix: "s3-", inline: "AKONE:s3cret-b", file: twice}, "--s3-credentials-file " + twice + ": access key AKONE is given twice"},
+		{s3Keys{prefix: "s3-", inline: "AKONE:s3cret-b", file: twice}, "--s3-credentials-file " + twice + ": an access key is given in --s3-credentials (or SLUICE_S3_CREDENTIALS) too"},
 		{s3Keys{inline: "no-colon"}, "--credentials (or SLUICE_S3_CREDENTIALS)"},
 		{s3Keys{file: filepath.Join(dir, "missing")}, "--credentials-file"},
 	} {
@@ -56,7 +58,7 @@ func TestS3KeysAreChecked(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("load %+v: %v; want an error saying %q", tt.keys, err, tt.want)
 		}
-		if err != nil && strings.Contains(err.Error(), "s3cret") {
+		if err != nil && (strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "AKONE")) {
 			t.Errorf("load %+v: the error %q repeats a secret", tt.keys, err)
 		}
 	}
@@ -72,6 +74,7 @@ func TestS3GatewayFlagsAreChecked(t *testing.T) {
 	}{
 		{[]string{"--region", "bad region/x", "--domain", "s3.example.com:9000"}, `region "bad region/x"`},
 		{[]string{"--domain", "s3.example.com:9000"}, `domain "s3.example.com:9000": want a host name without port`},
+		{[]string{"--allowed-hosts", "nas.lan,nas.lan:9000"}, `allowed host "nas.lan:9000": want a host name without port, or *`},
 	} {
 		args := append([]string{"--controller", "http://127.0.0.1:1", "s3-gateway", "--anonymous", "--listen", "127.0.0.1:0"}, tt.args...)
 		code, stdout, stderr := runArgs(t, args...)

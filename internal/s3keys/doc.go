@@ -19,7 +19,9 @@
 // secret may not be empty; an access key given twice is an error, even
 // with the same secret.
 //
-// Errors wrap ErrInvalid and name the line, the pair and the access key,
-// never a secret nor anything that might be one: a pair without a colon
-// is shown by its position only.
+// Errors wrap ErrInvalid and name the line, the pair and the fault, never
+// any of the text, not even the access key: the likeliest mistakes put
+// secret material where the access key belongs (a pair written
+// SECRET:ACCESS, and AWS secrets often hold '/'; "AKID SECRET:..."), and
+// the errors reach logs (the scheduler's start-up error, a task's log).
 package s3keys
