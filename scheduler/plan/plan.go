@@ -263,17 +263,25 @@ func (p *Plan) Replace(podName string) ([]Decision, error) {
 		return nil, fmt.Errorf("%w: %s", ErrNoPod, podName)
 	}
 	var ds []Decision
-	if pod.ReservationID != "" {
-		p.orphans = append(p.orphans, orphan{AgentID: pod.AgentID, Pod: pod.Name, ReservationID: pod.ReservationID, Reserved: pod.Reserved, Volume: pod.Volume})
-	}
 	if pod.live() && !pod.AgentLost {
 		ds = append(ds, p.kill(pod))
 	}
-	pod.AgentID, pod.ReservationID, pod.Reserved, pod.Volume, pod.Confirmed, pod.AgentLost = "", "", Resources{}, nil, false, false
+	p.abandonPlacement(pod, true)
 	if pod.State == TaskUnreachable {
 		pod.State = TaskLost
 	}
 	return append(ds, p.reviveIfNeeded()...), nil
+}
+
+// abandonPlacement forgets where pod was placed, to place it anew
+// wherever resources are offered. With keep, its reservation (and
+// volume) becomes an orphan, destroyed if its agent ever offers it
+// again; without (the agent is gone for good), it is forgotten.
+func (p *Plan) abandonPlacement(pod *Pod, keep bool) {
+	if keep && pod.ReservationID != "" {
+		p.orphans = append(p.orphans, orphan{AgentID: pod.AgentID, Pod: pod.Name, ReservationID: pod.ReservationID, Reserved: pod.Reserved, Volume: pod.Volume})
+	}
+	pod.AgentID, pod.ReservationID, pod.Reserved, pod.Volume, pod.Confirmed, pod.AgentLost = "", "", Resources{}, nil, false, false
 }
 
 func (p *Plan) kill(pod *Pod) Decision {
@@ -379,22 +387,34 @@ func (p *Plan) OnStatus(st Status) []Decision {
 
 func (p *Plan) podStatus(pod *Pod, st Status) []Decision {
 	pod.State = st.State
-	if st.State == TaskRunning {
+	switch st.State.Class() {
+	case ClassActive:
+		if st.State != TaskRunning {
+			return nil
+		}
 		pod.AgentLost = false
 		if pod.ReservationID != "" {
 			pod.Confirmed = true
 		}
 		return p.rebalanceIfReady()
-	}
-	if st.State == TaskUnreachable {
+	case ClassUnreachable:
 		pod.AgentLost = pod.persistent()
 		return p.reviveIfNeeded() // a controller or head is relaunched elsewhere
-	}
-	if !st.State.Terminal() {
-		return nil
-	}
-	if st.State == TaskLost || st.State == TaskGone || st.State == TaskUnknown {
-		pod.AgentLost = pod.persistent()
+	case ClassUnclassified:
+		return nil // wait for a state the plan knows (see ClassUnclassified)
+	case ClassLost:
+		pod.AgentLost = pod.persistent() // a node waits for its agent
+	case ClassGone:
+		// Relaunched in place if the agent offers the reservation still,
+		// placed anew if it offers without it (useOffer).
+	case ClassAgentRemoved:
+		// The agent is gone for good, and a node's volume with it.
+		// Mesos never lets a gone agent register again: no orphan.
+		if pod.Goal == GoalRun {
+			p.abandonPlacement(pod, false)
+		} else {
+			pod.AgentLost = pod.persistent()
+		}
 	}
 	if pod.Goal == GoalDecommission {
 		if pod.Draining {
@@ -573,9 +593,11 @@ func (p *Plan) useOffer(o Offer) []Op {
 		}
 		r, ok := ours[pod.ReservationID]
 		if !ok {
-			if !pod.Confirmed && !pod.live() {
-				// The ACCEPT that was to reserve never took effect.
-				pod.AgentID, pod.ReservationID, pod.Reserved, pod.Volume = "", "", Resources{}, nil
+			if (!pod.Confirmed || pod.State.Class() == ClassGone) && !pod.live() {
+				// The ACCEPT that was to reserve never took effect, or
+				// the agent lost the reservation with the task
+				// (TASK_GONE): place the pod anew.
+				pod.AgentID, pod.ReservationID, pod.Reserved, pod.Volume, pod.Confirmed, pod.AgentLost = "", "", Resources{}, nil, false, false
 				delete(hosts, pod.Kind)
 			}
 			continue

@@ -177,6 +177,28 @@ var scenarios = map[string][]step{
 			return p.OnOffers([]Offer{big("o8", "a2", reserved(p, "node-1", true))})
 		}},
 	),
+	"gone_by_operator": then(deploy,
+		step{"a2 decommissioned: node-1 replaced, its reservation forgotten", status("node-1", TaskGoneByOperator)},
+		step{"placed anew on a3 with a new volume", offers(big("o7", "a3"))},
+		step{"node-1 running on a3", status("node-1", TaskRunning)},
+		step{"a1 decommissioned: controller-0 and node-0 replaced", func(p *Plan) []Decision {
+			return append(status("controller-0", TaskGoneByOperator)(p), status("node-0", TaskGoneByOperator)(p)...)
+		}},
+		step{"both placed anew on a4", offers(big("o8", "a4"))},
+		step{"controller-0 running on a4", status("controller-0", TaskRunning)},
+		step{"node-0 placed after the controller", offers(big("o9", "a5"))},
+		step{"node-0 running on a5", status("node-0", TaskRunning)},
+	),
+	"gone": then(deploy,
+		step{"node-0's task gone: relaunched in place when a1 offers its reservation", status("node-0", TaskGone)},
+		step{"relaunched in place", func(p *Plan) []Decision {
+			return p.OnOffers([]Offer{big("o7", "a1", reserved(p, "node-0", true))})
+		}},
+		step{"node-0 running", status("node-0", TaskRunning)},
+		step{"node-1's task gone and a2 offers without its reservation: placed anew", status("node-1", TaskGone)},
+		step{"a2 offers without the reservation", offers(big("o8", "a2"))},
+		step{"node-1 running", status("node-1", TaskRunning)},
+	),
 	"heads": {
 		{"start", func(p *Plan) []Decision { return p.Start(t0) }},
 		{"the head waits for the controller, like the node", offers(big("o1", "a1"), big("o2", "a2"))},
@@ -495,5 +517,28 @@ func TestProgressWhileDraining(t *testing.T) {
 	}
 	if ds := q.OnDrained("node-1"); len(ds) != 1 || ds[0].Kind != Kill || ds[0].TaskID != "node-1__1" {
 		t.Fatalf("after failover, drained: %v", ds)
+	}
+}
+
+// TestStateClasses: every state the plan names is classified; Terminal
+// follows from the class. (mesosconv's test checks every Mesos enum
+// value is one of these.)
+func TestStateClasses(t *testing.T) {
+	want := map[TaskState]StateClass{
+		TaskStaging: ClassActive, TaskStarting: ClassActive, TaskRunning: ClassActive, TaskKilling: ClassActive,
+		TaskFinished: ClassEnded, TaskFailed: ClassEnded, TaskKilled: ClassEnded, TaskError: ClassEnded, TaskDropped: ClassEnded,
+		TaskUnreachable: ClassUnreachable,
+		TaskLost:        ClassLost, TaskUnknown: ClassLost,
+		TaskGone: ClassGone, TaskGoneByOperator: ClassAgentRemoved,
+		TaskNone: ClassUnclassified, "TASK_SOMETHING_NEW": ClassUnclassified,
+	}
+	for s, c := range want {
+		if got := s.Class(); got != c {
+			t.Errorf("%q: class %d, want %d", s, got, c)
+		}
+		terminal := c == ClassEnded || c == ClassLost || c == ClassGone || c == ClassAgentRemoved
+		if s.Terminal() != terminal {
+			t.Errorf("%q: Terminal() = %v, want %v", s, s.Terminal(), terminal)
+		}
 	}
 }

@@ -235,26 +235,85 @@ type Volume struct {
 type TaskState string
 
 const (
-	TaskNone        TaskState = ""
-	TaskStaging     TaskState = "TASK_STAGING"
-	TaskStarting    TaskState = "TASK_STARTING"
-	TaskRunning     TaskState = "TASK_RUNNING"
-	TaskKilling     TaskState = "TASK_KILLING"
-	TaskFinished    TaskState = "TASK_FINISHED"
-	TaskFailed      TaskState = "TASK_FAILED"
-	TaskKilled      TaskState = "TASK_KILLED"
-	TaskError       TaskState = "TASK_ERROR"
-	TaskLost        TaskState = "TASK_LOST"
-	TaskDropped     TaskState = "TASK_DROPPED"
-	TaskUnreachable TaskState = "TASK_UNREACHABLE"
-	TaskGone        TaskState = "TASK_GONE"
-	TaskUnknown     TaskState = "TASK_UNKNOWN"
+	TaskNone           TaskState = ""
+	TaskStaging        TaskState = "TASK_STAGING"
+	TaskStarting       TaskState = "TASK_STARTING"
+	TaskRunning        TaskState = "TASK_RUNNING"
+	TaskKilling        TaskState = "TASK_KILLING"
+	TaskFinished       TaskState = "TASK_FINISHED"
+	TaskFailed         TaskState = "TASK_FAILED"
+	TaskKilled         TaskState = "TASK_KILLED"
+	TaskError          TaskState = "TASK_ERROR"
+	TaskLost           TaskState = "TASK_LOST"
+	TaskDropped        TaskState = "TASK_DROPPED"
+	TaskUnreachable    TaskState = "TASK_UNREACHABLE"
+	TaskGone           TaskState = "TASK_GONE"
+	TaskGoneByOperator TaskState = "TASK_GONE_BY_OPERATOR"
+	TaskUnknown        TaskState = "TASK_UNKNOWN"
 )
+
+// StateClass is what a task state means for the pod that ran the task.
+// Class is the one place a state is classified; everything else in the
+// plan asks it.
+type StateClass int
+
+const (
+	// ClassUnclassified: a state the plan does not know (a newer Mesos
+	// enum value, or none). Treated as live: the plan waits for the next
+	// update or reconciliation rather than guess.
+	ClassUnclassified StateClass = iota
+	// ClassActive: STAGING, STARTING, RUNNING, KILLING — the task runs
+	// or is about to; nothing to do.
+	ClassActive
+	// ClassEnded: FINISHED, FAILED, KILLED, ERROR, DROPPED — the task is
+	// over and its agent is fine: relaunch (a node in place, on its
+	// volume).
+	ClassEnded
+	// ClassUnreachable: the agent is partitioned away; the task may
+	// come back. A node waits for it (its volume is there); a controller
+	// or head is launched elsewhere.
+	ClassUnreachable
+	// ClassLost: LOST (a framework that is not partition-aware) and
+	// UNKNOWN (the master knows neither the task nor its agent) — the
+	// task is over, but its agent and a node's volume may come back: a
+	// node waits for its agent to offer its reservation again.
+	ClassLost
+	// ClassGone: GONE — the task is over and will not come back; the
+	// master answers it for a task its (registered) agent does not know,
+	// e.g. after the agent's host rebooted. A node is relaunched in place
+	// if its agent still offers its reservation, and placed anew (the
+	// controller restores its containers) if the agent offers without it.
+	ClassGone
+	// ClassAgentRemoved: GONE_BY_OPERATOR — the operator marked the agent
+	// gone (what `dcos node decommission` does): it, and a node's volume,
+	// will never come back. The pod is replaced at once: placed anew with
+	// a new volume, its old reservation an orphan.
+	ClassAgentRemoved
+)
+
+// Class classifies a task state (see StateClass).
+func (s TaskState) Class() StateClass {
+	switch s {
+	case TaskStaging, TaskStarting, TaskRunning, TaskKilling:
+		return ClassActive
+	case TaskFinished, TaskFailed, TaskKilled, TaskError, TaskDropped:
+		return ClassEnded
+	case TaskUnreachable:
+		return ClassUnreachable
+	case TaskLost, TaskUnknown:
+		return ClassLost
+	case TaskGone:
+		return ClassGone
+	case TaskGoneByOperator:
+		return ClassAgentRemoved
+	}
+	return ClassUnclassified
+}
 
 // Terminal reports whether the task will not run again.
 func (s TaskState) Terminal() bool {
-	switch s {
-	case TaskFinished, TaskFailed, TaskKilled, TaskError, TaskLost, TaskDropped, TaskGone, TaskUnknown:
+	switch s.Class() {
+	case ClassEnded, ClassLost, ClassGone, ClassAgentRemoved:
 		return true
 	}
 	return false

@@ -88,12 +88,21 @@ func reservationLabels(r mesos.Resource) map[string]string {
 	return out
 }
 
-// Status converts a protobuf status update.
+// Status converts a protobuf status update. The state keeps its Mesos
+// name (plan.TaskState.Class classifies it); of the reasons, two matter:
+// REASON_RECONCILIATION marks an answer to RECONCILE, and
+// REASON_AGENT_REMOVED_BY_OPERATOR says the agent was marked gone even
+// where the state does not (TASK_LOST to a framework that is not
+// partition-aware): the status counts as TASK_GONE_BY_OPERATOR.
 func Status(st mesos.TaskStatus) plan.Status {
+	state := plan.TaskState(st.GetState().String())
+	if st.GetReason() == mesos.REASON_AGENT_REMOVED_BY_OPERATOR && state.Terminal() {
+		state = plan.TaskGoneByOperator
+	}
 	return plan.Status{
 		TaskID:         st.TaskID.Value,
 		AgentID:        st.GetAgentID().GetValue(),
-		State:          plan.TaskState(st.GetState().String()),
+		State:          state,
 		Reconciliation: st.GetReason() == mesos.REASON_RECONCILIATION,
 	}
 }
