@@ -55,6 +55,7 @@ type agent struct {
 	total        mesos.Resources // everything, reserved and volumes included
 	used         mesos.Resources // held by launched tasks and live executors
 	up           bool
+	gone         bool             // marked gone by the operator: never back
 	srv          *httptest.Server // the agent's /api/v1/executor endpoint
 	executors    map[string]*executorRun
 	runs         int
@@ -176,23 +177,7 @@ func (m *Master) KillAgent(id string) error {
 		m.mu.Unlock()
 		return fmt.Errorf("%w: %s", ErrNoAgent, id)
 	}
-	a.up = false
-	for oid, o := range m.mu.offers {
-		if o.agentID == id {
-			m.rescindLocked(oid, true)
-		}
-	}
-	var procs []*executorRun
-	for _, er := range a.executorsSorted() {
-		er.agentDown = true
-		if er.stream != nil {
-			er.stream.close()
-			er.stream = nil
-		}
-		procs = append(procs, er)
-	}
-	a.executors = map[string]*executorRun{}
-	a.used = nil
+	procs := m.agentDownLocked(a)
 	pa := m.mu.fw != nil && m.mu.fw.partitionAware
 	for _, t := range m.tasksSortedLocked() {
 		if t.agentID != id {
@@ -216,25 +201,114 @@ func (m *Master) KillAgent(id string) error {
 	m.sendLocked(&scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{AgentID: &mesos.AgentID{Value: id}}})
 	m.changedLocked()
 	m.mu.Unlock()
+	waitExited(procs)
+	return nil
+}
+
+// agentDownLocked takes agent a down: its offers are rescinded and its
+// executors cut off; the caller kills their processes (waitExited)
+// once the lock is released.
+func (m *Master) agentDownLocked(a *agent) []*executorRun {
+	a.up = false
+	for oid, o := range m.mu.offers {
+		if o.agentID == a.id {
+			m.rescindLocked(oid, true)
+		}
+	}
+	var procs []*executorRun
+	for _, er := range a.executorsSorted() {
+		er.agentDown = true
+		if er.stream != nil {
+			er.stream.close()
+			er.stream = nil
+		}
+		procs = append(procs, er)
+	}
+	a.executors = map[string]*executorRun{}
+	a.used = nil
+	return procs
+}
+
+// waitExited kills the executors' processes and waits for them.
+func waitExited(procs []*executorRun) {
 	for _, er := range procs {
 		er.terminate(true)
 	}
 	for _, er := range procs {
 		<-er.exitedCh
 	}
+}
+
+// DecommissionAgent marks an agent gone, as the operator API's
+// MARK_AGENT_GONE does (what `dcos node decommission` calls): the agent
+// never comes back, its reservations and volumes are lost, and each task
+// on it (running, or unreachable after KillAgent) ends
+// TASK_GONE_BY_OPERATOR with REASON_AGENT_REMOVED_BY_OPERATOR (TASK_LOST
+// with REASON_AGENT_REMOVED for a framework that is not
+// PARTITION_AWARE), sent by the master. An agent that was up is also
+// reported in a FAILURE event. Reconciling one of its tasks afterwards
+// answers TASK_GONE_BY_OPERATOR.
+func (m *Master) DecommissionAgent(id string) error {
+	m.mu.Lock()
+	a := m.mu.agents[id]
+	if a == nil {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrNoAgent, id)
+	}
+	if a.gone {
+		m.mu.Unlock()
+		return nil
+	}
+	wasUp := a.up
+	var procs []*executorRun
+	if wasUp {
+		procs = m.agentDownLocked(a)
+	}
+	a.gone = true
+	a.total = nil // reservations and volumes went with the agent
+	pa := m.mu.fw != nil && m.mu.fw.partitionAware
+	for _, t := range m.tasksSortedLocked() {
+		if t.agentID != id {
+			continue
+		}
+		t.released = true
+		t.pending = nil
+		if !isTerminal(t.state) {
+			state, reason := mesos.TASK_GONE_BY_OPERATOR, mesos.REASON_AGENT_REMOVED_BY_OPERATOR
+			if !pa {
+				state, reason = mesos.TASK_LOST, mesos.REASON_AGENT_REMOVED
+			}
+			st := t.newStatus(state, mesos.SOURCE_MASTER, &reason, "Agent "+id+" marked gone by the operator")
+			st.UUID = nil
+			t.state, t.status = state, st
+			m.sendLocked(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})
+		}
+		m.forgetTaskLocked(t)
+	}
+	if wasUp {
+		m.sendLocked(&scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{AgentID: &mesos.AgentID{Value: id}}})
+	}
+	m.changedLocked()
+	m.mu.Unlock()
+	waitExited(procs)
 	return nil
 }
 
 // RestartAgent brings a killed agent back with the same id, its
 // reservations and persistent volumes (and their contents) intact and
 // no tasks: the tasks it ran are forgotten, so reconciling them answers
-// TASK_LOST (TASK_UNKNOWN when partition-aware).
+// TASK_GONE (TASK_LOST when not partition-aware), as Mesos answers for a
+// task its registered agent does not know. An agent marked gone
+// (DecommissionAgent) cannot restart: ErrAgentGone.
 func (m *Master) RestartAgent(id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := m.mu.agents[id]
 	if a == nil {
 		return fmt.Errorf("%w: %s", ErrNoAgent, id)
+	}
+	if a.gone {
+		return fmt.Errorf("%w: %s was marked gone", ErrAgentGone, id)
 	}
 	if a.up {
 		return nil

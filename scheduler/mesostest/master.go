@@ -24,6 +24,8 @@ var (
 	ErrMediaType = errors.New("mesostest: unsupported media type")
 	// ErrNoAgent: no simulated agent has that id.
 	ErrNoAgent = errors.New("mesostest: no such agent")
+	// ErrAgentGone: the agent was marked gone (DecommissionAgent).
+	ErrAgentGone = errors.New("mesostest: agent marked gone")
 	// ErrNoOffer: no outstanding offer has that id.
 	ErrNoOffer = errors.New("mesostest: no such offer")
 	// ErrNoTask: no live task has that id.
@@ -631,13 +633,33 @@ func (m *Master) reconcileLocked(fw *framework, list []scheduler.Call_Reconcile_
 			send(t.status)
 			continue
 		}
-		state := mesos.TASK_LOST
-		if fw.partitionAware {
-			state = mesos.TASK_UNKNOWN
-		}
-		st := mesos.TaskStatus{TaskID: rt.TaskID, State: &state, AgentID: rt.AgentID}
+		st := mesos.TaskStatus{TaskID: rt.TaskID, State: m.unknownTaskStateLocked(fw, rt.AgentID), AgentID: rt.AgentID}
 		send(st)
 	}
+}
+
+// unknownTaskStateLocked is the state explicit reconciliation answers
+// for a task the master does not know, by what it knows of the agent
+// named (as src/master/master.cpp's reconcile does): the agent
+// registered and up, TASK_GONE; down (unreachable), TASK_UNREACHABLE;
+// marked gone, TASK_GONE_BY_OPERATOR; unknown or not named,
+// TASK_UNKNOWN. A framework that is not PARTITION_AWARE hears TASK_LOST.
+func (m *Master) unknownTaskStateLocked(fw *framework, agentID *mesos.AgentID) *mesos.TaskState {
+	state := mesos.TASK_LOST
+	if fw.partitionAware {
+		state = mesos.TASK_UNKNOWN
+		if a := m.mu.agents[agentID.GetValue()]; a != nil && agentID != nil {
+			switch {
+			case a.gone:
+				state = mesos.TASK_GONE_BY_OPERATOR
+			case a.up:
+				state = mesos.TASK_GONE
+			default:
+				state = mesos.TASK_UNREACHABLE
+			}
+		}
+	}
+	return &state
 }
 
 func (m *Master) acknowledgeLocked(taskID string, uuid []byte) {

@@ -3,6 +3,7 @@ package mesostest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -418,6 +419,59 @@ func TestPartitionAware(t *testing.T) {
 	cli.update("s", mesos.TASK_UNREACHABLE)
 	cli.call(calls.Reconcile(calls.ReconcileTasks(map[string]string{"gone": ""})))
 	cli.update("gone", mesos.TASK_UNKNOWN)
+	// Unknown tasks on a named agent: by what the master knows of it.
+	cli.call(calls.Reconcile(calls.ReconcileTasks(map[string]string{"on-a1": "a1", "on-a9": "a9"})))
+	cli.update("on-a1", mesos.TASK_UNREACHABLE)
+	cli.update("on-a9", mesos.TASK_UNKNOWN)
+	if err := m.RestartAgent("a1"); err != nil {
+		t.Fatal(err)
+	}
+	cli.call(calls.Reconcile(calls.ReconcileTasks(map[string]string{"s": "a1"})))
+	cli.update("s", mesos.TASK_GONE)
+}
+
+// TestDecommissionAgent: an agent marked gone ends its tasks
+// TASK_GONE_BY_OPERATOR (reason REASON_AGENT_REMOVED_BY_OPERATOR), the
+// scheduler hears a FAILURE, reconciliation answers
+// TASK_GONE_BY_OPERATOR, the agent offers nothing and cannot restart.
+func TestDecommissionAgent(t *testing.T) {
+	m := NewMaster(t, Options{})
+	for _, id := range []string{"a1", "a2"} {
+		if err := m.AddAgent(AgentSpec{ID: id, CPUs: 1, MemMB: 64}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cli := subscribeWith(t, m, &mesos.FrameworkInfo{User: "u", Name: "pa", Capabilities: []mesos.FrameworkInfo_Capability{
+		{Type: mesos.FrameworkInfo_Capability_PARTITION_AWARE},
+	}})
+	o := cli.nextOffer(func(o mesos.Offer) bool { return o.AgentID.Value == "a1" })
+	ti := mesos.TaskInfo{Name: "s", TaskID: mesos.TaskID{Value: "s"}, AgentID: o.AgentID,
+		Resources: []mesos.Resource{scalar("cpus", 1)}, Command: &mesos.CommandInfo{Value: strPtr("exec sleep 600")}}
+	cli.call(calls.Accept(calls.OfferOperations{calls.OpLaunch(ti)}.WithOffers(o.ID)))
+	cli.update("s", mesos.TASK_RUNNING)
+	if err := m.DecommissionAgent("a1"); err != nil {
+		t.Fatal(err)
+	}
+	st := cli.update("s", mesos.TASK_GONE_BY_OPERATOR)
+	if st.GetReason() != mesos.REASON_AGENT_REMOVED_BY_OPERATOR || st.GetSource() != mesos.SOURCE_MASTER {
+		t.Fatalf("status %v", st)
+	}
+	cli.next(func(e *scheduler.Event) bool {
+		return e.Type == scheduler.Event_FAILURE && e.Failure.GetAgentID().GetValue() == "a1"
+	})
+	cli.call(calls.Reconcile(calls.ReconcileTasks(map[string]string{"s": "a1"})))
+	cli.update("s", mesos.TASK_GONE_BY_OPERATOR)
+	if len(m.Tasks()) != 0 {
+		t.Fatalf("tasks left: %v", m.Tasks())
+	}
+	if err := m.RestartAgent("a1"); !errors.Is(err, ErrAgentGone) {
+		t.Fatalf("RestartAgent of a gone agent: %v", err)
+	}
+	for _, ov := range m.Offers() {
+		if ov.AgentID == "a1" {
+			t.Fatalf("the gone agent offers: %+v", ov)
+		}
+	}
 }
 
 // TestSecretEnvironment: an environment variable of type SECRET is
