@@ -82,6 +82,7 @@ type Master struct {
 	mu struct {
 		sync.Mutex
 		fw        *framework
+		removed   map[string]bool // ids of frameworks torn down
 		agents    map[string]*agent
 		order     []string // agent ids in the order added
 		offers    map[string]*offer
@@ -351,6 +352,18 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, call *schedul
 	}
 	m.mu.Lock()
 	m.mu.calls = append(m.mu.calls, call)
+	if id := info.GetID().GetValue(); m.mu.removed[id] {
+		// As Mesos refuses it (src/master/master.cpp,
+		// validateFramework): the stream opens, carries one ERROR event
+		// and ends.
+		m.mu.Unlock()
+		s := newStream(newStreamID())
+		s.send(&scheduler.Event{Type: scheduler.Event_ERROR, Error: &scheduler.Event_Error{Message: FrameworkRemovedMessage}})
+		s.close()
+		w.Header().Set("Mesos-Stream-Id", s.id)
+		s.serve(w, r, out, nil)
+		return
+	}
 	fw := m.mu.fw
 	if fw != nil && (info.ID == nil || info.ID.Value != fw.id) {
 		// One framework at a time: a new framework replaces the old one,
@@ -718,7 +731,30 @@ func (m *Master) killLocked(fw *framework, taskID string) {
 	}
 }
 
+// FrameworkRemovedMessage is the ERROR event's message to a framework
+// that subscribes with the id of one the master removed (torn down, or
+// its failover timeout passed), as Mesos words it.
+const FrameworkRemovedMessage = "Framework has been removed"
+
+// RemoveFramework removes the framework as the operator's TEARDOWN (or
+// its failover timeout passing) does: its tasks and executors end, its
+// stream closes, and it may never subscribe with its id again (see
+// FrameworkRemovedMessage). Its reservations and volumes stay on the
+// agents, as they do in Mesos (they belong to the role).
+func (m *Master) RemoveFramework() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if fw := m.mu.fw; fw != nil {
+		m.teardownLocked(fw)
+		m.changedLocked()
+	}
+}
+
 func (m *Master) teardownLocked(fw *framework) {
+	if m.mu.removed == nil {
+		m.mu.removed = map[string]bool{}
+	}
+	m.mu.removed[fw.id] = true
 	for _, t := range m.tasksSortedLocked() {
 		t.executor.agent.releaseTask(t)
 		delete(m.mu.tasks, t.info.TaskID.Value)

@@ -13,6 +13,8 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
 	"github.com/mesos/mesos-go/api/v1/lib/recordio"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
@@ -530,4 +532,49 @@ func TestSecretEnvironment(t *testing.T) {
 	if st := s.update("invalid", mesos.TASK_ERROR); st.GetReason() != mesos.REASON_TASK_INVALID {
 		t.Fatalf("a SECRET variable with a value: %+v", st)
 	}
+}
+
+// TestRemovedFrameworkSubscribes: a framework the master removed gets,
+// on SUBSCRIBE with its old id, a stream with one ERROR event ("Framework
+// has been removed") that then ends; a new framework (no id) is welcome
+// and finds the old reservations.
+func TestRemovedFrameworkSubscribes(t *testing.T) {
+	m := NewMaster(t, Options{})
+	if err := m.AddAgent(AgentSpec{ID: "a1", CPUs: 1, MemMB: 64, Extra: []mesos.Resource{reserve(scalar("cpus", 0.5), "node-0")}}); err != nil {
+		t.Fatal(err)
+	}
+	old := subscribe(t, m, "", codecs.MediaTypeProtobuf)
+	m.RemoveFramework()
+	if m.FrameworkID() != "" {
+		t.Fatalf("framework %q after its removal", m.FrameworkID())
+	}
+	info := &mesos.FrameworkInfo{User: "sluice", Name: "sluice", Role: strPtr("sluice"), ID: &mesos.FrameworkID{Value: old.fwID}}
+	caller := httpsched.NewCaller(httpcli.New(httpcli.Endpoint(m.URL())))
+	resp, err := caller.Call(ctx(t), calls.Subscribe(info).With(calls.SubscribeTo(old.fwID)))
+	if err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	defer resp.Close()
+	ev := new(scheduler.Event)
+	if err := resp.Decode(ev); err != nil || ev.Type != scheduler.Event_ERROR || ev.Error.GetMessage() != FrameworkRemovedMessage {
+		t.Fatalf("first event %v, %v; want ERROR %q", ev, err, FrameworkRemovedMessage)
+	}
+	if err := resp.Decode(new(scheduler.Event)); err == nil {
+		t.Fatal("the stream goes on after the ERROR")
+	}
+	if m.FrameworkID() != "" {
+		t.Fatalf("the removed framework is back as %q", m.FrameworkID())
+	}
+	fresh := subscribe(t, m, "", codecs.MediaTypeProtobuf)
+	if fresh.fwID == old.fwID {
+		t.Fatalf("a new framework got the removed id %q", fresh.fwID)
+	}
+	fresh.nextOffer(func(o mesos.Offer) bool {
+		for _, r := range o.Resources {
+			if r.GetReservation() != nil || len(r.Reservations) > 0 {
+				return true
+			}
+		}
+		return false
+	})
 }
