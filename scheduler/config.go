@@ -78,6 +78,12 @@ type Config struct {
 
 	// FailoverTimeout is the framework's failover timeout (default a week).
 	FailoverTimeout time.Duration
+	// ForgetFramework drops the stored framework id before subscribing,
+	// so that the scheduler registers as a new framework: the way out
+	// of ErrFrameworkRemoved (`sluice scheduler --forget-framework`).
+	// The stored plan is kept: its pods' reservations and volumes, which
+	// Mesos keeps for the role, are adopted again.
+	ForgetFramework bool
 	// BackoffMin and BackoffMax bound the re-subscription backoff
 	// (default 250ms and 15s).
 	BackoffMin, BackoffMax time.Duration

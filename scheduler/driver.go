@@ -53,7 +53,7 @@ type Driver struct {
 	drains   map[string]bool
 	// headKills: head tasks refreshHeads has killed (asked once each).
 	headKills map[string]bool
-	persist   error // a failed write: Run ends with it
+	persist   error // a failed write, or ErrFrameworkRemoved: Run ends with it
 	in        chan streamMsg
 	drained   chan string
 	wg        sync.WaitGroup
@@ -229,6 +229,13 @@ func (d *Driver) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if d.cfg.ForgetFramework && fwID != "" {
+		if err := d.st.forgetFrameworkID(ctx, d.store); err != nil {
+			return err
+		}
+		d.log.WithField("framework", fwID).Warn("scheduler: forgot the stored framework id (--forget-framework): registering as a new framework")
+		fwID = ""
+	}
 	switch {
 	case p == nil:
 		p = plan.New(d.cfg.Spec)
@@ -391,9 +398,23 @@ func (d *Driver) handle(ctx context.Context, ev *scheduler.Event) {
 			d.exec(ctx, d.p.OnAgentLost(a.Value))
 		}
 	case scheduler.Event_ERROR:
-		d.log.WithField("message", ev.Error.GetMessage()).Error("scheduler: the master reports an error")
+		msg := ev.Error.GetMessage()
+		d.log.WithField("message", msg).Error("scheduler: the master reports an error")
+		// Mesos says a removed framework is refused by this message
+		// alone (src/master/master.cpp, validateFramework): there is no
+		// code to test instead. Re-subscribing can never succeed.
+		if msg == frameworkRemovedMessage && d.fwID != "" {
+			d.persist = fmt.Errorf("%w: framework %s (torn down, or its failover timeout of %s passed); "+
+				"start `sluice scheduler --forget-framework` once to register as a new framework, "+
+				"which adopts the pods' reservations and volumes (docs/OPERATIONS.md)",
+				ErrFrameworkRemoved, d.fwID, d.cfg.FailoverTimeout)
+		}
 	}
 }
+
+// frameworkRemovedMessage is the ERROR event's message to a framework
+// the master has removed when it subscribes with its id.
+const frameworkRemovedMessage = "Framework has been removed"
 
 // exec stores the plan, then carries out its decisions. A failed write
 // stops everything (d.persist); a failed Mesos call is logged: the

@@ -15,4 +15,8 @@ var (
 	ErrController = errors.New("scheduler: controller API")
 	// ErrAPI: the scheduler's API answered an error (Client).
 	ErrAPI = errors.New("scheduler: API error")
+	// ErrFrameworkRemoved: the master removed the framework (torn down,
+	// or its failover timeout passed) and refuses its id for good; Run
+	// ends with it. Config.ForgetFramework registers anew.
+	ErrFrameworkRemoved = errors.New("scheduler: the Mesos master has removed the framework")
 )

@@ -1,7 +1,13 @@
 package scheduler
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
+	"time"
+
+	sched "github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
 	"github.com/sluice-streams/sluice/scheduler/plan"
@@ -54,4 +60,74 @@ func persistenceID(t *testing.T, m *mesostest.Master, taskID string) string {
 		}
 	}
 	return ""
+}
+
+// TestFrameworkRemoved: the master removes the framework (the operator's
+// teardown, or the failover timeout): Run stops with ErrFrameworkRemoved
+// instead of re-subscribing for ever, and keeps the stored framework id.
+// Started again with ForgetFramework, the scheduler registers as a new
+// framework and adopts the nodes' reservations and volumes: every pod
+// runs again, the nodes on their agents with their volumes.
+func TestFrameworkRemoved(t *testing.T) {
+	h := newHarness(t, 3)
+	r := h.start("s1")
+	eventually(t, "deployed", r.complete(t))
+	before := r.pods(t)
+	volumes := map[string]string{}
+	for name, p := range before {
+		if p.Kind == plan.Node {
+			volumes[name] = persistenceID(t, h.m, p.TaskID)
+		}
+	}
+	oldID := h.m.FrameworkID()
+	subs := len(h.m.CallsOf(sched.Call_SUBSCRIBE))
+	h.m.RemoveFramework()
+	select {
+	case err := <-r.errc:
+		if !errors.Is(err, ErrFrameworkRemoved) || !strings.Contains(err.Error(), "--forget-framework") || !strings.Contains(err.Error(), oldID) {
+			t.Fatalf("Run: %v, want ErrFrameworkRemoved naming %s and --forget-framework", err, oldID)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run goes on after the framework was removed")
+	}
+	r.cancel()
+	r.cancel = nil
+	if n := len(h.m.CallsOf(sched.Call_SUBSCRIBE)); n != subs+1 {
+		t.Fatalf("%d SUBSCRIBEs after the removal, want 1", n-subs)
+	}
+	if got := storedFrameworkID(t, h); got != oldID {
+		t.Fatalf("stored framework id %q, want %q kept", got, oldID)
+	}
+
+	h.cfg.ForgetFramework = true
+	r2 := h.start("s2")
+	eventually(t, "redeployed under a new framework", func() bool {
+		return h.m.FrameworkID() != "" && r2.complete(t)()
+	})
+	newID := h.m.FrameworkID()
+	if newID == oldID {
+		t.Fatalf("registered again as %s", newID)
+	}
+	if got := storedFrameworkID(t, h); got != newID {
+		t.Fatalf("stored framework id %q, want %q", got, newID)
+	}
+	after := r2.pods(t)
+	for name, vol := range volumes {
+		p := after[name]
+		if p.AgentID != before[name].AgentID || persistenceID(t, h.m, p.TaskID) != vol {
+			t.Fatalf("%s: on %s with volume %q, was on %s with %q", name, p.AgentID, persistenceID(t, h.m, p.TaskID), before[name].AgentID, vol)
+		}
+	}
+	if errs := h.m.OperationErrors(); len(errs) != 0 {
+		t.Fatalf("the master refused operations: %v", errs)
+	}
+}
+
+func storedFrameworkID(t *testing.T, h *harness) string {
+	t.Helper()
+	kv, err := openStore(t, h).Get(context.Background(), keyFrameworkID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(kv.Value)
 }

@@ -66,6 +66,24 @@ func (k *durable) store(ctx context.Context, st cluster.Store, v []byte) error {
 	return nil
 }
 
+// forgetFrameworkID deletes the stored framework id (fenced like a
+// write).
+func (s *state) forgetFrameworkID(ctx context.Context, st cluster.Store) error {
+	k := &s.frameworkID
+	if !k.exists {
+		return nil
+	}
+	err := st.Delete(ctx, k.key, k.version)
+	if errors.Is(err, cluster.ErrVersionMismatch) {
+		return fmt.Errorf("%w: %s was written by another scheduler: %v", ErrLeadership, k.key, err)
+	}
+	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
+		return fmt.Errorf("scheduler: delete %s: %w", k.key, err)
+	}
+	k.value, k.version, k.exists = nil, 0, false
+	return nil
+}
+
 // state is the driver's durable state.
 type state struct {
 	frameworkID durable
