@@ -282,6 +282,12 @@ func TestSchedulerHeadFlags(t *testing.T) {
 		d.Spec.NFSHeads.Resources != (plan.Resources{CPUs: 1, MemMB: 1024}) || d.Spec.S3Heads.Resources != (plan.Resources{CPUs: 1, MemMB: 1024}) {
 		t.Fatalf("defaults: %+v", d)
 	}
+	if d.ForgetFramework {
+		t.Fatal("--forget-framework is on by default")
+	}
+	if f := parse(t, "--forget-framework"); !f.ForgetFramework {
+		t.Fatal("--forget-framework does not reach the driver")
+	}
 	t.Setenv(scheduler.S3CredentialsEnv, "AKID:secret,AK2:s2")
 	c := parse(t, "--nfs-heads", "2", "--nfs-head-cpus", "0.5", "--nfs-head-mem", "512", "--nfs-head-port", "0",
 		"--s3-heads", "3", "--s3-head-cpus", "2", "--s3-head-mem", "2048", "--s3-head-port", "9100", "--s3-anonymous=true")

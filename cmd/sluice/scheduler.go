@@ -51,6 +51,9 @@ type schedulerOptions struct {
 	Containers                  int
 	Tier2                       string
 	HDFSConfigURL               string
+	// ForgetFramework is the operator's one-off way out of a framework
+	// the master removed; not part of the Marathon app's contract.
+	ForgetFramework bool
 }
 
 // Environment variables for tests and for agents that do not fetch
@@ -129,6 +132,7 @@ func schedulerFlags(o *schedulerOptions) []cli.Flag {
 		integer("containers", "segment containers `N` of the whole cluster; fixed at install", 4, &o.Containers),
 		str("tier2", "tier-2 `URI` of every node: file:///DIR or hdfs://HOST:PORT/DIR", "", &o.Tier2),
 		str("hdfs-config-url", "`URL` the tasks fetch hdfs-site.xml and core-site.xml from (may be empty)", "", &o.HDFSConfigURL),
+		&cli.BoolFlag{Name: "forget-framework", Usage: "drop the framework id stored under --zk-root and register as a new Mesos framework (after the master removed the old one: \"Framework has been removed\"); the pods' reservations and volumes are adopted. Give it for one start only", Destination: &o.ForgetFramework},
 	}
 }
 
@@ -192,7 +196,8 @@ func schedulerConfig(o *schedulerOptions, log logrus.FieldLogger) (scheduler.Con
 		HeadRPCPort: o.HeadRPCPort, HeadDataPort: o.HeadDataPort, HeadHTTPPort: o.HeadHTTPPort,
 		NFSHeadPort: o.NFSHeadPort, S3HeadPort: o.S3HeadPort,
 		S3Credentials: creds, S3CredentialsSecret: o.S3CredentialsSecret, S3Anonymous: o.S3Anonymous,
-		Logger: log,
+		ForgetFramework: o.ForgetFramework,
+		Logger:          log,
 	}
 	return cfg, nil
 }
