@@ -409,12 +409,9 @@ func (p *Plan) podStatus(pod *Pod, st Status) []Decision {
 		// placed anew if it offers without it (useOffer).
 	case ClassAgentRemoved:
 		// The agent is gone for good, and a node's volume with it.
-		// Mesos never lets a gone agent register again: no orphan.
-		if pod.Goal == GoalRun {
-			p.abandonPlacement(pod, false)
-		} else {
-			pod.AgentLost = pod.persistent()
-		}
+		// Mesos never lets a gone agent register again: no orphan
+		// (a decommissioned pod is retired below with nothing to clean).
+		p.abandonPlacement(pod, false)
 	}
 	if pod.Goal == GoalDecommission {
 		if pod.Draining {

@@ -189,6 +189,12 @@ var scenarios = map[string][]step{
 		step{"node-0 placed after the controller", offers(big("o9", "a5"))},
 		step{"node-0 running on a5", status("node-0", TaskRunning)},
 	),
+	"gone_by_operator_while_draining": then(deploy,
+		step{"nodes 2 -> 1: node-1 drains", func(p *Plan) []Decision { return p.SetCounts(1, 1) }},
+		step{"a2 decommissioned meanwhile", status("node-1", TaskGoneByOperator)},
+		step{"drained: retired with nothing to clean up", func(p *Plan) []Decision { return p.OnDrained("node-1") }},
+		step{"offers: nothing wanted", offers(big("o7", "a3"))},
+	),
 	"gone": then(deploy,
 		step{"node-0's task gone: relaunched in place when a1 offers its reservation", status("node-0", TaskGone)},
 		step{"relaunched in place", func(p *Plan) []Decision {
