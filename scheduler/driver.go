@@ -260,7 +260,7 @@ func (d *Driver) load(ctx context.Context) error {
 	if build == nil {
 		build = d.cfg.executorTask
 	}
-	d.conv = mesosconv.Converter{Framework: d.cfg.Name, Role: d.cfg.Role, FrameworkID: fwID, Build: d.taskBuilder(build)}
+	d.conv = mesosconv.Converter{Framework: d.cfg.Name, Role: d.cfg.Role, Principal: d.cfg.Principal, FrameworkID: fwID, Build: d.taskBuilder(build)}
 	return nil
 }
 

@@ -312,7 +312,12 @@ func (m *Master) masterStatusLocked(id mesos.TaskID, state mesos.TaskState, reas
 	}}})
 }
 
-var errInsufficient = errors.New("resources not in the offer")
+var (
+	errInsufficient = errors.New("resources not in the offer")
+	// errPrincipal: a RESERVE or CREATE whose principal is missing or
+	// is not the framework's (the fake master records it in OpErrors).
+	errPrincipal = errors.New("mesostest: principal mismatch")
+)
 
 func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op *mesos.Offer_Operation) error {
 	swap := func(from, to mesos.Resources) error {
@@ -336,6 +341,9 @@ func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op 
 				return fmt.Errorf("resource %v is not dynamically reserved", res[i])
 			}
 		}
+		if err := checkReservePrincipal(fw, res); err != nil {
+			return err
+		}
 		src := mesos.Resources(op.Reserve.Source)
 		if len(src) == 0 {
 			src = res.ToUnreserved()
@@ -357,6 +365,9 @@ func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op 
 			return errors.New("missing create")
 		}
 		vols := mesos.Resources(op.Create.Volumes)
+		if err := checkCreatePrincipal(fw, vols); err != nil {
+			return err
+		}
 		var src mesos.Resources
 		for _, v := range vols {
 			p := v.GetDisk().GetPersistence()
@@ -418,6 +429,57 @@ func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op 
 	default:
 		return fmt.Errorf("operation %v is not simulated", op.Type)
 	}
+}
+
+// principal is the framework's principal, which the fake master takes
+// as authenticated (a real master makes sure that the two agree when the
+// framework subscribes); "" when the framework gave none.
+func (fw *framework) principal() string { return fw.info.GetPrincipal() }
+
+// checkReservePrincipal refuses a RESERVE by a framework with a
+// principal unless every resource's own (last) reservation carries that
+// principal, as Mesos' master validation does. Without a principal
+// anything goes.
+func checkReservePrincipal(fw *framework, res mesos.Resources) error {
+	want := fw.principal()
+	if want == "" {
+		return nil
+	}
+	for _, r := range res {
+		var ri *mesos.Resource_ReservationInfo
+		if n := len(r.Reservations); n > 0 {
+			ri = &r.Reservations[n-1]
+		} else {
+			ri = r.Reservation
+		}
+		switch {
+		case ri == nil || ri.Principal == nil:
+			return fmt.Errorf("%w: RESERVE by principal %q of a resource whose reservation has no principal", errPrincipal, want)
+		case *ri.Principal != want:
+			return fmt.Errorf("%w: RESERVE by principal %q of a resource reserved with principal %q", errPrincipal, want, *ri.Principal)
+		}
+	}
+	return nil
+}
+
+// checkCreatePrincipal refuses a CREATE by a framework with a principal
+// unless every volume's disk.persistence carries that principal, as
+// Mesos' master validation does.
+func checkCreatePrincipal(fw *framework, vols mesos.Resources) error {
+	want := fw.principal()
+	if want == "" {
+		return nil
+	}
+	for _, v := range vols {
+		p := v.GetDisk().GetPersistence()
+		switch {
+		case p == nil || p.Principal == nil:
+			return fmt.Errorf("%w: CREATE by principal %q of a volume with no principal in disk.persistence", errPrincipal, want)
+		case *p.Principal != want:
+			return fmt.Errorf("%w: CREATE by principal %q of a volume with principal %q in disk.persistence", errPrincipal, want, *p.Principal)
+		}
+	}
+	return nil
 }
 
 func (a *agent) hasVolume(id string) bool {

@@ -62,6 +62,13 @@
 //     when PARTITION_AWARE), reason REASON_INVALID_OFFERS. LAUNCH_GROUP
 //     is not simulated (TASK_ERROR). What is left of the offers is free
 //     again, filtered for filters.refuse_seconds if filters were given.
+//   - Principals: FrameworkInfo.principal stands for the authenticated
+//     principal. When it is set, a RESERVE whose resources' own (last)
+//     reservation, or a CREATE whose volumes' disk.persistence, lacks
+//     it or names another principal is refused, as the real master's
+//     validation does. UNRESERVE and DESTROY are not checked: Mesos
+//     leaves them to the authorizer, whose default lets any principal
+//     undo any other's (src/master/validation.cpp).
 //   - DECLINE with filters: the declined resources are not offered to
 //     the framework again until refuse_seconds have passed on
 //     Options.Now (wall time by default; a test may pass its own clock

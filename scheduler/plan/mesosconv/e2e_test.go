@@ -31,14 +31,14 @@ type driver struct {
 
 func newDriver(t *testing.T, m *mesostest.Master, p *plan.Plan) *driver {
 	d := &driver{t: t, m: m, p: p, events: make(chan *scheduler.Event, 1024)}
-	d.conv = Converter{Framework: "sluice", Role: "sluice", Build: func(op plan.Op, agentID string, res mesos.Resources) mesos.TaskInfo {
+	d.conv = Converter{Framework: "sluice", Role: "sluice", Principal: "sluice-principal", Build: func(op plan.Op, agentID string, res mesos.Resources) mesos.TaskInfo {
 		sh := true
 		cmd := "sleep 600"
 		return mesos.TaskInfo{Resources: res, Command: &mesos.CommandInfo{Shell: &sh, Value: &cmd}}
 	}}
 	d.caller = httpsched.NewCaller(httpcli.New(httpcli.Endpoint(m.URL())))
-	role := "sluice"
-	resp, err := d.caller.Call(context.Background(), calls.Subscribe(&mesos.FrameworkInfo{User: "sluice", Name: "sluice", Role: &role}))
+	role, principal := "sluice", "sluice-principal" // the fake master checks reservations' and volumes' principals
+	resp, err := d.caller.Call(context.Background(), calls.Subscribe(&mesos.FrameworkInfo{User: "sluice", Name: "sluice", Role: &role, Principal: &principal}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,8 +106,13 @@ type TaskBuilder func(op plan.Op, agentID string, resources mesos.Resources) mes
 
 // Converter turns decisions into scheduler calls for one framework.
 type Converter struct {
-	Framework   string // plan.Spec.Framework: the reservation label
-	Role        string
+	Framework string // plan.Spec.Framework: the reservation label
+	Role      string
+	// Principal is the framework's principal (FrameworkInfo.principal).
+	// Once the framework authenticates, the master refuses a RESERVE
+	// whose reservation, or a CREATE whose volume, does not carry it;
+	// "" leaves both unset.
+	Principal   string
 	FrameworkID string
 	Build       TaskBuilder
 }
@@ -162,8 +167,13 @@ func (c Converter) reservation(op plan.Op) mesos.Resource_ReservationInfo {
 	typ := mesos.Resource_ReservationInfo_DYNAMIC
 	role := c.Role
 	label := func(k, v string) mesos.Label { return mesos.Label{Key: k, Value: &v} }
+	var principal *string
+	if c.Principal != "" {
+		p := c.Principal
+		principal = &p
+	}
 	return mesos.Resource_ReservationInfo{
-		Type: &typ, Role: &role,
+		Type: &typ, Role: &role, Principal: principal,
 		Labels: &mesos.Labels{Labels: []mesos.Label{
 			label(plan.LabelFramework, c.Framework),
 			label(plan.LabelPod, op.Pod),
@@ -196,7 +206,7 @@ func (c Converter) volume(op plan.Op, v *plan.Volume) mesos.Resource {
 	disk := scalars(plan.Resources{DiskMB: v.SizeMB}, &ri)[0]
 	mode := mesos.RW
 	disk.Disk = &mesos.Resource_DiskInfo{
-		Persistence: &mesos.Resource_DiskInfo_Persistence{ID: v.ID},
+		Persistence: &mesos.Resource_DiskInfo_Persistence{ID: v.ID, Principal: ri.Principal},
 		Volume:      &mesos.Volume{ContainerPath: v.ContainerPath, Mode: &mode},
 	}
 	return disk
