@@ -27,10 +27,13 @@ type driver struct {
 	events chan *scheduler.Event
 	drains []string
 	rebal  [][]string
+	// declined counts the offers the plan declined, by agent.
+	declined   map[string]int
+	offerAgent map[string]string // offer id -> agent id
 }
 
 func newDriver(t *testing.T, m *mesostest.Master, p *plan.Plan) *driver {
-	d := &driver{t: t, m: m, p: p, events: make(chan *scheduler.Event, 1024)}
+	d := &driver{t: t, m: m, p: p, events: make(chan *scheduler.Event, 1024), declined: map[string]int{}, offerAgent: map[string]string{}}
 	d.conv = Converter{Framework: "sluice", Role: "sluice", Principal: "sluice-principal", Build: func(op plan.Op, agentID string, res mesos.Resources) mesos.TaskInfo {
 		sh := true
 		cmd := "sleep 600"
@@ -67,6 +70,10 @@ func (d *driver) do(ds []plan.Decision) {
 		case plan.Rebalance:
 			d.rebal = append(d.rebal, dec.Pods)
 			continue
+		case plan.Decline:
+			for _, id := range dec.OfferIDs {
+				d.declined[d.offerAgent[id]]++
+			}
 		}
 		call, err := d.conv.Call(dec)
 		if err != nil {
@@ -96,7 +103,7 @@ func (d *driver) until(what string, cond func() bool) {
 			}
 			d.handle(ev)
 		case <-deadline.C:
-			d.t.Fatalf("%s: not within 20s; progress %+v", what, d.p.Progress())
+			d.t.Fatalf("%s: not within 20s; progress %+v; operation errors %v", what, d.p.Progress(), d.m.OperationErrors())
 		}
 	}
 }
@@ -109,6 +116,7 @@ func (d *driver) handle(ev *scheduler.Event) {
 	case scheduler.Event_OFFERS:
 		var os []plan.Offer
 		for _, o := range ev.Offers.Offers {
+			d.offerAgent[o.ID.Value] = o.AgentID.Value
 			os = append(os, Offer(o, "sluice", "sluice"))
 		}
 		d.do(d.p.OnOffers(os))
