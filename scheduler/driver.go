@@ -370,7 +370,7 @@ func (d *Driver) handle(ctx context.Context, ev *scheduler.Event) {
 		var os []plan.Offer
 		for _, o := range ev.Offers.Offers {
 			d.offers[o.ID.Value] = o
-			os = append(os, mesosconv.Offer(o, d.cfg.Name, d.cfg.Role))
+			os = append(os, d.conv.Offer(o))
 		}
 		d.exec(ctx, d.p.OnOffers(os))
 	case scheduler.Event_RESCIND:

@@ -117,7 +117,7 @@ func (d *driver) handle(ev *scheduler.Event) {
 		var os []plan.Offer
 		for _, o := range ev.Offers.Offers {
 			d.offerAgent[o.ID.Value] = o.AgentID.Value
-			os = append(os, Offer(o, "sluice", "sluice"))
+			os = append(os, d.conv.Offer(o))
 		}
 		d.do(d.p.OnOffers(os))
 	case scheduler.Event_RESCIND:

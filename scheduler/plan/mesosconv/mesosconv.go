@@ -156,6 +156,70 @@ type Converter struct {
 	Principal   string
 	FrameworkID string
 	Build       TaskBuilder
+
+	// offered holds, by reservation id, the principals the framework's
+	// reservations showed in offers (Converter.Offer).
+	offered map[string]offeredPrincipals
+}
+
+// offeredPrincipals is what an offer showed of one of the framework's
+// reservations: its reservation's principal and, once it holds a
+// volume, the volume's (nil: none).
+type offeredPrincipals struct {
+	reservation, volume *string
+	hasVolume           bool
+}
+
+// Offer converts o as the function Offer does, and remembers the
+// principals of the framework's reservations and volumes in it: an
+// operation on an existing reservation (LAUNCH, CREATE, DESTROY,
+// UNRESERVE) must name its resources exactly as they are, and a
+// reservation made before the framework had a principal, or by an
+// older scheduler that did not set it, has none. New reservations and
+// volumes take Principal.
+func (c *Converter) Offer(o mesos.Offer) plan.Offer {
+	if c.offered == nil {
+		c.offered = map[string]offeredPrincipals{}
+	}
+	for _, r := range o.Resources {
+		if r.IsUnreserved() || r.ReservationRole() != c.Role {
+			continue
+		}
+		labels := reservationLabels(r)
+		id := labels[plan.LabelReservation]
+		if labels[plan.LabelFramework] != c.Framework || id == "" {
+			continue
+		}
+		seen := c.offered[id]
+		if n := len(r.Reservations); n > 0 {
+			seen.reservation = copyString(r.Reservations[n-1].Principal)
+		} else if r.Reservation != nil {
+			seen.reservation = copyString(r.Reservation.Principal)
+		}
+		if r.IsPersistentVolume() {
+			seen.hasVolume = true
+			seen.volume = copyString(r.GetDisk().GetPersistence().Principal)
+		}
+		c.offered[id] = seen
+	}
+	return Offer(o, c.Framework, c.Role)
+}
+
+func copyString(p *string) *string {
+	if p == nil {
+		return nil
+	}
+	s := *p
+	return &s
+}
+
+// principal is Principal as a proto field (nil when "").
+func (c Converter) principal() *string {
+	if c.Principal == "" {
+		return nil
+	}
+	p := c.Principal
+	return &p
 }
 
 // Call returns the scheduler call for a decision, or nil for decisions
@@ -208,10 +272,9 @@ func (c Converter) reservation(op plan.Op) mesos.Resource_ReservationInfo {
 	typ := mesos.Resource_ReservationInfo_DYNAMIC
 	role := c.Role
 	label := func(k, v string) mesos.Label { return mesos.Label{Key: k, Value: &v} }
-	var principal *string
-	if c.Principal != "" {
-		p := c.Principal
-		principal = &p
+	principal := c.principal()
+	if seen, ok := c.offered[op.ReservationID]; ok {
+		principal = copyString(seen.reservation)
 	}
 	return mesos.Resource_ReservationInfo{
 		Type: &typ, Role: &role, Principal: principal,
@@ -250,10 +313,14 @@ func scalars(r plan.Resources, ri *mesos.Resource_ReservationInfo, src *plan.Dis
 func (c Converter) volume(op plan.Op, v *plan.Volume) mesos.Resource {
 	ri := c.reservation(op)
 	disk := scalars(plan.Resources{DiskMB: v.SizeMB}, &ri, nil)[0]
+	principal := c.principal()
+	if seen, ok := c.offered[op.ReservationID]; ok && seen.hasVolume {
+		principal = copyString(seen.volume)
+	}
 	mode := mesos.RW
 	disk.Disk = &mesos.Resource_DiskInfo{
 		Source:      sourceProto(v.Source),
-		Persistence: &mesos.Resource_DiskInfo_Persistence{ID: v.ID, Principal: ri.Principal},
+		Persistence: &mesos.Resource_DiskInfo_Persistence{ID: v.ID, Principal: principal},
 		Volume:      &mesos.Volume{ContainerPath: v.ContainerPath, Mode: &mode},
 	}
 	return disk
