@@ -112,6 +112,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: want at least 1 controller and 1 node (have %d and %d)", ErrConfig, c.Spec.Controllers, c.Spec.Nodes)
 	case c.Containers < 1:
 		return c, fmt.Errorf("%w: containers %d: want at least 1", ErrConfig, c.Containers)
+	case !validDiskType(c.Spec.NodeDiskType):
+		return c, fmt.Errorf("%w: node disk type %q: want ROOT, PATH or MOUNT", ErrConfig, c.Spec.NodeDiskType)
 	}
 	for _, k := range plan.HeadKinds {
 		h := c.Spec.HeadSpec(k)
@@ -225,4 +227,14 @@ func headNoun(k plan.PodKind) string {
 		return "S3 heads"
 	}
 	return "HDFS heads"
+}
+
+// validDiskType reports whether t is a node disk type the plan knows
+// ("" is ROOT).
+func validDiskType(t plan.DiskType) bool {
+	switch t {
+	case "", plan.DiskRoot, plan.DiskPath, plan.DiskMount:
+		return true
+	}
+	return false
 }

@@ -267,7 +267,7 @@ func (d *Driver) load(ctx context.Context) error {
 	if build == nil {
 		build = d.cfg.executorTask
 	}
-	d.conv = mesosconv.Converter{Framework: d.cfg.Name, Role: d.cfg.Role, FrameworkID: fwID, Build: d.taskBuilder(build)}
+	d.conv = mesosconv.Converter{Framework: d.cfg.Name, Role: d.cfg.Role, Principal: d.cfg.Principal, FrameworkID: fwID, Build: d.taskBuilder(build)}
 	return nil
 }
 
@@ -377,7 +377,7 @@ func (d *Driver) handle(ctx context.Context, ev *scheduler.Event) {
 		var os []plan.Offer
 		for _, o := range ev.Offers.Offers {
 			d.offers[o.ID.Value] = o
-			os = append(os, mesosconv.Offer(o, d.cfg.Name, d.cfg.Role))
+			os = append(os, d.conv.Offer(o))
 		}
 		d.exec(ctx, d.p.OnOffers(os))
 	case scheduler.Event_RESCIND:

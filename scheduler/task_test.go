@@ -92,6 +92,7 @@ func TestHeadConfig(t *testing.T) {
 	}
 	for name, change := range map[string]func(*Config){
 		"negative heads":     func(c *Config) { c.Spec.Heads = -1 },
+		"unknown disk type":  func(c *Config) { c.Spec.NodeDiskType = "SSD" },
 		"no head cpus":       func(c *Config) { c.Spec.Head.CPUs = 0 },
 		"same head ports":    func(c *Config) { c.HeadRPCPort, c.HeadHTTPPort = 8020, 8020 },
 		"same data, http":    func(c *Config) { c.HeadDataPort, c.HeadHTTPPort = 9866, 9866 },

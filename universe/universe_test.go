@@ -474,7 +474,7 @@ func TestBrokenPackageFails(t *testing.T) {
 		{"resource: repeated key", res, `"uris": {`, `"uris": {}, "uris": {`, universe.ErrJSON},
 		{"config: unicode escape", cfg, `Name of the service`, `Name of the servic\u00e9`, universe.ErrNotASCII},
 		{"config: tab is fine but NUL is not", cfg, `Name of the service`, "Name of the\x00service", universe.ErrNotASCII},
-		{"config: not draft 4 (enum not an array)", cfg, `"enum": ["ROOT", "MOUNT"],`, `"enum": "ROOT",`, universe.ErrSchema},
+		{"config: not draft 4 (enum not an array)", cfg, `"enum": ["ROOT", "PATH", "MOUNT"],`, `"enum": "ROOT",`, universe.ErrSchema},
 		{"config: not draft 4 (minimum a string)", cfg, `"minimum": 1024,`, `"minimum": "1024",`, universe.ErrSchema},
 		{"config: not draft 4 (empty required)", cfg, `"required": ["directory"]`, `"required": []`, universe.ErrSchema},
 		{"config: leaf without default", cfg, `"default": "master.mesos:2181"`, `"title": "hosts"`, universe.ErrSchema},

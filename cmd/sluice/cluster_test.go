@@ -335,5 +335,5 @@ func TestClusterErrors(t *testing.T) {
 	mustFail(t, "--head-rpc-port 70000: not a port", "scheduler", "--head-rpc-port", "70000")
 	mustFail(t, "--heads -1: want 0 or more", "scheduler", "--heads", "-1")
 	mustFail(t, "connection refused", "cluster", "status", "--scheduler", "http://127.0.0.1:1")
-	mustFail(t, `--node-disk-type "SSD": want ROOT or MOUNT`, "scheduler", "--node-disk-type", "SSD")
+	mustFail(t, `--node-disk-type "SSD": want ROOT, PATH or MOUNT`, "scheduler", "--node-disk-type", "SSD")
 }

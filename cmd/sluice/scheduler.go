@@ -111,7 +111,7 @@ func schedulerFlags(o *schedulerOptions) []cli.Flag {
 		num("node-cpus", "`CPUS` per node", 2, &o.NodeCPUs),
 		num("node-mem", "memory per node, `MIB`", 4096, &o.NodeMem),
 		num("node-disk", "persistent volume per node (its WAL), `MIB`", 10240, &o.NodeDisk),
-		str("node-disk-type", "`TYPE` of the nodes' disk: ROOT or MOUNT", "ROOT", &o.NodeDiskType),
+		str("node-disk-type", "`TYPE` of disk the nodes' volumes are made on: ROOT (the agent's root disk), PATH (a PATH disk of the agent, --node-disk MiB of it) or MOUNT (a whole MOUNT disk of at least --node-disk MiB); fixed at install", "ROOT", &o.NodeDiskType),
 		integer("node-port", "node data `PORT` (0: a port from the offer)", 12345, &o.NodePort),
 		integer("heads", "number of HDFS heads `N` (sluice hdfs-gateway: tier 2 read-only over hdfs:// and webhdfs://; 0: none)", 1, &o.Heads),
 		num("head-cpus", "`CPUS` per HDFS head", 1, &o.HeadCPUs),
@@ -138,12 +138,10 @@ func schedulerFlags(o *schedulerOptions) []cli.Flag {
 
 // schedulerConfig turns the flags into the driver's configuration.
 func schedulerConfig(o *schedulerOptions, log logrus.FieldLogger) (scheduler.Config, error) {
-	switch o.NodeDiskType {
-	case "ROOT":
-	case "MOUNT":
-		log.Warn("scheduler: --node-disk-type MOUNT is not supported yet: the nodes' volumes are made on ROOT disk")
+	switch t := plan.DiskType(o.NodeDiskType); t {
+	case plan.DiskRoot, plan.DiskPath, plan.DiskMount:
 	default:
-		return scheduler.Config{}, fmt.Errorf("scheduler: --node-disk-type %q: want ROOT or MOUNT", o.NodeDiskType)
+		return scheduler.Config{}, fmt.Errorf("scheduler: --node-disk-type %q: want ROOT, PATH or MOUNT", o.NodeDiskType)
 	}
 	for _, p := range []struct {
 		flag string
@@ -182,12 +180,13 @@ func schedulerConfig(o *schedulerOptions, log logrus.FieldLogger) (scheduler.Con
 		Master: o.MesosMaster, ZK: zk, ZKRoot: root,
 		Spec: plan.Spec{
 			Controllers: o.Controllers, Nodes: o.Nodes,
-			Controller: plan.Resources{CPUs: o.ControllerCPUs, MemMB: o.ControllerMem},
-			Node:       plan.Resources{CPUs: o.NodeCPUs, MemMB: o.NodeMem, DiskMB: o.NodeDisk},
-			Heads:      o.Heads,
-			Head:       plan.Resources{CPUs: o.HeadCPUs, MemMB: o.HeadMem},
-			NFSHeads:   plan.HeadSpec{Count: o.NFSHeads, Resources: plan.Resources{CPUs: o.NFSHeadCPUs, MemMB: o.NFSHeadMem}},
-			S3Heads:    plan.HeadSpec{Count: o.S3Heads, Resources: plan.Resources{CPUs: o.S3HeadCPUs, MemMB: o.S3HeadMem}},
+			Controller:   plan.Resources{CPUs: o.ControllerCPUs, MemMB: o.ControllerMem},
+			Node:         plan.Resources{CPUs: o.NodeCPUs, MemMB: o.NodeMem, DiskMB: o.NodeDisk},
+			NodeDiskType: plan.DiskType(o.NodeDiskType),
+			Heads:        o.Heads,
+			Head:         plan.Resources{CPUs: o.HeadCPUs, MemMB: o.HeadMem},
+			NFSHeads:     plan.HeadSpec{Count: o.NFSHeads, Resources: plan.Resources{CPUs: o.NFSHeadCPUs, MemMB: o.NFSHeadMem}},
+			S3Heads:      plan.HeadSpec{Count: o.S3Heads, Resources: plan.Resources{CPUs: o.S3HeadCPUs, MemMB: o.S3HeadMem}},
 		},
 		Binary:      os.Getenv(TaskBinaryEnv),
 		ArtifactURI: o.ArtifactURI, HDFSConfigURL: o.HDFSConfigURL,

@@ -27,8 +27,33 @@ type AgentSpec struct {
 	MemMB    float64
 	DiskMB   float64
 	Ports    []mesos.Value_Range
+	// Disks are the agent's PATH and MOUNT disks, offered besides DiskMB
+	// (the root disk) as disk resources with their DiskInfo.Source.
+	Disks []AgentDisk
 	// Extra resources, added as given (e.g. statically reserved ones).
 	Extra mesos.Resources
+}
+
+// AgentDisk is a PATH or MOUNT disk of an agent: Mesos offers it as one
+// disk resource of SizeMB whose DiskInfo.Source has the type and root.
+// A PATH disk may be reserved and made into volumes in parts; a MOUNT
+// disk only whole.
+type AgentDisk struct {
+	Type   mesos.Resource_DiskInfo_Source_Type // PATH or MOUNT
+	Root   string
+	SizeMB float64
+}
+
+func (d AgentDisk) resource() mesos.Resource {
+	t := mesos.SCALAR
+	root := d.Root
+	src := &mesos.Resource_DiskInfo_Source{Type: d.Type}
+	if d.Type == mesos.Resource_DiskInfo_Source_MOUNT {
+		src.Mount = &mesos.Resource_DiskInfo_Source_Mount{Root: &root}
+	} else {
+		src.Path = &mesos.Resource_DiskInfo_Source_Path{Root: &root}
+	}
+	return mesos.Resource{Name: "disk", Type: &t, Scalar: &mesos.Value_Scalar{Value: d.SizeMB}, Disk: &mesos.Resource_DiskInfo{Source: src}}
 }
 
 func (s AgentSpec) resources() mesos.Resources {
@@ -46,6 +71,9 @@ func (s AgentSpec) resources() mesos.Resources {
 		t := mesos.RANGES
 		rs.Add1(mesos.Resource{Name: "ports", Type: &t, Ranges: &mesos.Value_Ranges{Range: append([]mesos.Value_Range(nil), s.Ports...)}})
 	}
+	for _, d := range s.Disks {
+		rs.Add1(d.resource())
+	}
 	rs.Add(s.Extra...)
 	return rs
 }
@@ -54,6 +82,7 @@ type agent struct {
 	id, hostname string
 	total        mesos.Resources // everything, reserved and volumes included
 	used         mesos.Resources // held by launched tasks and live executors
+	disks        []AgentDisk     // the PATH and MOUNT disks (AgentSpec.Disks)
 	up           bool
 	gone         bool             // marked gone by the operator: never back
 	srv          *httptest.Server // the agent's /api/v1/executor endpoint
@@ -150,12 +179,17 @@ func (m *Master) AddAgent(spec AgentSpec) error {
 	if spec.Hostname == "" {
 		spec.Hostname = "host-" + spec.ID
 	}
+	for _, d := range spec.Disks {
+		if (d.Type != mesos.Resource_DiskInfo_Source_PATH && d.Type != mesos.Resource_DiskInfo_Source_MOUNT) || d.Root == "" || d.SizeMB <= 0 {
+			return fmt.Errorf("mesostest: agent %s: disk %+v: want a PATH or MOUNT disk with a root and a size", spec.ID, d)
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.mu.agents[spec.ID] != nil {
 		return fmt.Errorf("%w: %s", ErrAgentExists, spec.ID)
 	}
-	a := &agent{id: spec.ID, hostname: spec.Hostname, total: spec.resources(), up: true, executors: map[string]*executorRun{}}
+	a := &agent{id: spec.ID, hostname: spec.Hostname, total: spec.resources(), disks: spec.Disks, up: true, executors: map[string]*executorRun{}}
 	a.srv = httptest.NewServer(m.executorHandler(a))
 	m.mu.agents[a.id] = a
 	m.mu.order = append(m.mu.order, a.id)
@@ -386,7 +420,15 @@ func (m *Master) masterStatusLocked(id mesos.TaskID, state mesos.TaskState, reas
 	}}})
 }
 
-var errInsufficient = errors.New("resources not in the offer")
+var (
+	errInsufficient = errors.New("resources not in the offer")
+	// errPrincipal: a RESERVE or CREATE whose principal is missing or
+	// is not the framework's (the fake master records it in OpErrors).
+	errPrincipal = errors.New("mesostest: principal mismatch")
+	// errDisk: a RESERVE or CREATE of disk that does not match the
+	// agent's PATH and MOUNT disks.
+	errDisk = errors.New("mesostest: no such disk")
+)
 
 func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op *mesos.Offer_Operation) error {
 	swap := func(from, to mesos.Resources) error {
@@ -410,6 +452,12 @@ func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op 
 				return fmt.Errorf("resource %v is not dynamically reserved", res[i])
 			}
 		}
+		if err := checkReservePrincipal(fw, res); err != nil {
+			return err
+		}
+		if err := a.checkDisks(res); err != nil {
+			return err
+		}
 		src := mesos.Resources(op.Reserve.Source)
 		if len(src) == 0 {
 			src = res.ToUnreserved()
@@ -431,6 +479,12 @@ func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op 
 			return errors.New("missing create")
 		}
 		vols := mesos.Resources(op.Create.Volumes)
+		if err := checkCreatePrincipal(fw, vols); err != nil {
+			return err
+		}
+		if err := a.checkDisks(vols); err != nil {
+			return err
+		}
 		var src mesos.Resources
 		for _, v := range vols {
 			p := v.GetDisk().GetPersistence()
@@ -440,9 +494,7 @@ func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op 
 			if a.hasVolume(p.ID) {
 				return fmt.Errorf("persistence id %q already in use on agent %s", p.ID, a.id)
 			}
-			s := v
-			s.Disk = nil
-			src.Add1(s)
+			src.Add1(withoutVolume(v))
 		}
 		if err := swap(src, vols); err != nil {
 			return err
@@ -460,9 +512,7 @@ func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op 
 		vols := mesos.Resources(op.Destroy.Volumes)
 		var dst mesos.Resources
 		for _, v := range vols {
-			d := v
-			d.Disk = nil
-			dst.Add1(d)
+			dst.Add1(withoutVolume(v))
 		}
 		if err := swap(vols, dst); err != nil {
 			return err
@@ -492,6 +542,98 @@ func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op 
 	default:
 		return fmt.Errorf("operation %v is not simulated", op.Type)
 	}
+}
+
+// principal is the framework's principal, which the fake master takes
+// as authenticated (a real master makes sure that the two agree when the
+// framework subscribes); "" when the framework gave none.
+func (fw *framework) principal() string { return fw.info.GetPrincipal() }
+
+// checkReservePrincipal refuses a RESERVE by a framework with a
+// principal unless every resource's own (last) reservation carries that
+// principal, as Mesos' master validation does. Without a principal
+// anything goes.
+func checkReservePrincipal(fw *framework, res mesos.Resources) error {
+	want := fw.principal()
+	if want == "" {
+		return nil
+	}
+	for _, r := range res {
+		var ri *mesos.Resource_ReservationInfo
+		if n := len(r.Reservations); n > 0 {
+			ri = &r.Reservations[n-1]
+		} else {
+			ri = r.Reservation
+		}
+		switch {
+		case ri == nil || ri.Principal == nil:
+			return fmt.Errorf("%w: RESERVE by principal %q of a resource whose reservation has no principal", errPrincipal, want)
+		case *ri.Principal != want:
+			return fmt.Errorf("%w: RESERVE by principal %q of a resource reserved with principal %q", errPrincipal, want, *ri.Principal)
+		}
+	}
+	return nil
+}
+
+// checkCreatePrincipal refuses a CREATE by a framework with a principal
+// unless every volume's disk.persistence carries that principal, as
+// Mesos' master validation does.
+func checkCreatePrincipal(fw *framework, vols mesos.Resources) error {
+	want := fw.principal()
+	if want == "" {
+		return nil
+	}
+	for _, v := range vols {
+		p := v.GetDisk().GetPersistence()
+		switch {
+		case p == nil || p.Principal == nil:
+			return fmt.Errorf("%w: CREATE by principal %q of a volume with no principal in disk.persistence", errPrincipal, want)
+		case *p.Principal != want:
+			return fmt.Errorf("%w: CREATE by principal %q of a volume with principal %q in disk.persistence", errPrincipal, want, *p.Principal)
+		}
+	}
+	return nil
+}
+
+// checkDisks refuses disk resources that do not match a disk of the
+// agent: a Source the agent has no disk at, or a part of a MOUNT disk
+// (a real master's resource arithmetic never splits one). A disk
+// without Source is root disk, for which the offer check suffices.
+func (a *agent) checkDisks(rs mesos.Resources) error {
+	for _, r := range rs {
+		src := r.GetDisk().GetSource()
+		if r.Name != "disk" || src == nil {
+			continue
+		}
+		root := src.GetPath().GetRoot()
+		if src.Type == mesos.Resource_DiskInfo_Source_MOUNT {
+			root = src.GetMount().GetRoot()
+		}
+		var disk *AgentDisk
+		for i := range a.disks {
+			if a.disks[i].Type == src.Type && a.disks[i].Root == root {
+				disk = &a.disks[i]
+			}
+		}
+		switch {
+		case disk == nil:
+			return fmt.Errorf("%w: agent %s has no %v disk at %q", errDisk, a.id, src.Type, root)
+		case src.Type == mesos.Resource_DiskInfo_Source_MOUNT && r.GetScalar().GetValue() != disk.SizeMB:
+			return fmt.Errorf("%w: %g MB of the %g MB MOUNT disk at %q: a MOUNT disk is used whole", errDisk, r.GetScalar().GetValue(), disk.SizeMB, root)
+		}
+	}
+	return nil
+}
+
+// withoutVolume is the disk a volume is made of: the volume's resource
+// without persistence and volume, but on the same disk (Source kept).
+func withoutVolume(v mesos.Resource) mesos.Resource {
+	src := v.GetDisk().GetSource()
+	v.Disk = nil
+	if src != nil {
+		v.Disk = &mesos.Resource_DiskInfo{Source: src}
+	}
+	return v
 }
 
 func (a *agent) hasVolume(id string) bool {

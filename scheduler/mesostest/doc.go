@@ -62,6 +62,21 @@
 //     when PARTITION_AWARE), reason REASON_INVALID_OFFERS. LAUNCH_GROUP
 //     is not simulated (TASK_ERROR). What is left of the offers is free
 //     again, filtered for filters.refuse_seconds if filters were given.
+//   - Disks: besides the root disk (AgentSpec.DiskMB), an agent may
+//     have PATH and MOUNT disks (AgentSpec.Disks), each offered as one
+//     disk resource with its DiskInfo.Source. A RESERVE or CREATE whose
+//     disk names a Source the agent has no disk at, or only part of a
+//     MOUNT disk, is refused; a volume keeps its disk's Source, so a
+//     CREATE without it does not match the reserved disk and is refused
+//     as not in the offer. Volume directories stay under Options.Dir
+//     whatever the disk (a real agent puts them under the disk's root).
+//   - Principals: FrameworkInfo.principal stands for the authenticated
+//     principal. When it is set, a RESERVE whose resources' own (last)
+//     reservation, or a CREATE whose volumes' disk.persistence, lacks
+//     it or names another principal is refused, as the real master's
+//     validation does. UNRESERVE and DESTROY are not checked: Mesos
+//     leaves them to the authorizer, whose default lets any principal
+//     undo any other's (src/master/validation.cpp).
 //   - DECLINE with filters: the declined resources are not offered to
 //     the framework again until refuse_seconds have passed on
 //     Options.Now (wall time by default; a test may pass its own clock

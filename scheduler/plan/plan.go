@@ -566,12 +566,13 @@ func (p *Plan) useOffer(o Offer) []Op {
 			keep = append(keep, or)
 			continue
 		}
-		unreserve := r.Resources
+		unreserve, src := r.Resources, r.DiskSource
 		if r.Volume != nil {
 			ops = append(ops, Op{Kind: OpDestroy, Pod: or.Pod, ReservationID: or.ReservationID, Volume: r.Volume})
 			unreserve.DiskMB += r.Volume.SizeMB
+			src = r.Volume.Source
 		}
-		ops = append(ops, Op{Kind: OpUnreserve, Pod: or.Pod, ReservationID: or.ReservationID, Resources: unreserve})
+		ops = append(ops, Op{Kind: OpUnreserve, Pod: or.Pod, ReservationID: or.ReservationID, Resources: unreserve, DiskSource: src})
 	}
 	p.orphans = keep
 
@@ -615,6 +616,7 @@ func (p *Plan) useOffer(o Offer) []Op {
 	// 3. New placements from unreserved resources, one pod of a kind
 	// per agent.
 	free := o.Unreserved
+	disks := append([]Disk(nil), o.Disks...)
 	for _, pod := range p.ordered() {
 		if !p.needsLaunch(pod) || (pod.persistent() && pod.ReservationID != "") {
 			continue
@@ -626,10 +628,28 @@ func (p *Plan) useOffer(o Offer) []Op {
 			continue
 		}
 		need := p.spec.resources(pod.Kind)
-		if !need.fitsIn(free) {
-			continue
+		var src *DiskSource
+		if typ := p.spec.nodeDiskType(); pod.persistent() && typ != DiskRoot {
+			// The volume comes from a PATH or MOUNT disk, the rest
+			// from the unreserved scalars.
+			rest := Resources{CPUs: need.CPUs, MemMB: need.MemMB}
+			i := pickDisk(disks, typ, need.DiskMB)
+			if i < 0 || !rest.fitsIn(free) {
+				continue
+			}
+			if typ == DiskMount {
+				need.DiskMB = disks[i].SizeMB // a MOUNT disk is taken whole
+			}
+			disks[i].SizeMB -= need.DiskMB
+			ds := disks[i].Source
+			src = &ds
+			free = free.minus(rest)
+		} else {
+			if !need.fitsIn(free) {
+				continue
+			}
+			free = free.minus(need)
 		}
-		free = free.minus(need)
 		hosts[pod.Kind] = pod.Name
 		pod.AgentID = o.AgentID
 		if !pod.persistent() {
@@ -639,13 +659,39 @@ func (p *Plan) useOffer(o Offer) []Op {
 		p.seq++
 		pod.ReservationID = fmt.Sprintf("%s.r%d", pod.Name, p.seq)
 		pod.Reserved = Resources{CPUs: need.CPUs, MemMB: need.MemMB}
-		pod.Volume = &Volume{ID: pod.ReservationID + ".vol", ContainerPath: p.spec.VolumePath, SizeMB: need.DiskMB}
+		pod.Volume = &Volume{ID: pod.ReservationID + ".vol", ContainerPath: p.spec.VolumePath, SizeMB: need.DiskMB, Source: src}
 		pod.Confirmed = false
 		ops = append(ops,
-			Op{Kind: OpReserve, Pod: pod.Name, ReservationID: pod.ReservationID, Resources: need},
+			Op{Kind: OpReserve, Pod: pod.Name, ReservationID: pod.ReservationID, Resources: need, DiskSource: src},
 			Op{Kind: OpCreate, Pod: pod.Name, ReservationID: pod.ReservationID, Volume: pod.Volume},
 			p.launch(pod, pod.ReservationID, pod.Reserved, pod.Volume),
 		)
 	}
 	return ops
+}
+
+// nodeDiskType is the spec's node disk type, ROOT when unset.
+func (s Spec) nodeDiskType() DiskType {
+	if s.NodeDiskType == "" {
+		return DiskRoot
+	}
+	return s.NodeDiskType
+}
+
+// pickDisk returns the index of the disk of type typ that a volume of
+// sizeMB goes on, or -1 if none is big enough: the smallest that fits
+// (a MOUNT disk is taken whole, so the least is wasted), the first of
+// equals.
+func pickDisk(disks []Disk, typ DiskType, sizeMB float64) int {
+	const eps = 1e-9
+	best := -1
+	for i, d := range disks {
+		if d.Source.Type != typ || d.SizeMB+eps < sizeMB || (typ == DiskMount && d.SizeMB <= 0) {
+			continue
+		}
+		if best < 0 || d.SizeMB < disks[best].SizeMB {
+			best = i
+		}
+	}
+	return best
 }

@@ -100,7 +100,41 @@ type Spec struct {
 	// VolumePath is the container path of a node's persistent volume
 	// (relative to the sandbox). Default "wal".
 	VolumePath string `msgpack:"volumePath"`
-	Timing     Timing `msgpack:"timing"`
+	// NodeDiskType is the kind of disk a node's volume is made on: ROOT
+	// (or "", as in plans stored before the key existed) the agent's
+	// root disk, PATH or MOUNT a disk the agent offers with a
+	// DiskInfo.Source of that type.
+	NodeDiskType DiskType `msgpack:"nodeDiskType"`
+	Timing       Timing   `msgpack:"timing"`
+}
+
+// DiskType is a kind of Mesos disk resource (DiskInfo.Source.type).
+type DiskType string
+
+const (
+	DiskRoot  DiskType = "ROOT"  // the agent's root disk: no Source
+	DiskPath  DiskType = "PATH"  // a directory the agent offers; may be split
+	DiskMount DiskType = "MOUNT" // a mounted disk; taken whole, never split
+)
+
+// DiskSource is a PATH or MOUNT disk: its type and root (the folder or
+// mount point on the agent). A nil *DiskSource is the root disk.
+type DiskSource struct {
+	Type DiskType `msgpack:"type"`
+	Root string   `msgpack:"root"`
+}
+
+func (s *DiskSource) String() string {
+	if s == nil {
+		return string(DiskRoot)
+	}
+	return string(s.Type) + ":" + s.Root
+}
+
+// Disk is an unreserved PATH or MOUNT disk resource in an offer.
+type Disk struct {
+	Source DiskSource
+	SizeMB float64
 }
 
 // HeadSpec is the desired state of one kind of head: how many (0:
@@ -205,10 +239,12 @@ func (t Timing) withDefaults() Timing {
 // and, grouped by reservation, the ones reserved to the framework's
 // role with its labels. The driver builds it from the protobuf offer.
 type Offer struct {
-	ID           string
-	AgentID      string
-	Hostname     string
-	Unreserved   Resources
+	ID         string
+	AgentID    string
+	Hostname   string
+	Unreserved Resources // DiskMB: root disk only
+	// Disks are the unreserved PATH and MOUNT disks, one per resource.
+	Disks        []Disk
 	Reservations []OfferedReservation
 }
 
@@ -217,8 +253,10 @@ type OfferedReservation struct {
 	Framework     string // LabelFramework
 	Pod           string // LabelPod
 	ReservationID string // LabelReservation
-	// Resources reserved and not in a volume.
-	Resources Resources
+	// Resources reserved and not in a volume; DiskSource is the source
+	// of their disk (nil: root disk).
+	Resources  Resources
+	DiskSource *DiskSource
 	// Volume is the persistent volume made from this reservation, if any.
 	Volume *Volume
 }
@@ -228,6 +266,9 @@ type Volume struct {
 	ID            string  `msgpack:"id"` // persistence id
 	ContainerPath string  `msgpack:"path"`
 	SizeMB        float64 `msgpack:"size"`
+	// Source is the PATH or MOUNT disk the volume is on; nil: the root
+	// disk (and every volume of a plan stored before the key existed).
+	Source *DiskSource `msgpack:"source,omitempty"`
 }
 
 // TaskState mirrors the Mesos task states the plan distinguishes (the
@@ -364,7 +405,10 @@ type Op struct {
 	ReservationID string    // "" for an unreserved launch
 	Resources     Resources // RESERVE/UNRESERVE: the reserved amounts besides the volume; LAUNCH: the task's
 	Volume        *Volume   // CREATE/DESTROY; LAUNCH on a volume
-	TaskID        string    // LAUNCH
+	// DiskSource is the source of the disk in Resources for RESERVE and
+	// UNRESERVE (nil: root disk).
+	DiskSource *DiskSource
+	TaskID     string // LAUNCH
 }
 
 // TaskRef names a task for explicit reconciliation.
@@ -401,8 +445,14 @@ func (d Decision) String() string {
 			if op.Kind != OpCreate && op.Kind != OpDestroy {
 				fmt.Fprintf(&b, " %s", op.Resources)
 			}
+			if op.DiskSource != nil {
+				fmt.Fprintf(&b, " disk=%s", op.DiskSource)
+			}
 			if op.Volume != nil {
 				fmt.Fprintf(&b, " vol=%s:%s:%g", op.Volume.ID, op.Volume.ContainerPath, op.Volume.SizeMB)
+				if op.Volume.Source != nil {
+					fmt.Fprintf(&b, "@%s", op.Volume.Source)
+				}
 			}
 			if op.TaskID != "" {
 				fmt.Fprintf(&b, " task=%s", op.TaskID)

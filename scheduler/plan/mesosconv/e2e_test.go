@@ -27,18 +27,21 @@ type driver struct {
 	events chan *scheduler.Event
 	drains []string
 	rebal  [][]string
+	// declined counts the offers the plan declined, by agent.
+	declined   map[string]int
+	offerAgent map[string]string // offer id -> agent id
 }
 
 func newDriver(t *testing.T, m *mesostest.Master, p *plan.Plan) *driver {
-	d := &driver{t: t, m: m, p: p, events: make(chan *scheduler.Event, 1024)}
-	d.conv = Converter{Framework: "sluice", Role: "sluice", Build: func(op plan.Op, agentID string, res mesos.Resources) mesos.TaskInfo {
+	d := &driver{t: t, m: m, p: p, events: make(chan *scheduler.Event, 1024), declined: map[string]int{}, offerAgent: map[string]string{}}
+	d.conv = Converter{Framework: "sluice", Role: "sluice", Principal: "sluice-principal", Build: func(op plan.Op, agentID string, res mesos.Resources) mesos.TaskInfo {
 		sh := true
 		cmd := "sleep 600"
 		return mesos.TaskInfo{Resources: res, Command: &mesos.CommandInfo{Shell: &sh, Value: &cmd}}
 	}}
 	d.caller = httpsched.NewCaller(httpcli.New(httpcli.Endpoint(m.URL())))
-	role := "sluice"
-	resp, err := d.caller.Call(context.Background(), calls.Subscribe(&mesos.FrameworkInfo{User: "sluice", Name: "sluice", Role: &role}))
+	role, principal := "sluice", "sluice-principal" // the fake master checks reservations' and volumes' principals
+	resp, err := d.caller.Call(context.Background(), calls.Subscribe(&mesos.FrameworkInfo{User: "sluice", Name: "sluice", Role: &role, Principal: &principal}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +70,10 @@ func (d *driver) do(ds []plan.Decision) {
 		case plan.Rebalance:
 			d.rebal = append(d.rebal, dec.Pods)
 			continue
+		case plan.Decline:
+			for _, id := range dec.OfferIDs {
+				d.declined[d.offerAgent[id]]++
+			}
 		}
 		call, err := d.conv.Call(dec)
 		if err != nil {
@@ -96,7 +103,7 @@ func (d *driver) until(what string, cond func() bool) {
 			}
 			d.handle(ev)
 		case <-deadline.C:
-			d.t.Fatalf("%s: not within 20s; progress %+v", what, d.p.Progress())
+			d.t.Fatalf("%s: not within 20s; progress %+v; operation errors %v", what, d.p.Progress(), d.m.OperationErrors())
 		}
 	}
 }
@@ -109,7 +116,8 @@ func (d *driver) handle(ev *scheduler.Event) {
 	case scheduler.Event_OFFERS:
 		var os []plan.Offer
 		for _, o := range ev.Offers.Offers {
-			os = append(os, Offer(o, "sluice", "sluice"))
+			d.offerAgent[o.ID.Value] = o.AgentID.Value
+			os = append(os, d.conv.Offer(o))
 		}
 		d.do(d.p.OnOffers(os))
 	case scheduler.Event_RESCIND:

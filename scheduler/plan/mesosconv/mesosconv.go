@@ -15,8 +15,9 @@ import (
 // ErrDecision: a decision cannot be expressed as a Mesos call.
 var ErrDecision = errors.New("mesosconv: bad decision")
 
-// Offer converts a protobuf offer: unreserved cpus, mem and disk (not
-// volumes) are summed; resources dynamically reserved to role and
+// Offer converts a protobuf offer: unreserved cpus, mem and root disk
+// (not volumes) are summed, unreserved PATH and MOUNT disks listed one
+// by one (with their source); resources dynamically reserved to role and
 // labelled by framework are grouped by their plan.LabelReservation
 // label. Everything else (other roles, other frameworks, ports) is left
 // out.
@@ -25,9 +26,16 @@ func Offer(o mesos.Offer, framework, role string) plan.Offer {
 	byID := map[string]int{}
 	for _, r := range o.Resources {
 		if r.IsUnreserved() {
-			if !r.IsPersistentVolume() {
-				addScalar(&out.Unreserved, r)
+			if r.IsPersistentVolume() {
+				continue
 			}
+			if r.Name == "disk" && r.GetDisk().GetSource() != nil {
+				if src := diskSource(r); src != nil {
+					out.Disks = append(out.Disks, plan.Disk{Source: *src, SizeMB: r.GetScalar().GetValue()})
+				}
+				continue // BLOCK and RAW disks are of no use to a volume
+			}
+			addScalar(&out.Unreserved, r)
 			continue
 		}
 		if r.ReservationRole() != role {
@@ -52,12 +60,45 @@ func Offer(o mesos.Offer, framework, role string) plan.Offer {
 				ID:            r.GetDisk().GetPersistence().GetID(),
 				ContainerPath: r.GetDisk().GetVolume().GetContainerPath(),
 				SizeMB:        r.GetScalar().GetValue(),
+				Source:        diskSource(r),
 			}
 			continue
+		}
+		if r.Name == "disk" && r.GetDisk().GetSource() != nil {
+			res.DiskSource = diskSource(r)
 		}
 		addScalar(&res.Resources, r)
 	}
 	return out
+}
+
+// diskSource returns the PATH or MOUNT source of a disk resource, nil
+// for the root disk and for other kinds of source.
+func diskSource(r mesos.Resource) *plan.DiskSource {
+	s := r.GetDisk().GetSource()
+	switch s.GetType() {
+	case mesos.Resource_DiskInfo_Source_PATH:
+		return &plan.DiskSource{Type: plan.DiskPath, Root: s.GetPath().GetRoot()}
+	case mesos.Resource_DiskInfo_Source_MOUNT:
+		return &plan.DiskSource{Type: plan.DiskMount, Root: s.GetMount().GetRoot()}
+	}
+	return nil
+}
+
+// sourceProto is the DiskInfo.Source of a PATH or MOUNT disk; nil for
+// the root disk.
+func sourceProto(s *plan.DiskSource) *mesos.Resource_DiskInfo_Source {
+	if s == nil {
+		return nil
+	}
+	root := s.Root
+	switch s.Type {
+	case plan.DiskPath:
+		return &mesos.Resource_DiskInfo_Source{Type: mesos.Resource_DiskInfo_Source_PATH, Path: &mesos.Resource_DiskInfo_Source_Path{Root: &root}}
+	case plan.DiskMount:
+		return &mesos.Resource_DiskInfo_Source{Type: mesos.Resource_DiskInfo_Source_MOUNT, Mount: &mesos.Resource_DiskInfo_Source_Mount{Root: &root}}
+	}
+	return nil
 }
 
 func addScalar(to *plan.Resources, r mesos.Resource) {
@@ -115,10 +156,79 @@ type TaskBuilder func(op plan.Op, agentID string, resources mesos.Resources) mes
 
 // Converter turns decisions into scheduler calls for one framework.
 type Converter struct {
-	Framework   string // plan.Spec.Framework: the reservation label
-	Role        string
+	Framework string // plan.Spec.Framework: the reservation label
+	Role      string
+	// Principal is the framework's principal (FrameworkInfo.principal).
+	// Once the framework authenticates, the master refuses a RESERVE
+	// whose reservation, or a CREATE whose volume, does not carry it;
+	// "" leaves both unset.
+	Principal   string
 	FrameworkID string
 	Build       TaskBuilder
+
+	// offered holds, by reservation id, the principals the framework's
+	// reservations showed in offers (Converter.Offer).
+	offered map[string]offeredPrincipals
+}
+
+// offeredPrincipals is what an offer showed of one of the framework's
+// reservations: its reservation's principal and, once it holds a
+// volume, the volume's (nil: none).
+type offeredPrincipals struct {
+	reservation, volume *string
+	hasVolume           bool
+}
+
+// Offer converts o as the function Offer does, and remembers the
+// principals of the framework's reservations and volumes in it: an
+// operation on an existing reservation (LAUNCH, CREATE, DESTROY,
+// UNRESERVE) must name its resources exactly as they are, and a
+// reservation made before the framework had a principal, or by an
+// older scheduler that did not set it, has none. New reservations and
+// volumes take Principal.
+func (c *Converter) Offer(o mesos.Offer) plan.Offer {
+	if c.offered == nil {
+		c.offered = map[string]offeredPrincipals{}
+	}
+	for _, r := range o.Resources {
+		if r.IsUnreserved() || r.ReservationRole() != c.Role {
+			continue
+		}
+		labels := reservationLabels(r)
+		id := labels[plan.LabelReservation]
+		if labels[plan.LabelFramework] != c.Framework || id == "" {
+			continue
+		}
+		seen := c.offered[id]
+		if n := len(r.Reservations); n > 0 {
+			seen.reservation = copyString(r.Reservations[n-1].Principal)
+		} else if r.Reservation != nil {
+			seen.reservation = copyString(r.Reservation.Principal)
+		}
+		if r.IsPersistentVolume() {
+			seen.hasVolume = true
+			seen.volume = copyString(r.GetDisk().GetPersistence().Principal)
+		}
+		c.offered[id] = seen
+	}
+	return Offer(o, c.Framework, c.Role)
+}
+
+func copyString(p *string) *string {
+	if p == nil {
+		return nil
+	}
+	s := *p
+	return &s
+}
+
+// principal is Principal as a proto field (nil when "").
+func (c Converter) principal() *string {
+	if c.Principal == "" {
+		return nil
+	}
+	p := c.Principal
+	return &p
 }
 
 // Call returns the scheduler call for a decision, or nil for decisions
@@ -171,8 +281,12 @@ func (c Converter) reservation(op plan.Op) mesos.Resource_ReservationInfo {
 	typ := mesos.Resource_ReservationInfo_DYNAMIC
 	role := c.Role
 	label := func(k, v string) mesos.Label { return mesos.Label{Key: k, Value: &v} }
+	principal := c.principal()
+	if seen, ok := c.offered[op.ReservationID]; ok {
+		principal = copyString(seen.reservation)
+	}
 	return mesos.Resource_ReservationInfo{
-		Type: &typ, Role: &role,
+		Type: &typ, Role: &role, Principal: principal,
 		Labels: &mesos.Labels{Labels: []mesos.Label{
 			label(plan.LabelFramework, c.Framework),
 			label(plan.LabelPod, op.Pod),
@@ -181,7 +295,9 @@ func (c Converter) reservation(op plan.Op) mesos.Resource_ReservationInfo {
 	}
 }
 
-func scalars(r plan.Resources, ri *mesos.Resource_ReservationInfo) mesos.Resources {
+// scalars makes the cpus, mem and disk resources of r, reserved with
+// ri (nil: unreserved); the disk is on src (nil: the root disk).
+func scalars(r plan.Resources, ri *mesos.Resource_ReservationInfo, src *plan.DiskSource) mesos.Resources {
 	var out mesos.Resources
 	for _, s := range []struct {
 		name string
@@ -195,6 +311,9 @@ func scalars(r plan.Resources, ri *mesos.Resource_ReservationInfo) mesos.Resourc
 		if ri != nil {
 			res.Reservations = []mesos.Resource_ReservationInfo{*ri}
 		}
+		if s.name == "disk" && src != nil {
+			res.Disk = &mesos.Resource_DiskInfo{Source: sourceProto(src)}
+		}
 		out.Add1(res)
 	}
 	return out
@@ -202,10 +321,15 @@ func scalars(r plan.Resources, ri *mesos.Resource_ReservationInfo) mesos.Resourc
 
 func (c Converter) volume(op plan.Op, v *plan.Volume) mesos.Resource {
 	ri := c.reservation(op)
-	disk := scalars(plan.Resources{DiskMB: v.SizeMB}, &ri)[0]
+	disk := scalars(plan.Resources{DiskMB: v.SizeMB}, &ri, nil)[0]
+	principal := c.principal()
+	if seen, ok := c.offered[op.ReservationID]; ok && seen.hasVolume {
+		principal = copyString(seen.volume)
+	}
 	mode := mesos.RW
 	disk.Disk = &mesos.Resource_DiskInfo{
-		Persistence: &mesos.Resource_DiskInfo_Persistence{ID: v.ID},
+		Source:      sourceProto(v.Source),
+		Persistence: &mesos.Resource_DiskInfo_Persistence{ID: v.ID, Principal: principal},
 		Volume:      &mesos.Volume{ContainerPath: v.ContainerPath, Mode: &mode},
 	}
 	return disk
@@ -215,10 +339,10 @@ func (c Converter) operation(op plan.Op, agentID string) (mesos.Offer_Operation,
 	switch op.Kind {
 	case plan.OpReserve:
 		ri := c.reservation(op)
-		return calls.OpReserve(scalars(op.Resources, &ri)...), nil
+		return calls.OpReserve(scalars(op.Resources, &ri, op.DiskSource)...), nil
 	case plan.OpUnreserve:
 		ri := c.reservation(op)
-		return calls.OpUnreserve(scalars(op.Resources, &ri)...), nil
+		return calls.OpUnreserve(scalars(op.Resources, &ri, op.DiskSource)...), nil
 	case plan.OpCreate, plan.OpDestroy:
 		if op.Volume == nil {
 			return mesos.Offer_Operation{}, fmt.Errorf("%w: %s without a volume", ErrDecision, op.Kind)
@@ -231,9 +355,9 @@ func (c Converter) operation(op plan.Op, agentID string) (mesos.Offer_Operation,
 		var res mesos.Resources
 		if op.ReservationID != "" {
 			ri := c.reservation(op)
-			res = scalars(op.Resources, &ri)
+			res = scalars(op.Resources, &ri, nil)
 		} else {
-			res = scalars(op.Resources, nil)
+			res = scalars(op.Resources, nil, nil)
 		}
 		if op.Volume != nil {
 			res.Add1(c.volume(op, op.Volume))
