@@ -314,11 +314,12 @@ func (d *Driver) subscribe(ctx context.Context) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		opts := []httpcli.Opt{httpcli.Endpoint(d.cfg.Master)}
+		var caller calls.Caller
 		if d.cfg.Auth != nil {
-			opts = append(opts, d.cfg.Auth.ClientOpts()...)
+			caller = d.cfg.Auth.Caller(d.cfg.Master)
+		} else {
+			caller = httpsched.NewCaller(httpcli.New(httpcli.Endpoint(d.cfg.Master)))
 		}
-		caller := httpsched.NewCaller(httpcli.New(opts...))
 		resp, err := caller.Call(sctx, call)
 		if err != nil {
 			send(streamMsg{err: err})

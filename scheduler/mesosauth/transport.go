@@ -2,13 +2,17 @@ package mesosauth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/apierrors"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 )
 
 // header is the Authorization value of a call.
@@ -115,11 +119,38 @@ func (a *Auth) ErrorMapper(res *http.Response) error {
 		WWWAuthenticate: res.Header.Get("WWW-Authenticate")}
 }
 
-// ClientOpts are the httpcli options of a scheduler client that
-// authenticates with a: the wrapped transport (over mesos-go's default
-// one) and the error mapper.
-func (a *Auth) ClientOpts() []httpcli.Opt {
+// Caller returns a mesos-go scheduler caller (httpsched) of the master
+// at endpoint whose every call carries a's credential. A call the
+// master refuses (ErrRefused) or that cannot log in (ErrLogin) fails at
+// once: mesos-go's httpsched otherwise sends a failed call again, up to
+// 9 times over about a minute, taking any error for a change of the
+// leading master.
+func (a *Auth) Caller(endpoint string) calls.Caller {
+	var refused atomic.Bool // the last call failed on its credential
+	wrap := func(rt http.RoundTripper) http.RoundTripper {
+		inner := a.Wrap(rt)
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			resp, err := inner.RoundTrip(req)
+			if errors.Is(err, ErrLogin) {
+				refused.Store(true)
+			}
+			return resp, err
+		})
+	}
+	mapper := func(res *http.Response) error {
+		err := a.ErrorMapper(res)
+		if errors.Is(err, ErrRefused) {
+			refused.Store(true)
+		}
+		return err
+	}
 	cfg := append([]httpcli.ConfigOpt{}, httpcli.DefaultConfigOpt...)
-	cfg = append(cfg, httpcli.WrapRoundTripper(a.Wrap))
-	return []httpcli.Opt{httpcli.Do(httpcli.With(cfg...)), httpcli.ErrorMapper(a.ErrorMapper)}
+	cfg = append(cfg, httpcli.WrapRoundTripper(wrap))
+	cli := httpcli.New(httpcli.Endpoint(endpoint), httpcli.Do(httpcli.With(cfg...)), httpcli.ErrorMapper(mapper))
+	return httpsched.NewCaller(cli, httpsched.EndpointCandidates(func() string {
+		if refused.Swap(false) {
+			return "" // no retry: the error is returned
+		}
+		return endpoint
+	}))
 }
