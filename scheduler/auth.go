@@ -14,7 +14,7 @@ import (
 func (d *Driver) logNoSubscription(err error, wait time.Duration) {
 	l := d.log.WithError(err).WithField("retry", wait.Round(time.Millisecond).String())
 	if errors.Is(err, mesosauth.ErrRefused) || errors.Is(err, mesosauth.ErrLogin) {
-		l.WithField("principal", d.cfg.Principal).Error("scheduler: the Mesos master refused the scheduler's authentication; check the principal and its secret (docs/OPERATIONS.md, Strict mode)")
+		l.WithField("principal", d.cfg.Principal).Error("scheduler: authentication refused; check the principal and its secret (docs/OPERATIONS.md, Strict mode); retrying")
 		return
 	}
 	l.Warn("scheduler: no subscription; retrying")
