@@ -23,9 +23,9 @@
 //
 //     Authorization: token=T
 //
-//     T is logged in for again before it expires (RefreshBefore ahead)
-//     and as soon as the master answers 401 to it (the call is sent once
-//     more with the new token).
+//     A new T is fetched by logging in again before T expires
+//     (RefreshBefore ahead) and as soon as the master answers 401 to it
+//     (the call is then sent once more with the new token).
 //
 // Where the credential comes from (Load): a file (`sluice scheduler
 // --secret-file PATH`) holding either the plain secret (Basic, with
