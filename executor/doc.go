@@ -54,6 +54,15 @@
 // (REASON_TASK_INVALID). The executor exits once the terminal update is
 // acknowledged, or after SHUTDOWN.
 //
+// # Authentication
+//
+// When the agent authenticates executors (--authenticate_http_executors)
+// it sets MESOS_EXECUTOR_AUTHENTICATION_TOKEN, which mesos-go's
+// executor/config does not read: TokenFromEnv does, and with
+// Options.AuthToken every call to the agent carries
+// "Authorization: Bearer <token>". The token is never logged, and the
+// role's process is started without it.
+//
 // # Agent restarts
 //
 // When the event stream drops and the framework checkpoints

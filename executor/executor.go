@@ -52,6 +52,11 @@ type Options struct {
 	HealthInterval time.Duration
 	// Core tunes the state machine (Role and NewUUID are filled in).
 	Core CoreConfig
+	// AuthToken is the agent's MESOS_EXECUTOR_AUTHENTICATION_TOKEN
+	// (TokenFromEnv): when set, every call to the agent carries
+	// "Authorization: Bearer <token>". It is never logged, and the role's
+	// process does not inherit it.
+	AuthToken string
 	// Stdout receives the role's stdout (default os.Stdout, the sandbox's
 	// stdout file); its stderr is the executor's.
 	Stdout io.Writer
@@ -141,7 +146,7 @@ func (d *driver) run(ctx context.Context) error {
 	cli := httpcli.New(
 		httpcli.Endpoint("http://"+d.cfg.AgentEndpoint+"/api/v1/executor"),
 		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
-		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second))),
+		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second), bearer(d.o.AuthToken))),
 	)
 	opts := executor.CallOptions{calls.Framework(d.cfg.FrameworkID), calls.Executor(d.cfg.ExecutorID)}
 	d.sender = calls.SenderWith(httpexec.NewSender(cli.Send), opts...)
@@ -340,6 +345,7 @@ func (d *driver) exitErr() error {
 
 func (d *driver) startChild() {
 	cmd := exec.Command(d.o.Binary, d.o.Args...)
+	cmd.Env = childEnv(os.Environ())
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()

@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/internal/s3keys"
+	"github.com/sluice-streams/sluice/scheduler/mesosauth"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
 
@@ -24,6 +25,11 @@ type Config struct {
 	// Master is the Mesos master's URL; a URL without a path gets
 	// /api/v1/scheduler.
 	Master string
+	// Auth authenticates every call to the master (mesosauth.Load:
+	// Basic, or a DC/OS service account); nil sends no credentials. Its
+	// principal is the framework's: Principal empty takes it, another
+	// one is refused.
+	Auth *mesosauth.Auth
 	// ZK is the ensemble ("host:port" each), ZKRoot this service's root
 	// znode, ZKSessionTimeout the session timeout (default 10s).
 	ZK               []string
@@ -141,6 +147,14 @@ func (c Config) withDefaults() (Config, error) {
 	// must all differ.
 	if err := distinctPorts(c.HeadRPCPort, c.HeadDataPort, c.HeadHTTPPort, c.NFSHeadPort, c.S3HeadPort); err != nil {
 		return c, err
+	}
+	if c.Auth != nil {
+		switch {
+		case c.Principal == "":
+			c.Principal = c.Auth.Principal()
+		case c.Principal != c.Auth.Principal():
+			return c, fmt.Errorf("%w: principal %q differs from the authenticated principal %q: Mesos refuses a FrameworkInfo.principal other than the one authenticated", ErrConfig, c.Principal, c.Auth.Principal())
+		}
 	}
 	u, err := url.Parse(c.Master)
 	if err != nil || u.Scheme == "" || u.Host == "" {

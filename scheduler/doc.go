@@ -14,7 +14,11 @@
 //     the same pods (reconciliation, not relaunch, tells it what runs);
 //   - the subscription to the Mesos master's v1 scheduler API (mesos-go
 //     httpcli), re-established with backoff when the stream drops or
-//     falls silent for three heartbeats;
+//     falls silent for three heartbeats; with Config.Auth (package
+//     mesosauth: HTTP Basic, or a DC/OS service account's token) every
+//     call carries the credential, FrameworkInfo.principal is the
+//     authenticated principal, and a refused credential is logged as
+//     one error naming the principal and retried with the same backoff;
 //   - carrying out the plan's decisions: Mesos calls through
 //     plan/mesosconv, DRAIN through the Sluice controller's REST API
 //     (PUT /v1/nodes/{node}/drain, then GET /v1/nodes until the node holds

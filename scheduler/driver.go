@@ -180,9 +180,10 @@ func (d *Driver) Run(ctx context.Context) error {
 				continue
 			}
 			if m.err != nil {
-				d.log.WithError(m.err).Warn("scheduler: no subscription; retrying")
 				d.closeStream()
-				resub.Reset(d.backoff.NextBackOff())
+				wait := d.backoff.NextBackOff()
+				d.logNoSubscription(m.err, wait)
+				resub.Reset(wait)
 				continue
 			}
 			if m.resp != nil {
@@ -313,7 +314,12 @@ func (d *Driver) subscribe(ctx context.Context) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		caller := httpsched.NewCaller(httpcli.New(httpcli.Endpoint(d.cfg.Master)))
+		var caller calls.Caller
+		if d.cfg.Auth != nil {
+			caller = d.cfg.Auth.Caller(d.cfg.Master)
+		} else {
+			caller = httpsched.NewCaller(httpcli.New(httpcli.Endpoint(d.cfg.Master)))
+		}
 		resp, err := caller.Call(sctx, call)
 		if err != nil {
 			send(streamMsg{err: err})

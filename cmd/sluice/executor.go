@@ -66,6 +66,7 @@ func runExecutor(c *cli.Context, g *globalOptions, o *executorOptions) error {
 		Args:           args,
 		HealthAddr:     o.HealthAddr,
 		HealthInterval: o.HealthInterval,
+		AuthToken:      executor.TokenFromEnv(),
 		Core: executor.CoreConfig{
 			MaxHealthFailures: o.HealthFailures,
 			StartupTimeout:    o.StartupTimeout,

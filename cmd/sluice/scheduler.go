@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sluice-streams/sluice/scheduler"
+	"github.com/sluice-streams/sluice/scheduler/mesosauth"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
 
@@ -54,6 +55,9 @@ type schedulerOptions struct {
 	// ForgetFramework is the operator's one-off way out of a framework
 	// the master removed; not part of the Marathon app's contract.
 	ForgetFramework bool
+	// SecretFile holds the secret of --principal, or a DC/OS service
+	// account's credential JSON (package scheduler/mesosauth).
+	SecretFile string
 }
 
 // Environment variables for tests and for agents that do not fetch
@@ -132,6 +136,7 @@ func schedulerFlags(o *schedulerOptions) []cli.Flag {
 		integer("containers", "segment containers `N` of the whole cluster; fixed at install", 4, &o.Containers),
 		str("tier2", "tier-2 `URI` of every node: file:///DIR or hdfs://HOST:PORT/DIR", "", &o.Tier2),
 		str("hdfs-config-url", "`URL` the tasks fetch hdfs-site.xml and core-site.xml from (may be empty)", "", &o.HDFSConfigURL),
+		str("secret-file", "authenticate to the Mesos master with the credential in `FILE`: the secret of --principal (HTTP Basic), or a DC/OS service account's credential JSON (strict mode; its uid is the principal). Without it: "+mesosauth.ServiceAccountEnv+" (the JSON, or a file holding it), then "+mesosauth.SecretEnv+" (the secret of --principal). Never give a secret on the command line", "", &o.SecretFile),
 		&cli.BoolFlag{Name: "forget-framework", Usage: "drop the framework id stored under --zk-root and register as a new Mesos framework (after the master removed the old one: \"Framework has been removed\"); the pods' reservations and volumes are adopted. Give it for one start only", Destination: &o.ForgetFramework},
 	}
 }
@@ -165,6 +170,10 @@ func schedulerConfig(o *schedulerOptions, log logrus.FieldLogger) (scheduler.Con
 	if o.S3Heads > 0 && creds == "" && o.S3CredentialsSecret == "" && !o.S3Anonymous {
 		return scheduler.Config{}, fmt.Errorf("scheduler: --s3-heads %d: S3 heads need access keys (--s3-credentials-secret, or %s=ACCESS:SECRET[,ACCESS:SECRET] in the scheduler's environment) or --s3-anonymous", o.S3Heads, scheduler.S3CredentialsEnv)
 	}
+	auth, err := mesosauth.Load(mesosauth.Source{Principal: o.Principal, SecretFile: o.SecretFile})
+	if err != nil {
+		return scheduler.Config{}, err
+	}
 	root := o.ZKRoot
 	if root == "" {
 		root = "/dcos-service-" + strings.ReplaceAll(strings.Trim(o.Name, "/"), "/", "__")
@@ -177,7 +186,7 @@ func schedulerConfig(o *schedulerOptions, log logrus.FieldLogger) (scheduler.Con
 	}
 	cfg := scheduler.Config{
 		Name: o.Name, Role: o.Role, Principal: o.Principal, User: o.User,
-		Master: o.MesosMaster, ZK: zk, ZKRoot: root,
+		Master: o.MesosMaster, Auth: auth, ZK: zk, ZKRoot: root,
 		Spec: plan.Spec{
 			Controllers: o.Controllers, Nodes: o.Nodes,
 			Controller:   plan.Resources{CPUs: o.ControllerCPUs, MemMB: o.ControllerMem},
@@ -226,7 +235,11 @@ func runScheduler(c *cli.Context, g *globalOptions, o *schedulerOptions) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	fmt.Fprintf(c.App.Writer, "scheduler API listening on %s\n", l.Addr())
-	log.WithFields(logrus.Fields{"api": l.Addr().String(), "master": cfg.Master, "zk": o.ZK, "root": cfg.ZKRoot}).Info("scheduler: starting")
+	fields := logrus.Fields{"api": l.Addr().String(), "master": cfg.Master, "zk": o.ZK, "root": cfg.ZKRoot}
+	if cfg.Auth != nil {
+		fields["auth"], fields["principal"] = cfg.Auth.Scheme(), cfg.Auth.Principal()
+	}
+	log.WithFields(fields).Info("scheduler: starting")
 
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -791,7 +791,11 @@ func (m *Master) startExecutorLocked(fw *framework, a *agent, ti mesos.TaskInfo)
 	if er.command {
 		env = append(env, "MESOS_TASK_ID="+ti.TaskID.Value)
 	}
-	cmd.Env = env
+	tokenEnv, err := m.executorTokenEnvLocked(er)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env = append(env, tokenEnv...)
 	stdout, err := os.Create(filepath.Join(er.sandbox, "stdout"))
 	if err != nil {
 		return nil, err

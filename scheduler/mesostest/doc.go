@@ -95,6 +95,40 @@
 //     terminal update arrives; the task is forgotten once that update is
 //     acknowledged.
 //
+// # Authentication
+//
+// Options.Auth (auth.go) makes the master and agents authenticate as
+// Mesos does with --authenticate_http_frameworks and
+// --authenticate_http_executors, and as DC/OS strict mode does:
+//
+//   - Auth.Credentials (principal -> secret): a scheduler call must
+//     carry "Authorization: Basic base64(principal:secret)";
+//     Auth.ServiceAccounts (uid -> RSA public key): or
+//     "Authorization: token=T" with T from the fake IAM at LoginURL
+//     (POST {"uid", "token"}, the token an RS256 JWT {uid, exp} signed
+//     with the account's key; answer {"token": T}, an RS256 JWT {uid,
+//     exp} valid Auth.TokenTTL; errors as JSON {title, description,
+//     code}). Missing or wrong credentials: 401 with an empty body and
+//     WWW-Authenticate `Basic realm="mesos-master-scheduler"` and/or
+//     `acsjwt`. RevokeTokens makes the tokens issued so far invalid;
+//     Logins counts logins. A SUBSCRIBE whose FrameworkInfo.principal
+//     differs from the authenticated principal is 400 "Failed to
+//     validate scheduler::Call: Authenticated principal 'P' does not
+//     match principal 'Q' set in `FrameworkInfo`"; one without a
+//     principal gets the authenticated one; any other call by another
+//     principal than its framework's is 400 (src/master/http.cpp).
+//   - Auth.Executors: each executor's environment holds
+//     MESOS_EXECUTOR_AUTHENTICATION_TOKEN, an HS256 JWT with the claims
+//     fid, eid and cid (framework, executor, container), and its agent
+//     answers a call without "Authorization: Bearer <token>" 401
+//     (`Bearer realm="mesos-agent-executor"`), a malformed or
+//     unverifiable token 401 with error="invalid_token", and a token
+//     whose claims do not name the call's framework and executor and
+//     the executor's current container 403 (src/slave/http.cpp).
+//
+// The checks run once the call is parsed (Mesos authenticates first: a
+// body that does not parse is 400 here even without credentials).
+//
 // # Agents, processes and volumes
 //
 // A LAUNCH runs the ExecutorInfo's command (a custom executor, which

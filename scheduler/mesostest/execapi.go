@@ -28,7 +28,7 @@ func (m *Master) executorHandler(a *agent) http.Handler {
 	mux.HandleFunc("/api/v1/executor", func(w http.ResponseWriter, r *http.Request) {
 		call := new(executor.Call)
 		_, out, ok := readCall(w, r, call)
-		if !ok {
+		if !ok || !m.authenticateExecutor(w, r, a, call) {
 			return
 		}
 		m.mu.Lock()

@@ -68,6 +68,8 @@ type Options struct {
 	// REASON_CONTAINER_LAUNCH_FAILED), as an agent whose resolver cannot
 	// resolve it does.
 	Secrets map[string]string
+	// Auth makes the master and agents require authentication (auth.go).
+	Auth Auth
 }
 
 // Master is a fake Mesos master with simulated agents. All methods are
@@ -78,6 +80,7 @@ type Master struct {
 	ownDir bool
 	stop   chan struct{}
 	wg     sync.WaitGroup
+	auth   *authState // Options.Auth (auth.go)
 
 	mu struct {
 		sync.Mutex
@@ -162,6 +165,9 @@ func Start(opts Options) (*Master, error) {
 	m.mu.changed = make(chan struct{})
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v1/scheduler", m.serveScheduler)
+	if err := m.startAuth(mux); err != nil {
+		return nil, err
+	}
 	m.srv = httptest.NewServer(mux) // listens on 127.0.0.1
 	m.wg.Add(1)
 	go m.ticker()
@@ -303,6 +309,9 @@ func (m *Master) serveScheduler(w http.ResponseWriter, r *http.Request) {
 	}
 	if call.Type == scheduler.Call_UNKNOWN {
 		http.Error(w, "Expecting 'type' to be present", http.StatusBadRequest)
+		return
+	}
+	if !m.authenticateScheduler(w, r, call) {
 		return
 	}
 	if call.Type == scheduler.Call_SUBSCRIBE {
