@@ -106,7 +106,7 @@ func TestPlacementAllows(t *testing.T) {
 		{"hostname:MAX_PER:2", a1, []*Where{a1, a1}, false},
 		{"rack:IS:r1", a1, nil, true},
 		{"rack:IS:r1", a2, nil, false},
-		{"rack:IS:r1", b1, nil, false},   // no such attribute
+		{"rack:IS:r1", b1, nil, false},    // no such attribute
 		{"rack:UNLIKE:r1", b1, nil, true}, // no attribute matches nothing
 		{"rack:UNIQUE", a2, []*Where{a1}, true},
 		{"rack:UNIQUE", a1, []*Where{a1}, false},
