@@ -68,6 +68,11 @@ type Options struct {
 	// REASON_CONTAINER_LAUNCH_FAILED), as an agent whose resolver cannot
 	// resolve it does.
 	Secrets map[string]string
+	// Region and Zone are the master's fault domain (Mesos' --domain),
+	// given in SUBSCRIBED's master_info; agents of another region are
+	// offered only to REGION_AWARE frameworks. Default none: then no
+	// agent may have a domain.
+	Region, Zone string
 }
 
 // Master is a fake Mesos master with simulated agents. All methods are
@@ -91,6 +96,7 @@ type Master struct {
 		calls     []*scheduler.Call
 		execCalls []ExecCall
 		opErrors  []string
+		warnings  []string // what Mesos would log as a warning (launchcheck.go)
 		nextID    int
 		changed   chan struct{} // closed and replaced on every change
 		closed    bool
@@ -399,6 +405,7 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, call *schedul
 	s.send(&scheduler.Event{Type: scheduler.Event_SUBSCRIBED, Subscribed: &scheduler.Event_Subscribed{
 		FrameworkID:              &mesos.FrameworkID{Value: fw.id},
 		HeartbeatIntervalSeconds: &hb,
+		MasterInfo:               m.masterInfo(),
 	}})
 	m.retryUpdatesLocked(true)
 	m.allocateLocked()
@@ -527,7 +534,7 @@ func (m *Master) allocateLocked() {
 	var made []mesos.Offer
 	for _, id := range m.mu.order {
 		a := m.mu.agents[id]
-		if !a.up {
+		if !a.up || !m.offerableLocked(fw, a) {
 			continue
 		}
 		var free mesos.Resources
@@ -569,7 +576,7 @@ func (m *Master) offerProto(fw *framework, a *agent, o *offer) mesos.Offer {
 			eids = append(eids, mesos.ExecutorID{Value: er.id})
 		}
 	}
-	return mesos.Offer{
+	out := mesos.Offer{
 		ID:          mesos.OfferID{Value: o.id},
 		FrameworkID: mesos.FrameworkID{Value: fw.id},
 		AgentID:     mesos.AgentID{Value: a.id},
@@ -577,6 +584,8 @@ func (m *Master) offerProto(fw *framework, a *agent, o *offer) mesos.Offer {
 		Resources:   o.resources.Clone(),
 		ExecutorIDs: eids,
 	}
+	a.place.describe(&out)
+	return out
 }
 
 // dropOffersLocked forgets every outstanding offer, sending RESCIND for
