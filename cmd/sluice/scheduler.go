@@ -54,6 +54,7 @@ type schedulerOptions struct {
 	// ForgetFramework is the operator's one-off way out of a framework
 	// the master removed; not part of the Marathon app's contract.
 	ForgetFramework bool
+	Placement       placementOptions // --controller-placement, --node-placement, ...
 }
 
 // Environment variables for tests and for agents that do not fetch
@@ -93,7 +94,7 @@ func schedulerFlags(o *schedulerOptions) []cli.Flag {
 	integer := func(name, usage string, value int, dst *int) cli.Flag {
 		return &cli.IntFlag{Name: name, Usage: usage, Value: value, Destination: dst}
 	}
-	return []cli.Flag{
+	return append([]cli.Flag{
 		str("name", "service `NAME` = Mesos framework name", "sluice", &o.Name),
 		str("role", "Mesos `ROLE` the resources are reserved to", "sluice-role", &o.Role),
 		str("principal", "Mesos `PRINCIPAL` (may be empty)", "", &o.Principal),
@@ -133,7 +134,7 @@ func schedulerFlags(o *schedulerOptions) []cli.Flag {
 		str("tier2", "tier-2 `URI` of every node: file:///DIR or hdfs://HOST:PORT/DIR", "", &o.Tier2),
 		str("hdfs-config-url", "`URL` the tasks fetch hdfs-site.xml and core-site.xml from (may be empty)", "", &o.HDFSConfigURL),
 		&cli.BoolFlag{Name: "forget-framework", Usage: "drop the framework id stored under --zk-root and register as a new Mesos framework (after the master removed the old one: \"Framework has been removed\"); the pods' reservations and volumes are adopted. Give it for one start only", Destination: &o.ForgetFramework},
-	}
+	}, o.Placement.flags()...)
 }
 
 // schedulerConfig turns the flags into the driver's configuration.
@@ -198,6 +199,7 @@ func schedulerConfig(o *schedulerOptions, log logrus.FieldLogger) (scheduler.Con
 		ForgetFramework: o.ForgetFramework,
 		Logger:          log,
 	}
+	cfg.Spec.Placement = o.Placement.spec()
 	return cfg, nil
 }
 
