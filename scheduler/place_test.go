@@ -118,9 +118,10 @@ func strPtr(s string) *string { return &s }
 // controllers on ctl-1 and ctl-3, `@zone:GROUP_BY:2` puts one node in
 // each zone, the remote agent (offered: the scheduler is REGION_AWARE)
 // and the agent without the ports get nothing. Every task holds its
-// fixed port from the offer, every executor its share of the pod (a
-// node's from the node's reservation), and what the agents' tasks and
-// executors use is inside what they have. A third controller, for
+// fixed port from the offer (a node's reserved with its reservation,
+// and relaunched in place on it), every executor its share of the pod
+// (a node's from the node's reservation), and what the agents' tasks
+// and executors use is inside what they have. A third controller, for
 // which no agent qualifies, waits with the reason in the plan.
 func TestPlacement(t *testing.T) {
 	h := newHarness(t, 0)
@@ -221,6 +222,36 @@ func TestPlacement(t *testing.T) {
 	}
 	if w := h.m.Warnings(); len(w) != 0 {
 		t.Fatalf("the master warns: %v", w)
+	}
+
+	// A node's port is reserved with its reservation: restarted, it is
+	// relaunched in place on that port.
+	node := pods["node-0"]
+	nodePortReserved := func(taskID string) bool {
+		tv, ok := h.m.Task(taskID)
+		if !ok {
+			return false
+		}
+		for _, res := range tv.Resources {
+			if res.Name == "ports" && !res.IsReserved("") {
+				return false
+			}
+		}
+		return fmt.Sprint(taskPorts(tv.Resources)) == fmt.Sprint([]int{nodePort})
+	}
+	if !nodePortReserved(node.TaskID) {
+		t.Fatalf("node-0's port is not reserved: %+v", node)
+	}
+	if _, err := r.c.Restart(context.Background(), "node-0"); err != nil {
+		t.Fatal(err)
+	}
+	var again PodInfo
+	eventually(t, "node-0 relaunched", func() bool {
+		again = r.pods(t)["node-0"]
+		return again.TaskID != node.TaskID && again.State == plan.TaskRunning
+	})
+	if again.AgentID != node.AgentID || !nodePortReserved(again.TaskID) {
+		t.Fatalf("node-0 relaunched as %+v (was on %s)", again, node.AgentID)
 	}
 
 	// A third controller: ctl-9 is remote, ctl-2 lacks the port, and the

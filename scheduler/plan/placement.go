@@ -416,3 +416,31 @@ func (p *Plan) pickPorts(k PodKind, offered []PortRange, taken map[int]bool) ([]
 	}
 	return out, true, ""
 }
+
+// portsIn reports whether every port is in the ranges.
+func portsIn(ports []int, ranges []PortRange) bool {
+	for _, q := range ports {
+		in := false
+		for _, r := range ranges {
+			if uint64(q) >= r.Begin && uint64(q) <= r.End {
+				in = true
+				break
+			}
+		}
+		if !in {
+			return false
+		}
+	}
+	return true
+}
+
+// expandPorts lists the ports of the ranges (nil for none).
+func expandPorts(ranges []PortRange) []int {
+	var out []int
+	for _, r := range ranges {
+		for q := r.Begin; q <= r.End && q <= 65535; q++ {
+			out = append(out, int(q))
+		}
+	}
+	return out
+}

@@ -257,3 +257,80 @@ func TestRegionConstraintPlacesRemote(t *testing.T) {
 		t.Fatalf("%v", ds)
 	}
 }
+
+// TestNodePortsReserved: a new node reserves its ports with the rest of
+// its reservation, is relaunched in place on them (whatever the
+// unreserved ports), waits when its reservation lacks them, and gives
+// them back with the reservation. A node stored before its ports were
+// reserved takes them unreserved.
+func TestNodePortsReserved(t *testing.T) {
+	spec := testSpec(1, 1)
+	spec.Ports = map[PodKind][]int{Controller: {0}, Node: {7000}}
+	p := New(spec)
+	p.Start(t0)
+	o := big("o1", "a1")
+	o.Ports = []PortRange{{Begin: 7000, End: 7001}}
+	ds := p.OnOffers([]Offer{o})
+	if len(ds) == 0 || ds[0].Kind != Accept || fmt.Sprint(ds[0].Ops[0].Ports) != "[7001]" || ds[0].Ops[0].ReservedPorts {
+		t.Fatalf("controller: %v", ds) // 7000 is a node's fixed port: left alone
+	}
+	status("controller-0", TaskRunning)(p)
+	o = big("o2", "a1")
+	o.Ports = []PortRange{{Begin: 7000, End: 7000}}
+	ds = p.OnOffers([]Offer{o})
+	if len(ds) == 0 || ds[0].Kind != Accept || len(ds[0].Ops) != 3 {
+		t.Fatalf("node: %v", ds)
+	}
+	reserve, launch := ds[0].Ops[0], ds[0].Ops[2]
+	if reserve.Kind != OpReserve || fmt.Sprint(reserve.Ports) != "[7000]" || !launch.ReservedPorts || fmt.Sprint(launch.Ports) != "[7000]" {
+		t.Fatalf("reserve %+v launch %+v", reserve, launch)
+	}
+	status("node-0", TaskFailed)(p)
+	r := reserved(p, "node-0", true)
+	again := big("o3", "a1", r)
+	again.Ports = nil // another framework holds 7000 unreserved: not ours to need
+	ds = p.OnOffers([]Offer{again})
+	if len(ds) == 0 || ds[0].Kind != Decline || !strings.Contains(ds[0].Reason, "not its [7000]") {
+		t.Fatalf("reservation without its ports: %v", ds)
+	}
+	r.Ports = []PortRange{{Begin: 7000, End: 7000}}
+	ds = p.OnOffers([]Offer{big("o4", "a1", r)})
+	if len(ds) == 0 || ds[0].Kind != Accept || ds[0].Ops[0].Kind != OpLaunch || !ds[0].Ops[0].ReservedPorts || fmt.Sprint(ds[0].Ops[0].Ports) != "[7000]" {
+		t.Fatalf("relaunch in place: %v", ds)
+	}
+	if _, err := p.Replace("node-0"); err != nil {
+		t.Fatal(err)
+	}
+	ds = p.OnOffers([]Offer{big("o5", "a1", r)})
+	var unreserve *Op
+	for _, d := range ds {
+		for i, op := range d.Ops {
+			if op.Kind == OpUnreserve {
+				unreserve = &d.Ops[i]
+			}
+		}
+	}
+	if unreserve == nil || fmt.Sprint(unreserve.Ports) != "[7000]" {
+		t.Fatalf("orphan released: %v", ds)
+	}
+
+	// A node from before: a reservation without ports, Pod.Ports empty.
+	old := New(spec)
+	old.Start(t0)
+	o = big("o1", "a1")
+	o.Ports = []PortRange{{Begin: 7000, End: 7001}}
+	old.OnOffers([]Offer{o})
+	status("controller-0", TaskRunning)(old)
+	o = big("o2", "a2")
+	o.Ports = []PortRange{{Begin: 7000, End: 7000}}
+	old.OnOffers([]Offer{o})
+	old.pods["node-0"].Ports = nil // as Unmarshal leaves a plan stored before the key
+	status("node-0", TaskFailed)(old)
+	r = reserved(old, "node-0", true)
+	o = big("o3", "a2", r)
+	o.Ports = []PortRange{{Begin: 7000, End: 7000}}
+	ds = old.OnOffers([]Offer{o})
+	if len(ds) == 0 || ds[0].Kind != Accept || ds[0].Ops[0].ReservedPorts || fmt.Sprint(ds[0].Ops[0].Ports) != "[7000]" {
+		t.Fatalf("old node relaunched: %v", ds)
+	}
+}

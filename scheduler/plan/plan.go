@@ -42,6 +42,10 @@ type Pod struct {
 	// its offers (nil in plans stored before the key, until the agent
 	// offers again): what placement constraints count.
 	Where *Where `msgpack:"where,omitempty"`
+	// Ports are the ports reserved with a node's reservation (none in
+	// plans stored before the key: such a node takes its ports
+	// unreserved).
+	Ports []int `msgpack:"ports,omitempty"`
 }
 
 func (p *Pod) live() bool { return p.TaskID != "" && !p.State.Terminal() }
@@ -290,7 +294,7 @@ func (p *Plan) abandonPlacement(pod *Pod, keep bool) {
 		p.orphans = append(p.orphans, orphan{AgentID: pod.AgentID, Pod: pod.Name, ReservationID: pod.ReservationID, Reserved: pod.Reserved, Volume: pod.Volume})
 	}
 	pod.AgentID, pod.ReservationID, pod.Reserved, pod.Volume, pod.Confirmed, pod.AgentLost = "", "", Resources{}, nil, false, false
-	pod.Where = nil
+	pod.Where, pod.Ports = nil, nil
 }
 
 func (p *Plan) kill(pod *Pod) Decision {
@@ -596,7 +600,7 @@ func (p *Plan) useOffer(o Offer) ([]Op, string) {
 			unreserve.DiskMB += r.Volume.SizeMB
 			src = r.Volume.Source
 		}
-		ops = append(ops, Op{Kind: OpUnreserve, Pod: or.Pod, ReservationID: or.ReservationID, Resources: unreserve, DiskSource: src})
+		ops = append(ops, Op{Kind: OpUnreserve, Pod: or.Pod, ReservationID: or.ReservationID, Resources: unreserve, DiskSource: src, Ports: expandPorts(r.Ports)})
 	}
 	p.orphans = keep
 
@@ -620,7 +624,7 @@ func (p *Plan) useOffer(o Offer) ([]Op, string) {
 				// the agent lost the reservation with the task
 				// (TASK_GONE): place the pod anew.
 				pod.AgentID, pod.ReservationID, pod.Reserved, pod.Volume, pod.Confirmed, pod.AgentLost = "", "", Resources{}, nil, false, false
-				pod.Where = nil
+				pod.Where, pod.Ports = nil, nil
 				delete(hosts, pod.Kind)
 			}
 			continue
@@ -631,17 +635,28 @@ func (p *Plan) useOffer(o Offer) ([]Op, string) {
 		if !p.needsLaunch(pod) || !pod.Reserved.fitsIn(r.Resources) {
 			continue
 		}
-		// Its ports are not in its reservation: taken unreserved.
-		ports, ok, reason := p.pickPorts(pod.Kind, o.Ports, takenPorts)
-		if !ok {
-			passOver(pod, reason)
+		// Its ports are in its reservation; a node placed before they
+		// were reserved takes them unreserved.
+		ports, reservedPorts := pod.Ports, len(pod.Ports) > 0
+		if reservedPorts && !portsIn(pod.Ports, r.Ports) {
+			passOver(pod, fmt.Sprintf("its reservation %s offers ports %v, not its %v", pod.ReservationID, r.Ports, pod.Ports))
 			continue
+		}
+		if !reservedPorts {
+			var ok bool
+			var reason string
+			if ports, ok, reason = p.pickPorts(pod.Kind, o.Ports, takenPorts); !ok {
+				passOver(pod, reason)
+				continue
+			}
 		}
 		vol := pod.Volume
 		if r.Volume == nil {
 			ops = append(ops, Op{Kind: OpCreate, Pod: pod.Name, ReservationID: pod.ReservationID, Volume: vol})
 		}
-		ops = append(ops, p.launch(pod, pod.ReservationID, pod.Reserved, vol, ports))
+		op := p.launch(pod, pod.ReservationID, pod.Reserved, vol, ports)
+		op.ReservedPorts = reservedPorts
+		ops = append(ops, op)
 	}
 
 	// 3. New placements from unreserved resources, one pod of a kind
@@ -720,10 +735,13 @@ func (p *Plan) useOffer(o Offer) ([]Op, string) {
 		pod.Reserved = Resources{CPUs: need.CPUs, MemMB: need.MemMB}
 		pod.Volume = &Volume{ID: pod.ReservationID + ".vol", ContainerPath: p.spec.VolumePath, SizeMB: need.DiskMB, Source: src}
 		pod.Confirmed = false
+		pod.Ports = podPorts // reserved with the rest: a relaunch in place finds them
+		launch := p.launch(pod, pod.ReservationID, pod.Reserved, pod.Volume, podPorts)
+		launch.ReservedPorts = len(podPorts) > 0
 		ops = append(ops,
-			Op{Kind: OpReserve, Pod: pod.Name, ReservationID: pod.ReservationID, Resources: need, DiskSource: src},
+			Op{Kind: OpReserve, Pod: pod.Name, ReservationID: pod.ReservationID, Resources: need, DiskSource: src, Ports: podPorts},
 			Op{Kind: OpCreate, Pod: pod.Name, ReservationID: pod.ReservationID, Volume: pod.Volume},
-			p.launch(pod, pod.ReservationID, pod.Reserved, pod.Volume, podPorts),
+			launch,
 		)
 	}
 	if len(ops) > 0 {

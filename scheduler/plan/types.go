@@ -276,6 +276,8 @@ type OfferedReservation struct {
 	DiskSource *DiskSource
 	// Volume is the persistent volume made from this reservation, if any.
 	Volume *Volume
+	// Ports are the ports reserved in it.
+	Ports []PortRange
 }
 
 // Volume is a persistent volume.
@@ -426,9 +428,12 @@ type Op struct {
 	// UNRESERVE (nil: root disk).
 	DiskSource *DiskSource
 	TaskID     string // LAUNCH
-	// Ports are a LAUNCH's ports, taken from the offer's unreserved
-	// ports in the order of Spec.Ports[PodKind] (none if it has none).
-	Ports []int
+	// Ports are a LAUNCH's ports in the order of Spec.Ports[PodKind]
+	// (none if it has none), and the ports a RESERVE or UNRESERVE
+	// reserves or releases with Resources. ReservedPorts: a LAUNCH's
+	// ports are in its reservation (a node's), else unreserved.
+	Ports         []int
+	ReservedPorts bool
 }
 
 // TaskRef names a task for explicit reconciliation.

@@ -77,6 +77,12 @@ func Offer(o mesos.Offer, framework, role string) plan.Offer {
 		if r.Name == "disk" && r.GetDisk().GetSource() != nil {
 			res.DiskSource = diskSource(r)
 		}
+		if r.Name == "ports" {
+			for _, rg := range r.GetRanges().GetRange() {
+				res.Ports = append(res.Ports, plan.PortRange{Begin: rg.Begin, End: rg.End})
+			}
+			continue
+		}
 		addScalar(&res.Resources, r)
 	}
 	return out
@@ -355,10 +361,10 @@ func (c Converter) operation(op plan.Op, agentID string) (mesos.Offer_Operation,
 	switch op.Kind {
 	case plan.OpReserve:
 		ri := c.reservation(op)
-		return calls.OpReserve(scalars(op.Resources, &ri, op.DiskSource)...), nil
+		return calls.OpReserve(withPorts(scalars(op.Resources, &ri, op.DiskSource), op.Ports, &ri)...), nil
 	case plan.OpUnreserve:
 		ri := c.reservation(op)
-		return calls.OpUnreserve(scalars(op.Resources, &ri, op.DiskSource)...), nil
+		return calls.OpUnreserve(withPorts(scalars(op.Resources, &ri, op.DiskSource), op.Ports, &ri)...), nil
 	case plan.OpCreate, plan.OpDestroy:
 		if op.Volume == nil {
 			return mesos.Offer_Operation{}, fmt.Errorf("%w: %s without a volume", ErrDecision, op.Kind)
@@ -378,7 +384,10 @@ func (c Converter) operation(op plan.Op, agentID string) (mesos.Offer_Operation,
 		if op.Volume != nil {
 			res.Add1(c.volume(op, op.Volume))
 		}
-		if len(op.Ports) > 0 {
+		if op.ReservedPorts {
+			ri := c.reservation(op)
+			res = withPorts(res, op.Ports, &ri)
+		} else if len(op.Ports) > 0 {
 			res.Add1(Ports(op.Ports))
 		}
 		if c.Build == nil {
@@ -435,4 +444,15 @@ func agentPlace(out *plan.Offer, o mesos.Offer) {
 		}
 		out.Attributes[a.Name] = v
 	}
+}
+
+// withPorts adds to rs the "ports" resource holding ports, reserved
+// with ri; no ports adds nothing.
+func withPorts(rs mesos.Resources, ports []int, ri *mesos.Resource_ReservationInfo) mesos.Resources {
+	if len(ports) == 0 {
+		return rs
+	}
+	r := Ports(ports)
+	r.Reservations = []mesos.Resource_ReservationInfo{*ri}
+	return append(rs, r)
 }

@@ -63,3 +63,36 @@ func TestLaunchPorts(t *testing.T) {
 		t.Fatalf("ports %v", ports)
 	}
 }
+
+// TestReservedPorts: a RESERVE's ports are reserved with the rest and
+// labelled; the offer shows them in the reservation; a LAUNCH on them
+// names them reserved, an UNRESERVE gives them back.
+func TestReservedPorts(t *testing.T) {
+	c := Converter{Framework: "sluice", Role: "sluice", FrameworkID: "fw",
+		Build: func(_ plan.Op, _ string, res mesos.Resources) mesos.TaskInfo { return mesos.TaskInfo{Resources: res} }}
+	ops := []plan.Op{
+		{Kind: plan.OpReserve, Pod: "node-0", ReservationID: "node-0.r1", Resources: plan.Resources{CPUs: 1, MemMB: 64, DiskMB: 10}, Ports: []int{7000}},
+		{Kind: plan.OpLaunch, Pod: "node-0", ReservationID: "node-0.r1", TaskID: "t", Resources: plan.Resources{CPUs: 1, MemMB: 64}, Ports: []int{7000}, ReservedPorts: true},
+		{Kind: plan.OpUnreserve, Pod: "node-0", ReservationID: "node-0.r1", Resources: plan.Resources{CPUs: 1, MemMB: 64, DiskMB: 10}, Ports: []int{7000}},
+	}
+	call, err := c.Call(plan.Decision{Kind: plan.Accept, OfferIDs: []string{"o1"}, AgentID: "a1", Ops: ops})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mops := call.Accept.Operations
+	for i, rs := range []mesos.Resources{mops[0].Reserve.Resources, mops[1].Launch.TaskInfos[0].Resources, mops[2].Unreserve.Resources} {
+		var ports []mesos.Resource
+		for _, r := range rs {
+			if r.Name == "ports" {
+				ports = append(ports, r)
+			}
+		}
+		if len(ports) != 1 || reservationLabels(ports[0])[plan.LabelReservation] != "node-0.r1" || ports[0].ReservationRole() != "sluice" {
+			t.Fatalf("op %d: ports %v", i, ports)
+		}
+	}
+	got := Offer(mesos.Offer{ID: mesos.OfferID{Value: "o2"}, AgentID: mesos.AgentID{Value: "a1"}, Resources: mops[0].Reserve.Resources}, "sluice", "sluice")
+	if len(got.Reservations) != 1 || fmt.Sprint(got.Reservations[0].Ports) != "[{7000 7000}]" || len(got.Ports) != 0 {
+		t.Fatalf("offer %+v", got)
+	}
+}
