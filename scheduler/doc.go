@@ -58,8 +58,10 @@
 // needs fixed, while there is one). The LAUNCH's resources hold exactly
 // those ports (plan.Op.Ports); an offer without them is declined, and
 // the reason is in GET /v1/plan (the step's "waiting") and the debug
-// log. A node's ports are not part of its reservation: relaunched in
-// place, it takes them unreserved again.
+// log. A node reserves its ports with the rest of its reservation (as
+// the DC/OS SDK reserves every resource of a pod), so a relaunch in
+// place finds them again; a node placed by an older scheduler, whose
+// reservation has no ports, takes them unreserved.
 //
 // The executor's share: each task's custom executor gets
 // Config.ExecutorShare (DefaultExecutorShare: 0.1 cpus, 32 MB, as the

@@ -57,7 +57,11 @@
 //     every start with SetPorts, not stored) must be in the offer's
 //     unreserved ports for a pod to be placed or relaunched there; the
 //     LAUNCH names them (Op.Ports). Pods placed from one offer never
-//     share a port.
+//     share a port. A new node reserves its ports with the rest
+//     (RESERVE's Op.Ports, Pod.Ports) and is relaunched on them in place
+//     (Op.ReservedPorts), waiting while its offered reservation lacks
+//     them; a node stored before Pod.Ports takes them unreserved. An
+//     orphan's UNRESERVE releases its ports too.
 //   - Placement constraints (Spec.Placement, SetPlacement;
 //     ParsePlacement's Marathon-style syntax, see placement.go): every
 //     clause must allow the offer's agent (hostname, @zone, @region or
