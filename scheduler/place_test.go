@@ -327,3 +327,23 @@ func TestPlaceConfig(t *testing.T) {
 		t.Fatalf("stand-in builder: %v", err)
 	}
 }
+
+// TestStoredPlanTakesPlacement: a stored plan takes the configured
+// placement constraints on start (they only decide placements to come),
+// a kind configured without one loses the stored one.
+func TestStoredPlanTakesPlacement(t *testing.T) {
+	cfg := Config{Name: "s", Role: "r", User: "u", Master: "http://m:5050", ZK: []string{"zk:2181"}, ZKRoot: "/s", Containers: 1,
+		Spec: plan.Spec{Controllers: 1, Nodes: 1, Controller: plan.Resources{CPUs: 0.5, MemMB: 256}, Node: plan.Resources{CPUs: 1, MemMB: 512, DiskMB: 1024},
+			Placement: map[plan.PodKind]string{plan.Node: "@zone:GROUP_BY:2"}}}
+	d, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := cfg.Spec
+	stored.Placement = map[plan.PodKind]string{plan.Node: "hostname:UNIQUE", plan.Controller: "rack:IS:r1"}
+	p := plan.New(stored)
+	d.takePlacement(p)
+	if got := p.Spec().Placement; fmt.Sprint(got) != fmt.Sprint(map[plan.PodKind]string{plan.Node: "@zone:GROUP_BY:2"}) {
+		t.Fatalf("placement after start: %v", got)
+	}
+}
