@@ -81,6 +81,10 @@ type Config struct {
 	// Build overrides the TaskInfo builder (tests use stand-in
 	// commands); nil builds the executor task of TaskCommand.
 	Build TaskBuilder
+	// ExecutorShare is the part of every pod's cpus and mem that its
+	// executor gets (ExecutorInfo.resources) when Build is nil; the task
+	// gets the rest. Zero: DefaultExecutorShare.
+	ExecutorShare plan.Resources
 
 	// FailoverTimeout is the framework's failover timeout (default a week).
 	FailoverTimeout time.Duration
@@ -143,6 +147,18 @@ func (c Config) withDefaults() (Config, error) {
 			return c, err
 		}
 	}
+	if err := c.checkPlacement(); err != nil {
+		return c, err
+	}
+	if c.ExecutorShare == (plan.Resources{}) {
+		c.ExecutorShare = DefaultExecutorShare
+	}
+	if c.Build == nil {
+		if err := c.checkExecutorShare(); err != nil {
+			return c, err
+		}
+	}
+	c.Spec.Ports = c.PortNeeds()
 	// Heads of different kinds may share an agent: their fixed ports
 	// must all differ.
 	if err := distinctPorts(c.HeadRPCPort, c.HeadDataPort, c.HeadHTTPPort, c.NFSHeadPort, c.S3HeadPort); err != nil {

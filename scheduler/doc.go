@@ -55,6 +55,35 @@
 // taken from the offer's "ports" resource; it advertises the agent's
 // hostname and that port.
 //
+// Ports: Config.PortNeeds gives the plan each kind's ports (plan.Spec.Ports,
+// from the configuration on every start, never stored), and the plan
+// places or relaunches a pod only with an offer whose unreserved "ports"
+// hold them: every fixed port, and a free port for each 0 (one no kind
+// needs fixed, while there is one). The LAUNCH's resources hold exactly
+// those ports (plan.Op.Ports); an offer without them is declined, and
+// the reason is in GET /v1/plan (the step's "waiting") and the debug
+// log. A node reserves its ports with the rest of its reservation (as
+// the DC/OS SDK reserves every resource of a pod), so a relaunch in
+// place finds them again; a node placed by an older scheduler, whose
+// reservation has no ports, takes them unreserved.
+//
+// The executor's share: each task's custom executor gets
+// Config.ExecutorShare (DefaultExecutorShare: 0.1 cpus, 32 MB, as the
+// DC/OS SDK gives its executors; 32 MB is Mesos' minimum) of the pod's
+// cpus and mem in ExecutorInfo.resources, with the same reservation for
+// a node; the task gets the rest, so task and executor together are the
+// pod's resources, what was reserved or offered. New refuses (ErrConfig)
+// a pod kind whose cpus or mem cannot hold that share and a task.
+//
+// Placement: Config.Spec.Placement holds each kind's placement
+// constraint (`--controller-placement`, `--node-placement`,
+// `--hdfs-head-placement`, `--nfs-head-placement`, `--s3-head-placement`;
+// plan.ParsePlacement's syntax), checked by New and given to a stored
+// plan on start (it applies to pods placed from then on). The
+// framework declares REGION_AWARE and takes its region from SUBSCRIBED's
+// master_info: offers from agents of other regions are marked remote,
+// and the plan places pods there only where a constraint names @region.
+//
 // Heads serve tier 2 read-only; there are three kinds (plan.HeadKinds),
 // each with its own count and resources in the spec (0 allowed). Every
 // head is stateless (no reservation, no volume: relaunched anywhere, at

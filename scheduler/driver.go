@@ -242,6 +242,7 @@ func (d *Driver) load(ctx context.Context) error {
 		p = plan.New(d.cfg.Spec)
 		d.log.WithFields(countFields(d.cfg.Spec)).Info("scheduler: new plan")
 	default:
+		d.takePlacement(p)
 		// Stored by a scheduler that knew fewer kinds of head: the
 		// configured count and resources of each missing kind join the
 		// stored plan (no decision: not subscribed yet, Start revives).
@@ -268,6 +269,7 @@ func (d *Driver) load(ctx context.Context) error {
 	if build == nil {
 		build = d.cfg.executorTask
 	}
+	p.SetPorts(d.cfg.Spec.Ports)
 	d.conv = mesosconv.Converter{Framework: d.cfg.Name, Role: d.cfg.Role, Principal: d.cfg.Principal, FrameworkID: fwID, Build: d.taskBuilder(build)}
 	return nil
 }
@@ -282,6 +284,9 @@ func (d *Driver) frameworkInfo() *mesos.FrameworkInfo {
 		Capabilities: []mesos.FrameworkInfo_Capability{
 			{Type: mesos.FrameworkInfo_Capability_RESERVATION_REFINEMENT},
 			{Type: mesos.FrameworkInfo_Capability_PARTITION_AWARE},
+			// Offers from agents of other regions too: the plan places
+			// pods there only where a constraint names the region.
+			{Type: mesos.FrameworkInfo_Capability_REGION_AWARE},
 		},
 	}
 	if d.cfg.Principal != "" {
@@ -368,6 +373,7 @@ func (d *Driver) handle(ctx context.Context, ev *scheduler.Event) {
 			d.log.WithField("framework", id).Info("scheduler: registered")
 		}
 		d.fwID, d.conv.FrameworkID = id, id
+		d.conv.Region = sub.GetMasterInfo().GetDomain().GetFaultDomain().GetRegion().Name
 		d.beat = time.Duration(sub.GetHeartbeatIntervalSeconds() * float64(time.Second))
 		d.backoff.Reset()
 		d.ready.Store(true)
@@ -441,6 +447,9 @@ func (d *Driver) exec(ctx context.Context, ds []plan.Decision) {
 		case plan.Rebalance:
 			d.log.WithField("pods", dec.Pods).Info("scheduler: nodes added; the controller rebalances containers onto them")
 			continue
+		}
+		if dec.Kind == plan.Decline && dec.Reason != "" {
+			d.log.WithFields(logrus.Fields{"offers": dec.OfferIDs, "reason": dec.Reason}).Debug("scheduler: offer declined")
 		}
 		d.accept, d.used = dec.OfferIDs, map[int]bool{}
 		call, err := d.conv.Call(dec)
@@ -526,6 +535,10 @@ func (d *Driver) taskBuilder(build TaskBuilder) mesosconv.TaskBuilder {
 		}
 		ports := make([]int, len(want))
 		for i, w := range want {
+			if i < len(op.Ports) {
+				ports[i] = op.Ports[i] // the plan took it from the offer; res holds it
+				continue
+			}
 			port, portRes := portFrom(offer, w, d.used)
 			if portRes != nil {
 				res = append(res, *portRes)

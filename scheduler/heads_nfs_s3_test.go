@@ -277,7 +277,12 @@ func noSecretStored(t *testing.T, root string, secrets ...string) cluster.KV {
 func TestS3HeadKeysFromSecret(t *testing.T) {
 	const secretPath = "sluice/s3-credentials"
 	keys := "AKIDONE:" + testSecret
-	h := newHarness(t, 1)
+	h := newHarness(t, 0)
+	// Ports for the controller, the node and the S3 head: a task is
+	// launched only with the ports its offer holds.
+	if err := h.m.AddAgent(mesostest.AgentSpec{ID: "a0", Hostname: "127.0.0.1", CPUs: 4, MemMB: 4096, DiskMB: 4096, Ports: portRanges(append([]int{h.ctrl.port}, distinctFreePorts(t, 2)...)...)}); err != nil {
+		t.Fatal(err)
+	}
 	h.m.SetSecret(secretPath, keys)
 	logs := &lockedBuffer{}
 	log := logrus.New()

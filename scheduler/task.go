@@ -198,19 +198,23 @@ func (c Config) volumePath(op plan.Op) string {
 }
 
 // executorTask is the default TaskBuilder: the task runs under its own
-// custom executor (id = task id) whose command is TaskCommand.
+// custom executor (id = task id) whose command is TaskCommand. The
+// executor gets Config.ExecutorShare of the pod's cpus and mem (from
+// the pod's reservation for a node), the task the rest.
 func (c Config) executorTask(op plan.Op, ep Endpoint, res mesos.Resources) mesos.TaskInfo {
 	cmd := c.TaskCommand(op, ep)
 	name := "sluice-" + RoleCommand(op.PodKind) + " " + op.Pod
 	custom := mesos.ExecutorInfo_CUSTOM
+	task, exec := splitExecutor(res, c.ExecutorShare)
 	return mesos.TaskInfo{
 		Name:      op.Pod,
-		Resources: res,
+		Resources: task,
 		Executor: &mesos.ExecutorInfo{
 			Type:       custom,
 			ExecutorID: mesos.ExecutorID{Value: op.TaskID},
 			Name:       &name,
 			Command:    &cmd,
+			Resources:  exec,
 		},
 	}
 }

@@ -86,7 +86,8 @@ func TestHeadTaskCommand(t *testing.T) {
 
 func TestHeadConfig(t *testing.T) {
 	base := Config{Name: "s", Role: "r", User: "u", Master: "http://m:5050", ZK: []string{"zk:2181"}, ZKRoot: "/s", Containers: 1,
-		Spec: plan.Spec{Controllers: 1, Nodes: 1, Heads: 1, Head: plan.Resources{CPUs: 1, MemMB: 512}}}
+		Spec: plan.Spec{Controllers: 1, Nodes: 1, Heads: 1, Head: plan.Resources{CPUs: 1, MemMB: 512},
+			Controller: plan.Resources{CPUs: 0.5, MemMB: 256}, Node: plan.Resources{CPUs: 1, MemMB: 512, DiskMB: 1024}}}
 	if _, err := base.withDefaults(); err != nil {
 		t.Fatal(err)
 	}

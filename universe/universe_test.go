@@ -304,6 +304,12 @@ func TestSchedulerCommandLine(t *testing.T) {
 			"--nfs-heads": "0", "--nfs-head-cpus": "1", "--nfs-head-mem": "1024", "--nfs-head-port": "12049",
 			"--s3-heads": "0", "--s3-head-cpus": "1", "--s3-head-mem": "1024", "--s3-head-port": "9000",
 			"--s3-anonymous": "false", "--s3-credentials-secret": "",
+			"--controller-placement": "", "--node-placement": "", "--hdfs-head-placement": "", "--nfs-head-placement": "", "--s3-head-placement": "",
+		}},
+		{"placement", "testdata/options-placement.json", map[string]string{
+			"--name": "sluice-placed", "--controller-placement": "hostname:LIKE:master-[0-9]+[.]example[.]internal",
+			"--node-placement": "@zone:GROUP_BY:3, hostname:UNIQUE", "--hdfs-head-placement": "rack:IS:r1",
+			"--nfs-head-placement": "hostname:MAX_PER:1", "--s3-head-placement": "@region:IS:eu-west",
 		}},
 		{"heads", "testdata/options-heads.json", map[string]string{
 			"--name": "sluice-heads", "--heads": "1",
@@ -414,6 +420,9 @@ func TestBadOptionsRejected(t *testing.T) {
 		{"relative fs directory", `{"tier2": {"fs": {"directory": "tier2"}}}`},
 		{"namenode with path", `{"tier2": {"hdfs": {"namenode_url": "hdfs://nn:8020/x"}}}`},
 		{"log level", `{"service": {"log_level": "loud"}}`},
+		{"quote in a placement", `{"node": {"placement_constraint": "hostname:LIKE:\"x\""}}`},
+		{"backslash in a placement", `{"controller": {"placement_constraint": "a\\b:IS:x"}}`},
+		{"placement as an array", `{"node": {"placement_constraint": [["hostname", "UNIQUE"]]}}`},
 		{"not an object", `[1]`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -58,6 +58,7 @@ type schedulerOptions struct {
 	// SecretFile holds the secret of --principal, or a DC/OS service
 	// account's credential JSON (package scheduler/mesosauth).
 	SecretFile string
+	Placement  placementOptions // --controller-placement, --node-placement, ...
 }
 
 // Environment variables for tests and for agents that do not fetch
@@ -97,7 +98,7 @@ func schedulerFlags(o *schedulerOptions) []cli.Flag {
 	integer := func(name, usage string, value int, dst *int) cli.Flag {
 		return &cli.IntFlag{Name: name, Usage: usage, Value: value, Destination: dst}
 	}
-	return []cli.Flag{
+	return append([]cli.Flag{
 		str("name", "service `NAME` = Mesos framework name", "sluice", &o.Name),
 		str("role", "Mesos `ROLE` the resources are reserved to", "sluice-role", &o.Role),
 		str("principal", "Mesos `PRINCIPAL` (may be empty)", "", &o.Principal),
@@ -138,7 +139,7 @@ func schedulerFlags(o *schedulerOptions) []cli.Flag {
 		str("hdfs-config-url", "`URL` the tasks fetch hdfs-site.xml and core-site.xml from (may be empty)", "", &o.HDFSConfigURL),
 		str("secret-file", "authenticate to the Mesos master with the credential in `FILE`: the secret of --principal (HTTP Basic), or a DC/OS service account's credential JSON (strict mode; its uid is the principal). Without it: "+mesosauth.ServiceAccountEnv+" (the JSON, or a file holding it), then "+mesosauth.SecretEnv+" (the secret of --principal). Never give a secret on the command line", "", &o.SecretFile),
 		&cli.BoolFlag{Name: "forget-framework", Usage: "drop the framework id stored under --zk-root and register as a new Mesos framework (after the master removed the old one: \"Framework has been removed\"); the pods' reservations and volumes are adopted. Give it for one start only", Destination: &o.ForgetFramework},
-	}
+	}, o.Placement.flags()...)
 }
 
 // schedulerConfig turns the flags into the driver's configuration.
@@ -207,6 +208,7 @@ func schedulerConfig(o *schedulerOptions, log logrus.FieldLogger) (scheduler.Con
 		ForgetFramework: o.ForgetFramework,
 		Logger:          log,
 	}
+	cfg.Spec.Placement = o.Placement.spec()
 	return cfg, nil
 }
 

@@ -32,6 +32,11 @@ type AgentSpec struct {
 	Disks []AgentDisk
 	// Extra resources, added as given (e.g. statically reserved ones).
 	Extra mesos.Resources
+	// Attributes are offered as TEXT attributes (Offer.attributes).
+	// Region and Zone are the agent's fault domain (Offer.domain): both
+	// or neither, and only on a master with Options.Region.
+	Attributes   map[string]string
+	Region, Zone string
 }
 
 // AgentDisk is a PATH or MOUNT disk of an agent: Mesos offers it as one
@@ -88,6 +93,7 @@ type agent struct {
 	srv          *httptest.Server // the agent's /api/v1/executor endpoint
 	executors    map[string]*executorRun
 	runs         int
+	place        agentPlace // attributes and fault domain
 }
 
 func (a *agent) releaseTask(t *task) {
@@ -184,12 +190,16 @@ func (m *Master) AddAgent(spec AgentSpec) error {
 			return fmt.Errorf("mesostest: agent %s: disk %+v: want a PATH or MOUNT disk with a root and a size", spec.ID, d)
 		}
 	}
+	place, err := m.placeOf(spec)
+	if err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.mu.agents[spec.ID] != nil {
 		return fmt.Errorf("%w: %s", ErrAgentExists, spec.ID)
 	}
-	a := &agent{id: spec.ID, hostname: spec.Hostname, total: spec.resources(), disks: spec.Disks, up: true, executors: map[string]*executorRun{}}
+	a := &agent{id: spec.ID, hostname: spec.Hostname, total: spec.resources(), disks: spec.Disks, up: true, executors: map[string]*executorRun{}, place: place}
 	a.srv = httptest.NewServer(m.executorHandler(a))
 	m.mu.agents[a.id] = a
 	m.mu.order = append(m.mu.order, a.id)
@@ -671,6 +681,9 @@ func (m *Master) launchLocked(fw *framework, a *agent, pool *mesos.Resources, ti
 	}
 	if err := validateEnvironment(ti.Executor.GetCommand().GetEnvironment()); err != nil {
 		return invalid("Executor's command environment is invalid: " + err.Error())
+	}
+	if msg := m.checkLaunchLocked(ti, a.executors[ti.GetExecutor().GetExecutorID().Value] == nil); msg != "" {
+		return invalid(msg)
 	}
 	execID := ti.TaskID.Value
 	if ti.Executor != nil {

@@ -77,6 +77,20 @@
 //     validation does. UNRESERVE and DESTROY are not checked: Mesos
 //     leaves them to the authorizer, whose default lets any principal
 //     undo any other's (src/master/validation.cpp).
+//   - Attributes and fault domains: an agent's AgentSpec.Attributes are
+//     offered as TEXT attributes, its AgentSpec.Region and Zone as
+//     Offer.domain.fault_domain; Options.Region and Zone are the master's
+//     domain, sent in SUBSCRIBED's master_info. As Mesos' allocator does,
+//     an agent of another region than the master's is offered only to a
+//     framework with the REGION_AWARE capability; AddAgent refuses an
+//     agent with a domain on a master without one, or a region without
+//     a zone.
+//   - Launch checks (launchcheck.go, after Mesos' task and executor
+//     validation): a task with no resources is TASK_ERROR; the task's
+//     and a new executor's resources together must be in the offer
+//     (TASK_ERROR otherwise), and executor resources may hold no shared
+//     resource; an executor below Mesos' minimum (0.01 cpus, 32 MB) is
+//     launched with the warning a real master logs (Warnings).
 //   - DECLINE with filters: the declined resources are not offered to
 //     the framework again until refuse_seconds have passed on
 //     Options.Now (wall time by default; a test may pass its own clock
@@ -173,7 +187,7 @@
 // FailTask (SIGKILL to a task's process: TASK_FAILED from the agent),
 // RescindOffer, DisconnectScheduler, and agents too small for a task.
 // Tasks, CompletedTasks, Agent (reservations with labels, volumes and
-// their directories), Offers, Calls, CallsOf, ExecutorCalls and
-// OperationErrors show the state; Await waits for a condition on it
+// their directories), Executors (with their resources), Offers, Calls,
+// CallsOf, ExecutorCalls, OperationErrors and Warnings show the state; Await waits for a condition on it
 // without sleeping.
 package mesostest

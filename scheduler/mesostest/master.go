@@ -70,6 +70,11 @@ type Options struct {
 	Secrets map[string]string
 	// Auth makes the master and agents require authentication (auth.go).
 	Auth Auth
+	// Region and Zone are the master's fault domain (Mesos' --domain),
+	// given in SUBSCRIBED's master_info; agents of another region are
+	// offered only to REGION_AWARE frameworks. Default none: then no
+	// agent may have a domain.
+	Region, Zone string
 }
 
 // Master is a fake Mesos master with simulated agents. All methods are
@@ -94,6 +99,7 @@ type Master struct {
 		calls     []*scheduler.Call
 		execCalls []ExecCall
 		opErrors  []string
+		warnings  []string // what Mesos would log as a warning (launchcheck.go)
 		nextID    int
 		changed   chan struct{} // closed and replaced on every change
 		closed    bool
@@ -408,6 +414,7 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, call *schedul
 	s.send(&scheduler.Event{Type: scheduler.Event_SUBSCRIBED, Subscribed: &scheduler.Event_Subscribed{
 		FrameworkID:              &mesos.FrameworkID{Value: fw.id},
 		HeartbeatIntervalSeconds: &hb,
+		MasterInfo:               m.masterInfo(),
 	}})
 	m.retryUpdatesLocked(true)
 	m.allocateLocked()
@@ -536,7 +543,7 @@ func (m *Master) allocateLocked() {
 	var made []mesos.Offer
 	for _, id := range m.mu.order {
 		a := m.mu.agents[id]
-		if !a.up {
+		if !a.up || !m.offerableLocked(fw, a) {
 			continue
 		}
 		var free mesos.Resources
@@ -578,7 +585,7 @@ func (m *Master) offerProto(fw *framework, a *agent, o *offer) mesos.Offer {
 			eids = append(eids, mesos.ExecutorID{Value: er.id})
 		}
 	}
-	return mesos.Offer{
+	out := mesos.Offer{
 		ID:          mesos.OfferID{Value: o.id},
 		FrameworkID: mesos.FrameworkID{Value: fw.id},
 		AgentID:     mesos.AgentID{Value: a.id},
@@ -586,6 +593,8 @@ func (m *Master) offerProto(fw *framework, a *agent, o *offer) mesos.Offer {
 		Resources:   o.resources.Clone(),
 		ExecutorIDs: eids,
 	}
+	a.place.describe(&out)
+	return out
 }
 
 // dropOffersLocked forgets every outstanding offer, sending RESCIND for

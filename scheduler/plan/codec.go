@@ -55,7 +55,7 @@ func Unmarshal(b []byte) (*Plan, error) {
 	if err := msgpack.Unmarshal(b, &keys); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
-	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}, orphans: s.Orphans, seq: s.Seq, rebalance: s.Rebalance, unsetHeads: map[PodKind]bool{}}
+	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}, orphans: s.Orphans, seq: s.Seq, rebalance: s.Rebalance, unsetHeads: map[PodKind]bool{}, waiting: map[string]string{}}
 	for _, k := range HeadKinds {
 		if _, ok := keys.Spec[headKey(k)]; !ok {
 			p.unsetHeads[k] = true

@@ -53,6 +53,26 @@
 //     on the next offer from their agent). Lowering C kills
 //     controllers at once. Raising N adds pods; once they all run, a
 //     REBALANCE names them.
+//   - Ports: a kind's ports (Spec.Ports: fixed ones, 0 for any; set on
+//     every start with SetPorts, not stored) must be in the offer's
+//     unreserved ports for a pod to be placed or relaunched there; the
+//     LAUNCH names them (Op.Ports). Pods placed from one offer never
+//     share a port. A new node reserves its ports with the rest
+//     (RESERVE's Op.Ports, Pod.Ports) and is relaunched on them in place
+//     (Op.ReservedPorts), waiting while its offered reservation lacks
+//     them; a node stored before Pod.Ports takes them unreserved. An
+//     orphan's UNRESERVE releases its ports too.
+//   - Placement constraints (Spec.Placement, SetPlacement;
+//     ParsePlacement's Marathon-style syntax, see placement.go): every
+//     clause must allow the offer's agent (hostname, @zone, @region or
+//     an attribute) given where the other pods of the kind are (Pod.Where,
+//     learnt from offers). They decide new placements only: a node is
+//     relaunched in place, where its volume is, whatever they say. An
+//     agent of another region than the master's (Offer.Remote) gets new
+//     pods only of a kind whose constraint names @region.
+//   - A declined offer says why the pods that wanted it could not use
+//     it (Decision.Reason: ports, constraint, region); Progress shows
+//     each pending pod's last such reason as the step's Waiting.
 //   - Reconciliation: Start (after every SUBSCRIBED) revives and
 //     reconciles every task believed live explicitly; offers are held
 //     until each is answered (rescinded ones are dropped, OnRescind),
@@ -83,7 +103,10 @@
 //	  "pods":      [Pod ...]              (deploy order: name, kind, index,
 //	                                       goal, agent, reservation, reserved,
 //	                                       volume, confirmed, task, state,
-//	                                       attempts, agentLost, draining)
+//	                                       attempts, agentLost, draining;
+//	                                       "where" {host, region, zone, attrs}
+//	                                       came later, as did the spec's
+//	                                       "placement" {kind: constraint})
 //	  "orphans":   [{agent, pod, reservation, reserved, volume} ...]
 //	  "seq":       int                    (last reservation number)
 //	  "rebalance": [pod name ...]         (added nodes awaiting REBALANCE)

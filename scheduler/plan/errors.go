@@ -9,4 +9,6 @@ var (
 	ErrFormat = errors.New("plan: bad serialized plan")
 	// ErrVersion: a serialized plan has a version this code cannot read.
 	ErrVersion = errors.New("plan: unsupported serialized plan version")
+	// ErrPlacement: a placement constraint could not be parsed.
+	ErrPlacement = errors.New("plan: bad placement constraint")
 )

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -37,6 +38,14 @@ type Pod struct {
 	Attempts  int       `msgpack:"attempts"`
 	AgentLost bool      `msgpack:"agentLost"`
 	Draining  bool      `msgpack:"draining"`
+	// Where is the agent's hostname, fault domain and attributes, from
+	// its offers (nil in plans stored before the key, until the agent
+	// offers again): what placement constraints count.
+	Where *Where `msgpack:"where,omitempty"`
+	// Ports are the ports reserved with a node's reservation (none in
+	// plans stored before the key: such a node takes its ports
+	// unreserved).
+	Ports []int `msgpack:"ports,omitempty"`
 }
 
 func (p *Pod) live() bool { return p.TaskID != "" && !p.State.Terminal() }
@@ -74,11 +83,14 @@ type Plan struct {
 	reconcileSentAt time.Time
 	lastImplicit    time.Time
 	held            []Offer // offers held while explicit reconciliation runs
+	// waiting: why each pod that wants a launch was last passed over by
+	// an offer (ports, placement constraint, region), for Progress.
+	waiting map[string]string
 }
 
 // New returns a plan for spec with no tasks known.
 func New(spec Spec) *Plan {
-	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}, unsetHeads: map[PodKind]bool{}}
+	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}, unsetHeads: map[PodKind]bool{}, waiting: map[string]string{}}
 	p.setSpec(spec)
 	p.ensurePods()
 	return p
@@ -282,6 +294,7 @@ func (p *Plan) abandonPlacement(pod *Pod, keep bool) {
 		p.orphans = append(p.orphans, orphan{AgentID: pod.AgentID, Pod: pod.Name, ReservationID: pod.ReservationID, Reserved: pod.Reserved, Volume: pod.Volume})
 	}
 	pod.AgentID, pod.ReservationID, pod.Reserved, pod.Volume, pod.Confirmed, pod.AgentLost = "", "", Resources{}, nil, false, false
+	pod.Where, pod.Ports = nil, nil
 }
 
 func (p *Plan) kill(pod *Pod) Decision {
@@ -519,12 +532,13 @@ func (p *Plan) rebalanceIfReady() []Decision {
 	return []Decision{{Kind: Rebalance, Pods: pods}}
 }
 
-func (p *Plan) launch(pod *Pod, reservationID string, res Resources, vol *Volume) Op {
+func (p *Plan) launch(pod *Pod, reservationID string, res Resources, vol *Volume, ports []int) Op {
+	delete(p.waiting, pod.Name)
 	pod.Attempts++
 	pod.TaskID = fmt.Sprintf("%s__%d", pod.Name, pod.Attempts)
 	pod.State = TaskStaging
 	pod.AgentLost = false
-	return Op{Kind: OpLaunch, Pod: pod.Name, PodKind: pod.Kind, Index: pod.Index, ReservationID: reservationID, Resources: res, Volume: vol, TaskID: pod.TaskID}
+	return Op{Kind: OpLaunch, Pod: pod.Name, PodKind: pod.Kind, Index: pod.Index, ReservationID: reservationID, Resources: res, Volume: vol, TaskID: pod.TaskID, Ports: ports}
 }
 
 func (p *Plan) useOffers(offers []Offer) []Decision {
@@ -532,7 +546,7 @@ func (p *Plan) useOffers(offers []Offer) []Decision {
 	sort.Slice(offers, func(i, j int) bool { return offers[i].ID < offers[j].ID })
 	var ds []Decision
 	for _, o := range offers {
-		ops := p.useOffer(o)
+		ops, why := p.useOffer(o)
 		if len(ops) > 0 {
 			ds = append(ds, Decision{Kind: Accept, OfferIDs: []string{o.ID}, AgentID: o.AgentID, Ops: ops})
 			continue
@@ -541,7 +555,7 @@ func (p *Plan) useOffers(offers []Offer) []Decision {
 		if p.pendingWork() {
 			refuse = p.timing.ShortRefuse
 		}
-		ds = append(ds, Decision{Kind: Decline, OfferIDs: []string{o.ID}, RefuseSeconds: refuse.Seconds()})
+		ds = append(ds, Decision{Kind: Decline, OfferIDs: []string{o.ID}, RefuseSeconds: refuse.Seconds(), Reason: why})
 	}
 	if !p.suppressed && !p.pendingWork() && len(offers) > 0 {
 		p.suppressed = true
@@ -550,8 +564,22 @@ func (p *Plan) useOffers(offers []Offer) []Decision {
 	return ds
 }
 
-func (p *Plan) useOffer(o Offer) []Op {
+// useOffer returns the operations for offer o and, when it has none,
+// why the pods that want a launch could not use it ("" if none wants).
+func (p *Plan) useOffer(o Offer) ([]Op, string) {
 	var ops []Op
+	var why []string
+	passOver := func(pod *Pod, reason string) {
+		reason = "offer from " + o.Hostname + ": " + reason
+		p.waiting[pod.Name] = reason
+		why = append(why, pod.Name+": "+reason)
+	}
+	takenPorts := map[int]bool{}
+	for _, pod := range p.pods {
+		if pod.AgentID == o.AgentID {
+			pod.Where = whereOf(o) // refreshed: attributes may change
+		}
+	}
 	ours := map[string]OfferedReservation{}
 	for _, r := range o.Reservations {
 		if r.Framework == p.spec.Framework && r.ReservationID != "" {
@@ -572,7 +600,7 @@ func (p *Plan) useOffer(o Offer) []Op {
 			unreserve.DiskMB += r.Volume.SizeMB
 			src = r.Volume.Source
 		}
-		ops = append(ops, Op{Kind: OpUnreserve, Pod: or.Pod, ReservationID: or.ReservationID, Resources: unreserve, DiskSource: src})
+		ops = append(ops, Op{Kind: OpUnreserve, Pod: or.Pod, ReservationID: or.ReservationID, Resources: unreserve, DiskSource: src, Ports: expandPorts(r.Ports)})
 	}
 	p.orphans = keep
 
@@ -596,6 +624,7 @@ func (p *Plan) useOffer(o Offer) []Op {
 				// the agent lost the reservation with the task
 				// (TASK_GONE): place the pod anew.
 				pod.AgentID, pod.ReservationID, pod.Reserved, pod.Volume, pod.Confirmed, pod.AgentLost = "", "", Resources{}, nil, false, false
+				pod.Where, pod.Ports = nil, nil
 				delete(hosts, pod.Kind)
 			}
 			continue
@@ -606,11 +635,28 @@ func (p *Plan) useOffer(o Offer) []Op {
 		if !p.needsLaunch(pod) || !pod.Reserved.fitsIn(r.Resources) {
 			continue
 		}
+		// Its ports are in its reservation; a node placed before they
+		// were reserved takes them unreserved.
+		ports, reservedPorts := pod.Ports, len(pod.Ports) > 0
+		if reservedPorts && !portsIn(pod.Ports, r.Ports) {
+			passOver(pod, fmt.Sprintf("its reservation %s offers ports %v, not its %v", pod.ReservationID, r.Ports, pod.Ports))
+			continue
+		}
+		if !reservedPorts {
+			var ok bool
+			var reason string
+			if ports, ok, reason = p.pickPorts(pod.Kind, o.Ports, takenPorts); !ok {
+				passOver(pod, reason)
+				continue
+			}
+		}
 		vol := pod.Volume
 		if r.Volume == nil {
 			ops = append(ops, Op{Kind: OpCreate, Pod: pod.Name, ReservationID: pod.ReservationID, Volume: vol})
 		}
-		ops = append(ops, p.launch(pod, pod.ReservationID, pod.Reserved, vol))
+		op := p.launch(pod, pod.ReservationID, pod.Reserved, vol, ports)
+		op.ReservedPorts = reservedPorts
+		ops = append(ops, op)
 	}
 
 	// 3. New placements from unreserved resources, one pod of a kind
@@ -627,8 +673,23 @@ func (p *Plan) useOffer(o Offer) []Op {
 		if h, ok := hosts[pod.Kind]; ok && h != pod.Name {
 			continue
 		}
+		pl, err := p.placement(pod.Kind)
+		if err != nil {
+			passOver(pod, err.Error())
+			continue
+		}
+		if o.Remote && !pl.NamesRegion() {
+			passOver(pod, "region "+o.Region+" is not the master's (a constraint on @region places pods there)")
+			continue
+		}
+		where := whereOf(o)
+		if ok, reason := pl.Allows(where, p.placedWhere(pod)); !ok {
+			passOver(pod, "placement "+reason)
+			continue
+		}
 		need := p.spec.resources(pod.Kind)
 		var src *DiskSource
+		var podPorts []int
 		if typ := p.spec.nodeDiskType(); pod.persistent() && typ != DiskRoot {
 			// The volume comes from a PATH or MOUNT disk, the rest
 			// from the unreserved scalars.
@@ -637,6 +698,12 @@ func (p *Plan) useOffer(o Offer) []Op {
 			if i < 0 || !rest.fitsIn(free) {
 				continue
 			}
+			ports, ok, reason := p.pickPorts(pod.Kind, o.Ports, takenPorts)
+			if !ok {
+				passOver(pod, reason)
+				continue
+			}
+			podPorts = ports
 			if typ == DiskMount {
 				need.DiskMB = disks[i].SizeMB // a MOUNT disk is taken whole
 			}
@@ -648,12 +715,19 @@ func (p *Plan) useOffer(o Offer) []Op {
 			if !need.fitsIn(free) {
 				continue
 			}
+			ports, ok, reason := p.pickPorts(pod.Kind, o.Ports, takenPorts)
+			if !ok {
+				passOver(pod, reason)
+				continue
+			}
+			podPorts = ports
 			free = free.minus(need)
 		}
 		hosts[pod.Kind] = pod.Name
 		pod.AgentID = o.AgentID
+		pod.Where = where
 		if !pod.persistent() {
-			ops = append(ops, p.launch(pod, "", need, nil))
+			ops = append(ops, p.launch(pod, "", need, nil, podPorts))
 			continue
 		}
 		p.seq++
@@ -661,13 +735,19 @@ func (p *Plan) useOffer(o Offer) []Op {
 		pod.Reserved = Resources{CPUs: need.CPUs, MemMB: need.MemMB}
 		pod.Volume = &Volume{ID: pod.ReservationID + ".vol", ContainerPath: p.spec.VolumePath, SizeMB: need.DiskMB, Source: src}
 		pod.Confirmed = false
+		pod.Ports = podPorts // reserved with the rest: a relaunch in place finds them
+		launch := p.launch(pod, pod.ReservationID, pod.Reserved, pod.Volume, podPorts)
+		launch.ReservedPorts = len(podPorts) > 0
 		ops = append(ops,
-			Op{Kind: OpReserve, Pod: pod.Name, ReservationID: pod.ReservationID, Resources: need, DiskSource: src},
+			Op{Kind: OpReserve, Pod: pod.Name, ReservationID: pod.ReservationID, Resources: need, DiskSource: src, Ports: podPorts},
 			Op{Kind: OpCreate, Pod: pod.Name, ReservationID: pod.ReservationID, Volume: pod.Volume},
-			p.launch(pod, pod.ReservationID, pod.Reserved, pod.Volume),
+			launch,
 		)
 	}
-	return ops
+	if len(ops) > 0 {
+		return ops, ""
+	}
+	return ops, strings.Join(why, "; ")
 }
 
 // nodeDiskType is the spec's node disk type, ROOT when unset.

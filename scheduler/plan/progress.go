@@ -67,6 +67,8 @@ func (p *Plan) Progress() Progress {
 				st.Waiting = "agent " + pod.AgentID + " lost"
 			case pod.Kind != Controller && !ready:
 				st.Waiting = "controllers"
+			case p.waiting[pod.Name] != "":
+				st.Waiting = p.waiting[pod.Name]
 			}
 		}
 		i, ok := phaseOf[pod.Kind]

@@ -106,6 +106,14 @@ type Spec struct {
 	// DiskInfo.Source of that type.
 	NodeDiskType DiskType `msgpack:"nodeDiskType"`
 	Timing       Timing   `msgpack:"timing"`
+	// Placement is each kind's placement constraint (ParsePlacement's
+	// text; none: anywhere), for new placements only. A plan stored
+	// before the key has none.
+	Placement map[PodKind]string `msgpack:"placement,omitempty"`
+	// Ports are each kind's ports: a fixed port, or 0 for any port the
+	// offer holds (SetPorts). Not stored: the configuration gives them
+	// on every start.
+	Ports map[PodKind][]int `msgpack:"-"`
 }
 
 // DiskType is a kind of Mesos disk resource (DiskInfo.Source.type).
@@ -246,6 +254,15 @@ type Offer struct {
 	// Disks are the unreserved PATH and MOUNT disks, one per resource.
 	Disks        []Disk
 	Reservations []OfferedReservation
+	// Ports are the unreserved port ranges.
+	Ports []PortRange
+	// Attributes are the agent's attributes (text, scalar values as
+	// text); Region and Zone its fault domain ("" when it has none).
+	// Remote: the agent is in another region than the master's, which
+	// only constraints on @region place pods in.
+	Attributes   map[string]string
+	Region, Zone string
+	Remote       bool
 }
 
 // OfferedReservation is one labelled reservation in an offer.
@@ -259,6 +276,8 @@ type OfferedReservation struct {
 	DiskSource *DiskSource
 	// Volume is the persistent volume made from this reservation, if any.
 	Volume *Volume
+	// Ports are the ports reserved in it.
+	Ports []PortRange
 }
 
 // Volume is a persistent volume.
@@ -409,6 +428,12 @@ type Op struct {
 	// UNRESERVE (nil: root disk).
 	DiskSource *DiskSource
 	TaskID     string // LAUNCH
+	// Ports are a LAUNCH's ports in the order of Spec.Ports[PodKind]
+	// (none if it has none), and the ports a RESERVE or UNRESERVE
+	// reserves or releases with Resources. ReservedPorts: a LAUNCH's
+	// ports are in its reservation (a node's), else unreserved.
+	Ports         []int
+	ReservedPorts bool
 }
 
 // TaskRef names a task for explicit reconciliation.
@@ -428,6 +453,10 @@ type Decision struct {
 	Pod           string
 	Tasks         []TaskRef
 	Pods          []string
+	// Reason says, for a DECLINE, why the pods that want a launch could
+	// not use the offer (ports, placement constraint, region); "" when
+	// none wanted it.
+	Reason string
 }
 
 // String renders a decision on one line (the golden files' form).
@@ -456,6 +485,9 @@ func (d Decision) String() string {
 			}
 			if op.TaskID != "" {
 				fmt.Fprintf(&b, " task=%s", op.TaskID)
+			}
+			if len(op.Ports) > 0 {
+				fmt.Fprintf(&b, " ports=%v", op.Ports)
 			}
 			b.WriteString("]")
 		}

@@ -3,6 +3,8 @@ package mesosconv
 import (
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -19,14 +21,22 @@ var ErrDecision = errors.New("mesosconv: bad decision")
 // (not volumes) are summed, unreserved PATH and MOUNT disks listed one
 // by one (with their source); resources dynamically reserved to role and
 // labelled by framework are grouped by their plan.LabelReservation
-// label. Everything else (other roles, other frameworks, ports) is left
-// out.
+// label. Unreserved ports are listed as ranges; the agent's text and
+// scalar attributes and its fault domain are copied (agentPlace).
+// Everything else (other roles, other frameworks) is left out.
 func Offer(o mesos.Offer, framework, role string) plan.Offer {
 	out := plan.Offer{ID: o.ID.Value, AgentID: o.AgentID.Value, Hostname: o.Hostname}
+	agentPlace(&out, o)
 	byID := map[string]int{}
 	for _, r := range o.Resources {
 		if r.IsUnreserved() {
 			if r.IsPersistentVolume() {
+				continue
+			}
+			if r.Name == "ports" {
+				for _, rg := range r.GetRanges().GetRange() {
+					out.Ports = append(out.Ports, plan.PortRange{Begin: rg.Begin, End: rg.End})
+				}
 				continue
 			}
 			if r.Name == "disk" && r.GetDisk().GetSource() != nil {
@@ -66,6 +76,12 @@ func Offer(o mesos.Offer, framework, role string) plan.Offer {
 		}
 		if r.Name == "disk" && r.GetDisk().GetSource() != nil {
 			res.DiskSource = diskSource(r)
+		}
+		if r.Name == "ports" {
+			for _, rg := range r.GetRanges().GetRange() {
+				res.Ports = append(res.Ports, plan.PortRange{Begin: rg.Begin, End: rg.End})
+			}
+			continue
 		}
 		addScalar(&res.Resources, r)
 	}
@@ -165,6 +181,10 @@ type Converter struct {
 	Principal   string
 	FrameworkID string
 	Build       TaskBuilder
+	// Region is the master's region (SUBSCRIBED's master_info.domain):
+	// an offer from an agent of another region is plan.Offer.Remote. ""
+	// (a master without a domain) makes no offer remote.
+	Region string
 
 	// offered holds, by reservation id, the principals the framework's
 	// reservations showed in offers (Converter.Offer).
@@ -211,7 +231,9 @@ func (c *Converter) Offer(o mesos.Offer) plan.Offer {
 		}
 		c.offered[id] = seen
 	}
-	return Offer(o, c.Framework, c.Role)
+	out := Offer(o, c.Framework, c.Role)
+	out.Remote = c.Region != "" && out.Region != "" && out.Region != c.Region
+	return out
 }
 
 func copyString(p *string) *string {
@@ -339,10 +361,10 @@ func (c Converter) operation(op plan.Op, agentID string) (mesos.Offer_Operation,
 	switch op.Kind {
 	case plan.OpReserve:
 		ri := c.reservation(op)
-		return calls.OpReserve(scalars(op.Resources, &ri, op.DiskSource)...), nil
+		return calls.OpReserve(withPorts(scalars(op.Resources, &ri, op.DiskSource), op.Ports, &ri)...), nil
 	case plan.OpUnreserve:
 		ri := c.reservation(op)
-		return calls.OpUnreserve(scalars(op.Resources, &ri, op.DiskSource)...), nil
+		return calls.OpUnreserve(withPorts(scalars(op.Resources, &ri, op.DiskSource), op.Ports, &ri)...), nil
 	case plan.OpCreate, plan.OpDestroy:
 		if op.Volume == nil {
 			return mesos.Offer_Operation{}, fmt.Errorf("%w: %s without a volume", ErrDecision, op.Kind)
@@ -362,6 +384,12 @@ func (c Converter) operation(op plan.Op, agentID string) (mesos.Offer_Operation,
 		if op.Volume != nil {
 			res.Add1(c.volume(op, op.Volume))
 		}
+		if op.ReservedPorts {
+			ri := c.reservation(op)
+			res = withPorts(res, op.Ports, &ri)
+		} else if len(op.Ports) > 0 {
+			res.Add1(Ports(op.Ports))
+		}
 		if c.Build == nil {
 			return mesos.Offer_Operation{}, fmt.Errorf("%w: no TaskBuilder", ErrDecision)
 		}
@@ -374,4 +402,57 @@ func (c Converter) operation(op plan.Op, agentID string) (mesos.Offer_Operation,
 		return calls.OpLaunch(ti), nil
 	}
 	return mesos.Offer_Operation{}, fmt.Errorf("%w: op %q", ErrDecision, op.Kind)
+}
+
+// Ports is the unreserved "ports" resource holding exactly ports (one
+// range per run of consecutive ports).
+func Ports(ports []int) mesos.Resource {
+	sorted := append([]int(nil), ports...)
+	sort.Ints(sorted)
+	var rs []mesos.Value_Range
+	for _, q := range sorted {
+		if n := len(rs); n > 0 && rs[n-1].End+1 == uint64(q) {
+			rs[n-1].End = uint64(q)
+			continue
+		}
+		rs = append(rs, mesos.Value_Range{Begin: uint64(q), End: uint64(q)})
+	}
+	t := mesos.RANGES
+	return mesos.Resource{Name: "ports", Type: &t, Ranges: &mesos.Value_Ranges{Range: rs}}
+}
+
+// agentPlace copies the agent's fault domain and attributes into out:
+// text attributes as they are, scalar ones as their number (Marathon's
+// and the DC/OS SDK's constraints compare both as text); ranges and
+// sets are left out.
+func agentPlace(out *plan.Offer, o mesos.Offer) {
+	if fd := o.GetDomain().GetFaultDomain(); fd != nil {
+		out.Region, out.Zone = fd.Region.Name, fd.Zone.Name
+	}
+	for _, a := range o.Attributes {
+		var v string
+		switch a.GetType() {
+		case mesos.TEXT:
+			v = a.GetText().GetValue()
+		case mesos.SCALAR:
+			v = strconv.FormatFloat(a.GetScalar().GetValue(), 'f', -1, 64)
+		default:
+			continue
+		}
+		if out.Attributes == nil {
+			out.Attributes = map[string]string{}
+		}
+		out.Attributes[a.Name] = v
+	}
+}
+
+// withPorts adds to rs the "ports" resource holding ports, reserved
+// with ri; no ports adds nothing.
+func withPorts(rs mesos.Resources, ports []int, ri *mesos.Resource_ReservationInfo) mesos.Resources {
+	if len(ports) == 0 {
+		return rs
+	}
+	r := Ports(ports)
+	r.Reservations = []mesos.Resource_ReservationInfo{*ri}
+	return append(rs, r)
 }
