@@ -34,6 +34,8 @@ type Phase struct {
 type Progress struct {
 	Status StepStatus `json:"status"`
 	Phases []Phase    `json:"phases"`
+	// Paused: no new step starts (Pause).
+	Paused bool `json:"paused,omitempty"`
 }
 
 // Progress reports deployment progress.
@@ -56,7 +58,7 @@ func (p *Plan) Progress() Progress {
 			st.Status = Starting
 			decom.Steps = append(decom.Steps, st)
 			continue
-		case pod.State == TaskRunning:
+		case pod.State == TaskRunning && pod.Step != StepReady:
 			st.Status = Complete
 		case pod.live():
 			st.Status = Starting
@@ -67,6 +69,8 @@ func (p *Plan) Progress() Progress {
 				st.Waiting = "agent " + pod.AgentID + " lost"
 			case pod.Kind != Controller && !ready:
 				st.Waiting = "controllers"
+			case p.paused && pod.Attempts == 0:
+				st.Waiting = "paused"
 			}
 		}
 		i, ok := phaseOf[pod.Kind]
@@ -78,10 +82,13 @@ func (p *Plan) Progress() Progress {
 	if len(decom.Steps) > 0 {
 		phases = append(phases, decom)
 	}
+	if up := p.updatePhase(); up != nil {
+		phases = append(phases, *up)
+	}
 	for i := range phases {
 		phases[i].Status = summarize(phases[i].Steps)
 	}
-	prog := Progress{Phases: phases}
+	prog := Progress{Phases: phases, Paused: p.paused}
 	var all []Step
 	for _, ph := range phases {
 		all = append(all, ph.Steps...)
