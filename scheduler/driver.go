@@ -53,6 +53,7 @@ type Driver struct {
 	drains   map[string]bool
 	// headKills: head tasks refreshHeads has killed (asked once each).
 	headKills map[string]bool
+	upd       updateState // the update plan's state (update.go)
 	persist   error // a failed write, or ErrFrameworkRemoved: Run ends with it
 	in        chan streamMsg
 	drained   chan string
@@ -251,6 +252,9 @@ func (d *Driver) load(ctx context.Context) error {
 			d.log.WithFields(logrus.Fields{"kind": k, "count": h.Count}).Info("scheduler: the stored plan predates this kind of head; taking the configured count")
 		}
 	}
+	if err := d.takeConfiguration(ctx, p); err != nil {
+		return err
+	}
 	if sp := p.Spec(); !sameCounts(sp, d.cfg.Spec) {
 		d.log.WithFields(countFields(sp)).Info("scheduler: the stored counts win over the command line's; change them with PUT /v1/counts")
 	}
@@ -367,6 +371,7 @@ func (d *Driver) handle(ctx context.Context, ev *scheduler.Event) {
 		d.ready.Store(true)
 		d.log.WithField("framework", id).Info("scheduler: subscribed; reconciling")
 		d.exec(ctx, d.p.Start(time.Now()))
+		d.startUpdate(ctx)
 		// Drains a previous scheduler began go on.
 		for _, pod := range d.p.Pods() {
 			if pod.Draining {
@@ -431,6 +436,9 @@ func (d *Driver) exec(ctx context.Context, ds []plan.Decision) {
 		switch dec.Kind {
 		case plan.Drain:
 			d.startDrain(ctx, dec.Pod)
+			continue
+		case plan.CheckReady:
+			d.startReadyCheck(ctx, dec)
 			continue
 		case plan.Rebalance:
 			d.log.WithField("pods", dec.Pods).Info("scheduler: nodes added; the controller rebalances containers onto them")
