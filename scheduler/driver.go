@@ -53,11 +53,13 @@ type Driver struct {
 	drains   map[string]bool
 	// headKills: head tasks refreshHeads has killed (asked once each).
 	headKills map[string]bool
-	upd       updateState // the update plan's state (update.go)
 	persist   error // a failed write, or ErrFrameworkRemoved: Run ends with it
 	in        chan streamMsg
 	drained   chan string
 	wg        sync.WaitGroup
+
+	// upd is the update plan's state (update.go).
+	upd updateState
 }
 
 // streamMsg is what a subscription's goroutine reports.
