@@ -279,8 +279,10 @@ func (p *Plan) resumeSteps() []Decision {
 // resize returns the operations that change a node's reservation,
 // offered as have (cpus and mem), to the target before the node is
 // relaunched in its update step: RESERVE of what it grows by (from
-// free, with the same labels: Mesos merges resources whose reservation
-// is the same) and UNRESERVE of what it shrinks by. res is what the
+// free, with the same labels: Mesos adds two resources into one when
+// their reservation stacks are equal, labels and principal included,
+// src/common/resources.cpp's addable) and UNRESERVE of what it shrinks
+// by (a part of a reservation may be unreserved: contains/subtract). res is what the
 // task is launched with. ok is false when free cannot cover the growth.
 // Out of an update step nothing changes (res: the pod's Reserved).
 func (p *Plan) resize(pod *Pod, have Resources, free *Resources) (ops []Op, res Resources, ok bool) {
