@@ -103,8 +103,8 @@ func (d *Driver) takeConfiguration(ctx context.Context, p *plan.Plan) error {
 	}
 	// Pods launched before ids were recorded ran the stored spec's
 	// resources; what else they ran is not known.
-	p.SetTargets(nil, d.cfg.configIDs(stored), false)
-	u.pending = p.SetSpec(merged)
+	u.pending = p.SetTargets(nil, d.cfg.configIDs(stored), false) // a restart the stored plan wants may begin
+	u.pending = append(u.pending, p.SetSpec(merged)...)
 	if merged != stored {
 		d.log.WithFields(countFields(merged)).Info("scheduler: configuration changed; the update rolls it through the pods")
 	}
