@@ -315,3 +315,36 @@ func TestRollingRestartAndPause(t *testing.T) {
 		t.Fatalf("the master refused operations: %v", errs)
 	}
 }
+
+// TestConfiguredCounts: a node count changed through the API survives a
+// scheduler restart with the same configuration; a count the
+// configuration itself changes is taken.
+func TestConfiguredCounts(t *testing.T) {
+	h := newHarness(t, 4)
+	ctx := context.Background()
+	r := h.start("s1")
+	eventually(t, "deployed", r.complete(t))
+	if _, err := r.c.SetCounts(ctx, CountsRequest{Nodes: ptr(3)}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "3 nodes", r.complete(t))
+	nodes := func() int {
+		n := 0
+		for _, p := range r.pods(t) {
+			if p.Kind == plan.Node {
+				n++
+			}
+		}
+		return n
+	}
+	r.stop(t)
+	r = h.start("s2") // configured: still 2 nodes
+	eventually(t, "subscribed", r.healthy)
+	if n := nodes(); n != 3 {
+		t.Fatalf("%d nodes after a restart with the configuration unchanged, want the API's 3", n)
+	}
+	r.stop(t)
+	h.cfg.Spec.Nodes = 4
+	r = h.start("s3")
+	eventually(t, "4 nodes", func() bool { return r.complete(t)() && nodes() == 4 })
+}
