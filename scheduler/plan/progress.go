@@ -6,7 +6,7 @@ type StepStatus string
 const (
 	Pending  StepStatus = "PENDING"  // no task running or starting
 	Starting StepStatus = "STARTING" // launched, not yet running; or being decommissioned
-	Complete StepStatus = "COMPLETE" // running
+	Complete StepStatus = "COMPLETE" // running (and, in an update step, ready)
 )
 
 // Step is one pod in the progress view.
@@ -23,7 +23,8 @@ type Step struct {
 
 // Phase is a group of steps: "controllers", "nodes", "heads" (when the
 // plan wants HDFS heads), "nfs-heads" and "s3-heads" (when it wants
-// those), and "decommission" while pods are being removed.
+// those), "decommission" while pods are being removed, and "update"
+// while pods are outdated or in an update or restart step (update.go).
 type Phase struct {
 	Name   string     `json:"name"`
 	Status StepStatus `json:"status"`
