@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -347,4 +348,79 @@ func TestConfiguredCounts(t *testing.T) {
 	h.cfg.Spec.Nodes = 4
 	r = h.start("s3")
 	eventually(t, "4 nodes", func() bool { return r.complete(t)() && nodes() == 4 })
+}
+
+// TestRollingRestartHead: an HDFS head's restart step is not complete
+// while its NameNode RPC port refuses connections, though its task
+// runs; it ends once the port accepts (a listener of the test's, on the
+// port every agent offers).
+func TestRollingRestartHead(t *testing.T) {
+	h := newHarness(t, 0)
+	ctrl := newLiveController(t, 1)
+	rpc, data, web := freePort(t), freePort(t), freePort(t)
+	for i := range 2 {
+		ps := []uint64{uint64(ctrl.port), uint64(freePort(t)), uint64(rpc), uint64(data), uint64(web)}
+		sort.Slice(ps, func(a, b int) bool { return ps[a] < ps[b] })
+		var rs []mesos.Value_Range
+		for _, p := range ps {
+			rs = append(rs, mesos.Value_Range{Begin: p, End: p})
+		}
+		if err := h.m.AddAgent(mesostest.AgentSpec{ID: fmt.Sprintf("a%d", i), Hostname: "127.0.0.1", CPUs: 2, MemMB: 2048, DiskMB: 4096, Ports: rs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.cfg.ControllerPort, h.cfg.HeadRPCPort, h.cfg.HeadDataPort, h.cfg.HeadHTTPPort = ctrl.port, rpc, data, web
+	h.cfg.Spec.Nodes = 1
+	h.cfg.Spec.Heads, h.cfg.Spec.Head = 1, plan.Resources{CPUs: 0.25, MemMB: 64}
+	ctx := context.Background()
+	r := h.start("s1")
+	eventually(t, "deployed", r.complete(t))
+	before := r.pods(t)
+	if _, err := r.c.RestartPlan(ctx, plan.HDFSHead); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the new head task runs, its readiness checked", func() bool {
+		v, err := r.c.Plan(ctx)
+		if err != nil {
+			return false
+		}
+		st, ok := stepOf(v, "update", "hdfs-head-0")
+		p := r.pods(t)["hdfs-head-0"]
+		return ok && st.Waiting == string(plan.StepReady) && p.TaskID != before["hdfs-head-0"].TaskID && p.State == plan.TaskRunning
+	})
+	if v, err := r.c.Plan(ctx); err != nil || v.Status == plan.Complete {
+		t.Fatalf("complete while the head's port refuses connections: %+v, %v", v, err)
+	}
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", rpc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	eventually(t, "head ready", r.complete(t))
+	for _, n := range []string{"controller-0", "node-0"} {
+		if p := r.pods(t)[n]; p.TaskID != before[n].TaskID {
+			t.Fatalf("%s restarted too", n)
+		}
+	}
+}
+
+// stepOf returns pod's step in the phase named phase.
+func stepOf(v PlanView, phase, pod string) (PlanStep, bool) {
+	for _, ph := range v.Phases {
+		for _, st := range ph.Steps {
+			if ph.Name == phase && st.Pod == pod {
+				return st, true
+			}
+		}
+	}
+	return PlanStep{}, false
 }
