@@ -75,6 +75,11 @@ type PlanPhase struct {
 type PlanView struct {
 	Status plan.StepStatus `json:"status"`
 	Phases []PlanPhase     `json:"phases"`
+	// Paused: the plan starts no new step (POST /v1/plan/pause).
+	Paused bool `json:"paused,omitempty"`
+	// Errors are the configuration changes refused at the last start
+	// (the stored value is kept for each).
+	Errors []string `json:"errors,omitempty"`
 }
 
 // Endpoints is GET /v1/endpoints: how clients reach the service.
@@ -140,6 +145,7 @@ func (d *Driver) Handler() http.Handler {
 		d.exec(d.runCtx, ds)
 		return nil
 	}))
+	d.updateRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no route %s %s", r.Method, r.URL.Path))
 	})
@@ -461,7 +467,7 @@ func (d *Driver) planView() PlanView {
 		}
 	}
 	prog := d.p.Progress()
-	v := PlanView{Status: prog.Status, Phases: []PlanPhase{}}
+	v := PlanView{Status: prog.Status, Phases: []PlanPhase{}, Paused: prog.Paused, Errors: d.upd.refused}
 	for _, ph := range prog.Phases {
 		vp := PlanPhase{Name: ph.Name, Status: ph.Status, Steps: []PlanStep{}}
 		for _, st := range ph.Steps {

@@ -41,6 +41,8 @@
 //	scheduler/endpoints      JSON {"<pod>": {"task","host","port"}}: where each
 //	                         launched task listens (written before its LAUNCH);
 //	                         a head adds "dataPort", "httpPort" and "controller"
+//	scheduler/configured     JSON plan.Spec: the spec the scheduler was configured
+//	                         with at its last start (see Configuration updates)
 //
 // The controller and node tasks get Config.ClusterRoot() ("<root>/cluster")
 // as their own --zk-root, so their keys never meet the scheduler's.
@@ -137,6 +139,30 @@
 //	                              (H may be 0), any of them together -> PlanView
 //	POST /v1/pods/{name}/restart  kill the pod's task; it is relaunched in place
 //	POST /v1/pods/{name}/replace  plan.Replace: abandon its reservation, place anew
+//	POST /v1/plan/restart[?kind=K] plan.Restart: rolling restart of every launched
+//	                              pod (of kind K) -> PlanView; 400 for an unknown
+//	                              kind or none to restart
+//	POST /v1/plan/pause           plan.Pause (stored) -> PlanView
+//	POST /v1/plan/resume          plan.Resume -> PlanView
+//
+// PlanView also has "paused" and "errors" (the configuration changes
+// refused at start).
+//
+// # Configuration updates
+//
+// On start the driver merges its configured spec into the stored plan
+// (plan.MergeSpec; refusals are logged and kept for PlanView.Errors;
+// the configured spec of the last start, scheduler/configured, tells a
+// count the configuration changed from one changed through the API),
+// and once subscribed gives the plan a configuration id per kind of pod
+// (plan.SetTargets): a hash of the TaskCommand of a pod of that kind
+// (command line, environment, fetched URIs, fixed ports) and of its
+// resources. The plan rolls pods launched with another id through its
+// update steps. CHECK_READY decisions are carried out by a watcher per
+// task (update.go): a controller must answer GET /v1/nodes; a node is
+// un-drained (PUT /v1/nodes/{node}/drain {"drain":false}) and must be
+// live and not draining in a controller's GET /v1/nodes; a head must
+// accept a TCP connection on its port. Then plan.OnReady.
 //
 // Errors are JSON {"error": "..."} with 400 (bad request), 404 (no such
 // pod or route), 503 (not subscribed yet) or 500.

@@ -57,6 +57,9 @@ type Driver struct {
 	in        chan streamMsg
 	drained   chan string
 	wg        sync.WaitGroup
+
+	// upd is the update plan's state (update.go).
+	upd updateState
 }
 
 // streamMsg is what a subscription's goroutine reports.
@@ -253,6 +256,9 @@ func (d *Driver) load(ctx context.Context) error {
 			d.log.WithFields(logrus.Fields{"kind": k, "count": h.Count}).Info("scheduler: the stored plan predates this kind of head; taking the configured count")
 		}
 	}
+	if err := d.takeConfiguration(ctx, p); err != nil {
+		return err
+	}
 	if sp := p.Spec(); !sameCounts(sp, d.cfg.Spec) {
 		d.log.WithFields(countFields(sp)).Info("scheduler: the stored counts win over the command line's; change them with PUT /v1/counts")
 	}
@@ -379,6 +385,7 @@ func (d *Driver) handle(ctx context.Context, ev *scheduler.Event) {
 		d.ready.Store(true)
 		d.log.WithField("framework", id).Info("scheduler: subscribed; reconciling")
 		d.exec(ctx, d.p.Start(time.Now()))
+		d.startUpdate(ctx)
 		// Drains a previous scheduler began go on.
 		for _, pod := range d.p.Pods() {
 			if pod.Draining {
@@ -443,6 +450,9 @@ func (d *Driver) exec(ctx context.Context, ds []plan.Decision) {
 		switch dec.Kind {
 		case plan.Drain:
 			d.startDrain(ctx, dec.Pod)
+			continue
+		case plan.CheckReady:
+			d.startReadyCheck(ctx, dec)
 			continue
 		case plan.Rebalance:
 			d.log.WithField("pods", dec.Pods).Info("scheduler: nodes added; the controller rebalances containers onto them")

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	sched "github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
@@ -102,7 +103,17 @@ func TestFrameworkRemoved(t *testing.T) {
 	h.cfg.ForgetFramework = true
 	r2 := h.start("s2")
 	eventually(t, "redeployed under a new framework", func() bool {
-		return h.m.FrameworkID() != "" && r2.complete(t)()
+		if h.m.FrameworkID() == "" || !r2.complete(t)() {
+			return false
+		}
+		// The stored plan shows the old tasks running until
+		// reconciliation answers them: wait for the relaunched ones.
+		for _, p := range r2.pods(t) {
+			if tv, ok := h.m.Task(p.TaskID); !ok || tv.State != mesos.TASK_RUNNING {
+				return false
+			}
+		}
+		return true
 	})
 	newID := h.m.FrameworkID()
 	if newID == oldID {

@@ -97,6 +97,9 @@ func clusterCommand(g *globalOptions) *cli.Command {
 					},
 				},
 			},
+			clusterRestartCommand(g, o, schedFlag),
+			clusterPauseCommand(g, o, schedFlag, true),
+			clusterPauseCommand(g, o, schedFlag, false),
 		},
 	}
 }
@@ -117,7 +120,7 @@ func clusterStatus(c *cli.Context, g *globalOptions, o *clusterOptions) error {
 	if err != nil {
 		return err
 	}
-	return printProgress(c.App.Writer, g, prog)
+	return printPlan(c.App.Writer, g, prog)
 }
 
 func printProgress(w io.Writer, g *globalOptions, prog scheduler.PlanView) error {

@@ -78,6 +78,12 @@ func newFakeScheduler(t *testing.T) *httptest.Server {
 		defer f.mu.Unlock()
 		js(w, 200, progress())
 	})
+	// Rolling restart, pause and resume answer the progress.
+	mux.HandleFunc("POST /v1/plan/{action}", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		js(w, 200, progress())
+	})
 	mux.HandleFunc("GET /v1/pods", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()

@@ -19,6 +19,7 @@ type snapshot struct {
 	Orphans   []orphan `msgpack:"orphans"`
 	Seq       int      `msgpack:"seq"`
 	Rebalance []string `msgpack:"rebalance"`
+	Paused    bool     `msgpack:"paused,omitempty"`
 }
 
 // Marshal returns the plan's serialized form (msgpack, a map with the
@@ -28,7 +29,7 @@ type snapshot struct {
 // version stays 1; the spec's "heads" and "headResources" came later,
 // "nfsHeads" and "s3Heads" later still.
 func (p *Plan) Marshal() ([]byte, error) {
-	s := snapshot{Version: snapshotVersion, Spec: p.spec, Pods: p.Pods(), Orphans: p.orphans, Seq: p.seq, Rebalance: p.rebalance}
+	s := snapshot{Version: snapshotVersion, Spec: p.spec, Pods: p.Pods(), Orphans: p.orphans, Seq: p.seq, Rebalance: p.rebalance, Paused: p.paused}
 	b, err := msgpack.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("plan: marshal: %w", err)
@@ -55,7 +56,7 @@ func Unmarshal(b []byte) (*Plan, error) {
 	if err := msgpack.Unmarshal(b, &keys); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
-	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}, orphans: s.Orphans, seq: s.Seq, rebalance: s.Rebalance, unsetHeads: map[PodKind]bool{}, waiting: map[string]string{}}
+	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}, orphans: s.Orphans, seq: s.Seq, rebalance: s.Rebalance, paused: s.Paused, unsetHeads: map[PodKind]bool{}, waiting: map[string]string{}}
 	for _, k := range HeadKinds {
 		if _, ok := keys.Spec[headKey(k)]; !ok {
 			p.unsetHeads[k] = true

@@ -73,6 +73,27 @@
 //   - A declined offer says why the pods that wanted it could not use
 //     it (Decision.Reason: ports, constraint, region); Progress shows
 //     each pending pod's last such reason as the step's Waiting.
+//   - Updates and restarts (update.go): SetTargets gives each kind's
+//     configuration id; a pod launched with another one (Pod.Config), or
+//     marked by Restart, is outdated. When not paused, once every pod
+//     wanted runs and no reconciliation is pending, the first outdated
+//     pod in deploy order enters its step, one pod at a time: a node
+//     (with handover, i.e. tier 2) is drained (DRAIN, OnDrained), then
+//     killed; any other pod is killed at once; after the terminal status
+//     it is relaunched (a node in place; in its step its reservation is
+//     resized to Spec.Node's cpus and mem by RESERVE or UNRESERVE of the
+//     difference, same labels, in the LAUNCH's ACCEPT); on TASK_RUNNING
+//     the plan asks CHECK_READY and the step ends with OnReady, which
+//     starts the next. A task that ends during its step is relaunched
+//     and checked again. A node relaunched out of its step (a crash)
+//     keeps its reservation and Config.
+//   - Pause (stored) stops steps from starting: no first placement (a
+//     pod never launched) and no update or restart step; the step in
+//     progress finishes and failed pods are relaunched. Resume.
+//   - MergeSpec (a restarted scheduler's configuration against the
+//     stored spec) refuses a changed framework name, role, node disk
+//     size, disk type or volume path, keeps counts changed through the
+//     API, and takes everything else.
 //   - Reconciliation: Start (after every SUBSCRIBED) revives and
 //     reconciles every task believed live explicitly; offers are held
 //     until each is answered (rescinded ones are dropped, OnRescind),
@@ -104,16 +125,23 @@
 //	                                       goal, agent, reservation, reserved,
 //	                                       volume, confirmed, task, state,
 //	                                       attempts, agentLost, draining;
-//	                                       "where" {host, region, zone, attrs}
-//	                                       came later, as did the spec's
-//	                                       "placement" {kind: constraint})
+//	                                       later, each omitted when empty:
+//	                                       "where" {host, region, zone, attrs},
+//	                                       "ports", "config" (configuration
+//	                                       id), "restart" and "step"
+//	                                       (update.go); the spec's "placement"
+//	                                       {kind: constraint} came later too)
 //	  "orphans":   [{agent, pod, reservation, reserved, volume} ...]
 //	  "seq":       int                    (last reservation number)
 //	  "rebalance": [pod name ...]         (added nodes awaiting REBALANCE)
+//	  "paused":    bool                   (later; omitted when false)
 //	}
 //
 // Progress gives the phases "controllers" and "nodes", "heads" when
 // Spec.Heads > 0, "nfs-heads" and "s3-heads" when those counts are
-// above 0 (and "decommission" while pods are being removed), each step PENDING,
-// STARTING or COMPLETE, for the scheduler's HTTP API.
+// above 0 (and "decommission" while pods are being removed, "update"
+// while pods are outdated or in their update step), each step PENDING,
+// STARTING or COMPLETE (a pod in its step's readiness check is
+// STARTING), and whether the plan is paused, for the scheduler's HTTP
+// API.
 package plan

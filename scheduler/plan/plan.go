@@ -46,6 +46,14 @@ type Pod struct {
 	// plans stored before the key: such a node takes its ports
 	// unreserved).
 	Ports []int `msgpack:"ports,omitempty"`
+
+	// Config is the configuration id the pod was last launched with
+	// (SetTargets; "" in plans stored before ids were kept). Restart:
+	// a rolling restart wants it relaunched. Step: where it is in its
+	// update or restart step (update.go).
+	Config  string     `msgpack:"config,omitempty"`
+	Restart bool       `msgpack:"restart,omitempty"`
+	Step    UpdateStep `msgpack:"step,omitempty"`
 }
 
 func (p *Pod) live() bool { return p.TaskID != "" && !p.State.Terminal() }
@@ -77,6 +85,12 @@ type Plan struct {
 	// rebalance lists nodes added by a scale-up whose Rebalance is due
 	// once they all run.
 	rebalance []string
+	// targets: the configuration id of each kind (SetTargets); handover:
+	// nodes are drained before their update; paused: no step starts
+	// (stored).
+	targets  map[PodKind]string
+	handover bool
+	paused   bool
 
 	suppressed      bool
 	reconciling     map[string]TaskRef
@@ -254,6 +268,9 @@ func (p *Plan) dropFromRebalance(name string) {
 // elsewhere: its task is killed.
 func (p *Plan) OnDrained(podName string) []Decision {
 	pod := p.pods[podName]
+	if pod != nil && pod.Goal == GoalRun && pod.Step == StepDrain && pod.Draining {
+		return p.updateDrained(pod)
+	}
 	if pod == nil || pod.Goal != GoalDecommission || !pod.Draining {
 		return nil
 	}
@@ -342,7 +359,7 @@ func (p *Plan) Start(now time.Time) []Decision {
 		p.reconcileSentAt = now
 		ds = append(ds, Decision{Kind: Reconcile, Tasks: refs})
 	}
-	return ds
+	return append(ds, p.resumeSteps()...)
 }
 
 // Reconciling reports whether explicit reconciliation is still waiting
@@ -400,6 +417,7 @@ func (p *Plan) OnStatus(st Status) []Decision {
 
 func (p *Plan) podStatus(pod *Pod, st Status) []Decision {
 	pod.State = st.State
+	step := p.stepStatus(pod)
 	switch st.State.Class() {
 	case ClassActive:
 		if st.State != TaskRunning {
@@ -409,7 +427,7 @@ func (p *Plan) podStatus(pod *Pod, st Status) []Decision {
 		if pod.ReservationID != "" {
 			pod.Confirmed = true
 		}
-		return p.rebalanceIfReady()
+		return append(append(step, p.rebalanceIfReady()...), p.nextStep()...)
 	case ClassUnreachable:
 		pod.AgentLost = pod.persistent()
 		return p.reviveIfNeeded() // a controller or head is relaunched elsewhere
@@ -538,6 +556,7 @@ func (p *Plan) launch(pod *Pod, reservationID string, res Resources, vol *Volume
 	pod.TaskID = fmt.Sprintf("%s__%d", pod.Name, pod.Attempts)
 	pod.State = TaskStaging
 	pod.AgentLost = false
+	pod.Config = p.targets[pod.Kind]
 	return Op{Kind: OpLaunch, Pod: pod.Name, PodKind: pod.Kind, Index: pod.Index, ReservationID: reservationID, Resources: res, Volume: vol, TaskID: pod.TaskID, Ports: ports}
 }
 
@@ -613,6 +632,7 @@ func (p *Plan) useOffer(o Offer) ([]Op, string) {
 		}
 	}
 	ready := p.controllersReady()
+	free := o.Unreserved
 	for _, pod := range p.ordered() {
 		if pod.AgentID != o.AgentID || pod.ReservationID == "" {
 			continue
@@ -632,7 +652,7 @@ func (p *Plan) useOffer(o Offer) ([]Op, string) {
 		pod.Confirmed = true
 		// A relaunch in place is not held back by the controllers:
 		// only a node's (or head's) first placement waits for them.
-		if !p.needsLaunch(pod) || !pod.Reserved.fitsIn(r.Resources) {
+		if !p.needsLaunch(pod) || (pod.Step == StepNone && !pod.Reserved.fitsIn(r.Resources)) {
 			continue
 		}
 		// Its ports are in its reservation; a node placed before they
@@ -650,18 +670,29 @@ func (p *Plan) useOffer(o Offer) ([]Op, string) {
 				continue
 			}
 		}
+		// In its update step a node's reservation is resized to the
+		// target first (update.go).
+		resOps, res, ok := p.resize(pod, Resources{CPUs: r.Resources.CPUs, MemMB: r.Resources.MemMB}, &free)
+		if !ok {
+			continue
+		}
+		ops = append(ops, resOps...)
 		vol := pod.Volume
 		if r.Volume == nil {
 			ops = append(ops, Op{Kind: OpCreate, Pod: pod.Name, ReservationID: pod.ReservationID, Volume: vol})
 		}
-		op := p.launch(pod, pod.ReservationID, pod.Reserved, vol, ports)
+		config := pod.Config
+		op := p.launch(pod, pod.ReservationID, res, vol, ports)
 		op.ReservedPorts = reservedPorts
 		ops = append(ops, op)
+		if pod.Step == StepNone {
+			pod.Config = config // a relaunch out of turn keeps its resources
+		}
+		pod.Reserved = res
 	}
 
 	// 3. New placements from unreserved resources, one pod of a kind
 	// per agent.
-	free := o.Unreserved
 	disks := append([]Disk(nil), o.Disks...)
 	for _, pod := range p.ordered() {
 		if !p.needsLaunch(pod) || (pod.persistent() && pod.ReservationID != "") {
@@ -669,6 +700,9 @@ func (p *Plan) useOffer(o Offer) ([]Op, string) {
 		}
 		if pod.Kind != Controller && !ready {
 			continue // nodes and heads wait for every controller
+		}
+		if p.paused && pod.Attempts == 0 {
+			continue // a paused plan places no new pod
 		}
 		if h, ok := hosts[pod.Kind]; ok && h != pod.Name {
 			continue

@@ -6,7 +6,7 @@ type StepStatus string
 const (
 	Pending  StepStatus = "PENDING"  // no task running or starting
 	Starting StepStatus = "STARTING" // launched, not yet running; or being decommissioned
-	Complete StepStatus = "COMPLETE" // running
+	Complete StepStatus = "COMPLETE" // running (and, in an update step, ready)
 )
 
 // Step is one pod in the progress view.
@@ -23,7 +23,8 @@ type Step struct {
 
 // Phase is a group of steps: "controllers", "nodes", "heads" (when the
 // plan wants HDFS heads), "nfs-heads" and "s3-heads" (when it wants
-// those), and "decommission" while pods are being removed.
+// those), "decommission" while pods are being removed, and "update"
+// while pods are outdated or in an update or restart step (update.go).
 type Phase struct {
 	Name   string     `json:"name"`
 	Status StepStatus `json:"status"`
@@ -34,6 +35,8 @@ type Phase struct {
 type Progress struct {
 	Status StepStatus `json:"status"`
 	Phases []Phase    `json:"phases"`
+	// Paused: no new step starts (Pause).
+	Paused bool `json:"paused,omitempty"`
 }
 
 // Progress reports deployment progress.
@@ -56,7 +59,7 @@ func (p *Plan) Progress() Progress {
 			st.Status = Starting
 			decom.Steps = append(decom.Steps, st)
 			continue
-		case pod.State == TaskRunning:
+		case pod.State == TaskRunning && pod.Step != StepReady:
 			st.Status = Complete
 		case pod.live():
 			st.Status = Starting
@@ -67,6 +70,8 @@ func (p *Plan) Progress() Progress {
 				st.Waiting = "agent " + pod.AgentID + " lost"
 			case pod.Kind != Controller && !ready:
 				st.Waiting = "controllers"
+			case p.paused && pod.Attempts == 0:
+				st.Waiting = "paused"
 			case p.waiting[pod.Name] != "":
 				st.Waiting = p.waiting[pod.Name]
 			}
@@ -80,10 +85,13 @@ func (p *Plan) Progress() Progress {
 	if len(decom.Steps) > 0 {
 		phases = append(phases, decom)
 	}
+	if up := p.updatePhase(); up != nil {
+		phases = append(phases, *up)
+	}
 	for i := range phases {
 		phases[i].Status = summarize(phases[i].Steps)
 	}
-	prog := Progress{Phases: phases}
+	prog := Progress{Phases: phases, Paused: p.paused}
 	var all []Step
 	for _, ph := range phases {
 		all = append(all, ph.Steps...)

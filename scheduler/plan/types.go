@@ -401,6 +401,9 @@ const (
 	Rebalance Kind = "REBALANCE" // new nodes Pods are up: spread containers over all nodes
 	Revive    Kind = "REVIVE"
 	Suppress  Kind = "SUPPRESS"
+	// CheckReady: check that Pod's task TaskID is ready (update.go),
+	// then call OnReady.
+	CheckReady Kind = "CHECK_READY"
 )
 
 // OpKind is the kind of an offer operation in an Accept.
@@ -500,6 +503,8 @@ func (d Decision) String() string {
 		}
 	case Drain:
 		fmt.Fprintf(&b, " pod=%s agent=%s", d.Pod, d.AgentID)
+	case CheckReady:
+		fmt.Fprintf(&b, " pod=%s task=%s", d.Pod, d.TaskID)
 	case Reconcile:
 		if len(d.Tasks) == 0 {
 			b.WriteString(" implicit")
