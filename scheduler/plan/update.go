@@ -276,20 +276,30 @@ func (p *Plan) resumeSteps() []Decision {
 	return nil
 }
 
-// resize returns the operations that change a node's reservation,
-// offered as have (cpus and mem), to the target before the node is
-// relaunched in its update step: RESERVE of what it grows by (from
-// free, with the same labels: Mesos adds two resources into one when
-// their reservation stacks are equal, labels and principal included,
-// src/common/resources.cpp's addable) and UNRESERVE of what it shrinks
-// by (a part of a reservation may be unreserved: contains/subtract). res is what the
-// task is launched with. ok is false when free cannot cover the growth.
-// Out of an update step nothing changes (res: the pod's Reserved).
+// resize returns the operations that change a node's reservation to
+// the target before the node is relaunched in its update step: RESERVE
+// of what it grows by (from free, with the same labels: Mesos adds two
+// resources into one when their reservation stacks are equal, labels
+// and principal included, src/common/resources.cpp's addable) and
+// UNRESERVE of what it shrinks by (a part of a reservation may be
+// unreserved: contains/subtract). The difference is taken from the
+// reservation's known size (the pod's Reserved), not from what the offer
+// shows free of it: the old task's executor may still hold its share
+// when the offer comes, and the offer then shows less. have is the
+// offered part (cpus and mem): the relaunch waits until the whole
+// reservation is free. res is what the task is launched with. ok is
+// false when the reservation is not all free yet or free cannot cover
+// the growth. Out of an update step nothing changes (res: the pod's
+// Reserved).
 func (p *Plan) resize(pod *Pod, have Resources, free *Resources) (ops []Op, res Resources, ok bool) {
 	target := Resources{CPUs: p.spec.Node.CPUs, MemMB: p.spec.Node.MemMB}
 	if pod.Step == StepNone || target.CPUs <= 0 || target.MemMB <= 0 {
 		return nil, pod.Reserved, true
 	}
+	if !pod.Reserved.fitsIn(have) {
+		return nil, pod.Reserved, false
+	}
+	have = pod.Reserved
 	const eps = 1e-9
 	var grow, shrink Resources
 	if d := target.CPUs - have.CPUs; d > eps {

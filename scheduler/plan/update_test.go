@@ -301,3 +301,47 @@ func TestUpdateStateSurvives(t *testing.T) {
 		}
 	}
 }
+
+// TestResizeWaitsForWholeReservation: the old task's executor may still
+// hold its share of a node's reservation when the agent offers the rest
+// back. The relaunch waits for the whole reservation, and the RESERVE
+// grows it by the difference from its known size, not from what that
+// offer shows free: else the reservation ends up bigger than the target.
+func TestResizeWaitsForWholeReservation(t *testing.T) {
+	p := New(testSpec(1, 1))
+	for _, s := range deploy[:4] {
+		s.do(p)
+	}
+	status("node-0", TaskRunning)(p)
+	target := testSpec(1, 1)
+	target.Node.CPUs, target.Node.MemMB = 2, 1024
+	p.SetSpec(target)
+	pending := p.SetTargets(map[PodKind]string{Controller: "c1", Node: "n2"}, map[PodKind]string{Controller: "c1", Node: "n1"}, false)
+	if len(pending) != 1 || pending[0].Kind != Kill {
+		t.Fatalf("update starts with %v, want node-0's KILL", pending)
+	}
+	status("node-0", TaskKilled)(p)
+	pd, _ := p.Pod("node-0")
+	partial := reserved(p, "node-0", true)
+	partial.Resources = partial.Resources.minus(Resources{CPUs: 0.1, MemMB: 32}) // the old executor's share
+	for _, d := range p.OnOffers([]Offer{big("o10", pd.AgentID, partial)}) {
+		if d.Kind == Accept {
+			t.Fatalf("relaunched on a reservation not all free: %v", d)
+		}
+	}
+	var grow *Op
+	for _, d := range p.OnOffers([]Offer{big("o11", pd.AgentID, reserved(p, "node-0", true))}) {
+		for i, op := range d.Ops {
+			if op.Kind == OpReserve {
+				grow = &d.Ops[i]
+			}
+		}
+	}
+	want := target.Node
+	if grow == nil || grow.Resources != (Resources{CPUs: want.CPUs - pd.Reserved.CPUs, MemMB: want.MemMB - pd.Reserved.MemMB}) {
+		t.Fatalf("RESERVE %+v, want the difference between %s and %s", grow, pd.Reserved, want)
+	}
+	if got, _ := p.Pod("node-0"); got.Reserved != (Resources{CPUs: want.CPUs, MemMB: want.MemMB}) {
+		t.Fatalf("node-0 reserved %s after the resize, want cpus %g mem %g", got.Reserved, want.CPUs, want.MemMB)
+	}
+}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -212,9 +213,16 @@ func TestMesosUpdate(t *testing.T) {
 		if !ok || tv.State != mesos.TASK_RUNNING {
 			t.Fatalf("%s: master has %+v", n, tv)
 		}
+		// The pod's resources are its task's and its executor's together.
 		cpus, mem := scalarsOf(tv.Resources, "")
-		if cpus != 1 || mem != 384 {
-			t.Fatalf("%s's task has cpus %g mem %g, want 1 and 384", n, cpus, mem)
+		for _, ev := range m.Executors() {
+			if ev.ID == tv.ExecutorID {
+				ec, em := scalarsOf(ev.Resources, "")
+				cpus, mem = cpus+ec, mem+em
+			}
+		}
+		if math.Abs(cpus-1) > 1e-9 || math.Abs(mem-384) > 1e-9 {
+			t.Fatalf("%s's task and executor have cpus %g mem %g, want 1 and 384", n, cpus, mem)
 		}
 		av, err := m.Agent(p.AgentID)
 		if err != nil {
