@@ -68,6 +68,8 @@ type Plan struct {
 	// rebalance lists nodes added by a scale-up whose Rebalance is due
 	// once they all run.
 	rebalance []string
+	// uninstalling: the uninstall plan runs (uninstall.go).
+	uninstalling bool
 
 	suppressed      bool
 	reconciling     map[string]TaskRef
@@ -204,6 +206,9 @@ func (p *Plan) UnsetHeads() []PodKind {
 
 // applyCounts makes the pods match the spec's counts.
 func (p *Plan) applyCounts() []Decision {
+	if p.uninstalling {
+		return nil // nothing is placed again once the uninstall began
+	}
 	var ds []Decision
 	added := p.ensurePods()
 	if len(added) > 0 {
@@ -261,6 +266,9 @@ func (p *Plan) Replace(podName string) ([]Decision, error) {
 	pod := p.pods[podName]
 	if pod == nil {
 		return nil, fmt.Errorf("%w: %s", ErrNoPod, podName)
+	}
+	if p.uninstalling {
+		return nil, fmt.Errorf("%w: pod %s is not replaced", ErrUninstalling, podName)
 	}
 	var ds []Decision
 	if pod.live() && !pod.AgentLost {
@@ -413,7 +421,7 @@ func (p *Plan) podStatus(pod *Pod, st Status) []Decision {
 		// (a decommissioned pod is retired below with nothing to clean).
 		p.abandonPlacement(pod, false)
 	}
-	if pod.Goal == GoalDecommission {
+	if pod.Goal == GoalDecommission || pod.Goal == GoalUninstall {
 		if pod.Draining {
 			// The task died while its containers were being handed over:
 			// the drain goes on without it; OnDrained retires the pod.
@@ -435,7 +443,7 @@ func (p *Plan) OnAgentLost(agentID string) []Decision {
 		pod.State = TaskLost
 		pod.AgentLost = pod.persistent()
 		delete(p.reconciling, pod.TaskID)
-		if pod.Goal == GoalDecommission && !pod.Draining {
+		if (pod.Goal == GoalDecommission || pod.Goal == GoalUninstall) && !pod.Draining {
 			p.retire(pod)
 		}
 	}
@@ -552,12 +560,7 @@ func (p *Plan) useOffers(offers []Offer) []Decision {
 
 func (p *Plan) useOffer(o Offer) []Op {
 	var ops []Op
-	ours := map[string]OfferedReservation{}
-	for _, r := range o.Reservations {
-		if r.Framework == p.spec.Framework && r.ReservationID != "" {
-			ours[r.ReservationID] = r
-		}
-	}
+	ours := p.ownReservations(o)
 	// 1. Orphaned reservations on this agent: destroy and unreserve.
 	keep := p.orphans[:0]
 	for _, or := range p.orphans {
@@ -575,6 +578,9 @@ func (p *Plan) useOffer(o Offer) []Op {
 		ops = append(ops, Op{Kind: OpUnreserve, Pod: or.Pod, ReservationID: or.ReservationID, Resources: unreserve, DiskSource: src})
 	}
 	p.orphans = keep
+	if p.uninstalling {
+		return append(ops, p.unreserveStrays(o, ours)...)
+	}
 
 	// 2. Pods placed on this agent: relaunch in place on their
 	// reservation, never anywhere else.
@@ -657,7 +663,7 @@ func (p *Plan) useOffer(o Offer) []Op {
 			continue
 		}
 		p.seq++
-		pod.ReservationID = fmt.Sprintf("%s.r%d", pod.Name, p.seq)
+		pod.ReservationID = p.reservationID(pod.Name, p.seq)
 		pod.Reserved = Resources{CPUs: need.CPUs, MemMB: need.MemMB}
 		pod.Volume = &Volume{ID: pod.ReservationID + ".vol", ContainerPath: p.spec.VolumePath, SizeMB: need.DiskMB, Source: src}
 		pod.Confirmed = false
