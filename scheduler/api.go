@@ -291,6 +291,9 @@ func (d *Driver) setCounts(w http.ResponseWriter, r *http.Request) {
 	}
 	var prog PlanView
 	err = d.mutate(r.Context(), func() error {
+		if d.p.Uninstalling() {
+			return fmt.Errorf("%w: %w: the counts do not change", ErrBadRequest, plan.ErrUninstalling)
+		}
 		sp := d.p.Spec()
 		c, n := sp.Controllers, sp.Nodes
 		if req.Controllers != nil {
@@ -469,5 +472,6 @@ func (d *Driver) planView() PlanView {
 		}
 		v.Phases = append(v.Phases, vp)
 	}
+	d.uninstallView(&v)
 	return v
 }
