@@ -54,12 +54,13 @@ type Driver struct {
 	// headKills: head tasks refreshHeads has killed (asked once each).
 	headKills map[string]bool
 	persist   error // a failed write, or ErrFrameworkRemoved: Run ends with it
-	// uninstalled: the uninstall plan finished, the framework is torn
-	// down and the state deleted; Run idles until stopped.
-	uninstalled bool
 	in        chan streamMsg
 	drained   chan string
 	wg        sync.WaitGroup
+
+	// uninstalled: the uninstall plan finished, the framework is torn
+	// down and the state deleted; Run idles until stopped.
+	uninstalled bool
 }
 
 // streamMsg is what a subscription's goroutine reports.

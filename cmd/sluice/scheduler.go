@@ -187,8 +187,7 @@ func schedulerConfig(o *schedulerOptions, log logrus.FieldLogger) (scheduler.Con
 		return scheduler.Config{}, fmt.Errorf("scheduler: --role: %w (give a valid --role)", err)
 	}
 	cfg := scheduler.Config{
-		Name: o.Name, Role: role, RoleDerived: derived, Principal: o.Principal, User: o.User,
-		Uninstall: o.Uninstall,
+		Name: o.Name, Role: role, RoleDerived: derived, Principal: o.Principal, User: o.User, Uninstall: o.Uninstall,
 		Master: o.MesosMaster, ZK: zk, ZKRoot: root,
 		Spec: plan.Spec{
 			Controllers: o.Controllers, Nodes: o.Nodes,
