@@ -44,12 +44,24 @@
 //     in FrameworkInfo.id when set — failover, and re-registration after
 //     a master failover — else a new one) and the heartbeat interval;
 //     then HEARTBEAT, OFFERS, RESCIND, UPDATE, MESSAGE, FAILURE, ERROR.
-//     A failover closes the old stream after an ERROR event. One
-//     framework at a time: a SUBSCRIBE without the current id tears the
-//     current framework down.
-//   - Offers: one per up agent with free resources that are unreserved
-//     or reserved to one of the framework's roles, not already offered,
-//     and not covered by a decline filter. Offers are made at once when
+//     A failover closes the old stream after an ERROR event.
+//   - Several frameworks at once: each SUBSCRIBE without a registered id
+//     registers another framework, with its own stream and stream id,
+//     roles (FrameworkInfo.role, or roles with MULTI_ROLE), offers,
+//     decline filters, tasks, executors, reconciliation and status
+//     update queue; agents are shared. A SUBSCRIBE with a registered id
+//     is that framework's failover only. Task and executor ids are
+//     unique per framework (two frameworks may both run "node-0"), and
+//     persistence ids per role on an agent; a volume lives in
+//     <Dir>/agents/<agent>/volumes/roles/<role>/<persistence id>.
+//     AllocationInfo on offered resources is not simulated.
+//   - Offers: for each up agent, the frameworks are served in turn (the
+//     first one rotating with every pass, a stand-in for Mesos' DRF
+//     sorter): each is offered what is left of the agent's free
+//     resources that is unreserved or reserved to one of its roles and
+//     not covered by its decline filters, so a resource is never in two
+//     offers at once and a reservation only reaches its role's
+//     frameworks. Offers are made at once when
 //     a framework subscribes or revives, an agent is added or returns,
 //     or a task ends, and by a periodic pass (Options.AllocationInterval)
 //     that picks up expired filters; Master.Allocate runs a pass now.
@@ -117,8 +129,8 @@
 // (the set the library's executor/config reads), MESOS_AGENT_ID and
 // MESOS_SLAVE_ID, and MESOS_TASK_ID for command tasks.
 //
-// A persistent volume lives in <Dir>/agents/<agent>/volumes/<persistence
-// id> for as long as the volume exists (across task restarts and agent
+// A persistent volume lives in <Dir>/agents/<agent>/volumes/roles/<role>/
+// <persistence id> for as long as the volume exists (across task restarts and agent
 // restarts). A test cannot mount, so the volume's container_path is a
 // symbolic link inside the sandbox (<sandbox>/<container_path>, also
 // for an absolute container_path) to that directory: a task that reads
@@ -137,9 +149,12 @@
 // streams closed, processes kept; a re-SUBSCRIBE's unacknowledged
 // updates are taken, once per uuid, as Mesos does),
 // FailTask (SIGKILL to a task's process: TASK_FAILED from the agent),
-// RescindOffer, DisconnectScheduler, and agents too small for a task.
-// Tasks, CompletedTasks, Agent (reservations with labels, volumes and
-// their directories), Offers, Calls, CallsOf, ExecutorCalls and
-// OperationErrors show the state; Await waits for a condition on it
-// without sleeping.
+// RescindOffer, DisconnectScheduler(framework id), RemoveFramework
+// (framework id), and agents too small for a task. Frameworks (ids,
+// roles, principal, subscribed), Tasks (each with its framework and
+// role), CompletedTasks, Agent (reservations with labels and by role,
+// volumes and their directories), Offers (with their framework), Calls,
+// CallsOf, ExecutorCalls and OperationErrors show the state;
+// FrameworkID and Subscribed speak of the first registered framework;
+// Await waits for a condition on it without sleeping.
 package mesostest
