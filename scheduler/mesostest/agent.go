@@ -32,6 +32,23 @@ type AgentSpec struct {
 	Disks []AgentDisk
 	// Extra resources, added as given (e.g. statically reserved ones).
 	Extra mesos.Resources
+	// Env is the agent's environment, "NAME=value" each: what its
+	// executors and command tasks start with (a Mesos agent passes its
+	// own environment, or its --executor_environment_variables), before
+	// what Mesos adds and the CommandInfo's environment. Never the test
+	// process's. Default DefaultAgentEnv.
+	Env []string
+}
+
+// DefaultAgentEnv is the environment of an agent whose AgentSpec.Env is
+// empty, what an agent host started by its init system has: a system
+// PATH, and HOME and TMPDIR (the machine's temporary directory).
+func DefaultAgentEnv() []string {
+	return []string{
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"HOME=/root",
+		"TMPDIR=" + os.TempDir(),
+	}
 }
 
 // AgentDisk is a PATH or MOUNT disk of an agent: Mesos offers it as one
@@ -83,6 +100,7 @@ type agent struct {
 	total        mesos.Resources // everything, reserved and volumes included
 	used         mesos.Resources // held by launched tasks and live executors
 	disks        []AgentDisk     // the PATH and MOUNT disks (AgentSpec.Disks)
+	env          []string        // the agent's environment (AgentSpec.Env)
 	up           bool
 	gone         bool             // marked gone by the operator: never back
 	srv          *httptest.Server // the agent's /api/v1/executor endpoint
@@ -191,7 +209,10 @@ func (m *Master) AddAgent(spec AgentSpec) error {
 	if m.mu.agents[spec.ID] != nil {
 		return fmt.Errorf("%w: %s", ErrAgentExists, spec.ID)
 	}
-	a := &agent{id: spec.ID, hostname: spec.Hostname, total: spec.resources(), disks: spec.Disks, up: true, executors: map[string]*executorRun{}}
+	if len(spec.Env) == 0 {
+		spec.Env = DefaultAgentEnv()
+	}
+	a := &agent{id: spec.ID, hostname: spec.Hostname, total: spec.resources(), disks: spec.Disks, env: append([]string(nil), spec.Env...), up: true, executors: map[string]*executorRun{}}
 	a.srv = httptest.NewServer(m.executorHandler(a))
 	m.mu.agents[a.id] = a
 	m.mu.order = append(m.mu.order, a.id)
@@ -467,6 +488,9 @@ func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op 
 				return fmt.Errorf("resource %v is not dynamically reserved", res[i])
 			}
 		}
+		if err := m.checkReserveRoles(fw, res); err != nil {
+			return err
+		}
 		if err := checkReservePrincipal(fw, res); err != nil {
 			return err
 		}
@@ -494,6 +518,9 @@ func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op 
 			return errors.New("missing create")
 		}
 		vols := mesos.Resources(op.Create.Volumes)
+		if err := checkVolumes(vols); err != nil {
+			return err
+		}
 		if err := checkCreatePrincipal(fw, vols); err != nil {
 			return err
 		}
@@ -681,9 +708,17 @@ func (m *Master) launchLocked(fw *framework, a *agent, pool *mesos.Resources, ti
 		m.masterStatusLocked(fw, ti.TaskID, mesos.TASK_ERROR, mesos.REASON_TASK_INVALID, msg)
 		return fmt.Errorf("task %q: %s", ti.TaskID.Value, msg)
 	}
+	// Mesos validates task and executor ids first (src/master/validation.cpp,
+	// task::internal::validateTaskID, executor::internal::validateExecutorID).
+	if err := validateID("task id", ti.TaskID.Value); err != nil {
+		return invalid("Task ID is invalid: " + err.Error())
+	}
+	if ti.Executor != nil {
+		if err := validateID("executor id", ti.Executor.ExecutorID.Value); err != nil {
+			return invalid("Executor ID is invalid: " + err.Error())
+		}
+	}
 	switch {
-	case ti.TaskID.Value == "":
-		return invalid("task id is empty")
 	case m.mu.tasks[taskKey(fw.id, ti.TaskID.Value)] != nil:
 		return invalid("task id is already in use")
 	case ti.AgentID.Value != a.id:
@@ -801,7 +836,7 @@ func (m *Master) startExecutorLocked(fw *framework, a *agent, ti mesos.TaskInfo)
 	}
 	cmd.Dir = er.sandbox
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	env := os.Environ()
+	env := append([]string(nil), a.env...)
 	for _, v := range ci.GetEnvironment().GetVariables() {
 		value := v.GetValue()
 		if v.GetType() == mesos.Environment_Variable_SECRET {

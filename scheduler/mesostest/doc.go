@@ -31,12 +31,43 @@
 //
 // Status codes, as Mesos answers them: 202 for an accepted call; 400
 // for a body that does not parse, a missing part, an unknown framework
-// id, and a missing or wrong Mesos-Stream-Id; 403 when the framework is
-// known but has no open stream ("Framework is not subscribed"); 405 for
-// a method other than POST; 406 for an unsupported media type. The
-// executor endpoint answers 400 for an unknown executor, an update
-// without uuid or with TASK_STAGING, 403 for an update before
-// SUBSCRIBE, and 503 while its agent is down.
+// id, a missing or wrong Mesos-Stream-Id, and an ACKNOWLEDGE whose uuid
+// is not a UUID; 403 when the framework is known but has no open stream
+// ("Framework is not subscribed"); 405 for a method other than POST;
+// 406 for an unsupported media type. The executor endpoint answers 400
+// for an unknown executor, an update without uuid, with a uuid that is
+// not a UUID, with a source other than SOURCE_EXECUTOR (unset included),
+// with another executor id, or with TASK_STAGING, 403 for an update
+// before SUBSCRIBE, and 503 while its agent is down.
+//
+// # Validation rules
+//
+// Always on, each as the real master or agent applies it (the source
+// file is named at each check in rules.go and the callers):
+//
+//   - Ids (src/common/validation.cpp validateID): a task, executor or
+//     persistence id, or a framework id given back in SUBSCRIBE, must
+//     not be empty, longer than 255 bytes, "." or "..", or contain a
+//     control character, '/' or '\'. A bad task or executor id is
+//     TASK_ERROR (REASON_TASK_INVALID), a bad persistence id an
+//     operation error, a bad framework id an ERROR event on the
+//     subscription stream, which then ends.
+//   - SUBSCRIBE: FrameworkInfo.roles only with MULTI_ROLE, role only
+//     without it, no role twice (an ERROR event, as above).
+//   - RESERVE: only for one of the framework's roles.
+//   - CREATE: only on reserved disk, with disk.volume, a persistence id
+//     not used twice in the call nor on the agent for the role, and
+//     made of the reserved disk offered (same ROOT, PATH or MOUNT
+//     source), besides the principal and disk rules below.
+//   - UUIDs (stout's UUID::fromBytes): 16 bytes with a version of 1 to
+//     5 in byte 6, for ACKNOWLEDGE and executor UPDATE.
+//   - Reconciliation of a task the master does not know (master.cpp's
+//     reconcile): TASK_GONE when its agent is registered, TASK_UNREACHABLE
+//     when the agent is down, TASK_GONE_BY_OPERATOR when the agent was
+//     marked gone (DecommissionAgent), TASK_UNKNOWN when the agent is
+//     unknown or not named; TASK_LOST for all of these to a framework
+//     that is not PARTITION_AWARE. (So a task on a decommissioned agent
+//     is TASK_GONE_BY_OPERATOR, not TASK_UNKNOWN.)
 //
 // # Scheduler semantics simulated
 //
@@ -116,7 +147,10 @@
 // command executor (TASK_RUNNING on start; TASK_FINISHED, TASK_FAILED
 // or TASK_KILLED on exit). The process runs in its own process group,
 // in a sandbox directory under Options.Dir with stdout and stderr files,
-// with the caller's environment plus CommandInfo.environment (a
+// with its agent's environment only (AgentSpec.Env, by default
+// DefaultAgentEnv: a system PATH, HOME and TMPDIR; never the test
+// process's, so whatever a task needs must come from its CommandInfo,
+// as on a real cluster) plus CommandInfo.environment (a
 // variable of type SECRET resolved as a secret resolver module would:
 // a VALUE secret's data, a REFERENCE from Options.Secrets; one that
 // cannot be resolved fails the launch with TASK_FAILED,

@@ -115,6 +115,23 @@ func (m *Master) executorHandler(a *agent) http.Handler {
 				http.Error(w, "Expecting 'uuid' to be present", http.StatusBadRequest)
 				return
 			}
+			// The agent's validation of an executor call
+			// (src/common/validation.cpp, executor::call::validate): a
+			// uuid that is a UUID, the call's executor id if the status
+			// names one, and source SOURCE_EXECUTOR (an unset source
+			// reads as SOURCE_MASTER, the enum's zero value).
+			if err := validateUUID(st.UUID); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			if st.ExecutorID != nil && st.ExecutorID.Value != call.ExecutorID.Value {
+				http.Error(w, "ExecutorID in Call: "+call.ExecutorID.Value+" does not match ExecutorID in TaskStatus: "+st.ExecutorID.Value, http.StatusBadRequest)
+				return
+			}
+			if st.GetSource() != mesos.SOURCE_EXECUTOR {
+				http.Error(w, "Received Call from executor "+call.ExecutorID.Value+" of framework "+call.FrameworkID.Value+" with invalid source, expecting 'SOURCE_EXECUTOR'", http.StatusBadRequest)
+				return
+			}
 			if st.GetState() == mesos.TASK_STAGING {
 				http.Error(w, "Received TASK_STAGING from executor which is not allowed", http.StatusBadRequest)
 				return
@@ -126,10 +143,6 @@ func (m *Master) executorHandler(a *agent) http.Handler {
 			}
 			st.AgentID = &mesos.AgentID{Value: a.id}
 			st.ExecutorID = &mesos.ExecutorID{Value: er.id}
-			if st.Source == nil {
-				src := mesos.SOURCE_EXECUTOR
-				st.Source = &src
-			}
 			if !isTerminal(t.state) && !t.seen[string(st.UUID)] {
 				t.seen[string(st.UUID)] = true
 				m.agentUpdateLocked(t, st)

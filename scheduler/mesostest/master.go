@@ -362,13 +362,19 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, call *schedul
 	}
 	m.mu.Lock()
 	m.mu.calls = append(m.mu.calls, call)
-	if id := info.GetID().GetValue(); m.mu.removed[id] {
-		// As Mesos refuses it (src/master/master.cpp,
-		// validateFramework): the stream opens, carries one ERROR event
-		// and ends.
+	refused := ""
+	if err := validateFrameworkInfo(info); err != nil {
+		refused = err.Error()
+	} else if id := info.GetID().GetValue(); m.mu.removed[id] {
+		refused = FrameworkRemovedMessage
+	}
+	if refused != "" {
+		// As Mesos refuses an invalid or removed framework
+		// (src/master/master.cpp, validateFramework): the stream opens,
+		// carries one ERROR event and ends.
 		m.mu.Unlock()
 		s := newStream(newStreamID())
-		s.send(&scheduler.Event{Type: scheduler.Event_ERROR, Error: &scheduler.Event_Error{Message: FrameworkRemovedMessage}})
+		s.send(&scheduler.Event{Type: scheduler.Event_ERROR, Error: &scheduler.Event_Error{Message: refused}})
 		s.close()
 		w.Header().Set("Mesos-Stream-Id", s.id)
 		s.serve(w, r, out, nil)
@@ -497,6 +503,11 @@ func (m *Master) dispatchLocked(fw *framework, call *scheduler.Call) error {
 	case scheduler.Call_ACKNOWLEDGE:
 		if call.Acknowledge == nil {
 			return errors.New("expecting 'acknowledge' to be present")
+		}
+		// The master refuses the call (400) unless uuid is a UUID
+		// (src/master/validation.cpp, scheduler::call::validate).
+		if err := validateUUID(call.Acknowledge.UUID); err != nil {
+			return fmt.Errorf("failed to validate scheduler::Call: %w", err)
 		}
 		m.acknowledgeLocked(fw, call.Acknowledge.TaskID.Value, call.Acknowledge.UUID)
 	case scheduler.Call_RECONCILE:
