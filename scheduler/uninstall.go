@@ -14,6 +14,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/cluster/zkstore"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
 
@@ -103,6 +104,10 @@ func (d *Driver) finishUninstall(ctx context.Context) {
 		// body but the framework id.
 		d.call(ctx, (&scheduler.Call{Type: scheduler.Call_TEARDOWN}).With(calls.Framework(d.fwID)))
 	}
+	if err := d.deleteClusterState(ctx); err != nil {
+		d.persist = err
+		return
+	}
 	if err := deleteState(ctx, d.store); err != nil {
 		d.persist = err
 		return
@@ -110,6 +115,24 @@ func (d *Driver) finishUninstall(ctx context.Context) {
 	d.uninstalled = true
 	d.closeStream()
 	d.log.Info("scheduler: uninstall complete; the service's ZooKeeper state is deleted; waiting to be stopped")
+}
+
+// deleteClusterState deletes the keys of the service's controllers and
+// nodes (under Config.ClusterRoot), through a store rooted there: their
+// records' checksums cover the key as their store names it, so the
+// scheduler's store, rooted one level up, cannot read them. A driver on
+// Config.OpenSession (tests) has no ZooKeeper to open: deleteState
+// alone deletes what it holds.
+func (d *Driver) deleteClusterState(ctx context.Context) error {
+	if d.cfg.OpenSession != nil {
+		return nil
+	}
+	st, err := zkstore.Open(d.cfg.ZK, d.cfg.ClusterRoot(), d.cfg.ZKSessionTimeout, d.log)
+	if err != nil {
+		return fmt.Errorf("scheduler: uninstall: open %s: %w", d.cfg.ClusterRoot(), err)
+	}
+	defer st.Close()
+	return deleteState(ctx, st)
 }
 
 // deleteState deletes every key under the service's root but the
