@@ -113,7 +113,7 @@ func (r CountsRequest) Head(k plan.PodKind) *int {
 
 // Health is GET /v1/health.
 type Health struct {
-	Status      string `json:"status"` // "ok" or "starting"
+	Status      string `json:"status"` // "ok", "starting", or "uninstalled" (200: see finishUninstall)
 	FrameworkID string `json:"frameworkId,omitempty"`
 }
 
@@ -171,6 +171,10 @@ func errorCode(err error) int {
 }
 
 func (d *Driver) health(w http.ResponseWriter, r *http.Request) {
+	if !d.Ready() && d.uninstalledNow(r.Context()) {
+		writeJSON(w, http.StatusOK, Health{Status: "uninstalled"})
+		return
+	}
 	if !d.Ready() {
 		writeJSON(w, http.StatusServiceUnavailable, Health{Status: "starting"})
 		return

@@ -206,3 +206,18 @@ func (d *Driver) uninstallView(v *PlanView) {
 	}
 	v.Phases = append(v.Phases, ph)
 }
+
+// uninstalledNow reports whether the uninstall has finished. GET
+// /v1/health then answers 200 "uninstalled": the scheduler waits,
+// unsubscribed, for Cosmos to remove its app, and Marathon must not
+// restart it for failing its health check meanwhile.
+func (d *Driver) uninstalledNow(ctx context.Context) bool {
+	if !d.loaded.Load() {
+		return false
+	}
+	done := false
+	if err := d.do(ctx, func() { done = d.uninstalled }); err != nil {
+		return false
+	}
+	return done
+}

@@ -111,6 +111,9 @@ func TestUninstall(t *testing.T) {
 			t.Fatalf("agent %s keeps %d reserved resources and %d volumes", a, len(v.Reserved), len(v.Volumes))
 		}
 	}
+	if hl, err := r.c.Health(context.Background()); err != nil || hl.Status != "uninstalled" {
+		t.Fatalf("health after the uninstall: %+v, %v", hl, err)
+	}
 	if len(h.m.CallsOf(sched.Call_TEARDOWN)) != 1 || h.m.Subscribed() {
 		t.Fatalf("teardowns %d, subscribed %v", len(h.m.CallsOf(sched.Call_TEARDOWN)), h.m.Subscribed())
 	}
