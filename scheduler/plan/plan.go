@@ -397,6 +397,9 @@ func (p *Plan) podStatus(pod *Pod, st Status) []Decision {
 	pod.State = st.State
 	switch st.State.Class() {
 	case ClassActive:
+		if pod.Goal == GoalUninstall && st.State != TaskKilling {
+			return []Decision{p.kill(pod)} // an update sent before the kill
+		}
 		if st.State != TaskRunning {
 			return nil
 		}

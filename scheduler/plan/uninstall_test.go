@@ -70,6 +70,10 @@ func TestUninstall(t *testing.T) {
 	if got := decisions(p.Uninstall()); strings.Count(got, "KILL") != 3 {
 		t.Fatalf("kills after a restart:\n%s", got)
 	}
+	// A RUNNING update sent before the kill: killed again.
+	if got := decisions(status("node-0", TaskRunning)(p)); !strings.Contains(got, "KILL task=node-0__1") {
+		t.Fatalf("a late RUNNING while uninstalling:\n%s", got)
+	}
 	for _, pod := range []string{"controller-0", "node-0", "node-1"} {
 		run(p, []step{{pod + " killed", status(pod, TaskKilled)}})
 	}
