@@ -30,6 +30,7 @@ type snapshot struct {
 	Seq       int      `msgpack:"seq"`
 	Rebalance []string `msgpack:"rebalance"`
 	Uninstall bool     `msgpack:"uninstall"` // since version 2
+	Released  []orphan `msgpack:"released"`  // since version 2
 }
 
 // Marshal returns the plan's serialized form (msgpack, a map with the
@@ -39,7 +40,7 @@ type snapshot struct {
 // version stays 1; the spec's "heads" and "headResources" came later,
 // "nfsHeads" and "s3Heads" later still.
 func (p *Plan) Marshal() ([]byte, error) {
-	s := snapshot{Version: snapshotVersion, Spec: p.spec, Pods: p.Pods(), Orphans: p.orphans, Seq: p.seq, Rebalance: p.rebalance, Uninstall: p.uninstalling}
+	s := snapshot{Version: snapshotVersion, Spec: p.spec, Pods: p.Pods(), Orphans: p.orphans, Seq: p.seq, Rebalance: p.rebalance, Uninstall: p.uninstalling, Released: p.released}
 	b, err := msgpack.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("plan: marshal: %w", err)
@@ -79,7 +80,7 @@ func Unmarshal(b []byte) (*Plan, error) {
 	if s.Spec.ServiceID != "" && !ValidServiceID(s.Spec.ServiceID) {
 		return nil, fmt.Errorf("%w: service id %q", ErrFormat, s.Spec.ServiceID)
 	}
-	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}, orphans: s.Orphans, seq: s.Seq, rebalance: s.Rebalance, unsetHeads: map[PodKind]bool{}, uninstalling: s.Uninstall}
+	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}, orphans: s.Orphans, seq: s.Seq, rebalance: s.Rebalance, unsetHeads: map[PodKind]bool{}, uninstalling: s.Uninstall, released: s.Released}
 	for _, k := range HeadKinds {
 		if _, ok := keys.Spec[headKey(k)]; !ok {
 			p.unsetHeads[k] = true
@@ -105,5 +106,5 @@ func Unmarshal(b []byte) (*Plan, error) {
 func migrateV1(s *snapshot) {
 	s.Version = 2
 	s.Spec.ServiceID = ""
-	s.Uninstall = false
+	s.Uninstall, s.Released = false, nil
 }

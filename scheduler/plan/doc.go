@@ -71,7 +71,9 @@
 //     destroyed and unreserved when its agent offers it, as are offered
 //     reservations with this service id that nothing holds. Nothing is
 //     placed; SetCounts does nothing, Replace fails (ErrUninstalling).
-//     UninstallDone: no pod and no orphan left. Progress then has the
+//     A released reservation counts as gone once an offer from its agent
+//     comes without it; one still offered is released again.
+//     UninstallDone: no pod, no orphan and no unconfirmed release left. Progress then has the
 //     phases "kill-tasks" and "unreserve".
 //   - Reconciliation: Start (after every SUBSCRIBED) revives and
 //     reconciles every task believed live explicitly; offers are held
@@ -108,6 +110,9 @@
 //	  "seq":       int                    (last reservation number)
 //	  "rebalance": [pod name ...]         (added nodes awaiting REBALANCE)
 //	  "uninstall": bool                   (Uninstall ran; since version 2)
+//	  "released":  [{agent, pod, reservation, reserved, volume} ...]
+//	                                      (released while uninstalling, not yet
+//	                                       confirmed gone; since version 2)
 //	}
 //
 // Keys are added without a version change when an older scheduler

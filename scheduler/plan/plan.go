@@ -68,8 +68,11 @@ type Plan struct {
 	// rebalance lists nodes added by a scale-up whose Rebalance is due
 	// once they all run.
 	rebalance []string
-	// uninstalling: the uninstall plan runs (uninstall.go).
+	// uninstalling: the uninstall plan runs (uninstall.go); released:
+	// the reservations it released, until an offer from their agent
+	// confirms they are gone.
 	uninstalling bool
+	released     []orphan
 
 	suppressed      bool
 	reconciling     map[string]TaskRef
@@ -497,7 +500,7 @@ func (p *Plan) controllersReady() bool {
 
 // pendingWork reports whether offers are still wanted.
 func (p *Plan) pendingWork() bool {
-	if len(p.orphans) > 0 {
+	if len(p.orphans) > 0 || len(p.released) > 0 {
 		return true
 	}
 	for _, pod := range p.pods {
@@ -564,6 +567,9 @@ func (p *Plan) useOffers(offers []Offer) []Decision {
 func (p *Plan) useOffer(o Offer) []Op {
 	var ops []Op
 	ours := p.ownReservations(o)
+	if p.uninstalling {
+		p.confirmReleased(o, ours)
+	}
 	// 1. Orphaned reservations on this agent: destroy and unreserve.
 	keep := p.orphans[:0]
 	for _, or := range p.orphans {
@@ -579,6 +585,9 @@ func (p *Plan) useOffer(o Offer) []Op {
 			src = r.Volume.Source
 		}
 		ops = append(ops, Op{Kind: OpUnreserve, Pod: or.Pod, ReservationID: or.ReservationID, Resources: unreserve, DiskSource: src})
+		if p.uninstalling {
+			p.released = append(p.released, or)
+		}
 	}
 	p.orphans = keep
 	if p.uninstalling {

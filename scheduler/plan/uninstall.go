@@ -57,7 +57,28 @@ func (p *Plan) Uninstalling() bool { return p.uninstalling }
 // released. The driver then tears the framework down and deletes the
 // service's state.
 func (p *Plan) UninstallDone() bool {
-	return p.uninstalling && len(p.pods) == 0 && len(p.orphans) == 0
+	return p.uninstalling && len(p.pods) == 0 && len(p.orphans) == 0 && len(p.released) == 0
+}
+
+// confirmReleased checks the reservations released on o's agent: one
+// the offer no longer holds is gone; one it still holds was not (a
+// refused ACCEPT, or part of it was in another offer) and is an orphan
+// again, released anew from this offer. A reservation is in one offer
+// at a time, and while uninstalling no task holds it, so an offer from
+// its agent without it means it is gone. A master may drop an ACCEPT it
+// had not carried out when the framework is torn down: the TEARDOWN
+// waits for these confirmations.
+func (p *Plan) confirmReleased(o Offer, ours map[string]OfferedReservation) {
+	keep := p.released[:0]
+	for _, r := range p.released {
+		switch _, still := ours[r.ReservationID]; {
+		case r.AgentID != o.AgentID:
+			keep = append(keep, r)
+		case still:
+			p.orphans = append(p.orphans, r)
+		}
+	}
+	p.released = keep
 }
 
 // unreserveStrays releases the reservations in o labelled with this
@@ -104,6 +125,10 @@ func (p *Plan) uninstallProgress() Progress {
 			st.Waiting += " and volume " + or.Volume.ID
 		}
 		unres.Steps = append(unres.Steps, st)
+	}
+	for _, r := range p.released {
+		unres.Steps = append(unres.Steps, Step{Pod: r.Pod, Status: Starting, AgentID: r.AgentID,
+			Waiting: fmt.Sprintf("an offer from agent %s without reservation %s (released)", r.AgentID, r.ReservationID)})
 	}
 	phases := []Phase{kill, unres}
 	var all []Step

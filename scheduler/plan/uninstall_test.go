@@ -101,6 +101,24 @@ func TestUninstall(t *testing.T) {
 		t.Fatal("done with node-1's reservation left")
 	}
 	p.OnOffers([]Offer{offer("u3", "a2", r1)})
+	if p.UninstallDone() {
+		t.Fatal("done before the releases were confirmed")
+	}
+	// The release on a1 did not take effect (the ACCEPT was refused):
+	// a1 offers r0 again, and it is released again.
+	if got := decisions(p.OnOffers([]Offer{offer("u4", "a1", r0)})); !strings.Contains(got, "[UNRESERVE pod=node-0 res="+n0.ReservationID) {
+		t.Fatalf("a reservation offered after its release is not released again:\n%s", got)
+	}
+	// A restart keeps the releases to confirm.
+	b, err = p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err = Unmarshal(b); err != nil || p.UninstallDone() {
+		t.Fatalf("round trip with releases to confirm: %v, done %v", err, p.UninstallDone())
+	}
+	p.Start(t0)
+	p.OnOffers([]Offer{offer("u5", "a1"), offer("u6", "a2")})
 	if !p.UninstallDone() || p.Progress().Status != Complete {
 		t.Fatalf("not done: %+v", p.Progress())
 	}
@@ -125,6 +143,7 @@ func TestUninstallAgentLost(t *testing.T) {
 		}
 	}
 	p.OnOffers([]Offer{{ID: "v1", AgentID: "a1", Reservations: []OfferedReservation{{Framework: "sluice", Service: svcA, Pod: "node-0", ReservationID: n0.ReservationID, Resources: n0.Reserved, Volume: n0.Volume}}}})
+	p.OnOffers([]Offer{{ID: "v2", AgentID: "a1"}})
 	pr := p.Progress()
 	if p.UninstallDone() || len(pr.Phases[1].Steps) != 1 || pr.Phases[1].Steps[0].AgentID != "a2" {
 		t.Fatalf("progress: %+v", pr)
