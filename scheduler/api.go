@@ -140,6 +140,7 @@ func (d *Driver) Handler() http.Handler {
 		d.exec(d.runCtx, ds)
 		return nil
 	}))
+	mux.HandleFunc("POST /v1/uninstall/agents/{agent}/forget", d.forgetAgent)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no route %s %s", r.Method, r.URL.Path))
 	})

@@ -124,6 +124,9 @@
 //	                              400 while uninstalling
 //	POST /v1/pods/{name}/restart  kill the pod's task; it is relaunched in place
 //	POST /v1/pods/{name}/replace  plan.Replace: abandon its reservation, place anew
+//	POST /v1/uninstall/agents/{agent}/forget
+//	                              while uninstalling: plan.ForgetAgent, stop waiting
+//	                              for an agent that will not come back -> PlanView
 //
 // Errors are JSON {"error": "..."} with 400 (bad request), 404 (no such
 // pod or route), 503 (not subscribed yet) or 500.

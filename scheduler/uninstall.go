@@ -6,12 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
@@ -220,4 +223,33 @@ func (d *Driver) uninstalledNow(ctx context.Context) bool {
 		return false
 	}
 	return done
+}
+
+// forgetAgent serves POST /v1/uninstall/agents/{agent}/forget
+// (plan.ForgetAgent): 400 unless uninstalling with something waiting
+// for that agent; answers the plan view.
+func (d *Driver) forgetAgent(w http.ResponseWriter, r *http.Request) {
+	agent := r.PathValue("agent")
+	var v PlanView
+	err := d.mutate(r.Context(), func() error {
+		dropped, err := d.p.ForgetAgent(agent)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrBadRequest, err)
+		}
+		d.log.WithFields(logrus.Fields{"agent": agent, "dropped": dropped}).Warn("scheduler: uninstall: the operator gave up on an agent; its reservations are left to Mesos")
+		d.exec(d.runCtx, nil) // store the plan; finish if nothing else waits
+		v = d.planView()
+		return nil
+	})
+	if err != nil {
+		writeError(w, errorCode(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// ForgetAgent is POST /v1/uninstall/agents/{agent}/forget.
+func (c *Client) ForgetAgent(ctx context.Context, agent string) (PlanView, error) {
+	var v PlanView
+	return v, c.call(ctx, http.MethodPost, "/v1/uninstall/agents/"+url.PathEscape(agent)+"/forget", nil, &v)
 }

@@ -156,3 +156,39 @@ func TestUninstall(t *testing.T) {
 		t.Fatalf("subscribed again after the uninstall: %d calls, had %d", n, subs)
 	}
 }
+
+// TestUninstallAgentDown: an uninstall waits for a node's agent that is
+// down, naming it in the plan, until the operator forgets the agent.
+func TestUninstallAgentDown(t *testing.T) {
+	h := newHarness(t, 3)
+	r := h.start("s1")
+	eventually(t, "deployed", r.complete(t))
+	down := r.pods(t)["node-1"].AgentID
+	if err := h.m.KillAgent(down); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "node-1's agent lost", func() bool { return r.pods(t)["node-1"].AgentLost })
+	r.stop(t)
+
+	h.cfg.Uninstall = true
+	r = h.start("s2")
+	waiting := func() bool {
+		p, err := r.c.Plan(context.Background())
+		if err != nil || len(p.Phases) != 3 {
+			return false
+		}
+		steps := p.Phases[1].Steps
+		return len(steps) == 1 && steps[0].AgentID == down && strings.Contains(steps[0].Waiting, "agent "+down) && p.Phases[0].Status == plan.Complete
+	}
+	eventually(t, "the uninstall waits for the lost agent only", waiting)
+	if _, err := r.c.ForgetAgent(context.Background(), "no-such-agent"); err == nil || !strings.Contains(err.Error(), "400") {
+		t.Fatalf("forgetting an agent nothing waits for: %v", err)
+	}
+	if _, err := r.c.ForgetAgent(context.Background(), down); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "uninstalled", r.complete(t))
+	if n := len(h.m.CallsOf(sched.Call_TEARDOWN)); n != 1 {
+		t.Fatalf("%d teardowns", n)
+	}
+}

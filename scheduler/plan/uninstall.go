@@ -138,3 +138,49 @@ func (p *Plan) uninstallProgress() Progress {
 	}
 	return Progress{Status: summarize(all), Phases: phases}
 }
+
+// ErrNothingOnAgent: ForgetAgent found nothing of the service waiting
+// for that agent.
+var ErrNothingOnAgent = errors.New("plan: nothing waits for that agent")
+
+// ForgetAgent is the operator's way out of an uninstall stuck on an
+// agent that will not come back (marked gone, its host destroyed): the
+// pods, reservations and releases waiting for an offer from agentID are
+// dropped, as Mesos drops a gone agent's resources. It fails with
+// ErrNothingOnAgent when the plan is not uninstalling or nothing waits
+// for that agent. It returns what it dropped, for the log.
+func (p *Plan) ForgetAgent(agentID string) ([]string, error) {
+	if !p.uninstalling {
+		return nil, fmt.Errorf("%w: only an uninstall forgets an agent", ErrNothingOnAgent)
+	}
+	var dropped []string
+	for _, pod := range p.ordered() {
+		if pod.AgentID == agentID {
+			dropped = append(dropped, "pod "+pod.Name)
+			delete(p.reconciling, pod.TaskID)
+			delete(p.pods, pod.Name)
+		}
+	}
+	keep := p.orphans[:0]
+	for _, or := range p.orphans {
+		if or.AgentID == agentID {
+			dropped = append(dropped, "reservation "+or.ReservationID)
+			continue
+		}
+		keep = append(keep, or)
+	}
+	p.orphans = keep
+	rel := p.released[:0]
+	for _, r := range p.released {
+		if r.AgentID == agentID {
+			dropped = append(dropped, "released reservation "+r.ReservationID)
+			continue
+		}
+		rel = append(rel, r)
+	}
+	p.released = rel
+	if len(dropped) == 0 {
+		return nil, fmt.Errorf("%w: %s", ErrNothingOnAgent, agentID)
+	}
+	return dropped, nil
+}

@@ -149,3 +149,38 @@ func TestUninstallAgentLost(t *testing.T) {
 		t.Fatalf("progress: %+v", pr)
 	}
 }
+
+// ForgetAgent drops what waits for an agent that will not come back,
+// and only while uninstalling.
+func TestForgetAgent(t *testing.T) {
+	p := deployed(t, svcA)
+	if _, err := p.ForgetAgent("a2"); !errors.Is(err, ErrNothingOnAgent) {
+		t.Fatalf("ForgetAgent before the uninstall: %v", err)
+	}
+	p.OnAgentLost("a2")
+	p.Uninstall()
+	for _, pod := range []string{"controller-0", "node-0"} {
+		run(p, []step{{pod + " killed", status(pod, TaskKilled)}})
+	}
+	var n0 orphan
+	for _, or := range p.orphans {
+		if or.Pod == "node-0" {
+			n0 = or
+		}
+	}
+	p.OnOffers([]Offer{{ID: "w1", AgentID: "a1", Reservations: []OfferedReservation{{Framework: "sluice", Service: svcA, Pod: "node-0", ReservationID: n0.ReservationID, Resources: n0.Reserved, Volume: n0.Volume}}}})
+	p.OnOffers([]Offer{{ID: "w2", AgentID: "a1"}})
+	if p.UninstallDone() {
+		t.Fatal("done with a2's reservation left")
+	}
+	if _, err := p.ForgetAgent("a9"); !errors.Is(err, ErrNothingOnAgent) {
+		t.Fatalf("ForgetAgent of an agent with nothing: %v", err)
+	}
+	dropped, err := p.ForgetAgent("a2")
+	if err != nil || len(dropped) != 1 || !strings.Contains(dropped[0], ".node-1.r") {
+		t.Fatalf("ForgetAgent: %v, %v", dropped, err)
+	}
+	if !p.UninstallDone() {
+		t.Fatalf("not done: %+v", p.Progress())
+	}
+}
