@@ -27,6 +27,7 @@ type service struct {
 	name    string
 	proc    *proctest.Proc
 	sc      *scheduler.Client
+	api     string // the scheduler's API URL
 	ctl     string // the controller's REST URL
 	written []string
 }
@@ -126,7 +127,7 @@ func TestMesosServices(t *testing.T) {
 		}
 	})
 	ctx := context.Background()
-	startScheduler := func(name string, env ...string) (*proctest.Proc, *scheduler.Client) {
+	startScheduler := func(name string, env ...string) (*proctest.Proc, *scheduler.Client, string) {
 		t.Helper()
 		env = append([]string{"SLUICE_SCHEDULER_API_HOST=127.0.0.1", "SLUICE_TASK_BINARY=" + sluiceBin}, env...)
 		p := start(t, name, env,
@@ -138,11 +139,12 @@ func TestMesosServices(t *testing.T) {
 			"--nodes", "2", "--node-cpus", "0.5", "--node-mem", "256", "--node-disk", "512", "--node-port", "0",
 			"--containers", "4", "--tier2", "file://"+t.TempDir(), "--hdfs-config-url", "",
 			"--heads", "0", "--nfs-heads", "0", "--s3-heads", "0")
-		sc, err := scheduler.NewClient("http://"+p.Line(t, "scheduler API listening on ", waitTimeout), nil)
+		api := "http://" + p.Line(t, "scheduler API listening on ", waitTimeout)
+		sc, err := scheduler.NewClient(api, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p, sc
+		return p, sc, api
 	}
 	complete := func(sc *scheduler.Client) func() (bool, string) {
 		return func() (bool, string) {
@@ -155,8 +157,8 @@ func TestMesosServices(t *testing.T) {
 	}
 	var svcs []*service
 	for _, name := range []string{"sluice-a", "sluice-b"} {
-		p, sc := startScheduler(name)
-		svcs = append(svcs, &service{name: name, proc: p, sc: sc})
+		p, sc, api := startScheduler(name)
+		svcs = append(svcs, &service{name: name, proc: p, sc: sc, api: api})
 	}
 	write := func(s *service, evs []string) {
 		t.Helper()
@@ -252,7 +254,7 @@ func TestMesosServices(t *testing.T) {
 	// Uninstall sluice-a as Cosmos does: its scheduler restarted with
 	// SDK_UNINSTALL=true.
 	a.proc.Stop(t, waitTimeout)
-	a.proc, a.sc = startScheduler(a.name, scheduler.UninstallEnv+"=true")
+	a.proc, a.sc, a.api = startScheduler(a.name, scheduler.UninstallEnv+"=true")
 	waitFor(t, "sluice-a uninstalled", 2*waitTimeout, complete(a.sc))
 	p, err := a.sc.Plan(ctx)
 	if err != nil {
@@ -264,6 +266,10 @@ func TestMesosServices(t *testing.T) {
 	}
 	if strings.Join(phases, ",") != "kill-tasks,unreserve,deregister" {
 		t.Fatalf("uninstall plan phases %v", phases)
+	}
+	// What the operator sees of it.
+	if out := cli(t, "", "cluster", "status", "--scheduler", a.api); !strings.Contains(out, "deregister") || !strings.Contains(out, "COMPLETE") {
+		t.Fatalf("sluice cluster status after the uninstall:\n%s", out)
 	}
 	for _, tv := range m.Tasks() {
 		if tv.FrameworkID == fwOf[a.name] && !plan.TaskState(tv.State.String()).Terminal() {
