@@ -129,6 +129,7 @@ func TestEveryCommandPrintsJSON(t *testing.T) {
 		{path: "cluster heads", args: append([]string{"--kind", "nfs"}, s...), want: `"url":"nfs://h0:12049/"`},
 		{path: "cluster pod restart", args: append([]string{"node-1"}, s...), want: `"name":"node-1"`},
 		{path: "cluster pod replace", args: append([]string{"node-2"}, s...), want: `"name":"node-2"`},
+		{path: "cluster uninstall forget-agent", args: append([]string{"a-node-2"}, s...), want: `"name":"unreserve"`},
 	}
 	tested := map[string]bool{}
 	for _, tc := range cases {
