@@ -10,10 +10,11 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
 
-// uuids gives 16-byte ids "uuid-0000000001", ... in order.
+// uuids gives 16-byte ids "uuid-00000000001", ... in order: valid
+// UUIDs to Mesos (byte 6, '0', reads as version 3), as the agent checks.
 func uuids() func() []byte {
 	n := 0
-	return func() []byte { n++; return []byte(fmt.Sprintf("uuid-%010d", n)) }
+	return func() []byte { n++; return []byte(fmt.Sprintf("uuid-%011d", n)) }
 }
 
 func task(id string, grace time.Duration) mesos.TaskInfo {
@@ -67,7 +68,7 @@ type step struct {
 	want string // show() of the actions
 }
 
-func ack(n int) Input { return Acknowledged{TaskID: "t1", UUID: []byte(fmt.Sprintf("uuid-%010d", n))} }
+func ack(n int) Input { return Acknowledged{TaskID: "t1", UUID: []byte(fmt.Sprintf("uuid-%011d", n))} }
 
 var (
 	launch    = Launched{Task: task("t1", 0)}
@@ -206,7 +207,7 @@ func TestCoreUnacknowledged(t *testing.T) {
 	}
 	c.Step(ack(1))
 	tasks, ups = c.Unacknowledged()
-	if len(tasks) != 0 || len(ups) != 1 || string(ups[0].Status.UUID) != "uuid-0000000002" {
+	if len(tasks) != 0 || len(ups) != 1 || string(ups[0].Status.UUID) != "uuid-00000000002" {
 		t.Fatalf("after one ack: tasks %v updates %v", tasks, ups)
 	}
 	c.Step(ack(1)) // a duplicate acknowledgement changes nothing

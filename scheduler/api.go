@@ -118,7 +118,7 @@ func (r CountsRequest) Head(k plan.PodKind) *int {
 
 // Health is GET /v1/health.
 type Health struct {
-	Status      string `json:"status"` // "ok" or "starting"
+	Status      string `json:"status"` // "ok", "starting", or "uninstalled" (200: see finishUninstall)
 	FrameworkID string `json:"frameworkId,omitempty"`
 }
 
@@ -146,6 +146,7 @@ func (d *Driver) Handler() http.Handler {
 		return nil
 	}))
 	d.updateRoutes(mux)
+	mux.HandleFunc("POST /v1/uninstall/agents/{agent}/forget", d.forgetAgent)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no route %s %s", r.Method, r.URL.Path))
 	})
@@ -177,6 +178,10 @@ func errorCode(err error) int {
 }
 
 func (d *Driver) health(w http.ResponseWriter, r *http.Request) {
+	if !d.Ready() && d.uninstalledNow(r.Context()) {
+		writeJSON(w, http.StatusOK, Health{Status: "uninstalled"})
+		return
+	}
 	if !d.Ready() {
 		writeJSON(w, http.StatusServiceUnavailable, Health{Status: "starting"})
 		return
@@ -297,6 +302,9 @@ func (d *Driver) setCounts(w http.ResponseWriter, r *http.Request) {
 	}
 	var prog PlanView
 	err = d.mutate(r.Context(), func() error {
+		if d.p.Uninstalling() {
+			return fmt.Errorf("%w: %w: the counts do not change", ErrBadRequest, plan.ErrUninstalling)
+		}
 		sp := d.p.Spec()
 		c, n := sp.Controllers, sp.Nodes
 		if req.Controllers != nil {
@@ -475,5 +483,6 @@ func (d *Driver) planView() PlanView {
 		}
 		v.Phases = append(v.Phases, vp)
 	}
+	d.uninstallView(&v)
 	return v
 }

@@ -22,6 +22,14 @@ type Config struct {
 	// Framework identity (FrameworkInfo): Name is also the plan's
 	// reservation label; Principal may be empty.
 	Name, Role, Principal, User string
+	// RoleDerived says Role was derived from Name (RoleFor), not given:
+	// a stored plan's role then wins over it. A given Role that differs
+	// from the stored plan's is refused (ErrConfig).
+	RoleDerived bool
+	// Uninstall runs the uninstall plan (`sluice scheduler --uninstall`,
+	// or SDK_UNINSTALL=true): kill every task, release every reservation
+	// and volume, tear the framework down, delete the ZooKeeper state.
+	Uninstall bool
 	// Master is the Mesos master's URL; a URL without a path gets
 	// /api/v1/scheduler.
 	Master string
@@ -114,6 +122,8 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.Name == "" || c.Role == "" || c.User == "":
 		return c, fmt.Errorf("%w: name, role and user are required", ErrConfig)
+	case ValidRole(c.Role) != nil:
+		return c, ValidRole(c.Role)
 	case c.Master == "":
 		return c, fmt.Errorf("%w: no Mesos master", ErrConfig)
 	case (len(c.ZK) == 0 && c.OpenSession == nil) || c.ZKRoot == "":

@@ -47,6 +47,24 @@
 // The controller and node tasks get Config.ClusterRoot() ("<root>/cluster")
 // as their own --zk-root, so their keys never meet the scheduler's.
 //
+// # Services side by side, and uninstall
+//
+// The role defaults to RoleFor(name) (Config.RoleDerived), checked by
+// ValidRole; a stored plan's role wins over a derived one and a given
+// one that differs is refused (ErrConfig). The driver makes the plan's
+// service id (plan.Spec.ServiceID, random) at the first start, or for a
+// plan stored before it existed; it is in every new reservation's id,
+// volume id and sluice.service label, so two services never touch each
+// other's reservations. Config.Uninstall (`--uninstall`, UninstallEnv
+// SDK_UNINSTALL=true as Cosmos sets it; a stored plan that is
+// uninstalling goes on without it) runs plan.Uninstall; once it is done
+// the driver sends TEARDOWN, deletes every key under the root but the
+// election (the cluster's keys through a store rooted at ClusterRoot,
+// whose records' checksums cover the key as that store names it), stops
+// subscribing and serves GET /v1/plan COMPLETE until it is stopped
+// (Cosmos then removes the app; Marathon would restart one that exited),
+// and deletes the election's keys when Run ends.
+//
 // # Tasks
 //
 // Each pod is one task run by a custom executor, `sluice executor --role
@@ -129,14 +147,16 @@
 //
 //	GET  /v1/health               200 once subscribed with the plan loaded, else 503
 //	GET  /v1/plan                 PlanView: plan.Progress's phases and steps, with
-//	                              each running pod's addresses
+//	                              each running pod's addresses; uninstalling:
+//	                              kill-tasks, unreserve and deregister
 //	GET  /v1/pods                 [PodInfo]
 //	GET  /v1/endpoints            Endpoints: controller URLs, node addresses, the heads'
 //	                              hdfs://, webhdfs://, nfs:// and http:// (S3) URIs,
 //	                              ZooKeeper
 //	PUT  /v1/counts               CountsRequest {"nodes":N}, {"controllers":C},
 //	                              {"heads":H} (HDFS), {"nfsHeads":H}, {"s3Heads":H}
-//	                              (H may be 0), any of them together -> PlanView
+//	                              (H may be 0), any of them together -> PlanView;
+//	                              400 while uninstalling
 //	POST /v1/pods/{name}/restart  kill the pod's task; it is relaunched in place
 //	POST /v1/pods/{name}/replace  plan.Replace: abandon its reservation, place anew
 //	POST /v1/plan/restart[?kind=K] plan.Restart: rolling restart of every launched
@@ -144,6 +164,9 @@
 //	                              kind or none to restart
 //	POST /v1/plan/pause           plan.Pause (stored) -> PlanView
 //	POST /v1/plan/resume          plan.Resume -> PlanView
+//	POST /v1/uninstall/agents/{agent}/forget
+//	                              while uninstalling: plan.ForgetAgent, stop waiting
+//	                              for an agent that will not come back -> PlanView
 //
 // PlanView also has "paused" and "errors" (the configuration changes
 // refused at start).

@@ -60,6 +60,9 @@ type Driver struct {
 
 	// upd is the update plan's state (update.go).
 	upd updateState
+	// uninstalled: the uninstall plan finished, the framework is torn
+	// down and the state deleted; Run idles until stopped.
+	uninstalled bool
 }
 
 // streamMsg is what a subscription's goroutine reports.
@@ -124,6 +127,11 @@ func (d *Driver) Run(ctx context.Context) error {
 		return fmt.Errorf("scheduler: ZooKeeper: %w", err)
 	}
 	defer store.Close()
+	defer func() {
+		if d.uninstalled {
+			dropElection(store) // after Resign (deferred below, run before)
+		}
+	}()
 	d.store = store
 	lead, err := store.Elect(ctx, keyLeader, d.cfg.ID)
 	if err != nil {
@@ -174,12 +182,17 @@ func (d *Driver) Run(ctx context.Context) error {
 		case <-store.Expired():
 			return fmt.Errorf("%w: %w", ErrLeadership, zkstore.ErrSessionExpired)
 		case <-resub.C:
-			d.subscribe(ctx)
+			if !d.uninstalled {
+				d.subscribe(ctx)
+			}
 		case m := <-d.in:
 			if m.gen != d.gen {
 				if m.resp != nil {
 					m.resp.Close()
 				}
+				continue
+			}
+			if m.err != nil && d.uninstalled {
 				continue
 			}
 			if m.err != nil {
@@ -242,10 +255,29 @@ func (d *Driver) load(ctx context.Context) error {
 	}
 	switch {
 	case p == nil:
-		p = plan.New(d.cfg.Spec)
-		d.log.WithFields(countFields(d.cfg.Spec)).Info("scheduler: new plan")
+		spec := d.cfg.Spec
+		if spec.ServiceID, err = newServiceID(); err != nil {
+			return err
+		}
+		p = plan.New(spec)
+		d.log.WithFields(countFields(d.cfg.Spec)).WithField("service", spec.ServiceID).Info("scheduler: new plan")
 	default:
 		d.takePlacement(p)
+		if err := d.checkRole(p.Spec()); err != nil {
+			return err
+		}
+		if p.Spec().ServiceID == "" {
+			// Stored before service ids (format 1): new reservations
+			// carry the id from now on.
+			id, err := newServiceID()
+			if err != nil {
+				return err
+			}
+			if err := p.SetServiceID(id); err != nil {
+				return err
+			}
+			d.log.WithField("service", id).Info("scheduler: the stored plan predates service ids; gave it one")
+		}
 		// Stored by a scheduler that knew fewer kinds of head: the
 		// configured count and resources of each missing kind join the
 		// stored plan (no decision: not subscribed yet, Start revives).
@@ -267,6 +299,13 @@ func (d *Driver) load(ctx context.Context) error {
 			return fmt.Errorf("%w (the stored plan wants %d S3 heads)", err, p.Spec().S3Heads.Count)
 		}
 	}
+	if d.cfg.Uninstall || p.Uninstalling() {
+		if !d.cfg.Uninstall {
+			d.log.Warn("scheduler: the stored plan is uninstalling; an uninstall cannot be cancelled: going on")
+		}
+		p.Uninstall() // the kills are sent once subscribed
+		d.log.WithField("service", p.Spec().ServiceID).Warn("scheduler: uninstalling: every task is killed, every reservation and volume destroyed")
+	}
 	if err := d.st.savePlan(ctx, d.store, p); err != nil {
 		return err
 	}
@@ -276,7 +315,13 @@ func (d *Driver) load(ctx context.Context) error {
 		build = d.cfg.executorTask
 	}
 	p.SetPorts(d.cfg.Spec.Ports)
-	d.conv = mesosconv.Converter{Framework: d.cfg.Name, Role: d.cfg.Role, Principal: d.cfg.Principal, FrameworkID: fwID, Build: d.taskBuilder(build)}
+	d.conv = mesosconv.Converter{Framework: d.cfg.Name, ServiceID: p.Spec().ServiceID, Role: d.cfg.Role, Principal: d.cfg.Principal, FrameworkID: fwID, Build: d.taskBuilder(build)}
+	if p.UninstallDone() && fwID == "" {
+		// Nothing installed, or nothing left of it: no framework to
+		// tear down, no subscription needed.
+		d.finishUninstall(ctx)
+		return d.persist
+	}
 	return nil
 }
 
@@ -385,6 +430,10 @@ func (d *Driver) handle(ctx context.Context, ev *scheduler.Event) {
 		d.ready.Store(true)
 		d.log.WithField("framework", id).Info("scheduler: subscribed; reconciling")
 		d.exec(ctx, d.p.Start(time.Now()))
+		if d.p.Uninstalling() {
+			d.exec(ctx, d.p.Uninstall())
+			return
+		}
 		d.startUpdate(ctx)
 		// Drains a previous scheduler began go on.
 		for _, pod := range d.p.Pods() {
@@ -422,6 +471,13 @@ func (d *Driver) handle(ctx context.Context, ev *scheduler.Event) {
 		// Mesos says a removed framework is refused by this message
 		// alone (src/master/master.cpp, validateFramework): there is no
 		// code to test instead. Re-subscribing can never succeed.
+		if msg == frameworkRemovedMessage && d.fwID != "" && d.p.UninstallDone() {
+			// Torn down already (the scheduler stopped before it
+			// deleted the state): the uninstall ends here.
+			d.fwID = ""
+			d.finishUninstall(ctx)
+			return
+		}
 		if msg == frameworkRemovedMessage && d.fwID != "" {
 			d.persist = fmt.Errorf("%w: framework %s (torn down, or its failover timeout of %s passed); "+
 				"start `sluice scheduler --forget-framework` once to register as a new framework, "+
@@ -439,7 +495,7 @@ const frameworkRemovedMessage = "Framework has been removed"
 // stops everything (d.persist); a failed Mesos call is logged: the
 // plan's reconciliation and offer cycle recover from lost calls.
 func (d *Driver) exec(ctx context.Context, ds []plan.Decision) {
-	if d.persist != nil {
+	if d.persist != nil || d.uninstalled {
 		return
 	}
 	if err := d.st.savePlan(ctx, d.store, d.p); err != nil {
@@ -480,6 +536,9 @@ func (d *Driver) exec(ctx context.Context, ds []plan.Decision) {
 		}
 		d.log.WithField("decision", dec.String()).Debug("scheduler: call")
 		d.call(ctx, call)
+	}
+	if d.p.UninstallDone() {
+		d.finishUninstall(ctx)
 	}
 }
 

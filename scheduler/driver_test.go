@@ -330,7 +330,9 @@ func TestStreamDropAndOperator(t *testing.T) {
 	r := h.start("s1")
 	eventually(t, "deployed", r.complete(t))
 	subs := len(h.m.CallsOf(sched.Call_SUBSCRIBE))
-	h.m.DisconnectScheduler()
+	if err := h.m.DisconnectScheduler(h.m.FrameworkID()); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "re-subscribed", func() bool {
 		return len(h.m.CallsOf(sched.Call_SUBSCRIBE)) > subs && h.m.Subscribed() && r.healthy()
 	})

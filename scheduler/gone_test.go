@@ -82,7 +82,9 @@ func TestFrameworkRemoved(t *testing.T) {
 	}
 	oldID := h.m.FrameworkID()
 	subs := len(h.m.CallsOf(sched.Call_SUBSCRIBE))
-	h.m.RemoveFramework()
+	if err := h.m.RemoveFramework(h.m.FrameworkID()); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case err := <-r.errc:
 		if !errors.Is(err, ErrFrameworkRemoved) || !strings.Contains(err.Error(), "--forget-framework") || !strings.Contains(err.Error(), oldID) {

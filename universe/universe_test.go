@@ -292,7 +292,7 @@ func TestSchedulerCommandLine(t *testing.T) {
 		want    map[string]string
 	}{
 		{"defaults", "", map[string]string{
-			"--name": "sluice", "--role": "sluice-role", "--principal": "sluice-principal", "--user": "nobody",
+			"--name": "sluice", "--role": "", "--principal": "sluice-principal", "--user": "nobody",
 			"--mesos-master": "http://leader.mesos:5050", "--zk": "master.mesos:2181", "--zk-root": "/dcos-service-sluice",
 			"--api-port": "31005", "--controllers": "1", "--controller-cpus": "1", "--controller-mem": "1024",
 			"--controller-port": "10080", "--nodes": "3", "--node-cpus": "2", "--node-mem": "4096",
@@ -469,7 +469,7 @@ func TestBrokenPackageFails(t *testing.T) {
 	}{
 		{"package: no version", pkg, `"version": "0.1.0",`, ``, universe.ErrSchema},
 		{"package: packaging 3.0", pkg, `"packagingVersion": "4.0"`, `"packagingVersion": "3.0"`, universe.ErrSchema},
-		{"package: no upgradesFrom", pkg, `"upgradesFrom": [],`, ``, universe.ErrSchema},
+		{"package: no upgradesFrom", pkg, `"upgradesFrom": ["*"],`, ``, universe.ErrSchema},
 		{"package: bad version", pkg, `"version": "0.1.0"`, `"version": "0.1.0+build"`, universe.ErrSchema},
 		{"package: upper-case name", pkg, `"name": "sluice"`, `"name": "Sluice"`, universe.ErrSchema},
 		{"package: tag with space", pkg, `"streaming",`, `"stream ing",`, universe.ErrSchema},

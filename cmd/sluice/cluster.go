@@ -77,6 +77,7 @@ func clusterCommand(g *globalOptions) *cli.Command {
 					&cli.StringFlag{Name: "kind", Usage: "the heads' `KIND`: hdfs, nfs or s3 (default: list every kind; --set changes hdfs)", Destination: &o.Kind}),
 				Action: func(c *cli.Context) error { return clusterHeads(c, g, o) },
 			},
+			uninstallCommand(g, o, schedFlag),
 			{
 				Name:  "pod",
 				Usage: "restart or replace one pod",

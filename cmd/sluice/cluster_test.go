@@ -152,6 +152,9 @@ func newFakeScheduler(t *testing.T) *httptest.Server {
 	}
 	mux.HandleFunc("POST /v1/pods/{name}/restart", podAction)
 	mux.HandleFunc("POST /v1/pods/{name}/replace", podAction)
+	mux.HandleFunc("POST /v1/uninstall/agents/{agent}/forget", func(w http.ResponseWriter, r *http.Request) {
+		js(w, 200, scheduler.PlanView{Status: plan.Complete, Phases: []scheduler.PlanPhase{{Name: "unreserve", Status: plan.Complete, Steps: []scheduler.PlanStep{}}}})
+	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv

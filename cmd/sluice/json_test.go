@@ -132,6 +132,7 @@ func TestEveryCommandPrintsJSON(t *testing.T) {
 		{path: "cluster restart", args: append([]string{"--kind", "node"}, s...), want: `"phases"`},
 		{path: "cluster pause", args: s, want: `"phases"`},
 		{path: "cluster resume", args: s, want: `"phases"`},
+		{path: "cluster uninstall forget-agent", args: append([]string{"a-node-2"}, s...), want: `"name":"unreserve"`},
 	}
 	tested := map[string]bool{}
 	for _, tc := range cases {

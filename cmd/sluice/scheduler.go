@@ -59,6 +59,9 @@ type schedulerOptions struct {
 	// account's credential JSON (package scheduler/mesosauth).
 	SecretFile string
 	Placement  placementOptions // --controller-placement, --node-placement, ...
+	// Uninstall runs the uninstall plan (also SDK_UNINSTALL=true, as
+	// Cosmos sets it).
+	Uninstall bool
 }
 
 // Environment variables for tests and for agents that do not fetch
@@ -100,7 +103,7 @@ func schedulerFlags(o *schedulerOptions) []cli.Flag {
 	}
 	return append([]cli.Flag{
 		str("name", "service `NAME` = Mesos framework name", "sluice", &o.Name),
-		str("role", "Mesos `ROLE` the resources are reserved to", "sluice-role", &o.Role),
+		str("role", "Mesos `ROLE` the resources are reserved to (default: from --name, as DC/OS services derive it: /prod/sluice -> prod__sluice-role); fixed at install", "", &o.Role),
 		str("principal", "Mesos `PRINCIPAL` (may be empty)", "", &o.Principal),
 		str("user", "`USER` the tasks run as", "nobody", &o.User),
 		str("mesos-master", "Mesos master HTTP API `URL`", "http://leader.mesos:5050", &o.MesosMaster),
@@ -138,6 +141,7 @@ func schedulerFlags(o *schedulerOptions) []cli.Flag {
 		str("tier2", "tier-2 `URI` of every node: file:///DIR or hdfs://HOST:PORT/DIR", "", &o.Tier2),
 		str("hdfs-config-url", "`URL` the tasks fetch hdfs-site.xml and core-site.xml from (may be empty)", "", &o.HDFSConfigURL),
 		str("secret-file", "authenticate to the Mesos master with the credential in `FILE`: the secret of --principal (HTTP Basic), or a DC/OS service account's credential JSON (strict mode; its uid is the principal). Without it: "+mesosauth.ServiceAccountEnv+" (the JSON, or a file holding it), then "+mesosauth.SecretEnv+" (the secret of --principal). Never give a secret on the command line", "", &o.SecretFile),
+		&cli.BoolFlag{Name: "uninstall", EnvVars: []string{scheduler.UninstallEnv}, Usage: "uninstall the service: kill every task, destroy every volume and unreserve every reservation it made, tear the framework down and delete its ZooKeeper state; GET /v1/plan then reports COMPLETE and the scheduler waits to be stopped. Cannot be cancelled: THE DATA ON THE VOLUMES IS LOST", Destination: &o.Uninstall},
 		&cli.BoolFlag{Name: "forget-framework", Usage: "drop the framework id stored under --zk-root and register as a new Mesos framework (after the master removed the old one: \"Framework has been removed\"); the pods' reservations and volumes are adopted. Give it for one start only", Destination: &o.ForgetFramework},
 	}, o.Placement.flags()...)
 }
@@ -185,8 +189,15 @@ func schedulerConfig(o *schedulerOptions, log logrus.FieldLogger) (scheduler.Con
 			zk = append(zk, h)
 		}
 	}
+	role, derived := o.Role, o.Role == ""
+	if derived {
+		role = scheduler.RoleFor(o.Name)
+	}
+	if err := scheduler.ValidRole(role); err != nil {
+		return scheduler.Config{}, fmt.Errorf("scheduler: --role: %w (give a valid --role)", err)
+	}
 	cfg := scheduler.Config{
-		Name: o.Name, Role: o.Role, Principal: o.Principal, User: o.User,
+		Name: o.Name, Role: role, RoleDerived: derived, Principal: o.Principal, User: o.User, Uninstall: o.Uninstall,
 		Master: o.MesosMaster, Auth: auth, ZK: zk, ZKRoot: root,
 		Spec: plan.Spec{
 			Controllers: o.Controllers, Nodes: o.Nodes,

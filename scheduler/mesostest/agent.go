@@ -37,6 +37,23 @@ type AgentSpec struct {
 	// or neither, and only on a master with Options.Region.
 	Attributes   map[string]string
 	Region, Zone string
+	// Env is the agent's environment, "NAME=value" each: what its
+	// executors and command tasks start with (a Mesos agent passes its
+	// own environment, or its --executor_environment_variables), before
+	// what Mesos adds and the CommandInfo's environment. Never the test
+	// process's. Default DefaultAgentEnv.
+	Env []string
+}
+
+// DefaultAgentEnv is the environment of an agent whose AgentSpec.Env is
+// empty, what an agent host started by its init system has: a system
+// PATH, and HOME and TMPDIR (the machine's temporary directory).
+func DefaultAgentEnv() []string {
+	return []string{
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"HOME=/root",
+		"TMPDIR=" + os.TempDir(),
+	}
 }
 
 // AgentDisk is a PATH or MOUNT disk of an agent: Mesos offers it as one
@@ -88,6 +105,7 @@ type agent struct {
 	total        mesos.Resources // everything, reserved and volumes included
 	used         mesos.Resources // held by launched tasks and live executors
 	disks        []AgentDisk     // the PATH and MOUNT disks (AgentSpec.Disks)
+	env          []string        // the agent's environment (AgentSpec.Env)
 	up           bool
 	gone         bool             // marked gone by the operator: never back
 	srv          *httptest.Server // the agent's /api/v1/executor endpoint
@@ -114,6 +132,8 @@ func (a *agent) executorsSorted() []*executorRun {
 
 type task struct {
 	info          mesos.TaskInfo
+	fwID          string
+	role          string // the role its resources are allocated to
 	agentID       string
 	executor      *executorRun
 	state         mesos.TaskState
@@ -199,7 +219,10 @@ func (m *Master) AddAgent(spec AgentSpec) error {
 	if m.mu.agents[spec.ID] != nil {
 		return fmt.Errorf("%w: %s", ErrAgentExists, spec.ID)
 	}
-	a := &agent{id: spec.ID, hostname: spec.Hostname, total: spec.resources(), disks: spec.Disks, up: true, executors: map[string]*executorRun{}, place: place}
+	if len(spec.Env) == 0 {
+		spec.Env = DefaultAgentEnv()
+	}
+	a := &agent{id: spec.ID, hostname: spec.Hostname, total: spec.resources(), disks: spec.Disks, env: append([]string(nil), spec.Env...), up: true, executors: map[string]*executorRun{}, place: place}
 	a.srv = httptest.NewServer(m.executorHandler(a))
 	m.mu.agents[a.id] = a
 	m.mu.order = append(m.mu.order, a.id)
@@ -222,7 +245,6 @@ func (m *Master) KillAgent(id string) error {
 		return fmt.Errorf("%w: %s", ErrNoAgent, id)
 	}
 	procs := m.agentDownLocked(a)
-	pa := m.mu.fw != nil && m.mu.fw.partitionAware
 	for _, t := range m.tasksSortedLocked() {
 		if t.agentID != id {
 			continue
@@ -234,15 +256,15 @@ func (m *Master) KillAgent(id string) error {
 			continue
 		}
 		state, reason := mesos.TASK_LOST, mesos.REASON_AGENT_REMOVED
-		if pa {
+		if m.partitionAwareLocked(t.fwID) {
 			state, reason = mesos.TASK_UNREACHABLE, mesos.REASON_AGENT_REMOVED
 		}
 		st := t.newStatus(state, mesos.SOURCE_MASTER, &reason, "Agent "+id+" lost")
 		st.UUID = nil // master-generated updates need no acknowledgement
 		t.state, t.status = state, st
-		m.sendLocked(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})
+		m.sendToLocked(t.fwID, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})
 	}
-	m.sendLocked(&scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{AgentID: &mesos.AgentID{Value: id}}})
+	m.agentFailureLocked(id)
 	m.changedLocked()
 	m.mu.Unlock()
 	waitExited(procs)
@@ -310,7 +332,6 @@ func (m *Master) DecommissionAgent(id string) error {
 	}
 	a.gone = true
 	a.total = nil // reservations and volumes went with the agent
-	pa := m.mu.fw != nil && m.mu.fw.partitionAware
 	for _, t := range m.tasksSortedLocked() {
 		if t.agentID != id {
 			continue
@@ -319,18 +340,18 @@ func (m *Master) DecommissionAgent(id string) error {
 		t.pending = nil
 		if !isTerminal(t.state) {
 			state, reason := mesos.TASK_GONE_BY_OPERATOR, mesos.REASON_AGENT_REMOVED_BY_OPERATOR
-			if !pa {
+			if !m.partitionAwareLocked(t.fwID) {
 				state, reason = mesos.TASK_LOST, mesos.REASON_AGENT_REMOVED
 			}
 			st := t.newStatus(state, mesos.SOURCE_MASTER, &reason, "Agent "+id+" marked gone by the operator")
 			st.UUID = nil
 			t.state, t.status = state, st
-			m.sendLocked(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})
+			m.sendToLocked(t.fwID, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})
 		}
 		m.forgetTaskLocked(t)
 	}
 	if wasUp {
-		m.sendLocked(&scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{AgentID: &mesos.AgentID{Value: id}}})
+		m.agentFailureLocked(id)
 	}
 	m.changedLocked()
 	m.mu.Unlock()
@@ -368,6 +389,21 @@ func (m *Master) RestartAgent(id string) error {
 	return nil
 }
 
+// partitionAwareLocked reports whether framework fwID has the
+// PARTITION_AWARE capability.
+func (m *Master) partitionAwareLocked(fwID string) bool {
+	fw := m.mu.fws[fwID]
+	return fw != nil && fw.partitionAware
+}
+
+// agentFailureLocked tells every subscribed framework that an agent was
+// lost, as Mesos' master does when it removes one.
+func (m *Master) agentFailureLocked(agentID string) {
+	for _, fwID := range m.mu.fwOrder {
+		m.sendToLocked(fwID, &scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{AgentID: &mesos.AgentID{Value: agentID}}})
+	}
+}
+
 func (m *Master) freeLocked(a *agent) mesos.Resources {
 	free := a.total.Clone()
 	free.Subtract(a.used...)
@@ -391,7 +427,7 @@ func (m *Master) acceptLocked(fw *framework, offerIDs []mesos.OfferID, ops []mes
 	)
 	for _, oid := range offerIDs {
 		o := m.mu.offers[oid.Value]
-		if o == nil || (agentID != "" && o.agentID != agentID) {
+		if o == nil || o.fwID != fw.id || (agentID != "" && o.agentID != agentID) {
 			valid = false
 			continue
 		}
@@ -407,7 +443,7 @@ func (m *Master) acceptLocked(fw *framework, offerIDs []mesos.OfferID, ops []mes
 		for _, op := range ops {
 			if op.Type == mesos.Offer_Operation_LAUNCH && op.Launch != nil {
 				for _, ti := range op.Launch.TaskInfos {
-					m.masterStatusLocked(ti.TaskID, state, mesos.REASON_INVALID_OFFERS, "Task launched with invalid offers")
+					m.masterStatusLocked(fw, ti.TaskID, state, mesos.REASON_INVALID_OFFERS, "Task launched with invalid offers")
 				}
 			}
 		}
@@ -423,9 +459,9 @@ func (m *Master) acceptLocked(fw *framework, offerIDs []mesos.OfferID, ops []mes
 	m.addFilterLocked(fw, agentID, pool, filters)
 }
 
-func (m *Master) masterStatusLocked(id mesos.TaskID, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) {
+func (m *Master) masterStatusLocked(fw *framework, id mesos.TaskID, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) {
 	source := mesos.SOURCE_MASTER
-	m.sendLocked(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: mesos.TaskStatus{
+	m.sendToLocked(fw.id, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: mesos.TaskStatus{
 		TaskID: id, State: &state, Source: &source, Reason: &reason, Message: &msg,
 	}}})
 }
@@ -462,6 +498,9 @@ func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op 
 				return fmt.Errorf("resource %v is not dynamically reserved", res[i])
 			}
 		}
+		if err := m.checkReserveRoles(fw, res); err != nil {
+			return err
+		}
 		if err := checkReservePrincipal(fw, res); err != nil {
 			return err
 		}
@@ -489,6 +528,9 @@ func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op 
 			return errors.New("missing create")
 		}
 		vols := mesos.Resources(op.Create.Volumes)
+		if err := checkVolumes(vols); err != nil {
+			return err
+		}
 		if err := checkCreatePrincipal(fw, vols); err != nil {
 			return err
 		}
@@ -501,8 +543,8 @@ func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op 
 			if p == nil || p.ID == "" || v.GetDisk().GetVolume() == nil {
 				return errors.New("a volume needs disk.persistence.id and disk.volume")
 			}
-			if a.hasVolume(p.ID) {
-				return fmt.Errorf("persistence id %q already in use on agent %s", p.ID, a.id)
+			if a.hasVolume(reservationRole(v), p.ID) {
+				return fmt.Errorf("persistence id %q already in use on agent %s for role %q", p.ID, a.id, reservationRole(v))
 			}
 			src.Add1(withoutVolume(v))
 		}
@@ -510,7 +552,7 @@ func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op 
 			return err
 		}
 		for _, v := range vols {
-			if err := os.MkdirAll(m.volumeDir(a.id, v.GetDisk().GetPersistence().GetID()), 0o755); err != nil {
+			if err := os.MkdirAll(m.volumeDir(a.id, v), 0o755); err != nil {
 				return err
 			}
 		}
@@ -528,7 +570,7 @@ func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op 
 			return err
 		}
 		for _, v := range vols {
-			os.RemoveAll(m.volumeDir(a.id, v.GetDisk().GetPersistence().GetID()))
+			os.RemoveAll(m.volumeDir(a.id, v))
 		}
 		return nil
 	case mesos.Offer_Operation_LAUNCH:
@@ -545,7 +587,7 @@ func (m *Master) applyLocked(fw *framework, a *agent, pool *mesos.Resources, op 
 	case mesos.Offer_Operation_LAUNCH_GROUP:
 		if op.LaunchGroup != nil {
 			for _, ti := range op.LaunchGroup.TaskGroup.Tasks {
-				m.masterStatusLocked(ti.TaskID, mesos.TASK_ERROR, mesos.REASON_TASK_GROUP_INVALID, "mesostest does not run LAUNCH_GROUP")
+				m.masterStatusLocked(fw, ti.TaskID, mesos.TASK_ERROR, mesos.REASON_TASK_GROUP_INVALID, "mesostest does not run LAUNCH_GROUP")
 			}
 		}
 		return errors.New("LAUNCH_GROUP is not simulated")
@@ -646,28 +688,48 @@ func withoutVolume(v mesos.Resource) mesos.Resource {
 	return v
 }
 
-func (a *agent) hasVolume(id string) bool {
+func (a *agent) hasVolume(role, id string) bool {
 	for _, r := range a.total {
-		if p := r.GetDisk().GetPersistence(); p != nil && p.ID == id {
+		if p := r.GetDisk().GetPersistence(); p != nil && p.ID == id && reservationRole(r) == role {
 			return true
 		}
 	}
 	return false
 }
 
-func (m *Master) volumeDir(agentID, persistenceID string) string {
-	return filepath.Join(m.opts.Dir, "agents", agentID, "volumes", persistenceID)
+// volumeDir is where volume v lives on the agent: like a Mesos agent's
+// volumes/roles/<role>/<persistence id>, as persistence ids are unique
+// per role on an agent.
+func (m *Master) volumeDir(agentID string, v mesos.Resource) string {
+	return filepath.Join(m.opts.Dir, "agents", agentID, "volumes", "roles", reservationRole(v), v.GetDisk().GetPersistence().GetID())
+}
+
+// reservationRole is the role r is reserved to: its last reservation's
+// role (refinement format), else its role field ("*" when unreserved).
+func reservationRole(r mesos.Resource) string {
+	if n := len(r.Reservations); n > 0 {
+		return r.Reservations[n-1].GetRole()
+	}
+	return r.GetRole()
 }
 
 func (m *Master) launchLocked(fw *framework, a *agent, pool *mesos.Resources, ti mesos.TaskInfo) error {
 	invalid := func(msg string) error {
-		m.masterStatusLocked(ti.TaskID, mesos.TASK_ERROR, mesos.REASON_TASK_INVALID, msg)
+		m.masterStatusLocked(fw, ti.TaskID, mesos.TASK_ERROR, mesos.REASON_TASK_INVALID, msg)
 		return fmt.Errorf("task %q: %s", ti.TaskID.Value, msg)
 	}
+	// Mesos validates task and executor ids first (src/master/validation.cpp,
+	// task::internal::validateTaskID, executor::internal::validateExecutorID).
+	if err := validateID("task id", ti.TaskID.Value); err != nil {
+		return invalid("Task ID is invalid: " + err.Error())
+	}
+	if ti.Executor != nil {
+		if err := validateID("executor id", ti.Executor.ExecutorID.Value); err != nil {
+			return invalid("Executor ID is invalid: " + err.Error())
+		}
+	}
 	switch {
-	case ti.TaskID.Value == "":
-		return invalid("task id is empty")
-	case m.mu.tasks[ti.TaskID.Value] != nil:
+	case m.mu.tasks[taskKey(fw.id, ti.TaskID.Value)] != nil:
 		return invalid("task id is already in use")
 	case ti.AgentID.Value != a.id:
 		return invalid("task's agent id differs from the offer's")
@@ -690,7 +752,7 @@ func (m *Master) launchLocked(fw *framework, a *agent, pool *mesos.Resources, ti
 		execID = ti.Executor.ExecutorID.Value
 	}
 	need := mesos.Resources(ti.Resources).Clone()
-	er := a.executors[execID]
+	er := a.executors[execKey(fw.id, execID)]
 	if er != nil && er.command {
 		return invalid("executor id is in use by a command task")
 	}
@@ -706,14 +768,14 @@ func (m *Master) launchLocked(fw *framework, a *agent, pool *mesos.Resources, ti
 		er, err = m.startExecutorLocked(fw, a, ti)
 		if err != nil {
 			pool.Add(need...)
-			m.masterStatusLocked(ti.TaskID, mesos.TASK_FAILED, mesos.REASON_CONTAINER_LAUNCH_FAILED, err.Error())
+			m.masterStatusLocked(fw, ti.TaskID, mesos.TASK_FAILED, mesos.REASON_CONTAINER_LAUNCH_FAILED, err.Error())
 			return err
 		}
 	}
-	t := &task{info: ti, agentID: a.id, executor: er, state: mesos.TASK_STAGING, resources: mesos.Resources(ti.Resources).Clone(), seen: map[string]bool{}}
+	t := &task{info: ti, fwID: fw.id, role: taskRole(fw, need), agentID: a.id, executor: er, state: mesos.TASK_STAGING, resources: mesos.Resources(ti.Resources).Clone(), seen: map[string]bool{}}
 	t.status = mesos.TaskStatus{TaskID: ti.TaskID, State: &t.state, AgentID: &mesos.AgentID{Value: a.id}, ExecutorID: &mesos.ExecutorID{Value: er.id}}
 	a.used.Add(t.resources...)
-	m.mu.tasks[ti.TaskID.Value] = t
+	m.mu.tasks[taskKey(fw.id, ti.TaskID.Value)] = t
 	er.tasks = append(er.tasks, t)
 	switch {
 	case er.command:
@@ -724,6 +786,21 @@ func (m *Master) launchLocked(fw *framework, a *agent, pool *mesos.Resources, ti
 		er.queued = append(er.queued, ti)
 	}
 	return nil
+}
+
+// taskRole is the role of a task's resources: the role of the first
+// reserved one, else the framework's first role.
+func taskRole(fw *framework, rs mesos.Resources) string {
+	for _, r := range rs {
+		if role := reservationRole(r); role != "" && role != "*" {
+			return role
+		}
+	}
+	roles := fw.info.Roles
+	if len(roles) == 0 {
+		return fw.info.GetRole()
+	}
+	return roles[0]
 }
 
 // startExecutorLocked starts the process of a new executor run.
@@ -756,7 +833,7 @@ func (m *Master) startExecutorLocked(fw *framework, a *agent, ti mesos.TaskInfo)
 		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 			return nil, err
 		}
-		if err := os.Symlink(m.volumeDir(a.id, r.GetDisk().GetPersistence().GetID()), link); err != nil {
+		if err := os.Symlink(m.volumeDir(a.id, r), link); err != nil {
 			return nil, err
 		}
 	}
@@ -772,7 +849,7 @@ func (m *Master) startExecutorLocked(fw *framework, a *agent, ti mesos.TaskInfo)
 	}
 	cmd.Dir = er.sandbox
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	env := os.Environ()
+	env := append([]string(nil), a.env...)
 	for _, v := range ci.GetEnvironment().GetVariables() {
 		value := v.GetValue()
 		if v.GetType() == mesos.Environment_Variable_SECRET {
@@ -825,7 +902,7 @@ func (m *Master) startExecutorLocked(fw *framework, a *agent, ti mesos.TaskInfo)
 		return nil, err
 	}
 	er.cmd = cmd
-	a.executors[er.id] = er
+	a.executors[execKey(er.fwID, er.id)] = er
 	a.used.Add(er.res...)
 	go func() {
 		err := cmd.Wait()
@@ -852,8 +929,8 @@ func (m *Master) executorExited(er *executorRun, waitErr error) {
 		return
 	}
 	a := er.agent
-	if a.executors[er.id] == er {
-		delete(a.executors, er.id)
+	if a.executors[execKey(er.fwID, er.id)] == er {
+		delete(a.executors, execKey(er.fwID, er.id))
 		a.used.Subtract(er.res...)
 	}
 	for _, t := range er.tasks {
@@ -913,16 +990,21 @@ func (m *Master) agentUpdateLocked(t *task, st mesos.TaskStatus) {
 
 func (m *Master) forwardHeadLocked(t *task) {
 	t.sentAt = m.opts.Now()
-	m.sendLocked(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: t.pending[0]}})
+	m.sendToLocked(t.fwID, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: t.pending[0]}})
 }
 
-func (m *Master) retryUpdatesLocked(force bool) {
-	fw := m.mu.fw
-	if fw == nil || fw.stream == nil {
-		return
-	}
+// retryUpdatesLocked resends the head of each task's unacknowledged
+// updates whose retry time has come (all of them when force), for fw's
+// tasks or, when fw is nil, every subscribed framework's.
+func (m *Master) retryUpdatesLocked(fw *framework, force bool) {
 	now := m.opts.Now()
 	for _, t := range m.tasksSortedLocked() {
+		if fw != nil && t.fwID != fw.id {
+			continue
+		}
+		if owner := m.mu.fws[t.fwID]; owner == nil || owner.stream == nil {
+			continue
+		}
 		if len(t.pending) > 0 && (force || now.Sub(t.sentAt) >= m.opts.StatusRetryInterval) {
 			m.forwardHeadLocked(t)
 		}
@@ -986,10 +1068,13 @@ func (m *Master) DisconnectExecutors(agentID string) error {
 // returns once it is gone. The agent then reports the task TASK_FAILED.
 func (m *Master) FailTask(taskID string) error {
 	m.mu.Lock()
-	t := m.mu.tasks[taskID]
-	if t == nil || t.executor.exited {
+	t, err := m.findTaskLocked(taskID)
+	if err == nil && t.executor.exited {
+		err = fmt.Errorf("%w: %s", ErrNoTask, taskID)
+	}
+	if err != nil {
 		m.mu.Unlock()
-		return fmt.Errorf("%w: %s", ErrNoTask, taskID)
+		return err
 	}
 	er := t.executor
 	m.mu.Unlock()

@@ -248,8 +248,8 @@ func (m *Master) authenticateScheduler(w http.ResponseWriter, r *http.Request, c
 // frameworkPrincipalLocked is the principal of the framework with id,
 // if there is one.
 func (m *Master) frameworkPrincipalLocked(id string) (string, bool) {
-	fw := m.mu.fw
-	if fw == nil || id == "" || fw.id != id {
+	fw := m.mu.fws[id]
+	if fw == nil || id == "" {
 		return "", false
 	}
 	return fw.info.GetPrincipal(), true

@@ -31,12 +31,43 @@
 //
 // Status codes, as Mesos answers them: 202 for an accepted call; 400
 // for a body that does not parse, a missing part, an unknown framework
-// id, and a missing or wrong Mesos-Stream-Id; 403 when the framework is
-// known but has no open stream ("Framework is not subscribed"); 405 for
-// a method other than POST; 406 for an unsupported media type. The
-// executor endpoint answers 400 for an unknown executor, an update
-// without uuid or with TASK_STAGING, 403 for an update before
-// SUBSCRIBE, and 503 while its agent is down.
+// id, a missing or wrong Mesos-Stream-Id, and an ACKNOWLEDGE whose uuid
+// is not a UUID; 403 when the framework is known but has no open stream
+// ("Framework is not subscribed"); 405 for a method other than POST;
+// 406 for an unsupported media type. The executor endpoint answers 400
+// for an unknown executor, an update without uuid, with a uuid that is
+// not a UUID, with a source other than SOURCE_EXECUTOR (unset included),
+// with another executor id, or with TASK_STAGING, 403 for an update
+// before SUBSCRIBE, and 503 while its agent is down.
+//
+// # Validation rules
+//
+// Always on, each as the real master or agent applies it (the source
+// file is named at each check in rules.go and the callers):
+//
+//   - Ids (src/common/validation.cpp validateID): a task, executor or
+//     persistence id, or a framework id given back in SUBSCRIBE, must
+//     not be empty, longer than 255 bytes, "." or "..", or contain a
+//     control character, '/' or '\'. A bad task or executor id is
+//     TASK_ERROR (REASON_TASK_INVALID), a bad persistence id an
+//     operation error, a bad framework id an ERROR event on the
+//     subscription stream, which then ends.
+//   - SUBSCRIBE: FrameworkInfo.roles only with MULTI_ROLE, role only
+//     without it, no role twice (an ERROR event, as above).
+//   - RESERVE: only for one of the framework's roles.
+//   - CREATE: only on reserved disk, with disk.volume, a persistence id
+//     not used twice in the call nor on the agent for the role, and
+//     made of the reserved disk offered (same ROOT, PATH or MOUNT
+//     source), besides the principal and disk rules below.
+//   - UUIDs (stout's UUID::fromBytes): 16 bytes with a version of 1 to
+//     5 in byte 6, for ACKNOWLEDGE and executor UPDATE.
+//   - Reconciliation of a task the master does not know (master.cpp's
+//     reconcile): TASK_GONE when its agent is registered, TASK_UNREACHABLE
+//     when the agent is down, TASK_GONE_BY_OPERATOR when the agent was
+//     marked gone (DecommissionAgent), TASK_UNKNOWN when the agent is
+//     unknown or not named; TASK_LOST for all of these to a framework
+//     that is not PARTITION_AWARE. (So a task on a decommissioned agent
+//     is TASK_GONE_BY_OPERATOR, not TASK_UNKNOWN.)
 //
 // # Scheduler semantics simulated
 //
@@ -44,12 +75,24 @@
 //     in FrameworkInfo.id when set — failover, and re-registration after
 //     a master failover — else a new one) and the heartbeat interval;
 //     then HEARTBEAT, OFFERS, RESCIND, UPDATE, MESSAGE, FAILURE, ERROR.
-//     A failover closes the old stream after an ERROR event. One
-//     framework at a time: a SUBSCRIBE without the current id tears the
-//     current framework down.
-//   - Offers: one per up agent with free resources that are unreserved
-//     or reserved to one of the framework's roles, not already offered,
-//     and not covered by a decline filter. Offers are made at once when
+//     A failover closes the old stream after an ERROR event.
+//   - Several frameworks at once: each SUBSCRIBE without a registered id
+//     registers another framework, with its own stream and stream id,
+//     roles (FrameworkInfo.role, or roles with MULTI_ROLE), offers,
+//     decline filters, tasks, executors, reconciliation and status
+//     update queue; agents are shared. A SUBSCRIBE with a registered id
+//     is that framework's failover only. Task and executor ids are
+//     unique per framework (two frameworks may both run "node-0"), and
+//     persistence ids per role on an agent; a volume lives in
+//     <Dir>/agents/<agent>/volumes/roles/<role>/<persistence id>.
+//     AllocationInfo on offered resources is not simulated.
+//   - Offers: for each up agent, the frameworks are served in turn (the
+//     first one rotating with every pass, a stand-in for Mesos' DRF
+//     sorter): each is offered what is left of the agent's free
+//     resources that is unreserved or reserved to one of its roles and
+//     not covered by its decline filters, so a resource is never in two
+//     offers at once and a reservation only reaches its role's
+//     frameworks. Offers are made at once when
 //     a framework subscribes or revives, an agent is added or returns,
 //     or a task ends, and by a periodic pass (Options.AllocationInterval)
 //     that picks up expired filters; Master.Allocate runs a pass now.
@@ -152,7 +195,10 @@
 // command executor (TASK_RUNNING on start; TASK_FINISHED, TASK_FAILED
 // or TASK_KILLED on exit). The process runs in its own process group,
 // in a sandbox directory under Options.Dir with stdout and stderr files,
-// with the caller's environment plus CommandInfo.environment (a
+// with its agent's environment only (AgentSpec.Env, by default
+// DefaultAgentEnv: a system PATH, HOME and TMPDIR; never the test
+// process's, so whatever a task needs must come from its CommandInfo,
+// as on a real cluster) plus CommandInfo.environment (a
 // variable of type SECRET resolved as a secret resolver module would:
 // a VALUE secret's data, a REFERENCE from Options.Secrets; one that
 // cannot be resolved fails the launch with TASK_FAILED,
@@ -165,8 +211,8 @@
 // (the set the library's executor/config reads), MESOS_AGENT_ID and
 // MESOS_SLAVE_ID, and MESOS_TASK_ID for command tasks.
 //
-// A persistent volume lives in <Dir>/agents/<agent>/volumes/<persistence
-// id> for as long as the volume exists (across task restarts and agent
+// A persistent volume lives in <Dir>/agents/<agent>/volumes/roles/<role>/
+// <persistence id> for as long as the volume exists (across task restarts and agent
 // restarts). A test cannot mount, so the volume's container_path is a
 // symbolic link inside the sandbox (<sandbox>/<container_path>, also
 // for an absolute container_path) to that directory: a task that reads
@@ -185,9 +231,13 @@
 // streams closed, processes kept; a re-SUBSCRIBE's unacknowledged
 // updates are taken, once per uuid, as Mesos does),
 // FailTask (SIGKILL to a task's process: TASK_FAILED from the agent),
-// RescindOffer, DisconnectScheduler, and agents too small for a task.
-// Tasks, CompletedTasks, Agent (reservations with labels, volumes and
-// their directories), Executors (with their resources), Offers, Calls,
-// CallsOf, ExecutorCalls, OperationErrors and Warnings show the state; Await waits for a condition on it
-// without sleeping.
+// RescindOffer, DisconnectScheduler(framework id), RemoveFramework
+// (framework id), and agents too small for a task. Frameworks (ids,
+// roles, principal, subscribed), Tasks (each with its framework and
+// role), CompletedTasks, Agent (reservations with labels and by role,
+// volumes and their directories), Offers (with their framework), Calls,
+// CallsOf, ExecutorCalls, Executors (with their resources),
+// OperationErrors and Warnings show the state;
+// FrameworkID and Subscribed speak of the first registered framework;
+// Await waits for a condition on it without sleeping.
 package mesostest

@@ -38,8 +38,8 @@ func (m *Master) executorHandler(a *agent) http.Handler {
 			return
 		}
 		m.recordExecCallLocked(a.id, call)
-		er := a.executors[call.ExecutorID.Value]
-		if er == nil || er.exited || er.fwID != call.FrameworkID.Value {
+		er := a.executors[execKey(call.FrameworkID.Value, call.ExecutorID.Value)]
+		if er == nil || er.exited {
 			m.mu.Unlock()
 			http.Error(w, "Executor not found", http.StatusBadRequest)
 			return
@@ -57,7 +57,7 @@ func (m *Master) executorHandler(a *agent) http.Handler {
 			s := newStream("")
 			er.stream = s
 			fwInfo := mesos.FrameworkInfo{}
-			if fw := m.mu.fw; fw != nil {
+			if fw := m.mu.fws[er.fwID]; fw != nil {
 				fwInfo = fw.info
 			}
 			cid := mesos.ContainerID{Value: er.id + "-" + itoa(a.runs)}
@@ -76,7 +76,7 @@ func (m *Master) executorHandler(a *agent) http.Handler {
 			if sub := call.Subscribe; sub != nil {
 				for _, u := range sub.UnacknowledgedUpdates {
 					st := u.Status
-					t := m.mu.tasks[st.TaskID.Value]
+					t := m.mu.tasks[taskKey(er.fwID, st.TaskID.Value)]
 					if t == nil || t.executor != er || len(st.UUID) == 0 || t.seen[string(st.UUID)] {
 						continue
 					}
@@ -115,21 +115,34 @@ func (m *Master) executorHandler(a *agent) http.Handler {
 				http.Error(w, "Expecting 'uuid' to be present", http.StatusBadRequest)
 				return
 			}
+			// The agent's validation of an executor call
+			// (src/common/validation.cpp, executor::call::validate): a
+			// uuid that is a UUID, the call's executor id if the status
+			// names one, and source SOURCE_EXECUTOR (an unset source
+			// reads as SOURCE_MASTER, the enum's zero value).
+			if err := validateUUID(st.UUID); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			if st.ExecutorID != nil && st.ExecutorID.Value != call.ExecutorID.Value {
+				http.Error(w, "ExecutorID in Call: "+call.ExecutorID.Value+" does not match ExecutorID in TaskStatus: "+st.ExecutorID.Value, http.StatusBadRequest)
+				return
+			}
+			if st.GetSource() != mesos.SOURCE_EXECUTOR {
+				http.Error(w, "Received Call from executor "+call.ExecutorID.Value+" of framework "+call.FrameworkID.Value+" with invalid source, expecting 'SOURCE_EXECUTOR'", http.StatusBadRequest)
+				return
+			}
 			if st.GetState() == mesos.TASK_STAGING {
 				http.Error(w, "Received TASK_STAGING from executor which is not allowed", http.StatusBadRequest)
 				return
 			}
-			t := m.mu.tasks[st.TaskID.Value]
+			t := m.mu.tasks[taskKey(er.fwID, st.TaskID.Value)]
 			if t == nil || t.executor != er {
 				http.Error(w, "Task is not known to this executor", http.StatusBadRequest)
 				return
 			}
 			st.AgentID = &mesos.AgentID{Value: a.id}
 			st.ExecutorID = &mesos.ExecutorID{Value: er.id}
-			if st.Source == nil {
-				src := mesos.SOURCE_EXECUTOR
-				st.Source = &src
-			}
 			if !isTerminal(t.state) && !t.seen[string(st.UUID)] {
 				t.seen[string(st.UUID)] = true
 				m.agentUpdateLocked(t, st)
@@ -142,7 +155,7 @@ func (m *Master) executorHandler(a *agent) http.Handler {
 				http.Error(w, "Expecting 'message' to be present", http.StatusBadRequest)
 				return
 			}
-			m.sendLocked(&scheduler.Event{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
+			m.sendToLocked(er.fwID, &scheduler.Event{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
 				AgentID: mesos.AgentID{Value: a.id}, ExecutorID: mesos.ExecutorID{Value: er.id}, Data: call.Message.Data,
 			}})
 			w.WriteHeader(http.StatusAccepted)

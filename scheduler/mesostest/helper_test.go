@@ -55,7 +55,7 @@ func runExecutor() error {
 	)
 	opts := executor.CallOptions{ecalls.Framework(cfg.FrameworkID), ecalls.Executor(cfg.ExecutorID)}
 	update := func(ti mesos.TaskID, st mesos.TaskState) error {
-		resp, err := cli.Do(ecalls.Update(mesos.TaskStatus{TaskID: ti, State: &st, UUID: []byte(fmt.Sprintf("%s-%d-%d", ti.Value, st, time.Now().UnixNano()))}).With(opts...))
+		resp, err := cli.Do(ecalls.Update(mesos.TaskStatus{TaskID: ti, State: &st, Source: mesos.SOURCE_EXECUTOR.Enum(), UUID: newUUID()}).With(opts...))
 		if resp != nil {
 			resp.Close()
 		}

@@ -12,9 +12,13 @@ import (
 // TaskView is a copy of what the master knows of a task.
 type TaskView struct {
 	ID, Name, AgentID, ExecutorID string
-	State                         mesos.TaskState
-	Resources                     mesos.Resources
-	Sandbox                       string // the executor run's directory
+	// FrameworkID is the framework that launched the task; Role the
+	// role its resources are allocated to (their reservation's role,
+	// else the framework's first role).
+	FrameworkID, Role string
+	State             mesos.TaskState
+	Resources         mesos.Resources
+	Sandbox           string // the executor run's directory
 	// Command is the CommandInfo of the task's executor (a copy) as the
 	// master and the agent hold it and Mesos shows it in their state
 	// endpoints: SECRET variables unresolved.
@@ -27,6 +31,7 @@ type TaskView struct {
 func (t *task) view() TaskView {
 	return TaskView{
 		ID: t.info.TaskID.Value, Name: t.info.Name, AgentID: t.agentID, ExecutorID: t.executor.id,
+		FrameworkID: t.fwID, Role: t.role,
 		State: t.state, Resources: t.resources.Clone(), Sandbox: t.executor.sandbox, Unacknowledged: len(t.pending),
 		Command: cloneCommand(t.executor.info.Command),
 	}
@@ -53,6 +58,7 @@ func cloneCommand(ci *mesos.CommandInfo) mesos.CommandInfo {
 type VolumeView struct {
 	PersistenceID string
 	ContainerPath string
+	Role          string // the role the volume's disk is reserved to
 	Dir           string
 	Resource      mesos.Resource
 }
@@ -67,11 +73,15 @@ type AgentView struct {
 	// included, with their reservation labels.
 	Reserved mesos.Resources
 	Volumes  []VolumeView
+	// Roles maps each role with reservations on the agent to what is
+	// reserved to it (volumes included).
+	Roles map[string]mesos.Resources
 }
 
 // OfferView is an outstanding offer.
 type OfferView struct {
 	ID, AgentID string
+	FrameworkID string
 	Resources   mesos.Resources
 }
 
@@ -93,14 +103,34 @@ func (m *Master) Tasks() []TaskView {
 	return out
 }
 
-// Task returns one task's view.
+// Task returns one task's view. With several frameworks, a task id
+// that more than one of them uses is not found (use Tasks).
 func (m *Master) Task(id string) (TaskView, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if t := m.mu.tasks[id]; t != nil {
+	if t, err := m.findTaskLocked(id); err == nil {
 		return t.view(), true
 	}
 	return TaskView{}, false
+}
+
+// findTaskLocked finds a live task by id whatever its framework: an id
+// no framework uses, or that several use, is ErrNoTask.
+func (m *Master) findTaskLocked(id string) (*task, error) {
+	var found *task
+	for _, t := range m.mu.tasks {
+		if t.info.TaskID.Value != id {
+			continue
+		}
+		if found != nil {
+			return nil, fmt.Errorf("%w: %s is used by frameworks %s and %s", ErrNoTask, id, found.fwID, t.fwID)
+		}
+		found = t
+	}
+	if found == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNoTask, id)
+	}
+	return found, nil
 }
 
 // CompletedTasks lists tasks the master has forgotten: terminal and
@@ -123,12 +153,17 @@ func (m *Master) Agent(id string) (AgentView, error) {
 	for _, r := range a.total {
 		if r.IsDynamicallyReserved() {
 			v.Reserved = append(v.Reserved, r)
+			if v.Roles == nil {
+				v.Roles = map[string]mesos.Resources{}
+			}
+			role := reservationRole(r)
+			v.Roles[role] = append(v.Roles[role], r)
 		}
 		if r.IsPersistentVolume() {
 			p := r.GetDisk().GetPersistence().GetID()
 			v.Volumes = append(v.Volumes, VolumeView{
 				PersistenceID: p, ContainerPath: r.GetDisk().GetVolume().GetContainerPath(),
-				Dir: m.volumeDir(a.id, p), Resource: r,
+				Role: reservationRole(r), Dir: m.volumeDir(a.id, r), Resource: r,
 			})
 		}
 	}
@@ -143,7 +178,7 @@ func (m *Master) Offers() []OfferView {
 	for _, id := range m.mu.order {
 		for _, o := range m.mu.offers {
 			if o.agentID == id {
-				out = append(out, OfferView{ID: o.id, AgentID: o.agentID, Resources: o.resources.Clone()})
+				out = append(out, OfferView{ID: o.id, AgentID: o.agentID, FrameworkID: o.fwID, Resources: o.resources.Clone()})
 			}
 		}
 	}
@@ -189,21 +224,51 @@ func (m *Master) OperationErrors() []string {
 	return append([]string(nil), m.mu.opErrors...)
 }
 
-// FrameworkID is the registered framework's id ("" if none).
+// FrameworkView is what the master knows of a registered framework.
+type FrameworkView struct {
+	ID, Name, Principal string
+	Roles               []string
+	Subscribed          bool // has an open event stream
+	PartitionAware      bool
+}
+
+// Frameworks lists the registered frameworks in the order they first
+// subscribed (removed ones are not listed).
+func (m *Master) Frameworks() []FrameworkView {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []FrameworkView
+	for _, id := range m.mu.fwOrder {
+		fw := m.mu.fws[id]
+		out = append(out, FrameworkView{
+			ID: fw.id, Name: fw.info.Name, Principal: fw.principal(),
+			Roles: append([]string(nil), m.roles(fw)...), Subscribed: fw.stream != nil, PartitionAware: fw.partitionAware,
+		})
+	}
+	return out
+}
+
+// FrameworkID is the id of the only registered framework; with none it
+// is "", with several the first registered (use Frameworks to tell them
+// apart).
 func (m *Master) FrameworkID() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.mu.fw == nil {
+	if len(m.mu.fwOrder) == 0 {
 		return ""
 	}
-	return m.mu.fw.id
+	return m.mu.fwOrder[0]
 }
 
-// Subscribed reports whether the framework has an open event stream.
+// Subscribed reports whether the framework FrameworkID names has an
+// open event stream.
 func (m *Master) Subscribed() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.mu.fw != nil && m.mu.fw.stream != nil
+	if len(m.mu.fwOrder) == 0 {
+		return false
+	}
+	return m.mu.fws[m.mu.fwOrder[0]].stream != nil
 }
 
 // Await blocks until cond returns true or ctx ends. cond is evaluated

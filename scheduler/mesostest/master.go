@@ -32,6 +32,8 @@ var (
 	ErrNoTask = errors.New("mesostest: no such task")
 	// ErrAgentExists: AddAgent was given an id already in use.
 	ErrAgentExists = errors.New("mesostest: agent already exists")
+	// ErrNoFramework: no registered framework has that id.
+	ErrNoFramework = errors.New("mesostest: no such framework")
 )
 
 // Options tune a Master. The zero value gives Mesos' own defaults except
@@ -89,12 +91,14 @@ type Master struct {
 
 	mu struct {
 		sync.Mutex
-		fw        *framework
-		removed   map[string]bool // ids of frameworks torn down
+		fws       map[string]*framework // registered frameworks by id
+		fwOrder   []string              // their ids in the order registered
+		rr        int                   // allocation passes made, to rotate who is offered first
+		removed   map[string]bool       // ids of frameworks torn down
 		agents    map[string]*agent
 		order     []string // agent ids in the order added
 		offers    map[string]*offer
-		tasks     map[string]*task // by task id
+		tasks     map[string]*task // by taskKey(framework id, task id)
 		completed []TaskView       // terminal tasks whose last update was acknowledged
 		calls     []*scheduler.Call
 		execCalls []ExecCall
@@ -123,6 +127,7 @@ type offerFilter struct {
 
 type offer struct {
 	id        string
+	fwID      string
 	agentID   string
 	resources mesos.Resources
 }
@@ -168,6 +173,7 @@ func Start(opts Options) (*Master, error) {
 	m.mu.agents = map[string]*agent{}
 	m.mu.offers = map[string]*offer{}
 	m.mu.tasks = map[string]*task{}
+	m.mu.fws = map[string]*framework{}
 	m.mu.changed = make(chan struct{})
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v1/scheduler", m.serveScheduler)
@@ -215,8 +221,10 @@ func (m *Master) Close() {
 		}
 		servers = append(servers, a.srv)
 	}
-	if fw := m.mu.fw; fw != nil && fw.stream != nil {
-		fw.stream.close()
+	for _, fw := range m.mu.fws {
+		if fw.stream != nil {
+			fw.stream.close()
+		}
 	}
 	m.mu.Unlock()
 	close(m.stop)
@@ -251,13 +259,15 @@ func (m *Master) ticker() {
 			return
 		case <-hb.C:
 			m.mu.Lock()
-			if fw := m.mu.fw; fw != nil && fw.stream != nil {
-				fw.stream.send(&scheduler.Event{Type: scheduler.Event_HEARTBEAT})
+			for _, fw := range m.mu.fws {
+				if fw.stream != nil {
+					fw.stream.send(&scheduler.Event{Type: scheduler.Event_HEARTBEAT})
+				}
 			}
 			m.mu.Unlock()
 		case <-t.C:
 			m.mu.Lock()
-			m.retryUpdatesLocked(false)
+			m.retryUpdatesLocked(nil, false)
 			m.allocateLocked()
 			m.mu.Unlock()
 		}
@@ -278,7 +288,7 @@ func (m *Master) Allocate() {
 func (m *Master) ResendUnacknowledged() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.retryUpdatesLocked(true)
+	m.retryUpdatesLocked(nil, true)
 }
 
 func (m *Master) newIDLocked(prefix string) string {
@@ -327,10 +337,10 @@ func (m *Master) serveScheduler(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.mu.calls = append(m.mu.calls, call)
-	fw := m.mu.fw
 	// Real Mesos checks in this order: framework known (400), connected
 	// (403), Mesos-Stream-Id present and matching (400).
-	if fw == nil || call.FrameworkID == nil || call.FrameworkID.Value != fw.id {
+	fw := m.mu.fws[call.GetFrameworkID().GetValue()]
+	if fw == nil {
 		http.Error(w, "Framework cannot be found", http.StatusBadRequest)
 		return
 	}
@@ -367,25 +377,27 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, call *schedul
 	}
 	m.mu.Lock()
 	m.mu.calls = append(m.mu.calls, call)
-	if id := info.GetID().GetValue(); m.mu.removed[id] {
-		// As Mesos refuses it (src/master/master.cpp,
-		// validateFramework): the stream opens, carries one ERROR event
-		// and ends.
+	refused := ""
+	if err := validateFrameworkInfo(info); err != nil {
+		refused = err.Error()
+	} else if id := info.GetID().GetValue(); m.mu.removed[id] {
+		refused = FrameworkRemovedMessage
+	}
+	if refused != "" {
+		// As Mesos refuses an invalid or removed framework
+		// (src/master/master.cpp, validateFramework): the stream opens,
+		// carries one ERROR event and ends.
 		m.mu.Unlock()
 		s := newStream(newStreamID())
-		s.send(&scheduler.Event{Type: scheduler.Event_ERROR, Error: &scheduler.Event_Error{Message: FrameworkRemovedMessage}})
+		s.send(&scheduler.Event{Type: scheduler.Event_ERROR, Error: &scheduler.Event_Error{Message: refused}})
 		s.close()
 		w.Header().Set("Mesos-Stream-Id", s.id)
 		s.serve(w, r, out, nil)
 		return
 	}
-	fw := m.mu.fw
-	if fw != nil && (info.ID == nil || info.ID.Value != fw.id) {
-		// One framework at a time: a new framework replaces the old one,
-		// which is torn down as if its failover timeout had passed.
-		m.teardownLocked(fw)
-		fw = nil
-	}
+	// Any number of frameworks: a SUBSCRIBE with a registered id is
+	// that framework's failover and touches no other.
+	fw := m.mu.fws[info.GetID().GetValue()]
 	if fw == nil {
 		fw = &framework{}
 		if info.ID != nil && info.ID.Value != "" {
@@ -393,7 +405,8 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, call *schedul
 		} else {
 			fw.id = m.newIDLocked("framework")
 		}
-		m.mu.fw = fw
+		m.mu.fws[fw.id] = fw
+		m.mu.fwOrder = append(m.mu.fwOrder, fw.id)
 	} else if fw.stream != nil {
 		fw.stream.send(&scheduler.Event{Type: scheduler.Event_ERROR, Error: &scheduler.Event_Error{Message: "Framework failed over"}})
 		fw.stream.close()
@@ -409,14 +422,14 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, call *schedul
 	fw.suppressed = false
 	s := newStream(newStreamID())
 	fw.stream = s
-	m.dropOffersLocked(false) // outstanding offers die with the old connection
+	m.dropOffersLocked(fw, false) // outstanding offers die with the old connection
 	hb := m.opts.HeartbeatInterval.Seconds()
 	s.send(&scheduler.Event{Type: scheduler.Event_SUBSCRIBED, Subscribed: &scheduler.Event_Subscribed{
 		FrameworkID:              &mesos.FrameworkID{Value: fw.id},
 		HeartbeatIntervalSeconds: &hb,
 		MasterInfo:               m.masterInfo(),
 	}})
-	m.retryUpdatesLocked(true)
+	m.retryUpdatesLocked(fw, true)
 	m.allocateLocked()
 	m.changedLocked()
 	m.mu.Unlock()
@@ -429,31 +442,42 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, call *schedul
 func (m *Master) schedulerGone(s *stream) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if fw := m.mu.fw; fw != nil && fw.stream == s {
-		s.close()
-		fw.stream = nil
-		m.dropOffersLocked(false)
-		m.changedLocked()
+	for _, fw := range m.mu.fws {
+		if fw.stream == s {
+			s.close()
+			fw.stream = nil
+			m.dropOffersLocked(fw, false)
+			m.changedLocked()
+		}
 	}
 }
 
 // DisconnectScheduler ends the scheduler's event stream from the
 // master's side, as a master failover or a network cut does. The
 // framework stays registered (its tasks keep running); every call is
-// answered 403 until it subscribes again with its framework id.
-func (m *Master) DisconnectScheduler() {
+// answered 403 until it subscribes again with its framework id. Other
+// frameworks are not touched.
+func (m *Master) DisconnectScheduler(frameworkID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if fw := m.mu.fw; fw != nil && fw.stream != nil {
+	fw := m.mu.fws[frameworkID]
+	if fw == nil {
+		return fmt.Errorf("%w: %q", ErrNoFramework, frameworkID)
+	}
+	if fw.stream != nil {
 		fw.stream.close()
 		fw.stream = nil
-		m.dropOffersLocked(false)
+		m.dropOffersLocked(fw, false)
 		m.changedLocked()
 	}
+	return nil
 }
 
-func (m *Master) sendLocked(ev *scheduler.Event) {
-	if fw := m.mu.fw; fw != nil && fw.stream != nil {
+// sendToLocked sends ev on the stream of framework fwID, if it has one
+// (an event for a disconnected framework is lost, as in Mesos; status
+// updates are resent by the agent).
+func (m *Master) sendToLocked(fwID string, ev *scheduler.Event) {
+	if fw := m.mu.fws[fwID]; fw != nil && fw.stream != nil {
 		fw.stream.send(ev)
 	}
 }
@@ -488,7 +512,7 @@ func (m *Master) dispatchLocked(fw *framework, call *scheduler.Call) error {
 			return errors.New("expecting 'shutdown' to be present")
 		}
 		if a := m.mu.agents[call.Shutdown.AgentID.Value]; a != nil {
-			if er := a.executors[call.Shutdown.ExecutorID.Value]; er != nil {
+			if er := a.executors[execKey(fw.id, call.Shutdown.ExecutorID.Value)]; er != nil {
 				m.shutdownExecutorLocked(er)
 			}
 		}
@@ -496,7 +520,12 @@ func (m *Master) dispatchLocked(fw *framework, call *scheduler.Call) error {
 		if call.Acknowledge == nil {
 			return errors.New("expecting 'acknowledge' to be present")
 		}
-		m.acknowledgeLocked(call.Acknowledge.TaskID.Value, call.Acknowledge.UUID)
+		// The master refuses the call (400) unless uuid is a UUID
+		// (src/master/validation.cpp, scheduler::call::validate).
+		if err := validateUUID(call.Acknowledge.UUID); err != nil {
+			return fmt.Errorf("failed to validate scheduler::Call: %w", err)
+		}
+		m.acknowledgeLocked(fw, call.Acknowledge.TaskID.Value, call.Acknowledge.UUID)
 	case scheduler.Call_RECONCILE:
 		if call.Reconcile == nil {
 			return errors.New("expecting 'reconcile' to be present")
@@ -507,7 +536,7 @@ func (m *Master) dispatchLocked(fw *framework, call *scheduler.Call) error {
 			return errors.New("expecting 'message' to be present")
 		}
 		if a := m.mu.agents[call.Message.AgentID.Value]; a != nil && a.up {
-			if er := a.executors[call.Message.ExecutorID.Value]; er != nil && er.stream != nil {
+			if er := a.executors[execKey(fw.id, call.Message.ExecutorID.Value)]; er != nil && er.stream != nil {
 				er.stream.send(execEvent(execMessage(call.Message.Data)))
 			}
 		}
@@ -527,12 +556,62 @@ func (m *Master) roles(fw *framework) []string {
 	return []string{fw.info.GetRole()}
 }
 
+// allocateLocked offers each up agent's free resources. Frameworks are
+// served in turn, the first one rotating with every pass (a stand-in
+// for Mesos' DRF sorter): each is offered what is left of the agent
+// that is unreserved or reserved to one of its roles, so a resource is
+// never in two offers at once and a reservation only ever goes to a
+// framework of its role.
 func (m *Master) allocateLocked() {
-	fw := m.mu.fw
-	if fw == nil || fw.stream == nil || fw.suppressed || m.mu.closed {
+	if m.mu.closed || len(m.mu.fwOrder) == 0 {
 		return
 	}
+	m.mu.rr++
 	now := m.opts.Now()
+	n := len(m.mu.fwOrder)
+	made := map[string][]mesos.Offer{}
+	for _, id := range m.mu.order {
+		a := m.mu.agents[id]
+		if !a.up {
+			continue
+		}
+		left := m.freeLocked(a)
+		for i := 0; i < n && len(left) > 0; i++ {
+			fw := m.mu.fws[m.mu.fwOrder[(m.mu.rr+i)%n]]
+			if fw.stream == nil || fw.suppressed || !m.offerableLocked(fw, a) {
+				continue
+			}
+			fw.expireFilters(now)
+			var free mesos.Resources
+			for _, r := range left {
+				for _, role := range m.roles(fw) {
+					if r.IsAllocatableTo(role) {
+						free.Add1(r)
+						break
+					}
+				}
+			}
+			if len(free) == 0 || fw.filtered(id, free) {
+				continue
+			}
+			left.Subtract(free...)
+			o := &offer{id: m.newIDLocked("offer"), fwID: fw.id, agentID: id, resources: free}
+			m.mu.offers[o.id] = o
+			made[fw.id] = append(made[fw.id], m.offerProto(fw, a, o))
+		}
+	}
+	for _, fwID := range m.mu.fwOrder {
+		if offers := made[fwID]; len(offers) > 0 {
+			m.sendToLocked(fwID, &scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: offers}})
+		}
+	}
+	if len(made) > 0 {
+		m.changedLocked()
+	}
+}
+
+// expireFilters drops the decline filters that have run out by now.
+func (fw *framework) expireFilters(now time.Time) {
 	live := fw.filters[:0]
 	for _, f := range fw.filters {
 		if now.Before(f.until) {
@@ -540,48 +619,23 @@ func (m *Master) allocateLocked() {
 		}
 	}
 	fw.filters = live
-	var made []mesos.Offer
-	for _, id := range m.mu.order {
-		a := m.mu.agents[id]
-		if !a.up || !m.offerableLocked(fw, a) {
-			continue
+}
+
+// filtered reports whether a decline filter of fw covers all of free on
+// the agent.
+func (fw *framework) filtered(agentID string, free mesos.Resources) bool {
+	for _, f := range fw.filters {
+		if f.agentID == agentID && containsAll(f.resources, free) {
+			return true
 		}
-		var free mesos.Resources
-		for _, r := range m.freeLocked(a) {
-			for _, role := range m.roles(fw) {
-				if r.IsAllocatableTo(role) {
-					free.Add1(r)
-					break
-				}
-			}
-		}
-		if len(free) == 0 {
-			continue
-		}
-		filtered := false
-		for _, f := range fw.filters {
-			if f.agentID == id && containsAll(f.resources, free) {
-				filtered = true
-				break
-			}
-		}
-		if filtered {
-			continue
-		}
-		o := &offer{id: m.newIDLocked("offer"), agentID: id, resources: free}
-		m.mu.offers[o.id] = o
-		made = append(made, m.offerProto(fw, a, o))
 	}
-	if len(made) > 0 {
-		fw.stream.send(&scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: made}})
-		m.changedLocked()
-	}
+	return false
 }
 
 func (m *Master) offerProto(fw *framework, a *agent, o *offer) mesos.Offer {
 	var eids []mesos.ExecutorID
 	for _, er := range a.executorsSorted() {
-		if !er.exited {
+		if !er.exited && er.fwID == fw.id {
 			eids = append(eids, mesos.ExecutorID{Value: er.id})
 		}
 	}
@@ -597,18 +651,24 @@ func (m *Master) offerProto(fw *framework, a *agent, o *offer) mesos.Offer {
 	return out
 }
 
-// dropOffersLocked forgets every outstanding offer, sending RESCIND for
-// each when rescind is set.
-func (m *Master) dropOffersLocked(rescind bool) {
-	for id := range m.mu.offers {
-		m.rescindLocked(id, rescind)
+// dropOffersLocked forgets every outstanding offer to fw, sending
+// RESCIND for each when rescind is set.
+func (m *Master) dropOffersLocked(fw *framework, rescind bool) {
+	for id, o := range m.mu.offers {
+		if o.fwID == fw.id {
+			m.rescindLocked(id, rescind)
+		}
 	}
 }
 
 func (m *Master) rescindLocked(id string, send bool) {
+	o := m.mu.offers[id]
+	if o == nil {
+		return
+	}
 	delete(m.mu.offers, id)
 	if send {
-		m.sendLocked(&scheduler.Event{Type: scheduler.Event_RESCIND, Rescind: &scheduler.Event_Rescind{OfferID: mesos.OfferID{Value: id}}})
+		m.sendToLocked(o.fwID, &scheduler.Event{Type: scheduler.Event_RESCIND, Rescind: &scheduler.Event_Rescind{OfferID: mesos.OfferID{Value: id}}})
 	}
 }
 
@@ -651,16 +711,18 @@ func (m *Master) reconcileLocked(fw *framework, list []scheduler.Call_Reconcile_
 		st.Source = &source
 		st.UUID = nil
 		st.Message = strPtr("Reconciliation: latest task status")
-		m.sendLocked(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})
+		m.sendToLocked(fw.id, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})
 	}
 	if len(list) == 0 {
 		for _, t := range m.tasksSortedLocked() {
-			send(t.status)
+			if t.fwID == fw.id {
+				send(t.status)
+			}
 		}
 		return
 	}
 	for _, rt := range list {
-		if t := m.mu.tasks[rt.TaskID.Value]; t != nil {
+		if t := m.mu.tasks[taskKey(fw.id, rt.TaskID.Value)]; t != nil {
 			send(t.status)
 			continue
 		}
@@ -693,8 +755,8 @@ func (m *Master) unknownTaskStateLocked(fw *framework, agentID *mesos.AgentID) *
 	return &state
 }
 
-func (m *Master) acknowledgeLocked(taskID string, uuid []byte) {
-	t := m.mu.tasks[taskID]
+func (m *Master) acknowledgeLocked(fw *framework, taskID string, uuid []byte) {
+	t := m.mu.tasks[taskKey(fw.id, taskID)]
 	if t == nil || len(t.pending) == 0 || string(t.pending[0].UUID) != string(uuid) {
 		return
 	}
@@ -709,12 +771,12 @@ func (m *Master) acknowledgeLocked(taskID string, uuid []byte) {
 }
 
 func (m *Master) forgetTaskLocked(t *task) {
-	delete(m.mu.tasks, t.info.TaskID.Value)
+	delete(m.mu.tasks, taskKey(t.fwID, t.info.TaskID.Value))
 	m.mu.completed = append(m.mu.completed, t.view())
 }
 
 func (m *Master) killLocked(fw *framework, taskID string) {
-	t := m.mu.tasks[taskID]
+	t := m.mu.tasks[taskKey(fw.id, taskID)]
 	if t == nil || isTerminal(t.state) {
 		state := mesos.TASK_LOST
 		if fw.partitionAware {
@@ -725,7 +787,7 @@ func (m *Master) killLocked(fw *framework, taskID string) {
 		}
 		source := mesos.SOURCE_MASTER
 		reason := mesos.REASON_RECONCILIATION
-		m.sendLocked(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: mesos.TaskStatus{
+		m.sendToLocked(fw.id, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: mesos.TaskStatus{
 			TaskID: mesos.TaskID{Value: taskID}, State: &state, Source: &source, Reason: &reason,
 			Message: strPtr("Attempted to kill an unknown task"),
 		}}})
@@ -754,18 +816,22 @@ func (m *Master) killLocked(fw *framework, taskID string) {
 // its failover timeout passed), as Mesos words it.
 const FrameworkRemovedMessage = "Framework has been removed"
 
-// RemoveFramework removes the framework as the operator's TEARDOWN (or
+// RemoveFramework removes a framework as the operator's TEARDOWN (or
 // its failover timeout passing) does: its tasks and executors end, its
 // stream closes, and it may never subscribe with its id again (see
 // FrameworkRemovedMessage). Its reservations and volumes stay on the
-// agents, as they do in Mesos (they belong to the role).
-func (m *Master) RemoveFramework() {
+// agents, as they do in Mesos (they belong to the role). Other
+// frameworks are not touched.
+func (m *Master) RemoveFramework(frameworkID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if fw := m.mu.fw; fw != nil {
-		m.teardownLocked(fw)
-		m.changedLocked()
+	fw := m.mu.fws[frameworkID]
+	if fw == nil {
+		return fmt.Errorf("%w: %q", ErrNoFramework, frameworkID)
 	}
+	m.teardownLocked(fw)
+	m.changedLocked()
+	return nil
 }
 
 func (m *Master) teardownLocked(fw *framework) {
@@ -774,29 +840,50 @@ func (m *Master) teardownLocked(fw *framework) {
 	}
 	m.mu.removed[fw.id] = true
 	for _, t := range m.tasksSortedLocked() {
-		t.executor.agent.releaseTask(t)
-		delete(m.mu.tasks, t.info.TaskID.Value)
+		if t.fwID == fw.id {
+			t.executor.agent.releaseTask(t)
+			delete(m.mu.tasks, taskKey(t.fwID, t.info.TaskID.Value))
+		}
 	}
 	for _, id := range m.mu.order {
 		for _, er := range m.mu.agents[id].executors {
-			m.shutdownExecutorLocked(er)
+			if er.fwID == fw.id {
+				m.shutdownExecutorLocked(er)
+			}
 		}
 	}
-	m.dropOffersLocked(false)
+	m.dropOffersLocked(fw, false)
 	if fw.stream != nil {
 		fw.stream.close()
 	}
-	if m.mu.fw == fw {
-		m.mu.fw = nil
+	delete(m.mu.fws, fw.id)
+	for i, id := range m.mu.fwOrder {
+		if id == fw.id {
+			m.mu.fwOrder = append(m.mu.fwOrder[:i:i], m.mu.fwOrder[i+1:]...)
+			break
+		}
 	}
 }
+
+// taskKey is a task's key in Master.mu.tasks: task ids are unique per
+// framework only, as in Mesos.
+func taskKey(fwID, taskID string) string { return fwID + "/" + taskID }
+
+// execKey is an executor's key in agent.executors: executor ids are
+// unique per framework on an agent, as in Mesos.
+func execKey(fwID, execID string) string { return fwID + "/" + execID }
 
 func (m *Master) tasksSortedLocked() []*task {
 	ts := make([]*task, 0, len(m.mu.tasks))
 	for _, t := range m.mu.tasks {
 		ts = append(ts, t)
 	}
-	sort.Slice(ts, func(i, j int) bool { return ts[i].info.TaskID.Value < ts[j].info.TaskID.Value })
+	sort.Slice(ts, func(i, j int) bool {
+		if ts[i].info.TaskID.Value != ts[j].info.TaskID.Value {
+			return ts[i].info.TaskID.Value < ts[j].info.TaskID.Value
+		}
+		return ts[i].fwID < ts[j].fwID
+	})
 	return ts
 }
 

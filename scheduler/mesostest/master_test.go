@@ -319,7 +319,9 @@ func TestFailoverAndWireErrors(t *testing.T) {
 		t.Fatalf("wrong Mesos-Stream-Id: %d", r.StatusCode)
 	}
 
-	m.DisconnectScheduler()
+	if err := m.DisconnectScheduler(m.FrameworkID()); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case err := <-s.ended:
 		if err == nil {
@@ -546,7 +548,9 @@ func TestRemovedFrameworkSubscribes(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := subscribe(t, m, "", codecs.MediaTypeProtobuf)
-	m.RemoveFramework()
+	if err := m.RemoveFramework(m.FrameworkID()); err != nil {
+		t.Fatal(err)
+	}
 	if m.FrameworkID() != "" {
 		t.Fatalf("framework %q after its removal", m.FrameworkID())
 	}

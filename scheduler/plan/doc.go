@@ -13,10 +13,22 @@
 // "<pod>__<attempt>" (node-2__3), so every launch has a new id and an
 // older attempt is recognised (and killed if it still runs). A node
 // pod owns a dynamic reservation on one agent, labelled
-// sluice.framework=<framework name>, sluice.pod=<pod> and
-// sluice.reservation=<reservation id> ("<pod>.r<n>"), and a persistent
-// volume made from it (persistence id "<reservation id>.vol", container
-// path Spec.VolumePath, default "wal") that holds the node's WAL.
+// sluice.framework=<framework name>, sluice.service=<Spec.ServiceID>,
+// sluice.pod=<pod> and sluice.reservation=<reservation id> ("<service
+// id>.<pod>.r<n>"), and a persistent volume made from it (persistence id
+// "<reservation id>.vol", container path Spec.VolumePath, default "wal")
+// that holds the node's WAL.
+//
+// # Service ids
+//
+// Spec.ServiceID is the service's unique id, made once by the driver
+// (the plan has no randomness) and never changed (SetServiceID sets it
+// only on a plan without one); ValidServiceID: 8 to 32 lowercase letters
+// and digits. It keeps two services on one cluster apart even under one
+// name: an offered reservation labelled with another service id is never
+// this plan's. Reservations made before it existed ("<pod>.r<n>", no
+// sluice.service label) are matched by the reservation ids the plan
+// holds.
 // Controllers keep their state in ZooKeeper and heads keep none:
 // both take unreserved resources and may run anywhere.
 //
@@ -94,6 +106,16 @@
 //     stored spec) refuses a changed framework name, role, node disk
 //     size, disk type or volume path, keeps counts changed through the
 //     API, and takes everything else.
+//   - Uninstall (uninstall.go): every pod's goal becomes GoalUninstall
+//     and its task is killed; once the task is over (at once for a pod
+//     whose agent is lost) the pod is removed, its reservation an orphan
+//     destroyed and unreserved when its agent offers it, as are offered
+//     reservations with this service id that nothing holds. Nothing is
+//     placed; SetCounts does nothing, Replace fails (ErrUninstalling).
+//     A released reservation counts as gone once an offer from its agent
+//     comes without it; one still offered is released again.
+//     UninstallDone: no pod, no orphan and no unconfirmed release left. Progress then has the
+//     phases "kill-tasks" and "unreserve".
 //   - Reconciliation: Start (after every SUBSCRIBED) revives and
 //     reconciles every task believed live explicitly; offers are held
 //     until each is answered (rescinded ones are dropped, OnRescind),
@@ -113,14 +135,14 @@
 // Marshal gives the plan's durable part as msgpack, for ZooKeeper:
 //
 //	map {
-//	  "v":         1                      (format version)
+//	  "v":         2                      (format version)
 //	  "spec":      Spec                   (counts, resources, timing; "heads"
 //	                                       and "headResources" (HDFS) came
 //	                                       later, "nfsHeads" and "s3Heads"
 //	                                       ({count, resources}) later still: a
 //	                                       spec without a kind's key decodes
-//	                                       with that kind in UnsetHeads, and
-//	                                       the format stays 1)
+//	                                       with that kind in UnsetHeads;
+//	                                       "serviceId" since version 2)
 //	  "pods":      [Pod ...]              (deploy order: name, kind, index,
 //	                                       goal, agent, reservation, reserved,
 //	                                       volume, confirmed, task, state,
@@ -135,9 +157,25 @@
 //	  "seq":       int                    (last reservation number)
 //	  "rebalance": [pod name ...]         (added nodes awaiting REBALANCE)
 //	  "paused":    bool                   (later; omitted when false)
+//	  "uninstall": bool                   (Uninstall ran; since version 2)
+//	  "released":  [{agent, pod, reservation, reserved, volume} ...]
+//	                                      (released while uninstalling, not yet
+//	                                       confirmed gone; since version 2)
 //	}
 //
-// Progress gives the phases "controllers" and "nodes", "heads" when
+// Keys are added without a version change when an older scheduler
+// reading the plan without them would do no harm. Version 2 (service
+// ids) is not such a change: an older scheduler would make and name
+// reservations without the sluice.service label, and Mesos refuses an
+// operation whose resources do not match the reservation's labels.
+// Unmarshal reads versions 1 and 2: a version 1 plan is migrated
+// (migrateV1: no service id, not uninstalling; everything else has the
+// same keys and meaning; testdata/v1_plan.msgpack was written by the
+// release before), and Marshal writes 2. A newer version fails with
+// ErrVersion, naming both versions and the way out (run the release
+// that wrote it).
+//
+// Progress gives (unless uninstalling) the phases "controllers" and "nodes", "heads" when
 // Spec.Heads > 0, "nfs-heads" and "s3-heads" when those counts are
 // above 0 (and "decommission" while pods are being removed, "update"
 // while pods are outdated or in their update step), each step PENDING,

@@ -91,6 +91,11 @@ type Plan struct {
 	targets  map[PodKind]string
 	handover bool
 	paused   bool
+	// uninstalling: the uninstall plan runs (uninstall.go); released:
+	// the reservations it released, until an offer from their agent
+	// confirms they are gone.
+	uninstalling bool
+	released     []orphan
 
 	suppressed      bool
 	reconciling     map[string]TaskRef
@@ -230,6 +235,9 @@ func (p *Plan) UnsetHeads() []PodKind {
 
 // applyCounts makes the pods match the spec's counts.
 func (p *Plan) applyCounts() []Decision {
+	if p.uninstalling {
+		return nil // nothing is placed again once the uninstall began
+	}
 	var ds []Decision
 	added := p.ensurePods()
 	if len(added) > 0 {
@@ -290,6 +298,9 @@ func (p *Plan) Replace(podName string) ([]Decision, error) {
 	pod := p.pods[podName]
 	if pod == nil {
 		return nil, fmt.Errorf("%w: %s", ErrNoPod, podName)
+	}
+	if p.uninstalling {
+		return nil, fmt.Errorf("%w: pod %s is not replaced", ErrUninstalling, podName)
 	}
 	var ds []Decision
 	if pod.live() && !pod.AgentLost {
@@ -420,6 +431,9 @@ func (p *Plan) podStatus(pod *Pod, st Status) []Decision {
 	step := p.stepStatus(pod)
 	switch st.State.Class() {
 	case ClassActive:
+		if pod.Goal == GoalUninstall && st.State != TaskKilling {
+			return []Decision{p.kill(pod)} // an update sent before the kill
+		}
 		if st.State != TaskRunning {
 			return nil
 		}
@@ -444,7 +458,7 @@ func (p *Plan) podStatus(pod *Pod, st Status) []Decision {
 		// (a decommissioned pod is retired below with nothing to clean).
 		p.abandonPlacement(pod, false)
 	}
-	if pod.Goal == GoalDecommission {
+	if pod.Goal == GoalDecommission || pod.Goal == GoalUninstall {
 		if pod.Draining {
 			// The task died while its containers were being handed over:
 			// the drain goes on without it; OnDrained retires the pod.
@@ -466,7 +480,7 @@ func (p *Plan) OnAgentLost(agentID string) []Decision {
 		pod.State = TaskLost
 		pod.AgentLost = pod.persistent()
 		delete(p.reconciling, pod.TaskID)
-		if pod.Goal == GoalDecommission && !pod.Draining {
+		if (pod.Goal == GoalDecommission || pod.Goal == GoalUninstall) && !pod.Draining {
 			p.retire(pod)
 		}
 	}
@@ -517,7 +531,7 @@ func (p *Plan) controllersReady() bool {
 
 // pendingWork reports whether offers are still wanted.
 func (p *Plan) pendingWork() bool {
-	if len(p.orphans) > 0 {
+	if len(p.orphans) > 0 || len(p.released) > 0 {
 		return true
 	}
 	for _, pod := range p.pods {
@@ -599,11 +613,9 @@ func (p *Plan) useOffer(o Offer) ([]Op, string) {
 			pod.Where = whereOf(o) // refreshed: attributes may change
 		}
 	}
-	ours := map[string]OfferedReservation{}
-	for _, r := range o.Reservations {
-		if r.Framework == p.spec.Framework && r.ReservationID != "" {
-			ours[r.ReservationID] = r
-		}
+	ours := p.ownReservations(o)
+	if p.uninstalling {
+		p.confirmReleased(o, ours)
 	}
 	// 1. Orphaned reservations on this agent: destroy and unreserve.
 	keep := p.orphans[:0]
@@ -620,8 +632,14 @@ func (p *Plan) useOffer(o Offer) ([]Op, string) {
 			src = r.Volume.Source
 		}
 		ops = append(ops, Op{Kind: OpUnreserve, Pod: or.Pod, ReservationID: or.ReservationID, Resources: unreserve, DiskSource: src, Ports: expandPorts(r.Ports)})
+		if p.uninstalling {
+			p.released = append(p.released, or)
+		}
 	}
 	p.orphans = keep
+	if p.uninstalling {
+		return append(ops, p.unreserveStrays(o, ours)...), ""
+	}
 
 	// 2. Pods placed on this agent: relaunch in place on their
 	// reservation, never anywhere else.
@@ -765,7 +783,7 @@ func (p *Plan) useOffer(o Offer) ([]Op, string) {
 			continue
 		}
 		p.seq++
-		pod.ReservationID = fmt.Sprintf("%s.r%d", pod.Name, p.seq)
+		pod.ReservationID = p.reservationID(pod.Name, p.seq)
 		pod.Reserved = Resources{CPUs: need.CPUs, MemMB: need.MemMB}
 		pod.Volume = &Volume{ID: pod.ReservationID + ".vol", ContainerPath: p.spec.VolumePath, SizeMB: need.DiskMB, Source: src}
 		pod.Confirmed = false

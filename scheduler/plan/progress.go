@@ -41,6 +41,9 @@ type Progress struct {
 
 // Progress reports deployment progress.
 func (p *Plan) Progress() Progress {
+	if p.uninstalling {
+		return p.uninstallProgress()
+	}
 	phases := []Phase{{Name: "controllers"}, {Name: "nodes"}}
 	phaseOf := map[PodKind]int{Controller: 0, Node: 1}
 	for _, k := range HeadKinds {

@@ -14,6 +14,10 @@ const (
 	LabelFramework   = "sluice.framework"   // the framework's name
 	LabelPod         = "sluice.pod"         // the pod's name, e.g. node-3
 	LabelReservation = "sluice.reservation" // the plan's reservation id
+	// LabelService is the service's unique id (Spec.ServiceID), on every
+	// reservation made since plan format 2: two services never take each
+	// other's reservations, even with the same framework name.
+	LabelService = "sluice.service"
 )
 
 // PodKind is the role of a pod.
@@ -81,7 +85,12 @@ func (r Resources) String() string {
 
 // Spec is the desired state, set by the operator.
 type Spec struct {
-	Framework   string    `msgpack:"framework"` // framework name: the LabelFramework value
+	Framework string `msgpack:"framework"` // framework name: the LabelFramework value
+	// ServiceID is the service's unique id, made once by the driver at
+	// first start (see NewServiceID) and the LabelService value; it is in
+	// every reservation and persistence id made since. "" in a plan
+	// stored before format 2 until the driver sets it (SetServiceID).
+	ServiceID   string    `msgpack:"serviceId"`
 	Role        string    `msgpack:"role"`
 	Controllers int       `msgpack:"controllers"`
 	Nodes       int       `msgpack:"nodes"`
@@ -268,6 +277,7 @@ type Offer struct {
 // OfferedReservation is one labelled reservation in an offer.
 type OfferedReservation struct {
 	Framework     string // LabelFramework
+	Service       string // LabelService; "" on reservations made before it existed
 	Pod           string // LabelPod
 	ReservationID string // LabelReservation
 	// Resources reserved and not in a volume; DiskSource is the source

@@ -61,7 +61,7 @@ func Offer(o mesos.Offer, framework, role string) plan.Offer {
 			i = len(out.Reservations)
 			byID[id] = i
 			out.Reservations = append(out.Reservations, plan.OfferedReservation{
-				Framework: framework, Pod: labels[plan.LabelPod], ReservationID: id,
+				Framework: framework, Service: labels[plan.LabelService], Pod: labels[plan.LabelPod], ReservationID: id,
 			})
 		}
 		res := &out.Reservations[i]
@@ -173,6 +173,11 @@ type TaskBuilder func(op plan.Op, agentID string, resources mesos.Resources) mes
 // Converter turns decisions into scheduler calls for one framework.
 type Converter struct {
 	Framework string // plan.Spec.Framework: the reservation label
+	// ServiceID is plan.Spec.ServiceID: the LabelService label of new
+	// reservations ("" leaves it out). An operation on an existing
+	// reservation names the label as offered (none on reservations made
+	// before service ids).
+	ServiceID string
 	Role      string
 	// Principal is the framework's principal (FrameworkInfo.principal).
 	// Once the framework authenticates, the master refuses a RESERVE
@@ -197,6 +202,8 @@ type Converter struct {
 type offeredPrincipals struct {
 	reservation, volume *string
 	hasVolume           bool
+	// service is the reservation's LabelService value; nil: no such label.
+	service *string
 }
 
 // Offer converts o as the function Offer does, and remembers the
@@ -219,7 +226,14 @@ func (c *Converter) Offer(o mesos.Offer) plan.Offer {
 		if labels[plan.LabelFramework] != c.Framework || id == "" {
 			continue
 		}
+		svc, labelled := labels[plan.LabelService]
+		if labelled && svc != c.ServiceID {
+			continue // another service's, whatever its id
+		}
 		seen := c.offered[id]
+		if labelled {
+			seen.service = &svc
+		}
 		if n := len(r.Reservations); n > 0 {
 			seen.reservation = copyString(r.Reservations[n-1].Principal)
 		} else if r.Reservation != nil {
@@ -304,16 +318,25 @@ func (c Converter) reservation(op plan.Op) mesos.Resource_ReservationInfo {
 	role := c.Role
 	label := func(k, v string) mesos.Label { return mesos.Label{Key: k, Value: &v} }
 	principal := c.principal()
+	service := c.ServiceID
 	if seen, ok := c.offered[op.ReservationID]; ok {
 		principal = copyString(seen.reservation)
+		service = ""
+		if seen.service != nil {
+			service = *seen.service
+		}
+	}
+	labels := []mesos.Label{
+		label(plan.LabelFramework, c.Framework),
+		label(plan.LabelPod, op.Pod),
+		label(plan.LabelReservation, op.ReservationID),
+	}
+	if service != "" {
+		labels = append(labels, label(plan.LabelService, service))
 	}
 	return mesos.Resource_ReservationInfo{
 		Type: &typ, Role: &role, Principal: principal,
-		Labels: &mesos.Labels{Labels: []mesos.Label{
-			label(plan.LabelFramework, c.Framework),
-			label(plan.LabelPod, op.Pod),
-			label(plan.LabelReservation, op.ReservationID),
-		}},
+		Labels: &mesos.Labels{Labels: labels},
 	}
 }
 
