@@ -53,7 +53,8 @@ func runStandInExecutor() error {
 			return err
 		}
 		uuid[6], uuid[8] = uuid[6]&0x0f|0x40, uuid[8]&0x3f|0x80 // version 4
-		resp, err := cli.Do(ecalls.Update(mesos.TaskStatus{TaskID: id, State: &st, UUID: uuid}).With(opts...))
+		src := mesos.SOURCE_EXECUTOR
+		resp, err := cli.Do(ecalls.Update(mesos.TaskStatus{TaskID: id, State: &st, UUID: uuid, Source: &src}).With(opts...))
 		if resp != nil {
 			resp.Close()
 		}
