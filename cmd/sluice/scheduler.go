@@ -130,7 +130,7 @@ func schedulerFlags(o *schedulerOptions) []cli.Flag {
 		&cli.StringFlag{Name: "s3-credentials-secret", Usage: "the S3 heads' access keys (ACCESS:SECRET[,ACCESS:SECRET]) are the secret at `PATH` in the agents' secret store (DC/OS Enterprise): each S3 head task's " + scheduler.S3CredentialsEnv + " refers to it and the agent fills it in; the keys never pass through the scheduler nor show in Mesos' state endpoints", Destination: &o.S3CredentialsSecret},
 		&cli.BoolFlag{Name: "s3-anonymous", Usage: "the S3 heads also serve unsigned requests (needed for S3 heads when " + scheduler.S3CredentialsEnv + " is not set)", Destination: &o.S3Anonymous},
 		integer("containers", "segment containers `N` of the whole cluster; fixed at install", 4, &o.Containers),
-		str("tier2", "tier-2 `URI` of every node: file:///DIR or hdfs://HOST:PORT/DIR", "", &o.Tier2),
+		str("tier2", "tier-2 `URI` of every node: file:///DIR, hdfs://HOST:PORT/DIR or hdfs://NAMESERVICE/DIR (resolved through the hdfs-site.xml of --hdfs-config-url)", "", &o.Tier2),
 		str("hdfs-config-url", "`URL` the tasks fetch hdfs-site.xml and core-site.xml from (may be empty)", "", &o.HDFSConfigURL),
 		&cli.BoolFlag{Name: "forget-framework", Usage: "drop the framework id stored under --zk-root and register as a new Mesos framework (after the master removed the old one: \"Framework has been removed\"); the pods' reservations and volumes are adopted. Give it for one start only", Destination: &o.ForgetFramework},
 	}

@@ -288,3 +288,24 @@ func writeSite(t *testing.T, dir string, props map[string]string) {
 		t.Fatal(err)
 	}
 }
+
+// TestNameserviceRelativeConfDir: a relative HADOOP_CONF_DIR, as a Mesos
+// task has (".", its sandbox, where hdfs-site.xml was fetched), is taken
+// from the working directory; the nameservice resolves to its NameNode,
+// which the client then tries to reach.
+func TestNameserviceRelativeConfDir(t *testing.T) {
+	dir := t.TempDir()
+	writeSite(t, dir, map[string]string{
+		"dfs.nameservices":                     "sandboxed",
+		"dfs.ha.namenodes.sandboxed":           "a,b",
+		"dfs.namenode.rpc-address.sandboxed.a": "127.0.0.1:1",
+		"dfs.namenode.rpc-address.sandboxed.b": "127.0.0.1:2",
+	})
+	t.Chdir(dir)
+	t.Setenv("HADOOP_CONF_DIR", ".")
+	t.Setenv("HADOOP_HOME", "")
+	_, err := backend.Open("hdfs://sandboxed/x")
+	if !errors.Is(err, tier2.ErrUnavailable) || !strings.Contains(err.Error(), "[127.0.0.1:1 127.0.0.1:2]") {
+		t.Fatalf("Open: %v, want ErrUnavailable connecting to both NameNodes", err)
+	}
+}
