@@ -44,6 +44,15 @@ func TestTier2HANameservice(t *testing.T) {
 		"--tier2", uri, "--tier-max-lag", "1s", "--tier-chunk-bytes", "65536", "--cache-size", "1")
 	ctl := ctlclient.NewClient("http://" + p.Line(t, "controller listening on ", waitTimeout))
 
+	want := haWriteAcrossFailovers(t, ha, ctl)
+	haCheck(t, ctl, uri, want, uri)
+}
+
+// haWriteAcrossFailovers writes three streams of scope "ha" into tier 2
+// through ctl: one with nn0 active, one after a failover to nn1, one
+// after nn1 crashed and nn0 took over. It returns each stream's events.
+func haWriteAcrossFailovers(t *testing.T, ha *hadooptest.HA, ctl *ctlclient.Client) map[string]map[string]bool {
+	t.Helper()
 	want := map[string]map[string]bool{}
 	write := func(stream string) {
 		t.Helper()
@@ -61,7 +70,16 @@ func TestTier2HANameservice(t *testing.T) {
 	write("after-failover")
 	ha.Crash(t)
 	write("after-crash")
+	return want
+}
 
+// haCheck reads every stream of want back through the controller ctl
+// and has Hadoop's SequenceFile.Reader read each stream's chunks, listed
+// in tier 2 at uri, under each of roots (tier 2 itself, an HDFS head):
+// every event exactly once. $HADOOP_CONF_DIR must name the nameservice's
+// configuration.
+func haCheck(t *testing.T, ctl *ctlclient.Client, uri string, want map[string]map[string]bool, roots ...string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cl, err := client.New(ctx, ctl.BaseURL())
@@ -88,25 +106,30 @@ func TestTier2HANameservice(t *testing.T) {
 		r.Close()
 	}
 
-	// Hadoop reads every chunk through the nameservice (nn0 active now).
 	st, err := backend.Open(uri)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	for stream, evs := range want {
-		chunks := haChunks(t, st, uri, path.Join("ha", stream))
+		chunks := haChunks(t, st, path.Join("ha", stream))
 		if len(chunks) < 2 {
 			t.Fatalf("%s: chunks %v", stream, chunks)
 		}
-		if n := hadoopEvents(t, hadooptest.SeqDump(t, chunks...), evs); n != len(evs) {
-			t.Fatalf("%s: SequenceFile.Reader read %d events through %s, want %d", stream, n, ns, len(evs))
+		for _, root := range roots {
+			var paths []string
+			for _, c := range chunks {
+				paths = append(paths, root+"/"+c)
+			}
+			if n := hadoopEvents(t, hadooptest.SeqDump(t, paths...), evs); n != len(evs) {
+				t.Fatalf("%s: SequenceFile.Reader read %d events through %s, want %d", stream, n, root, len(evs))
+			}
 		}
 	}
 }
 
-// haChunks lists the chunks under dir of st as URIs under root.
-func haChunks(t *testing.T, st tier2.Storage, root, dir string) []string {
+// haChunks lists the chunks under dir of st, as paths from its root.
+func haChunks(t *testing.T, st tier2.Storage, dir string) []string {
 	t.Helper()
 	fis, err := st.List(dir)
 	if err != nil {
@@ -116,9 +139,9 @@ func haChunks(t *testing.T, st tier2.Storage, root, dir string) []string {
 	for _, fi := range fis {
 		p := path.Join(dir, fi.Name)
 		if fi.IsDir {
-			out = append(out, haChunks(t, st, root, p)...)
+			out = append(out, haChunks(t, st, p)...)
 		} else if strings.HasSuffix(fi.Name, ".seq") && !strings.HasPrefix(fi.Name, "_") {
-			out = append(out, root+"/"+p)
+			out = append(out, p)
 		}
 	}
 	return out
