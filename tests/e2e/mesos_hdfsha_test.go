@@ -37,6 +37,7 @@ func TestMesosTier2HANameservice(t *testing.T) {
 	t.Setenv("HADOOP_CONF_DIR", "")
 	t.Setenv("HADOOP_HOME", "")
 	ha := hadooptest.StartHA(t, ns)
+	t.Logf("%s %s serving", time.Now().Format("15:04:05.0"), ha)
 	zk := clustertest.StartZooKeeper(t)
 	m := mesostest.NewMaster(t, mesostest.Options{AllocationInterval: 50 * time.Millisecond, Dir: t.TempDir()})
 	// Five ports an agent: a controller or a node takes one, an HDFS
@@ -99,6 +100,7 @@ func TestMesosTier2HANameservice(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("%s deployed: %+v", time.Now().Format("15:04:05.0"), eps)
 	ctl := ctlclient.NewClient(eps.Controllers[0])
 	want := haWriteAcrossFailovers(t, ha, ctl)
 
