@@ -314,7 +314,9 @@ func TestSchedulerCommandLine(t *testing.T) {
 			"--s3-credentials-secret": "sluice/s3-credentials",
 		}},
 		{"fs", "testdata/options-fs.json", map[string]string{
-			"--tier2": "file:///mnt/shared/sluice",
+			// No HDFS configuration to fetch: the tasks would fail to
+			// launch without an HDFS service.
+			"--tier2": "file:///mnt/shared/sluice", "--hdfs-config-url": "",
 		}},
 		{"hdfs", "testdata/options-hdfs.json", map[string]string{
 			"--name": "streams/sluice-hdfs", "--zk-root": "/streams/sluice-hdfs", "--nodes": "5",

@@ -230,9 +230,23 @@ func TestNameserviceUnresolved(t *testing.T) {
 	if _, err := backend.Open("hdfs://known/x"); err == nil || !strings.Contains(err.Error(), "neither HADOOP_CONF_DIR nor HADOOP_HOME") {
 		t.Errorf("Open without a configuration: %v", err)
 	}
-	t.Setenv("HADOOP_CONF_DIR", t.TempDir())
-	if _, err := backend.Open("hdfs://known/x"); err == nil || !strings.Contains(err.Error(), "no core-site.xml or hdfs-site.xml") {
+	empty := t.TempDir()
+	t.Setenv("HADOOP_CONF_DIR", empty)
+	if _, err := backend.Open("hdfs://known/x"); err == nil || !strings.Contains(err.Error(), "no core-site.xml or hdfs-site.xml in "+empty) {
 		t.Errorf("Open with an empty configuration directory: %v", err)
+	}
+
+	// $HADOOP_HOME/etc/hadoop, Hadoop 2's place, after an empty
+	// $HADOOP_CONF_DIR.
+	home := t.TempDir()
+	etc := filepath.Join(home, "etc", "hadoop")
+	if err := os.MkdirAll(etc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeSite(t, etc, map[string]string{"dfs.nameservices": "home"})
+	t.Setenv("HADOOP_HOME", home)
+	if _, err := backend.Open("hdfs://other/x"); err == nil || !strings.Contains(err.Error(), `("home") of the Hadoop configuration in `+etc) {
+		t.Errorf("Open with $HADOOP_HOME/etc/hadoop: %v", err)
 	}
 }
 

@@ -29,7 +29,8 @@
 // connection fails (a NameNode that failed is skipped for 5 s).
 // Nameservice resolves an HA nameservice's name (hdfs://NS/...) into
 // those addresses from the Hadoop configuration in $HADOOP_CONF_DIR (else
-// $HADOOP_HOME/conf), read with the client library's hadoopconf package:
+// $HADOOP_HOME/etc/hadoop or $HADOOP_HOME/conf), read with the client
+// library's hadoopconf package:
 //
 //	dfs.nameservices                 NS[,...]     NS must be listed, or have ids
 //	dfs.ha.namenodes.NS              id1,id2      the NameNodes, in this order

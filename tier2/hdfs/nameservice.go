@@ -19,7 +19,8 @@ var ErrNameservice = errors.New("hdfs: cannot resolve nameservice")
 // Nameservice resolves the logical name of an HDFS cluster (hdfs://NS/...)
 // into the RPC addresses of its NameNodes, from the Hadoop configuration
 // found as Hadoop's client finds it: the core-site.xml and hdfs-site.xml
-// in $HADOOP_CONF_DIR, else in $HADOOP_HOME/conf. Relative directories
+// in $HADOOP_CONF_DIR, else in $HADOOP_HOME/etc/hadoop or
+// $HADOOP_HOME/conf (the first of them that has either file). Relative directories
 // are taken from the working directory (a Mesos task's HADOOP_CONF_DIR
 // is its sandbox, "."). Errors match ErrNameservice and name the
 // nameservice and the directories looked in.
@@ -29,7 +30,9 @@ func Nameservice(ns string) ([]string, error) {
 		dirs = append(dirs, d)
 	}
 	if d := os.Getenv("HADOOP_HOME"); d != "" {
-		dirs = append(dirs, filepath.Join(d, "conf"))
+		// Hadoop 2 and later keep it in etc/hadoop; the client
+		// library looks in conf, as Hadoop 1 did.
+		dirs = append(dirs, filepath.Join(d, "etc", "hadoop"), filepath.Join(d, "conf"))
 	}
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("%w %q: neither HADOOP_CONF_DIR nor HADOOP_HOME is set, so there is no hdfs-site.xml to look it up in", ErrNameservice, ns)
