@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"fmt"
 	"net/url"
 
 	"github.com/sluice-streams/sluice/tier2"
@@ -18,7 +17,7 @@ func openHDFS(u *url.URL) (tier2.Storage, error) {
 	if u.Port() == "" {
 		var err error
 		if nns, err = hdfs.Nameservice(u.Hostname()); err != nil {
-			return nil, fmt.Errorf("tier2: %s: %w", u.Redacted(), err)
+			return nil, err // names the nameservice; callers name the URI
 		}
 	}
 	return hdfs.New(hdfs.Options{NameNodes: nns, Root: u.Path, User: u.User.Username()})
