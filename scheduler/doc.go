@@ -104,6 +104,13 @@
 // master_info: offers from agents of other regions are marked remote,
 // and the plan places pods there only where a constraint names @region.
 //
+// With Config.HDFSConfigURL, every task's CommandInfo also fetches
+// URL/hdfs-site.xml and URL/core-site.xml into the sandbox and sets
+// HADOOP_CONF_DIR=. (the executor runs the role in the sandbox with its
+// environment), so a tier-2 URI hdfs://NAMESERVICE/DIR resolves to the
+// nameservice's NameNodes there (tier2/hdfs.Nameservice) and the client
+// fails over between them.
+//
 // Heads serve tier 2 read-only; there are three kinds (plan.HeadKinds),
 // each with its own count and resources in the spec (0 allowed). Every
 // head is stateless (no reservation, no volume: relaunched anywhere, at

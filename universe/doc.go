@@ -6,7 +6,9 @@
 //	package.json            name, version, notes, packaging version 4.0
 //	config.json             the install options, a JSON schema (draft 4)
 //	marathon.json.mustache  the Marathon app that runs `sluice scheduler`
-//	resource.json           the URI of the sluice binary tarball
+//	resource.json           the URI of the sluice binary tarball, and the
+//	                        icons' https URLs (images/*.png in the
+//	                        repository, not embedded)
 //	schema/*.json           the project's own schemas for the three JSON
 //	                        files, written from the Universe's published
 //	                        constraints (schema/README.md says which)

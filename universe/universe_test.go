@@ -82,7 +82,8 @@ func TestDefaultsTree(t *testing.T) {
 		{[]string{"controller", "port"}, "10080"},
 		{[]string{"node", "port"}, "12345"},
 		{[]string{"node", "disk_type"}, "ROOT"},
-		{[]string{"tier2", "kind"}, "fs"},
+		{[]string{"tier2", "kind"}, "hdfs"},
+		{[]string{"tier2", "hdfs", "namenode_url"}, "hdfs://hdfs"},
 		{[]string{"hdfs_head", "count"}, "1"},
 		{[]string{"hdfs_head", "rpc_port"}, "8020"},
 		{[]string{"hdfs_head", "data_port"}, "9866"},
@@ -141,7 +142,8 @@ func TestDefaultApp(t *testing.T) {
 	wantEnv := map[string]string{
 		"SLUICE_ZK":              "master.mesos:2181",
 		"SLUICE_ZK_ROOT":         "/dcos-service-sluice",
-		"SLUICE_TIER2_KIND":      "fs",
+		"SLUICE_TIER2_KIND":      "hdfs",
+		"SLUICE_TIER2_HDFS_URI":  "hdfs://hdfs/sluice",
 		"SLUICE_TIER2_FS_URI":    "file:///mnt/sluice-tier2",
 		"SLUICE_ARTIFACT_URI":    uri,
 		"SLUICE_CONTROLLERS":     "1",
@@ -297,7 +299,7 @@ func TestSchedulerCommandLine(t *testing.T) {
 			"--api-port": "31005", "--controllers": "1", "--controller-cpus": "1", "--controller-mem": "1024",
 			"--controller-port": "10080", "--nodes": "3", "--node-cpus": "2", "--node-mem": "4096",
 			"--node-disk": "10240", "--node-disk-type": "ROOT", "--node-port": "12345", "--containers": "4",
-			"--tier2":           "file:///mnt/sluice-tier2",
+			"--tier2":           "hdfs://hdfs/sluice",
 			"--hdfs-config-url": "http://api.hdfs.marathon.l4lb.thisdcos.directory/v1/endpoints",
 			"--heads":           "1", "--head-cpus": "1", "--head-mem": "1024",
 			"--head-rpc-port": "8020", "--head-data-port": "9866", "--head-http-port": "9870",
@@ -316,6 +318,11 @@ func TestSchedulerCommandLine(t *testing.T) {
 			"--nfs-heads": "2", "--nfs-head-mem": "2048", "--nfs-head-port": "2049",
 			"--s3-heads": "3", "--s3-head-cpus": "0.5", "--s3-head-port": "0", "--s3-anonymous": "true",
 			"--s3-credentials-secret": "sluice/s3-credentials",
+		}},
+		{"fs", "testdata/options-fs.json", map[string]string{
+			// No HDFS configuration to fetch: the tasks would fail to
+			// launch without an HDFS service.
+			"--tier2": "file:///mnt/shared/sluice", "--hdfs-config-url": "",
 		}},
 		{"hdfs", "testdata/options-hdfs.json", map[string]string{
 			"--name": "streams/sluice-hdfs", "--zk-root": "/streams/sluice-hdfs", "--nodes": "5",
@@ -476,10 +483,15 @@ func TestBrokenPackageFails(t *testing.T) {
 		{"package: unknown field", pkg, `"framework": true,`, `"framework": true, "frameworks": true,`, universe.ErrSchema},
 		{"package: framework not boolean", pkg, `"framework": true`, `"framework": "yes"`, universe.ErrSchema},
 		{"package: dcos version", pkg, `"minDcosReleaseVersion": "1.10"`, `"minDcosReleaseVersion": "1.10-dev"`, universe.ErrSchema},
+		{"package: releaseVersion (the published schema refuses it)", pkg, `"framework": true,`, `"framework": true, "releaseVersion": 0,`, universe.ErrSchema},
+		{"package: license url not http(s)", pkg, `"framework": true,`, `"framework": true, "licenses": [{"name": "x", "url": "ftp://example.invalid/LICENSE"}],`, universe.ErrSchema},
+		{"package: license without url", pkg, `"framework": true,`, `"framework": true, "licenses": [{"name": "x"}],`, universe.ErrSchema},
 		{"package: non-ASCII", pkg, `Durable`, "Dur\u00e4ble", universe.ErrNotASCII},
 		{"package: trailing comma", pkg, `"selected": false,`, `"selected": false,,`, universe.ErrJSON},
 		{"resource: unknown field", res, `"assets": {`, `"asset": {}, "assets": {`, universe.ErrSchema},
 		{"resource: uri not a string", res, `"https://github.com/sluice-streams/sluice/releases/download/v0.1.0/sluice-0.1.0-linux-amd64.tar.gz"`, `42`, universe.ErrSchema},
+		{"resource: icon over http", res, `"icon-small": "https://`, `"icon-small": "http://`, universe.ErrSchema},
+		{"resource: unknown image", res, `"icon-small":`, `"icon-tiny": "https://example.invalid/i.png", "icon-small":`, universe.ErrSchema},
 		{"resource: repeated key", res, `"uris": {`, `"uris": {}, "uris": {`, universe.ErrJSON},
 		{"config: unicode escape", cfg, `Name of the service`, `Name of the servic\u00e9`, universe.ErrNotASCII},
 		{"config: tab is fine but NUL is not", cfg, `Name of the service`, "Name of the\x00service", universe.ErrNotASCII},
@@ -534,6 +546,9 @@ func TestEveryFileIsASCII(t *testing.T) {
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
+		}
+		if filepath.Ext(path) == ".png" {
+			return nil // the icons (TestIcons)
 		}
 		n++
 		for i, c := range readFile(t, path) {

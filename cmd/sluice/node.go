@@ -60,7 +60,7 @@ func nodeFlags(cfg *embed.NodeConfig, o *clusterFlags) []cli.Flag {
 		ID:             "node `ID` in the container assignment (cluster mode; default: the host name); keep it across restarts on one data directory",
 		Advertise:      "`ADDR` clients reach this node at (cluster mode; default: the listener's address)",
 	})...)
-	flags = append(flags, tierFlags(&cfg.Tier, "tier-2 storage `URI`: a directory, file:///DIR or hdfs://HOST:PORT/DIR (default: none, the logs keep everything)")...)
+	flags = append(flags, tierFlags(&cfg.Tier, "tier-2 storage `URI`: a directory, file:///DIR, hdfs://HOST:PORT/DIR or hdfs://NAMESERVICE/DIR (default: none, the logs keep everything)")...)
 	return append(flags, serverFlags(&cfg.Server)...)
 }
 

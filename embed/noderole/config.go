@@ -94,8 +94,9 @@ type Config struct {
 
 // TierConfig is tier 2 and the policy of the storage writers.
 type TierConfig struct {
-	// URI is the tier-2 storage: a directory, file:///DIR or
-	// hdfs://HOST:PORT/DIR; "" or "none" is no tier 2.
+	// URI is the tier-2 storage: a directory, file:///DIR,
+	// hdfs://HOST:PORT/DIR or hdfs://NAMESERVICE/DIR (an HA nameservice
+	// of $HADOOP_CONF_DIR's hdfs-site.xml); "" or "none" is no tier 2.
 	URI string
 	// MaxLag bounds how long an event waits for tier 2.
 	MaxLag time.Duration

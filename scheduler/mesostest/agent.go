@@ -838,6 +838,9 @@ func (m *Master) startExecutorLocked(fw *framework, a *agent, ti mesos.TaskInfo)
 		}
 	}
 	ci := er.info.Command
+	if err := fetchURIs(er.sandbox, ci.URIs); err != nil {
+		return nil, err
+	}
 	var cmd *exec.Cmd
 	if ci.Shell == nil || *ci.Shell {
 		cmd = exec.Command("/bin/sh", "-c", ci.GetValue())

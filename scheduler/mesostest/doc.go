@@ -211,6 +211,14 @@
 // (the set the library's executor/config reads), MESOS_AGENT_ID and
 // MESOS_SLAVE_ID, and MESOS_TASK_ID for command tasks.
 //
+// Before the process starts, the agent fetches the CommandInfo's URIs
+// into the sandbox as Mesos' fetcher does (under the URI's last path
+// segment or output_file; mode 0755 when executable), but only local
+// files (an absolute path or file://) and without extracting: any other
+// URI, a missing file, an archive with extract set, or an output_file
+// outside the sandbox fails the launch with TASK_FAILED,
+// REASON_CONTAINER_LAUNCH_FAILED, "Failed to fetch '<uri>': ...".
+//
 // A persistent volume lives in <Dir>/agents/<agent>/volumes/roles/<role>/
 // <persistence id> for as long as the volume exists (across task restarts and agent
 // restarts). A test cannot mount, so the volume's container_path is a

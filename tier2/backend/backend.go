@@ -2,7 +2,10 @@
 // command line and the controller's API give it:
 //
 //	file:///abs/dir  or  /abs/dir  or  rel/dir   a directory (tier2/fs)
-//	hdfs://namenode:port/dir                     HDFS (tier2/hdfs)
+//	hdfs://namenode:port/dir                     HDFS (tier2/hdfs), one NameNode
+//	hdfs://nameservice/dir                       HDFS, the NameNodes of a
+//	                                             nameservice (HA) in the Hadoop
+//	                                             configuration ($HADOOP_CONF_DIR)
 //
 // URI turns a directory into its file:// form for display and for Hive's
 // LOCATION.
@@ -69,7 +72,7 @@ func parse(uri string) (*url.URL, error) {
 		u.Host = ""
 	case "hdfs":
 		if u.Host == "" {
-			return nil, fmt.Errorf("%w: %q: no NameNode host:port", ErrBadURI, uri)
+			return nil, fmt.Errorf("%w: %q: no NameNode host:port or nameservice", ErrBadURI, uri)
 		}
 	default:
 		return nil, fmt.Errorf("%w: %q: scheme %q (want file or hdfs)", ErrBadURI, uri, u.Scheme)

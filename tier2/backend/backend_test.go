@@ -15,6 +15,7 @@ func TestURI(t *testing.T) {
 		{"file://localhost/srv", "file:///srv"},
 		{"hdfs://nn:8020/sluice", "hdfs://nn:8020/sluice"},
 		{"hdfs://nn:8020", "hdfs://nn:8020/"},
+		{"hdfs://hdfs/sluice", "hdfs://hdfs/sluice"}, // a nameservice
 	} {
 		got, err := URI(tc.in)
 		if err != nil || got != tc.want {

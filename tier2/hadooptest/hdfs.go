@@ -35,6 +35,7 @@ type HDFS struct {
 	logPath string
 	done    chan struct{} // closed when the JVM has exited
 	err     error         // its exit, once done is closed
+	replies chan string   // answer lines (replyPrefixes), in order
 
 	mu    sync.Mutex
 	lines []string // stdout
@@ -44,17 +45,39 @@ type HDFS struct {
 // NameNode serves. Use StartHDFS in a test; NewHDFS is for a cluster that
 // a test package shares (started in TestMain, stopped there).
 func NewHDFS(dir string) (*HDFS, error) {
+	h, line, err := start(dir, "NAMENODE ", "hdfs", filepath.Join(dir, "dfs"))
+	if err != nil {
+		return nil, err
+	}
+	// "127.0.0.1:RPC HTTP 127.0.0.1:HTTP"
+	f := strings.Fields(line)
+	if len(f) != 3 || f[1] != "HTTP" {
+		h.kill()
+		return nil, fmt.Errorf("hadooptest: unexpected line from the harness: %q", line)
+	}
+	h.NameNode, h.HTTP = f[0], f[2]
+	return h, nil
+}
+
+// replyPrefixes start the harness's answers on stdout (see Harness.java
+// and HaCluster.java); start and HA.Failover read them from h.replies.
+var replyPrefixes = []string{"NAMENODE ", "HA ", "ACTIVE ", "ERROR "}
+
+// start runs the harness with args, its working directory and log in dir,
+// and returns once it prints a line starting with ready: the cluster and
+// the rest of that line.
+func start(dir, ready string, args ...string) (*HDFS, string, error) {
 	r, err := FindHarness()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	h := &HDFS{logPath: filepath.Join(dir, "hdfs.log"), done: make(chan struct{})}
+	h := &HDFS{logPath: filepath.Join(dir, "hdfs.log"), done: make(chan struct{}), replies: make(chan string, 16)}
 	logf, err := os.Create(h.logPath)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer logf.Close()
-	cmd := r.Command("hdfs", filepath.Join(dir, "dfs"))
+	cmd := r.Command(args...)
 	h.cmd = cmd
 	cmd.Dir = dir
 	cmd.Stderr = logf
@@ -62,15 +85,14 @@ func NewHDFS(dir string) (*HDFS, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if h.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("hadooptest: start the HDFS harness: %w", err)
+		return nil, "", fmt.Errorf("hadooptest: start the HDFS harness: %w", err)
 	}
-	ready := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
@@ -78,29 +100,43 @@ func NewHDFS(dir string) (*HDFS, error) {
 			h.mu.Lock()
 			h.lines = append(h.lines, line)
 			h.mu.Unlock()
-			if rest, ok := strings.CutPrefix(line, "NAMENODE "); ok {
-				ready <- rest
+			for _, p := range replyPrefixes {
+				if strings.HasPrefix(line, p) {
+					select {
+					case h.replies <- line:
+					default: // nobody asked; it stays in h.lines
+					}
+				}
 			}
 		}
 		io.Copy(io.Discard, stdout)
 		h.err = cmd.Wait()
 		close(h.done)
 	}()
-	select {
-	case rest := <-ready:
-		// "127.0.0.1:RPC HTTP 127.0.0.1:HTTP"
-		f := strings.Fields(rest)
-		if len(f) != 3 || f[1] != "HTTP" {
-			h.kill()
-			return nil, fmt.Errorf("hadooptest: unexpected line from the harness: %q", rest)
-		}
-		h.NameNode, h.HTTP = f[0], f[2]
-		return h, nil
-	case <-h.done:
-		return nil, fmt.Errorf("hadooptest: the HDFS harness exited (%v) before serving; its log:\n%s", h.err, h.LogTail())
-	case <-time.After(StartTimeout):
+	line, err := h.reply(StartTimeout)
+	if err != nil {
+		return nil, "", err
+	}
+	rest, ok := strings.CutPrefix(line, ready)
+	if !ok {
 		h.kill()
-		return nil, fmt.Errorf("hadooptest: HDFS not serving after %v; its log:\n%s", StartTimeout, h.LogTail())
+		return nil, "", fmt.Errorf("hadooptest: unexpected line from the harness: %q", line)
+	}
+	return h, rest, nil
+}
+
+// reply returns the harness's next answer line, waiting up to timeout.
+// A JVM that exits or does not answer in time is an error carrying the
+// log's tail; the JVM is killed after a timeout.
+func (h *HDFS) reply(timeout time.Duration) (string, error) {
+	select {
+	case line := <-h.replies:
+		return line, nil
+	case <-h.done:
+		return "", fmt.Errorf("hadooptest: the HDFS harness exited (%v) before answering; its log:\n%s", h.err, h.LogTail())
+	case <-time.After(timeout):
+		h.kill()
+		return "", fmt.Errorf("hadooptest: no answer from the HDFS harness within %v; its log:\n%s", timeout, h.LogTail())
 	}
 }
 

@@ -22,6 +22,24 @@
 // rename or removal afterwards never makes it read another file's bytes:
 // it reads the old blocks or fails.
 //
+// # Nameservices
+//
+// Options.NameNodes lists every NameNode of the cluster; the client talks
+// to one and moves to the next when it answers StandbyException or its
+// connection fails (a NameNode that failed is skipped for 5 s).
+// Nameservice resolves an HA nameservice's name (hdfs://NS/...) into
+// those addresses from the Hadoop configuration in $HADOOP_CONF_DIR (else
+// $HADOOP_HOME/etc/hadoop or $HADOOP_HOME/conf), read with the client
+// library's hadoopconf package:
+//
+//	dfs.nameservices                 NS[,...]     NS must be listed, or have ids
+//	dfs.ha.namenodes.NS              id1,id2      the NameNodes, in this order
+//	dfs.namenode.rpc-address.NS.ID   host:port    one for each id
+//	dfs.namenode.rpc-address.NS      host:port    a nameservice without ids
+//
+// Its errors match ErrNameservice and name the nameservice and the
+// directories looked in.
+//
 // # Errors and timeouts
 //
 // Errors name the storage path and wrap the cause. A missing path matches

@@ -35,6 +35,8 @@ import org.apache.hadoop.util.ReflectionUtils;
  * hdfs DIR                      a MiniDFSCluster with its data under DIR; prints
  *                               "NAMENODE 127.0.0.1:RPCPORT HTTP 127.0.0.1:HTTPPORT"
  *                               once it serves, runs until stdin closes or SIGTERM
+ * hdfs-ha DIR NAMESERVICE       a MiniDFSCluster whose nameservice NAMESERVICE has two
+ *                               NameNodes, nn0 (active) and nn1 (standby); see HaCluster
  * seqdump PATH...               reads SequenceFiles with SequenceFile.Reader
  * mapreduce INPUTDIR OUTPUTDIR  a local MapReduce job over INPUTDIR's SequenceFiles
  * </pre>
@@ -79,6 +81,10 @@ public final class Harness {
                 if (args.length != 2) usage();
                 hdfs(new File(args[1]));
             }
+            case "hdfs-ha" -> {
+                if (args.length != 3) usage();
+                HaCluster.run(new File(args[1]), args[2]);
+            }
             case "seqdump" -> {
                 if (args.length < 2) usage();
                 seqdump(args);
@@ -92,33 +98,14 @@ public final class Harness {
     }
 
     private static void usage() {
-        System.err.println("usage: Harness hdfs DIR | seqdump PATH... | mapreduce INPUTDIR OUTPUTDIR");
+        System.err.println("usage: Harness hdfs DIR | hdfs-ha DIR NAMESERVICE | seqdump PATH... | mapreduce INPUTDIR OUTPUTDIR");
         System.exit(2);
     }
 
     // ---- hdfs ----
 
     private static void hdfs(File dir) throws Exception {
-        Configuration conf = new HdfsConfiguration();
-        conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, dir.getAbsolutePath());
-        conf.set("hadoop.tmp.dir", new File(dir, "tmp").getAbsolutePath());
-        // Everything on loopback, on ports the kernel picks.
-        conf.set("dfs.namenode.rpc-address", "127.0.0.1:0");
-        conf.set("dfs.namenode.http-address", "127.0.0.1:0");
-        conf.set("dfs.datanode.address", "127.0.0.1:0");
-        conf.set("dfs.datanode.http.address", "127.0.0.1:0");
-        conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
-        // One DataNode: replication 1, and no pipeline recovery looking for
-        // a DataNode that is not there.
-        conf.setInt("dfs.replication", 1);
-        conf.set("dfs.client.block.write.replace-datanode-on-failure.enable", "false");
-        // Small blocks so a test can cross block boundaries cheaply (the
-        // NameNode refuses blocks under this minimum).
-        conf.setLong("dfs.namenode.fs-limits.min-block-size", 4096);
-        // WebHDFS for HTTP clients (hdfs-cli).
-        conf.setBoolean("dfs.webhdfs.enabled", true);
-        conf.setInt("dfs.namenode.safemode.extension", 0);
-        conf.setInt("dfs.heartbeat.interval", 1);
+        Configuration conf = clusterConf(dir);
 
         MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf, dir)
                 .numDataNodes(1)
@@ -160,10 +147,47 @@ public final class Harness {
         System.exit(0);
     }
 
+    /** The configuration of a test cluster with its data under dir. */
+    static Configuration clusterConf(File dir) {
+        Configuration conf = new HdfsConfiguration();
+        conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, dir.getAbsolutePath());
+        conf.set("hadoop.tmp.dir", new File(dir, "tmp").getAbsolutePath());
+        // Everything on loopback, on ports the kernel picks.
+        conf.set("dfs.namenode.rpc-address", "127.0.0.1:0");
+        conf.set("dfs.namenode.http-address", "127.0.0.1:0");
+        conf.set("dfs.datanode.address", "127.0.0.1:0");
+        conf.set("dfs.datanode.http.address", "127.0.0.1:0");
+        conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
+        // One DataNode: replication 1, and no pipeline recovery looking for
+        // a DataNode that is not there.
+        conf.setInt("dfs.replication", 1);
+        conf.set("dfs.client.block.write.replace-datanode-on-failure.enable", "false");
+        // Small blocks so a test can cross block boundaries cheaply (the
+        // NameNode refuses blocks under this minimum).
+        conf.setLong("dfs.namenode.fs-limits.min-block-size", 4096);
+        // WebHDFS for HTTP clients (hdfs-cli).
+        conf.setBoolean("dfs.webhdfs.enabled", true);
+        conf.setInt("dfs.namenode.safemode.extension", 0);
+        conf.setInt("dfs.heartbeat.interval", 1);
+        return conf;
+    }
+
     // ---- seqdump ----
 
     private static void seqdump(String[] args) throws IOException {
-        Configuration conf = new Configuration();
+        Configuration conf = new HdfsConfiguration();
+        // Hadoop's scripts put $HADOOP_CONF_DIR on the classpath; the
+        // harness runs without them, so it adds the site files itself
+        // (an hdfs://NAMESERVICE/ path needs hdfs-site.xml).
+        String confDir = System.getenv("HADOOP_CONF_DIR");
+        if (confDir != null && !confDir.isEmpty()) {
+            for (String site : new String[] {"core-site.xml", "hdfs-site.xml"}) {
+                File f = new File(confDir, site);
+                if (f.isFile()) {
+                    conf.addResource(new Path(f.toURI()));
+                }
+            }
+        }
         PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
         for (int i = 1; i < args.length; i++) {
             Path p = new Path(args[i]);
