@@ -2,6 +2,7 @@ package universe_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"image/png"
 	"path"
 	"strings"
@@ -45,13 +46,13 @@ func TestIcons(t *testing.T) {
 }
 
 // TestPublishedOptionalFields: what the published packaging 4.0 schema
-// allows and the shipped package does not use passes our check too: a
-// license with an https URL, and screenshots over https.
+// allows and the shipped package does not use passes our check too:
+// another license with an https URL, and screenshots over https.
 func TestPublishedOptionalFields(t *testing.T) {
 	files := copyFiles(t)
 	pkg := string(files[universe.PackageFile].Data)
-	files[universe.PackageFile].Data = []byte(strings.Replace(pkg, `"framework": true,`,
-		`"framework": true, "licenses": [{"name": "Example License", "url": "https://example.invalid/LICENSE"}],`, 1))
+	files[universe.PackageFile].Data = []byte(strings.Replace(pkg, shippedLicenses,
+		`"licenses": [{"name": "Example License", "url": "https://example.invalid/LICENSE"}],`, 1))
 	res := string(files[universe.ResourceFile].Data)
 	files[universe.ResourceFile].Data = []byte(strings.Replace(res, `"icon-small":`,
 		`"screenshots": ["https://example.invalid/s.png"], "icon-small":`, 1))
@@ -62,3 +63,32 @@ func TestPublishedOptionalFields(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestShippedLicense: package.json names the project's license, and the
+// URL points at the LICENSE file at the top of the repository, which
+// exists and is that license.
+func TestShippedLicense(t *testing.T) {
+	var pkg struct {
+		Licenses []map[string]any `json:"licenses"`
+	}
+	if err := json.Unmarshal(readFile(t, "package.json"), &pkg); err != nil {
+		t.Fatal(err)
+	}
+	ls := pkg.Licenses
+	if len(ls) != 1 {
+		t.Fatalf("package.json licenses %v, want one", ls)
+	}
+	l := ls[0]
+	name, _ := l["name"].(string)
+	url, _ := l["url"].(string)
+	if url != "https://github.com/sluice-streams/sluice/blob/main/LICENSE" {
+		t.Fatalf("license url %q, want the repository's LICENSE", url)
+	}
+	text := string(readFile(t, "../LICENSE"))
+	if !strings.Contains(text, "Apache License") || !strings.Contains(text, "Version 2.0") || name != "Apache License Version 2.0" {
+		t.Fatalf("license %q does not match ../LICENSE", name)
+	}
+}
+
+// shippedLicenses is package.json's licenses line, which cases replace.
+const shippedLicenses = `"licenses": [{"name": "Apache License Version 2.0", "url": "https://github.com/sluice-streams/sluice/blob/main/LICENSE"}],`
