@@ -101,8 +101,9 @@
 //     of persistent volumes, and LAUNCH, in order, to the pooled offers
 //     of one agent. An invalid operation is dropped (listed by
 //     OperationErrors); an invalid task is answered TASK_ERROR; tasks
-//     launched on unknown or stale offers get TASK_LOST (TASK_DROPPED
-//     when PARTITION_AWARE), reason REASON_INVALID_OFFERS. LAUNCH_GROUP
+//     launched on unknown or stale offers, or another framework's, get
+//     TASK_LOST (TASK_DROPPED when PARTITION_AWARE), reason
+//     REASON_INVALID_OFFERS. LAUNCH_GROUP
 //     is not simulated (TASK_ERROR). What is left of the offers is free
 //     again, filtered for filters.refuse_seconds if filters were given.
 //   - Disks: besides the root disk (AgentSpec.DiskMB), an agent may

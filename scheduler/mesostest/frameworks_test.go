@@ -59,6 +59,13 @@ func TestSeveralFrameworks(t *testing.T) {
 		}
 	}
 
+	// beta cannot use alpha's offer: its task is lost, the offer stays
+	// alpha's.
+	b.call(calls.Accept(calls.OfferOperations{calls.OpLaunch(executorTask("steal", "a1", mesos.Resources{scalar("cpus", 1)}, ""))}.WithOffers(oa.ID)))
+	if st := b.update("steal", mesos.TASK_LOST); st.GetReason() != mesos.REASON_INVALID_OFFERS {
+		t.Fatalf("a launch on another framework's offer: %v %v", st.GetState(), st.GetReason())
+	}
+
 	// alpha reserves and launches, then declines the rest for a while:
 	// beta is offered what is left, never alpha's reservation.
 	res := mesos.Resources{reserveFor(scalar("cpus", 1), "alpha", "p"), reserveFor(scalar("mem", 128), "alpha", "p")}
