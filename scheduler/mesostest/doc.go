@@ -183,11 +183,12 @@
 // DisconnectExecutors (an agent restart with checkpointing: executor
 // streams closed, processes kept; a re-SUBSCRIBE's unacknowledged
 // updates are taken, once per uuid, as Mesos does),
-// FailTask (SIGKILL to a task's process: TASK_FAILED from the agent),
+// FailTask and FailTaskOf(framework id, task id) (SIGKILL to a task's
+// process: TASK_FAILED from the agent),
 // RescindOffer, DisconnectScheduler(framework id), RemoveFramework
 // (framework id), and agents too small for a task. Frameworks (ids,
 // roles, principal, subscribed), Tasks (each with its framework and
-// role), CompletedTasks, Agent (reservations with labels and by role,
+// role), Task and TaskOf(framework id, task id), CompletedTasks, Agent (reservations with labels and by role,
 // volumes and their directories), Offers (with their framework), Calls,
 // CallsOf, ExecutorCalls and OperationErrors show the state;
 // FrameworkID and Subscribed speak of the first registered framework;

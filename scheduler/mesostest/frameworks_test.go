@@ -2,6 +2,7 @@ package mesostest
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -93,6 +94,12 @@ func TestSeveralFrameworks(t *testing.T) {
 	if _, ok := m.Task("t1"); ok {
 		t.Fatal("Task(t1) found one task while two frameworks use the id")
 	}
+	if err := m.FailTask("t1"); !errors.Is(err, ErrNoTask) {
+		t.Fatalf("FailTask(t1) with two t1s: %v, want ErrNoTask", err)
+	}
+	if tv, ok := m.TaskOf(b.fwID, "t1"); !ok || tv.FrameworkID != b.fwID || tv.Role != "beta" {
+		t.Fatalf("TaskOf(beta, t1): %+v %v", tv, ok)
+	}
 	av, err := m.Agent("a1")
 	if err != nil {
 		t.Fatal(err)
@@ -142,4 +149,8 @@ func TestSeveralFrameworks(t *testing.T) {
 	if err := m.DisconnectScheduler(a.fwID); err == nil {
 		t.Fatal("DisconnectScheduler of a removed framework: no error")
 	}
+	if err := m.FailTaskOf(b.fwID, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	b.update("t1", mesos.TASK_FAILED)
 }
