@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	sched "github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
@@ -103,8 +104,19 @@ func TestFrameworkRemoved(t *testing.T) {
 
 	h.cfg.ForgetFramework = true
 	r2 := h.start("s2")
+	// Complete, and on tasks the master knows: right after the new
+	// SUBSCRIBE the plan still holds the old framework's tasks until
+	// reconciliation answers for them.
 	eventually(t, "redeployed under a new framework", func() bool {
-		return h.m.FrameworkID() != "" && r2.complete(t)()
+		if h.m.FrameworkID() == "" || !r2.complete(t)() {
+			return false
+		}
+		for _, p := range r2.pods(t) {
+			if tv, ok := h.m.Task(p.TaskID); !ok || tv.State != mesos.TASK_RUNNING {
+				return false
+			}
+		}
+		return true
 	})
 	newID := h.m.FrameworkID()
 	if newID == oldID {
