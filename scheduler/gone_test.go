@@ -104,6 +104,9 @@ func TestFrameworkRemoved(t *testing.T) {
 
 	h.cfg.ForgetFramework = true
 	r2 := h.start("s2")
+	// Complete, and on tasks the master knows: right after the new
+	// SUBSCRIBE the plan still holds the old framework's tasks until
+	// reconciliation answers for them.
 	eventually(t, "redeployed under a new framework", func() bool {
 		if h.m.FrameworkID() == "" || !r2.complete(t)() {
 			return false

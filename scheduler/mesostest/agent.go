@@ -1069,9 +1069,27 @@ func (m *Master) DisconnectExecutors(agentID string) error {
 // FailTask kills the process that runs a task (its executor, or the
 // command of a command task) with SIGKILL, as a crash would, and
 // returns once it is gone. The agent then reports the task TASK_FAILED.
+// A task id that several frameworks use is ErrNoTask (see FailTaskOf).
 func (m *Master) FailTask(taskID string) error {
 	m.mu.Lock()
 	t, err := m.findTaskLocked(taskID)
+	return m.failAndUnlock(t, taskID, err)
+}
+
+// FailTaskOf is FailTask for framework frameworkID's task.
+func (m *Master) FailTaskOf(frameworkID, taskID string) error {
+	m.mu.Lock()
+	var err error
+	t := m.mu.tasks[taskKey(frameworkID, taskID)]
+	if t == nil {
+		err = fmt.Errorf("%w: %s of framework %s", ErrNoTask, taskID, frameworkID)
+	}
+	return m.failAndUnlock(t, taskID, err)
+}
+
+// failAndUnlock, called with the lock held, releases it and kills t's
+// process unless err is set.
+func (m *Master) failAndUnlock(t *task, taskID string, err error) error {
 	if err == nil && t.executor.exited {
 		err = fmt.Errorf("%w: %s", ErrNoTask, taskID)
 	}

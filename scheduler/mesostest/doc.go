@@ -101,8 +101,9 @@
 //     of persistent volumes, and LAUNCH, in order, to the pooled offers
 //     of one agent. An invalid operation is dropped (listed by
 //     OperationErrors); an invalid task is answered TASK_ERROR; tasks
-//     launched on unknown or stale offers get TASK_LOST (TASK_DROPPED
-//     when PARTITION_AWARE), reason REASON_INVALID_OFFERS. LAUNCH_GROUP
+//     launched on unknown or stale offers, or another framework's, get
+//     TASK_LOST (TASK_DROPPED when PARTITION_AWARE), reason
+//     REASON_INVALID_OFFERS. LAUNCH_GROUP
 //     is not simulated (TASK_ERROR). What is left of the offers is free
 //     again, filtered for filters.refuse_seconds if filters were given.
 //   - Disks: besides the root disk (AgentSpec.DiskMB), an agent may
@@ -238,11 +239,12 @@
 // DisconnectExecutors (an agent restart with checkpointing: executor
 // streams closed, processes kept; a re-SUBSCRIBE's unacknowledged
 // updates are taken, once per uuid, as Mesos does),
-// FailTask (SIGKILL to a task's process: TASK_FAILED from the agent),
+// FailTask and FailTaskOf(framework id, task id) (SIGKILL to a task's
+// process: TASK_FAILED from the agent),
 // RescindOffer, DisconnectScheduler(framework id), RemoveFramework
 // (framework id), and agents too small for a task. Frameworks (ids,
 // roles, principal, subscribed), Tasks (each with its framework and
-// role), CompletedTasks, Agent (reservations with labels and by role,
+// role), Task and TaskOf(framework id, task id), CompletedTasks, Agent (reservations with labels and by role,
 // volumes and their directories), Offers (with their framework), Calls,
 // CallsOf, ExecutorCalls, Executors (with their resources),
 // OperationErrors and Warnings show the state;

@@ -2,6 +2,7 @@ package mesostest
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -59,6 +60,13 @@ func TestSeveralFrameworks(t *testing.T) {
 		}
 	}
 
+	// beta cannot use alpha's offer: its task is lost, the offer stays
+	// alpha's.
+	b.call(calls.Accept(calls.OfferOperations{calls.OpLaunch(executorTask("steal", "a1", mesos.Resources{scalar("cpus", 1)}, ""))}.WithOffers(oa.ID)))
+	if st := b.update("steal", mesos.TASK_LOST); st.GetReason() != mesos.REASON_INVALID_OFFERS {
+		t.Fatalf("a launch on another framework's offer: %v %v", st.GetState(), st.GetReason())
+	}
+
 	// alpha reserves and launches, then declines the rest for a while:
 	// beta is offered what is left, never alpha's reservation.
 	res := mesos.Resources{reserveFor(scalar("cpus", 1), "alpha", "p"), reserveFor(scalar("mem", 128), "alpha", "p")}
@@ -85,6 +93,12 @@ func TestSeveralFrameworks(t *testing.T) {
 	}
 	if _, ok := m.Task("t1"); ok {
 		t.Fatal("Task(t1) found one task while two frameworks use the id")
+	}
+	if err := m.FailTask("t1"); !errors.Is(err, ErrNoTask) {
+		t.Fatalf("FailTask(t1) with two t1s: %v, want ErrNoTask", err)
+	}
+	if tv, ok := m.TaskOf(b.fwID, "t1"); !ok || tv.FrameworkID != b.fwID || tv.Role != "beta" {
+		t.Fatalf("TaskOf(beta, t1): %+v %v", tv, ok)
 	}
 	av, err := m.Agent("a1")
 	if err != nil {
@@ -135,4 +149,8 @@ func TestSeveralFrameworks(t *testing.T) {
 	if err := m.DisconnectScheduler(a.fwID); err == nil {
 		t.Fatal("DisconnectScheduler of a removed framework: no error")
 	}
+	if err := m.FailTaskOf(b.fwID, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	b.update("t1", mesos.TASK_FAILED)
 }

@@ -114,6 +114,16 @@ func (m *Master) Task(id string) (TaskView, bool) {
 	return TaskView{}, false
 }
 
+// TaskOf returns the view of framework frameworkID's task id.
+func (m *Master) TaskOf(frameworkID, id string) (TaskView, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t := m.mu.tasks[taskKey(frameworkID, id)]; t != nil {
+		return t.view(), true
+	}
+	return TaskView{}, false
+}
+
 // findTaskLocked finds a live task by id whatever its framework: an id
 // no framework uses, or that several use, is ErrNoTask.
 func (m *Master) findTaskLocked(id string) (*task, error) {
