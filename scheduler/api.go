@@ -475,7 +475,7 @@ func (d *Driver) planView() PlanView {
 		}
 	}
 	prog := d.p.Progress()
-	v := PlanView{Status: prog.Status, Phases: []PlanPhase{}, Paused: prog.Paused, Errors: d.upd.refused}
+	v := PlanView{Status: prog.Status, Phases: []PlanPhase{}, Paused: prog.Paused, Errors: append(append([]string(nil), d.upd.refused...), d.p.ResizeRefusals()...)}
 	for _, ph := range prog.Phases {
 		vp := PlanPhase{Name: ph.Name, Status: ph.Status, Steps: []PlanStep{}}
 		for _, st := range ph.Steps {

@@ -190,7 +190,8 @@ func (c Config) withDefaults() (Config, error) {
 		u.Path = "/api/v1/scheduler"
 	}
 	c.Master = u.String()
-	c.Spec.Framework, c.Spec.Role = c.Name, c.Role
+	c.Spec.Framework, c.Spec.Role, c.Spec.Principal = c.Name, c.Role, c.Principal
+	c.Spec.Install = &plan.Install{Containers: c.Containers, Tier2: c.Tier2}
 	if c.ZKSessionTimeout <= 0 {
 		c.ZKSessionTimeout = 10 * time.Second
 	}

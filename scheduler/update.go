@@ -92,6 +92,11 @@ func (d *Driver) takeConfiguration(ctx context.Context, p *plan.Plan) error {
 	}
 	stored := p.Spec()
 	merged, refused := plan.MergeSpec(stored, d.cfg.Spec, last)
+	if in := merged.Install; in != nil {
+		// Fixed at install: the tasks run with the stored settings
+		// whatever the command line says (a change is refused above).
+		d.cfg.Containers, d.cfg.Tier2 = in.Containers, in.Tier2
+	}
 	if merged.Nodes < stored.Nodes && d.cfg.Tier2 == "" {
 		refused = append(refused, plan.Refusal{Field: "node count", Stored: fmt.Sprint(stored.Nodes), Wanted: fmt.Sprint(merged.Nodes),
 			Why: "lowering it needs tier 2 (--tier2): a node's containers move to the others through it"})

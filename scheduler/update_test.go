@@ -161,6 +161,9 @@ func TestUpdateResizesReservations(t *testing.T) {
 		r.stop(t)
 		h.cfg.Spec.Node.CPUs, h.cfg.Spec.Node.MemMB = tc.cpus, tc.mem
 		h.cfg.Spec.Node.DiskMB = 512 // refused: the volumes stay 256 MB
+		// Refused too, fixed at install: they would roll every
+		// controller and node onto another map size or another tier 2.
+		h.cfg.Containers, h.cfg.Tier2 = h.cfg.Containers+4, "file:///elsewhere/"+tc.name
 		r = h.start("s-" + tc.name)
 		eventually(t, tc.name+": updated", func() bool {
 			v, err := r.c.Plan(ctx)
@@ -179,7 +182,8 @@ func TestUpdateResizesReservations(t *testing.T) {
 			return true
 		})
 		v, err := r.c.Plan(ctx)
-		if err != nil || len(v.Errors) != 1 || !strings.Contains(v.Errors[0], "node disk") {
+		if err != nil || len(v.Errors) != 3 || !strings.Contains(v.Errors[0], "node disk") ||
+			!strings.HasPrefix(v.Errors[1], "containers: cannot change") || !strings.HasPrefix(v.Errors[2], "tier 2: cannot change") {
 			t.Fatalf("%s: plan errors %q, %v", tc.name, v.Errors, err)
 		}
 		after := r.pods(t)

@@ -82,7 +82,7 @@ func TestDefaultsTree(t *testing.T) {
 		{[]string{"controller", "port"}, "10080"},
 		{[]string{"node", "port"}, "12345"},
 		{[]string{"node", "disk_type"}, "ROOT"},
-		{[]string{"tier2", "kind"}, "hdfs"},
+		{[]string{"tier2", "kind"}, "fs"},
 		{[]string{"tier2", "hdfs", "namenode_url"}, "hdfs://hdfs"},
 		{[]string{"hdfs_head", "count"}, "1"},
 		{[]string{"hdfs_head", "rpc_port"}, "8020"},
@@ -142,7 +142,7 @@ func TestDefaultApp(t *testing.T) {
 	wantEnv := map[string]string{
 		"SLUICE_ZK":              "master.mesos:2181",
 		"SLUICE_ZK_ROOT":         "/dcos-service-sluice",
-		"SLUICE_TIER2_KIND":      "hdfs",
+		"SLUICE_TIER2_KIND":      "fs",
 		"SLUICE_TIER2_HDFS_URI":  "hdfs://hdfs/sluice",
 		"SLUICE_TIER2_FS_URI":    "file:///mnt/sluice-tier2",
 		"SLUICE_ARTIFACT_URI":    uri,
@@ -299,8 +299,8 @@ func TestSchedulerCommandLine(t *testing.T) {
 			"--api-port": "31005", "--controllers": "1", "--controller-cpus": "1", "--controller-mem": "1024",
 			"--controller-port": "10080", "--nodes": "3", "--node-cpus": "2", "--node-mem": "4096",
 			"--node-disk": "10240", "--node-disk-type": "ROOT", "--node-port": "12345", "--containers": "4",
-			"--tier2":           "hdfs://hdfs/sluice",
-			"--hdfs-config-url": "http://api.hdfs.marathon.l4lb.thisdcos.directory/v1/endpoints",
+			// Kind fs: no HDFS configuration to fetch.
+			"--tier2": "file:///mnt/sluice-tier2", "--hdfs-config-url": "",
 			"--heads":           "1", "--head-cpus": "1", "--head-mem": "1024",
 			"--head-rpc-port": "8020", "--head-data-port": "9866", "--head-http-port": "9870",
 			"--nfs-heads": "0", "--nfs-head-cpus": "1", "--nfs-head-mem": "1024", "--nfs-head-port": "12049",
@@ -318,6 +318,11 @@ func TestSchedulerCommandLine(t *testing.T) {
 			"--nfs-heads": "2", "--nfs-head-mem": "2048", "--nfs-head-port": "2049",
 			"--s3-heads": "3", "--s3-head-cpus": "0.5", "--s3-head-port": "0", "--s3-anonymous": "true",
 			"--s3-credentials-secret": "sluice/s3-credentials",
+		}},
+		{"hdfs-ha", "testdata/options-hdfs-ha.json", map[string]string{
+			// DC/OS's HDFS service through its nameservice, its
+			// configuration fetched from its endpoints.
+			"--tier2": "hdfs://hdfs/sluice", "--hdfs-config-url": "http://api.hdfs.marathon.l4lb.thisdcos.directory/v1/endpoints",
 		}},
 		{"fs", "testdata/options-fs.json", map[string]string{
 			// No HDFS configuration to fetch: the tasks would fail to

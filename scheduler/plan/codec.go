@@ -81,7 +81,7 @@ func Unmarshal(b []byte) (*Plan, error) {
 	if s.Spec.ServiceID != "" && !ValidServiceID(s.Spec.ServiceID) {
 		return nil, fmt.Errorf("%w: service id %q", ErrFormat, s.Spec.ServiceID)
 	}
-	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}, orphans: s.Orphans, seq: s.Seq, rebalance: s.Rebalance, unsetHeads: map[PodKind]bool{}, uninstalling: s.Uninstall, released: s.Released, paused: s.Paused, waiting: map[string]string{}}
+	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}, orphans: s.Orphans, seq: s.Seq, rebalance: s.Rebalance, unsetHeads: map[PodKind]bool{}, uninstalling: s.Uninstall, released: s.Released, paused: s.Paused, waiting: map[string]string{}, resizeRefused: map[string]string{}}
 	for _, k := range HeadKinds {
 		if _, ok := keys.Spec[headKey(k)]; !ok {
 			p.unsetHeads[k] = true

@@ -51,6 +51,11 @@
 //     moved unless the operator calls Replace, which abandons the old
 //     reservation (destroyed and unreserved if the agent ever returns)
 //     and places the pod anew.
+//   - An orphan (a reservation no pod owns any more) is destroyed and
+//     unreserved once an offer from its agent holds all of it: the old
+//     task's executor keeps its share of a node's reservation until it
+//     exits, and a release of only what an offer shows would leave that
+//     share reserved.
 //   - An unconfirmed placement (the ACCEPT's reservation never seen in
 //     an offer nor used by a running task) whose agent offers without
 //     it is forgotten and the pod placed again.
@@ -98,14 +103,23 @@
 //     the plan asks CHECK_READY and the step ends with OnReady, which
 //     starts the next. A task that ends during its step is relaunched
 //     and checked again. A node relaunched out of its step (a crash)
-//     keeps its reservation and Config.
+//     keeps its reservation and Config. The size a resize asks for
+//     (Pod.Resizing) becomes the reservation's (Pod.Reserved) when the
+//     relaunched task runs; until then a relaunch resizes from the size
+//     the offer holds whole (the old one, or the asked one if that
+//     ACCEPT took effect). A reservation made by another principal than
+//     Spec.Principal is not grown (Mesos refuses it): the node keeps its
+//     size, and ResizeRefusals says so. A pod that leaves GoalRun
+//     (decommission, uninstall) leaves its step; Replace of a pod in a
+//     step skips to its relaunch.
 //   - Pause (stored) stops steps from starting: no first placement (a
 //     pod never launched) and no update or restart step; the step in
 //     progress finishes and failed pods are relaunched. Resume.
 //   - MergeSpec (a restarted scheduler's configuration against the
 //     stored spec) refuses a changed framework name, role, node disk
-//     size, disk type or volume path, keeps counts changed through the
-//     API, and takes everything else.
+//     size, disk type or volume path, and the settings fixed at install
+//     (Spec.Install: containers, tier 2), keeps counts changed through
+//     the API, and takes everything else.
 //   - Uninstall (uninstall.go): every pod's goal becomes GoalUninstall
 //     and its task is killed; once the task is over (at once for a pod
 //     whose agent is lost) the pod is removed, its reservation an orphan
@@ -150,9 +164,11 @@
 //	                                       later, each omitted when empty:
 //	                                       "where" {host, region, zone, attrs},
 //	                                       "ports", "config" (configuration
-//	                                       id), "restart" and "step"
-//	                                       (update.go); the spec's "placement"
-//	                                       {kind: constraint} came later too)
+//	                                       id), "restart", "step" and
+//	                                       "resizing" (update.go); the spec's
+//	                                       "placement" {kind: constraint},
+//	                                       "principal" and "install"
+//	                                       {containers, tier2} came later too)
 //	  "orphans":   [{agent, pod, reservation, reserved, volume} ...]
 //	  "seq":       int                    (last reservation number)
 //	  "rebalance": [pod name ...]         (added nodes awaiting REBALANCE)

@@ -51,9 +51,13 @@ type Pod struct {
 	// (SetTargets; "" in plans stored before ids were kept). Restart:
 	// a rolling restart wants it relaunched. Step: where it is in its
 	// update or restart step (update.go).
-	Config  string     `msgpack:"config,omitempty"`
-	Restart bool       `msgpack:"restart,omitempty"`
-	Step    UpdateStep `msgpack:"step,omitempty"`
+	Config string `msgpack:"config,omitempty"`
+	// Resizing is the size (cpus, mem) a node's update step asked its
+	// reservation to take, until the relaunched task runs: only then is
+	// it known to have taken effect (Reserved). nil when none is asked.
+	Resizing *Resources `msgpack:"resizing,omitempty"`
+	Restart  bool       `msgpack:"restart,omitempty"`
+	Step     UpdateStep `msgpack:"step,omitempty"`
 }
 
 func (p *Pod) live() bool { return p.TaskID != "" && !p.State.Terminal() }
@@ -105,11 +109,14 @@ type Plan struct {
 	// waiting: why each pod that wants a launch was last passed over by
 	// an offer (ports, placement constraint, region), for Progress.
 	waiting map[string]string
+	// resizeRefused: the nodes whose reservation an update could not
+	// grow, and why (resize; not stored).
+	resizeRefused map[string]string
 }
 
 // New returns a plan for spec with no tasks known.
 func New(spec Spec) *Plan {
-	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}, unsetHeads: map[PodKind]bool{}, waiting: map[string]string{}}
+	p := &Plan{pods: map[string]*Pod{}, reconciling: map[string]TaskRef{}, unsetHeads: map[PodKind]bool{}, waiting: map[string]string{}, resizeRefused: map[string]string{}}
 	p.setSpec(spec)
 	p.ensurePods()
 	return p
@@ -248,6 +255,7 @@ func (p *Plan) applyCounts() []Decision {
 			continue
 		}
 		pod.Goal = GoalDecommission
+		pod.Step, pod.Restart = StepNone, false // no update step for a pod that goes
 		p.dropFromRebalance(pod.Name)
 		switch {
 		case pod.Kind == Node && pod.live() && pod.State == TaskRunning:
@@ -310,6 +318,12 @@ func (p *Plan) Replace(podName string) ([]Decision, error) {
 	if pod.State == TaskUnreachable {
 		pod.State = TaskLost
 	}
+	if pod.Step != StepNone {
+		// In an update step: the new placement runs the target
+		// configuration; what is left of the step is its readiness. A
+		// drain of the old placement no longer concerns it (OnDrained).
+		pod.Step, pod.Draining = StepRelaunch, false
+	}
 	return append(ds, p.reviveIfNeeded()...), nil
 }
 
@@ -319,10 +333,22 @@ func (p *Plan) Replace(podName string) ([]Decision, error) {
 // again; without (the agent is gone for good), it is forgotten.
 func (p *Plan) abandonPlacement(pod *Pod, keep bool) {
 	if keep && pod.ReservationID != "" {
-		p.orphans = append(p.orphans, orphan{AgentID: pod.AgentID, Pod: pod.Name, ReservationID: pod.ReservationID, Reserved: pod.Reserved, Volume: pod.Volume})
+		p.orphans = append(p.orphans, orphan{AgentID: pod.AgentID, Pod: pod.Name, ReservationID: pod.ReservationID, Reserved: pod.leastReserved(), Volume: pod.Volume})
 	}
 	pod.AgentID, pod.ReservationID, pod.Reserved, pod.Volume, pod.Confirmed, pod.AgentLost = "", "", Resources{}, nil, false, false
-	pod.Where, pod.Ports = nil, nil
+	pod.Where, pod.Ports, pod.Resizing = nil, nil, nil
+}
+
+// leastReserved is what a node's reservation holds at the least: its
+// Reserved, or less where a resize it asked for shrinks it and may have
+// taken effect. An orphan is released once an offer holds that much of
+// it (useOffer).
+func (pod *Pod) leastReserved() Resources {
+	r := pod.Reserved
+	if z := pod.Resizing; z != nil {
+		r.CPUs, r.MemMB = min(r.CPUs, z.CPUs), min(r.MemMB, z.MemMB)
+	}
+	return r
 }
 
 func (p *Plan) kill(pod *Pod) Decision {
@@ -334,7 +360,7 @@ func (p *Plan) kill(pod *Pod) Decision {
 // reservation as an orphan to clean up.
 func (p *Plan) retire(pod *Pod) {
 	if pod.ReservationID != "" {
-		p.orphans = append(p.orphans, orphan{AgentID: pod.AgentID, Pod: pod.Name, ReservationID: pod.ReservationID, Reserved: pod.Reserved, Volume: pod.Volume})
+		p.orphans = append(p.orphans, orphan{AgentID: pod.AgentID, Pod: pod.Name, ReservationID: pod.ReservationID, Reserved: pod.leastReserved(), Volume: pod.Volume})
 	}
 	delete(p.pods, pod.Name)
 }
@@ -440,6 +466,11 @@ func (p *Plan) podStatus(pod *Pod, st Status) []Decision {
 		pod.AgentLost = false
 		if pod.ReservationID != "" {
 			pod.Confirmed = true
+		}
+		if pod.Resizing != nil {
+			// The task runs on the resized reservation: the resize took
+			// effect.
+			pod.Reserved, pod.Resizing = *pod.Resizing, nil
 		}
 		return append(append(step, p.rebalanceIfReady()...), p.nextStep()...)
 	case ClassUnreachable:
@@ -621,7 +652,12 @@ func (p *Plan) useOffer(o Offer) ([]Op, string) {
 	keep := p.orphans[:0]
 	for _, or := range p.orphans {
 		r, ok := ours[or.ReservationID]
-		if or.AgentID != o.AgentID || !ok {
+		if or.AgentID != o.AgentID || !ok || !or.Reserved.fitsIn(r.Resources) {
+			// Not here, or part of it still held: by the old task's
+			// executor, whose share the agent frees only when the
+			// executor exits. Released whole, or the rest would stay
+			// reserved when the offer that shows it is taken for the
+			// release's confirmation (uninstall.go).
 			keep = append(keep, or)
 			continue
 		}
@@ -690,7 +726,7 @@ func (p *Plan) useOffer(o Offer) ([]Op, string) {
 		}
 		// In its update step a node's reservation is resized to the
 		// target first (update.go).
-		resOps, res, ok := p.resize(pod, Resources{CPUs: r.Resources.CPUs, MemMB: r.Resources.MemMB}, &free)
+		resOps, res, ok := p.resize(pod, r, &free)
 		if !ok {
 			continue
 		}
@@ -706,7 +742,11 @@ func (p *Plan) useOffer(o Offer) ([]Op, string) {
 		if pod.Step == StepNone {
 			pod.Config = config // a relaunch out of turn keeps its resources
 		}
-		pod.Reserved = res
+		pod.Resizing = nil
+		if res != pod.Reserved {
+			asked := res
+			pod.Resizing = &asked // taken once the task runs (podStatus)
+		}
 	}
 
 	// 3. New placements from unreserved resources, one pod of a kind

@@ -90,8 +90,16 @@ type Spec struct {
 	// first start (see NewServiceID) and the LabelService value; it is in
 	// every reservation and persistence id made since. "" in a plan
 	// stored before format 2 until the driver sets it (SetServiceID).
-	ServiceID   string    `msgpack:"serviceId"`
-	Role        string    `msgpack:"role"`
+	ServiceID string `msgpack:"serviceId"`
+	Role      string `msgpack:"role"`
+	// Principal is the framework's principal (FrameworkInfo.principal;
+	// "" for none), set from the configuration on every start: Mesos
+	// lets a framework add to a reservation only if it was made by the
+	// same principal (see resize).
+	Principal string `msgpack:"principal,omitempty"`
+	// Install holds the settings fixed at install (nil in a plan stored
+	// before it was kept: the first start takes the configured ones).
+	Install     *Install  `msgpack:"install,omitempty"`
 	Controllers int       `msgpack:"controllers"`
 	Nodes       int       `msgpack:"nodes"`
 	Controller  Resources `msgpack:"controllerResources"`
@@ -123,6 +131,19 @@ type Spec struct {
 	// offer holds (SetPorts). Not stored: the configuration gives them
 	// on every start.
 	Ports map[PodKind][]int `msgpack:"-"`
+}
+
+// Install is what a service is installed with and cannot change
+// after: every controller and node runs with them (MergeSpec refuses a
+// change).
+type Install struct {
+	// Containers is the number of segment containers of the whole
+	// cluster: the assignment map has that many, and a segment's
+	// container is its hash modulo it.
+	Containers int `msgpack:"containers"`
+	// Tier2 is the tier-2 URI ("" for none): where the history of every
+	// segment written so far is.
+	Tier2 string `msgpack:"tier2"`
 }
 
 // DiskType is a kind of Mesos disk resource (DiskInfo.Source.type).
@@ -288,6 +309,9 @@ type OfferedReservation struct {
 	Volume *Volume
 	// Ports are the ports reserved in it.
 	Ports []PortRange
+	// Principal is the principal the reservation was made by (its last
+	// ReservationInfo's; "" for none).
+	Principal string
 }
 
 // Volume is a persistent volume.

@@ -31,6 +31,7 @@ func (p *Plan) Uninstall() []Decision {
 	var ds []Decision
 	for _, pod := range p.ordered() {
 		pod.Goal = GoalUninstall
+		pod.Step, pod.Restart = StepNone, false
 		pod.Draining = false
 		switch {
 		case pod.live() && pod.State != TaskUnreachable && !pod.AgentLost:

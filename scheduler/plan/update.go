@@ -51,7 +51,10 @@ func (s Spec) PodResources(k PodKind) Resources { return s.resources(k) }
 //   - a node's disk size, disk type and volume path: the persistent
 //     volume that holds the node's WAL was made with them (its
 //     DiskInfo); it cannot be resized, moved to another disk or
-//     mounted elsewhere without destroying it.
+//     mounted elsewhere without destroying it;
+//   - the settings fixed at install (Spec.Install: the number of
+//     containers, tier 2), which every controller and node runs with; a
+//     plan stored before they were kept takes the configured ones.
 //
 // Counts: the stored ones win (they are changed through the API),
 // except a count the configuration changed since its last start, which
@@ -99,8 +102,27 @@ func MergeSpec(stored, configured Spec, last *Spec) (Spec, []Refusal) {
 	if last != nil && last.Nodes != configured.Nodes {
 		out.Nodes = configured.Nodes
 	}
+	if in, want := stored.Install, configured.Install; in == nil {
+		out.Install = want // stored before it was kept
+	} else if want != nil {
+		if want.Containers != in.Containers {
+			refuse("containers", fmt.Sprint(in.Containers), fmt.Sprint(want.Containers), "every segment's container is its hash modulo the count: the controllers' map and the nodes' data are made for it")
+		}
+		if want.Tier2 != in.Tier2 {
+			refuse("tier 2", quoteOrNone(in.Tier2), quoteOrNone(want.Tier2), "the history of every segment written so far is there")
+		}
+	}
 	out.Timing = configured.Timing
+	out.Principal = configured.Principal
 	return out, refused
+}
+
+// quoteOrNone quotes a URI for a Refusal, "none" for "".
+func quoteOrNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 // SetSpec replaces the desired state (MergeSpec's result): counts are
@@ -277,40 +299,60 @@ func (p *Plan) resumeSteps() []Decision {
 }
 
 // resize returns the operations that change a node's reservation to
-// the target before the node is relaunched in its update step: RESERVE
-// of what it grows by (from free, with the same labels: Mesos adds two
-// resources into one when their reservation stacks are equal, labels
-// and principal included, src/common/resources.cpp's addable) and
-// UNRESERVE of what it shrinks by (a part of a reservation may be
-// unreserved: contains/subtract). The difference is taken from the
-// reservation's known size (the pod's Reserved), not from what the offer
-// shows free of it: the old task's executor may still hold its share
-// when the offer comes, and the offer then shows less. have is the
-// offered part (cpus and mem): the relaunch waits until the whole
-// reservation is free. res is what the task is launched with. ok is
-// false when the reservation is not all free yet or free cannot cover
-// the growth. Out of an update step nothing changes (res: the pod's
-// Reserved).
-func (p *Plan) resize(pod *Pod, have Resources, free *Resources) (ops []Op, res Resources, ok bool) {
+// the target before the node is relaunched in its update step, from
+// offered, the reservation as an offer shows it: RESERVE of what it
+// grows by (from free, with the same labels and principal: Mesos adds
+// two resources into one when their reservation stacks are equal,
+// src/common/resources.cpp's addable) and UNRESERVE of what it shrinks
+// by (a part of a reservation may be unreserved). res is what the task
+// is launched with; ok is false when the relaunch must wait for another
+// offer.
+//
+// The difference is taken from what the reservation holds, not from
+// what the offer shows free of it: the old task's executor may still
+// hold its share when the offer comes (then the offer shows less, and
+// the relaunch waits until it is all free). What it holds is the pod's
+// Reserved, or, when an earlier ACCEPT of this step asked for another
+// size (Pod.Resizing) and its task never ran, that size if the ACCEPT
+// took effect: the larger of the two that the offer holds whole.
+//
+// A reservation made by another principal than the framework's (an
+// install that turned strict mode on) cannot grow: Mesos refuses a
+// RESERVE whose principal is not the framework's (validate(Reserve) in
+// src/master/validation.cpp) and would not merge reservations of two
+// principals. The node is then relaunched at the size it has, and the
+// refusal kept for ResizeRefusals. Out of an update step nothing changes
+// (res: the pod's Reserved).
+func (p *Plan) resize(pod *Pod, offered OfferedReservation, free *Resources) (ops []Op, res Resources, ok bool) {
 	target := Resources{CPUs: p.spec.Node.CPUs, MemMB: p.spec.Node.MemMB}
 	if pod.Step == StepNone || target.CPUs <= 0 || target.MemMB <= 0 {
 		return nil, pod.Reserved, true
 	}
-	if !pod.Reserved.fitsIn(have) {
+	have := Resources{CPUs: offered.Resources.CPUs, MemMB: offered.Resources.MemMB}
+	size, whole := pod.Reserved, pod.Reserved.fitsIn(have)
+	if z := pod.Resizing; z != nil && z.fitsIn(have) && (!whole || pod.Reserved.fitsIn(*z)) {
+		size, whole = *z, true
+	}
+	if !whole {
 		return nil, pod.Reserved, false
 	}
-	have = pod.Reserved
 	const eps = 1e-9
 	var grow, shrink Resources
-	if d := target.CPUs - have.CPUs; d > eps {
+	if d := target.CPUs - size.CPUs; d > eps {
 		grow.CPUs = d
 	} else if d < -eps {
 		shrink.CPUs = -d
 	}
-	if d := target.MemMB - have.MemMB; d > eps {
+	if d := target.MemMB - size.MemMB; d > eps {
 		grow.MemMB = d
 	} else if d < -eps {
 		shrink.MemMB = -d
+	}
+	delete(p.resizeRefused, pod.Name)
+	if grow != (Resources{}) && offered.Principal != p.spec.Principal {
+		p.resizeRefused[pod.Name] = fmt.Sprintf("%s: cannot grow reservation %s to %s: it was made by principal %q and the framework's is %q, and Mesos lets only a reservation's own principal add to it; %s keeps %s (replace the pod to reserve anew)",
+			pod.Name, pod.ReservationID, target, offered.Principal, p.spec.Principal, pod.Name, size)
+		return nil, size, true
 	}
 	if !grow.fitsIn(*free) {
 		return nil, pod.Reserved, false
@@ -323,6 +365,16 @@ func (p *Plan) resize(pod *Pod, have Resources, free *Resources) (ops []Op, res 
 		ops = append(ops, Op{Kind: OpUnreserve, Pod: pod.Name, ReservationID: pod.ReservationID, Resources: shrink})
 	}
 	return ops, target, true
+}
+
+// ResizeRefusals lists the nodes whose reservation an update could not
+// grow (resize), each in one sentence, by pod name.
+func (p *Plan) ResizeRefusals() []string {
+	var out []string
+	for _, name := range sortedKeys(p.resizeRefused) {
+		out = append(out, p.resizeRefused[name])
+	}
+	return out
 }
 
 // updatePhase is the "update" phase of Progress: the pods in or

@@ -341,7 +341,12 @@ func TestResizeWaitsForWholeReservation(t *testing.T) {
 	if grow == nil || grow.Resources != (Resources{CPUs: want.CPUs - pd.Reserved.CPUs, MemMB: want.MemMB - pd.Reserved.MemMB}) {
 		t.Fatalf("RESERVE %+v, want the difference between %s and %s", grow, pd.Reserved, want)
 	}
-	if got, _ := p.Pod("node-0"); got.Reserved != (Resources{CPUs: want.CPUs, MemMB: want.MemMB}) {
-		t.Fatalf("node-0 reserved %s after the resize, want cpus %g mem %g", got.Reserved, want.CPUs, want.MemMB)
+	// Known to have taken effect once the relaunched task runs.
+	if got, _ := p.Pod("node-0"); got.Reserved != pd.Reserved || got.Resizing == nil || *got.Resizing != (Resources{CPUs: want.CPUs, MemMB: want.MemMB}) {
+		t.Fatalf("node-0 reserved %s resizing %v after the ACCEPT, want %s and the target", got.Reserved, got.Resizing, pd.Reserved)
+	}
+	status("node-0", TaskRunning)(p)
+	if got, _ := p.Pod("node-0"); got.Reserved != (Resources{CPUs: want.CPUs, MemMB: want.MemMB}) || got.Resizing != nil {
+		t.Fatalf("node-0 reserved %s (resizing %v) once running, want cpus %g mem %g", got.Reserved, got.Resizing, want.CPUs, want.MemMB)
 	}
 }

@@ -65,6 +65,11 @@ func Offer(o mesos.Offer, framework, role string) plan.Offer {
 			})
 		}
 		res := &out.Reservations[i]
+		if n := len(r.Reservations); n > 0 {
+			res.Principal = r.Reservations[n-1].GetPrincipal()
+		} else if r.Reservation != nil {
+			res.Principal = r.Reservation.GetPrincipal()
+		}
 		if r.IsPersistentVolume() {
 			res.Volume = &plan.Volume{
 				ID:            r.GetDisk().GetPersistence().GetID(),
