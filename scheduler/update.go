@@ -92,6 +92,9 @@ func (d *Driver) takeConfiguration(ctx context.Context, p *plan.Plan) error {
 	}
 	stored := p.Spec()
 	merged, refused := plan.MergeSpec(stored, d.cfg.Spec, last)
+	// A refused name is kept everywhere: the reservations' labels and
+	// the framework carry the stored one.
+	d.cfg.Name = merged.Framework
 	if in := merged.Install; in != nil {
 		// Fixed at install: the tasks run with the stored settings
 		// whatever the command line says (a change is refused above).
