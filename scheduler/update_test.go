@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -72,10 +71,7 @@ func newLiveController(t *testing.T, nodes int) *liveController {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"nodes": nodes})
 	})
-	f.srv = httptest.NewServer(mux)
-	t.Cleanup(f.srv.Close)
-	_, p, _ := net.SplitHostPort(strings.TrimPrefix(f.srv.URL, "http://"))
-	f.port, _ = strconv.Atoi(p)
+	f.srv, f.port = serveController(t, mux)
 	return f
 }
 
@@ -93,39 +89,7 @@ func reservedOf(t *testing.T, m *mesostest.Master, agentID, id string) (cpus, me
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range av.Reserved {
-		var label string
-		if n := len(r.Reservations); n > 0 {
-			for _, l := range r.Reservations[n-1].GetLabels().GetLabels() {
-				if l.Key == plan.LabelReservation {
-					label = l.GetValue()
-				}
-			}
-		}
-		if label != id {
-			continue
-		}
-		switch r.Name {
-		case "cpus":
-			cpus += r.GetScalar().GetValue()
-		case "mem":
-			mem += r.GetScalar().GetValue()
-		}
-	}
-	return cpus, mem
-}
-
-// taskScalars are the cpus and mem of a task's resources.
-func taskScalars(rs mesos.Resources) (cpus, mem float64) {
-	for _, r := range rs {
-		switch r.Name {
-		case "cpus":
-			cpus += r.GetScalar().GetValue()
-		case "mem":
-			mem += r.GetScalar().GetValue()
-		}
-	}
-	return cpus, mem
+	return mesostest.CPUsMem(mesostest.ReservedWith(av.Reserved, plan.LabelReservation, id))
 }
 
 // TestUpdateResizesReservations: a scheduler restarted with bigger, then
@@ -138,15 +102,7 @@ func taskScalars(rs mesos.Resources) (cpus, mem float64) {
 func TestUpdateResizesReservations(t *testing.T) {
 	h := newHarness(t, 0)
 	ctrl := newLiveController(t, 2)
-	for i := range 3 {
-		port, other := uint64(ctrl.port), uint64(freePort(t))
-		if err := h.m.AddAgent(mesostest.AgentSpec{
-			ID: fmt.Sprintf("a%d", i), Hostname: "127.0.0.1", CPUs: 2, MemMB: 2048, DiskMB: 4096,
-			Ports: []mesos.Value_Range{{Begin: min(port, other), End: min(port, other)}, {Begin: max(port, other), End: max(port, other)}},
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addAgents(t, h.m, ctrl.port, 3)
 	h.cfg.ControllerPort = ctrl.port
 	ctx := context.Background()
 
@@ -171,7 +127,7 @@ func TestUpdateResizesReservations(t *testing.T) {
 				if tv, ok := h.m.Task(p.TaskID); p.Kind == plan.Node && (!ok || tv.State != mesos.TASK_RUNNING) {
 					return false
 				} else if p.Kind == plan.Node {
-					if c, m := taskScalars(tv.Resources); c != tc.cpus || m != tc.mem {
+					if c, m := mesostest.CPUsMem(tv.Resources); c != tc.cpus || m != tc.mem {
 						return false
 					}
 				}
@@ -247,15 +203,7 @@ func storedPlan(t *testing.T, h *harness) *plan.Plan {
 func TestRollingRestartAndPause(t *testing.T) {
 	h := newHarness(t, 0)
 	ctrl := newLiveController(t, 2)
-	for i := range 3 {
-		port, other := uint64(ctrl.port), uint64(freePort(t))
-		if err := h.m.AddAgent(mesostest.AgentSpec{
-			ID: fmt.Sprintf("a%d", i), Hostname: "127.0.0.1", CPUs: 2, MemMB: 2048, DiskMB: 4096,
-			Ports: []mesos.Value_Range{{Begin: min(port, other), End: min(port, other)}, {Begin: max(port, other), End: max(port, other)}},
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addAgents(t, h.m, ctrl.port, 3)
 	h.cfg.ControllerPort = ctrl.port
 	ctx := context.Background()
 	r := h.start("s1")

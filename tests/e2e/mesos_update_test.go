@@ -178,10 +178,10 @@ func TestMesosUpdate(t *testing.T) {
 			t.Fatalf("%s: master has %+v", n, tv)
 		}
 		// The pod's resources are its task's and its executor's together.
-		cpus, mem := scalarsOf(tv.Resources, "")
+		cpus, mem := mesostest.CPUsMem(tv.Resources)
 		for _, ev := range m.Executors() {
 			if ev.ID == tv.ExecutorID {
-				ec, em := scalarsOf(ev.Resources, "")
+				ec, em := mesostest.CPUsMem(ev.Resources)
 				cpus, mem = cpus+ec, mem+em
 			}
 		}
@@ -192,7 +192,7 @@ func TestMesosUpdate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cpus, mem := scalarsOf(av.Reserved, n); cpus != 1 || mem != 384 {
+		if cpus, mem := mesostest.CPUsMem(mesostest.ReservedWith(av.Reserved, plan.LabelPod, n)); cpus != 1 || mem != 384 {
 			t.Fatalf("%s's reservation on %s holds cpus %g mem %g, want 1 and 384", n, p.AgentID, cpus, mem)
 		}
 	}
@@ -229,29 +229,4 @@ func updateStep(p scheduler.PlanView, pod string) (scheduler.PlanStep, bool) {
 		}
 	}
 	return scheduler.PlanStep{}, false
-}
-
-// scalarsOf sums the cpus and mem of rs; with pod, only the resources
-// reserved with the label sluice.pod=pod.
-func scalarsOf(rs mesos.Resources, pod string) (cpus, mem float64) {
-	for _, r := range rs {
-		if pod != "" {
-			mine := false
-			if n := len(r.Reservations); n > 0 {
-				for _, l := range r.Reservations[n-1].GetLabels().GetLabels() {
-					mine = mine || (l.Key == plan.LabelPod && l.GetValue() == pod)
-				}
-			}
-			if !mine {
-				continue
-			}
-		}
-		switch r.Name {
-		case "cpus":
-			cpus += r.GetScalar().GetValue()
-		case "mem":
-			mem += r.GetScalar().GetValue()
-		}
-	}
-	return cpus, mem
 }
