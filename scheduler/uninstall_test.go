@@ -10,6 +10,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	sched "github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
+	"github.com/sluice-streams/sluice/cluster/clustertest"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
@@ -125,19 +126,7 @@ func TestUninstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer zst.Close()
-	keys := func() []string {
-		var out []string
-		var walk func(string)
-		walk = func(k string) {
-			kids, _ := zst.List(context.Background(), k)
-			for _, kv := range kids {
-				out = append(out, kv.Key)
-				walk(kv.Key)
-			}
-		}
-		walk("")
-		return out
-	}
+	keys := func() []string { return clustertest.Keys(context.Background(), zst) }
 	for _, k := range keys() {
 		if !strings.HasPrefix(k, "scheduler/leader") && k != "scheduler" {
 			t.Fatalf("key %s left after the uninstall (all: %v)", k, keys())

@@ -70,17 +70,7 @@ func zkKeys(t *testing.T, zk, root string) []string {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	var out []string
-	var walk func(string)
-	walk = func(k string) {
-		kids, _ := st.List(context.Background(), k)
-		for _, kv := range kids {
-			out = append(out, kv.Key)
-			walk(kv.Key)
-		}
-	}
-	walk("")
-	return out
+	return clustertest.Keys(context.Background(), st)
 }
 
 // TestMesosServices is the proof that two installs do not
