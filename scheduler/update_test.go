@@ -75,6 +75,20 @@ func newLiveController(t *testing.T, nodes int) *liveController {
 	return f
 }
 
+// deployLive starts a driver, s1, deploying a controller and two nodes
+// on three agents with a liveController for the controller, and waits
+// for the deploy.
+func deployLive(t *testing.T) (*harness, *liveController, *running) {
+	t.Helper()
+	h := newHarness(t, 0)
+	ctrl := newLiveController(t, 2)
+	addAgents(t, h.m, ctrl.port, 3)
+	h.cfg.ControllerPort = ctrl.port
+	r := h.start("s1")
+	eventually(t, "deployed", r.complete(t))
+	return h, ctrl, r
+}
+
 func (f *liveController) log() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -100,14 +114,8 @@ func reservedOf(t *testing.T, m *mesostest.Master, agentID, id string) (cpus, me
 // is refused and shown in the plan's errors. The controller is not
 // touched (its configuration did not change).
 func TestUpdateResizesReservations(t *testing.T) {
-	h := newHarness(t, 0)
-	ctrl := newLiveController(t, 2)
-	addAgents(t, h.m, ctrl.port, 3)
-	h.cfg.ControllerPort = ctrl.port
+	h, ctrl, r := deployLive(t)
 	ctx := context.Background()
-
-	r := h.start("s1")
-	eventually(t, "deployed", r.complete(t))
 	before := r.pods(t)
 
 	for _, tc := range []struct {
@@ -201,13 +209,8 @@ func storedPlan(t *testing.T, h *harness) *plan.Plan {
 // scheduler is still paused, and a rolling restart of the nodes waits)
 // until POST /v1/plan/resume.
 func TestRollingRestartAndPause(t *testing.T) {
-	h := newHarness(t, 0)
-	ctrl := newLiveController(t, 2)
-	addAgents(t, h.m, ctrl.port, 3)
-	h.cfg.ControllerPort = ctrl.port
+	h, _, r := deployLive(t)
 	ctx := context.Background()
-	r := h.start("s1")
-	eventually(t, "deployed", r.complete(t))
 	before := r.pods(t)
 
 	if _, err := r.c.RestartPlan(ctx, "bogus"); err == nil || !strings.Contains(err.Error(), "400") {

@@ -70,6 +70,24 @@ func startMesosScheduler(t *testing.T, name string, m *mesostest.Master, zk stri
 	return p, sc, api
 }
 
+// nodesLive is a waitFor condition: n nodes are live with containers, as
+// the controller at ctl lists them.
+func nodesLive(ctl string, n int) func() (bool, string) {
+	return func() (bool, string) {
+		l, err := controllerNodes(ctl)
+		if err != nil {
+			return false, err.Error()
+		}
+		live := 0
+		for _, nd := range l.Nodes {
+			if nd.Live && len(nd.Containers) > 0 {
+				live++
+			}
+		}
+		return live == n, fmt.Sprintf("%+v", l)
+	}
+}
+
 // planComplete is a waitFor condition: sc's plan is complete.
 func planComplete(sc *scheduler.Client) func() (bool, string) {
 	return func() (bool, string) {

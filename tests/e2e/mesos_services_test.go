@@ -127,19 +127,7 @@ func TestMesosServices(t *testing.T) {
 			t.Fatalf("%s: endpoints %+v, %v", s.name, eps, err)
 		}
 		s.ctl = eps.Controllers[0]
-		waitFor(t, s.name+"'s nodes registered", waitTimeout, func() (bool, string) {
-			l, err := controllerNodes(s.ctl)
-			if err != nil {
-				return false, err.Error()
-			}
-			live := 0
-			for _, n := range l.Nodes {
-				if n.Live && len(n.Containers) > 0 {
-					live++
-				}
-			}
-			return live == 2, fmt.Sprintf("%+v", l)
-		})
+		waitFor(t, s.name+"'s nodes registered", waitTimeout, nodesLive(s.ctl, 2))
 		cli(t, "", "--controller", s.ctl, "scope", "create", "e2e")
 		cli(t, "", "--controller", s.ctl, "stream", "create", "e2e/s", "--segments", "2")
 		write(s, events(1000*i, 100))

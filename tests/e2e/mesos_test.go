@@ -169,19 +169,7 @@ func TestMesosFramework(t *testing.T) {
 		t.Fatalf("endpoints %+v, %v", eps, err)
 	}
 	ctl := eps.Controllers[0]
-	waitFor(t, "both nodes registered", waitTimeout, func() (bool, string) {
-		l, err := controllerNodes(ctl)
-		if err != nil {
-			return false, err.Error()
-		}
-		live := 0
-		for _, n := range l.Nodes {
-			if n.Live && len(n.Containers) > 0 {
-				live++
-			}
-		}
-		return live == 2, fmt.Sprintf("%+v", l)
-	})
+	waitFor(t, "both nodes registered", waitTimeout, nodesLive(ctl, 2))
 
 	cli(t, "", "--controller", ctl, "scope", "create", "e2e")
 	cli(t, "", "--controller", ctl, "stream", "create", "e2e/s", "--segments", "4")
