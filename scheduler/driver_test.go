@@ -172,6 +172,18 @@ func serveController(t *testing.T, mux http.Handler) (*httptest.Server, int) {
 	return srv, port
 }
 
+// store opens the scheduler's ZooKeeper store (h.cfg.ZKRoot), closed
+// when t ends.
+func (h *harness) store(t *testing.T) *zkstore.Store {
+	t.Helper()
+	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { zst.Close() })
+	return zst
+}
+
 // running is a driver whose Run goes on in the background.
 type running struct {
 	d      *Driver
@@ -279,11 +291,7 @@ func TestDeployAndFailover(t *testing.T) {
 	}
 
 	// The state is in ZooKeeper.
-	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zst.Close()
+	zst := h.store(t)
 	kv, err := zst.Get(context.Background(), keyFrameworkID)
 	if err != nil || string(kv.Value) != h.m.FrameworkID() {
 		t.Fatalf("stored framework id %q, %v; master has %q", kv.Value, err, h.m.FrameworkID())
@@ -498,11 +506,7 @@ func TestFencedWrites(t *testing.T) {
 	h.cfg.Spec.Nodes = 1
 	r := h.start("s1")
 	eventually(t, "deployed", r.complete(t))
-	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zst.Close()
+	zst := h.store(t)
 	kv, err := zst.Get(context.Background(), keyPlan)
 	if err != nil {
 		t.Fatal(err)

@@ -5,13 +5,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	sched "github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/sluice-streams/sluice/cluster/clustertest"
-	"github.com/sluice-streams/sluice/cluster/zkstore"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
 
@@ -121,11 +119,7 @@ func TestUninstall(t *testing.T) {
 	if _, err := r.c.SetCounts(context.Background(), CountsRequest{Nodes: ptr(3)}); err == nil {
 		t.Fatal("counts changed after the uninstall")
 	}
-	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zst.Close()
+	zst := h.store(t)
 	keys := func() []string { return clustertest.Keys(context.Background(), zst) }
 	for _, k := range keys() {
 		if !strings.HasPrefix(k, "scheduler/leader") && k != "scheduler" {

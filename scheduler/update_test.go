@@ -11,11 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
-	"github.com/sluice-streams/sluice/cluster/zkstore"
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
@@ -187,11 +185,7 @@ func TestUpdateResizesReservations(t *testing.T) {
 // storedPlan reads the plan the scheduler stored in ZooKeeper.
 func storedPlan(t *testing.T, h *harness) *plan.Plan {
 	t.Helper()
-	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zst.Close()
+	zst := h.store(t)
 	kv, err := zst.Get(context.Background(), keyPlan)
 	if err != nil {
 		t.Fatal(err)
