@@ -146,7 +146,7 @@ func (d *Driver) Handler() http.Handler {
 		return nil
 	}))
 	d.updateRoutes(mux)
-	mux.HandleFunc("POST /v1/uninstall/agents/{agent}/forget", d.forgetAgent)
+	mux.HandleFunc("POST /v1/uninstall/agents/{agent}/forget", d.planAction(d.forgetAgent))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no route %s %s", r.Method, r.URL.Path))
 	})

@@ -98,10 +98,7 @@ func newFakeController(t *testing.T) *fakeController {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"nodes": nodes})
 	})
-	f.srv = httptest.NewServer(mux)
-	t.Cleanup(f.srv.Close)
-	_, p, _ := net.SplitHostPort(strings.TrimPrefix(f.srv.URL, "http://"))
-	f.port, _ = strconv.Atoi(p)
+	f.srv, f.port = serveController(t, mux)
 	return f
 }
 
@@ -129,17 +126,7 @@ type harness struct {
 func newHarness(t *testing.T, agents int) *harness {
 	h := &harness{t: t, ctrl: newFakeController(t)}
 	h.m = mesostest.NewMaster(t, mesostest.Options{AllocationInterval: 20 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond})
-	for i := range agents {
-		// The controller's port is the fake controller's; a node takes
-		// the other one (nothing listens there).
-		port, other := uint64(h.ctrl.port), uint64(freePort(t))
-		if err := h.m.AddAgent(mesostest.AgentSpec{
-			ID: fmt.Sprintf("a%d", i), Hostname: "127.0.0.1", CPUs: 2, MemMB: 2048, DiskMB: 4096,
-			Ports: []mesos.Value_Range{{Begin: min(port, other), End: min(port, other)}, {Begin: max(port, other), End: max(port, other)}},
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addAgents(t, h.m, h.ctrl.port, agents)
 	log := logrus.New()
 	log.SetLevel(logrus.WarnLevel)
 	h.cfg = Config{
@@ -157,6 +144,44 @@ func newHarness(t *testing.T, agents int) *harness {
 		Logger: log,
 	}
 	return h
+}
+
+// addAgents adds agents a0, a1, ... to m, each with two ports: the
+// controller's, ctrlPort (a stand-in controller's), and another that a
+// node takes (nothing listens there).
+func addAgents(t *testing.T, m *mesostest.Master, ctrlPort, agents int) {
+	t.Helper()
+	for i := range agents {
+		port, other := uint64(ctrlPort), uint64(freePort(t))
+		if err := m.AddAgent(mesostest.AgentSpec{
+			ID: fmt.Sprintf("a%d", i), Hostname: "127.0.0.1", CPUs: 2, MemMB: 2048, DiskMB: 4096,
+			Ports: []mesos.Value_Range{{Begin: min(port, other), End: min(port, other)}, {Begin: max(port, other), End: max(port, other)}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// serveController serves mux, a stand-in for the controllers' REST API,
+// until t ends; it returns the server and its port.
+func serveController(t *testing.T, mux http.Handler) (*httptest.Server, int) {
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	_, p, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	port, _ := strconv.Atoi(p)
+	return srv, port
+}
+
+// store opens the scheduler's ZooKeeper store (h.cfg.ZKRoot), closed
+// when t ends.
+func (h *harness) store(t *testing.T) *zkstore.Store {
+	t.Helper()
+	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { zst.Close() })
+	return zst
 }
 
 // running is a driver whose Run goes on in the background.
@@ -266,11 +291,7 @@ func TestDeployAndFailover(t *testing.T) {
 	}
 
 	// The state is in ZooKeeper.
-	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zst.Close()
+	zst := h.store(t)
 	kv, err := zst.Get(context.Background(), keyFrameworkID)
 	if err != nil || string(kv.Value) != h.m.FrameworkID() {
 		t.Fatalf("stored framework id %q, %v; master has %q", kv.Value, err, h.m.FrameworkID())
@@ -485,11 +506,7 @@ func TestFencedWrites(t *testing.T) {
 	h.cfg.Spec.Nodes = 1
 	r := h.start("s1")
 	eventually(t, "deployed", r.complete(t))
-	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zst.Close()
+	zst := h.store(t)
 	kv, err := zst.Get(context.Background(), keyPlan)
 	if err != nil {
 		t.Fatal(err)

@@ -136,11 +136,7 @@ func addPortAgents(t *testing.T, h *harness, n int, ports ...int) {
 // openStore opens h's ZooKeeper root, closed when t ends.
 func openStore(t *testing.T, h *harness) *zkstore.Store {
 	t.Helper()
-	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { zst.Close() })
+	zst := h.store(t)
 	return zst
 }
 

@@ -2,10 +2,8 @@ package scheduler
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 	"strings"
@@ -13,11 +11,6 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
-	"github.com/mesos/mesos-go/api/v1/lib/executor"
-	ecalls "github.com/mesos/mesos-go/api/v1/lib/executor/calls"
-	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
-	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
 	"github.com/mesos/mesos-go/api/v1/lib/resources"
 
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
@@ -33,65 +26,11 @@ func init() {
 	if os.Getenv(standInExecutorEnv) == "" {
 		return
 	}
-	if err := runStandInExecutor(); err != nil {
+	if err := (mesostest.StandInExecutor{}).Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "executor:", err)
 		os.Exit(2)
 	}
 	os.Exit(0)
-}
-
-func runStandInExecutor() error {
-	cfg, err := config.FromEnv()
-	if err != nil {
-		return err
-	}
-	cli := httpcli.New(httpcli.Endpoint("http://"+cfg.AgentEndpoint+"/api/v1/executor"), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]))
-	opts := executor.CallOptions{ecalls.Framework(cfg.FrameworkID), ecalls.Executor(cfg.ExecutorID)}
-	update := func(id mesos.TaskID, st mesos.TaskState) error {
-		uuid := make([]byte, 16)
-		if _, err := rand.Read(uuid); err != nil {
-			return err
-		}
-		uuid[6], uuid[8] = uuid[6]&0x0f|0x40, uuid[8]&0x3f|0x80 // version 4
-		src := mesos.SOURCE_EXECUTOR
-		resp, err := cli.Do(ecalls.Update(mesos.TaskStatus{TaskID: id, State: &st, UUID: uuid, Source: &src}).With(opts...))
-		if resp != nil {
-			resp.Close()
-		}
-		return err
-	}
-	resp, err := cli.Do(ecalls.Subscribe(nil, nil).With(opts...))
-	if err != nil {
-		return err
-	}
-	defer resp.Close()
-	killed := map[string]bool{}
-	for {
-		var ev executor.Event
-		if err := resp.Decode(&ev); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		switch ev.Type {
-		case executor.Event_LAUNCH:
-			if err := update(ev.Launch.Task.TaskID, mesos.TASK_RUNNING); err != nil {
-				return err
-			}
-		case executor.Event_KILL:
-			killed[ev.Kill.TaskID.Value] = true
-			if err := update(ev.Kill.TaskID, mesos.TASK_KILLED); err != nil {
-				return err
-			}
-		case executor.Event_ACKNOWLEDGED:
-			if killed[ev.Acknowledged.TaskID.Value] {
-				return nil
-			}
-		case executor.Event_SHUTDOWN:
-			return nil
-		}
-	}
 }
 
 // executorStandIn builds each task as the scheduler does (its own

@@ -226,26 +226,17 @@ func (d *Driver) uninstalledNow(ctx context.Context) bool {
 }
 
 // forgetAgent serves POST /v1/uninstall/agents/{agent}/forget
-// (plan.ForgetAgent): 400 unless uninstalling with something waiting
-// for that agent; answers the plan view.
-func (d *Driver) forgetAgent(w http.ResponseWriter, r *http.Request) {
+// (plan.ForgetAgent) through planAction: 400 unless uninstalling with
+// something waiting for that agent; answers the plan view.
+func (d *Driver) forgetAgent(r *http.Request) error {
 	agent := r.PathValue("agent")
-	var v PlanView
-	err := d.mutate(r.Context(), func() error {
-		dropped, err := d.p.ForgetAgent(agent)
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrBadRequest, err)
-		}
-		d.log.WithFields(logrus.Fields{"agent": agent, "dropped": dropped}).Warn("scheduler: uninstall: the operator gave up on an agent; its reservations are left to Mesos")
-		d.exec(d.runCtx, nil) // store the plan; finish if nothing else waits
-		v = d.planView()
-		return nil
-	})
+	dropped, err := d.p.ForgetAgent(agent)
 	if err != nil {
-		writeError(w, errorCode(err), err)
-		return
+		return fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
-	writeJSON(w, http.StatusOK, v)
+	d.log.WithFields(logrus.Fields{"agent": agent, "dropped": dropped}).Warn("scheduler: uninstall: the operator gave up on an agent; its reservations are left to Mesos")
+	d.exec(d.runCtx, nil) // store the plan; finish if nothing else waits
+	return nil
 }
 
 // ForgetAgent is POST /v1/uninstall/agents/{agent}/forget.

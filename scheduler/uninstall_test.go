@@ -5,12 +5,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	sched "github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
-	"github.com/sluice-streams/sluice/cluster/zkstore"
+	"github.com/sluice-streams/sluice/cluster/clustertest"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
 
@@ -120,24 +119,8 @@ func TestUninstall(t *testing.T) {
 	if _, err := r.c.SetCounts(context.Background(), CountsRequest{Nodes: ptr(3)}); err == nil {
 		t.Fatal("counts changed after the uninstall")
 	}
-	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zst.Close()
-	keys := func() []string {
-		var out []string
-		var walk func(string)
-		walk = func(k string) {
-			kids, _ := zst.List(context.Background(), k)
-			for _, kv := range kids {
-				out = append(out, kv.Key)
-				walk(kv.Key)
-			}
-		}
-		walk("")
-		return out
-	}
+	zst := h.store(t)
+	keys := func() []string { return clustertest.Keys(context.Background(), zst) }
 	for _, k := range keys() {
 		if !strings.HasPrefix(k, "scheduler/leader") && k != "scheduler" {
 			t.Fatalf("key %s left after the uninstall (all: %v)", k, keys())

@@ -8,15 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
-	"github.com/sluice-streams/sluice/cluster/zkstore"
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
@@ -72,11 +69,22 @@ func newLiveController(t *testing.T, nodes int) *liveController {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"nodes": nodes})
 	})
-	f.srv = httptest.NewServer(mux)
-	t.Cleanup(f.srv.Close)
-	_, p, _ := net.SplitHostPort(strings.TrimPrefix(f.srv.URL, "http://"))
-	f.port, _ = strconv.Atoi(p)
+	f.srv, f.port = serveController(t, mux)
 	return f
+}
+
+// deployLive starts a driver, s1, deploying a controller and two nodes
+// on three agents with a liveController for the controller, and waits
+// for the deploy.
+func deployLive(t *testing.T) (*harness, *liveController, *running) {
+	t.Helper()
+	h := newHarness(t, 0)
+	ctrl := newLiveController(t, 2)
+	addAgents(t, h.m, ctrl.port, 3)
+	h.cfg.ControllerPort = ctrl.port
+	r := h.start("s1")
+	eventually(t, "deployed", r.complete(t))
+	return h, ctrl, r
 }
 
 func (f *liveController) log() []string {
@@ -93,39 +101,7 @@ func reservedOf(t *testing.T, m *mesostest.Master, agentID, id string) (cpus, me
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range av.Reserved {
-		var label string
-		if n := len(r.Reservations); n > 0 {
-			for _, l := range r.Reservations[n-1].GetLabels().GetLabels() {
-				if l.Key == plan.LabelReservation {
-					label = l.GetValue()
-				}
-			}
-		}
-		if label != id {
-			continue
-		}
-		switch r.Name {
-		case "cpus":
-			cpus += r.GetScalar().GetValue()
-		case "mem":
-			mem += r.GetScalar().GetValue()
-		}
-	}
-	return cpus, mem
-}
-
-// taskScalars are the cpus and mem of a task's resources.
-func taskScalars(rs mesos.Resources) (cpus, mem float64) {
-	for _, r := range rs {
-		switch r.Name {
-		case "cpus":
-			cpus += r.GetScalar().GetValue()
-		case "mem":
-			mem += r.GetScalar().GetValue()
-		}
-	}
-	return cpus, mem
+	return mesostest.CPUsMem(mesostest.ReservedWith(av.Reserved, plan.LabelReservation, id))
 }
 
 // TestUpdateResizesReservations: a scheduler restarted with bigger, then
@@ -136,22 +112,8 @@ func taskScalars(rs mesos.Resources) (cpus, mem float64) {
 // is refused and shown in the plan's errors. The controller is not
 // touched (its configuration did not change).
 func TestUpdateResizesReservations(t *testing.T) {
-	h := newHarness(t, 0)
-	ctrl := newLiveController(t, 2)
-	for i := range 3 {
-		port, other := uint64(ctrl.port), uint64(freePort(t))
-		if err := h.m.AddAgent(mesostest.AgentSpec{
-			ID: fmt.Sprintf("a%d", i), Hostname: "127.0.0.1", CPUs: 2, MemMB: 2048, DiskMB: 4096,
-			Ports: []mesos.Value_Range{{Begin: min(port, other), End: min(port, other)}, {Begin: max(port, other), End: max(port, other)}},
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	h.cfg.ControllerPort = ctrl.port
+	h, ctrl, r := deployLive(t)
 	ctx := context.Background()
-
-	r := h.start("s1")
-	eventually(t, "deployed", r.complete(t))
 	before := r.pods(t)
 
 	for _, tc := range []struct {
@@ -174,7 +136,7 @@ func TestUpdateResizesReservations(t *testing.T) {
 				if tv, ok := h.m.Task(p.TaskID); p.Kind == plan.Node && (!ok || tv.State != mesos.TASK_RUNNING) {
 					return false
 				} else if p.Kind == plan.Node {
-					if c, m := taskScalars(tv.Resources); c != tc.cpus || m != tc.mem {
+					if c, m := mesostest.CPUsMem(tv.Resources); c != tc.cpus || m != tc.mem {
 						return false
 					}
 				}
@@ -227,11 +189,7 @@ func TestUpdateResizesReservations(t *testing.T) {
 // storedPlan reads the plan the scheduler stored in ZooKeeper.
 func storedPlan(t *testing.T, h *harness) *plan.Plan {
 	t.Helper()
-	zst, err := zkstore.Open([]string{zkAddr}, h.cfg.ZKRoot, 10*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zst.Close()
+	zst := h.store(t)
 	kv, err := zst.Get(context.Background(), keyPlan)
 	if err != nil {
 		t.Fatal(err)
@@ -249,21 +207,8 @@ func storedPlan(t *testing.T, h *harness) *plan.Plan {
 // scheduler is still paused, and a rolling restart of the nodes waits)
 // until POST /v1/plan/resume.
 func TestRollingRestartAndPause(t *testing.T) {
-	h := newHarness(t, 0)
-	ctrl := newLiveController(t, 2)
-	for i := range 3 {
-		port, other := uint64(ctrl.port), uint64(freePort(t))
-		if err := h.m.AddAgent(mesostest.AgentSpec{
-			ID: fmt.Sprintf("a%d", i), Hostname: "127.0.0.1", CPUs: 2, MemMB: 2048, DiskMB: 4096,
-			Ports: []mesos.Value_Range{{Begin: min(port, other), End: min(port, other)}, {Begin: max(port, other), End: max(port, other)}},
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	h.cfg.ControllerPort = ctrl.port
+	h, _, r := deployLive(t)
 	ctx := context.Background()
-	r := h.start("s1")
-	eventually(t, "deployed", r.complete(t))
 	before := r.pods(t)
 
 	if _, err := r.c.RestartPlan(ctx, "bogus"); err == nil || !strings.Contains(err.Error(), "400") {

@@ -2,16 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/sirupsen/logrus"
-	"github.com/urfave/cli/v2"
 
 	"github.com/sluice-streams/sluice/scheduler"
 	"github.com/sluice-streams/sluice/scheduler/plan"
@@ -270,23 +266,8 @@ func TestClusterCommands(t *testing.T) {
 // configuration (defaults: no NFS or S3 heads, ports 12049 and 9000),
 // the S3 keys from the environment only.
 func TestSchedulerHeadFlags(t *testing.T) {
-	parse := func(t *testing.T, args ...string) scheduler.Config {
-		t.Helper()
-		o := &schedulerOptions{}
-		var cfg scheduler.Config
-		app := &cli.App{Name: "scheduler", Flags: schedulerFlags(o), Writer: io.Discard, ErrWriter: io.Discard,
-			Action: func(*cli.Context) error {
-				var err error
-				cfg, err = schedulerConfig(o, logrus.New())
-				return err
-			}}
-		if err := app.Run(append([]string{"scheduler"}, args...)); err != nil {
-			t.Fatal(err)
-		}
-		return cfg
-	}
 	t.Setenv(scheduler.S3CredentialsEnv, "")
-	d := parse(t)
+	d := mustParseScheduler(t)
 	if d.Spec.NFSHeads.Count != 0 || d.Spec.S3Heads.Count != 0 || d.NFSHeadPort != 12049 || d.S3HeadPort != 9000 || d.S3Anonymous || d.S3Credentials != "" ||
 		d.Spec.NFSHeads.Resources != (plan.Resources{CPUs: 1, MemMB: 1024}) || d.Spec.S3Heads.Resources != (plan.Resources{CPUs: 1, MemMB: 1024}) {
 		t.Fatalf("defaults: %+v", d)
@@ -294,11 +275,11 @@ func TestSchedulerHeadFlags(t *testing.T) {
 	if d.ForgetFramework {
 		t.Fatal("--forget-framework is on by default")
 	}
-	if f := parse(t, "--forget-framework"); !f.ForgetFramework {
+	if f := mustParseScheduler(t, "--forget-framework"); !f.ForgetFramework {
 		t.Fatal("--forget-framework does not reach the driver")
 	}
 	t.Setenv(scheduler.S3CredentialsEnv, "AKID:secret,AK2:s2")
-	c := parse(t, "--nfs-heads", "2", "--nfs-head-cpus", "0.5", "--nfs-head-mem", "512", "--nfs-head-port", "0",
+	c := mustParseScheduler(t, "--nfs-heads", "2", "--nfs-head-cpus", "0.5", "--nfs-head-mem", "512", "--nfs-head-port", "0",
 		"--s3-heads", "3", "--s3-head-cpus", "2", "--s3-head-mem", "2048", "--s3-head-port", "9100", "--s3-anonymous=true")
 	if c.Spec.NFSHeads != (plan.HeadSpec{Count: 2, Resources: plan.Resources{CPUs: 0.5, MemMB: 512}}) ||
 		c.Spec.S3Heads != (plan.HeadSpec{Count: 3, Resources: plan.Resources{CPUs: 2, MemMB: 2048}}) ||
@@ -309,7 +290,7 @@ func TestSchedulerHeadFlags(t *testing.T) {
 		t.Fatalf("the driver refuses the flags' configuration: %v", err)
 	}
 	t.Setenv(scheduler.S3CredentialsEnv, "")
-	c = parse(t, "--s3-heads", "1", "--s3-credentials-secret", "sluice/s3-credentials")
+	c = mustParseScheduler(t, "--s3-heads", "1", "--s3-credentials-secret", "sluice/s3-credentials")
 	if c.S3CredentialsSecret != "sluice/s3-credentials" || c.S3Credentials != "" || c.S3Anonymous {
 		t.Fatalf("--s3-credentials-secret: %+v", c)
 	}

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/sirupsen/logrus"
-	"github.com/urfave/cli/v2"
 
 	"github.com/sluice-streams/sluice/scheduler"
 	"github.com/sluice-streams/sluice/scheduler/mesosauth"
@@ -18,29 +14,16 @@ import (
 // reach the driver's Config.Auth; a plain secret without --principal is
 // refused before anything starts, with no secret in the message.
 func TestSchedulerSecretFlags(t *testing.T) {
-	parse := func(t *testing.T, args ...string) (scheduler.Config, error) {
-		t.Helper()
-		o := &schedulerOptions{}
-		var cfg scheduler.Config
-		app := &cli.App{Name: "scheduler", Flags: schedulerFlags(o), Writer: io.Discard, ErrWriter: io.Discard,
-			Action: func(*cli.Context) error {
-				var err error
-				cfg, err = schedulerConfig(o, logrus.New())
-				return err
-			}}
-		err := app.Run(append([]string{"scheduler"}, args...))
-		return cfg, err
-	}
 	t.Setenv(mesosauth.ServiceAccountEnv, "")
 	t.Setenv(mesosauth.SecretEnv, "")
-	if c, err := parse(t); err != nil || c.Auth != nil {
+	if c, err := parseScheduler(); err != nil || c.Auth != nil {
 		t.Fatalf("no credential: %v, auth %v", err, c.Auth)
 	}
 	file := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(file, []byte("file-Secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := parse(t, "--principal", "sluice-principal", "--secret-file", file)
+	c, err := parseScheduler("--principal", "sluice-principal", "--secret-file", file)
 	if err != nil || c.Auth == nil || c.Auth.Scheme() != mesosauth.SchemeBasic || c.Auth.Principal() != "sluice-principal" {
 		t.Fatalf("--secret-file: %v, auth %v", err, c.Auth)
 	}
@@ -48,10 +31,10 @@ func TestSchedulerSecretFlags(t *testing.T) {
 		t.Fatalf("the driver refuses the configuration: %v", err)
 	}
 	t.Setenv(mesosauth.SecretEnv, "env-Secret")
-	if c, err := parse(t, "--principal", "p2"); err != nil || c.Auth == nil || c.Auth.Principal() != "p2" {
+	if c, err := parseScheduler("--principal", "p2"); err != nil || c.Auth == nil || c.Auth.Principal() != "p2" {
 		t.Fatalf("%s: %v, auth %v", mesosauth.SecretEnv, err, c.Auth)
 	}
-	_, err = parse(t, "--principal", "", "--secret-file", file)
+	_, err = parseScheduler("--principal", "", "--secret-file", file)
 	if err == nil || !strings.Contains(err.Error(), "needs --principal") || strings.Contains(err.Error(), "file-Secret") {
 		t.Fatalf("a secret without a principal: %v", err)
 	}

@@ -26,6 +26,16 @@ func parseScheduler(args ...string) (scheduler.Config, error) {
 	return cfg, err
 }
 
+// mustParseScheduler is parseScheduler failing t on an error.
+func mustParseScheduler(t *testing.T, args ...string) scheduler.Config {
+	t.Helper()
+	cfg, err := parseScheduler(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 // TestSchedulerRoleAndUninstallFlags: without --role the role comes from
 // the name (and says so); --role wins; a role Mesos refuses is refused;
 // SDK_UNINSTALL=true, as Cosmos sets it, is --uninstall.

@@ -3,11 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"testing"
-
-	"github.com/sirupsen/logrus"
-	"github.com/urfave/cli/v2"
 
 	"github.com/sluice-streams/sluice/scheduler"
 	"github.com/sluice-streams/sluice/scheduler/plan"
@@ -18,33 +14,18 @@ import (
 // constraint the plan cannot parse stops the scheduler at start with
 // ErrConfig naming the kind.
 func TestSchedulerPlacementFlags(t *testing.T) {
-	parse := func(args ...string) scheduler.Config {
-		t.Helper()
-		o := &schedulerOptions{}
-		var cfg scheduler.Config
-		app := &cli.App{Name: "scheduler", Flags: schedulerFlags(o), Writer: io.Discard, ErrWriter: io.Discard,
-			Action: func(*cli.Context) error {
-				var err error
-				cfg, err = schedulerConfig(o, logrus.New())
-				return err
-			}}
-		if err := app.Run(append([]string{"scheduler"}, args...)); err != nil {
-			t.Fatal(err)
-		}
-		return cfg
-	}
 	t.Setenv(scheduler.S3CredentialsEnv, "")
-	if d := parse(); len(d.Spec.Placement) != 0 {
+	if d := mustParseScheduler(t); len(d.Spec.Placement) != 0 {
 		t.Fatalf("defaults: %v", d.Spec.Placement)
 	}
-	c := parse("--controller-placement", "hostname:UNIQUE", "--node-placement", `[["@zone","GROUP_BY","3"]]`,
+	c := mustParseScheduler(t, "--controller-placement", "hostname:UNIQUE", "--node-placement", `[["@zone","GROUP_BY","3"]]`,
 		"--hdfs-head-placement", "rack:LIKE:r[12]", "--nfs-head-placement", "@region:IS:eu", "--s3-head-placement", "hostname:MAX_PER:2")
 	want := map[plan.PodKind]string{plan.Controller: "hostname:UNIQUE", plan.Node: `[["@zone","GROUP_BY","3"]]`,
 		plan.HDFSHead: "rack:LIKE:r[12]", plan.NFSHead: "@region:IS:eu", plan.S3Head: "hostname:MAX_PER:2"}
 	if fmt.Sprint(c.Spec.Placement) != fmt.Sprint(want) {
 		t.Fatalf("placement %v, want %v", c.Spec.Placement, want)
 	}
-	bad := parse("--node-placement", "@zone:SPREAD")
+	bad := mustParseScheduler(t, "--node-placement", "@zone:SPREAD")
 	if _, err := scheduler.New(bad); !errors.Is(err, scheduler.ErrConfig) || !errors.Is(err, plan.ErrPlacement) {
 		t.Fatalf("bad constraint: %v", err)
 	}

@@ -18,7 +18,6 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
-	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 )
@@ -133,7 +132,7 @@ func TestSchedulerBasicAuth(t *testing.T) {
 func subscribeBasic(t *testing.T, m *Master, info *mesos.FrameworkInfo, principal, secret string) *sched {
 	t.Helper()
 	cli := newBasicClient(m.URL(), principal, secret)
-	return subscribeClient(t, cli, info)
+	return subscribeClient(t, cli, info, "")
 }
 
 // newServiceAccount makes an RSA key pair for a service account.
@@ -310,31 +309,4 @@ func awaitFile(t *testing.T, path string) string {
 // newBasicClient is the library's client sending Basic credentials.
 func newBasicClient(url, principal, secret string) *httpcli.Client {
 	return httpcli.New(httpcli.Endpoint(url), httpcli.Do(httpcli.With(httpcli.BasicAuth(principal, secret))))
-}
-
-// subscribeClient subscribes with cli, as subscribeCodec does with its
-// own client.
-func subscribeClient(t *testing.T, cli *httpcli.Client, info *mesos.FrameworkInfo) *sched {
-	t.Helper()
-	s := &sched{t: t, caller: httpsched.NewCaller(cli), events: make(chan *scheduler.Event, 1024), ended: make(chan error, 1), autoAck: true}
-	resp, err := s.caller.Call(ctx(t), calls.Subscribe(info))
-	if err != nil {
-		t.Fatalf("subscribe: %v", err)
-	}
-	s.resp = resp
-	t.Cleanup(func() { resp.Close() })
-	go func() {
-		for {
-			ev := new(scheduler.Event)
-			if err := resp.Decode(ev); err != nil {
-				s.ended <- err
-				close(s.events)
-				return
-			}
-			s.events <- ev
-		}
-	}()
-	ev := s.next(func(e *scheduler.Event) bool { return e.Type == scheduler.Event_SUBSCRIBED })
-	s.fwID = ev.Subscribed.FrameworkID.Value
-	return s
 }

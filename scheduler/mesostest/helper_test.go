@@ -2,7 +2,6 @@ package mesostest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,8 +12,6 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
-	"github.com/mesos/mesos-go/api/v1/lib/executor"
-	ecalls "github.com/mesos/mesos-go/api/v1/lib/executor/calls"
 	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
@@ -37,79 +34,25 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// runExecutor is a minimal v1 HTTP executor built on the library's
-// executor client. For each LAUNCH it appends a line to
+// runExecutor is the helper's StandInExecutor: a minimal v1 HTTP
+// executor. For each LAUNCH it appends a line to
 // $MESOS_SANDBOX/data/runs (the persistent volume) and reports
 // TASK_RUNNING; a task whose data is "crash" exits once RUNNING is
 // acknowledged, without a terminal update. KILL answers TASK_KILLED and
 // exits once that is acknowledged. A MESSAGE is echoed back, prefixed
 // "echo:".
 func runExecutor() error {
-	cfg, err := config.FromEnv()
-	if err != nil {
-		return err
-	}
-	cli := httpcli.New(
-		httpcli.Endpoint("http://"+cfg.AgentEndpoint+"/api/v1/executor"),
-		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
-	)
-	opts := executor.CallOptions{ecalls.Framework(cfg.FrameworkID), ecalls.Executor(cfg.ExecutorID)}
-	update := func(ti mesos.TaskID, st mesos.TaskState) error {
-		resp, err := cli.Do(ecalls.Update(mesos.TaskStatus{TaskID: ti, State: &st, Source: mesos.SOURCE_EXECUTOR.Enum(), UUID: newUUID()}).With(opts...))
-		if resp != nil {
-			resp.Close()
-		}
-		return err
-	}
-	resp, err := cli.Do(ecalls.Subscribe(nil, nil).With(opts...))
-	if err != nil {
-		return err
-	}
-	defer resp.Close()
-	exitOnAck := map[string]bool{}
-	for {
-		var ev executor.Event
-		if err := resp.Decode(&ev); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		switch ev.Type {
-		case executor.Event_LAUNCH:
-			ti := ev.Launch.Task
+	return StandInExecutor{
+		Launched: func(cfg config.Config, ti mesos.TaskInfo) bool {
 			f, err := os.OpenFile(filepath.Join(cfg.Sandbox, "data", "runs"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 			if err == nil {
 				fmt.Fprintln(f, ti.TaskID.Value)
 				f.Close()
 			}
-			if string(ti.Data) == "crash" {
-				exitOnAck[ti.TaskID.Value] = true
-			}
-			if err := update(ti.TaskID, mesos.TASK_RUNNING); err != nil {
-				return err
-			}
-		case executor.Event_KILL:
-			exitOnAck[ev.Kill.TaskID.Value] = true
-			if err := update(ev.Kill.TaskID, mesos.TASK_KILLED); err != nil {
-				return err
-			}
-		case executor.Event_ACKNOWLEDGED:
-			if exitOnAck[ev.Acknowledged.TaskID.Value] {
-				return nil
-			}
-		case executor.Event_MESSAGE:
-			resp, err := cli.Do(ecalls.Message(append([]byte("echo:"), ev.Message.Data...)).With(opts...))
-			if resp != nil {
-				resp.Close()
-			}
-			if err != nil {
-				return err
-			}
-		case executor.Event_SHUTDOWN:
-			return nil
-		}
-	}
+			return string(ti.Data) == "crash"
+		},
+		Message: func(data []byte) []byte { return append([]byte("echo:"), data...) },
+	}.Run()
 }
 
 // sched is a scheduler driven by the library's HTTP scheduler client.
@@ -138,6 +81,12 @@ func subscribeWith(t *testing.T, m *Master, info *mesos.FrameworkInfo) *sched {
 func subscribeCodec(t *testing.T, m *Master, info *mesos.FrameworkInfo, fwID string, codec encoding.MediaType) *sched {
 	t.Helper()
 	cli := httpcli.New(httpcli.Endpoint(m.URL()), httpcli.Codec(codecs.ByMediaType[codec]))
+	return subscribeClient(t, cli, info, fwID)
+}
+
+// subscribeClient subscribes with cli (as framework fwID, if not empty).
+func subscribeClient(t *testing.T, cli *httpcli.Client, info *mesos.FrameworkInfo, fwID string) *sched {
+	t.Helper()
 	s := &sched{t: t, caller: httpsched.NewCaller(cli), events: make(chan *scheduler.Event, 1024), ended: make(chan error, 1), autoAck: true}
 	call := calls.Subscribe(info)
 	if fwID != "" {

@@ -91,6 +91,37 @@ type ExecCall struct {
 	Call    *executor.Call
 }
 
+// CPUsMem sums the cpus and mem of rs.
+func CPUsMem(rs mesos.Resources) (cpus, mem float64) {
+	for _, r := range rs {
+		switch r.Name {
+		case "cpus":
+			cpus += r.GetScalar().GetValue()
+		case "mem":
+			mem += r.GetScalar().GetValue()
+		}
+	}
+	return cpus, mem
+}
+
+// ReservedWith returns those of rs whose reservation (the last of their
+// reservations) carries the label key=value.
+func ReservedWith(rs mesos.Resources, key, value string) mesos.Resources {
+	var out mesos.Resources
+	for _, r := range rs {
+		mine := false
+		if n := len(r.Reservations); n > 0 {
+			for _, l := range r.Reservations[n-1].GetLabels().GetLabels() {
+				mine = mine || (l.Key == key && l.GetValue() == value)
+			}
+		}
+		if mine {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Tasks lists the tasks the master knows (live, or terminal with an
 // unacknowledged update, or lost with their agent), sorted by id.
 func (m *Master) Tasks() []TaskView {

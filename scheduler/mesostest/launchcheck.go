@@ -41,15 +41,7 @@ func (m *Master) checkLaunchLocked(ti mesos.TaskInfo, newExecutor bool) string {
 			return fmt.Sprintf("Executor resources %v should not contain any shared resources", res)
 		}
 	}
-	var cpus, mem float64
-	for _, r := range res {
-		switch r.Name {
-		case "cpus":
-			cpus += r.GetScalar().GetValue()
-		case "mem":
-			mem += r.GetScalar().GetValue()
-		}
-	}
+	cpus, mem := CPUsMem(res)
 	id := ti.Executor.ExecutorID.Value
 	if cpus < minExecutorCPUs {
 		m.mu.warnings = append(m.mu.warnings, fmt.Sprintf("Executor '%s' for task '%s' uses less CPUs (%g) than the minimum required (%g)", id, ti.TaskID.Value, cpus, minExecutorCPUs))

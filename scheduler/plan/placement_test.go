@@ -228,14 +228,7 @@ func TestPlacementInPlan(t *testing.T) {
 		t.Fatalf("node-1 where %+v", pod.Where)
 	}
 	// Where survives the round trip; ports do not (configuration).
-	b, err := p.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := Unmarshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := roundTrip(t, p)
 	if pod, _ := q.Pod("node-1"); pod.Where == nil || pod.Where.Zone != "zb" || q.Spec().Placement[Node] != "@zone:GROUP_BY:2" || q.Spec().Ports != nil {
 		t.Fatalf("after round trip: %+v, spec %+v", pod.Where, q.Spec())
 	}

@@ -333,27 +333,48 @@ func run(p *Plan, steps []step) string {
 	return b.String()
 }
 
+// checkScenario runs steps on the plan newPlan makes and compares the
+// decisions with testdata/name.golden (rewritten with -update).
+func checkScenario(t *testing.T, name string, newPlan func() *Plan, steps []step) {
+	t.Helper()
+	got := run(newPlan(), steps)
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if got != string(want) {
+		t.Fatalf("decisions differ from %s:\n--- got\n%s--- want\n%s", path, got, want)
+	}
+	// Same events, same decisions: the plan is deterministic.
+	if again := run(newPlan(), steps); again != got {
+		t.Fatalf("a second run decided differently:\n%s", again)
+	}
+}
+
+// roundTrip is p marshaled and unmarshaled, as a failover restores it.
+func roundTrip(t *testing.T, p *Plan) *Plan {
+	t.Helper()
+	b, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
 func TestScenarios(t *testing.T) {
 	for name, steps := range scenarios {
 		t.Run(name, func(t *testing.T) {
-			got := run(newScenarioPlan(name), steps)
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if got != string(want) {
-				t.Fatalf("decisions differ from %s:\n--- got\n%s--- want\n%s", path, got, want)
-			}
-			// Same events, same decisions: the plan is deterministic.
-			if again := run(newScenarioPlan(name), steps); again != got {
-				t.Fatalf("a second run decided differently:\n%s", again)
-			}
+			checkScenario(t, name, func() *Plan { return newScenarioPlan(name) }, steps)
 		})
 	}
 }
@@ -517,14 +538,7 @@ func TestProgressWhileDraining(t *testing.T) {
 		t.Fatalf("node-1 %+v", pod)
 	}
 	// A drain in progress survives a failover.
-	b, err := p.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := Unmarshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := roundTrip(t, p)
 	if ds := q.OnDrained("node-1"); len(ds) != 1 || ds[0].Kind != Kill || ds[0].TaskID != "node-1__1" {
 		t.Fatalf("after failover, drained: %v", ds)
 	}

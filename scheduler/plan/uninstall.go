@@ -162,26 +162,24 @@ func (p *Plan) ForgetAgent(agentID string) ([]string, error) {
 			delete(p.pods, pod.Name)
 		}
 	}
-	keep := p.orphans[:0]
-	for _, or := range p.orphans {
-		if or.AgentID == agentID {
-			dropped = append(dropped, "reservation "+or.ReservationID)
-			continue
-		}
-		keep = append(keep, or)
-	}
-	p.orphans = keep
-	rel := p.released[:0]
-	for _, r := range p.released {
-		if r.AgentID == agentID {
-			dropped = append(dropped, "released reservation "+r.ReservationID)
-			continue
-		}
-		rel = append(rel, r)
-	}
-	p.released = rel
+	p.orphans, dropped = dropOnAgent(p.orphans, agentID, "reservation ", dropped)
+	p.released, dropped = dropOnAgent(p.released, agentID, "released reservation ", dropped)
 	if len(dropped) == 0 {
 		return nil, fmt.Errorf("%w: %s", ErrNothingOnAgent, agentID)
 	}
 	return dropped, nil
+}
+
+// dropOnAgent removes the reservations on agentID from ors, in place,
+// and appends each one's ReservationID, after what, to dropped.
+func dropOnAgent(ors []orphan, agentID, what string, dropped []string) ([]orphan, []string) {
+	keep := ors[:0]
+	for _, or := range ors {
+		if or.AgentID == agentID {
+			dropped = append(dropped, what+or.ReservationID)
+			continue
+		}
+		keep = append(keep, or)
+	}
+	return keep, dropped
 }

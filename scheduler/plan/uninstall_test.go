@@ -124,15 +124,10 @@ func TestUninstall(t *testing.T) {
 	}
 }
 
-// A node whose agent is lost when the uninstall starts is removed at
-// once; its reservation waits for the agent, listed in the progress.
-func TestUninstallAgentLost(t *testing.T) {
-	p := deployed(t, svcA)
-	p.OnAgentLost("a2")
-	got := decisions(p.Uninstall())
-	if strings.Contains(got, "node-1") {
-		t.Fatalf("killed a task of a lost agent:\n%s", got)
-	}
+// releaseNode0 ends controller-0's and node-0's tasks in an uninstall
+// of svcA, then a1 offers node-0's reservation (offer id+"1") and offers
+// again without it (id+"2"): what is left waits for a2.
+func releaseNode0(p *Plan, id string) {
 	for _, pod := range []string{"controller-0", "node-0"} {
 		run(p, []step{{pod + " killed", status(pod, TaskKilled)}})
 	}
@@ -142,8 +137,20 @@ func TestUninstallAgentLost(t *testing.T) {
 			n0 = or
 		}
 	}
-	p.OnOffers([]Offer{{ID: "v1", AgentID: "a1", Reservations: []OfferedReservation{{Framework: "sluice", Service: svcA, Pod: "node-0", ReservationID: n0.ReservationID, Resources: n0.Reserved, Volume: n0.Volume}}}})
-	p.OnOffers([]Offer{{ID: "v2", AgentID: "a1"}})
+	p.OnOffers([]Offer{{ID: id + "1", AgentID: "a1", Reservations: []OfferedReservation{{Framework: "sluice", Service: svcA, Pod: "node-0", ReservationID: n0.ReservationID, Resources: n0.Reserved, Volume: n0.Volume}}}})
+	p.OnOffers([]Offer{{ID: id + "2", AgentID: "a1"}})
+}
+
+// A node whose agent is lost when the uninstall starts is removed at
+// once; its reservation waits for the agent, listed in the progress.
+func TestUninstallAgentLost(t *testing.T) {
+	p := deployed(t, svcA)
+	p.OnAgentLost("a2")
+	got := decisions(p.Uninstall())
+	if strings.Contains(got, "node-1") {
+		t.Fatalf("killed a task of a lost agent:\n%s", got)
+	}
+	releaseNode0(p, "v")
 	pr := p.Progress()
 	if p.UninstallDone() || len(pr.Phases[1].Steps) != 1 || pr.Phases[1].Steps[0].AgentID != "a2" {
 		t.Fatalf("progress: %+v", pr)
@@ -159,17 +166,7 @@ func TestForgetAgent(t *testing.T) {
 	}
 	p.OnAgentLost("a2")
 	p.Uninstall()
-	for _, pod := range []string{"controller-0", "node-0"} {
-		run(p, []step{{pod + " killed", status(pod, TaskKilled)}})
-	}
-	var n0 orphan
-	for _, or := range p.orphans {
-		if or.Pod == "node-0" {
-			n0 = or
-		}
-	}
-	p.OnOffers([]Offer{{ID: "w1", AgentID: "a1", Reservations: []OfferedReservation{{Framework: "sluice", Service: svcA, Pod: "node-0", ReservationID: n0.ReservationID, Resources: n0.Reserved, Volume: n0.Volume}}}})
-	p.OnOffers([]Offer{{ID: "w2", AgentID: "a1"}})
+	releaseNode0(p, "w")
 	if p.UninstallDone() {
 		t.Fatal("done with a2's reservation left")
 	}

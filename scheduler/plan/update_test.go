@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -131,23 +129,7 @@ func TestUpdateScenarios(t *testing.T) {
 				}
 				return New(testSpec(1, 2))
 			}
-			got := run(newPlan(), steps)
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if got != string(want) {
-				t.Fatalf("decisions differ from %s:\n--- got\n%s--- want\n%s", path, got, want)
-			}
-			if again := run(newPlan(), steps); again != got {
-				t.Fatalf("a second run decided differently:\n%s", again)
-			}
+			checkScenario(t, name, newPlan, steps)
 		})
 	}
 }
@@ -276,14 +258,7 @@ func TestUpdateStateSurvives(t *testing.T) {
 	setTargets("n2", true)(p)
 	p.Restart(Controller)
 	p.Pause()
-	b, err := p.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := Unmarshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := roundTrip(t, p)
 	if !q.Paused() || !reflect.DeepEqual(q.Pods(), p.Pods()) {
 		t.Fatalf("restored paused=%v pods %+v, want %+v", q.Paused(), q.Pods(), p.Pods())
 	}

@@ -3,15 +3,11 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/sluice-streams/sluice/cluster/clustertest"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
@@ -74,17 +70,7 @@ func zkKeys(t *testing.T, zk, root string) []string {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	var out []string
-	var walk func(string)
-	walk = func(k string) {
-		kids, _ := st.List(context.Background(), k)
-		for _, kv := range kids {
-			out = append(out, kv.Key)
-			walk(kv.Key)
-		}
-	}
-	walk("")
-	return out
+	return clustertest.Keys(context.Background(), st)
 }
 
 // TestMesosServices is the proof that two installs do not
@@ -100,60 +86,18 @@ func zkKeys(t *testing.T, zk, root string) []string {
 // sluice-b keeps its reservations and serves writes and reads.
 func TestMesosServices(t *testing.T) {
 	zk := clustertest.StartZooKeeper(t)
-	m := mesostest.NewMaster(t, mesostest.Options{AllocationInterval: 50 * time.Millisecond, Dir: t.TempDir()})
 	agents := []string{"agent-0", "agent-1", "agent-2"}
 	// Four ports an agent: each service's controller and node may land
 	// on any agent.
-	ports := freePorts(t, 12)
-	for i, id := range agents {
-		var rs []mesos.Value_Range
-		for _, p := range ports[4*i : 4*i+4] {
-			rs = append(rs, mesos.Value_Range{Begin: uint64(p), End: uint64(p)})
-		}
-		sort.Slice(rs, func(a, b int) bool { return rs[a].Begin < rs[b].Begin })
-		if err := m.AddAgent(mesostest.AgentSpec{ID: id, Hostname: "127.0.0.1", CPUs: 4, MemMB: 4096, DiskMB: 4096, Ports: rs}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		for _, tv := range append(m.Tasks(), m.CompletedTasks()...) {
-			for _, f := range []string{"stdout", "stderr"} {
-				b, _ := os.ReadFile(filepath.Join(tv.Sandbox, f))
-				t.Logf("task %s (%v) %s:\n%s", tv.ID, tv.State, f, b)
-			}
-		}
-	})
+	m := fakeMesos(t, mesostest.Auth{}, len(agents), 4)
 	ctx := context.Background()
 	startScheduler := func(name string, env ...string) (*proctest.Proc, *scheduler.Client, string) {
 		t.Helper()
-		env = append([]string{"SLUICE_SCHEDULER_API_HOST=127.0.0.1", "SLUICE_TASK_BINARY=" + sluiceBin}, env...)
-		p := start(t, name, env,
-			"--log-level", "info", "scheduler",
-			"--name", name, "--principal", name+"-principal", "--user", "nobody",
-			"--mesos-master", strings.TrimSuffix(m.URL(), "/api/v1/scheduler"),
-			"--zk", zk, "--api-port", "0", "--artifact-uri", "",
-			"--controllers", "1", "--controller-cpus", "0.5", "--controller-mem", "256", "--controller-port", "0",
+		return startMesosScheduler(t, name, m, zk, env,
+			"--name", name, "--principal", name+"-principal",
 			"--nodes", "2", "--node-cpus", "0.5", "--node-mem", "256", "--node-disk", "512", "--node-port", "0",
 			"--containers", "4", "--tier2", "file://"+t.TempDir(), "--hdfs-config-url", "",
 			"--heads", "0", "--nfs-heads", "0", "--s3-heads", "0")
-		api := "http://" + p.Line(t, "scheduler API listening on ", waitTimeout)
-		sc, err := scheduler.NewClient(api, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p, sc, api
-	}
-	complete := func(sc *scheduler.Client) func() (bool, string) {
-		return func() (bool, string) {
-			p, err := sc.Plan(ctx)
-			if err != nil {
-				return false, err.Error()
-			}
-			return p.Status == plan.Complete, fmt.Sprintf("%+v", p)
-		}
 	}
 	var svcs []*service
 	for _, name := range []string{"sluice-a", "sluice-b"} {
@@ -177,25 +121,13 @@ func TestMesosServices(t *testing.T) {
 		}
 	}
 	for i, s := range svcs {
-		waitFor(t, s.name+" deployed", 2*waitTimeout, complete(s.sc))
+		waitFor(t, s.name+" deployed", 2*waitTimeout, planComplete(s.sc))
 		eps, err := s.sc.Endpoints(ctx)
 		if err != nil || len(eps.Controllers) != 1 || len(eps.Nodes) != 2 {
 			t.Fatalf("%s: endpoints %+v, %v", s.name, eps, err)
 		}
 		s.ctl = eps.Controllers[0]
-		waitFor(t, s.name+"'s nodes registered", waitTimeout, func() (bool, string) {
-			l, err := controllerNodes(s.ctl)
-			if err != nil {
-				return false, err.Error()
-			}
-			live := 0
-			for _, n := range l.Nodes {
-				if n.Live && len(n.Containers) > 0 {
-					live++
-				}
-			}
-			return live == 2, fmt.Sprintf("%+v", l)
-		})
+		waitFor(t, s.name+"'s nodes registered", waitTimeout, nodesLive(s.ctl, 2))
 		cli(t, "", "--controller", s.ctl, "scope", "create", "e2e")
 		cli(t, "", "--controller", s.ctl, "stream", "create", "e2e/s", "--segments", "2")
 		write(s, events(1000*i, 100))
@@ -255,7 +187,7 @@ func TestMesosServices(t *testing.T) {
 	// SDK_UNINSTALL=true.
 	a.proc.Stop(t, waitTimeout)
 	a.proc, a.sc, a.api = startScheduler(a.name, scheduler.UninstallEnv+"=true")
-	waitFor(t, "sluice-a uninstalled", 2*waitTimeout, complete(a.sc))
+	waitFor(t, "sluice-a uninstalled", 2*waitTimeout, planComplete(a.sc))
 	p, err := a.sc.Plan(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -14,9 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mscheduler "github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/sluice-streams/sluice/cluster/clustertest"
@@ -123,30 +121,7 @@ func TestMesosStrict(t *testing.T) {
 // ports each (a controller or a node takes one, an HDFS head three).
 func strictMaster(t *testing.T, auth mesostest.Auth) *mesostest.Master {
 	t.Helper()
-	m := mesostest.NewMaster(t, mesostest.Options{AllocationInterval: 50 * time.Millisecond, Dir: t.TempDir(), Auth: auth})
-	ports := freePorts(t, 10)
-	for i := range 2 {
-		var rs []mesos.Value_Range
-		for _, p := range ports[5*i : 5*i+5] {
-			rs = append(rs, mesos.Value_Range{Begin: uint64(p), End: uint64(p)})
-		}
-		sort.Slice(rs, func(a, b int) bool { return rs[a].Begin < rs[b].Begin })
-		if err := m.AddAgent(mesostest.AgentSpec{ID: fmt.Sprintf("agent-%d", i), Hostname: "127.0.0.1", CPUs: 4, MemMB: 4096, DiskMB: 4096, Ports: rs}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		for _, tv := range append(m.Tasks(), m.CompletedTasks()...) {
-			for _, f := range []string{"stdout", "stderr"} {
-				b, _ := os.ReadFile(filepath.Join(tv.Sandbox, f))
-				t.Logf("task %s (%v) %s:\n%s", tv.ID, tv.State, f, b)
-			}
-		}
-	})
-	return m
+	return fakeMesos(t, auth, 2, 5)
 }
 
 // saCredential is a DC/OS service account credential JSON.
@@ -168,20 +143,12 @@ func saCredential(t *testing.T, uid string, key *rsa.PrivateKey, login string) s
 // node and one HDFS head, every port from the offers.
 func startStrictScheduler(t *testing.T, m *mesostest.Master, zk, root string, env []string, auth ...string) (*proctest.Proc, *scheduler.Client) {
 	t.Helper()
-	args := append([]string{"--log-level", "info", "scheduler",
-		"--name", "sluice", "--role", "sluice-role", "--user", "nobody",
-		"--mesos-master", strings.TrimSuffix(m.URL(), "/api/v1/scheduler"),
-		"--zk", zk, "--zk-root", root, "--api-port", "0", "--artifact-uri", "",
-		"--controllers", "1", "--controller-cpus", "0.5", "--controller-mem", "256", "--controller-port", "0",
+	flags := append([]string{"--name", "sluice", "--role", "sluice-role", "--zk-root", root,
 		"--nodes", "1", "--node-cpus", "0.5", "--node-mem", "256", "--node-disk", "512", "--node-port", "0",
 		"--containers", "2", "--tier2", "file://" + t.TempDir(), "--hdfs-config-url", "",
 		"--heads", "1", "--head-cpus", "0.5", "--head-mem", "256",
 		"--head-rpc-port", "0", "--head-data-port", "0", "--head-http-port", "0"}, auth...)
-	sched := start(t, "scheduler", append([]string{"SLUICE_SCHEDULER_API_HOST=127.0.0.1", "SLUICE_TASK_BINARY=" + sluiceBin}, env...), args...)
-	sc, err := scheduler.NewClient("http://"+sched.Line(t, "scheduler API listening on ", waitTimeout), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sched, sc, _ := startMesosScheduler(t, "scheduler", m, zk, env, flags...)
 	return sched, sc
 }
 
@@ -220,13 +187,7 @@ func expectRefused(t *testing.T, m *mesostest.Master, sched *proctest.Proc, leak
 func deployStrict(t *testing.T, m *mesostest.Master, sc *scheduler.Client, principal string) {
 	t.Helper()
 	ctx := context.Background()
-	waitFor(t, "deployed", 2*waitTimeout, func() (bool, string) {
-		p, err := sc.Plan(ctx)
-		if err != nil {
-			return false, err.Error()
-		}
-		return p.Status == plan.Complete, fmt.Sprintf("%+v", p)
-	})
+	waitFor(t, "deployed", 2*waitTimeout, planComplete(sc))
 	subs := m.CallsOf(mscheduler.Call_SUBSCRIBE)
 	if got := subs[len(subs)-1].GetSubscribe().GetFrameworkInfo().GetPrincipal(); got != principal {
 		t.Fatalf("FrameworkInfo.principal %q, want %q", got, principal)

@@ -16,10 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/colinmarc/hdfs/v2"
-	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/sluice-streams/sluice/client"
 	"github.com/sluice-streams/sluice/cluster/clustertest"
@@ -129,44 +127,18 @@ func events(from, n int) []string {
 // is killed; every event is still read back exactly once.
 func TestMesosFramework(t *testing.T) {
 	zk := clustertest.StartZooKeeper(t)
-	m := mesostest.NewMaster(t, mesostest.Options{AllocationInterval: 50 * time.Millisecond, Dir: t.TempDir()})
 	// The S3 head's keys are a secret in the agents' store: the scheduler
 	// names it, the agent resolves it into the head's environment.
 	const s3SecretPath, s3Secret = "sluice/s3-credentials", "mesos-e2e-Secret"
-	m.SetSecret(s3SecretPath, "AKMESOS:"+s3Secret)
 	// Seven ports an agent: a controller, a node, an NFS head or an S3
 	// head takes one, an HDFS head three.
-	ports := freePorts(t, 21)
-	for i := range 3 {
-		var rs []mesos.Value_Range
-		for _, p := range ports[7*i : 7*i+7] {
-			rs = append(rs, mesos.Value_Range{Begin: uint64(p), End: uint64(p)})
-		}
-		sort.Slice(rs, func(a, b int) bool { return rs[a].Begin < rs[b].Begin })
-		if err := m.AddAgent(mesostest.AgentSpec{ID: fmt.Sprintf("agent-%d", i), Hostname: "127.0.0.1", CPUs: 4, MemMB: 4096, DiskMB: 4096, Ports: rs}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		for _, tv := range append(m.Tasks(), m.CompletedTasks()...) {
-			for _, f := range []string{"stdout", "stderr"} {
-				b, _ := os.ReadFile(filepath.Join(tv.Sandbox, f))
-				t.Logf("task %s (%v) %s:\n%s", tv.ID, tv.State, f, b)
-			}
-		}
-	})
+	m := fakeMesos(t, mesostest.Auth{}, 3, 7)
+	m.SetSecret(s3SecretPath, "AKMESOS:"+s3Secret)
 	tier2 := t.TempDir()
 	startScheduler := func() (*proctest.Proc, *scheduler.Client, string) {
 		t.Helper()
-		sched := start(t, "scheduler", []string{"SLUICE_SCHEDULER_API_HOST=127.0.0.1", "SLUICE_TASK_BINARY=" + sluiceBin},
-			"--log-level", "info", "scheduler",
-			"--name", "sluice", "--role", "sluice-role", "--principal", "sluice-principal", "--user", "nobody",
-			"--mesos-master", strings.TrimSuffix(m.URL(), "/api/v1/scheduler"),
-			"--zk", zk, "--zk-root", "/dcos-service-sluice", "--api-port", "0", "--artifact-uri", "",
-			"--controllers", "1", "--controller-cpus", "0.5", "--controller-mem", "256", "--controller-port", "0",
+		return startMesosScheduler(t, "scheduler", m, zk, nil,
+			"--name", "sluice", "--role", "sluice-role", "--principal", "sluice-principal", "--zk-root", "/dcos-service-sluice",
 			"--nodes", "2", "--node-cpus", "0.5", "--node-mem", "256", "--node-disk", "512", "--node-disk-type", "ROOT", "--node-port", "0",
 			"--containers", "4", "--tier2", "file://"+tier2, "--hdfs-config-url", "",
 			// One HDFS head, the real `sluice hdfs-gateway` under the executor,
@@ -178,12 +150,6 @@ func TestMesosFramework(t *testing.T) {
 			"--nfs-heads", "1", "--nfs-head-cpus", "0.25", "--nfs-head-mem", "128", "--nfs-head-port", "0",
 			"--s3-heads", "1", "--s3-head-cpus", "0.25", "--s3-head-mem", "128", "--s3-head-port", "0",
 			"--s3-credentials-secret", s3SecretPath)
-		api := "http://" + sched.Line(t, "scheduler API listening on ", waitTimeout)
-		sc, err := scheduler.NewClient(api, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sched, sc, api
 	}
 	sched, sc, _ := startScheduler()
 	ctx := context.Background()
@@ -203,19 +169,7 @@ func TestMesosFramework(t *testing.T) {
 		t.Fatalf("endpoints %+v, %v", eps, err)
 	}
 	ctl := eps.Controllers[0]
-	waitFor(t, "both nodes registered", waitTimeout, func() (bool, string) {
-		l, err := controllerNodes(ctl)
-		if err != nil {
-			return false, err.Error()
-		}
-		live := 0
-		for _, n := range l.Nodes {
-			if n.Live && len(n.Containers) > 0 {
-				live++
-			}
-		}
-		return live == 2, fmt.Sprintf("%+v", l)
-	})
+	waitFor(t, "both nodes registered", waitTimeout, nodesLive(ctl, 2))
 
 	cli(t, "", "--controller", ctl, "scope", "create", "e2e")
 	cli(t, "", "--controller", ctl, "stream", "create", "e2e/s", "--segments", "4")

@@ -4,12 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	sched "github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -36,48 +32,16 @@ import (
 // is read back exactly once, in order per key.
 func TestMesosUpdate(t *testing.T) {
 	zk := clustertest.StartZooKeeper(t)
-	m := mesostest.NewMaster(t, mesostest.Options{AllocationInterval: 50 * time.Millisecond, Dir: t.TempDir()})
 	// Three ports an agent: a controller and a node take one each.
-	ports := freePorts(t, 9)
-	for i := range 3 {
-		var rs []mesos.Value_Range
-		for _, p := range ports[3*i : 3*i+3] {
-			rs = append(rs, mesos.Value_Range{Begin: uint64(p), End: uint64(p)})
-		}
-		sort.Slice(rs, func(a, b int) bool { return rs[a].Begin < rs[b].Begin })
-		if err := m.AddAgent(mesostest.AgentSpec{ID: fmt.Sprintf("agent-%d", i), Hostname: "127.0.0.1", CPUs: 4, MemMB: 4096, DiskMB: 4096, Ports: rs}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		for _, tv := range append(m.Tasks(), m.CompletedTasks()...) {
-			for _, f := range []string{"stdout", "stderr"} {
-				b, _ := os.ReadFile(filepath.Join(tv.Sandbox, f))
-				t.Logf("task %s (%v) %s:\n%s", tv.ID, tv.State, f, b)
-			}
-		}
-	})
+	m := fakeMesos(t, mesostest.Auth{}, 3, 3)
 	tier2 := t.TempDir()
 	startScheduler := func(nodeCPUs, nodeMem string) (*proctest.Proc, *scheduler.Client, string) {
 		t.Helper()
-		s := start(t, "scheduler", []string{"SLUICE_SCHEDULER_API_HOST=127.0.0.1", "SLUICE_TASK_BINARY=" + sluiceBin},
-			"--log-level", "info", "scheduler",
-			"--name", "sluice", "--role", "sluice-role", "--principal", "sluice-principal", "--user", "nobody",
-			"--mesos-master", strings.TrimSuffix(m.URL(), "/api/v1/scheduler"),
-			"--zk", zk, "--zk-root", "/dcos-service-sluice", "--api-port", "0", "--artifact-uri", "",
-			"--controllers", "1", "--controller-cpus", "0.5", "--controller-mem", "256", "--controller-port", "0",
+		return startMesosScheduler(t, "scheduler", m, zk, nil,
+			"--name", "sluice", "--role", "sluice-role", "--principal", "sluice-principal", "--zk-root", "/dcos-service-sluice",
 			"--nodes", "3", "--node-cpus", nodeCPUs, "--node-mem", nodeMem, "--node-disk", "512", "--node-port", "0",
 			"--containers", "6", "--tier2", "file://"+tier2, "--hdfs-config-url", "",
 			"--heads", "0", "--nfs-heads", "0", "--s3-heads", "0")
-		api := "http://" + s.Line(t, "scheduler API listening on ", waitTimeout)
-		sc, err := scheduler.NewClient(api, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s, sc, api
 	}
 	ctx := context.Background()
 	s, sc, _ := startScheduler("0.5", "256")
@@ -214,10 +178,10 @@ func TestMesosUpdate(t *testing.T) {
 			t.Fatalf("%s: master has %+v", n, tv)
 		}
 		// The pod's resources are its task's and its executor's together.
-		cpus, mem := scalarsOf(tv.Resources, "")
+		cpus, mem := mesostest.CPUsMem(tv.Resources)
 		for _, ev := range m.Executors() {
 			if ev.ID == tv.ExecutorID {
-				ec, em := scalarsOf(ev.Resources, "")
+				ec, em := mesostest.CPUsMem(ev.Resources)
 				cpus, mem = cpus+ec, mem+em
 			}
 		}
@@ -228,7 +192,7 @@ func TestMesosUpdate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cpus, mem := scalarsOf(av.Reserved, n); cpus != 1 || mem != 384 {
+		if cpus, mem := mesostest.CPUsMem(mesostest.ReservedWith(av.Reserved, plan.LabelPod, n)); cpus != 1 || mem != 384 {
 			t.Fatalf("%s's reservation on %s holds cpus %g mem %g, want 1 and 384", n, p.AgentID, cpus, mem)
 		}
 	}
@@ -265,29 +229,4 @@ func updateStep(p scheduler.PlanView, pod string) (scheduler.PlanStep, bool) {
 		}
 	}
 	return scheduler.PlanStep{}, false
-}
-
-// scalarsOf sums the cpus and mem of rs; with pod, only the resources
-// reserved with the label sluice.pod=pod.
-func scalarsOf(rs mesos.Resources, pod string) (cpus, mem float64) {
-	for _, r := range rs {
-		if pod != "" {
-			mine := false
-			if n := len(r.Reservations); n > 0 {
-				for _, l := range r.Reservations[n-1].GetLabels().GetLabels() {
-					mine = mine || (l.Key == plan.LabelPod && l.GetValue() == pod)
-				}
-			}
-			if !mine {
-				continue
-			}
-		}
-		switch r.Name {
-		case "cpus":
-			cpus += r.GetScalar().GetValue()
-		case "mem":
-			mem += r.GetScalar().GetValue()
-		}
-	}
-	return cpus, mem
 }

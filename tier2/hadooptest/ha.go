@@ -43,14 +43,7 @@ func StartHA(t testing.TB, ns string) *HA {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := h.Stop(); err != nil {
-			t.Error(err)
-		}
-		if t.Failed() {
-			t.Logf("----- HDFS harness log (tail) -----\n%s", h.LogTail())
-		}
-	})
+	h.stopWith(t)
 	// "NS CONF DIR NAMENODES A,B ACTIVE 0"
 	f := strings.Fields(line)
 	if len(f) != 7 || f[0] != ns || f[1] != "CONF" || f[3] != "NAMENODES" || f[5] != "ACTIVE" || f[6] != "0" {

@@ -156,6 +156,13 @@ func StartCluster(t testing.TB) *HDFS {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.stopWith(t)
+	return h
+}
+
+// stopWith stops h when t ends, logging the harness log's tail if t
+// failed.
+func (h *HDFS) stopWith(t testing.TB) {
 	t.Cleanup(func() {
 		if err := h.Stop(); err != nil {
 			t.Error(err)
@@ -164,7 +171,6 @@ func StartCluster(t testing.TB) *HDFS {
 			t.Logf("----- HDFS harness log (tail) -----\n%s", h.LogTail())
 		}
 	})
-	return h
 }
 
 // Stop shuts the cluster down cleanly (closing its stdin) and waits for

@@ -24,25 +24,7 @@ func TestPrincipals(t *testing.T) {
 
 	principals := func(op plan.Op) (res, vol []string) {
 		t.Helper()
-		call, err := c.Call(plan.Decision{Kind: plan.Accept, OfferIDs: []string{"o1"}, AgentID: "a1", Ops: []plan.Op{op}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		mop := call.Accept.Operations[0]
-		var rs []mesos.Resource
-		switch {
-		case mop.Reserve != nil:
-			rs = mop.Reserve.Resources
-		case mop.Unreserve != nil:
-			rs = mop.Unreserve.Resources
-		case mop.Create != nil:
-			rs = mop.Create.Volumes
-		case mop.Destroy != nil:
-			rs = mop.Destroy.Volumes
-		case mop.Launch != nil:
-			rs = mop.Launch.TaskInfos[0].Resources
-		}
-		for _, r := range rs {
+		for _, r := range acceptedResources(t, c, op) {
 			res = append(res, r.Reservations[len(r.Reservations)-1].GetPrincipal())
 			if p := r.GetDisk().GetPersistence(); p != nil {
 				vol = append(vol, p.GetPrincipal())

@@ -8,26 +8,36 @@ import (
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
 
-// labelsOf returns the reservation labels of the resources of an
-// ACCEPT's first operation.
-func labelsOf(t *testing.T, c Converter, op plan.Op) []map[string]string {
+// acceptedResources returns the resources of the first operation of the
+// ACCEPT that c makes of op on offer o1.
+func acceptedResources(t *testing.T, c Converter, op plan.Op) []mesos.Resource {
 	t.Helper()
 	call, err := c.Call(plan.Decision{Kind: plan.Accept, OfferIDs: []string{"o1"}, AgentID: "a1", Ops: []plan.Op{op}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mop := call.Accept.Operations[0]
-	var rs []mesos.Resource
 	switch {
 	case mop.Reserve != nil:
-		rs = mop.Reserve.Resources
+		return mop.Reserve.Resources
 	case mop.Unreserve != nil:
-		rs = mop.Unreserve.Resources
+		return mop.Unreserve.Resources
+	case mop.Create != nil:
+		return mop.Create.Volumes
+	case mop.Destroy != nil:
+		return mop.Destroy.Volumes
 	case mop.Launch != nil:
-		rs = mop.Launch.TaskInfos[0].Resources
+		return mop.Launch.TaskInfos[0].Resources
 	}
+	return nil
+}
+
+// labelsOf returns the reservation labels of the resources of an
+// ACCEPT's first operation.
+func labelsOf(t *testing.T, c Converter, op plan.Op) []map[string]string {
+	t.Helper()
 	var out []map[string]string
-	for _, r := range rs {
+	for _, r := range acceptedResources(t, c, op) {
 		out = append(out, reservationLabels(r))
 	}
 	return out
