@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/node/container"
+	"github.com/sluice-streams/sluice/node/tiering"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/tier2"
 )
@@ -42,33 +42,11 @@ func (n *Node) Release(ctx context.Context, id int) error {
 		return fmt.Errorf("node: release container %d: %w", id, err)
 	}
 	p := tier2.HandoverPath(id, c.Epoch())
-	if err := writeWhole(n.cfg.Tier2, p, blob); err != nil {
+	if err := tiering.WriteWhole(n.cfg.Tier2, p, blob); err != nil {
 		return fmt.Errorf("node: release container %d: %w", id, err)
 	}
 	n.cfg.Logger.WithFields(logrus.Fields{"container": id, "epoch": c.Epoch(), "bytes": len(blob)}).Info("node: container handed over")
 	return n.Unhost(id)
-}
-
-// writeWhole makes a file appear in tier 2 whole: temporary name, close
-// (durable), rename.
-func writeWhole(st tier2.Storage, p string, data []byte) error {
-	tmp := path.Join(path.Dir(p), "_tmp."+path.Base(p))
-	st.Remove(tmp)
-	f, err := st.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", tmp, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp, err)
-	}
-	if err := st.Rename(tmp, p); err != nil {
-		return fmt.Errorf("rename %s: %w", tmp, err)
-	}
-	return nil
 }
 
 // readWhole reads a whole file from tier 2.
