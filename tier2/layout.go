@@ -43,7 +43,9 @@ func HandoverPath(container int, epoch int64) string {
 }
 
 // HandoverDir holds a container's hand-overs (HandoverPath).
-func HandoverDir(container int) string { return fmt.Sprintf("_sluice/handover/container-%d", container) }
+func HandoverDir(container int) string {
+	return fmt.Sprintf("_sluice/handover/container-%d", container)
+}
 
 // ParseHandoverName returns the epoch of a hand-over's base name; ok is
 // false for anything else.
@@ -56,7 +58,9 @@ func ParseHandoverName(name string) (epoch int64, ok bool) {
 }
 
 // RecoveryDir holds a container's recovery records (RecoveryPath).
-func RecoveryDir(container int) string { return fmt.Sprintf("_sluice/recovery/container-%d", container) }
+func RecoveryDir(container int) string {
+	return fmt.Sprintf("_sluice/recovery/container-%d", container)
+}
 
 // RecoveryPath is where the owner of a container under epoch keeps its
 // recovery record number seq (package node/container, "recovery"): the
