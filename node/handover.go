@@ -65,7 +65,10 @@ func readWhole(st tier2.Storage, p string) ([]byte, error) {
 
 // importContainer opens container id under epoch from the hand-over its
 // previous owner left under fromEpoch, unless its directory already holds
-// epoch (the import was done before a restart): then it opens it as it is.
+// epoch (the import was done before a restart): then it opens it as it is;
+// or unless the directory holds no state at all: then from the newest of
+// that hand-over and the recovery records of later epochs
+// (restoreContainer).
 func (n *Node) importContainer(id int, epoch, fromEpoch int64) (*container.Container, error) {
 	have, err := container.ReadEpoch(n.cfg.FS, n.ContainerDir(id))
 	if err != nil {
@@ -77,11 +80,22 @@ func (n *Node) importContainer(id int, epoch, fromEpoch int64) (*container.Conta
 	if n.cfg.Tier2 == nil {
 		return nil, fmt.Errorf("container %d: a hand-over needs tier 2, and this node has none", id)
 	}
+	// With no local state (this node took the container over, then lost
+	// its disk), tier 2 may hold something newer than the hand-over: the
+	// recovery records this node wrote under epoch. The newest wins.
+	c, err := n.restoreContainer(id, epoch)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		n.startTiering(c)
+		return c, nil
+	}
 	blob, err := readWhole(n.cfg.Tier2, tier2.HandoverPath(id, fromEpoch))
 	if err != nil {
 		return nil, fmt.Errorf("container %d: read the hand-over of epoch %d: %w", id, fromEpoch, err)
 	}
-	c, err := container.ImportHandover(n.containerConfig(id, epoch), blob)
+	c, err = container.ImportHandover(n.containerConfig(id, epoch), blob)
 	if err != nil {
 		return nil, err
 	}

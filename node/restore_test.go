@@ -369,3 +369,36 @@ func TestCrashDuringRestore(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreAfterHandOver: a node takes a container over (a hand-over
+// under epoch 1, hosted under 2), writes to it, then loses its disk. Come
+// back on an empty directory and asked again to host it from the
+// hand-over, it restores from its own newer recovery records, not the
+// older hand-over.
+func TestRestoreAfterHandOver(t *testing.T) {
+	r := restoreRig{t: t, store: tier2test.NewMem()}
+	a := r.node(t.TempDir(), 1)
+	c := ctr(t, a)
+	c.Create(seg(0), nil)
+	want := appendEvents(t, c, seg(0), "w", 1, 11)
+	if err := a.Release(t.Context(), 0); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	b := r.open(dir, nil)
+	if err := b.HostFrom(0, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, appendEvents(t, ctr(t, b), seg(0), "w", 11, 21)...)
+	if err := b.FlushTier(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	loseDisk(t, b, dir)
+	b = r.open(dir, nil)
+	if err := b.HostFrom(0, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFrom(t, ctr(t, b), seg(0), 0); !bytes.Equal(got, want) {
+		t.Fatalf("after the disk loss: %d bytes, want %d", len(got), len(want))
+	}
+}
