@@ -26,9 +26,10 @@ func (w *Writer) record() error {
 	if w.recorded && w.c.MetaChanges() == w.recChanges {
 		return nil
 	}
-	if w.recSeq == 0 {
+	if !w.recListed {
 		// Continue the sequence of records this epoch already has (a
-		// restart on the same disk, a standalone node: epoch 0 forever).
+		// restart on the same disk, a standalone node: epoch 0 forever),
+		// and learn the older records to remove as newer ones are written.
 		recs, err := w.listRecords()
 		if err != nil {
 			return err
@@ -38,6 +39,12 @@ func (w *Writer) record() error {
 				w.recSeq = r.seq
 			}
 		}
+		for _, r := range recs { // oldest first
+			if r.epoch < w.c.Epoch() || (r.epoch == w.c.Epoch() && r.seq <= w.recSeq) {
+				w.recOlder = append(w.recOlder, r.name)
+			}
+		}
+		w.recListed = true
 	}
 	seq := w.recSeq + 1
 	rec, err := w.c.ExportRecovery(seq)
@@ -50,6 +57,7 @@ func (w *Writer) record() error {
 	}
 	w.recSeq, w.recChanges, w.recorded = seq, rec.Changes, true
 	w.c.Recorded(rec)
+	w.recOlder = append(w.recOlder, p)
 	return w.trimRecords()
 }
 
@@ -79,24 +87,17 @@ func (w *Writer) listRecords() ([]recordName, error) {
 	return out, nil
 }
 
-// trimRecords removes the container's recovery records older than the
-// RecoveryKeep newest, and only those below the one just written: a
-// record of a later epoch (a newer owner's) is never removed here.
+// trimRecords removes the container's recovery records but the
+// RecoveryKeep newest this writer knows of: those it found older than its
+// own when it first listed, and those it wrote. A record of a later
+// epoch (a newer owner's) is never among them.
 func (w *Writer) trimRecords() error {
-	recs, err := w.listRecords()
-	if err != nil {
-		return err
-	}
-	var older []recordName
-	for _, r := range recs {
-		if r.epoch < w.c.Epoch() || (r.epoch == w.c.Epoch() && r.seq < w.recSeq) {
-			older = append(older, r)
+	for len(w.recOlder) > RecoveryKeep {
+		p := w.recOlder[0]
+		if err := w.cfg.Store.Remove(p); err != nil && !errors.Is(err, tier2.ErrNotExist) {
+			return fmt.Errorf("tiering: remove old recovery record %s: %w", p, err)
 		}
-	}
-	for i := 0; i < len(older)-(RecoveryKeep-1); i++ {
-		if err := w.cfg.Store.Remove(older[i].name); err != nil && !errors.Is(err, tier2.ErrNotExist) {
-			return fmt.Errorf("tiering: remove old recovery record %s: %w", older[i].name, err)
-		}
+		w.recOlder = w.recOlder[1:]
 	}
 	return nil
 }

@@ -87,6 +87,8 @@ type Writer struct {
 	recorded   bool
 	recSeq     uint64
 	recChanges uint64
+	recListed  bool     // tier 2's records were listed (the first record)
+	recOlder   []string // records kept in tier 2, oldest first; the newest is this writer's last
 
 	mu struct {
 		sync.Mutex
