@@ -33,4 +33,15 @@
 // every container, when the ZooKeeper session is lost) is fenced at once:
 // its changes fail with ErrWrongHost, so two nodes never write one
 // container.
+//
+// Losing a disk (restore.go): with tier 2, a container whose directory
+// holds no state of its own (container.HasLocalState: the node's disk
+// was lost) is rebuilt, before it is served, from the newest of its
+// recovery records and hand-overs in tier 2 (tier2.RecoveryPath,
+// tier2.HandoverPath; by epoch, then sequence, a hand-over last in its
+// epoch): container.ImportRecovery or ImportHandover. A directory with
+// state is never replaced; a record of a later epoch is refused
+// (container.ErrStaleEpoch); a damaged newest record is an error naming
+// it; a failure to list tier 2 keeps the container closed rather than
+// open empty; nothing in tier 2 opens it empty.
 package node

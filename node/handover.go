@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/node/container"
+	"github.com/sluice-streams/sluice/node/tiering"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/tier2"
 )
@@ -42,33 +42,11 @@ func (n *Node) Release(ctx context.Context, id int) error {
 		return fmt.Errorf("node: release container %d: %w", id, err)
 	}
 	p := tier2.HandoverPath(id, c.Epoch())
-	if err := writeWhole(n.cfg.Tier2, p, blob); err != nil {
+	if err := tiering.WriteWhole(n.cfg.Tier2, p, blob); err != nil {
 		return fmt.Errorf("node: release container %d: %w", id, err)
 	}
 	n.cfg.Logger.WithFields(logrus.Fields{"container": id, "epoch": c.Epoch(), "bytes": len(blob)}).Info("node: container handed over")
 	return n.Unhost(id)
-}
-
-// writeWhole makes a file appear in tier 2 whole: temporary name, close
-// (durable), rename.
-func writeWhole(st tier2.Storage, p string, data []byte) error {
-	tmp := path.Join(path.Dir(p), "_tmp."+path.Base(p))
-	st.Remove(tmp)
-	f, err := st.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", tmp, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp, err)
-	}
-	if err := st.Rename(tmp, p); err != nil {
-		return fmt.Errorf("rename %s: %w", tmp, err)
-	}
-	return nil
 }
 
 // readWhole reads a whole file from tier 2.
@@ -87,7 +65,10 @@ func readWhole(st tier2.Storage, p string) ([]byte, error) {
 
 // importContainer opens container id under epoch from the hand-over its
 // previous owner left under fromEpoch, unless its directory already holds
-// epoch (the import was done before a restart): then it opens it as it is.
+// epoch (the import was done before a restart): then it opens it as it is;
+// or unless the directory holds no state at all: then from the newest of
+// that hand-over and the recovery records of later epochs
+// (restoreContainer).
 func (n *Node) importContainer(id int, epoch, fromEpoch int64) (*container.Container, error) {
 	have, err := container.ReadEpoch(n.cfg.FS, n.ContainerDir(id))
 	if err != nil {
@@ -99,11 +80,22 @@ func (n *Node) importContainer(id int, epoch, fromEpoch int64) (*container.Conta
 	if n.cfg.Tier2 == nil {
 		return nil, fmt.Errorf("container %d: a hand-over needs tier 2, and this node has none", id)
 	}
+	// With no local state (this node took the container over, then lost
+	// its disk), tier 2 may hold something newer than the hand-over: the
+	// recovery records this node wrote under epoch. The newest wins.
+	c, err := n.restoreContainer(id, epoch)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		n.startTiering(c)
+		return c, nil
+	}
 	blob, err := readWhole(n.cfg.Tier2, tier2.HandoverPath(id, fromEpoch))
 	if err != nil {
 		return nil, fmt.Errorf("container %d: read the hand-over of epoch %d: %w", id, fromEpoch, err)
 	}
-	c, err := container.ImportHandover(n.containerConfig(id, epoch), blob)
+	c, err = container.ImportHandover(n.containerConfig(id, epoch), blob)
 	if err != nil {
 		return nil, err
 	}

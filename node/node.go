@@ -247,11 +247,18 @@ func (n *Node) containerConfig(id int, epoch int64) container.Config {
 	return cfg
 }
 
-// openContainer opens a container and starts its storage writer.
+// openContainer opens a container and starts its storage writer. A
+// container whose directory holds no state of its own (the node's disk
+// was lost) is rebuilt from tier 2 first (restore.go).
 func (n *Node) openContainer(id int, epoch int64) (*container.Container, error) {
-	c, err := container.Open(n.containerConfig(id, epoch))
+	c, err := n.restoreContainer(id, epoch)
 	if err != nil {
 		return nil, err
+	}
+	if c == nil {
+		if c, err = container.Open(n.containerConfig(id, epoch)); err != nil {
+			return nil, err
+		}
 	}
 	n.startTiering(c)
 	return c, nil

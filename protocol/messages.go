@@ -249,8 +249,10 @@ type SegmentInfo struct {
 	Length               int64  `msgpack:"l"`
 	Sealed               bool   `msgpack:"sd"`
 	LastModifiedUnixNano int64  `msgpack:"lm"`
-	// Tier 2: bytes kept below TieredOffset are in tier 2; UntieredBytes
-	// durable bytes from it are only in the log, the oldest logged at
+	// Tier 2: bytes kept below TieredOffset are in tier 2, chunks and
+	// the container's recovery record both (they survive the loss of the
+	// node's disk); UntieredBytes
+	// durable bytes from it are not yet, the oldest logged at
 	// OldestUntieredUnixNano (0 if none); Tier2Error is the container's
 	// latest tier-2 failure while tiering is stalled.
 	TieredOffset           int64  `msgpack:"to,omitempty"`

@@ -20,6 +20,15 @@
 // (Hadoop skips names starting with '_' or '.'); it is synced, closed and
 // renamed into place, so a chunk is visible whole or not at all.
 //
+// Sluice's own files live under "_sluice/" (Hadoop and Hive skip it):
+//
+//	_sluice/handover/container-<id>/<epoch, 20 digits>.bin
+//	_sluice/recovery/container-<id>/<epoch, 20 digits>-<seq, 20 digits>.bin
+//
+// a container's state left by its owner for the next (HandoverPath) and
+// its recovery records, from which a node that lost its disk rebuilds it
+// (RecoveryPath); both written whole under a "_tmp." name, then renamed.
+//
 // Chunks are immutable once renamed into place; backends create files
 // readable by everyone (0444) and directories writable only by the
 // service (0755).

@@ -68,6 +68,18 @@ type ckptSegment struct {
 	// none), so that the age of untiered data, which bounds the tier-2
 	// lag, survives a restart.
 	UntieredSince int64 `msgpack:"us,omitempty"`
+	// ExtentWriters names, for each extent with a writer (by its index in
+	// Extents), the writer and its event number before the block (-1:
+	// none): what a recovery record needs to give each writer its number
+	// as of the tiered end. Absent from older checkpoints: their extents
+	// count as having no writer.
+	ExtentWriters []extentWriter `msgpack:"ew,omitempty"`
+}
+
+type extentWriter struct {
+	Index  int    `msgpack:"i"`
+	Writer string `msgpack:"w"`
+	Prev   int64  `msgpack:"p"`
 }
 
 // snapshotLocked copies the durable part of the state for a checkpoint at
@@ -105,7 +117,10 @@ func (st *state) snapshotLocked(lsn uint64) checkpoint {
 			cs.UntieredSince = s.extents[0].appended
 			cs.ExtentBase = s.extents[0].offset
 			buf := make([]byte, 0, len(s.extents)*12)
-			for _, e := range s.extents {
+			for i, e := range s.extents {
+				if e.writer != "" {
+					cs.ExtentWriters = append(cs.ExtentWriters, extentWriter{Index: i, Writer: e.writer, Prev: e.prev})
+				}
 				buf = binary.AppendUvarint(buf, uint64(e.length))
 				buf = binary.AppendUvarint(buf, e.addr.File)
 				buf = binary.AppendUvarint(buf, uint64(e.addr.Offset))
@@ -180,9 +195,15 @@ func restore(cp checkpoint) (state, error) {
 			// Each restored block counts as old as the oldest (its own
 			// time is not kept): tiered no later than the lag bound says.
 			e := extent{offset: off, length: int64(vals[0]), addr: wal.Addr{File: vals[1], Offset: int64(vals[2])}, dataOff: int32(vals[3]),
-				appended: cs.UntieredSince}
+				appended: cs.UntieredSince, prev: -1}
 			s.extents = append(s.extents, e)
 			off = e.end()
+		}
+		for _, ew := range cs.ExtentWriters {
+			if ew.Index < 0 || ew.Index >= len(s.extents) || ew.Writer == "" {
+				return state{}, fmt.Errorf("segment %q: extent writer at index %d of %d extents", cs.Name, ew.Index, len(s.extents))
+			}
+			s.extents[ew.Index].writer, s.extents[ew.Index].prev = ew.Writer, ew.Prev
 		}
 		if len(s.extents) > 0 && off != s.length {
 			return state{}, fmt.Errorf("segment %q: extents end at %d, length is %d", cs.Name, off, s.length)

@@ -104,6 +104,7 @@ type Container struct {
 	ckptMu      sync.Mutex
 	ckptLSN     atomic.Uint64 // LSN of the last checkpoint written
 	bytesLogged atomic.Int64  // log payload bytes since the last checkpoint
+	metaChanges atomic.Uint64 // records other than appends logged by this process (recovery.go)
 	kick        chan struct{}
 	stop        chan struct{}
 	stopped     chan struct{}
@@ -275,6 +276,9 @@ func (c *Container) logLocked(typ wal.RecordType, parts ...[]byte) (wal.Pending,
 		return p, c.mu.failed
 	}
 	c.mu.lastLSN = p.LSN
+	if typ != recAppend {
+		c.metaChanges.Add(1)
+	}
 	n := c.bytesLogged.Add(int64(wal.RecordHeaderSize))
 	for _, part := range parts {
 		n = c.bytesLogged.Add(int64(len(part)))

@@ -88,6 +88,19 @@
 // chunk's end (read.go). Container hand-over (handover.go) exports the
 // metadata with its chunks to a new owner.
 //
+// Recovery records (recovery.go): ExportRecovery returns the metadata as
+// of what tier 2 holds (segments cut back to their chunks' end, no
+// extents, writers' event numbers as of the cut: each extent keeps its
+// writer and that writer's number before the block, checkpointed as
+// ExtentWriters), framed like a checkpoint with magic "SLUICERR",
+// version 1, and the container id, epoch and sequence number in the
+// body. The storage writer keeps it in tier 2 so that a node that lost
+// its disk rebuilds the container (ImportRecovery, which imports as
+// ImportHandover does, refusing a damaged record with ErrBadRecovery and
+// one of a later epoch with ErrStaleEpoch). Recorded tells the container
+// a record is in tier 2; TierState.Recorded is then what counts as
+// tiered. MetaChanges counts the changes a record may need.
+//
 // Open loads the newest valid checkpoint (falling back to the older one,
 // with a warning, if the newest is damaged), replays the log after it, and
 // refuses to start if the log is damaged other than by a torn tail.

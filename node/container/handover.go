@@ -81,7 +81,7 @@ func (c *Container) ExportHandover() ([]byte, error) {
 	}
 	h := handover{Checkpoint: cp, Logged: map[uint64][]byte{}}
 	for i := range h.Checkpoint.Segments {
-		h.Checkpoint.Segments[i].ExtentBase, h.Checkpoint.Segments[i].Extents = 0, nil
+		h.Checkpoint.Segments[i].ExtentBase, h.Checkpoint.Segments[i].Extents, h.Checkpoint.Segments[i].ExtentWriters = 0, nil, nil
 	}
 	sort.Slice(rest, func(i, j int) bool { return rest[i].id < rest[j].id })
 	for _, r := range rest {
@@ -122,6 +122,14 @@ func ImportHandover(cfg Config, blob []byte) (*Container, error) {
 	if err != nil {
 		return nil, fmt.Errorf("container %d: %w", cfg.ID, err)
 	}
+	return importState(cfg, h.Checkpoint, h.Logged)
+}
+
+// importState builds the container cp and logged describe (logged: by
+// segment id, the bytes at the end of each segment that go into the new
+// log) in a fresh directory beside cfg.Dir, then replaces cfg.Dir with it
+// in one rename, and opens it.
+func importState(cfg Config, cp checkpoint, logged map[uint64][]byte) (*Container, error) {
 	fs := cfg.FS
 	if fs == nil {
 		fs = vfs.Default
@@ -135,15 +143,14 @@ func ImportHandover(cfg Config, blob []byte) (*Container, error) {
 	}
 	// The metadata, with each segment's length cut back to where its
 	// logged bytes start: they are appended again below.
-	cp := h.Checkpoint
 	cp.LSN = 0
-	logged := map[uint64]int64{}
+	at := map[uint64]int64{}
 	since := map[uint64]int64{} // when the oldest of those bytes was logged
 	for i := range cp.Segments {
 		cs := &cp.Segments[i]
-		if data, ok := h.Logged[cs.ID]; ok {
+		if data, ok := logged[cs.ID]; ok {
 			cs.Length -= int64(len(data))
-			logged[cs.ID] = cs.Length
+			at[cs.ID] = cs.Length
 			since[cs.ID] = cs.UntieredSince
 		}
 	}
@@ -157,13 +164,13 @@ func ImportHandover(cfg Config, blob []byte) (*Container, error) {
 	if err != nil {
 		return nil, fmt.Errorf("container %d: import: %w", cfg.ID, err)
 	}
-	ids := make([]uint64, 0, len(h.Logged))
-	for id := range h.Logged {
+	ids := make([]uint64, 0, len(logged))
+	for id := range logged {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
-		if err := c.importLogged(id, logged[id], h.Logged[id], since[id]); err != nil {
+		if err := c.importLogged(id, at[id], logged[id], since[id]); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("container %d: import: %w", cfg.ID, err)
 		}

@@ -22,6 +22,13 @@ type extent struct {
 	// nanoseconds): the age of the oldest untiered block drives tiering.
 	// It is not checkpointed; after a restart it counts from the restart.
 	appended int64
+	// writer is the block's writer ("" if none, or not the segment's own:
+	// blocks merged in from a transaction) and prev that writer's event
+	// number before the block (-1: none), so that a recovery record can
+	// give each writer its number as of the segment's tiered end
+	// (recovery.go).
+	writer string
+	prev   int64
 }
 
 func (e extent) end() int64 { return e.offset + e.length }
@@ -54,6 +61,7 @@ type segment struct {
 
 	// ---
 	durable     int64         // readers see [start, durable): every byte below is fsynced
+	recorded    int64         // every byte kept below it is in the newest recovery record this process wrote
 	sealDurable bool          // the seal record is fsynced: readers may see the end
 	changed     chan struct{} // closed when durable, sealDurable or existence changes; nil if nobody waits
 	// hints are offsets recently found to be event boundaries (0 is one),
@@ -144,11 +152,16 @@ func (st *state) applyAppend(s *segment, r appendRecord, addr wal.Addr, logged, 
 	// An appended block is only in the log: it adds its bytes to the
 	// untiered count (done here, not through track, on the hot path).
 	st.untiered += int64(len(r.data))
-	s.extents = append(s.extents, extent{offset: s.length, length: int64(len(r.data)), addr: addr, dataOff: int32(r.dataOff), appended: logged})
-	s.length += int64(len(r.data))
+	e := extent{offset: s.length, length: int64(len(r.data)), addr: addr, dataOff: int32(r.dataOff), appended: logged, prev: -1}
 	if r.writer != "" {
+		e.writer = r.writer
+		if prev, ok := s.writers[r.writer]; ok {
+			e.prev = prev
+		}
 		s.writers[r.writer] = r.eventNumber
 	}
+	s.extents = append(s.extents, e)
+	s.length += int64(len(r.data))
 	s.modified = now
 }
 
@@ -210,6 +223,7 @@ func (st *state) applyMerge(target, source *segment, now int64) {
 	base := target.length
 	for _, e := range source.extents {
 		e.offset = base + e.offset
+		e.writer, e.prev = "", -1 // the transaction's writers are not the target's
 		target.extents = append(target.extents, e)
 	}
 	target.length += source.length

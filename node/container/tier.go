@@ -35,6 +35,10 @@ type TierState struct {
 	Name string
 	// Tiered: every byte kept below this offset is in tier 2.
 	Tiered int64
+	// Recorded (at most Tiered): every byte kept below this offset is in
+	// the newest recovery record this process wrote (Recorded), so a node
+	// that loses its disk gets it back from tier 2. 0 until the first.
+	Recorded int64
 	// Untiered is the durable bytes from Tiered that are only in the log.
 	Untiered int64
 	// Oldest is when the oldest untiered block was logged (zero if none).
@@ -85,6 +89,7 @@ func (c *Container) TierState(name string) (TierState, error) {
 
 func (c *Container) tierStateLocked(s *segment) TierState {
 	ts := TierState{Name: s.name, Tiered: s.tieredEnd(), Sealed: s.sealDurable, Transaction: isTransaction(s.name), FirstChunk: -1}
+	ts.Recorded = min(s.recorded, ts.Tiered)
 	if d := s.durable - ts.Tiered; d > 0 {
 		ts.Untiered = d
 		ts.Oldest = time.Unix(0, s.extents[0].appended)

@@ -518,9 +518,15 @@ func (c *conn) dispatch(req protocol.Request) (last *protocol.ErrorReply, ok boo
 				ts, err = ct.TierState(r.Segment)
 				return err
 			})
+			// In tier 2 means recoverable from it: in the container's
+			// recovery record, not only in a chunk (see container.Recovery).
+			tiered, untiered := ts.Tiered, ts.Untiered
+			if c.s.node.HasTier2() {
+				tiered, untiered = ts.Recorded, ts.Untiered+ts.Tiered-ts.Recorded
+			}
 			reply := &protocol.SegmentInfo{RequestID: r.RequestID, Segment: r.Segment,
 				StartOffset: info.StartOffset, Length: info.Length, Sealed: info.Sealed,
-				TieredOffset: ts.Tiered, UntieredBytes: ts.Untiered, Tier2Error: tierErr}
+				TieredOffset: tiered, UntieredBytes: untiered, Tier2Error: tierErr}
 			if !info.Modified.IsZero() {
 				reply.LastModifiedUnixNano = info.Modified.UnixNano()
 			}

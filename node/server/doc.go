@@ -112,4 +112,12 @@
 // protocol.ErrWriterNotSetUp until it sets up again and resends, so none
 // is stored ahead of the refused one. Hello is optional: a
 // client should send it first to learn the node's version.
+//
+// # Segment info and tier 2
+//
+// On a node with tier 2, GetSegmentInfo's TieredOffset is what the
+// container's newest recovery record in tier 2 holds
+// (container.TierState.Recorded), not only what its chunks hold: the
+// bytes that survive the loss of the node's disk. UntieredBytes counts
+// the rest.
 package server

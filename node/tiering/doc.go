@@ -34,6 +34,20 @@
 // again from the same offset) or the record (the file is in place), so
 // every event is in tier 2 exactly once.
 //
+// # Recovery records (recovery.go)
+//
+// A pass writes the container's recovery record
+// (container.ExportRecovery) to tier2.RecoveryPath(id, epoch, seq)
+// (temporary name, close, rename: WriteWhole) when the container changed
+// by anything but untiered appends since the writer's last record: at
+// the pass's start, before any file is removed (so no record names a
+// chunk a truncation or deletion removed, but for an older one beside a
+// newer), and after tiering. seq continues the highest of the epoch in
+// tier 2. The newest RecoveryKeep records are kept; a writer removes
+// only records below its own, never a later epoch's. Then it tells the
+// container (Recorded), which from then counts those bytes as tiered.
+// Config.NoRecoveryRecords turns them off, for benchmarks only.
+//
 // Faults: a tier-2 error stops tiering for that container, never writing;
 // the writer retries with backoff (up to 10 s) and reports the stall
 // (Stats). Appends continue into the log until container.Config's

@@ -46,6 +46,10 @@ type Config struct {
 	Now func() time.Time
 	// Tick is the time between passes (default: MaxLag/8, at most 1 s).
 	Tick time.Duration
+	// NoRecoveryRecords: write no recovery records (recovery.go). Only
+	// for measuring what they cost: without them, a node that loses its
+	// disk loses its containers.
+	NoRecoveryRecords bool
 	// CheckpointEvery bounds how often a pass that tiered something takes
 	// a container checkpoint, which lets the log drop what was tiered
 	// (default 5 s; Flush always takes one).
@@ -77,6 +81,14 @@ type Writer struct {
 	passMu   sync.Mutex         // one pass at a time
 	known    map[string][]int64 // chunks of each segment as of the last pass
 	lastCkpt time.Time
+	// The recovery records this writer wrote (recovery.go): whether any,
+	// the sequence number of the last one and the container's MetaChanges
+	// it held.
+	recorded   bool
+	recSeq     uint64
+	recChanges uint64
+	recListed  bool     // tier 2's records were listed (the first record)
+	recOlder   []string // records kept in tier 2, oldest first; the newest is this writer's last
 
 	mu struct {
 		sync.Mutex
@@ -166,7 +178,7 @@ func (w *Writer) Pass(ctx context.Context) error {
 	w.passMu.Lock()
 	defer w.passMu.Unlock()
 	err := w.pass(ctx, false)
-	w.record(err)
+	w.note(err)
 	return err
 }
 
@@ -180,11 +192,11 @@ func (w *Writer) Flush(ctx context.Context) error {
 		err = w.c.Checkpoint()
 		w.lastCkpt = w.cfg.Now()
 	}
-	w.record(err)
+	w.note(err)
 	return err
 }
 
-func (w *Writer) record(err error) {
+func (w *Writer) note(err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
@@ -206,6 +218,9 @@ func (w *Writer) pass(ctx context.Context, all bool) error {
 		if err := w.reconcile(); err != nil {
 			return err
 		}
+	}
+	if err := w.record(); err != nil {
+		return err
 	}
 	for _, name := range w.c.Gone() {
 		if err := w.removeSegment(name); err != nil {
@@ -236,6 +251,9 @@ func (w *Writer) pass(ctx context.Context, all bool) error {
 			return err
 		}
 		tiered = tiered || n > 0
+	}
+	if err := w.record(); err != nil {
+		return err
 	}
 	if tiered && !all && w.cfg.Now().Sub(w.lastCkpt) >= w.cfg.CheckpointEvery {
 		w.lastCkpt = w.cfg.Now()

@@ -16,4 +16,10 @@
 // directory: its containers are reported unavailable while it is away,
 // served again after, and every acknowledged event is read back exactly
 // once.
+//
+// TestClusterDiskLoss (restore_test.go) kills a node with SIGKILL once
+// every event is in tier 2, deletes its data directory, and starts it
+// again on the empty directory: it rebuilds its containers from their
+// recovery records in tier 2, every event is read back exactly once, and
+// every stream takes new events.
 package e2e
