@@ -58,6 +58,20 @@ func (w *Writer) record() error {
 	w.recSeq, w.recChanges, w.recorded = seq, rec.Changes, true
 	w.c.Recorded(rec)
 	w.recOlder = append(w.recOlder, p)
+	if !w.handoverGone {
+		// A hand-over of this epoch is this container's own, written by
+		// a release whose move was then called off (the map kept the
+		// container here under the same epoch). Restore takes a hand-over
+		// of an epoch as newer than its records: now that a record holds
+		// what came after it, it must go, or a lost disk would bring back
+		// the hand-over's older state. No other node imports it: a move
+		// needs a new release, which writes it anew.
+		hp := tier2.HandoverPath(w.c.ID(), w.c.Epoch())
+		if err := w.cfg.Store.Remove(hp); err != nil && !errors.Is(err, tier2.ErrNotExist) {
+			return fmt.Errorf("tiering: remove the hand-over %s left by a cancelled move: %w", hp, err)
+		}
+		w.handoverGone = true
+	}
 	return w.trimRecords()
 }
 

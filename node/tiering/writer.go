@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"sync"
@@ -87,8 +88,11 @@ type Writer struct {
 	recorded   bool
 	recSeq     uint64
 	recChanges uint64
-	recListed  bool     // tier 2's records were listed (the first record)
-	recOlder   []string // records kept in tier 2, oldest first; the newest is this writer's last
+	recListed  bool // tier 2's records were listed (the first record)
+	// handoverGone: the hand-over of this epoch, if tier 2 has one, was
+	// removed after this writer's first record (record).
+	handoverGone bool
+	recOlder     []string // records kept in tier 2, oldest first; the newest is this writer's last
 
 	mu struct {
 		sync.Mutex
@@ -214,20 +218,31 @@ func (w *Writer) note(err error) {
 }
 
 func (w *Writer) pass(ctx context.Context, all bool) error {
+	// What this pass removes from tier 2 is decided from the container as
+	// it is before the pass's first record: that record, a later
+	// snapshot, then names nothing removed, whatever is deleted or
+	// truncated while it is written (only this writer adds chunks).
+	var lists map[string][]int64
 	if w.known == nil {
-		if err := w.reconcile(); err != nil {
+		var err error
+		if lists, err = w.chunkLists(); err != nil {
 			return err
 		}
 	}
+	gone, states := w.c.Gone(), w.c.TierStates()
 	if err := w.record(); err != nil {
 		return err
 	}
-	for _, name := range w.c.Gone() {
+	if lists != nil {
+		if err := w.reconcile(lists); err != nil {
+			return err
+		}
+	}
+	for _, name := range gone {
 		if err := w.removeSegment(name); err != nil {
 			return err
 		}
 	}
-	states := w.c.TierStates()
 	if err := w.removeDropped(states); err != nil {
 		return err
 	}
@@ -387,13 +402,11 @@ func writeEvents(f tier2.Writer, offset int64, blocks [][]byte, comp seqfile.Com
 	return pos - offset, marks, nil
 }
 
-// reconcile makes tier 2 hold exactly the chunks the container records:
-// temporaries and chunks with no record (a crash between the rename and
-// the record, or between a truncation and the removal) are removed. A
-// recorded chunk that is missing is reported: its bytes are lost from
-// tier 2 and reads of them fail.
-func (w *Writer) reconcile() error {
-	known := map[string][]int64{}
+// chunkLists returns the chunks the container records, by segment
+// (transactions, which are never tiered, left out): what reconcile
+// keeps.
+func (w *Writer) chunkLists() (map[string][]int64, error) {
+	lists := map[string][]int64{}
 	for _, ts := range w.c.TierStates() {
 		if ts.Transaction {
 			continue
@@ -403,9 +416,24 @@ func (w *Writer) reconcile() error {
 			continue // deleted meanwhile: Gone has it
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
-		dir, err := segmentDir(ts.Name)
+		lists[ts.Name] = chunks
+	}
+	return lists, nil
+}
+
+// reconcile makes tier 2 hold exactly the chunks of lists (chunkLists,
+// taken before the pass's first record, so that no record names a chunk
+// removed here): temporaries and chunks with no record (a crash between
+// the rename and the record, or between a truncation and the removal)
+// are removed. A recorded chunk that is missing is reported: its bytes
+// are lost from tier 2 and reads of them fail.
+func (w *Writer) reconcile(lists map[string][]int64) error {
+	known := map[string][]int64{}
+	for _, name := range slices.Sorted(maps.Keys(lists)) {
+		chunks := lists[name]
+		dir, err := segmentDir(name)
 		if err != nil {
 			return err
 		}
@@ -435,7 +463,7 @@ func (w *Writer) reconcile() error {
 				w.l.WithField("file", dir+"/"+tier2.ChunkName(off)).Error("tiering: a recorded chunk is missing from tier 2")
 			}
 		}
-		known[ts.Name] = chunks
+		known[name] = chunks
 	}
 	w.known = known
 	return nil
