@@ -83,7 +83,7 @@ func (n *Node) importContainer(id int, epoch, fromEpoch int64) (*container.Conta
 	// With no local state (this node took the container over, then lost
 	// its disk), tier 2 may hold something newer than the hand-over: the
 	// recovery records this node wrote under epoch. The newest wins.
-	c, err := n.restoreContainer(id, epoch)
+	c, err := n.restoreContainer(id, epoch, fromEpoch)
 	if err != nil {
 		return nil, err
 	}

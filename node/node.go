@@ -251,7 +251,7 @@ func (n *Node) containerConfig(id int, epoch int64) container.Config {
 // container whose directory holds no state of its own (the node's disk
 // was lost) is rebuilt from tier 2 first (restore.go).
 func (n *Node) openContainer(id int, epoch int64) (*container.Container, error) {
-	c, err := n.restoreContainer(id, epoch)
+	c, err := n.restoreContainer(id, epoch, -1)
 	if err != nil {
 		return nil, err
 	}

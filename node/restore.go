@@ -42,8 +42,12 @@ func (a tier2State) before(b tier2State) bool {
 // error, not an empty container, so that a container is never opened
 // empty over a record it could not read; so is a damaged newest record
 // (container.ErrBadRecovery or container.ErrBadHandover, naming it) and
-// one from a later epoch (container.ErrStaleEpoch).
-func (n *Node) restoreContainer(id int, epoch int64) (*container.Container, error) {
+// one from a later epoch (container.ErrStaleEpoch). With from >= 0 (a
+// hand-over from that epoch is to be imported), only a state at least as
+// new as that hand-over is taken; else nil, and the caller imports the
+// hand-over itself (and fails if it is missing) rather than an older
+// state.
+func (n *Node) restoreContainer(id int, epoch, from int64) (*container.Container, error) {
 	if n.cfg.Tier2 == nil {
 		return nil, nil
 	}
@@ -54,6 +58,9 @@ func (n *Node) restoreContainer(id int, epoch int64) (*container.Container, erro
 	newest, found, err := n.newestTier2State(id)
 	if err != nil || !found {
 		return nil, err
+	}
+	if from >= 0 && (newest.epoch < from || (newest.epoch == from && !newest.handover)) {
+		return nil, nil
 	}
 	if newest.epoch > epoch {
 		return nil, fmt.Errorf("container %d: %w: tier 2 holds %s of epoch %d, the assignment gives %d; a newer owner holds it",

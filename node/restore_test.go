@@ -402,3 +402,29 @@ func TestRestoreAfterHandOver(t *testing.T) {
 		t.Fatalf("after the disk loss: %d bytes, want %d", len(got), len(want))
 	}
 }
+
+// TestHostFromRefusesAnOlderState: told to build a container from the
+// hand-over of epoch 1, a node with no state of its own never takes an
+// older state from tier 2 in its place (the owner's recovery records of
+// epoch 1 come before its hand-over): with the hand-over missing, it
+// fails as it did before records existed, and imports nothing.
+func TestHostFromRefusesAnOlderState(t *testing.T) {
+	r := restoreRig{t: t, store: tier2test.NewMem()}
+	a := r.node(t.TempDir(), 1)
+	c := ctr(t, a)
+	c.Create(seg(0), nil)
+	appendEvents(t, c, seg(0), "w", 1, 11)
+	if err := a.FlushTier(t.Context()); err != nil { // a record of epoch 1
+		t.Fatal(err)
+	}
+	if err := a.Release(t.Context(), 0); err != nil { // and its hand-over
+		t.Fatal(err)
+	}
+	if err := r.store.Remove(tier2.HandoverPath(0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	b := r.open(t.TempDir(), nil)
+	if err := b.HostFrom(0, 2, 1); err == nil || !strings.Contains(err.Error(), "hand-over of epoch 1") {
+		t.Fatalf("HostFrom with the hand-over missing: %v, want the hand-over's read error", err)
+	}
+}
