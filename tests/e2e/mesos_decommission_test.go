@@ -3,13 +3,10 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
@@ -36,44 +33,13 @@ type mesosRig struct {
 func startMesosRig(t *testing.T, agents []mesostest.AgentSpec, diskType string) *mesosRig {
 	t.Helper()
 	zk := clustertest.StartZooKeeper(t)
-	m := mesostest.NewMaster(t, mesostest.Options{AllocationInterval: 50 * time.Millisecond, Dir: t.TempDir()})
-	ports := freePorts(t, 4*len(agents))
-	for i, spec := range agents {
-		var rs []mesos.Value_Range
-		for _, p := range ports[4*i : 4*i+4] {
-			rs = append(rs, mesos.Value_Range{Begin: uint64(p), End: uint64(p)})
-		}
-		sort.Slice(rs, func(a, b int) bool { return rs[a].Begin < rs[b].Begin })
-		spec.Ports, spec.Hostname = rs, "127.0.0.1"
-		if err := m.AddAgent(spec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		for _, tv := range append(m.Tasks(), m.CompletedTasks()...) {
-			for _, f := range []string{"stdout", "stderr"} {
-				b, _ := os.ReadFile(filepath.Join(tv.Sandbox, f))
-				t.Logf("task %s (%v) on %s %s:\n%s", tv.ID, tv.State, tv.AgentID, f, b)
-			}
-		}
-	})
-	sched := start(t, "scheduler", []string{"SLUICE_SCHEDULER_API_HOST=127.0.0.1", "SLUICE_TASK_BINARY=" + sluiceBin},
-		"--log-level", "info", "scheduler",
-		"--name", "sluice", "--role", "sluice-role", "--principal", "sluice-principal", "--user", "nobody",
-		"--mesos-master", strings.TrimSuffix(m.URL(), "/api/v1/scheduler"),
-		"--zk", zk, "--zk-root", "/dcos-service-sluice", "--api-port", "0", "--artifact-uri", "",
-		"--controllers", "1", "--controller-cpus", "0.5", "--controller-mem", "256", "--controller-port", "0",
+	m := fakeMesosOf(t, mesostest.Auth{}, agents, 4)
+	sched, sc, _ := startMesosScheduler(t, "scheduler", m, zk, nil,
+		"--name", "sluice", "--role", "sluice-role", "--principal", "sluice-principal", "--zk-root", "/dcos-service-sluice",
 		"--nodes", "2", "--node-cpus", "0.5", "--node-mem", "256", "--node-disk", "512", "--node-disk-type", diskType, "--node-port", "0",
 		"--containers", "4", "--tier2", "file://"+t.TempDir(), "--hdfs-config-url", "",
 		"--heads", "0", "--nfs-heads", "0", "--s3-heads", "0")
 	t.Cleanup(func() { sched.Stop(t, waitTimeout) })
-	sc, err := scheduler.NewClient("http://"+sched.Line(t, "scheduler API listening on ", waitTimeout), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := &mesosRig{t: t, m: m, sc: sc}
 	waitFor(t, "deployed", 2*waitTimeout, r.deployed)
 	eps, err := sc.Endpoints(context.Background())
@@ -227,18 +193,7 @@ func TestMesosDecommission(t *testing.T) {
 			owner[c] = n.ID
 		}
 	}
-	onNode, segOf := map[string]string{}, map[string]string{}
-	for name := range written {
-		segs, err := ctl.CurrentSegments(ctx, "e2e", name)
-		if err != nil || len(segs) != 1 {
-			t.Fatalf("segments of e2e/%s: %v, %v", name, segs, err)
-		}
-		uri, err := ctl.SegmentURI(ctx, segs[0].Segment)
-		if err != nil {
-			t.Fatal(err)
-		}
-		onNode[name], segOf[name] = owner[uri.Container], segs[0].Segment
-	}
+	onNode, segOf := streamsByNode(t, ctl, owner, written)
 	t.Logf("streams by node before the decommission: %v", onNode)
 	if n0, n1 := countOn(onNode, "node-0"), countOn(onNode, "node-1"); n0 == 0 || n1 == 0 || n0+n1 != len(onNode) {
 		t.Fatalf("streams by node %v: want some on each of node-0 and node-1", onNode)

@@ -23,15 +23,27 @@ import (
 // task's stdout and stderr are logged.
 func fakeMesos(t *testing.T, auth mesostest.Auth, agents, ports int) *mesostest.Master {
 	t.Helper()
+	specs := make([]mesostest.AgentSpec, agents)
+	for i := range specs {
+		specs[i] = mesostest.AgentSpec{ID: fmt.Sprintf("agent-%d", i), CPUs: 4, MemMB: 4096, DiskMB: 4096}
+	}
+	return fakeMesosOf(t, auth, specs, ports)
+}
+
+// fakeMesosOf is fakeMesos with the agents given, each on 127.0.0.1 with
+// ports free ports.
+func fakeMesosOf(t *testing.T, auth mesostest.Auth, agents []mesostest.AgentSpec, ports int) *mesostest.Master {
+	t.Helper()
 	m := mesostest.NewMaster(t, mesostest.Options{AllocationInterval: 50 * time.Millisecond, Dir: t.TempDir(), Auth: auth})
-	free := freePorts(t, agents*ports)
-	for i := range agents {
+	free := freePorts(t, len(agents)*ports)
+	for i, spec := range agents {
 		var rs []mesos.Value_Range
 		for _, p := range free[ports*i : ports*i+ports] {
 			rs = append(rs, mesos.Value_Range{Begin: uint64(p), End: uint64(p)})
 		}
 		sort.Slice(rs, func(a, b int) bool { return rs[a].Begin < rs[b].Begin })
-		if err := m.AddAgent(mesostest.AgentSpec{ID: fmt.Sprintf("agent-%d", i), Hostname: "127.0.0.1", CPUs: 4, MemMB: 4096, DiskMB: 4096, Ports: rs}); err != nil {
+		spec.Ports, spec.Hostname = rs, "127.0.0.1"
+		if err := m.AddAgent(spec); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -62,18 +62,7 @@ func TestClusterDiskLoss(t *testing.T) {
 			owner[c] = n.ID
 		}
 	}
-	onNode, segOf := map[string]string{}, map[string]string{}
-	for name := range written {
-		segs, err := ctl.CurrentSegments(ctx, "e2e", name)
-		if err != nil || len(segs) != 1 {
-			t.Fatalf("segments of e2e/%s: %v, %v", name, segs, err)
-		}
-		uri, err := ctl.SegmentURI(ctx, segs[0].Segment)
-		if err != nil {
-			t.Fatal(err)
-		}
-		onNode[name], segOf[name] = owner[uri.Container], segs[0].Segment
-	}
+	onNode, segOf := streamsByNode(t, ctl, owner, written)
 	victim := onNode["s0"]
 	t.Logf("streams by node: %v; %s loses its disk", onNode, victim)
 
@@ -117,4 +106,25 @@ func TestClusterDiskLoss(t *testing.T) {
 			t.Fatalf("e2e/%s (on %s) after writing again: read %v, want %v", name, onNode[name], got, all)
 		}
 	}
+}
+
+// streamsByNode returns, for each one-segment stream e2e/NAME of
+// written, the node that serves it (owner: container -> node) and its
+// segment, as the controller ctl says.
+func streamsByNode[V any](t *testing.T, ctl *ctlclient.Client, owner map[int]string, written map[string]V) (onNode, segOf map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	onNode, segOf = map[string]string{}, map[string]string{}
+	for name := range written {
+		segs, err := ctl.CurrentSegments(ctx, "e2e", name)
+		if err != nil || len(segs) != 1 {
+			t.Fatalf("segments of e2e/%s: %v, %v", name, segs, err)
+		}
+		uri, err := ctl.SegmentURI(ctx, segs[0].Segment)
+		if err != nil {
+			t.Fatal(err)
+		}
+		onNode[name], segOf[name] = owner[uri.Container], segs[0].Segment
+	}
+	return onNode, segOf
 }
