@@ -301,7 +301,7 @@ func TestSchedulerCommandLine(t *testing.T) {
 			"--node-disk": "10240", "--node-disk-type": "ROOT", "--node-port": "12345", "--containers": "4",
 			// Kind fs: no HDFS configuration to fetch.
 			"--tier2": "file:///mnt/sluice-tier2", "--hdfs-config-url": "",
-			"--heads":           "1", "--head-cpus": "1", "--head-mem": "1024",
+			"--heads": "1", "--head-cpus": "1", "--head-mem": "1024",
 			"--head-rpc-port": "8020", "--head-data-port": "9866", "--head-http-port": "9870",
 			"--nfs-heads": "0", "--nfs-head-cpus": "1", "--nfs-head-mem": "1024", "--nfs-head-port": "12049",
 			"--s3-heads": "0", "--s3-head-cpus": "1", "--s3-head-mem": "1024", "--s3-head-port": "9000",
