@@ -191,7 +191,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.Master = u.String()
 	c.Spec.Framework, c.Spec.Role, c.Spec.Principal = c.Name, c.Role, c.Principal
-	c.Spec.Install = &plan.Install{Containers: c.Containers, Tier2: c.Tier2}
+	c.Spec.Install = &plan.Install{Containers: c.Containers, Tier2: c.Tier2, HDFSConfigURL: c.HDFSConfigURL}
 	if c.ZKSessionTimeout <= 0 {
 		c.ZKSessionTimeout = 10 * time.Second
 	}

@@ -98,7 +98,7 @@ func (d *Driver) takeConfiguration(ctx context.Context, p *plan.Plan) error {
 	if in := merged.Install; in != nil {
 		// Fixed at install: the tasks run with the stored settings
 		// whatever the command line says (a change is refused above).
-		d.cfg.Containers, d.cfg.Tier2 = in.Containers, in.Tier2
+		d.cfg.Containers, d.cfg.Tier2, d.cfg.HDFSConfigURL = in.Containers, in.Tier2, in.HDFSConfigURL
 	}
 	if merged.Nodes < stored.Nodes && d.cfg.Tier2 == "" {
 		refused = append(refused, plan.Refusal{Field: "node count", Stored: fmt.Sprint(stored.Nodes), Wanted: fmt.Sprint(merged.Nodes),

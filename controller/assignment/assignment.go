@@ -86,6 +86,16 @@ func PlanWith(m layout.Map, in Input) (next layout.Map, changed bool) {
 	inFlight := 0
 	for i, o := range next.Containers {
 		if o.MoveTo == "" {
+			if e, ok := in.Released[i]; ok && e == o.Epoch && o.Node != "" {
+				// Released for a move that was called off (its target
+				// went before the release was confirmed): the owner hosts
+				// it again under a new epoch, so that the old
+				// confirmation and hand-over match no later move (which
+				// would skip the release and import a state older than
+				// the owner's) and the owner's state orders after them.
+				next.Containers[i] = layout.Owner{Node: o.Node, Epoch: o.Epoch + 1}
+				changed = true
+			}
 			continue
 		}
 		if e, ok := in.Released[i]; ok && e == o.Epoch {

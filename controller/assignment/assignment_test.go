@@ -163,3 +163,36 @@ func TestNoHandoverNodesAreLeftAlone(t *testing.T) {
 		t.Fatalf("a node without tier 2 got no new container: %s", owners(next))
 	}
 }
+
+// TestCancelledMoveRaisesTheEpoch: the target of a move dies before the
+// owner's release is confirmed and no other target is left, so the move
+// is called off; then the owner's confirmation of the release comes.
+// The owner gets the container under a new epoch: the stale confirmation
+// must match no later move (which would then skip the release and build
+// the container from a hand-over older than the owner's state).
+func TestCancelledMoveRaisesTheEpoch(t *testing.T) {
+	m, _ := Plan(layout.New(2), []string{"a"})
+	in := Input{Live: []string{"a", "b"}, MaxMoves: 1, Released: map[int]int64{}}
+	m, _ = PlanWith(m, in)
+	mv := m.Moving()
+	if len(mv) != 1 || m.Containers[mv[0]].MoveTo != "b" {
+		t.Fatalf("one move onto b expected: %+v", m.Containers)
+	}
+	c, old := mv[0], m.Containers[mv[0]]
+	in.Live = []string{"a"} // b dies mid-move: the move is called off
+	m, _ = PlanWith(m, in)
+	if got := m.Containers[c]; got.MoveTo != "" || got.Node != "a" || got.Epoch != old.Epoch {
+		t.Fatalf("after b died: %+v", got)
+	}
+	in.Released[c] = old.Epoch // the owner's release finishes anyway
+	m, changed := PlanWith(m, in)
+	if got := m.Containers[c]; !changed || got.Node != "a" || got.Epoch != old.Epoch+1 || got.From != 0 || got.MoveTo != "" {
+		t.Fatalf("after the late confirmation: %+v (was %+v), changed %v", got, old, changed)
+	}
+	// A later move needs a new release: the old confirmation is stale.
+	in.Live = []string{"a", "b"}
+	m, _ = PlanWith(m, in)
+	if got := m.Containers[c]; got.Node != "a" || got.MoveTo == "" {
+		t.Fatalf("the next move: %+v, want a release from a first", got)
+	}
+}

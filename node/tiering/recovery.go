@@ -24,7 +24,7 @@ func (w *Writer) record() error {
 		return nil
 	}
 	if w.recorded && w.c.MetaChanges() == w.recChanges {
-		return nil
+		return w.removeStaleHandover() // a failed removal is tried again
 	}
 	if !w.recListed {
 		// Continue the sequence of records this epoch already has (a
@@ -58,21 +58,31 @@ func (w *Writer) record() error {
 	w.recSeq, w.recChanges, w.recorded = seq, rec.Changes, true
 	w.c.Recorded(rec)
 	w.recOlder = append(w.recOlder, p)
-	if !w.handoverGone {
-		// A hand-over of this epoch is this container's own, written by
-		// a release whose move was then called off (the map kept the
-		// container here under the same epoch). Restore takes a hand-over
-		// of an epoch as newer than its records: now that a record holds
-		// what came after it, it must go, or a lost disk would bring back
-		// the hand-over's older state. No other node imports it: a move
-		// needs a new release, which writes it anew.
-		hp := tier2.HandoverPath(w.c.ID(), w.c.Epoch())
-		if err := w.cfg.Store.Remove(hp); err != nil && !errors.Is(err, tier2.ErrNotExist) {
-			return fmt.Errorf("tiering: remove the hand-over %s left by a cancelled move: %w", hp, err)
-		}
-		w.handoverGone = true
+	if err := w.removeStaleHandover(); err != nil {
+		return err
 	}
 	return w.trimRecords()
+}
+
+// removeStaleHandover removes, once a record of this writer is in tier
+// 2, the hand-over of this epoch if tier 2 has one. That hand-over is
+// this container's own, written by a release whose move was then called
+// off (the map kept the container here; the leader raises the epoch
+// when it sees the release confirmed with no move left, but the owner
+// may host it again under the same epoch first). Restore takes a
+// hand-over of an epoch as newer than its records: now that a record
+// holds what came after it, it must go, or a lost disk would bring back
+// its older state. No node imports it any more.
+func (w *Writer) removeStaleHandover() error {
+	if !w.recorded || w.handoverGone {
+		return nil
+	}
+	hp := tier2.HandoverPath(w.c.ID(), w.c.Epoch())
+	if err := w.cfg.Store.Remove(hp); err != nil && !errors.Is(err, tier2.ErrNotExist) {
+		return fmt.Errorf("tiering: remove the hand-over %s left by a cancelled move: %w", hp, err)
+	}
+	w.handoverGone = true
+	return nil
 }
 
 type recordName struct {

@@ -252,8 +252,9 @@ func TestCrashAtEachTieringStep(t *testing.T) {
 			switch step {
 			case "chunk half written":
 				// The recovery record is current (as after an earlier
-				// pass), so the first close the flush makes is the chunk's.
-				f.w.recorded, f.w.recChanges = true, f.c.MetaChanges()
+				// pass, which also looked for a stale hand-over), so the
+				// first close and remove the flush makes are the chunk's.
+				f.w.recorded, f.w.recChanges, f.w.handoverGone = true, f.c.MetaChanges(), true
 				f.store.Arm(tier2test.OpClose, tier2test.Fault{Times: 1})
 				f.store.Arm(tier2test.OpRemove, tier2test.Fault{Times: 1}) // the cleanup fails too, as a crash would
 				if err := f.w.Flush(t.Context()); err == nil {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -337,6 +338,7 @@ func (p *Plan) abandonPlacement(pod *Pod, keep bool) {
 	}
 	pod.AgentID, pod.ReservationID, pod.Reserved, pod.Volume, pod.Confirmed, pod.AgentLost = "", "", Resources{}, nil, false, false
 	pod.Where, pod.Ports, pod.Resizing = nil, nil, nil
+	delete(p.resizeRefused, pod.Name)
 }
 
 // leastReserved is what a node's reservation holds at the least: its
@@ -363,6 +365,7 @@ func (p *Plan) retire(pod *Pod) {
 		p.orphans = append(p.orphans, orphan{AgentID: pod.AgentID, Pod: pod.Name, ReservationID: pod.ReservationID, Reserved: pod.leastReserved(), Volume: pod.Volume})
 	}
 	delete(p.pods, pod.Name)
+	delete(p.resizeRefused, pod.Name)
 }
 
 func (p *Plan) podByTask(taskID string) *Pod {
@@ -698,7 +701,7 @@ func (p *Plan) useOffer(o Offer) ([]Op, string) {
 				// the agent lost the reservation with the task
 				// (TASK_GONE): place the pod anew.
 				pod.AgentID, pod.ReservationID, pod.Reserved, pod.Volume, pod.Confirmed, pod.AgentLost = "", "", Resources{}, nil, false, false
-				pod.Where, pod.Ports = nil, nil
+				pod.Where, pod.Ports, pod.Resizing = nil, nil, nil
 				delete(hosts, pod.Kind)
 			}
 			continue
@@ -707,6 +710,12 @@ func (p *Plan) useOffer(o Offer) ([]Op, string) {
 		// A relaunch in place is not held back by the controllers:
 		// only a node's (or head's) first placement waits for them.
 		if !p.needsLaunch(pod) || (pod.Step == StepNone && !pod.Reserved.fitsIn(r.Resources)) {
+			continue
+		}
+		if pod.Step != StepNone && slices.Contains(o.ExecutorIDs, pod.TaskID) {
+			// The last task's executor still holds its share of the
+			// reservation: the offer does not show it whole, and a resize
+			// from what it shows would grow it again (resize).
 			continue
 		}
 		// Its ports are in its reservation; a node placed before they

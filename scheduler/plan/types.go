@@ -144,6 +144,11 @@ type Install struct {
 	// Tier2 is the tier-2 URI ("" for none): where the history of every
 	// segment written so far is.
 	Tier2 string `msgpack:"tier2"`
+	// HDFSConfigURL is where the tasks fetch the Hadoop configuration
+	// that resolves Tier2's nameservice. It may change (taken from the
+	// configuration) while Tier2 stays; with a refused Tier2 the stored
+	// one is kept with it.
+	HDFSConfigURL string `msgpack:"hdfsConfigURL,omitempty"`
 }
 
 // DiskType is a kind of Mesos disk resource (DiskInfo.Source.type).
@@ -284,6 +289,9 @@ type Offer struct {
 	// Disks are the unreserved PATH and MOUNT disks, one per resource.
 	Disks        []Disk
 	Reservations []OfferedReservation
+	// ExecutorIDs are the framework's executors running on the agent
+	// (Offer.executor_ids). A pod's executor id is its task id.
+	ExecutorIDs []string
 	// Ports are the unreserved port ranges.
 	Ports []PortRange
 	// Attributes are the agent's attributes (text, scalar values as

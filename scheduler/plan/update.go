@@ -109,7 +109,12 @@ func MergeSpec(stored, configured Spec, last *Spec) (Spec, []Refusal) {
 			refuse("containers", fmt.Sprint(in.Containers), fmt.Sprint(want.Containers), "every segment's container is its hash modulo the count: the controllers' map and the nodes' data are made for it")
 		}
 		if want.Tier2 != in.Tier2 {
+			// Its Hadoop configuration stays with it.
 			refuse("tier 2", quoteOrNone(in.Tier2), quoteOrNone(want.Tier2), "the history of every segment written so far is there")
+		} else if want.HDFSConfigURL != in.HDFSConfigURL {
+			kept := *in
+			kept.HDFSConfigURL = want.HDFSConfigURL
+			out.Install = &kept
 		}
 	}
 	out.Timing = configured.Timing
@@ -328,15 +333,29 @@ func (p *Plan) resize(pod *Pod, offered OfferedReservation, free *Resources) (op
 	if pod.Step == StepNone || target.CPUs <= 0 || target.MemMB <= 0 {
 		return nil, pod.Reserved, true
 	}
+	const eps = 1e-9
 	have := Resources{CPUs: offered.Resources.CPUs, MemMB: offered.Resources.MemMB}
-	size, whole := pod.Reserved, pod.Reserved.fitsIn(have)
-	if z := pod.Resizing; z != nil && z.fitsIn(have) && (!whole || pod.Reserved.fitsIn(*z)) {
-		size, whole = *z, true
+	// For cpus and mem each: the larger of the two sizes the offer holds
+	// (a partly applied ACCEPT may have changed one and not the other).
+	pick := func(known, asked, offered float64) (float64, bool) {
+		best, ok := 0.0, false
+		for _, v := range []float64{known, asked} {
+			if v <= offered+eps && (!ok || v > best) {
+				best, ok = v, true
+			}
+		}
+		return best, ok
 	}
-	if !whole {
+	asked := pod.Reserved
+	if pod.Resizing != nil {
+		asked = *pod.Resizing
+	}
+	cpus, okCPUs := pick(pod.Reserved.CPUs, asked.CPUs, have.CPUs)
+	mem, okMem := pick(pod.Reserved.MemMB, asked.MemMB, have.MemMB)
+	if !okCPUs || !okMem {
 		return nil, pod.Reserved, false
 	}
-	const eps = 1e-9
+	size := Resources{CPUs: cpus, MemMB: mem}
 	var grow, shrink Resources
 	if d := target.CPUs - size.CPUs; d > eps {
 		grow.CPUs = d

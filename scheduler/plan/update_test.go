@@ -325,3 +325,47 @@ func TestResizeWaitsForWholeReservation(t *testing.T) {
 		t.Fatalf("node-0 reserved %s (resizing %v) once running, want cpus %g mem %g", got.Reserved, got.Resizing, want.CPUs, want.MemMB)
 	}
 }
+
+// TestMergeSpecInstall: the settings fixed at install are refused, the
+// HDFS configuration URL staying with a refused tier 2 and taken when
+// tier 2 is unchanged; a plan stored before they were kept takes the
+// configured ones.
+func TestMergeSpecInstall(t *testing.T) {
+	stored := testSpec(1, 2)
+	stored.Install = &Install{Containers: 4, Tier2: "hdfs://ns/sluice", HDFSConfigURL: "http://hdfs-a/v1/endpoints"}
+	for _, tc := range []struct {
+		name    string
+		in      *Install // configured
+		want    Install
+		refused []string
+	}{
+		{"containers and tier 2 refused, the URL kept with tier 2",
+			&Install{Containers: 8, Tier2: "file:///mnt/sluice"},
+			*stored.Install, []string{"containers", "tier 2"}},
+		{"the URL alone is taken",
+			&Install{Containers: 4, Tier2: "hdfs://ns/sluice", HDFSConfigURL: "http://hdfs-b/v1/endpoints"},
+			Install{Containers: 4, Tier2: "hdfs://ns/sluice", HDFSConfigURL: "http://hdfs-b/v1/endpoints"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			configured := stored
+			configured.Install = tc.in
+			got, refused := MergeSpec(stored, configured, nil)
+			var fields []string
+			for _, r := range refused {
+				fields = append(fields, r.Field)
+			}
+			if got.Install == nil || *got.Install != tc.want || !reflect.DeepEqual(fields, tc.refused) {
+				t.Fatalf("install %+v refused %v, want %+v and %v", got.Install, fields, tc.want, tc.refused)
+			}
+			if *stored.Install != (Install{Containers: 4, Tier2: "hdfs://ns/sluice", HDFSConfigURL: "http://hdfs-a/v1/endpoints"}) {
+				t.Fatalf("the stored spec changed: %+v", stored.Install)
+			}
+		})
+	}
+	before := testSpec(1, 2) // stored before Install was kept
+	configured := before
+	configured.Install = &Install{Containers: 8, Tier2: "file:///mnt/sluice"}
+	if got, refused := MergeSpec(before, configured, nil); got.Install == nil || *got.Install != *configured.Install || len(refused) != 0 {
+		t.Fatalf("a plan stored before: install %+v, refused %v", got.Install, refused)
+	}
+}

@@ -26,6 +26,9 @@ var ErrDecision = errors.New("mesosconv: bad decision")
 // Everything else (other roles, other frameworks) is left out.
 func Offer(o mesos.Offer, framework, role string) plan.Offer {
 	out := plan.Offer{ID: o.ID.Value, AgentID: o.AgentID.Value, Hostname: o.Hostname}
+	for _, e := range o.ExecutorIDs {
+		out.ExecutorIDs = append(out.ExecutorIDs, e.Value)
+	}
 	agentPlace(&out, o)
 	byID := map[string]int{}
 	for _, r := range o.Resources {
