@@ -8,18 +8,7 @@ import "testing"
 // (listed in the offer) still holds its share. The plan waits for it
 // rather than grow the reservation a second time.
 func TestNoSecondGrowWhileExecutorHoldsShare(t *testing.T) {
-	p := New(testSpec(1, 1))
-	for _, s := range deploy[:4] {
-		s.do(p)
-	}
-	status("node-0", TaskRunning)(p)
-	old := reserved(p, "node-0", true)
-	target := testSpec(1, 1)
-	target.Node.CPUs, target.Node.MemMB = 2, 1024
-	p.SetSpec(target)
-	p.SetTargets(map[PodKind]string{Controller: "c1", Node: "n2"}, map[PodKind]string{Controller: "c1", Node: "n1"}, false)
-	status("node-0", TaskKilled)(p)
-	pd, _ := p.Pod("node-0")
+	p, old, pd := resizeStep(t, testSpec(1, 1), grown1())
 	grows := 0
 	for _, d := range p.OnOffers([]Offer{big("o10", pd.AgentID, old)}) {
 		for _, op := range d.Ops {
@@ -55,21 +44,9 @@ func TestNoSecondGrowWhileExecutorHoldsShare(t *testing.T) {
 // replaced (reserved anew under the framework's principal) the refusal
 // is no longer listed.
 func TestRefusalGoesWithReplace(t *testing.T) {
-	base := testSpec(1, 1)
-	base.Principal = "old"
-	p := New(base)
-	for _, s := range deploy[:4] {
-		s.do(p)
-	}
-	status("node-0", TaskRunning)(p)
-	target := testSpec(1, 1)
-	target.Node.CPUs, target.Node.MemMB = 2, 1024
-	target.Principal = "sa"
-	p.SetSpec(target)
-	p.SetTargets(map[PodKind]string{Controller: "c1", Node: "n2"}, map[PodKind]string{Controller: "c1", Node: "n1"}, false)
-	status("node-0", TaskKilled)(p)
-	pd, _ := p.Pod("node-0")
-	old := reserved(p, "node-0", true)
+	base, target := testSpec(1, 1), grown1()
+	base.Principal, target.Principal = "old", "sa"
+	p, old, pd := resizeStep(t, base, target)
 	old.Principal = "old"
 	p.OnOffers([]Offer{big("o10", pd.AgentID, old)})
 	status("node-0", TaskRunning)(p)
@@ -100,18 +77,9 @@ func TestRefusalGoesWithReplace(t *testing.T) {
 func TestMixedResizePartlyTookEffect(t *testing.T) {
 	base := testSpec(1, 1)
 	base.Node.MemMB = 1024
-	p := New(base)
-	for _, s := range deploy[:4] {
-		s.do(p)
-	}
-	status("node-0", TaskRunning)(p)
-	old := reserved(p, "node-0", true)
 	target := base
 	target.Node.CPUs, target.Node.MemMB = 2, 512
-	p.SetSpec(target)
-	p.SetTargets(map[PodKind]string{Controller: "c1", Node: "n2"}, map[PodKind]string{Controller: "c1", Node: "n1"}, false)
-	status("node-0", TaskKilled)(p)
-	pd, _ := p.Pod("node-0")
+	p, old, pd := resizeStep(t, base, target)
 	p.OnOffers([]Offer{big("o10", pd.AgentID, old)})
 	status("node-0", TaskError)(p)
 	partly := old
@@ -132,18 +100,7 @@ func TestMixedResizePartlyTookEffect(t *testing.T) {
 // (useOffer step 2) with the size it asked for, so the new placement's
 // TASK_RUNNING does not take that as its reservation's size.
 func TestForgottenPlacementDropsResizing(t *testing.T) {
-	p := New(testSpec(1, 1))
-	for _, s := range deploy[:4] {
-		s.do(p)
-	}
-	status("node-0", TaskRunning)(p)
-	old := reserved(p, "node-0", true)
-	target := testSpec(1, 1)
-	target.Node.CPUs, target.Node.MemMB = 2, 1024
-	p.SetSpec(target)
-	p.SetTargets(map[PodKind]string{Controller: "c1", Node: "n2"}, map[PodKind]string{Controller: "c1", Node: "n1"}, false)
-	status("node-0", TaskKilled)(p)
-	pd, _ := p.Pod("node-0")
+	p, old, pd := resizeStep(t, testSpec(1, 1), grown1())
 	p.OnOffers([]Offer{big("o10", pd.AgentID, old)})
 	status("node-0", TaskGone)(p)
 	p.SetSpec(testSpec(1, 1))                   // the operator goes back to 1 cpu, 512 MB

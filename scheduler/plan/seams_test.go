@@ -11,18 +11,7 @@ import (
 // the agent offers the reservation back at its OLD size. The node must
 // be relaunched (resized again), not wait forever.
 func TestGrowLostRelaunches(t *testing.T) {
-	p := New(testSpec(1, 1))
-	for _, s := range deploy[:4] {
-		s.do(p)
-	}
-	status("node-0", TaskRunning)(p)
-	old := reserved(p, "node-0", true) // as Mesos holds it: 1 cpu, 512 MB
-	target := testSpec(1, 1)
-	target.Node.CPUs, target.Node.MemMB = 2, 1024
-	p.SetSpec(target)
-	p.SetTargets(map[PodKind]string{Controller: "c1", Node: "n2"}, map[PodKind]string{Controller: "c1", Node: "n1"}, false)
-	status("node-0", TaskKilled)(p)
-	pd, _ := p.Pod("node-0")
+	p, old, pd := resizeStep(t, testSpec(1, 1), grown1()) // old as Mesos holds it: 1 cpu, 512 MB
 	accepted := false
 	for _, d := range p.OnOffers([]Offer{big("o10", pd.AgentID, old)}) {
 		accepted = accepted || d.Kind == Accept
@@ -155,21 +144,9 @@ func TestReplaceDuringUpdateDrain(t *testing.T) {
 // reservations of two principals. The node is relaunched at the size it
 // has, and the refusal is reported.
 func TestGrowRefusedForAnotherPrincipal(t *testing.T) {
-	base := testSpec(1, 1)
-	base.Principal = "sluice-principal"
-	p := New(base)
-	for _, s := range deploy[:4] {
-		s.do(p)
-	}
-	status("node-0", TaskRunning)(p)
-	target := testSpec(1, 1)
-	target.Node.CPUs, target.Node.MemMB = 2, 1024
-	target.Principal = "sluice-sa"
-	p.SetSpec(target)
-	p.SetTargets(map[PodKind]string{Controller: "c1", Node: "n2"}, map[PodKind]string{Controller: "c1", Node: "n1"}, false)
-	status("node-0", TaskKilled)(p)
-	pd, _ := p.Pod("node-0")
-	old := reserved(p, "node-0", true)
+	base, target := testSpec(1, 1), grown1()
+	base.Principal, target.Principal = "sluice-principal", "sluice-sa"
+	p, old, pd := resizeStep(t, base, target)
 	old.Principal = "sluice-principal"
 	var launch *Op
 	for _, d := range p.OnOffers([]Offer{big("o10", pd.AgentID, old)}) {
@@ -192,4 +169,34 @@ func TestGrowRefusedForAnotherPrincipal(t *testing.T) {
 	if got, _ := p.Pod("node-0"); got.Reserved != pd.Reserved || got.Resizing != nil {
 		t.Fatalf("node-0 reserved %s (resizing %v), want %s", got.Reserved, got.Resizing, pd.Reserved)
 	}
+}
+
+// resizeStep deploys base (controller-0, node-0 running), gives the
+// plan target and starts node-0's update step without hand-over, which
+// must begin with node-0's KILL; node-0's task is then killed. It
+// returns node-0's reservation as Mesos held it before the step and
+// node-0 once killed.
+func resizeStep(t *testing.T, base, target Spec) (p *Plan, old OfferedReservation, pd Pod) {
+	t.Helper()
+	p = New(base)
+	for _, s := range deploy[:4] {
+		s.do(p)
+	}
+	status("node-0", TaskRunning)(p)
+	old = reserved(p, "node-0", true)
+	p.SetSpec(target)
+	pending := p.SetTargets(map[PodKind]string{Controller: "c1", Node: "n2"}, map[PodKind]string{Controller: "c1", Node: "n1"}, false)
+	if len(pending) != 1 || pending[0].Kind != Kill || pending[0].Pod != "node-0" {
+		t.Fatalf("update starts with %v, want node-0's KILL", pending)
+	}
+	status("node-0", TaskKilled)(p)
+	pd, _ = p.Pod("node-0")
+	return p, old, pd
+}
+
+// grown1 is testSpec(1, 1) with node-0 of 2 cpus and 1024 MB.
+func grown1() Spec {
+	s := testSpec(1, 1)
+	s.Node.CPUs, s.Node.MemMB = 2, 1024
+	return s
 }

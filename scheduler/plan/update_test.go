@@ -283,21 +283,8 @@ func TestUpdateStateSurvives(t *testing.T) {
 // grows it by the difference from its known size, not from what that
 // offer shows free: else the reservation ends up bigger than the target.
 func TestResizeWaitsForWholeReservation(t *testing.T) {
-	p := New(testSpec(1, 1))
-	for _, s := range deploy[:4] {
-		s.do(p)
-	}
-	status("node-0", TaskRunning)(p)
-	target := testSpec(1, 1)
-	target.Node.CPUs, target.Node.MemMB = 2, 1024
-	p.SetSpec(target)
-	pending := p.SetTargets(map[PodKind]string{Controller: "c1", Node: "n2"}, map[PodKind]string{Controller: "c1", Node: "n1"}, false)
-	if len(pending) != 1 || pending[0].Kind != Kill {
-		t.Fatalf("update starts with %v, want node-0's KILL", pending)
-	}
-	status("node-0", TaskKilled)(p)
-	pd, _ := p.Pod("node-0")
-	partial := reserved(p, "node-0", true)
+	target := grown1()
+	p, partial, pd := resizeStep(t, testSpec(1, 1), target)
 	partial.Resources = partial.Resources.minus(Resources{CPUs: 0.1, MemMB: 32}) // the old executor's share
 	for _, d := range p.OnOffers([]Offer{big("o10", pd.AgentID, partial)}) {
 		if d.Kind == Accept {
