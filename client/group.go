@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,7 @@ type groupConfig struct {
 	interval   time.Duration
 	timeout    time.Duration
 	readerOpts []ReaderOption
+	end        api.StreamCut // GroupTo
 }
 
 // GroupFrom starts a new group where start says: FromHead (the default),
@@ -64,6 +66,17 @@ func WithCommitInterval(d time.Duration) GroupOption {
 // Every reader of a group should use the same.
 func WithSessionTimeout(d time.Duration) GroupOption {
 	return func(c *groupConfig) { c.timeout = d }
+}
+
+// GroupTo makes a new group (NewReaderGroup) end at end, a consistent cut
+// of its stream at or after its start, kept in the group's state so that
+// every reader of the group honours it: each reads its segments up to end
+// (ToCut's rules), and once the group has read everything before end,
+// every reader's ReadNext returns ErrEndOfSlice. A reader that has
+// nothing left while others still read waits in ReadNext (it still
+// delivers checkpoint events) until then.
+func GroupTo(end api.StreamCut) GroupOption {
+	return func(c *groupConfig) { c.end = end }
 }
 
 // WithGroupReaderOptions passes reader options (WithReadBuffer, ...) to a
@@ -123,7 +136,14 @@ func (c *Client) NewReaderGroup(ctx context.Context, scope, group, stream string
 	if err != nil {
 		return nil, fmt.Errorf("client: reader group %s/%s: %w", scope, group, err)
 	}
-	b, err := json.Marshal(newGroupState(start))
+	st := newGroupState(start)
+	if cfg.end != nil {
+		if err := checkEndCut(ctx, c.ctl, scope, stream, start, cfg.end); err != nil {
+			return nil, fmt.Errorf("client: reader group %s/%s: %w", scope, group, err)
+		}
+		st.EndCut = maps.Clone(cfg.end)
+	}
+	b, err := json.Marshal(st)
 	if err != nil {
 		return nil, err
 	}
@@ -301,6 +321,7 @@ type GroupReader struct {
 	released api.StreamCut
 	ended    map[string]EndedSegment
 	truncs   []groupTruncation // met by the reader, not yet in the state
+	ckpt     *checkpointReport // delivered by the reader, not yet in the state
 	errMu    sync.Mutex
 	err      error // the heartbeat's fatal error, reported by ReadNext
 }
@@ -321,12 +342,17 @@ func (c *Client) JoinReaderGroup(ctx context.Context, scope, group, readerID str
 		return nil, fmt.Errorf("%w: empty reader id", api.ErrInvalid)
 	}
 	g := &ReaderGroup{c: c, store: gs, scope: scope, name: group}
-	_, stream, _, err := g.State(ctx)
+	st, stream, _, err := g.State(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("client: join %s/%s: %w", scope, group, err)
 	}
 	sscope, sname, _ := strings.Cut(stream, "/")
-	r, err := c.newGroupReader(ctx, sscope, sname, cfg.readerOpts...)
+	ropts := cfg.readerOpts
+	if st.EndCut != nil {
+		// The group's end cut binds every reader of it.
+		ropts = append(slices.Clone(ropts), ToCut(st.EndCut))
+	}
+	r, err := c.newGroupReader(ctx, sscope, sname, ropts...)
 	if err != nil {
 		return nil, err
 	}
@@ -415,6 +441,7 @@ func (gr *GroupReader) heartbeat() {
 func (gr *GroupReader) sync(ctx context.Context) error {
 	var acquired api.StreamCut
 	var done bool
+	var ckpt string // a checkpoint pending for this reader
 	err := gr.g.update(ctx, func(s *GroupState) error {
 		now := time.Now().UnixMilli()
 		if s.Gen != gr.gen {
@@ -427,11 +454,14 @@ func (gr *GroupReader) sync(ctx context.Context) error {
 		pos, ended, truncs := gr.r.groupSnapshot()
 		maps.Copy(gr.ended, ended)
 		gr.truncs = append(gr.truncs, truncs...)
+		if c := gr.r.takeCheckpointReport(); c != nil {
+			gr.ckpt = c
+		}
 		s.expire(gr.id, now, gr.cfg.timeout.Milliseconds())
 		// Truncations first: the group, not the reader, places the head
 		// cut's segments, and the plan below hands them out.
 		s.truncated(gr.id, gr.truncs)
-		err := s.report(gr.id, now, groupReport{Positions: pos, Released: gr.released, Ended: gr.ended})
+		err := s.report(gr.id, now, groupReport{Positions: pos, Released: gr.released, Ended: gr.ended, Checkpoint: gr.ckpt})
 		if errors.Is(err, ErrNotMember) {
 			// The others expired this reader: someone may read its
 			// segments already. Drop them and join again.
@@ -456,6 +486,7 @@ func (gr *GroupReader) sync(ctx context.Context) error {
 		}
 		acquired = s.acquire(gr.id, acquire)
 		done = s.Done()
+		ckpt = s.checkpointFor(gr.id)
 		return nil
 	})
 	if err != nil {
@@ -464,9 +495,15 @@ func (gr *GroupReader) sync(ctx context.Context) error {
 	gr.released = api.StreamCut{}
 	gr.ended = map[string]EndedSegment{}
 	gr.truncs = nil
+	gr.ckpt = nil
 	return gr.r.runOwner(ctx, func() {
 		for seg, off := range acquired {
 			gr.r.acquireOwned(seg, off)
+		}
+		if ckpt != "" {
+			// Through runOwner: a ReadNext waiting at the tail wakes and
+			// delivers the checkpoint event at once.
+			gr.r.askCheckpoint(ckpt)
 		}
 		gr.r.mu.Lock()
 		gr.r.mu.groupDone = done
@@ -479,6 +516,8 @@ func (gr *GroupReader) dropAll(ctx context.Context) error {
 	gr.released = api.StreamCut{}
 	gr.ended = map[string]EndedSegment{}
 	gr.truncs = nil
+	gr.ckpt = nil
+	gr.r.dropCheckpoint()
 	return gr.r.runOwner(ctx, func() {
 		for _, seg := range gr.r.mu.tracker.segments() {
 			gr.r.releaseOwned(seg)
@@ -505,8 +544,13 @@ func (gr *GroupReader) Close(ctx context.Context) error {
 		pos, ended, truncs := gr.r.groupSnapshot()
 		maps.Copy(gr.ended, ended)
 		gr.truncs = append(gr.truncs, truncs...)
+		if c := gr.r.takeCheckpointReport(); c != nil {
+			gr.ckpt = c
+		}
 		s.truncated(gr.id, gr.truncs)
-		if err := s.report(gr.id, time.Now().UnixMilli(), groupReport{Positions: pos, Released: gr.released, Ended: gr.ended}); err != nil {
+		// A checkpoint event returned counts at its position, not at the
+		// later one the reader leaves at.
+		if err := s.report(gr.id, time.Now().UnixMilli(), groupReport{Positions: pos, Released: gr.released, Ended: gr.ended, Checkpoint: gr.ckpt}); err != nil {
 			return errNoChange // already expired
 		}
 		s.leave(gr.id, pos)

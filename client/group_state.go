@@ -44,6 +44,10 @@ type GroupState struct {
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 	// Checkpoints are the last completed ones, oldest first.
 	Checkpoints []NamedCut `json:"checkpoints,omitempty"`
+	// EndCut, if set, is where the group's reading ends (GroupTo): every
+	// reader reads its segments up to it and no further. States written
+	// before it existed have none: the group reads on for ever.
+	EndCut api.StreamCut `json:"endCut,omitempty"`
 }
 
 // GroupMember is one reader of a group.
@@ -110,6 +114,9 @@ type groupReport struct {
 	Released api.StreamCut
 	// Ended: segments it read to their end.
 	Ended map[string]EndedSegment
+	// Checkpoint: the reader's position when it returned the checkpoint
+	// event of the checkpoint pending for it, once it has.
+	Checkpoint *checkpointReport
 }
 
 // join adds reader id. A reader already there (a restart under the same
@@ -162,8 +169,9 @@ func (s *GroupState) expire(self string, now, timeout int64) []string {
 
 // report records reader id's heartbeat at now: its positions, the
 // segments it released and those it read to their end (each only if the
-// state still gives it to the reader), and its checkpoint report if one
-// is pending for it. ErrNotMember if the reader is not in the group.
+// state still gives it to the reader), and its share of the checkpoint
+// pending for it once it has returned the checkpoint event (r.Checkpoint;
+// until then the reader stays pending). ErrNotMember if the reader is not in the group.
 func (s *GroupState) report(id string, now int64, r groupReport) error {
 	m, ok := s.Readers[id]
 	if !ok {
@@ -187,8 +195,15 @@ func (s *GroupState) report(id string, now int64, r groupReport) error {
 			s.Ended[seg] = e
 		}
 	}
-	if cp := s.Checkpoint; cp != nil && slices.Contains(cp.Pending, id) {
-		maps.Copy(cp.Positions, m.Segments)
+	if cp := s.Checkpoint; cp != nil && slices.Contains(cp.Pending, id) && r.Checkpoint != nil && r.Checkpoint.Name == cp.Name {
+		// Its position at the checkpoint event, for the segments still in
+		// the state (the assignment is frozen, so they are the reader's,
+		// or ended by it since; truncation may have removed some).
+		for seg, off := range r.Checkpoint.Positions {
+			if s.placed(seg) {
+				cp.Positions[seg] = off
+			}
+		}
 		cp.Pending = slices.DeleteFunc(cp.Pending, func(p string) bool { return p == id })
 		s.maybeCompleteCheckpoint()
 	}

@@ -75,8 +75,17 @@ func TestGroupStateGolden(t *testing.T) {
 		return s.report("b", 3100, groupReport{Positions: api.StreamCut{gseg(3): 45, gseg(4): 5},
 			Ended: map[string]EndedSegment{gseg(2): {End: 70, Successors: merge}}})
 	})
-	step("b reports", func() any { return s.report("b", 3200, groupReport{}) })
-	step("c reports: cp1 completes, 6 starts", func() any { return s.report("c", 3200, groupReport{}) })
+	step("b heartbeats before its checkpoint event: still pending", func() any { return s.report("b", 3150, groupReport{}) })
+	step("b reports its position at the checkpoint event", func() any {
+		return s.report("b", 3200, groupReport{Positions: api.StreamCut{gseg(3): 47},
+			Checkpoint: &checkpointReport{Name: "cp1", Positions: api.StreamCut{gseg(3): 45, gseg(4): 5, gseg(5): 0}}})
+	})
+	step("c reports another checkpoint's event: ignored", func() any {
+		return s.report("c", 3200, groupReport{Checkpoint: &checkpointReport{Name: "cp0", Positions: api.StreamCut{}}})
+	})
+	step("c reports its checkpoint event: cp1 completes, 6 starts", func() any {
+		return s.report("c", 3200, groupReport{Checkpoint: &checkpointReport{Name: "cp1", Positions: api.StreamCut{}}})
+	})
 	step("not a member", func() any { return errText(s.report("z", 3200, groupReport{})) })
 	step("b leaves at positions", func() any { s.leave("b", api.StreamCut{gseg(3): 48}); return nil })
 	step("reset to cp1", func() any { c, _ := s.checkpointCut("cp1"); s.reset(c); return nil })
@@ -100,6 +109,9 @@ func TestGroupStateGolden(t *testing.T) {
 		return errText(s.truncated("c", []groupTruncation{{Segment: gseg(3), Drop: []string{gseg(3)}, Head: api.StreamCut{gseg(6): 7}}}))
 	})
 	step("truncation of a non-member", func() any { return errText(s.truncated("z", nil)) })
+	step("c ends 6 at an end cut (no successors)", func() any {
+		return s.report("c", 3400, groupReport{Ended: map[string]EndedSegment{gseg(6): {End: 7, Successors: []api.Successor{}}}})
+	})
 
 	path := "testdata/group_state.golden"
 	if *updateGolden {

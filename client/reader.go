@@ -44,6 +44,7 @@ type readerConfig struct {
 	readBuffer int
 	onTrunc    func(Truncation)
 	tailWait   time.Duration
+	end        api.StreamCut // ToCut: where reading ends (nil: no end)
 	// group: the reader is driven by a reader group (group_member.go):
 	// it reads only the segments acquired, and hands ended segments to
 	// the group instead of starting their successors.
@@ -117,7 +118,16 @@ type Event struct {
 	Offset  int64
 	// Position is the reader's position just after this event.
 	Position Position
+	// Checkpoint, when not empty, makes this a checkpoint event of a
+	// reader group (GroupReader.ReadNext): the name of the checkpoint, no
+	// Data, and Position the reader's share of the checkpoint's cut
+	// (every event returned before it lies before the cut, every one
+	// after it after). See ReaderGroup.InitiateCheckpoint.
+	Checkpoint string
 }
+
+// IsCheckpoint reports whether ev is a checkpoint event.
+func (ev Event) IsCheckpoint() bool { return ev.Checkpoint != "" }
 
 // headCutter is the controller route FromHead needs. *ctlclient.Client
 // has it; a Controller without it can start readers only FromTail or
@@ -175,6 +185,8 @@ type Reader struct {
 		groupDone  bool
 		// Group mode: truncations met, not yet handed to the group.
 		groupTruncs []groupTruncation
+		// Group mode: checkpoint events (group_checkpoint.go).
+		ckpt readerCheckpoint
 	}
 }
 
@@ -236,6 +248,11 @@ func (c *Client) NewReader(ctx context.Context, scope, stream string, opts ...Re
 	start, err := r.startCut(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("client: reader of %s/%s: %w", scope, stream, err)
+	}
+	if cfg.end != nil {
+		if err := checkEndCut(ctx, c.ctl, scope, stream, start, cfg.end); err != nil {
+			return nil, fmt.Errorf("client: reader of %s/%s: %w", scope, stream, err)
+		}
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.mu.tracker = newSegmentTracker(start)
@@ -354,6 +371,9 @@ func (r *Reader) ReadNext(ctx context.Context) (Event, error) {
 				more = false
 			}
 		}
+		if ev, ok := r.takeCheckpoint(); ok {
+			return ev, nil
+		}
 		if ev, ok, err := r.nextBuffered(); ok || err != nil {
 			return ev, err
 		}
@@ -361,7 +381,7 @@ func (r *Reader) ReadNext(ctx context.Context) (Event, error) {
 		done := r.mu.tracker.done() && (!r.cfg.group || r.mu.groupDone)
 		r.mu.Unlock()
 		if done {
-			return Event{}, ErrEndOfStream
+			return Event{}, r.endErr()
 		}
 		r.startFetches()
 		select {
@@ -391,11 +411,19 @@ func (r *Reader) nextBuffered() (Event, bool, error) {
 		if sr == nil {
 			continue
 		}
+		if ended, err := r.atEndCut(sr); err != nil {
+			return Event{}, false, err
+		} else if ended {
+			continue
+		}
 		ev, rest, err := protocol.NextEvent(sr.buf)
 		switch {
 		case err == nil:
 			off := sr.bufOff
 			next := off + protocol.EventHeaderSize + int64(len(ev))
+			if err := r.eventPastEnd(sr, next); err != nil {
+				return Event{}, false, err
+			}
 			sr.buf, sr.bufOff = rest, next
 			if len(rest) == 0 {
 				sr.buf = nil
@@ -457,7 +485,7 @@ func (r *Reader) startFetches() {
 // an event is taken, so the next read is on its way while the caller
 // handles the event.
 func (r *Reader) maybeFetch(sr *segRead) {
-	if sr.fetching || sr.eos {
+	if sr.fetching || sr.eos || r.fetchPastEnd(sr, sr.bufOff+int64(len(sr.buf))) {
 		return
 	}
 	if _, _, err := protocol.NextEvent(sr.buf); err == nil {
