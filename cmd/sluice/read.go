@@ -24,6 +24,7 @@ import (
 type readOptions struct {
 	Group   string        // --group: read as a member of reader group G (in the stream's scope)
 	From    string        // --from head|tail|CUT
+	To      string        // --to CUT: stop there (exit 0)
 	Follow  bool          // --follow: wait for events until interrupted
 	Max     int           // --max: stop after N events (0: no limit)
 	Timeout time.Duration // --timeout: without --follow, stop when no event came for D
@@ -41,12 +42,15 @@ func readCommand(g *globalOptions) *cli.Command {
 			"gives it; on exit it leaves the group at its position, so the group's other readers continue from there.\n" +
 			"Without --follow the start (finding where to begin, joining the group) waits at most the larger of --timeout and\n" +
 			"10s. While the controller or a node cannot be reached it retries, saying so on stderr.\n" +
+			"With --to CUT it reads the slice between the start and CUT (a cut at or after the start) and exits 0 at CUT,\n" +
+			"also when the stream goes on (it still stops earlier at --max or --timeout).\n" +
 			"With -o json it prints one JSON object per event per line: segment, offset (where the event starts in it),\n" +
 			"position (a cut just after it, for --from), payload and encoding (utf8, or base64 when the bytes are not UTF-8).",
 		ArgsUsage: "SCOPE/STREAM",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "group", Usage: "read as a member of reader group `G` of the stream's scope (--from is then the group's)", Destination: &o.Group},
 			&cli.StringFlag{Name: "from", Usage: "start at `WHERE`: head, tail, or a stream cut (scope/stream:N.#epoch.E=OFFSET,...)", Value: "head", Destination: &o.From},
+			&cli.StringFlag{Name: "to", Usage: "stop at `CUT`, a stream cut at or after the start: every event before it, none after", Destination: &o.To},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep waiting for new events until interrupted", Destination: &o.Follow},
 			&cli.IntFlag{Name: "max", Usage: "stop after `N` events (0: no limit)", Destination: &o.Max},
 			durationFlag("timeout", "without --follow, stop when no event arrives for `D`", 2*time.Second, &o.Timeout),
@@ -73,6 +77,18 @@ func readStart(from string) (client.ReaderOption, error) {
 	return client.FromCut(cut), nil
 }
 
+// readEnd parses --to (of read and readergroup create): a stream cut.
+func readEnd(to string) (api.StreamCut, error) {
+	cut, err := api.ParseStreamCut(to)
+	if err != nil {
+		return nil, fmt.Errorf("--to: want a stream cut: %w", err)
+	}
+	if len(cut) == 0 {
+		return nil, errors.New("--to: empty stream cut")
+	}
+	return cut, nil
+}
+
 func runRead(c *cli.Context, g *globalOptions, o *readOptions) error {
 	scope, stream, err := streamArg(c)
 	if err != nil {
@@ -81,9 +97,20 @@ func runRead(c *cli.Context, g *globalOptions, o *readOptions) error {
 	if o.Group != "" && c.IsSet("from") {
 		return errors.New("read --group: --from belongs to `readergroup create`; a group reader continues where the group stands")
 	}
+	if o.Group != "" && c.IsSet("to") {
+		return errors.New("read --group: --to belongs to `readergroup create`; a group reader ends where the group ends")
+	}
 	start, err := readStart(o.From)
 	if err != nil {
 		return err
+	}
+	opts := []client.ReaderOption{start}
+	if o.To != "" {
+		end, err := readEnd(o.To)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, client.ToCut(end))
 	}
 	if o.Max < 0 {
 		return fmt.Errorf("--max %d: want 0 (no limit) or more", o.Max)
@@ -113,10 +140,10 @@ func runRead(c *cli.Context, g *globalOptions, o *readOptions) error {
 	if o.Group != "" {
 		return runGroupRead(ctx, setup, c, stderr, cl, scope, stream, o)
 	}
-	r, err := cl.NewReader(setup, scope, stream, start, client.WithTruncationFunc(func(t client.Truncation) {
+	r, err := cl.NewReader(setup, scope, stream, append(opts, client.WithTruncationFunc(func(t client.Truncation) {
 		fmt.Fprintf(stderr, "warning: %s/%s was truncated past the reader: events of %s from offset %d were deleted unread; continuing at %s\n",
 			scope, stream, t.Segment, t.Offset, t.Head)
-	}))
+	}))...)
 	if err != nil {
 		return startError(setup, o, fmt.Errorf("read %s/%s: %w", scope, stream, err))
 	}
@@ -195,7 +222,8 @@ func startError(setup context.Context, o *readOptions, err error) error {
 const groupLeaveTimeout = 10 * time.Second
 
 // readLoop prints events until --max, --timeout without an event, the end
-// of a sealed stream, or ctx (an interrupt).
+// of a sealed stream or of the slice (--to), or ctx (an interrupt).
+// Checkpoint events of a group are not printed.
 func readLoop(ctx context.Context, r eventReader, out *bufio.Writer, o *readOptions) error {
 	for n := 0; o.Max == 0 || n < o.Max; n++ {
 		rctx, cancel := ctx, context.CancelFunc(func() {})
@@ -204,6 +232,10 @@ func readLoop(ctx context.Context, r eventReader, out *bufio.Writer, o *readOpti
 		}
 		ev, err := r.ReadNext(rctx)
 		cancel()
+		if err == nil && ev.IsCheckpoint() {
+			n-- // a group's checkpoint: no event to print
+			continue
+		}
 		switch {
 		case err == nil:
 		case errors.Is(err, client.ErrEndOfStream), ctx.Err() != nil:

@@ -18,13 +18,14 @@ import (
 type readerGroupCreateOptions struct {
 	Stream string // --stream SCOPE/STREAM
 	From   string // --from head|tail|CUT
+	To     string // --to CUT: the group's end cut
 }
 
 func readerGroupCommand(g *globalOptions) *cli.Command {
 	co := &readerGroupCreateOptions{}
 	return &cli.Command{
 		Name:  "readergroup",
-		Usage: "create, describe, show the lag of, and delete reader groups",
+		Usage: "create, describe, show the lag of, reset and delete reader groups",
 		Subcommands: []*cli.Command{
 			{
 				Name:      "create",
@@ -33,6 +34,7 @@ func readerGroupCommand(g *globalOptions) *cli.Command {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "stream", Usage: "the group's stream `SCOPE/STREAM`", Required: true, Destination: &co.Stream},
 					&cli.StringFlag{Name: "from", Usage: "start at `WHERE`: head, tail, or a stream cut", Value: "head", Destination: &co.From},
+					&cli.StringFlag{Name: "to", Usage: "end at `CUT`: the group's readers read up to this stream cut and stop there", Destination: &co.To},
 				},
 				Action: func(c *cli.Context) error { return readerGroupCreate(c, g, co) },
 			},
@@ -50,6 +52,7 @@ func readerGroupCommand(g *globalOptions) *cli.Command {
 				ArgsUsage: "SCOPE/GROUP",
 				Action:    func(c *cli.Context) error { return readerGroupLag(c, g) },
 			},
+			readerGroupResetCommand(g),
 			{
 				Name:      "delete",
 				Usage:     "delete a reader group",
@@ -86,12 +89,20 @@ func readerGroupCreate(c *cli.Context, g *globalOptions, o *readerGroupCreateOpt
 	if err != nil {
 		return err
 	}
+	opts := []client.GroupOption{client.GroupFrom(start)}
+	if o.To != "" {
+		end, err := readEnd(o.To)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, client.GroupTo(end))
+	}
 	cl, err := client.New(c.Context, g.Controller)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	rg, err := cl.NewReaderGroup(c.Context, scope, group, stream, client.GroupFrom(start))
+	rg, err := cl.NewReaderGroup(c.Context, scope, group, stream, opts...)
 	if err != nil {
 		return fmt.Errorf("readergroup create %s/%s: %w", scope, group, err)
 	}
