@@ -47,6 +47,9 @@ func (c *collector) run(ctx context.Context, gr *GroupReader) {
 				}
 				return
 			}
+			if ev.IsCheckpoint() {
+				continue // checkpoint events: group_checkpoint_test.go
+			}
 			c.mu.Lock()
 			c.evs = append(c.evs, groupEvent{reader: gr.ID(), seq: len(c.evs), Event: ev})
 			c.mu.Unlock()
