@@ -102,9 +102,48 @@
 // once every predecessor of the scale is read to its end (the rule of the
 // single reader), so per-key order holds across scaling and the group's
 // position is always a consistent cut. InitiateCheckpoint freezes the
-// assignment until every reader has reported its position on its next
-// heartbeat, then records the cut; ResetToCut restarts the group at a cut
-// (readers see a new generation and drop what they held).
+// assignment until every reader has returned its checkpoint event and
+// reported its position there, then records the cut; ResetToCut and
+// ResetToCheckpoint restart the group at a cut (readers see a new
+// generation and drop what they held).
+//
+// # Bounded reads
+//
+// ToCut (a Reader) and GroupTo (a group, kept in its state so every
+// reader honours it) end reading at an end cut, a consistent cut of the
+// stream at or after the start (NewReader and NewReaderGroup refuse one
+// before the start, of another stream or not consistent, with one error).
+// As in Pravega: a segment of the end cut is read up to its offset there;
+// a segment wholly before the cut is read to its end and its successors
+// are followed; a segment after the cut is never read (only the end cut's
+// segments lead to it, and their successors are not followed). An end
+// offset must be an event boundary (cuts the system hands out are): one
+// inside an event fails ReadNext with an error wrapping
+// protocol.ErrNotEventBoundary when the reader gets there, after every
+// event before it. Once every event before the end cut was returned,
+// ReadNext returns ErrEndOfSlice (which errors.Is treats as
+// ErrEndOfStream too), and the reader's Position is the end cut. In a
+// group, a reader with nothing left waits in ReadNext until the whole
+// group has read its slice, then every reader returns ErrEndOfSlice
+// (Pravega returns null events meanwhile; here ReadNext blocks, returning
+// checkpoint events if any).
+//
+// # Checkpoint events and restore
+//
+// ReaderGroup.InitiateCheckpoint(name) puts a checkpoint in the group's
+// state; each GroupReader's heartbeat sees it and its next ReadNext
+// returns, once, an Event with Checkpoint == name and no Data, before any
+// further event (also when it waits at the tail). The reader's position
+// at that event is its share of the checkpoint's cut: every event it
+// returned before lies before the cut, every later one after. An
+// application that saves its own state when it sees the event saves it
+// at exactly the cut. The next heartbeat reports that position; the
+// checkpoint completes when every reader has (a reader that closes counts
+// at the position it left at, one that is expired at its last commit),
+// and InitiateCheckpoint returns the cut. The group keeps the last 8
+// checkpoints by name: ReaderGroup.Checkpoint(name) returns one's cut and
+// ResetToCheckpoint(name) makes the group read from it again (as
+// ResetToCut: every reader drops what it holds).
 //
 // Truncation past a GroupReader (a read below the segment's start, or a
 // segment deleted by truncation) goes through the group too: the reader

@@ -240,12 +240,19 @@ const (
 )
 
 // InitiateCheckpoint starts checkpoint name and waits until every reader
-// of the group has reported its position at it (each does on its next
-// heartbeat), then returns the checkpoint's stream cut: a consistent cut
-// such that the events each reader returned before reporting lie before
-// it and those after, after it. While a checkpoint runs the group does not
-// rebalance. It waits until ctx is done (polling the state every 20 ms);
-// the checkpoint then still completes without the caller.
+// of the group has returned it as a checkpoint event from ReadNext
+// (Event.Checkpoint == name) and reported its position there (on its
+// next heartbeat), then returns the checkpoint's stream cut: a consistent
+// cut such that the events each reader returned before its checkpoint
+// event lie before it and those after, after it. A reader waiting at the
+// tail returns the event at once; a reader that closes or is expired
+// before it does counts at the position it leaves at (Close: exactly
+// where it stood; expiry: its last commit); a reader whose application
+// stops calling ReadNext holds the checkpoint up. While a checkpoint runs
+// the group does not rebalance. It waits until ctx is done (polling the
+// state every 20 ms); the checkpoint then still completes without the
+// caller. The group keeps the last completed checkpoints by name
+// (Checkpoint, ResetToCheckpoint).
 func (g *ReaderGroup) InitiateCheckpoint(ctx context.Context, name string) (api.StreamCut, error) {
 	if name == "" || strings.ContainsAny(name, "\n") {
 		return nil, fmt.Errorf("%w: checkpoint name %q", api.ErrInvalid, name)
@@ -281,6 +288,9 @@ func (g *ReaderGroup) ResetToCut(ctx context.Context, cut api.StreamCut) error {
 	}
 	if len(cut) == 0 {
 		return fmt.Errorf("%w: empty stream cut", api.ErrInvalid)
+	}
+	if err := g.checkResetCut(ctx, cut); err != nil {
+		return err
 	}
 	return g.update(ctx, func(s *GroupState) error { s.reset(cut); return nil })
 }
@@ -384,7 +394,12 @@ func (gr *GroupReader) ID() string { return gr.id }
 // ReadNext returns the next event of the segments the reader holds, as
 // Reader.ReadNext does (blocking until an event, ctx's end or Close).
 // With no segment to read it waits for the group to give it one.
-// ErrEndOfStream once the group has read the whole (sealed) stream;
+// When a checkpoint of the group is pending for the reader it returns,
+// once, a checkpoint event (Event.Checkpoint set, no Data; see
+// InitiateCheckpoint) before any further event, also while it waits at
+// the tail. ErrEndOfStream once the group has read the whole (sealed)
+// stream; ErrEndOfSlice once it has read everything before its end cut
+// (GroupTo), which every reader of the group returns;
 // ErrNotMember... is not returned: a reader expired by the others drops
 // its segments and joins again.
 func (gr *GroupReader) ReadNext(ctx context.Context) (Event, error) {

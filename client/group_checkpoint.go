@@ -83,7 +83,7 @@ func (r *Reader) takeCheckpointReport() *checkpointReport {
 func (r *Reader) dropCheckpoint() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.mu.ckpt.pending, r.mu.ckpt.done = "", nil
+	r.mu.ckpt = readerCheckpoint{}
 }
 
 // checkpointFor returns the checkpoint pending for reader id, if any.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
@@ -121,4 +122,18 @@ func (r *Reader) endErr() error {
 		return ErrEndOfSlice
 	}
 	return ErrEndOfStream
+}
+
+// checkResetCut checks a reset's cut against the group's end cut, if it
+// has one: the cut must not lie after it.
+func (g *ReaderGroup) checkResetCut(ctx context.Context, cut api.StreamCut) error {
+	s, stream, _, err := g.State(ctx)
+	if err != nil || s.EndCut == nil || g.c == nil {
+		return err
+	}
+	scope, name, _ := strings.Cut(stream, "/")
+	if err := checkEndCut(ctx, g.c.ctl, scope, name, cut, s.EndCut); err != nil {
+		return fmt.Errorf("client: reset reader group %s/%s: %w", g.scope, g.name, err)
+	}
+	return nil
 }
