@@ -1,20 +1,16 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/sluice-streams/sluice/client"
 )
 
 // TestReadSlice: `sluice read --from CUT --to CUT` prints exactly the
 // events between the cuts and exits 0 at the end cut (with --follow, so
 // only the end cut can end it), also as a reader group created with --to;
-// `readergroup reset --checkpoint` makes a group read again from its
-// checkpoint.
+// `readergroup checkpoint` prints a checkpoint's cut and `readergroup
+// reset --checkpoint` makes a group read again from it.
 func TestReadSlice(t *testing.T) {
 	rs := startStandalone(t, t.TempDir())
 	c := []string{"--controller", rs.URL}
@@ -64,26 +60,17 @@ func TestReadSlice(t *testing.T) {
 	// reset --checkpoint: a group from `from` checkpoints there at once
 	// (no readers yet), reads 4 events, and after the reset the same 4.
 	mustRun(t, append(c, "readergroup", "create", "s/g2", "--stream", "s/b", "--from", from)...)
-	cl, err := client.New(context.Background(), rs.URL)
-	if err != nil {
-		t.Fatal(err)
+	out := mustRun(t, append(c, "readergroup", "checkpoint", "s/g2", "cp")...)
+	if !strings.Contains(out, "checkpoint cp of reader group s/g2: "+from) {
+		t.Fatalf("checkpoint: %q, want the cut %s", out, from)
 	}
-	defer cl.Close()
-	g2, err := cl.ReaderGroup("s", "g2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := g2.InitiateCheckpoint(ctx, "cp"); err != nil {
-		t.Fatal(err)
-	}
+	mustFail(t, "exists", append(c, "readergroup", "checkpoint", "s/g2", "cp")...)
 	for range 2 {
 		code, stdout, stderr = runArgs(t, append(c, "read", "s/b", "--group", "g2", "--max", "4")...)
 		if code != 0 || stdout != want {
 			t.Fatalf("read --group g2: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 		}
-		out := mustRun(t, append(c, "readergroup", "reset", "s/g2", "--checkpoint", "cp")...)
+		out = mustRun(t, append(c, "readergroup", "reset", "s/g2", "--checkpoint", "cp")...)
 		if !strings.Contains(out, "reset reader group s/g2 to checkpoint cp") {
 			t.Fatalf("reset: %q", out)
 		}

@@ -25,7 +25,7 @@ func readerGroupCommand(g *globalOptions) *cli.Command {
 	co := &readerGroupCreateOptions{}
 	return &cli.Command{
 		Name:  "readergroup",
-		Usage: "create, describe, show the lag of, reset and delete reader groups",
+		Usage: "create, describe, show the lag of, checkpoint, reset and delete reader groups",
 		Subcommands: []*cli.Command{
 			{
 				Name:      "create",
@@ -52,6 +52,7 @@ func readerGroupCommand(g *globalOptions) *cli.Command {
 				ArgsUsage: "SCOPE/GROUP",
 				Action:    func(c *cli.Context) error { return readerGroupLag(c, g) },
 			},
+			readerGroupCheckpointCommand(g),
 			readerGroupResetCommand(g),
 			{
 				Name:      "delete",

@@ -1,14 +1,75 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/sluice-streams/sluice/client"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
+
+// readerGroupCheckpointOptions are the flags of `sluice readergroup
+// checkpoint`.
+type readerGroupCheckpointOptions struct {
+	Timeout time.Duration // --timeout: how long to wait for the readers
+}
+
+func readerGroupCheckpointCommand(g *globalOptions) *cli.Command {
+	o := &readerGroupCheckpointOptions{}
+	return &cli.Command{
+		Name:  "checkpoint",
+		Usage: "take a named checkpoint of a reader group and print its stream cut",
+		Description: "Every reader of the group returns the checkpoint as an event (`sluice read --group` skips it) and\n" +
+			"reports its position there; the command waits for all of them (at most --timeout) and prints the cut.\n" +
+			"Past --timeout it fails, but the checkpoint still completes once the readers deliver it.\n" +
+			"`readergroup reset --checkpoint NAME` goes back to it.",
+		ArgsUsage: "SCOPE/GROUP NAME",
+		Flags: []cli.Flag{
+			durationFlag("timeout", "wait at most `D` for the group's readers", 30*time.Second, &o.Timeout),
+		},
+		Action: func(c *cli.Context) error { return readerGroupCheckpoint(c, g, o) },
+	}
+}
+
+func readerGroupCheckpoint(c *cli.Context, g *globalOptions, o *readerGroupCheckpointOptions) error {
+	a, err := args(c, "SCOPE/GROUP", "NAME")
+	if err != nil {
+		return err
+	}
+	scope, group, ok := strings.Cut(a[0], "/")
+	if !ok || scope == "" || group == "" || strings.Contains(group, "/") {
+		return usageErr{fmt.Errorf("%s: %q is not SCOPE/GROUP", commandName(c), a[0])}
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("--timeout %v: want more than 0", o.Timeout)
+	}
+	cl, err := client.New(c.Context, g.Controller)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	rg, err := cl.ReaderGroup(scope, group)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Context, o.Timeout)
+	defer cancel()
+	cut, err := rg.InitiateCheckpoint(ctx, a[1])
+	if err != nil {
+		return fmt.Errorf("readergroup checkpoint %s/%s %s: %w", scope, group, a[1], err)
+	}
+	p, err := newPrinter(c.App.Writer, g.Output)
+	if err != nil {
+		return err
+	}
+	return p.done(fmt.Sprintf("checkpoint %s of reader group %s/%s: %s", a[1], scope, group, cut),
+		map[string]any{"group": scope + "/" + group, "checkpoint": a[1], "cut": cut.String()})
+}
 
 // readerGroupResetOptions are the flags of `sluice readergroup reset`.
 type readerGroupResetOptions struct {
