@@ -70,6 +70,7 @@ func TestGroupCheckpointEventsWhileWriting(t *testing.T) {
 	cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
 	defer ccancel()
 	cut, err := g.InitiateCheckpoint(cctx, "cp1")
+	ccancel()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +96,8 @@ func TestGroupCheckpointEventsWhileWriting(t *testing.T) {
 	waitFor(t, "every event read", func() bool { evs, _ := run.events(); return len(evs) >= len(all) })
 
 	// Every reader waits at the tail: cp2 still completes.
+	cctx, ccancel = context.WithTimeout(ctx, 20*time.Second)
+	defer ccancel()
 	cut2, err := g.InitiateCheckpoint(cctx, "cp2")
 	if err != nil {
 		t.Fatal(err)

@@ -112,6 +112,8 @@ func TestEveryCommandPrintsJSON(t *testing.T) {
 		{path: "readergroup create", args: []string{"j/g", "--stream", "j/s"}, want: `"group":"j/g"`},
 		{path: "readergroup describe", args: []string{"j/g"}, want: `"stream":"j/s"`},
 		{path: "readergroup lag", args: []string{"j/g"}, want: `"totalBytesBehind"`},
+		{path: "readergroup checkpoint", args: []string{"j/g", "c1"}, want: `"checkpoint":"c1"`},
+		{path: "readergroup reset", args: []string{"j/g", "--checkpoint", "c1"}, want: `"checkpoint":"c1"`},
 		{path: "readergroup delete", args: []string{"j/g"}, want: `"deleted":true`},
 		{path: "hive ddl", args: []string{"j/s", "--location", "file:///t2"}, want: `"ddl":"`},
 		{path: "bench write", args: []string{"--count", "20", "--event-size", "10"}, want: `"eventsPerSec"`},
