@@ -292,6 +292,12 @@ func (c *consumer) read(ctx context.Context, stop context.CancelFunc, g *client.
 			}
 			return
 		}
+		if ev.IsCheckpoint() {
+			// A checkpoint of the group (`sluice readergroup checkpoint`):
+			// no reading; this consumer keeps no state to save there.
+			c.unreserve()
+			continue
+		}
 		c.add(gr.ID(), ev)
 		n++
 		if dies {
