@@ -171,7 +171,8 @@ func (s *GroupState) expire(self string, now, timeout int64) []string {
 // segments it released and those it read to their end (each only if the
 // state still gives it to the reader), and its share of the checkpoint
 // pending for it once it has returned the checkpoint event (r.Checkpoint;
-// until then the reader stays pending). ErrNotMember if the reader is not in the group.
+// until then the reader stays pending). ErrNotMember if the reader is not
+// in the group.
 func (s *GroupState) report(id string, now int64, r groupReport) error {
 	m, ok := s.Readers[id]
 	if !ok {

@@ -327,8 +327,9 @@ func (r *Reader) headCut(ctx context.Context) (api.StreamCut, error) {
 // ReadNext returns the next event. It blocks until one is there (at the
 // tail: until one is appended), the stream is sealed and read to its end
 // (ErrEndOfStream), every event before the end cut was returned (ToCut:
-// ErrEndOfSlice, returned again on every later call), ctx is done (ctx.Err(); nothing is lost: the next call
-// continues where this one stood), or the Reader is closed (ErrClosed).
+// ErrEndOfSlice, returned again on every later call), ctx is done
+// (ctx.Err(); nothing is lost: the next call continues where this one
+// stood), or the Reader is closed (ErrClosed).
 // Failures that may pass are retried inside without end; ReadNext returns
 // an error otherwise (say, the stream was deleted, or the reader stands
 // inside an event of a segment because it started from a bad cut: an

@@ -93,6 +93,9 @@ func (r *Reader) atEndCut(sr *segRead) (bool, error) {
 	case sr.bufOff > e:
 		return false, fmt.Errorf("client: end cut %s=%d is inside an event (the reader stands at %d): %w", sr.name, e, sr.bufOff, protocol.ErrNotEventBoundary)
 	}
+	if sr.eos && len(sr.buf) == 0 {
+		return false, fmt.Errorf("%w: end cut %s=%d lies beyond the segment's end at %d", api.ErrInvalid, sr.name, e, sr.bufOff)
+	}
 	if _, _, err := protocol.NextEvent(sr.buf); errors.Is(err, io.ErrUnexpectedEOF) && held >= e {
 		// The event at bufOff is not whole in the bytes up to e.
 		return false, fmt.Errorf("client: end cut %s=%d is inside an event (it begins at %d): %w", sr.name, e, sr.bufOff, protocol.ErrNotEventBoundary)
