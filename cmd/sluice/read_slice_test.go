@@ -65,6 +65,12 @@ func TestReadSlice(t *testing.T) {
 		t.Fatalf("checkpoint: %q, want the cut %s", out, from)
 	}
 	mustFail(t, "exists", append(c, "readergroup", "checkpoint", "s/g2", "cp")...)
+	if code, _, stderr := runArgs(t, append(c, "readergroup", "describe", "s/g2")...); code != 0 || !strings.Contains(stderr, "checkpoint cp: "+from+"\n") {
+		t.Fatalf("describe: exit %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := runArgs(t, append(c, "readergroup", "describe", "s/g")...); code != 0 || !strings.Contains(stderr, "ends at "+to+"\n") {
+		t.Fatalf("describe of the bounded group: exit %d, stderr %q", code, stderr)
+	}
 	for range 2 {
 		code, stdout, stderr = runArgs(t, append(c, "read", "s/b", "--group", "g2", "--max", "4")...)
 		if code != 0 || stdout != want {

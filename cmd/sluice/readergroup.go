@@ -226,6 +226,7 @@ func readerGroupDescribe(c *cli.Context, g *globalOptions) error {
 	if st.Checkpoint != nil {
 		defer fmt.Fprintf(c.App.ErrWriter, "checkpoint %s in progress, waiting for %s\n", st.Checkpoint.Name, strings.Join(st.Checkpoint.Pending, ", "))
 	}
+	defer describeCheckpoints(c.App.ErrWriter, st)
 	return p.Print(out)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -71,6 +72,18 @@ func readerGroupCheckpoint(c *cli.Context, g *globalOptions, o *readerGroupCheck
 		map[string]any{"group": scope + "/" + group, "checkpoint": a[1], "cut": cut.String()})
 }
 
+// describeCheckpoints writes, after `readergroup describe`'s table, the
+// group's end cut and its completed checkpoints, oldest first (the names
+// `readergroup reset --checkpoint` takes).
+func describeCheckpoints(w io.Writer, st *client.GroupState) {
+	if st.EndCut != nil {
+		fmt.Fprintf(w, "ends at %s\n", st.EndCut)
+	}
+	for _, cp := range st.Checkpoints {
+		fmt.Fprintf(w, "checkpoint %s: %s\n", cp.Name, cp.Cut)
+	}
+}
+
 // readerGroupResetOptions are the flags of `sluice readergroup reset`.
 type readerGroupResetOptions struct {
 	Checkpoint string // --checkpoint NAME: a completed checkpoint of the group
@@ -83,7 +96,7 @@ func readerGroupResetCommand(g *globalOptions) *cli.Command {
 		Name:  "reset",
 		Usage: "restart a reader group from one of its checkpoints or from a stream cut",
 		Description: "Every reader of the group drops what it holds and the group continues from the checkpoint's cut\n" +
-			"(--checkpoint NAME, one of the last checkpoints `readergroup describe` lists) or from --cut CUT: the events\n" +
+			"(--checkpoint NAME, one of the last checkpoints `readergroup describe` lists on stderr) or from --cut CUT: the events\n" +
 			"after it are read again, those before it are not. Give exactly one of the two.",
 		ArgsUsage: "SCOPE/GROUP",
 		Flags: []cli.Flag{
