@@ -25,14 +25,14 @@ type segWriter struct {
 	wake   chan struct{} // cap 1: a block is worth sending
 
 	// Guarded by w.mu.
-	ready  []*block // full blocks, not yet sent
-	open   *block   // the block taking new events, or nil
-	nfl    int      // len(inflight) when the goroutine last looked at the queue
-	moved  bool     // sealed and emptied: events go to the successors
+	ready []*block // full blocks, not yet sent
+	open  *block   // the block taking new events, or nil
+	nfl   int      // len(inflight) when the goroutine last looked at the queue
+	moved bool     // sealed and emptied: events go to the successors
 	// superseded: a newer segment of the writer overlaps this one
 	// (sequenced writers only; see supersedeLocked).
 	superseded bool
-	failed error    // the segment cannot be written: events fail at once
+	failed     error // the segment cannot be written: events fail at once
 
 	// Owned by the goroutine.
 	inflight []*block
