@@ -12,7 +12,7 @@
 //
 // The kill points come from a seeded random source; the seed is logged
 // (SLUICE_RESUME_SEED replays one). SLUICE_RESUME_KILLS sets the number of
-// kills (default 4; a soak runs more).
+// kills (default 4; 40 with SLUICE_SOAK=1, as `make soak` runs it).
 //
 // The package has tests only.
 package resume

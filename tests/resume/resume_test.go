@@ -143,11 +143,11 @@ func saveState(path string, n int) error {
 	return os.Rename(tmp, path)
 }
 
-// TestKillResumingWriter: the writer process is killed -9 at random
+// TestResumeCrash: the writer process is killed -9 at random
 // points (a split and a merge of the stream happen while it writes) and
 // started again each time; the last run completes. Every input event is
 // then in the stream exactly once, in per-key order.
-func TestKillResumingWriter(t *testing.T) {
+func TestResumeCrash(t *testing.T) {
 	seed := time.Now().UnixNano()
 	if s := os.Getenv("SLUICE_RESUME_SEED"); s != "" {
 		var err error
@@ -156,6 +156,9 @@ func TestKillResumingWriter(t *testing.T) {
 		}
 	}
 	kills := 4
+	if os.Getenv("SLUICE_SOAK") != "" {
+		kills = 40
+	}
 	if s := os.Getenv("SLUICE_RESUME_KILLS"); s != "" {
 		var err error
 		if kills, err = strconv.Atoi(s); err != nil || kills < 0 {
