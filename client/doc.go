@@ -73,10 +73,12 @@
 //
 //   - New events rise in seq (WriteSeq refuses others), and each segment's
 //     goroutine sends its events in queue order, resending unchanged.
-//   - A segment S supersedes every older segment of the writer whose range
-//     overlaps S's: they leave the routes at once (later events of their
-//     keys go to S) and take no new events but what moves into them.
-//   - S sends nothing while an older overlapping segment of the writer
+//   - An older segment of the writer whose range newer segments of the
+//     writer cover wholly is superseded: it leaves the routes at once
+//     (later events of its keys go to the newer ones) and takes no new
+//     events but what moves into it. One only partly covered keeps its
+//     routes (the older segment wins, and forwards once found sealed).
+//   - A segment S sends nothing while an older overlapping segment of the writer
 //     holds events, queued or in flight: their fate (stored there, or
 //     moved on towards S) is not known yet. That is the merge case: S
 //     replaces P and Q, P is found sealed first and its events move to S,

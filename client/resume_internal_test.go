@@ -153,6 +153,38 @@ func TestMergeOrdering(t *testing.T) {
 	}
 }
 
+// TestPartlyCoveredSegmentKeepsRouting: X ([0, 1)) is only partly
+// covered by a newer segment: it keeps its keys' routes (older wins) and
+// holds the newer one while it has events; once covered wholly it leaves
+// the routes.
+func TestPartlyCoveredSegmentKeepsRouting(t *testing.T) {
+	w := testWriter()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	x := w.addTestSegLocked(0, 0, 0, 1)
+	left, right := keyIn(0, 0.5), keyIn(0.5, 1)
+	x.addLocked(left, 1, []byte("x"), nil)
+	s := w.addTestSegLocked(3, 2, 0, 0.5)
+	if x.superseded {
+		t.Fatal("X superseded while [0.5, 1) has no newer segment")
+	}
+	for _, k := range []string{left, right} {
+		if got := w.routeLocked(w.mu.routes, k); got != x {
+			t.Fatalf("key %s routed to %s, want X (older wins)", k, got.r.Segment)
+		}
+	}
+	if !w.heldLocked(s) {
+		t.Fatal("newer segment not held while X holds events")
+	}
+	w.addTestSegLocked(2, 1, 0.5, 1)
+	if !x.superseded {
+		t.Fatal("X not superseded once covered wholly")
+	}
+	if got := w.routeLocked(w.mu.routes, right); got == x {
+		t.Fatal("X still routed after it was covered")
+	}
+}
+
 func keyIn(lo, hi float64) string {
 	for i := 0; ; i++ {
 		k := fmt.Sprintf("k%d", i)

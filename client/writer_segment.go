@@ -29,7 +29,7 @@ type segWriter struct {
 	open  *block   // the block taking new events, or nil
 	nfl   int      // len(inflight) when the goroutine last looked at the queue
 	moved bool     // sealed and emptied: events go to the successors
-	// superseded: a newer segment of the writer overlaps this one
+	// superseded: newer segments of the writer cover this one's range
 	// (sequenced writers only; see supersedeLocked).
 	superseded bool
 	failed     error // the segment cannot be written: events fail at once
@@ -268,7 +268,7 @@ func (s *segWriter) sendQueued(conn *segclient.Conn) error {
 			w.mu.Unlock()
 			return errRetired
 		}
-		if s.superseded && s.nfl > len(s.inflight) {
+		if s.nfl > len(s.inflight) && w.newerOverlapLocked(s) {
 			w.pokeAllLocked() // s holds fewer events: a hold may end
 		}
 		if w.heldLocked(s) {

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/protocol"
+	"github.com/sluice-streams/sluice/protocol/api"
 )
 
 // Errors of sequenced writers (WithSequenced).
@@ -141,10 +143,12 @@ func retriableController(err error) bool {
 // what could break it (a merge: events of two predecessors reach one
 // successor, found sealed at different times). So, in sequenced mode:
 //
-//   - a segment S supersedes every older segment of the writer whose range
-//     overlaps S's (supersedeLocked): those leave the routes at once, so
-//     every later write of their keys goes to S, and they take no new
-//     events but what moves into them from older ones still;
+//   - an older segment X of the writer whose whole range is covered by
+//     newer segments of the writer is superseded (supersedeLocked): it
+//     leaves the routes at once, so every later write of its keys goes to
+//     a newer segment, and it takes no new events but what moves into it
+//     from older ones still (a partly covered X stays in the routes: the
+//     older segment wins, and forwards once found sealed);
 //   - S sends nothing while an older overlapping segment of the writer
 //     holds events, queued or in flight (heldLocked): their outcome (stored
 //     there, or moved on) is not known yet;
@@ -153,16 +157,48 @@ func retriableController(err error) bool {
 //   - a superseded segment with nothing left retires (its goroutine ends)
 //     and wakes the others.
 
-// supersedeLocked takes the older segments overlapping s out of the routes
-// and wakes them, so that they retire once empty.
+// supersedeLocked takes the older segments overlapping s that newer
+// segments now cover wholly out of the routes, and wakes them, so that they
+// retire once empty.
 func (w *Writer) supersedeLocked(s *segWriter) {
 	for _, x := range w.mu.segs {
-		if x != s && x.r.Epoch < s.r.Epoch && overlaps(x, s) && !x.superseded {
+		if x != s && x.r.Epoch < s.r.Epoch && overlaps(x, s) && !x.superseded && w.coveredLocked(x) {
 			x.superseded = true
 			w.removeRouteLocked(x)
 			x.poke()
 		}
 	}
+}
+
+// coveredLocked reports whether the writer's segments newer than x cover
+// x's whole range.
+func (w *Writer) coveredLocked(x *segWriter) bool {
+	var rs []api.SegmentRange
+	for _, y := range w.mu.segs {
+		if y != x && y.r.Epoch > x.r.Epoch && overlaps(x, y) {
+			rs = append(rs, y.r)
+		}
+	}
+	slices.SortFunc(rs, func(a, b api.SegmentRange) int { return cmp.Compare(a.KeyLow, b.KeyLow) })
+	at := x.r.KeyLow
+	for _, r := range rs {
+		if r.KeyLow > at {
+			break
+		}
+		at = max(at, r.KeyHigh)
+	}
+	return at >= x.r.KeyHigh
+}
+
+// newerOverlapLocked reports whether a segment of the writer newer than s
+// overlaps it (and may be held by s's events).
+func (w *Writer) newerOverlapLocked(s *segWriter) bool {
+	for _, y := range w.mu.segs {
+		if y != s && y.r.Epoch > s.r.Epoch && overlaps(s, y) {
+			return true
+		}
+	}
+	return false
 }
 
 // heldLocked reports whether s must not send yet: an older segment of the
