@@ -72,10 +72,13 @@ func (c *writerConfig) validate() error {
 	return nil
 }
 
-// WithWriterID sets the writer id (default: a random UUID). Events are
-// stored exactly once per writer id: a writer made again with the id of one
-// that stopped continues its event numbers, so its resends are recognised.
-// Two live writers must never share an id. At most 200 bytes.
+// WithWriterID sets the writer id (default: a random UUID). Within one
+// Writer every event is stored exactly once, whatever breaks. A plain
+// Writer made again with the id of one that stopped continues after its
+// event numbers: events the application gives it again are new events,
+// stored again. For exactly once across restarts of the application, add
+// WithSequenced and number the events (WriteSeq). Two live writers must
+// never share an id. At most 200 bytes.
 func WithWriterID(id string) WriterOption {
 	return func(c *writerConfig) { c.id, c.idSet = id, true }
 }
