@@ -311,3 +311,47 @@ func (l *lateSuccessors) Successors(ctx context.Context, segment string) ([]api.
 	}
 	return l.Client.Successors(ctx, segment)
 }
+
+// TestSequencedWriterAfterTruncation: the segment an earlier life wrote
+// first is deleted by a truncation; the next life lists it as gone, and
+// resending the whole log still writes nothing, since the successors hold
+// higher numbers of the same keys.
+func TestSequencedWriterAfterTruncation(t *testing.T) {
+	d := clienttest.Start(t)
+	d.CreateStream("s", "x", 1)
+	c := newClient(t, d)
+	ctx := testCtx(t)
+	log := newAppLog(keysIn(0, 1, 6), 400)
+	w := sequenced(t, c, ctx, "app")
+	log.write(ctx, t, w, 0, 200)
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	split, err := d.Controller.Scale(ctx, "s", "x", api.ScaleRequest{SealedSegments: []int64{0},
+		NewRanges: []api.KeyRange{{Low: 0, High: 0.5}, {Low: 0.5, High: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.write(ctx, t, w, 200, 400)
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Controller.TruncateStream(ctx, "s", "x", api.StreamCut{split[0].Segment: 0, split[1].Segment: 0}); err != nil {
+		t.Fatal(err)
+	}
+	first := protocol.SegmentName("s", "x", 0, 0)
+	waitFor(t, "the first segment deleted", func() bool {
+		_, err := d.Dial().GetSegmentInfo(ctx, first)
+		return errors.Is(err, protocol.ErrNoSuchSegment)
+	})
+	w = sequenced(t, c, ctx, "app")
+	if gone := w.GoneSegments(); len(gone) != 1 || gone[0] != first {
+		t.Fatalf("GoneSegments = %v, want [%s]", gone, first)
+	}
+	if dups := log.write(ctx, t, w, 0, len(log.events)); dups != len(log.events) {
+		t.Fatalf("resend after truncation: %d of %d skipped, want all", dups, len(log.events))
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
