@@ -183,6 +183,12 @@ func TestPartlyCoveredSegmentKeepsRouting(t *testing.T) {
 	if got := w.routeLocked(w.mu.routes, right); got == x {
 		t.Fatal("X still routed after it was covered")
 	}
+	// A segment started again after the newer ones (events moved into it
+	// from an older one) is superseded at once.
+	old := w.addTestSegLocked(4, 0, 0.5, 1)
+	if !old.superseded || slices.Contains(w.mu.routes, old) {
+		t.Fatal("an older segment started after its successors takes routes")
+	}
 }
 
 func keyIn(lo, hi float64) string {

@@ -157,10 +157,16 @@ func retriableController(err error) bool {
 //   - a superseded segment with nothing left retires (its goroutine ends)
 //     and wakes the others.
 
-// supersedeLocked takes the older segments overlapping s that newer
-// segments now cover wholly out of the routes, and wakes them, so that they
-// retire once empty.
+// supersedeLocked is called when s joins the writer's segments: it takes
+// out of the routes s itself if newer segments cover it wholly already (s
+// was started again for events moved from an older one), and the older
+// segments overlapping s that newer ones now cover wholly, and wakes those,
+// so that they retire once empty.
 func (w *Writer) supersedeLocked(s *segWriter) {
+	if w.coveredLocked(s) {
+		s.superseded = true
+		w.removeRouteLocked(s)
+	}
 	for _, x := range w.mu.segs {
 		if x != s && x.r.Epoch < s.r.Epoch && overlaps(x, s) && !x.superseded && w.coveredLocked(x) {
 			x.superseded = true
