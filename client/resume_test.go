@@ -282,10 +282,27 @@ func TestSequencedWriterBadInput(t *testing.T) {
 	if _, err := w.WriteSeq(ctx, "k", 9, []byte("k:1")); err != nil {
 		t.Fatal(err)
 	}
+	// An empty key routes by the sequence number, and resumes like any.
+	if _, err := w.WriteSeq(ctx, "", 12, []byte("e:0")); err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	checkPerKey(t, d, segmentNames(t, d, "s", "x"), map[string]int{"k": 2})
+	w = sequenced(t, c, ctx, "app")
+	for _, e := range []struct {
+		key  string
+		seq  int64
+		data string
+	}{{"k", 5, "k:0"}, {"k", 9, "k:1"}, {"", 12, "e:0"}} {
+		if a, err := w.WriteSeq(ctx, e.key, e.seq, []byte(e.data)); err != nil || !a.Duplicate() {
+			t.Fatalf("resend of %d: duplicate %v, %v; want a duplicate", e.seq, a != nil && a.Duplicate(), err)
+		}
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkPerKey(t, d, segmentNames(t, d, "s", "x"), map[string]int{"k": 2, "e": 1})
 }
 
 // lateSuccessors answers Successors of segment late only once successor
