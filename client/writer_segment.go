@@ -25,14 +25,15 @@ type segWriter struct {
 	wake   chan struct{} // cap 1: a block is worth sending
 
 	// Guarded by w.mu.
-	ready []*block // full blocks, not yet sent
-	open  *block   // the block taking new events, or nil
-	nfl   int      // len(inflight) when the goroutine last looked at the queue
-	moved bool     // sealed and emptied: events go to the successors
-	// superseded: newer segments of the writer cover this one's range
-	// (sequenced writers only; see supersedeLocked).
+	ready  []*block // full blocks, not yet sent
+	open   *block   // the block taking new events, or nil
+	nfl    int      // len(inflight) when the goroutine last looked at the queue
+	moved  bool     // sealed and emptied: events go to the successors
+	failed error    // the segment cannot be written: events fail at once
+
+	// superseded (guarded by w.mu): newer segments of the writer cover
+	// this one's range (sequenced writers only; see supersedeLocked).
 	superseded bool
-	failed     error // the segment cannot be written: events fail at once
 
 	// Owned by the goroutine.
 	inflight []*block
