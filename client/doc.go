@@ -54,6 +54,75 @@
 // last event number the node has, so every event is stored exactly once.
 // A sealed segment's unacknowledged events go, in order, to its successors.
 //
+// # Writers across restarts
+//
+// A plain Writer's event numbers are its own: a Writer made again with the
+// same WithWriterID continues after what the node holds, so a process that
+// restarts and resends events it is not sure of writes them twice. A
+// sequenced Writer (WithSequenced, which requires WithWriterID) takes its
+// numbers from the application instead: WriteSeq(ctx, key, seq, event),
+// seq rising within one Writer (ErrSequence otherwise), the same seq
+// always naming the same key and bytes, whichever life of the
+// application writes it. The number the nodes store per (writer,
+// segment) is then the application's.
+//
+// Rules the writer keeps, so that each segment's stored set is a prefix,
+// in seq order, of the events routed to it (the node drops a block
+// numbered at or below what it holds as a resend, so a lower seq reaching
+// a segment after a higher one would be lost):
+//
+//   - New events rise in seq (WriteSeq refuses others), and each segment's
+//     goroutine sends its events in queue order, resending unchanged.
+//   - An older segment of the writer whose range newer segments of the
+//     writer cover wholly is superseded: it leaves the routes at once
+//     (later events of its keys go to the newer ones) and takes no new
+//     events but what moves into it. One only partly covered keeps its
+//     routes (the older segment wins, and forwards once found sealed).
+//   - A segment S sends nothing while an older overlapping segment of the writer
+//     holds events, queued or in flight: their fate (stored there, or
+//     moved on towards S) is not known yet. That is the merge case: S
+//     replaces P and Q, P is found sealed first and its events move to S,
+//     Q still holds lower numbers.
+//   - Events moved into S are merged with S's queued events in seq order.
+//   - Empty keys route as if the key were seq in decimal (round-robin
+//     depends on the order of writes and could not be resumed).
+//
+// Resume: before its first write, NewWriter lists the stream's history
+// (every epoch's segments with their key ranges) and asks each segment's
+// node what it holds of the writer (GetWriterState, answered for sealed
+// segments too). WriteSeq then treats (key, seq) as stored, and
+// acknowledges it at once without sending it (Ack.Duplicate), iff
+//
+//	seq <= max{ stored(G) : G in the history, hash(key) in range(G) }
+//
+// Why this is exact, given the application resends every event from a
+// point at or before its first unconfirmed one, in order: (if) an event
+// stored in G was routed there by its key, so hash(key) is in range(G)
+// and stored(G) >= seq. (Only if) let stored(G) = t >= seq, reached by
+// event t of an earlier life L. If seq is below the point L resent from,
+// it was confirmed stored. Otherwise L wrote seq before t. A writer's view
+// of the epochs only moves forward, and along one hash the segments of
+// successive epochs form a chain of predecessors; t ended in G, so when
+// L wrote seq, the segment it routed seq to was G or an older segment of
+// G's chain for hash(key). From there seq either was stored (or skipped
+// as stored, by induction on the lives) or moved forward along that chain
+// towards G, never past it before t, and so reached G ahead of t in G's
+// seq order. G's stored set is a prefix in seq order that holds t, so it
+// holds seq. Events that L stored after the history was listed cannot be
+// in it (L is gone); a block of L still on the wire lands, if at all,
+// before the node's seal of its segment, and SetupAppend's answer after a
+// seal tells the new life which of its own resends to drop.
+//
+// Stored returns the highest stored seq on any segment: lower seqs may
+// still be missing on other keys, so the application resends from its own
+// last confirmed point (everything before it confirmed by Ack or Flush)
+// and lets WriteSeq skip. Segments deleted by a truncation answer
+// NoSuchSegment; they count as holding nothing (GoneSegments lists them),
+// so resending events that only they held writes them again: resend from
+// a point newer than the stream's truncation. Transactions are not
+// sequenced: a transaction's writer numbers its own events (and has its
+// own exactly-once commit).
+//
 // # Readers
 //
 // See Reader. A Reader reads one stream alone (reader groups, below, share a

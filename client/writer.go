@@ -47,6 +47,9 @@ type Writer struct {
 	// successors (only a commit seals one), so a sealed segment fails
 	// its events instead of looking for successors.
 	txn bool
+	// resume is what a sequenced writer learned before its first write
+	// (WithSequenced); nil otherwise. Never changed afterwards.
+	resume *resumeState
 
 	mu struct {
 		sync.Mutex
@@ -59,6 +62,7 @@ type Writer struct {
 		groups   map[*ackGroup]struct{} // groups with unsettled events
 		slab     []Ack                  // Acks are allocated in slabs
 		free     []*block               // released blocks, for reuse
+		seq      seqState               // sequenced writers: the last WriteSeq
 
 		// failure is the first failure of any event (ErrClosed aside),
 		// which Flush returns: the groups of events that failed before
@@ -78,6 +82,7 @@ type Ack struct {
 	err     error // the outcome; set under w.mu before g.done closes
 	size    int32 // framed bytes, counted in the in-flight window
 	settled bool  // guarded by w.mu
+	dup     bool  // stored by an earlier life (WriteSeq); never sent
 }
 
 // ackGroup is the shared completion of the Acks created for one block.
@@ -140,6 +145,15 @@ func (c *Client) NewWriter(ctx context.Context, scope, stream string, opts ...Wr
 	bo := cfg.newBackoff()
 	for attempt := 0; ; attempt++ {
 		segs, err := c.writerSegments(ctx, scope, stream)
+		if err == nil && cfg.sequenced {
+			rs, rerr := c.loadResume(ctx, scope, stream, cfg)
+			if rerr != nil {
+				return nil, rerr
+			}
+			w := c.newWriter(scope, stream, cfg, segs, false)
+			w.resume = rs
+			return w, nil
+		}
 		if err == nil {
 			return c.newWriter(scope, stream, cfg, segs, false), nil
 		}
@@ -180,7 +194,13 @@ func (c *Client) writerSegments(ctx context.Context, scope, stream string) ([]ap
 // newWriter returns a writer of scope/stream with configuration cfg and
 // starts the goroutines of segs; txn marks a transaction's writer.
 func (c *Client) newWriter(scope, stream string, cfg writerConfig, segs []api.SegmentRange, txn bool) *Writer {
+	if txn {
+		cfg.sequenced = false // a transaction numbers its own events
+	}
 	w := &Writer{c: c, scope: scope, stream: stream, cfg: cfg, txn: txn}
+	if cfg.sequenced {
+		w.resume = &resumeState{index: newResumeIndex(nil)}
+	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.mu.segs = map[string]*segWriter{}
 	w.mu.groups = map[*ackGroup]struct{}{}
@@ -205,6 +225,9 @@ func (w *Writer) ID() string { return w.cfg.id }
 // stays usable. event may be reused when Write returns. Events with the
 // same key are stored in the order of their Writes.
 func (w *Writer) Write(ctx context.Context, key string, event []byte) (*Ack, error) {
+	if w.cfg.sequenced {
+		return nil, fmt.Errorf("client: write to %s/%s: Write on a sequenced writer (use WriteSeq): %w", w.scope, w.stream, ErrSequenced)
+	}
 	if err := protocol.CheckEvent(event); err != nil {
 		return nil, fmt.Errorf("client: write to %s/%s: %w", w.scope, w.stream, err)
 	}
@@ -227,7 +250,7 @@ func (w *Writer) Write(ctx context.Context, key string, event []byte) (*Ack, err
 		}
 		w.mu.Lock()
 	}
-	a := w.routeLocked(w.mu.routes, key).addLocked(key, event, nil)
+	a := w.routeLocked(w.mu.routes, key).addLocked(key, 0, event, nil)
 	w.mu.Unlock()
 	return a, nil
 }
@@ -287,7 +310,7 @@ func (w *Writer) releaseLocked(b *block) {
 	}
 	clear(b.acks)
 	clear(b.keys)
-	*b = block{data: b.data[:0], acks: b.acks[:0], keys: b.keys[:0]}
+	*b = block{data: b.data[:0], acks: b.acks[:0], keys: b.keys[:0], seqs: b.seqs[:0]}
 	w.mu.free = append(w.mu.free, b)
 }
 
@@ -374,9 +397,12 @@ func (w *Writer) addSegmentLocked(r api.SegmentRange) *segWriter {
 		return s
 	}
 	s := &segWriter{w: w, r: r, wake: make(chan struct{}, 1),
-		wireID: fmt.Sprintf("%s/%d.%d", w.cfg.id, r.Number, r.Epoch)}
+		wireID: wireWriterID(w.cfg.id, r)}
 	w.mu.segs[r.Segment] = s
 	w.mu.routes = append(w.mu.routes, s)
+	if w.cfg.sequenced {
+		w.supersedeLocked(s)
+	}
 	w.wg.Add(1)
 	go s.run()
 	return s

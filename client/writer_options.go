@@ -33,6 +33,8 @@ type writerConfig struct {
 	maxBatch               int
 	backoffMin, backoffMax time.Duration
 	state                  func(StateChange)
+	sequenced              bool // WithSequenced
+	idSet                  bool // WithWriterID was given
 }
 
 func defaultWriterConfig() writerConfig {
@@ -59,6 +61,8 @@ func (c *writerConfig) validate() error {
 		return fmt.Errorf("client: max in-flight bytes must be positive, got %d", c.maxInflight)
 	case c.maxBatch <= 0:
 		return fmt.Errorf("client: max batch bytes must be positive, got %d", c.maxBatch)
+	case c.sequenced && !c.idSet:
+		return fmt.Errorf("client: a sequenced writer (WithSequenced) needs WithWriterID: %w", ErrSequenced)
 	case c.backoffMin <= 0 || c.backoffMax < c.backoffMin:
 		return fmt.Errorf("client: backoff must satisfy 0 < min <= max, got %v..%v", c.backoffMin, c.backoffMax)
 	}
@@ -68,11 +72,16 @@ func (c *writerConfig) validate() error {
 	return nil
 }
 
-// WithWriterID sets the writer id (default: a random UUID). Events are
-// stored exactly once per writer id: a writer made again with the id of one
-// that stopped continues its event numbers, so its resends are recognised.
-// Two live writers must never share an id. At most 200 bytes.
-func WithWriterID(id string) WriterOption { return func(c *writerConfig) { c.id = id } }
+// WithWriterID sets the writer id (default: a random UUID). Within one
+// Writer every event is stored exactly once, whatever breaks. A plain
+// Writer made again with the id of one that stopped continues after its
+// event numbers: events the application gives it again are new events,
+// stored again. For exactly once across restarts of the application, add
+// WithSequenced and number the events (WriteSeq). Two live writers must
+// never share an id. At most 200 bytes.
+func WithWriterID(id string) WriterOption {
+	return func(c *writerConfig) { c.id, c.idSet = id, true }
+}
 
 // WithMaxInflight bounds the bytes of events written but not yet
 // acknowledged (default 4 MiB); Write blocks while the window is full.

@@ -31,6 +31,10 @@ type segWriter struct {
 	moved  bool     // sealed and emptied: events go to the successors
 	failed error    // the segment cannot be written: events fail at once
 
+	// superseded (guarded by w.mu): newer segments of the writer cover
+	// this one's range (sequenced writers only; see supersedeLocked).
+	superseded bool
+
 	// Owned by the goroutine.
 	inflight []*block
 	nextNum  int64 // the next event number; valid once numbered
@@ -44,6 +48,7 @@ type block struct {
 	data []byte // protocol.AppendEvent framing
 	acks []*Ack
 	keys []string
+	seqs []int64                 // sequenced writers: each event's sequence number
 	grp  *ackGroup               // the group of the Acks created in this block, or nil
 	last int64                   // the event number of the last event
 	fut  *segclient.AppendFuture // nil: not sent on the current connection
@@ -52,7 +57,7 @@ type block struct {
 // addLocked frames event into the open block. a is nil for a new event
 // (Write: it returns the new Ack) or the Ack of an event moved from a
 // sealed segment. w.mu is held.
-func (s *segWriter) addLocked(key string, event []byte, a *Ack) *Ack {
+func (s *segWriter) addLocked(key string, seq int64, event []byte, a *Ack) *Ack {
 	w := s.w
 	if s.failed != nil {
 		if a == nil {
@@ -84,6 +89,9 @@ func (s *segWriter) addLocked(key string, event []byte, a *Ack) *Ack {
 	b.data = protocol.AppendEvent(b.data, event)
 	b.acks = append(b.acks, a)
 	b.keys = append(b.keys, key)
+	if w.cfg.sequenced {
+		b.seqs = append(b.seqs, seq)
+	}
 	if wake {
 		select {
 		case s.wake <- struct{}{}:
@@ -127,6 +135,8 @@ func (s *segWriter) run() {
 		case errors.Is(err, protocol.ErrSegmentSealed):
 			s.report(StateSealed, nil)
 			s.moveToSuccessors()
+			return
+		case errors.Is(err, errRetired):
 			return
 		case errors.Is(err, protocol.ErrNoSuchSegment), errors.Is(err, errBlockRefused):
 			s.fail(err)
@@ -249,6 +259,25 @@ func (s *segWriter) send(conn *segclient.Conn, b *block) error {
 func (s *segWriter) sendQueued(conn *segclient.Conn) error {
 	w := s.w
 	w.mu.Lock()
+	if w.cfg.sequenced {
+		if s.superseded && len(s.inflight) == 0 && len(s.ready) == 0 && s.open == nil {
+			// Nothing left, and nothing new will come: retire.
+			s.nfl = 0
+			delete(w.mu.segs, s.r.Segment)
+			s.moved = true
+			w.pokeAllLocked()
+			w.mu.Unlock()
+			return errRetired
+		}
+		if s.nfl > len(s.inflight) && w.newerOverlapLocked(s) {
+			w.pokeAllLocked() // s holds fewer events: a hold may end
+		}
+		if w.heldLocked(s) {
+			s.nfl = len(s.inflight)
+			w.mu.Unlock()
+			return nil
+		}
+	}
 	take := s.ready
 	s.ready = nil
 	if len(s.inflight) == 0 && s.open != nil {
@@ -261,6 +290,9 @@ func (s *segWriter) sendQueued(conn *segclient.Conn) error {
 		n := int64(len(b.acks))
 		b.last = s.nextNum + n - 1
 		s.nextNum += n
+		if w.cfg.sequenced {
+			b.last = b.seqs[len(b.seqs)-1]
+		}
 		s.inflight = append(s.inflight, b)
 		if err := s.send(conn, b); err != nil {
 			// The rest wait, numbered, for the next session.
@@ -268,6 +300,9 @@ func (s *segWriter) sendQueued(conn *segclient.Conn) error {
 				n := int64(len(rb.acks))
 				rb.last = s.nextNum + n - 1
 				s.nextNum += n
+				if w.cfg.sequenced {
+					rb.last = rb.seqs[len(rb.seqs)-1]
+				}
 				s.inflight = append(s.inflight, rb)
 			}
 			return err
@@ -345,6 +380,11 @@ func (s *segWriter) moveToSuccessors() {
 	for _, sc := range succ {
 		next = append(next, w.addSegmentLocked(sc.Segment))
 	}
+	if w.cfg.sequenced {
+		w.moveSequencedLocked(next, blocks)
+		w.pokeAllLocked()
+		return
+	}
 	for _, b := range blocks {
 		rest := b.data
 		for i, a := range b.acks {
@@ -353,7 +393,7 @@ func (s *segWriter) moveToSuccessors() {
 				panic(fmt.Sprintf("client: writer block: %v", err))
 			}
 			rest = r
-			w.routeLocked(next, b.keys[i]).addLocked(b.keys[i], ev, a)
+			w.routeLocked(next, b.keys[i]).addLocked(b.keys[i], 0, ev, a)
 		}
 		w.releaseLocked(b)
 	}
@@ -381,6 +421,9 @@ func (s *segWriter) fail(err error) {
 	w.mu.Lock()
 	s.failed = err
 	blocks := s.takeAllLocked()
+	if w.cfg.sequenced {
+		w.pokeAllLocked() // a hold on s's events may end
+	}
 	w.mu.Unlock()
 	w.finish(err, blocks...)
 }

@@ -84,6 +84,7 @@
 //	30 UpdateAttributes   -> 31 AttributesUpdated
 //	32 GetTierStats       -> 33 TierStats
 //	34 CheckBoundary      -> 35 BoundaryChecked
+//	38 GetWriterState     -> 39 WriterState
 //
 // A reply carries the request id of its request. Type and ErrorCode
 // numbers are never reused or renumbered.
@@ -132,6 +133,20 @@
 //     ContainerUnavailable) refuses its next blocks with WriterNotSetUp
 //     until it sets up again, so no later block is stored ahead of the one
 //     the writer will resend.
+//
+// # Writer state
+//
+// GetWriterState (38) asks what a segment holds of one writer id; its
+// msgpack header is a map {"id": request id, "s": segment, "w": writer
+// id}, no payload. WriterState (39) answers {"id", "s", "w", "le": the
+// last event number stored for the writer, NoEventNumber (-2^63) if none,
+// "sd": true if the segment is sealed (omitted when false)}, no payload.
+// Like SetupAppend it answers for sealed segments and only once
+// everything logged before it is durable; unlike it, it binds nothing to
+// the connection and changes nothing. A segment that does not exist (never
+// created, or deleted by a truncation) is NoSuchSegment. The client's
+// sequenced writers ask it of every segment of a stream's history when
+// they resume (package client, "Writers across restarts").
 //
 // # Names
 //

@@ -38,6 +38,8 @@ func sampleMessages() []protocol.Message {
 		&protocol.ReadSegment{RequestID: 13, Segment: seg, Offset: 99, MaxBytes: 1 << 20, WaitMillis: 500, AtEvent: true},
 		&protocol.CheckBoundary{RequestID: 63, Segment: seg, Offset: 120},
 		&protocol.BoundaryChecked{RequestID: 64, Segment: seg, Offset: 120},
+		&protocol.GetWriterState{RequestID: 65, Segment: seg, WriterID: "writer-1/0.0"},
+		&protocol.WriterState{RequestID: 66, Segment: seg, WriterID: "writer-1/0.0", LastEventNumber: 41, Sealed: true},
 		&protocol.SegmentRead{RequestID: 14, Segment: seg, Offset: 99, AtTail: true, EndOfSegment: true, Data: [][]byte{[]byte("ab"), nil, []byte("c"), []byte("defg")}},
 		&protocol.SegmentRead{RequestID: 15, Segment: seg, Offset: 0},
 		&protocol.SegmentRead{RequestID: 16, Segment: seg, Offset: 5, Data: [][]byte{{7}}},

@@ -74,6 +74,8 @@ const (
 	TypeTierStats         Type = 33
 	TypeCheckBoundary     Type = 34
 	TypeBoundaryChecked   Type = 35
+	TypeGetWriterState    Type = 38 // see writerstate.go
+	TypeWriterState       Type = 39
 )
 
 var typeNames = map[Type]string{
@@ -105,6 +107,8 @@ var typeNames = map[Type]string{
 	TypeTierStats:         "TierStats",
 	TypeCheckBoundary:     "CheckBoundary",
 	TypeBoundaryChecked:   "BoundaryChecked",
+	TypeGetWriterState:    "GetWriterState",
+	TypeWriterState:       "WriterState",
 }
 
 // String returns the message name, or "Type(N)" for an unknown type.
@@ -174,6 +178,10 @@ func newMessage(t Type) Message {
 		return new(CheckBoundary)
 	case TypeBoundaryChecked:
 		return new(BoundaryChecked)
+	case TypeGetWriterState:
+		return new(GetWriterState)
+	case TypeWriterState:
+		return new(WriterState)
 	}
 	return nil
 }

@@ -383,6 +383,20 @@ func (c *Conn) CheckBoundary(ctx context.Context, segment string, offset int64) 
 	return err
 }
 
+// WriterState returns the last event number segment holds for writer
+// (protocol.NoEventNumber if none) and whether the segment is sealed,
+// without binding writer to the connection (GetWriterState). A segment
+// that does not exist, also one deleted by a truncation, is
+// protocol.ErrNoSuchSegment.
+func (c *Conn) WriterState(ctx context.Context, segment, writer string) (last int64, sealed bool, err error) {
+	r, err := roundTrip[*protocol.WriterState](ctx, c, &protocol.GetWriterState{RequestID: c.nextID(),
+		Segment: segment, WriterID: writer})
+	if err != nil {
+		return 0, false, err
+	}
+	return r.LastEventNumber, r.Sealed, nil
+}
+
 // TruncateSegment makes the bytes below offset unreadable and returns the
 // segment's start offset afterwards. offset must be an event boundary
 // above the start (protocol.ErrNotEventBoundary otherwise), or at or below

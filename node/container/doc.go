@@ -11,7 +11,9 @@
 // CheckBoundary, Info, Seal, Truncate (at event boundaries only), Delete,
 // Merge (a sealed transaction segment onto its parent, as one record) and
 // attributes (64-bit values under string keys, UUID keys in canonical
-// text form, with compare-and-set).
+// text form, with compare-and-set). WriterState reads a writer's last
+// stored event number, like SetupAppend, for any segment, sealed too,
+// once durable, changing nothing (a resuming client asks it).
 //
 // Event boundaries (boundary.go): every block and every tier-2 chunk part
 // starts at an event, so whether an offset is a boundary is found by

@@ -602,6 +602,9 @@ func (c *conn) dispatch(req protocol.Request) (last *protocol.ErrorReply, ok boo
 			c.reply(r.RequestID, err, r.Segment, &protocol.AttributesUpdated{RequestID: r.RequestID, Segment: r.Segment})
 		})
 
+	case *protocol.GetWriterState:
+		return nil, c.spawn(c.ops, func() { c.writerState(r) })
+
 	default:
 		// A request type this server does not serve yet.
 		err := fmt.Errorf("%w: %s", protocol.ErrUnknownCommand, req.Type())

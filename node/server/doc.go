@@ -100,6 +100,11 @@
 //
 // # Appends
 //
+// GetWriterState (writerstate.go) answers what a segment holds of a
+// writer without binding the writer to the connection: a writer may ask
+// it of any segment, on any connection, and still needs a SetupAppend
+// before it appends.
+//
 // A writer appends on a connection only after a SetupAppend there has
 // completed: it binds the writer id to a segment (a later SetupAppend
 // re-binds it when it completes). A second SetupAppend for a writer whose
