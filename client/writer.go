@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-streams/sluice/client/ctlclient"
@@ -47,6 +48,9 @@ type Writer struct {
 	// successors (only a commit seals one), so a sealed segment fails
 	// its events instead of looking for successors.
 	txn bool
+	// noted: NoteTime reported a time, so Close tells the controller the
+	// writer is gone (see watermark.go).
+	noted atomic.Bool
 
 	mu struct {
 		sync.Mutex
@@ -342,7 +346,7 @@ func (w *Writer) Close(ctx context.Context) error {
 		}
 	}
 	w.mu.Unlock()
-	return err
+	return errors.Join(err, w.forgetTime(ctx))
 }
 
 // routeLocked picks among routes the segment for ev: the one whose range

@@ -30,6 +30,11 @@ type segWriter struct {
 	nfl    int      // len(inflight) when the goroutine last looked at the queue
 	moved  bool     // sealed and emptied: events go to the successors
 	failed error    // the segment cannot be written: events fail at once
+	// acked is the segment's length after this writer's last acknowledged
+	// append (for NoteTime); ackedUnknown: blocks were acknowledged by a
+	// setup, whose answer has no offset.
+	acked        int64
+	ackedUnknown bool
 
 	// Owned by the goroutine.
 	inflight []*block
@@ -182,7 +187,8 @@ func (s *segWriter) session() (progress bool, err error) {
 		case <-s.wake:
 		case <-headDone:
 			b := s.inflight[0]
-			if _, err := b.fut.Wait(ctx); err != nil {
+			da, err := b.fut.Wait(ctx)
+			if err != nil {
 				c.Invalidate(s.r.Segment, conn, err)
 				if !retriable(err) {
 					// The node refused this block but may take the next
@@ -194,6 +200,7 @@ func (s *segWriter) session() (progress bool, err error) {
 			}
 			s.inflight[0] = nil
 			s.inflight = s.inflight[1:]
+			s.noteAcked(da.CurrentOffset, false)
 			s.w.finish(nil, b)
 			progress = true
 		case <-conn.Done():
@@ -224,6 +231,7 @@ func (s *segWriter) setup(conn *segclient.Conn) error {
 		n++
 	}
 	if n > 0 {
+		s.noteAcked(0, true)
 		s.w.finish(nil, s.inflight[:n]...)
 		s.inflight = s.inflight[n:]
 	}

@@ -1,0 +1,35 @@
+package api
+
+// WriterTime is the body of POST
+// /v1/scopes/{scope}/streams/{stream}/writers/{writer}/time: the writer
+// noted event time Time (ms since the Unix epoch) with every event it
+// wrote before at or before Position (the offset just after its last
+// acknowledged event, per segment it wrote to). With Txn set instead of
+// Position, the time is a committed transaction's: the controller takes
+// the position from the transaction's parent segments.
+type WriterTime struct {
+	Time     int64     `json:"time"`
+	Position StreamCut `json:"position,omitempty"`
+	Txn      string    `json:"txn,omitempty"`
+}
+
+// Watermark is one of a stream's watermarks: when the active writers last
+// noted event times, the least was LowerTime and the greatest UpperTime
+// (ms since the Unix epoch), and every one of them had written only
+// before Cut (one epoch's segments; Segments gives their key ranges). Seq
+// numbers a stream's watermarks from 1, in order; each one's times and cut
+// are at or after its predecessor's.
+type Watermark struct {
+	Seq       int64          `json:"seq"`
+	LowerTime int64          `json:"lowerTime"`
+	UpperTime int64          `json:"upperTime"`
+	Cut       StreamCut      `json:"cut"`
+	Segments  []SegmentRange `json:"segments"`
+}
+
+// WatermarkList is the reply of GET .../streams/{stream}/watermarks: the
+// stream's watermarks with Seq greater than the query's "after", oldest
+// first.
+type WatermarkList struct {
+	Watermarks []Watermark `json:"watermarks"`
+}
