@@ -24,8 +24,6 @@ const (
 	// MaxWatermarks bounds the watermarks kept per stream (the oldest go
 	// first).
 	MaxWatermarks = 256
-	// MaxWriterIDLength bounds a writer id in a report (bytes).
-	MaxWriterIDLength = 256
 )
 
 func writersKey(scope, stream string) string { return streamKey(scope, stream) + "/writers" }
@@ -108,8 +106,8 @@ func (s *Service) NoteWriterTime(ctx context.Context, scope, stream, writer stri
 }
 
 func checkWriterID(writer string) error {
-	if writer == "" || len(writer) > MaxWriterIDLength {
-		return fmt.Errorf("%w: writer id of %d bytes: want 1..%d", ErrInvalid, len(writer), MaxWriterIDLength)
+	if err := api.ValidateWriterID(writer); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return nil
 }

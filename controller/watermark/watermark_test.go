@@ -86,7 +86,7 @@ func TestCompute(t *testing.T) {
 		{
 			name: "a previous cut in a newer epoch than every report keeps its epoch",
 			in: Input{Now: 1000, Epochs: epochs, Created: created,
-				Prev: &Watermark{Lower: 100, Upper: 100, Epoch: 2, Cut: map[int64]int64{2: 5, 4: 9}},
+				Prev:    &Watermark{Lower: 100, Upper: 100, Epoch: 2, Cut: map[int64]int64{2: 5, 4: 9}},
 				Reports: []Report{rep("a", 200, 1000, map[int64]int64{0: 99, 1: 99})}},
 			want: &Watermark{Lower: 200, Upper: 200, Epoch: 2, Cut: map[int64]int64{2: 5, 4: 9}},
 		},

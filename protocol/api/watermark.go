@@ -1,5 +1,10 @@
 package api
 
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
 // WriterTime is the body of POST
 // /v1/scopes/{scope}/streams/{stream}/writers/{writer}/time: the writer
 // noted event time Time (ms since the Unix epoch) with every event it
@@ -32,4 +37,20 @@ type Watermark struct {
 // first.
 type WatermarkList struct {
 	Watermarks []Watermark `json:"watermarks"`
+}
+
+// MaxWriterIDLength bounds a writer id in the writers' routes (bytes):
+// the client's ids are at most 200.
+const MaxWriterIDLength = 256
+
+// ValidateWriterID checks a writer id of the writers' routes: 1 to
+// MaxWriterIDLength bytes of UTF-8. The error wraps ErrInvalid.
+func ValidateWriterID(id string) error {
+	if id == "" || len(id) > MaxWriterIDLength {
+		return fmt.Errorf("%w: writer id of %d bytes: want 1..%d", ErrInvalid, len(id), MaxWriterIDLength)
+	}
+	if !utf8.ValidString(id) {
+		return fmt.Errorf("%w: writer id %q: not UTF-8", ErrInvalid, id)
+	}
+	return nil
 }
