@@ -88,7 +88,8 @@ func (w *Writer) NoteTime(ctx context.Context, t time.Time) error {
 
 // position is, per segment with acknowledged events, the end of the last
 // one. Where setups acknowledged blocks (a reconnect) the offset is not
-// known: the segment's length stands for it, which is at or after it.
+// known: the segment's length, at or after it, stands for it from then on
+// (a segment deleted meanwhile is left out).
 func (w *Writer) position(ctx context.Context) (api.StreamCut, error) {
 	pos := api.StreamCut{}
 	var unknown []string
@@ -107,11 +108,21 @@ func (w *Writer) position(ctx context.Context) (api.StreamCut, error) {
 			return nil, fmt.Errorf("client: note time: length of %s: %w", name, err)
 		}
 		info, err := conn.GetSegmentInfo(ctx, name)
-		if err != nil {
+		length := int64(0)
+		switch {
+		case errors.Is(err, protocol.ErrNoSuchSegment):
+		case err != nil:
 			w.c.Invalidate(name, conn, err)
 			return nil, fmt.Errorf("client: note time: length of %s: %w", name, err)
+		default:
+			length = info.Length
+			pos[name] = length
 		}
-		pos[name] = info.Length
+		w.mu.Lock()
+		if s := w.mu.segs[name]; s != nil {
+			s.acked, s.ackedUnknown = max(s.acked, length), false
+		}
+		w.mu.Unlock()
 	}
 	return pos, nil
 }

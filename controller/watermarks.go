@@ -61,11 +61,8 @@ func (s *Service) NoteWriterTime(ctx context.Context, scope, stream, writer stri
 	if err := checkWriterID(writer); err != nil {
 		return err
 	}
-	if wt.Time < 0 {
-		return fmt.Errorf("%w: writer time %d: must be at least 0 (ms since the Unix epoch)", ErrInvalid, wt.Time)
-	}
-	if wt.Txn != "" && len(wt.Position) > 0 {
-		return fmt.Errorf("%w: writer time: give a position or a transaction, not both", ErrInvalid)
+	if err := wt.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	r, err := s.load(ctx, scope, stream)
 	if err != nil {
@@ -142,12 +139,12 @@ func (s *Service) txnEnd(ctx context.Context, r *streamRec, id string) (map[int6
 
 // RemoveWriter forgets writer's reports (a writer that closed): it no
 // longer holds the stream's time back. Forgetting an unknown writer is
-// not an error.
+// not an error; an unknown stream is ErrNotFound.
 func (s *Service) RemoveWriter(ctx context.Context, scope, stream, writer string) error {
 	if err := checkWriterID(writer); err != nil {
 		return err
 	}
-	if err := s.checkStream(ctx, scope, stream); err != nil {
+	if _, err := s.load(ctx, scope, stream); err != nil {
 		return err
 	}
 	err := s.store.Delete(ctx, writerKey(scope, stream, writer), cluster.AnyVersion)

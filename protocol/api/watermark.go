@@ -2,8 +2,12 @@ package api
 
 import (
 	"fmt"
+	"math"
 	"unicode/utf8"
 )
+
+// RangeWriterTime bounds WriterTime.Time (ms since the Unix epoch).
+var RangeWriterTime = Range{"WriterTime", "time", OfValue, 0, math.MaxInt64}
 
 // WriterTime is the body of POST
 // /v1/scopes/{scope}/streams/{stream}/writers/{writer}/time: the writer
@@ -16,6 +20,24 @@ type WriterTime struct {
 	Time     int64     `json:"time"`
 	Position StreamCut `json:"position,omitempty"`
 	Txn      string    `json:"txn,omitempty"`
+}
+
+// Validate checks the time's range, the position (as StreamCut.Validate)
+// and the transaction id, and that not both a position and a transaction
+// are given. The error wraps ErrInvalid.
+func (w *WriterTime) Validate() error {
+	if err := RangeWriterTime.Check("time", w.Time); err != nil {
+		return err
+	}
+	if w.Txn != "" {
+		if len(w.Position) > 0 {
+			return fmt.Errorf("%w: writer time: give a position or a transaction, not both", ErrInvalid)
+		}
+		if err := ValidateTxnID(w.Txn); err != nil {
+			return err
+		}
+	}
+	return w.Position.Validate()
 }
 
 // Watermark is one of a stream's watermarks: when the active writers last
