@@ -93,6 +93,7 @@ func DefaultControllerConfig() ControllerConfig {
 	return ControllerConfig{
 		Listen: DefaultControllerListen, DataDir: DefaultControllerDataDir, Node: DefaultControllerNode,
 		Containers: node.DefaultContainers, Cluster: DefaultClusterConfig(), API: DefaultAPIConfig(),
+		WriterTimeout: controller.DefaultWriterTimeout,
 	}
 }
 

@@ -7,14 +7,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/sluice-streams/sluice/controller"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
 // writerTimeoutFlag is --writer-timeout of `sluice controller` and
-// `sluice standalone`: controller.Options.WriterTimeout.
-func writerTimeoutFlag(dest *time.Duration) cli.Flag {
-	*dest = controller.DefaultWriterTimeout
+// `sluice standalone`: controller.Options.WriterTimeout; dest starts at
+// value.
+func writerTimeoutFlag(value time.Duration, dest *time.Duration) cli.Flag {
+	*dest = value
 	return &cli.GenericFlag{
 		Name:  "writer-timeout",
 		Usage: "how long a writer may go without noting an event time before the stream's watermarks stop waiting for it (`D`: 90s, 5m)",
