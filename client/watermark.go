@@ -50,13 +50,15 @@ func WithWatermarkPoll(d time.Duration) ReaderOption {
 // documentation); a writer that notes a time must keep noting times, or
 // close, or it holds the stream's watermarks back until the controller
 // times it out (a minute by default). Close tells the controller the
-// writer is gone. A time earlier than one noted before is kept as the
-// earlier one was: a writer's time never goes back.
+// writer is gone. A time earlier than one noted before does not move the
+// writer's time back: the controller keeps the later one.
 //
 // It blocks until the controller has answered or ctx is done, and retries
 // nothing. Errors: Flush's, ErrClosed, ErrNoTimeController, a t before the
 // Unix epoch, and the controller's (ctlclient.ErrNotFound for a deleted
-// stream, ErrUnreachable, ErrUnavailable: call again).
+// stream, ErrUnreachable, ErrUnavailable: call again). NoteTime must not
+// race Close: a report that reaches the controller after Close's removal
+// would count until the writer timeout.
 func (w *Writer) NoteTime(ctx context.Context, t time.Time) error {
 	tc, ok := w.c.ctl.(TimeController)
 	if !ok {
@@ -265,7 +267,9 @@ func (r *Reader) pollMarks(tc TimeController) {
 			after = ws[len(ws)-1].Seq
 			r.addMarks(ws)
 		}
-		for seg := range r.Position() {
+		pos := r.Position()
+		r.pruneRanges(pos)
+		for seg := range pos {
 			r.marks.mu.Lock()
 			_, known := r.marks.mu.ranges[seg]
 			r.marks.mu.Unlock()
@@ -300,6 +304,33 @@ func (r *Reader) addMarks(ws []api.Watermark) {
 	}
 	r.marks.mu.marks = m
 }
+
+// pruneRanges forgets the key ranges of segments neither in pos nor in a
+// kept watermark's cut, so that a long-lived reader's map stays small.
+func (r *Reader) pruneRanges(pos api.StreamCut) {
+	r.marks.mu.Lock()
+	defer r.marks.mu.Unlock()
+	if len(r.marks.mu.ranges) <= maxReaderRanges {
+		return
+	}
+	for seg := range r.marks.mu.ranges {
+		if _, ok := pos[seg]; ok {
+			continue
+		}
+		used := false
+		for _, w := range r.marks.mu.marks {
+			if _, used = w.Cut[seg]; used {
+				break
+			}
+		}
+		if !used {
+			delete(r.marks.mu.ranges, seg)
+		}
+	}
+}
+
+// maxReaderRanges is how many key ranges a Reader keeps before it prunes.
+const maxReaderRanges = 1024
 
 func (r *Reader) setRangeLocked(seg string, kr api.KeyRange) {
 	if r.marks.mu.ranges == nil {
