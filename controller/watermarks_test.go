@@ -69,6 +69,18 @@ func TestWatermarkStepTimesOutAndDeletes(t *testing.T) {
 			t.Fatalf("key %s left after b timed out", k)
 		}
 	}
+	// b reports again: it counts again and holds time at its 400.
+	note("b", 400, 30)
+	note("a", 900, 40)
+	if got := lower(); got != 400 {
+		t.Fatalf("lower = %d with b back at 400, want 400", got)
+	}
+	// a closes (RemoveWriter): b alone moves time.
+	must(t, s.RemoveWriter(ctx, "sc", "st", "a"))
+	note("b", 500, 30)
+	if got := lower(); got != 500 {
+		t.Fatalf("lower = %d after a left, want 500", got)
+	}
 
 	// Deleting the stream removes the reports and the watermarks.
 	must(t, s.SealStream(ctx, "sc", "st"))
