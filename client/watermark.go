@@ -56,7 +56,8 @@ func WithWatermarkPoll(d time.Duration) ReaderOption {
 // It blocks until the controller has answered or ctx is done, and retries
 // nothing. Errors: Flush's, ErrClosed, ErrNoTimeController, a t before the
 // Unix epoch, and the controller's (ctlclient.ErrNotFound for a deleted
-// stream, ErrUnreachable, ErrUnavailable: call again). NoteTime must not
+// stream, ErrConflict for a sealed one, ErrUnreachable, ErrUnavailable:
+// call again). NoteTime must not
 // race Close: a report that reaches the controller after Close's removal
 // would count until the writer timeout.
 func (w *Writer) NoteTime(ctx context.Context, t time.Time) error {

@@ -55,8 +55,8 @@ type markRec struct {
 // transaction's parent segments). A report keeps the greatest time and
 // offsets the writer reported. Errors: ErrNotFound (stream or
 // transaction), ErrInvalid (a bad writer id, time or position; both a
-// position and a transaction), ErrConflict (the transaction is not
-// COMMITTED).
+// position and a transaction), ErrConflict (the stream is sealed, or the
+// transaction is not COMMITTED).
 func (s *Service) NoteWriterTime(ctx context.Context, scope, stream, writer string, wt api.WriterTime) error {
 	if err := checkWriterID(writer); err != nil {
 		return err
@@ -67,6 +67,9 @@ func (s *Service) NoteWriterTime(ctx context.Context, scope, stream, writer stri
 	r, err := s.load(ctx, scope, stream)
 	if err != nil {
 		return err
+	}
+	if r.Sealed {
+		return fmt.Errorf("%w: stream %s/%s is sealed: nothing more is written, so no time to note", ErrConflict, scope, stream)
 	}
 	var pos map[int64]int64
 	if wt.Txn != "" {

@@ -82,8 +82,10 @@ func TestWatermarkStepTimesOutAndDeletes(t *testing.T) {
 		t.Fatalf("lower = %d after a left, want 500", got)
 	}
 
-	// Deleting the stream removes the reports and the watermarks.
+	// Deleting the stream removes the reports and the watermarks. A
+	// sealed stream takes no report (nothing more is written to it).
 	must(t, s.SealStream(ctx, "sc", "st"))
+	wantErr(t, "report on a sealed stream", s.NoteWriterTime(ctx, "sc", "st", "b", api.WriterTime{Time: 600}), ErrConflict)
 	must(t, s.DeleteStream(ctx, "sc", "st"))
 	for k, v := range dump(t, e.store) {
 		if strings.HasPrefix(k, streamKey("sc", "st")) && v != "" {
