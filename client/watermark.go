@@ -95,51 +95,66 @@ func (w *Writer) NoteTime(ctx context.Context, t time.Time) error {
 // (a segment deleted meanwhile is left out).
 func (w *Writer) position(ctx context.Context) (api.StreamCut, error) {
 	pos := api.StreamCut{}
-	var unknown []string
+	var unknown []*segWriter
 	w.mu.Lock()
 	for name, s := range w.mu.segs {
-		if s.ackedUnknown {
-			unknown = append(unknown, name)
-		} else if s.acked > 0 {
-			pos[name] = s.acked
+		// Cleared before the length is asked: a setup that acknowledges
+		// blocks after the answer sets it again for the next NoteTime.
+		if s.ackedUnknown.Swap(false) {
+			unknown = append(unknown, s)
+		} else if off := s.acked.Load(); off > 0 {
+			pos[name] = off
 		}
 	}
 	w.mu.Unlock()
-	for _, name := range unknown {
-		conn, err := w.c.SegmentConn(ctx, name)
+	for i, s := range unknown {
+		name := s.r.Segment
+		length, err := w.segmentLength(ctx, name)
 		if err != nil {
+			for _, s := range unknown[i:] {
+				s.ackedUnknown.Store(true)
+			}
 			return nil, fmt.Errorf("client: note time: length of %s: %w", name, err)
 		}
-		info, err := conn.GetSegmentInfo(ctx, name)
-		length := int64(0)
-		switch {
-		case errors.Is(err, protocol.ErrNoSuchSegment):
-		case err != nil:
-			w.c.Invalidate(name, conn, err)
-			return nil, fmt.Errorf("client: note time: length of %s: %w", name, err)
-		default:
-			length = info.Length
-			pos[name] = length
+		s.noteAcked(length, false)
+		if off := s.acked.Load(); off > 0 {
+			pos[name] = off
 		}
-		w.mu.Lock()
-		if s := w.mu.segs[name]; s != nil {
-			s.acked, s.ackedUnknown = max(s.acked, length), false
-		}
-		w.mu.Unlock()
 	}
 	return pos, nil
+}
+
+// segmentLength asks the node for a segment's length (0 for a segment
+// deleted meanwhile).
+func (w *Writer) segmentLength(ctx context.Context, name string) (int64, error) {
+	conn, err := w.c.SegmentConn(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	info, err := conn.GetSegmentInfo(ctx, name)
+	if errors.Is(err, protocol.ErrNoSuchSegment) {
+		return 0, nil
+	}
+	if err != nil {
+		w.c.Invalidate(name, conn, err)
+		return 0, err
+	}
+	return info.Length, nil
 }
 
 // noteAcked records the end of an acknowledged append (unknown: a setup
 // acknowledged blocks without saying where they end).
 func (s *segWriter) noteAcked(end int64, unknown bool) {
-	s.w.mu.Lock()
-	defer s.w.mu.Unlock()
 	if unknown {
-		s.ackedUnknown = true
+		s.ackedUnknown.Store(true)
 		return
 	}
-	s.acked = max(s.acked, end)
+	for {
+		old := s.acked.Load()
+		if end <= old || s.acked.CompareAndSwap(old, end) {
+			return
+		}
+	}
 }
 
 // forgetTime tells the controller that a writer that noted times is gone

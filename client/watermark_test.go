@@ -365,3 +365,32 @@ func TestNoteWriterTimeRefusesBadReports(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestNoteTimeAfterNodeRestart: events in flight when the node stops may
+// be acknowledged by the reconnect's setup, which says no offset; the
+// position NoteTime reports still covers every event written before it.
+func TestNoteTimeAfterNodeRestart(t *testing.T) {
+	d := clienttest.Start(t, clienttest.WithWatermarks(10*time.Millisecond, time.Minute))
+	d.CreateStream("sc", "wr", 1)
+	c := newClient(t, d)
+	w, err := c.NewWriter(testCtx(t), "sc", "wr", client.WithWriterID("wr"), client.WithBackoff(time.Millisecond, 50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(context.Background())
+	const n = 2000
+	for i := 0; i < n; i++ {
+		if i == n/2 {
+			d.StopNode()
+			d.StartNode()
+		}
+		if _, err := w.Write(testCtx(t), "k", []byte(fmt.Sprintf("e%04d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wmNote(t, w, 1234)
+	wm := wmWaitLower(t, d, "wr", 1234)
+	if off, want := wm.Cut[protocol.SegmentName("sc", "wr", 0, 0)], int64(n*(protocol.EventHeaderSize+5)); off != want {
+		t.Fatalf("cut %v: offset %d, want the %d bytes of the %d events written before NoteTime", wm.Cut, off, want, n)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/sluice-streams/sluice/client/segclient"
 	"github.com/sluice-streams/sluice/protocol"
@@ -32,9 +33,9 @@ type segWriter struct {
 	failed error    // the segment cannot be written: events fail at once
 	// acked is the segment's length after this writer's last acknowledged
 	// append (for NoteTime); ackedUnknown: blocks were acknowledged by a
-	// setup, whose answer has no offset.
-	acked        int64
-	ackedUnknown bool
+	// setup, whose answer has no offset. Atomics: no lock on the ack path.
+	acked        atomic.Int64
+	ackedUnknown atomic.Bool
 
 	// Owned by the goroutine.
 	inflight []*block
