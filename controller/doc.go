@@ -164,7 +164,9 @@
 // greatest offset per segment, and when the report arrived ("received",
 // by Options.Clock). A report for a committed transaction ("txn") takes
 // the lengths of the transaction's parent segments as the position.
-// RemoveWriter (a writer's Close) deletes the key.
+// A sealed stream takes no report (ErrConflict), so none is written
+// after the delete workflow removed them. RemoveWriter (a writer's Close)
+// deletes the key.
 //
 // WatermarkStep (every Options.WatermarkInterval, 1 s, on every
 // controller, leader or not: all its writes are compare-and-sets, so two
