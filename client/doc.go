@@ -238,4 +238,38 @@
 // whole state (bounded at 256 KiB) through the controller, which suits
 // groups of tens of readers and heartbeats of about a second, not
 // thousands of readers.
+//
+// # Event time and watermarks
+//
+// As in Pravega, a stream carries event time as watermarks that the
+// controller computes from its writers' notes (watermark.go). A writer
+// calls Writer.NoteTime(ctx, t) to promise that every event it writes
+// from then on has a time at or after t; NoteTime waits until every event
+// written before is acknowledged, then reports t with the writer's
+// position (per segment, the end of its last acknowledged event, from the
+// nodes' append acknowledgements). A transaction's Txn.CommitAt(ctx, t)
+// commits and reports t for the Writer that began it, at the end of the
+// committed data. Writer.Close tells the controller the writer is gone.
+// Times are time.Time, kept to the millisecond (the REST API's unit).
+//
+// The controller (package controller, "Watermarks") combines the active
+// writers' latest reports into watermarks (lower time, upper time, cut).
+// Reader.CurrentTimeWindow (and GroupReader's) places the reader's
+// position among them: Lower is the lower time of the newest watermark
+// whose cut the reader has reached everywhere it reads (every event with a
+// time at or before Lower has been read), Upper the upper time of the
+// oldest watermark whose cut the reader has not passed anywhere (every
+// event read so far has a time at or before Upper); either is zero while
+// unknown. Positions and cuts are compared per overlapping key range: the
+// same segment by offset, different segments by the epoch that created
+// them (the older was sealed before the newer began), so a reader group's
+// reader gets the window of its own segments. The watermarks and the key
+// ranges come from a goroutine of the Reader that the first
+// CurrentTimeWindow starts and Close stops, polling the controller every
+// WithWatermarkPoll (1 s): ReadNext never waits for the controller.
+//
+// To close event-time windows: write with a writer that calls NoteTime
+// regularly (say each second, with the least time it will still write),
+// read, and close every window that ends at or before
+// CurrentTimeWindow().Lower.
 package client

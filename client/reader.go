@@ -49,6 +49,9 @@ type readerConfig struct {
 	// it reads only the segments acquired, and hands ended segments to
 	// the group instead of starting their successors.
 	group bool
+	// markPoll is how often CurrentTimeWindow's goroutine asks the
+	// controller for new watermarks (watermark.go).
+	markPoll time.Duration
 }
 
 const (
@@ -168,6 +171,7 @@ type Reader struct {
 	busy    chan struct{} // a token: held while ReadNext (or a group's runOwner) runs
 	reading atomic.Bool   // a ReadNext call is in progress
 	cmds    chan func()   // run by the running ReadNext (see runOwner)
+	marks   readerMarks   // watermarks for CurrentTimeWindow (watermark.go)
 
 	// Owned by ReadNext (under busy).
 	segs map[string]*segRead

@@ -81,6 +81,7 @@ type Txn struct {
 	id            string
 	lease         time.Duration // the lease granted; pings ask for it again
 	w             *Writer       // the transaction segments' writer (Writer.txn)
+	owner         *Writer       // the Writer that began it (CommitAt reports as it)
 
 	// writeMu is held shared by Write while it queues an event, and
 	// exclusively by Commit while it leaves txnOpen, so that Commit's
@@ -143,7 +144,7 @@ func (w *Writer) BeginTxn(ctx context.Context, opts ...TxnOption) (*Txn, error) 
 	if err != nil {
 		return nil, fmt.Errorf("client: begin transaction on %s/%s: %w", w.scope, w.stream, err)
 	}
-	t := &Txn{c: w.c, tc: tc, scope: w.scope, stream: w.stream, id: info.ID,
+	t := &Txn{c: w.c, tc: tc, owner: w, scope: w.scope, stream: w.stream, id: info.ID,
 		lease: time.Duration(info.LeaseMillis) * time.Millisecond, done: make(chan struct{})}
 	t.mu.compactAt = txnAckCompact
 	ranges, err := t.segmentRanges(ctx, info)

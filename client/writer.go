@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-streams/sluice/client/ctlclient"
@@ -50,6 +51,9 @@ type Writer struct {
 	// resume is what a sequenced writer learned before its first write
 	// (WithSequenced); nil otherwise. Never changed afterwards.
 	resume *resumeState
+	// noted: NoteTime reported a time, so Close tells the controller the
+	// writer is gone (see watermark.go).
+	noted atomic.Bool
 
 	mu struct {
 		sync.Mutex
@@ -365,7 +369,7 @@ func (w *Writer) Close(ctx context.Context) error {
 		}
 	}
 	w.mu.Unlock()
-	return err
+	return errors.Join(err, w.forgetTime(ctx))
 }
 
 // routeLocked picks among routes the segment for ev: the one whose range

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/sluice-streams/sluice/client/segclient"
 	"github.com/sluice-streams/sluice/protocol"
@@ -30,6 +31,11 @@ type segWriter struct {
 	nfl    int      // len(inflight) when the goroutine last looked at the queue
 	moved  bool     // sealed and emptied: events go to the successors
 	failed error    // the segment cannot be written: events fail at once
+	// acked is the segment's length after this writer's last acknowledged
+	// append (for NoteTime); ackedUnknown: blocks were acknowledged by a
+	// setup, whose answer has no offset. Atomics: no lock on the ack path.
+	acked        atomic.Int64
+	ackedUnknown atomic.Bool
 
 	// superseded (guarded by w.mu): newer segments of the writer cover
 	// this one's range (sequenced writers only; see supersedeLocked).
@@ -192,7 +198,8 @@ func (s *segWriter) session() (progress bool, err error) {
 		case <-s.wake:
 		case <-headDone:
 			b := s.inflight[0]
-			if _, err := b.fut.Wait(ctx); err != nil {
+			da, err := b.fut.Wait(ctx)
+			if err != nil {
 				c.Invalidate(s.r.Segment, conn, err)
 				if !retriable(err) {
 					// The node refused this block but may take the next
@@ -204,6 +211,7 @@ func (s *segWriter) session() (progress bool, err error) {
 			}
 			s.inflight[0] = nil
 			s.inflight = s.inflight[1:]
+			s.noteAcked(da.CurrentOffset, false)
 			s.w.finish(nil, b)
 			progress = true
 		case <-conn.Done():
@@ -234,6 +242,7 @@ func (s *segWriter) setup(conn *segclient.Conn) error {
 		n++
 	}
 	if n > 0 {
+		s.noteAcked(0, true)
 		s.w.finish(nil, s.inflight[:n]...)
 		s.inflight = s.inflight[n:]
 	}

@@ -13,6 +13,8 @@
 //	scopes/<scope>/streams/<stream>         the stream record (below)
 //	scopes/<scope>/streams/<stream>/txns/<id>  a transaction record
 //	scopes/<scope>/streams/<stream>/retention  {"cuts": [{"time", "size", "cut"}, ...]} (below)
+//	scopes/<scope>/streams/<stream>/writers/<hex of writer id>  {"writer", "time", "position": {number: offset}, "received"} (below)
+//	scopes/<scope>/streams/<stream>/watermarks  {"marks": [{"seq", "lower", "upper", "epoch", "cut": {number: offset}}, ...]} (below)
 //
 // The stream record holds everything about a stream that must change
 // together, so that every change is one compare-and-set of one key and two
@@ -153,6 +155,33 @@
 //     refused (retried at the next step) while another workflow runs.
 //
 // The delete workflow removes the retention record with the stream's.
+//
+// # Watermarks
+//
+// Event time as in Pravega (controller/watermark holds the pure rules).
+// NoteWriterTime (POST .../writers/{writer}/time) stores a writer's latest
+// report under writers/<hex of its id>: its greatest time noted, its
+// greatest offset per segment, and when the report arrived ("received",
+// by Options.Clock). A report for a committed transaction ("txn") takes
+// the lengths of the transaction's parent segments as the position.
+// A sealed stream takes no report (ErrConflict), so none is written
+// after the delete workflow removed them. RemoveWriter (a writer's Close)
+// deletes the key.
+//
+// WatermarkStep (every Options.WatermarkInterval, 1 s, on every
+// controller, leader or not: all its writes are compare-and-sets, so two
+// controllers at once append one watermark, not two) does, per stream
+// with writer reports: watermark.Compute over the reports, the stream's
+// epochs and the last watermark; deletes the reports of writers silent
+// for longer than Options.WriterTimeout (1 minute; the delete names the
+// version read, so a writer that reported meanwhile stays); and appends
+// the watermark it decided, numbered seq = last + 1, to the watermarks
+// record, keeping the newest MaxWatermarks (256) and dropping older ones
+// whose cut truncation deleted. Watermarks (GET .../watermarks?after=SEQ)
+// returns them with the cut's segment names and key ranges. A watermark
+// is emitted only once every active writer has noted a time past the
+// last one's lower time, so times and cuts only advance. The delete
+// workflow's last step removes the reports and the watermarks.
 //
 // # Errors
 //

@@ -66,6 +66,15 @@ type Options struct {
 	// pace; over any other the Service runs it itself, the first time one
 	// interval after New. Tests call RetentionStep directly.
 	RetentionInterval time.Duration
+	// WatermarkInterval is how often every controller computes the
+	// streams' watermarks from the writers' reports
+	// (DefaultWatermarkInterval if 0; negative: never; tests call
+	// WatermarkStep). Unlike retention it runs on every controller, not
+	// only the leader: its writes are compare-and-sets.
+	WatermarkInterval time.Duration
+	// WriterTimeout is how long a writer may go without noting a time
+	// before watermarks stop waiting for it (DefaultWriterTimeout if 0).
+	WriterTimeout time.Duration
 	// Tier2URI is the root of tier 2 (file:///abs/path or
 	// hdfs://host:port/path), served by GET /v1/tier2; empty if unknown.
 	Tier2URI string
@@ -105,6 +114,12 @@ func New(store cluster.Store, segs SegmentStore, opts Options) *Service {
 	if opts.RetentionInterval == 0 {
 		opts.RetentionInterval = DefaultRetentionInterval
 	}
+	if opts.WatermarkInterval == 0 {
+		opts.WatermarkInterval = DefaultWatermarkInterval
+	}
+	if opts.WriterTimeout == 0 {
+		opts.WriterTimeout = DefaultWriterTimeout
+	}
 	s := &Service{store: store, segs: segs, opts: opts, log: opts.Logger}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if opts.TxnSweepInterval > 0 {
@@ -115,10 +130,14 @@ func New(store cluster.Store, segs SegmentStore, opts Options) *Service {
 		s.wg.Add(1)
 		go s.retainer()
 	}
+	if opts.WatermarkInterval > 0 {
+		s.wg.Add(1)
+		go s.watermarker()
+	}
 	return s
 }
 
-// Close stops the sweeper and the retention loop and waits for them. Workflows in flight in other
+// Close stops the sweeper, the retention and the watermark loops and waits for them. Workflows in flight in other
 // goroutines are not interrupted; cancel their contexts.
 func (s *Service) Close() error {
 	s.cancel()

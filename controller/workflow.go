@@ -174,7 +174,8 @@ func (s *Service) runWorkflow(ctx context.Context, scope, stream string) error {
 }
 
 // removeStreamRecords deletes a stream's transaction records, its
-// retention record and then its record: the last step of a delete.
+// retention record, writer reports and watermarks, and then its record:
+// the last step of a delete.
 func (s *Service) removeStreamRecords(ctx context.Context, scope, stream string) error {
 	txns, err := s.store.List(ctx, txnsKey(scope, stream))
 	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
@@ -189,6 +190,9 @@ func (s *Service) removeStreamRecords(ctx context.Context, scope, stream string)
 		return err
 	}
 	if err := s.store.Delete(ctx, retentionKey(scope, stream), cluster.AnyVersion); err != nil && !errors.Is(err, cluster.ErrNotFound) {
+		return err
+	}
+	if err := s.removeWatermarkRecords(ctx, scope, stream); err != nil {
 		return err
 	}
 	if err := s.store.Delete(ctx, streamKey(scope, stream), cluster.AnyVersion); err != nil && !errors.Is(err, cluster.ErrNotFound) {

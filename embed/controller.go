@@ -77,6 +77,10 @@ type ControllerConfig struct {
 	// TxnSweepInterval is controller.Options.TxnSweepInterval (the
 	// default if 0; negative: no sweeper).
 	TxnSweepInterval time.Duration
+	// WatermarkInterval and WriterTimeout are controller.Options' (the
+	// defaults if 0): how often watermarks are computed, and how long a
+	// writer may go without noting a time before they stop waiting for it.
+	WatermarkInterval, WriterTimeout time.Duration
 
 	// Later features (security, metrics) get their field group here,
 	// each with its own Validate check and its place in StartController.
@@ -89,6 +93,7 @@ func DefaultControllerConfig() ControllerConfig {
 	return ControllerConfig{
 		Listen: DefaultControllerListen, DataDir: DefaultControllerDataDir, Node: DefaultControllerNode,
 		Containers: node.DefaultContainers, Cluster: DefaultClusterConfig(), API: DefaultAPIConfig(),
+		WriterTimeout: controller.DefaultWriterTimeout,
 	}
 }
 
@@ -168,7 +173,8 @@ func StartController(ctx context.Context, cfg ControllerConfig) (_ *Controller, 
 	if c.l, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("controller: listen on %s: %w", cfg.Listen, err)
 	}
-	opts := controller.Options{Logger: log, StepHook: cfg.StepHook, TxnSweepInterval: cfg.TxnSweepInterval}
+	opts := controller.Options{Logger: log, StepHook: cfg.StepHook, TxnSweepInterval: cfg.TxnSweepInterval,
+		WatermarkInterval: cfg.WatermarkInterval, WriterTimeout: cfg.WriterTimeout}
 	if cfg.Tier2 != "" {
 		if opts.Tier2URI, err = backend.URI(cfg.Tier2); err != nil {
 			return nil, fmt.Errorf("controller: tier 2 URI: %w", err)

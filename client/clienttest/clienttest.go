@@ -69,7 +69,16 @@ func Quiet() *logrus.Logger {
 // Option configures a Deployment (Start).
 type Option func(*options)
 
-type options struct{ proxy bool }
+type options struct {
+	proxy                       bool
+	markInterval, writerTimeout time.Duration
+}
+
+// WithWatermarks sets the controller's watermark interval and writer
+// timeout (controller.Options.WatermarkInterval, WriterTimeout).
+func WithWatermarks(interval, writerTimeout time.Duration) Option {
+	return func(o *options) { o.markInterval, o.writerTimeout = interval, writerTimeout }
+}
 
 // ThroughProxy puts a Proxy in front of the node (Deployment.Proxy) and
 // makes the controller name the proxy as every segment's node, so that
@@ -100,6 +109,7 @@ func Start(t testing.TB, opts ...Option) *Deployment {
 	cfg.Listen, cfg.DataDir, cfg.Containers = "127.0.0.1:0", t.TempDir(), Containers
 	cfg.Node, cfg.NodeAdvertise = d.NodeAddr, advertised
 	cfg.Logger, cfg.TxnSweepInterval, cfg.ResumeFirst = Quiet(), -1, true
+	cfg.WatermarkInterval, cfg.WriterTimeout = o.markInterval, o.writerTimeout
 	ctl, err := embed.StartController(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

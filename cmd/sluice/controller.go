@@ -79,7 +79,7 @@ func controllerFlags(cfg *embed.ControllerConfig, o *clusterFlags) []cli.Flag {
 		Name:        "tier2",
 		Usage:       "the nodes' tier-2 storage `URI`, reported by GET /v1/tier2",
 		Destination: &cfg.Tier2,
-	})
+	}, writerTimeoutFlag(d.WriterTimeout, &cfg.WriterTimeout))
 }
 
 // newLogger returns a logger of the process's own, at the --log-level, to

@@ -106,6 +106,7 @@ func TestEveryCommandPrintsJSON(t *testing.T) {
 		{path: "stream create", args: []string{"j/s", "--segments", "2"}, want: `"segments":[`},
 		{path: "stream list", args: []string{"j"}, want: `"streamName":"s"`},
 		{path: "stream describe", args: []string{"j/s"}, want: `"head":{`},
+		{path: "stream watermarks", args: []string{"j/s"}, want: `[]`}, // no writer noted a time
 		{path: "write", args: []string{"j/s", "--key", "k"}, stdin: "one\ntwo\n", want: `"acknowledged":2`},
 		{path: "read", args: []string{"j/s", "--max", "2"}, want: `"payload":"one"`},
 		{path: "stream scale", args: []string{"j/s", "--seal", "0", "--ranges", "0-0.25,0.25-0.5"}, want: `"keyLow":0.25`},

@@ -82,8 +82,8 @@ func TestControllerFlagsFillTheConfig(t *testing.T) {
 
 	cfg, o = embed.ControllerConfig{}, clusterFlags{}
 	parseFlags(t, controllerFlags(&cfg, &o), "--listen", "9", "--data", "d", "--node", "n:1", "--containers", "7",
-		"--zk", "a:1", "--zk-root", "/r", "--zk-session-timeout", "4s", "--id", "c9", "--advertise", "adv:2", "--tier2", "/t")
-	want = embed.ControllerConfig{Listen: "9", DataDir: "d", Node: "n:1", Containers: 7, Tier2: "/t",
+		"--zk", "a:1", "--zk-root", "/r", "--zk-session-timeout", "4s", "--id", "c9", "--advertise", "adv:2", "--tier2", "/t", "--writer-timeout", "3m")
+	want = embed.ControllerConfig{Listen: "9", DataDir: "d", Node: "n:1", Containers: 7, Tier2: "/t", WriterTimeout: 3 * time.Minute,
 		Cluster: embed.ClusterConfig{Root: "/r", SessionTimeout: 4 * time.Second, ID: "c9", Advertise: "adv:2"}}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("every flag set:\n got %+v\nwant %+v", cfg, want)
@@ -106,11 +106,12 @@ func TestStandaloneFlagsFillTheConfig(t *testing.T) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", cfg, want)
 	}
 	parseFlags(t, standaloneFlags(&cfg, &s3Keys{}), "--data", "d", "--controller-addr", "c:1", "--node-addr", "n:2",
-		"--containers", "7", "--cache-size", "1MiB", "--tier2", "none", "--max-conns", "100")
+		"--containers", "7", "--cache-size", "1MiB", "--tier2", "none", "--max-conns", "100", "--writer-timeout", "2m")
 	want = embed.DefaultStandaloneConfig()
 	want.Node.Server = serverDefaults
 	want.DataDir, want.Controller.Listen, want.Node.Listen = "d", "c:1", "n:2"
 	want.Node.Containers, want.Node.CacheSize, want.Node.Tier.URI, want.Node.Server.MaxConnections = 7, 1<<20, "none", 100
+	want.Controller.WriterTimeout = 2 * time.Minute
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("flags set:\n got %+v\nwant %+v", cfg, want)
 	}

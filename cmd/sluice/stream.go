@@ -119,6 +119,7 @@ func streamCommand(g *globalOptions) *cli.Command {
 				ArgsUsage: "SCOPE/STREAM",
 				Action:    func(c *cli.Context) error { return streamSimple(c, g, "delete") },
 			},
+			streamWatermarksCommand(g),
 		},
 	}
 }

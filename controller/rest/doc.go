@@ -10,7 +10,9 @@
 // two equal. The routes are shaped like Pravega's controller REST API
 // (/v1/scopes, /v1/scopes/{scope}/streams, .../state to seal,
 // .../scaling-events for a stream's epochs), plus what the client library
-// needs (segments, successors, cuts, transactions, and
+// needs (segments, successors, cuts, transactions, writers' event times
+// and watermarks: POST .../streams/{stream}/writers/{writer}/time, DELETE
+// .../writers/{writer}, GET .../watermarks?after=SEQ; and
 // GET /v1/segments/{segment}/uri: the node that serves a segment now, from
 // the controller's controller.SegmentLocator given with WithLocator; and
 // GET /v1/tier2: {"uri": ...}, the root of tier 2 from
@@ -39,7 +41,8 @@
 //     form bodies across origins without asking first);
 //   - the path parameters, by wildcard name: scope, stream and group
 //     follow protocol.ValidateName, segment protocol.ValidateSegmentName,
-//     id api.ValidateTxnID, node api.ValidateNodeID (400 otherwise).
+//     id api.ValidateTxnID, node api.ValidateNodeID, writer
+//     api.ValidateWriterID (400 otherwise).
 //
 // Then the route decodes its body and checks it with the body's Validate
 // method: every number against its api.Range (docs/openapi.yaml states

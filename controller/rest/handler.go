@@ -181,6 +181,7 @@ var paramChecks = map[string]func(string) error{
 	"segment": protocol.ValidateSegmentName,
 	"node":    api.ValidateNodeID,
 	"id":      api.ValidateTxnID,
+	"writer":  api.ValidateWriterID,
 }
 
 // checkParams validates r's path parameters (names).

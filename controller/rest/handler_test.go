@@ -267,6 +267,18 @@ func TestEveryRoute(t *testing.T) {
 	_, err = c.GetReaderGroup(ctx, "sales", "billing")
 	wantErr(t, err, ctlclient.ErrNotFound, "reader group sales/billing: not found")
 
+	// Event time: a writer's report, the watermark it makes, its removal.
+	must(t, c.NoteWriterTime(ctx, "sales", "orders", "w/1", api.WriterTime{Time: 1000, Position: api.StreamCut{s1: 0}}))
+	must(t, ctl.Service.WatermarkStep(ctx))
+	marks, err := c.Watermarks(ctx, "sales", "orders", 0)
+	must(t, err)
+	if len(marks) != 1 || marks[0].LowerTime != 1000 || marks[0].UpperTime != 1000 || len(marks[0].Segments) != len(marks[0].Cut) {
+		t.Fatalf("watermarks: %+v", marks)
+	}
+	must(t, c.RemoveWriter(ctx, "sales", "orders", "w/1"))
+	err = c.NoteWriterTime(ctx, "sales", "orders", "w/1", api.WriterTime{Time: -1})
+	wantErr(t, err, ctlclient.ErrInvalid, "time -1: not in 0..")
+
 	must(t, c.SealStream(ctx, "sales", "orders"))
 	got, err = c.GetStream(ctx, "sales", "orders")
 	must(t, err)
@@ -292,7 +304,7 @@ func TestEveryRoute(t *testing.T) {
 		}
 		want := http.StatusOK
 		switch {
-		case rt.Method == "DELETE" || strings.HasSuffix(rt.Pattern, "/truncate") || strings.HasSuffix(rt.Pattern, "/commit") || strings.HasSuffix(rt.Pattern, "/drain"):
+		case rt.Method == "DELETE" || strings.HasSuffix(rt.Pattern, "/truncate") || strings.HasSuffix(rt.Pattern, "/commit") || strings.HasSuffix(rt.Pattern, "/drain") || strings.HasSuffix(rt.Pattern, "/time"):
 			want = http.StatusNoContent
 		case rt.Method == "POST" && (rt.Pattern == "/v1/scopes" || strings.HasSuffix(rt.Pattern, "/streams") || strings.HasSuffix(rt.Pattern, "/transactions") || strings.HasSuffix(rt.Pattern, "/readergroups")):
 			want = http.StatusCreated

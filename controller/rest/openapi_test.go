@@ -101,6 +101,9 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"CutRange":        api.CutRange{},
 		"TxnRequest":      api.TxnRequest{},
 		"TxnInfo":         api.TxnInfo{},
+		"WriterTime":      api.WriterTime{},
+		"Watermark":       api.Watermark{},
+		"WatermarkList":   api.WatermarkList{},
 
 		"ReaderGroupConfig": api.ReaderGroupConfig{},
 		"ReaderGroup":       api.ReaderGroup{},

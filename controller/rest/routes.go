@@ -63,6 +63,10 @@ var routes = []route{
 	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}/ping"}, (*handler).pingTxn},
 	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/transactions/{id}/commit"}, (*handler).commitTxn},
 
+	{Route{"POST", "/v1/scopes/{scope}/streams/{stream}/writers/{writer}/time"}, (*handler).noteWriterTime},
+	{Route{"DELETE", "/v1/scopes/{scope}/streams/{stream}/writers/{writer}"}, (*handler).removeWriter},
+	{Route{"GET", "/v1/scopes/{scope}/streams/{stream}/watermarks"}, (*handler).watermarks},
+
 	{Route{"POST", "/v1/scopes/{scope}/readergroups"}, (*handler).createReaderGroup},
 	{Route{"GET", "/v1/scopes/{scope}/readergroups"}, (*handler).listReaderGroups},
 	{Route{"GET", "/v1/scopes/{scope}/readergroups/{group}"}, (*handler).getReaderGroup},

@@ -21,12 +21,20 @@
 // Every number a request carries has one closed range, listed once in
 // Ranges (ranges.go) and checked by the Validate methods of the request
 // bodies (StreamConfig, ScaleRequest, TxnRequest, ReaderGroupState,
-// CutRange, ReaderGroupConfig, StreamCut). The bounds keep each
+// CutRange, ReaderGroupConfig, StreamCut, WriterTime). The bounds keep each
 // conversion the controller and nodes make (days to milliseconds, MiB to
 // bytes, milliseconds to a time.Duration) inside int64. docs/openapi.yaml
 // states the same ranges as minimum/maximum (minItems/maxItems for
-// counts). Node ids and transaction ids in paths are checked by
-// ValidateNodeID and ValidateTxnID.
+// counts). Node ids, transaction ids and writer ids in paths are checked
+// by ValidateNodeID, ValidateTxnID and ValidateWriterID.
+//
+// # Event time
+//
+// WriterTime is a writer's report of event time (ms since the Unix
+// epoch) with its position, a StreamCut of the segments it wrote to, or
+// with a committed transaction's id; Watermark is one of a stream's
+// watermarks: lower and upper time, the cut (one epoch's segments) and
+// the cut's segments with their key ranges.
 //
 // # Stream cuts
 //

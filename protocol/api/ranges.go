@@ -80,6 +80,7 @@ func Ranges() []Range {
 		RangeTierLag, RangeTierBytes, RangeSealedSegment, RangeSealedCount,
 		RangeNewRangeCount, RangeKeyLow, RangeKeyHigh, RangeLease,
 		RangeGroupVersion, RangeCutOffset,
+		RangeWriterTime,
 	}
 }
 
