@@ -74,6 +74,8 @@ const (
 	TypeTierStats         Type = 33
 	TypeCheckBoundary     Type = 34
 	TypeBoundaryChecked   Type = 35
+	TypeGetSegmentRates   Type = 36
+	TypeSegmentRates      Type = 37
 )
 
 var typeNames = map[Type]string{
@@ -105,6 +107,8 @@ var typeNames = map[Type]string{
 	TypeTierStats:         "TierStats",
 	TypeCheckBoundary:     "CheckBoundary",
 	TypeBoundaryChecked:   "BoundaryChecked",
+	TypeGetSegmentRates:   "GetSegmentRates",
+	TypeSegmentRates:      "SegmentRates",
 }
 
 // String returns the message name, or "Type(N)" for an unknown type.
@@ -174,6 +178,10 @@ func newMessage(t Type) Message {
 		return new(CheckBoundary)
 	case TypeBoundaryChecked:
 		return new(BoundaryChecked)
+	case TypeGetSegmentRates:
+		return new(GetSegmentRates)
+	case TypeSegmentRates:
+		return new(SegmentRates)
 	}
 	return nil
 }
