@@ -77,6 +77,11 @@ type ControllerConfig struct {
 	// TxnSweepInterval is controller.Options.TxnSweepInterval (the
 	// default if 0; negative: no sweeper).
 	TxnSweepInterval time.Duration
+	// AutoScale is controller.Options.AutoScale: the auto-scaler's poll
+	// interval (negative: off), cooldown and maximum of segments; the
+	// controller's conservative defaults for `sluice controller`,
+	// StandaloneAutoScale for the standalone.
+	AutoScale controller.AutoScaleOptions
 
 	// Later features (security, metrics) get their field group here,
 	// each with its own Validate check and its place in StartController.
@@ -89,6 +94,7 @@ func DefaultControllerConfig() ControllerConfig {
 	return ControllerConfig{
 		Listen: DefaultControllerListen, DataDir: DefaultControllerDataDir, Node: DefaultControllerNode,
 		Containers: node.DefaultContainers, Cluster: DefaultClusterConfig(), API: DefaultAPIConfig(),
+		AutoScale: controller.DefaultAutoScaleOptions(),
 	}
 }
 
@@ -116,6 +122,9 @@ func (c ControllerConfig) Validate() error {
 		if _, err := backend.URI(c.Tier2); err != nil {
 			return invalidf("tier 2 URI: %w", err)
 		}
+	}
+	if err := c.AutoScale.Validate(); err != nil {
+		return invalidf("%w", err)
 	}
 	return c.API.Validate()
 }
@@ -168,7 +177,7 @@ func StartController(ctx context.Context, cfg ControllerConfig) (_ *Controller, 
 	if c.l, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("controller: listen on %s: %w", cfg.Listen, err)
 	}
-	opts := controller.Options{Logger: log, StepHook: cfg.StepHook, TxnSweepInterval: cfg.TxnSweepInterval}
+	opts := controller.Options{Logger: log, StepHook: cfg.StepHook, TxnSweepInterval: cfg.TxnSweepInterval, AutoScale: cfg.AutoScale}
 	if cfg.Tier2 != "" {
 		if opts.Tier2URI, err = backend.URI(cfg.Tier2); err != nil {
 			return nil, fmt.Errorf("controller: tier 2 URI: %w", err)

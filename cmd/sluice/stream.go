@@ -307,6 +307,8 @@ type streamDescription struct {
 	// why it is missing (a node down).
 	Tier      *api.StreamTier `json:"tier,omitempty"`
 	TierError string          `json:"tierError,omitempty"`
+	// ScalingHistory is every epoch, oldest first, with why it began.
+	ScalingHistory []api.EpochInfo `json:"scalingHistory"`
 }
 
 func streamDescribe(c *cli.Context, g *globalOptions) error {
@@ -344,6 +346,9 @@ func streamDescribe(c *cli.Context, g *globalOptions) error {
 	if err := p.Print(segmentOutput(d.Segments)); err != nil {
 		return err
 	}
+	if err := printScalingHistory(c.App.Writer, p, d.ScalingHistory); err != nil {
+		return err
+	}
 	if d.Tier == nil || len(d.Tier.Segments) == 0 {
 		return nil
 	}
@@ -362,6 +367,9 @@ func describeStream(ctx context.Context, cl *ctlclient.Client, scope, stream str
 		return d, err
 	}
 	if d.Head, err = cl.HeadCut(ctx, scope, stream); err != nil {
+		return d, err
+	}
+	if d.ScalingHistory, err = cl.Epochs(ctx, scope, stream); err != nil {
 		return d, err
 	}
 	if t, err := cl.StreamTier(ctx, scope, stream); err != nil {
