@@ -28,7 +28,7 @@ type SegmentRates struct {
 // is set (and the rest zero) when that node does not serve the segment
 // now: it does not exist, or its container is elsewhere, opening or
 // closing. AgeMillis is how long the node has measured it (since its first
-// append in this process).
+// append in this process, or since its rates were first asked for).
 type SegmentRate struct {
 	Segment   string    `msgpack:"s"`
 	Missing   bool      `msgpack:"m,omitempty"`

@@ -17,8 +17,9 @@ import (
 func autoScaleFlags(o *controller.AutoScaleOptions, d controller.AutoScaleOptions) []cli.Flag {
 	*o = d
 	return []cli.Flag{
-		&cli.GenericFlag{Name: "autoscale-interval", Usage: "look at BY_RATE_* streams' segment rates every `D` and split or merge segments (off: never)",
-			Value: intervalValue{p: &o.Interval}},
+		&cli.GenericFlag{Name: "autoscale-interval", Usage: "look at BY_RATE_* streams' segment rates every `D` and split or merge segments (90s, 1h30m, 7d)",
+			Value: durationValue{p: &o.Interval, check: positive}},
+		&cli.BoolFlag{Name: "no-autoscale", Usage: "never split or merge segments by their rates (BY_RATE_* streams scale only when asked)", Destination: &o.Off},
 		durationFlag("autoscale-cooldown", "scale a stream at most once every `D`", d.Cooldown, &o.Cooldown),
 		&cli.IntFlag{Name: "autoscale-max-segments", Usage: "auto-scaling splits no stream beyond `N` active segments", Value: d.MaxSegments, Destination: &o.MaxSegments},
 	}
@@ -32,34 +33,12 @@ func rateWindowsFlag(dest *[rates.NumWindows]time.Duration, d [rates.NumWindows]
 		Value: windowsValue{p: dest}}
 }
 
-// intervalValue is a duration flag that also takes "off" (a negative
-// interval: the loop never runs).
-type intervalValue struct{ p *time.Duration }
-
-func (v intervalValue) Set(s string) error {
-	if s == "off" {
-		*v.p = -1
-		return nil
-	}
-	d, err := parseDuration(s)
-	if err != nil {
-		return err
-	}
+// positive refuses a duration that is not above zero.
+func positive(d time.Duration) error {
 	if d <= 0 {
-		return fmt.Errorf("interval %q: want a positive duration or off", s)
+		return fmt.Errorf("%v: want a positive duration", d)
 	}
-	*v.p = d
 	return nil
-}
-
-func (v intervalValue) String() string {
-	switch {
-	case v.p == nil || *v.p == 0:
-		return ""
-	case *v.p < 0:
-		return "off"
-	}
-	return v.p.String()
 }
 
 // windowsValue is a list of rates.NumWindows durations, by comma.

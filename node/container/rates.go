@@ -6,8 +6,10 @@ import (
 
 // Rates returns a segment's append rates as of now (unix ns): what
 // AppendAsync counted in this process (appends of new blocks only: resends,
-// replayed records and merged transactions are not counted). The rates
-// are zero if Config.Rates is nil. A missing segment is an error wrapping
+// replayed records and merged transactions are not counted). The first
+// call starts the segment's measuring if no append did (rates.Meter.Start),
+// so a segment nobody writes to ages at zero rates. The rates are zero if
+// Config.Rates is nil. A missing segment is an error wrapping
 // protocol.ErrNoSuchSegment.
 func (c *Container) Rates(segment string, now int64) (rates.Rates, error) {
 	c.mu.Lock()
@@ -19,5 +21,6 @@ func (c *Container) Rates(segment string, now int64) (rates.Rates, error) {
 	if c.cfg.Rates == nil {
 		return rates.Rates{}, nil
 	}
+	s.meter.Start(now)
 	return s.meter.Snapshot(c.cfg.Rates, now), nil
 }

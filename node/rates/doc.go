@@ -18,9 +18,12 @@
 //
 // so a steady rate x is approached from 0 as x*(1 - exp(-t/w)), and a rate
 // that stops decays as exp(-t/w). Age is the time since the Meter's first
-// Add in this process: a restarted node or a container that moved starts
-// at 0, and the controller does not call a segment cold before its Age
-// reaches the longest window (its averages would still be rising).
+// Add or Start in this process (the container starts a segment's Meter
+// when its rates are first asked for, so a segment that is never written
+// to is measured at zero from then on): a restarted node or a container
+// that moved starts at 0, and the controller does not call a segment cold
+// before its Age reaches the longest window (until then its averages do
+// not cover the whole window).
 //
 // Everything takes the time as an argument (unix nanoseconds): the
 // package reads no clock.

@@ -62,7 +62,7 @@ type Meter struct {
 
 // Rates is a Meter's averages at one time.
 type Rates struct {
-	Age    time.Duration       // since the first Add; 0 if none
+	Age    time.Duration       // since the first Add or Start; 0 if neither
 	Events [NumWindows]float64 // events per second, per window
 	Bytes  [NumWindows]float64 // bytes per second, per window
 }
@@ -95,6 +95,15 @@ func (m *Meter) fold(c *Config, now int64) (ev, by [NumWindows]float32) {
 		by[i] = float32(float64(m.by[i])*k + ib*(1-k))
 	}
 	return ev, by
+}
+
+// Start begins measuring at now if nothing was counted yet: a segment
+// without appends is then measured at zero from now on, and its Age
+// grows. A started Meter is left as it is.
+func (m *Meter) Start(now int64) {
+	if m.born == 0 {
+		m.born, m.folded = now, now
+	}
 }
 
 // Snapshot returns the averages as of now without changing m.

@@ -140,3 +140,21 @@ func BenchmarkAdd(b *testing.B) {
 		m.Add(&testCfg, now, 1, 100)
 	}
 }
+
+// Start makes a Meter without appends age at zero rates; it changes
+// nothing once the Meter has counted.
+func TestStart(t *testing.T) {
+	var m Meter
+	m.Start(10 * sec)
+	r := m.Snapshot(&testCfg, 20*sec)
+	if r.Age != 10*time.Second || r.Events != ([NumWindows]float64{}) {
+		t.Fatalf("started, no appends: %+v", r)
+	}
+	var n Meter
+	end := feed(&n, 10*sec, 5*time.Second, 50, 1)
+	before := n
+	n.Start(end + sec)
+	if n != before {
+		t.Fatalf("Start changed a measuring Meter")
+	}
+}

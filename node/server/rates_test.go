@@ -44,7 +44,7 @@ func TestGetSegmentRates(t *testing.T) {
 	if len(got.Rates) != 3 || got.Rates[0].Segment != seg(2) || got.Rates[1].Segment != missing || got.Rates[2].Segment != seg(1) {
 		t.Fatalf("entries %+v", got.Rates)
 	}
-	if r := got.Rates[0]; r.Missing || r.AgeMillis != 0 || len(r.Events) != rates.NumWindows || r.Events[0] != 0 {
+	if r := got.Rates[0]; r.Missing || len(r.Events) != rates.NumWindows || r.Events[0] != 0 || r.Events[3] != 0 {
 		t.Errorf("segment without appends: %+v", r)
 	}
 	if r := got.Rates[1]; !r.Missing || len(r.Events) != 0 {
