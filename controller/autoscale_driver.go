@@ -30,6 +30,9 @@ const (
 // AutoScaleOptions configures the auto-scaler. Zero values take the
 // defaults.
 type AutoScaleOptions struct {
+	// Off turns the auto-scaler's loop off (as a negative Interval does);
+	// AutoScaleStep still works when called.
+	Off bool
 	// Interval is the pace of AutoScaleStep (negative: no auto-scaling).
 	// Over a store that elects leaders the leader runs it; over any other
 	// the Service runs it itself, the first time one interval after New.
@@ -44,7 +47,9 @@ type AutoScaleOptions struct {
 
 // DefaultAutoScaleOptions returns the defaults: DefaultAutoScaleInterval,
 // DefaultAutoScaleCooldown, DefaultAutoScaleMaxSegments.
-func DefaultAutoScaleOptions() AutoScaleOptions { return AutoScaleOptions{}.withDefaults() }
+func DefaultAutoScaleOptions() AutoScaleOptions {
+	return AutoScaleOptions{Interval: DefaultAutoScaleInterval, Cooldown: DefaultAutoScaleCooldown, MaxSegments: DefaultAutoScaleMaxSegments}
+}
 
 func (o AutoScaleOptions) withDefaults() AutoScaleOptions {
 	if o.Interval == 0 {
@@ -55,6 +60,9 @@ func (o AutoScaleOptions) withDefaults() AutoScaleOptions {
 	}
 	if o.MaxSegments == 0 {
 		o.MaxSegments = DefaultAutoScaleMaxSegments
+	}
+	if o.Off {
+		o.Interval = -1
 	}
 	return o
 }
