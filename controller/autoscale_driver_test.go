@@ -180,3 +180,34 @@ func TestEpochsWithoutTriggerReadAsManual(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+// A BY_RATE_IN_KBYTES_PER_SEC stream is judged on bytes, in KB/s: 600
+// events of 400 bytes are about 2 KB/s over the 2-minute window, above a
+// target of 1 KB/s, while the same count of 1-byte events is not.
+func TestAutoScaleByKBytes(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxT(t)
+	s := e.autoService(nil)
+	must(t, s.CreateScope(ctx, "sc"))
+	for _, name := range []string{"big", "small"} {
+		cfg := byRate("sc", name, 1, 1)
+		cfg.ScalingPolicy.Type = api.ByRateInKBytesPerSec
+		_, err := s.CreateStream(ctx, cfg)
+		must(t, err)
+	}
+	big, small := make([]string, 600), make([]string, 600)
+	for i := range big {
+		big[i], small[i] = strings.Repeat("x", 400), "x"
+	}
+	write(t, e.conn(), "sc/big/0.#epoch.0", big...)
+	write(t, e.conn(), "sc/small/0.#epoch.0", small...)
+	e.clock.advance(11 * time.Minute)
+	must(t, s.AutoScaleStep(ctx))
+	r := record(t, e.store, "sc", "big")
+	if len(r.Epochs) != 2 || !strings.Contains(r.Epochs[1].Reason, "KB/s over 2m0s, target 1; split into 2") {
+		t.Fatalf("big events: epochs %+v", r.Epochs)
+	}
+	if n := len(record(t, e.store, "sc", "small").Epochs); n != 1 {
+		t.Fatalf("small events split the stream: %d epochs", n)
+	}
+}
