@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-streams/sluice/controller"
 	"github.com/sluice-streams/sluice/node/rates"
+	"github.com/sluice-streams/sluice/protocol/api"
 )
 
 // autoScaleFlags are the auto-scaler's flags of `sluice controller` and
@@ -21,7 +22,13 @@ func autoScaleFlags(o *controller.AutoScaleOptions, d controller.AutoScaleOption
 			Value: durationValue{p: &o.Interval, check: positive}},
 		&cli.BoolFlag{Name: "no-autoscale", Usage: "never split or merge segments by their rates (BY_RATE_* streams scale only when asked)", Destination: &o.Off},
 		durationFlag("autoscale-cooldown", "scale a stream at most once every `D`", d.Cooldown, &o.Cooldown),
-		&cli.IntFlag{Name: "autoscale-max-segments", Usage: "auto-scaling splits no stream beyond `N` active segments", Value: d.MaxSegments, Destination: &o.MaxSegments},
+		&cli.IntFlag{Name: "autoscale-max-segments", Usage: "auto-scaling splits no stream beyond `N` active segments", Value: d.MaxSegments, Destination: &o.MaxSegments,
+			Action: func(_ *cli.Context, n int) error {
+				if n < 1 || n > api.MaxSegments {
+					return fmt.Errorf("--autoscale-max-segments %d: want 1..%d", n, api.MaxSegments)
+				}
+				return nil
+			}},
 	}
 }
 
