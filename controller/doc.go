@@ -25,12 +25,21 @@
 //	  "creationTime": ms since the Unix epoch,
 //	  "sealed":       bool,
 //	  "segments":     [{"number", "epoch" (that created it), "low", "high"}, ...]  // every segment ever; index = number
-//	  "epochs":       [{"epoch", "creationTime", "segments": [numbers, by key]}, ...] // index = epoch; last = current
+//	  "epochs":       [{"epoch", "creationTime", "segments": [numbers, by key],
+//	                    "trigger"?, "reason"?}, ...] // index = epoch; last = current
 //	  "nextSegment":  the next segment number (numbers are never reused),
 //	  "head":         {number: offset} the truncation cut, absent if never truncated,
 //	  "txns":         {id: {"epoch"}} transactions not yet COMMITTED/ABORTED,
 //	  "workflow":     the unfinished workflow, absent if none (below)
 //	}
+//
+// An epoch's "trigger" is "manual" (POST .../scale) or "auto" (the
+// auto-scaler, with its "reason": the hot or cold segments and their
+// measured rates against the target); records written before these keys
+// existed have neither, and the API shows epoch 0 as "create" and any
+// other as "manual" (the only kind of scale there was). A scale's
+// workflow record carries the two keys until publishEpoch copies them
+// into the new epoch.
 //
 // A segment's name is protocol.SegmentName(scope, stream, number, epoch
 // that created it). Segments are deleted by truncation when they lie
@@ -57,8 +66,10 @@
 // there.
 //
 //	createStream: intent (record with epoch 0), createSegments, activate
-//	scale:        intent (new epoch number, new segment numbers and ranges;
-//	              nextSegment advanced), createSegments, sealSegments,
+//	scale:        intent (new epoch number, new segment numbers and ranges,
+//	              trigger and reason; nextSegment advanced; refused,
+//	              ErrInvalid, if it would leave fewer active segments than
+//	              scalingPolicy.minSegments), createSegments, sealSegments,
 //	              publishEpoch (the new epoch appended), cleanup
 //	seal:         intent, finishTxns (abort OPEN transactions, complete
 //	              COMMITTING/ABORTING ones), sealSegments, markSealed
@@ -126,9 +137,49 @@
 // epoch it was created in, whose segments are all still open, and per-key
 // order holds without duplicating segments. The price: a stream with
 // transactions always open cannot scale until one moment without them
-// (leases bound how long any transaction lasts); a future auto-scaler must
-// retry. Sealing a stream aborts its OPEN transactions and completes those
-// being committed or aborted.
+// (leases bound how long any transaction lasts); the auto-scaler retries
+// at every step (see "Auto-scaling"). Sealing a stream aborts its OPEN
+// transactions and completes those being committed or aborted.
+//
+// # Auto-scaling
+//
+// Streams with a BY_RATE_IN_EVENTS_PER_SEC or BY_RATE_IN_KBYTES_PER_SEC
+// policy are split and merged by their load. The nodes measure each
+// segment's append rates (package node/rates: exponentially decaying
+// averages over four windows, 2/5/10/20 min by default) and answer
+// GetSegmentRates; the decision is taken here, from those rates and the
+// stream record, not on the nodes: the policy lives only in the record,
+// so nothing has to follow a segment to its node, and a node restart or a
+// container move loses only the averages (a segment the node measured for
+// less than its longest window is never called cold, so busy segments
+// are never merged for want of history).
+//
+// AutoScaleStep (every Options.AutoScale.Interval, by the leader, or by
+// the Service itself over a store that elects no leader, as retention)
+// does, per stream with a BY_RATE_* policy that is not sealed:
+//
+//  1. ask the nodes for the rates of the current epoch's segments
+//     (NodeSegments.SegmentRates: one GetSegmentRates per node and 1024
+//     segments); a segment not reported is unmeasured;
+//  2. autoscale.Decide (pure, controller/autoscale): the stream's policy
+//     (target in events/s or KB/s, scaleFactor, minSegments), the
+//     controller's maximum (AutoScale.MaxSegments), the segments with
+//     their ranges and rates, the current epoch's creation time against
+//     AutoScale.Cooldown, an unfinished workflow and open transactions in;
+//     at most one split of the hottest segment or one merge of two cold
+//     neighbours out, with its reason;
+//  3. carry it out with the scale workflow (trigger "auto", the reason
+//     recorded in the new epoch): one scale per stream at a time, and a
+//     crash mid-scale is completed once by Resume like any scale. While
+//     the stream has unfinished transactions the decision waits (the
+//     workflow would refuse it) and is taken again at every step; the
+//     scale that finally runs says how long it waited. A scale refused
+//     because the stream changed meanwhile is decided again at the next
+//     step.
+//
+// Nothing new is stored for it: the decision's inputs are the record and
+// the nodes' rates, so any controller (a new leader) continues where
+// another left off.
 //
 // # Retention
 //

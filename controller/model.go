@@ -27,6 +27,11 @@ type epochRec struct {
 	Epoch        int64   `json:"epoch"`
 	CreationTime int64   `json:"creationTime"`
 	Segments     []int64 `json:"segments"`
+	// Trigger and Reason say why the scale that began the epoch happened
+	// (api.TriggerManual, api.TriggerAuto); absent in records written
+	// before they were kept, and for epoch 0.
+	Trigger string `json:"trigger,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // txnRef is what the stream record keeps of an unfinished transaction.
@@ -46,6 +51,8 @@ type workflowRec struct {
 	NewEpoch int64        `json:"newEpoch,omitempty"`
 	Sealed   []int64      `json:"sealed,omitempty"`
 	New      []segmentRec `json:"new,omitempty"`
+	Trigger  string       `json:"trigger,omitempty"` // copied into the new epoch
+	Reason   string       `json:"reason,omitempty"`
 	// truncate: the cut (segment number -> offset) and the segments it
 	// deletes.
 	Cut    map[int64]int64 `json:"cut,omitempty"`
@@ -190,6 +197,9 @@ func planScale(r *streamRec, req api.ScaleRequest, now int64) (*workflowRec, err
 	if err != nil {
 		return nil, fmt.Errorf("%w (the new ranges must cover exactly [%v, %v), the sealed segments' union)", err, low, high)
 	}
+	if err := checkMinSegments(r, len(sealed), len(rs)); err != nil {
+		return nil, err
+	}
 	w := &workflowRec{Kind: kindScale, StartTime: now, NewEpoch: r.current().Epoch + 1}
 	for _, s := range sealed {
 		w.Sealed = append(w.Sealed, s.Number)
@@ -216,7 +226,7 @@ func applyScale(r *streamRec, w *workflowRec, now int64) {
 		segs = append(segs, s.Number)
 	}
 	sort.Slice(segs, func(i, j int) bool { return r.Segments[segs[i]].Low < r.Segments[segs[j]].Low })
-	r.Epochs = append(r.Epochs, epochRec{Epoch: w.NewEpoch, CreationTime: now, Segments: segs})
+	r.Epochs = append(r.Epochs, epochRec{Epoch: w.NewEpoch, CreationTime: now, Segments: segs, Trigger: w.Trigger, Reason: w.Reason})
 }
 
 // order is how two segments relate in the stream's history.

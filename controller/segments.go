@@ -19,6 +19,11 @@ import (
 // progress, or a transaction is unfinished (see the package documentation).
 // It returns the new segments.
 func (s *Service) Scale(ctx context.Context, scope, stream string, req api.ScaleRequest) ([]api.SegmentRange, error) {
+	return s.scale(ctx, scope, stream, req, api.TriggerManual, "")
+}
+
+// scale is Scale with the trigger and reason the new epoch records.
+func (s *Service) scale(ctx context.Context, scope, stream string, req api.ScaleRequest, trigger, reason string) ([]api.SegmentRange, error) {
 	if err := s.checkStream(ctx, scope, stream); err != nil {
 		return nil, err
 	}
@@ -35,6 +40,7 @@ func (s *Service) Scale(ctx context.Context, scope, stream string, req api.Scale
 			return fmt.Errorf("%w: stream %s/%s has %d unfinished transactions; a scale waits until they are committed or aborted", ErrConflict, scope, stream, len(r.Txns))
 		}
 		p.ID = w.ID
+		p.Trigger, p.Reason = trigger, reason
 		*w = *p
 		r.NextSegment += int64(len(w.New))
 		planned = p

@@ -153,6 +153,12 @@ func (n *NodeSegments) doOnce(ctx context.Context, segment string, op func(*segc
 	if err != nil {
 		return err
 	}
+	return n.doOnceAt(ctx, addr, op)
+}
+
+// doOnceAt runs op on the connection to the node at addr, once more on a
+// fresh connection if the first one turns out to be broken.
+func (n *NodeSegments) doOnceAt(ctx context.Context, addr string, op func(*segclient.Conn) error) error {
 	for attempt := 0; ; attempt++ {
 		c, err := n.conn(ctx, addr)
 		if err != nil {

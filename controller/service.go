@@ -78,6 +78,8 @@ type Options struct {
 	// Tier2URI is the root of tier 2 (file:///abs/path or
 	// hdfs://host:port/path), served by GET /v1/tier2; empty if unknown.
 	Tier2URI string
+	// AutoScale configures the auto-scaler (autoscale_driver.go).
+	AutoScale AutoScaleOptions
 }
 
 // Service is the controller's core: scopes, streams, epochs, scaling,
@@ -95,6 +97,13 @@ type Service struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	// blocked: per stream (scope/stream), since when an automatic scale
+	// has waited for its transactions to end (autoscale_driver.go).
+	autoMu struct {
+		sync.Mutex
+		blocked map[string]time.Time
+	}
 }
 
 // New returns a Service over store and segs and starts its transaction
@@ -120,7 +129,9 @@ func New(store cluster.Store, segs SegmentStore, opts Options) *Service {
 	if opts.WriterTimeout == 0 {
 		opts.WriterTimeout = DefaultWriterTimeout
 	}
+	opts.AutoScale = opts.AutoScale.withDefaults()
 	s := &Service{store: store, segs: segs, opts: opts, log: opts.Logger}
+	s.autoMu.blocked = map[string]time.Time{}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if opts.TxnSweepInterval > 0 {
 		s.wg.Add(1)
@@ -133,6 +144,10 @@ func New(store cluster.Store, segs SegmentStore, opts Options) *Service {
 	if opts.WatermarkInterval > 0 {
 		s.wg.Add(1)
 		go s.watermarker()
+	}
+	if _, elects := store.(leaderElector); opts.AutoScale.Interval > 0 && !elects {
+		s.wg.Add(1)
+		go s.autoScaler()
 	}
 	return s
 }

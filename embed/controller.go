@@ -81,6 +81,11 @@ type ControllerConfig struct {
 	// defaults if 0): how often watermarks are computed, and how long a
 	// writer may go without noting a time before they stop waiting for it.
 	WatermarkInterval, WriterTimeout time.Duration
+	// AutoScale is controller.Options.AutoScale: the auto-scaler's poll
+	// interval (negative: off), cooldown and maximum of segments; the
+	// controller's conservative defaults for `sluice controller`,
+	// StandaloneAutoScale for the standalone.
+	AutoScale controller.AutoScaleOptions
 
 	// Later features (security, metrics) get their field group here,
 	// each with its own Validate check and its place in StartController.
@@ -94,6 +99,7 @@ func DefaultControllerConfig() ControllerConfig {
 		Listen: DefaultControllerListen, DataDir: DefaultControllerDataDir, Node: DefaultControllerNode,
 		Containers: node.DefaultContainers, Cluster: DefaultClusterConfig(), API: DefaultAPIConfig(),
 		WriterTimeout: controller.DefaultWriterTimeout,
+		AutoScale:     controller.DefaultAutoScaleOptions(),
 	}
 }
 
@@ -121,6 +127,9 @@ func (c ControllerConfig) Validate() error {
 		if _, err := backend.URI(c.Tier2); err != nil {
 			return invalidf("tier 2 URI: %w", err)
 		}
+	}
+	if err := c.AutoScale.Validate(); err != nil {
+		return invalidf("%w", err)
 	}
 	return c.API.Validate()
 }
@@ -174,7 +183,7 @@ func StartController(ctx context.Context, cfg ControllerConfig) (_ *Controller, 
 		return nil, fmt.Errorf("controller: listen on %s: %w", cfg.Listen, err)
 	}
 	opts := controller.Options{Logger: log, StepHook: cfg.StepHook, TxnSweepInterval: cfg.TxnSweepInterval,
-		WatermarkInterval: cfg.WatermarkInterval, WriterTimeout: cfg.WriterTimeout}
+		WatermarkInterval: cfg.WatermarkInterval, WriterTimeout: cfg.WriterTimeout, AutoScale: cfg.AutoScale}
 	if cfg.Tier2 != "" {
 		if opts.Tier2URI, err = backend.URI(cfg.Tier2); err != nil {
 			return nil, fmt.Errorf("controller: tier 2 URI: %w", err)

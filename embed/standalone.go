@@ -6,9 +6,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"sync"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sluice-streams/sluice/controller"
+	"github.com/sluice-streams/sluice/embed/noderole"
 	"github.com/sluice-streams/sluice/internal/dirlock"
 	"github.com/sluice-streams/sluice/internal/logs"
 )
@@ -62,9 +65,21 @@ type StandaloneConfig struct {
 func DefaultStandaloneConfig() StandaloneConfig {
 	n := DefaultNodeConfig()
 	n.WALFileSize, n.CheckpointBytes = 0, 0
-	return StandaloneConfig{DataDir: DefaultStandaloneDataDir, Node: n, Controller: DefaultControllerConfig(),
+	n.RateWindows = noderole.StandaloneRateWindows
+	ctl := DefaultControllerConfig()
+	ctl.AutoScale = StandaloneAutoScale
+	return StandaloneConfig{DataDir: DefaultStandaloneDataDir, Node: n, Controller: ctl,
 		HDFS: DefaultHDFSConfig(), NFS: DefaultNFSConfig(), S3: DefaultS3Config()}
 }
+
+// StandaloneAutoScale is the standalone's auto-scaler: every 2 s, at most
+// one scale per stream every 10 s, up to 16 segments. With the
+// standalone's rate windows (noderole.StandaloneRateWindows) a segment
+// written at 10 times its target splits within seconds (and its hot parts
+// again every 10 s), and a stream that goes quiet merges back, one pair
+// per scale, once its longest window (1 min) has decayed below half the
+// target: within a few minutes.
+var StandaloneAutoScale = controller.AutoScaleOptions{Interval: 2 * time.Second, Cooldown: 10 * time.Second, MaxSegments: 16}
 
 // hdfs returns the HDFS head's config as StartStandalone runs it, for the
 // controller at url and tier 2 at tierURI.

@@ -14,6 +14,17 @@
 //   - membership: cluster mode, the node's ZooKeeper driver: it registers
 //     the node and hosts exactly the containers the published assignment
 //     gives it, under their epochs
+//   - rates: each segment's append rates for auto-scaling, averaged over
+//     four windows (Config.Rates; 2/5/10/20 min by default)
+//
+// Rates: a container counts each appended block's events and bytes in the
+// segment's rates.Meter under the lock the append already holds (no
+// allocation, no other lock; folded into the averages at most once per
+// tick), and GetSegmentRates (node/server) reads them. A Meter is 64
+// bytes per segment, kept only in memory: a restart or a container move
+// starts it again, and the controller, which decides when to scale
+// (package controller, "Auto-scaling"), waits for a full longest window
+// before it calls a segment cold.
 //
 // Open locks the node's data directory (file LOCK, package
 // internal/dirlock) for its process until Close: a second node on the

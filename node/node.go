@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/node/cache"
 	"github.com/sluice-streams/sluice/node/container"
+	"github.com/sluice-streams/sluice/node/rates"
 	"github.com/sluice-streams/sluice/node/tiering"
 	"github.com/sluice-streams/sluice/node/vfs"
 	"github.com/sluice-streams/sluice/protocol"
@@ -63,6 +64,10 @@ type Config struct {
 	// (container.Config.MaxUntieredBytes); DefaultMaxUntieredBytes if 0
 	// with Tier2 set, unbounded if negative.
 	MaxUntieredBytes int64
+	// Rates are the windows over which each segment's append rates are
+	// measured for auto-scaling (package node/rates); rates.DefaultConfig()
+	// if zero.
+	Rates rates.Config
 }
 
 // DefaultMaxUntieredBytes is a container's default bound on the bytes
@@ -160,6 +165,12 @@ func Open(cfg Config) (*Node, error) {
 			cfg.Hosted = append(cfg.Hosted, i)
 		}
 	}
+	if cfg.Rates == (rates.Config{}) {
+		cfg.Rates = rates.DefaultConfig()
+	}
+	if err := cfg.Rates.Validate(); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
 	fs := cfg.FS
 	if fs == nil {
 		fs = vfs.Default
@@ -238,7 +249,7 @@ func (n *Node) containerConfig(id int, epoch int64) container.Config {
 	cfg := container.Config{
 		ID: id, Dir: n.ContainerDir(id), FS: n.cfg.FS, Epoch: epoch,
 		WALFileSize: n.cfg.WALFileSize, WALPreallocate: n.cfg.WALPreallocate, CheckpointBytes: n.cfg.CheckpointBytes,
-		Cache: n.cache, Parts: n.parts, Logger: n.cfg.Logger,
+		Cache: n.cache, Parts: n.parts, Logger: n.cfg.Logger, Rates: &n.cfg.Rates,
 	}
 	if n.cfg.Tier2 != nil {
 		cfg.Chunks = tiering.Reader{Store: n.cfg.Tier2}
@@ -336,6 +347,10 @@ func (n *Node) TierStats() map[int]tiering.Stats {
 	}
 	return out
 }
+
+// RatesConfig is the windows over which segments' append rates are
+// measured (Config.Rates with its default applied).
+func (n *Node) RatesConfig() rates.Config { return n.cfg.Rates }
 
 // NumContainers is the number of containers in the whole system.
 func (n *Node) NumContainers() int { return n.cfg.Containers }

@@ -84,10 +84,32 @@
 //	30 UpdateAttributes   -> 31 AttributesUpdated
 //	32 GetTierStats       -> 33 TierStats
 //	34 CheckBoundary      -> 35 BoundaryChecked
+//	36 GetSegmentRates    -> 37 SegmentRates
 //	38 GetWriterState     -> 39 WriterState
 //
 // A reply carries the request id of its request. Type and ErrorCode
 // numbers are never reused or renumbered.
+//
+// # Segment rates (auto-scaling)
+//
+// GetSegmentRates (36) asks a node for the append rates of 1 to
+// MaxRateSegments (1024) segments; more, none or an invalid name is
+// refused with InvalidArgument. Its header:
+//
+//	{"id": i64, "s": [segment name, ...]}
+//
+// SegmentRates (37) answers with the node's averaging windows, shortest
+// first, and one entry per segment asked, in the same order:
+//
+//	{"id": i64, "w": [window ms (i64), ...],
+//	 "r": [{"s": segment name,
+//	        "m": true if this node does not serve the segment now (absent: false),
+//	        "age": ms measured (i64, absent: 0),
+//	        "e": [events/s per window (float64), ...],
+//	        "b": [bytes/s per window (float64), ...]}, ...]}
+//
+// Neither has a payload. The bytes counted are the appended blocks', event
+// framing included. A reply to 1024 segments is about 100 KB.
 //
 // # Events inside segments
 //

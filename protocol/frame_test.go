@@ -60,6 +60,10 @@ func sampleMessages() []protocol.Message {
 			{Key: "d", Kind: protocol.Remove},
 		}},
 		&protocol.AttributesUpdated{RequestID: 28, Segment: seg},
+		&protocol.GetSegmentRates{RequestID: 65, Segments: []string{seg, "a/b/0.#epoch.0"}},
+		&protocol.SegmentRates{RequestID: 66, WindowMillis: []int64{120000, 300000, 600000, 1200000}, Rates: []protocol.SegmentRate{
+			{Segment: seg, AgeMillis: 5000, Events: []float64{1.5, 2, 3, 4}, Bytes: []float64{100, 200, 300, 400.25}},
+			{Segment: "a/b/0.#epoch.0", Missing: true}}},
 	}
 }
 

@@ -74,6 +74,8 @@ const (
 	TypeTierStats         Type = 33
 	TypeCheckBoundary     Type = 34
 	TypeBoundaryChecked   Type = 35
+	TypeGetSegmentRates   Type = 36
+	TypeSegmentRates      Type = 37
 	TypeGetWriterState    Type = 38 // see writerstate.go
 	TypeWriterState       Type = 39
 )
@@ -107,6 +109,8 @@ var typeNames = map[Type]string{
 	TypeTierStats:         "TierStats",
 	TypeCheckBoundary:     "CheckBoundary",
 	TypeBoundaryChecked:   "BoundaryChecked",
+	TypeGetSegmentRates:   "GetSegmentRates",
+	TypeSegmentRates:      "SegmentRates",
 	TypeGetWriterState:    "GetWriterState",
 	TypeWriterState:       "WriterState",
 }
@@ -178,6 +182,10 @@ func newMessage(t Type) Message {
 		return new(CheckBoundary)
 	case TypeBoundaryChecked:
 		return new(BoundaryChecked)
+	case TypeGetSegmentRates:
+		return new(GetSegmentRates)
+	case TypeSegmentRates:
+		return new(SegmentRates)
 	case TypeGetWriterState:
 		return new(GetWriterState)
 	case TypeWriterState:

@@ -51,8 +51,9 @@ type Deployment struct {
 	// to clients (ThroughProxy), or nil.
 	Proxy *Proxy
 
-	t       testing.TB
-	nodeDir string
+	t           testing.TB
+	nodeDir     string
+	rateWindows [4]time.Duration // the node's (zero: the default)
 
 	mu      sync.Mutex
 	node    *embed.Node
@@ -72,12 +73,21 @@ type Option func(*options)
 type options struct {
 	proxy                       bool
 	markInterval, writerTimeout time.Duration
+	rateWindows                 [4]time.Duration
+	autoScale                   *controller.AutoScaleOptions
 }
 
 // WithWatermarks sets the controller's watermark interval and writer
 // timeout (controller.Options.WatermarkInterval, WriterTimeout).
 func WithWatermarks(interval, writerTimeout time.Duration) Option {
 	return func(o *options) { o.markInterval, o.writerTimeout = interval, writerTimeout }
+}
+
+// WithAutoScale runs the node with rate windows (shortest first) and the
+// controller's auto-scaler with opts, so tests see streams scale in
+// seconds.
+func WithAutoScale(windows [4]time.Duration, opts controller.AutoScaleOptions) Option {
+	return func(o *options) { o.rateWindows, o.autoScale = windows, &opts }
 }
 
 // ThroughProxy puts a Proxy in front of the node (Deployment.Proxy) and
@@ -93,7 +103,7 @@ func Start(t testing.TB, opts ...Option) *Deployment {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	d := &Deployment{t: t, nodeDir: filepath.Join(t.TempDir(), "node")}
+	d := &Deployment{t: t, nodeDir: filepath.Join(t.TempDir(), "node"), rateWindows: o.rateWindows}
 	if err := d.startNode("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +120,10 @@ func Start(t testing.TB, opts ...Option) *Deployment {
 	cfg.Node, cfg.NodeAdvertise = d.NodeAddr, advertised
 	cfg.Logger, cfg.TxnSweepInterval, cfg.ResumeFirst = Quiet(), -1, true
 	cfg.WatermarkInterval, cfg.WriterTimeout = o.markInterval, o.writerTimeout
+	cfg.AutoScale.Off = true // tests scale when they ask, unless WithAutoScale
+	if o.autoScale != nil {
+		cfg.AutoScale = *o.autoScale
+	}
 	ctl, err := embed.StartController(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +144,7 @@ func Start(t testing.TB, opts ...Option) *Deployment {
 // listening on addr.
 func (d *Deployment) startNode(addr string) error {
 	n, err := embed.StartNode(context.Background(), embed.NodeConfig{
-		DataDir: d.nodeDir, Listen: addr, Containers: Containers,
+		DataDir: d.nodeDir, Listen: addr, Containers: Containers, RateWindows: d.rateWindows,
 		Logger: Quiet(), Server: server.Options{Logger: Quiet()},
 	})
 	if err != nil {

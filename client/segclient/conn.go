@@ -324,6 +324,14 @@ func (c *Conn) GetSegmentInfo(ctx context.Context, segment string) (*protocol.Se
 	return roundTrip[*protocol.SegmentInfo](ctx, c, &protocol.GetSegmentInfo{RequestID: c.nextID(), Segment: segment})
 }
 
+// GetSegmentRates returns the append rates of up to
+// protocol.MaxRateSegments segments as the node measures them, one entry
+// per segment in the order asked (Missing where the node does not serve
+// it).
+func (c *Conn) GetSegmentRates(ctx context.Context, segments []string) (*protocol.SegmentRates, error) {
+	return roundTrip[*protocol.SegmentRates](ctx, c, &protocol.GetSegmentRates{RequestID: c.nextID(), Segments: segments})
+}
+
 // GetTierStats returns the node's storage writers' counters, one entry
 // per container it hosts with tier 2.
 func (c *Conn) GetTierStats(ctx context.Context) (*protocol.TierStats, error) {

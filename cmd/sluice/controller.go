@@ -75,11 +75,12 @@ func controllerFlags(cfg *embed.ControllerConfig, o *clusterFlags) []cli.Flag {
 		ID:             "controller `ID` in the election (cluster mode; default: the advertised address)",
 		Advertise:      "`ADDR` other processes reach this controller's REST API at (cluster mode; default: the listener's address)",
 	})...)
-	return append(flags, &cli.StringFlag{
+	flags = append(flags, &cli.StringFlag{
 		Name:        "tier2",
 		Usage:       "the nodes' tier-2 storage `URI`, reported by GET /v1/tier2",
 		Destination: &cfg.Tier2,
 	}, writerTimeoutFlag(d.WriterTimeout, &cfg.WriterTimeout))
+	return append(flags, autoScaleFlags(&cfg.AutoScale, d.AutoScale)...)
 }
 
 // newLogger returns a logger of the process's own, at the --log-level, to

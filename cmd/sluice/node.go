@@ -61,6 +61,7 @@ func nodeFlags(cfg *embed.NodeConfig, o *clusterFlags) []cli.Flag {
 		Advertise:      "`ADDR` clients reach this node at (cluster mode; default: the listener's address)",
 	})...)
 	flags = append(flags, tierFlags(&cfg.Tier, "tier-2 storage `URI`: a directory, file:///DIR, hdfs://HOST:PORT/DIR or hdfs://NAMESERVICE/DIR (default: none, the logs keep everything)")...)
+	flags = append(flags, rateWindowsFlag(&cfg.RateWindows, d.RateWindows))
 	return append(flags, serverFlags(&cfg.Server)...)
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
 
+	"github.com/sluice-streams/sluice/controller"
 	"github.com/sluice-streams/sluice/embed"
 	"github.com/sluice-streams/sluice/node/server"
 )
@@ -52,9 +53,11 @@ func TestNodeFlagsFillTheConfig(t *testing.T) {
 		"--tier2", "/t", "--tier-max-lag", "5s", "--tier-segment-bytes", "4MiB", "--tier-chunk-bytes", "5MiB",
 		"--tier-max-untiered", "6MiB", "--tier-compress", "--tier-shutdown-flush", "6s",
 		"--max-conns", "100", "--max-conns-per-peer", "10", "--handshake-timeout", "7s", "--idle-timeout", "8s",
-		"--frame-timeout", "9s", "--write-timeout", "10s", "--request-memory", "64MiB", "--peer-request-memory", "32MiB")
+		"--frame-timeout", "9s", "--write-timeout", "10s", "--request-memory", "64MiB", "--peer-request-memory", "32MiB",
+		"--rate-windows", "1s,2s,3s,4s")
 	want = embed.NodeConfig{
-		DataDir: "d", Listen: "l:1", Containers: 7, CacheSize: 1 << 20, WALFileSize: 2 << 20, CheckpointBytes: 3 << 20,
+		RateWindows: [4]time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second},
+		DataDir:     "d", Listen: "l:1", Containers: 7, CacheSize: 1 << 20, WALFileSize: 2 << 20, CheckpointBytes: 3 << 20,
 		Tier: embed.TierConfig{URI: "/t", MaxLag: 5 * time.Second, SegmentBytes: 4 << 20, ChunkBytes: 5 << 20,
 			MaxUntiered: 6 << 20, Compress: true, ShutdownFlush: 6 * time.Second},
 		Server: server.Options{MaxConnections: 100, MaxConnsPerPeer: 10, HandshakeTimeout: 7 * time.Second,
@@ -82,9 +85,11 @@ func TestControllerFlagsFillTheConfig(t *testing.T) {
 
 	cfg, o = embed.ControllerConfig{}, clusterFlags{}
 	parseFlags(t, controllerFlags(&cfg, &o), "--listen", "9", "--data", "d", "--node", "n:1", "--containers", "7",
-		"--zk", "a:1", "--zk-root", "/r", "--zk-session-timeout", "4s", "--id", "c9", "--advertise", "adv:2", "--tier2", "/t", "--writer-timeout", "3m")
+		"--zk", "a:1", "--zk-root", "/r", "--zk-session-timeout", "4s", "--id", "c9", "--advertise", "adv:2", "--tier2", "/t", "--writer-timeout", "3m",
+		"--autoscale-interval", "5s", "--autoscale-cooldown", "6s", "--autoscale-max-segments", "9", "--no-autoscale")
 	want = embed.ControllerConfig{Listen: "9", DataDir: "d", Node: "n:1", Containers: 7, Tier2: "/t", WriterTimeout: 3 * time.Minute,
-		Cluster: embed.ClusterConfig{Root: "/r", SessionTimeout: 4 * time.Second, ID: "c9", Advertise: "adv:2"}}
+		AutoScale: controller.AutoScaleOptions{Off: true, Interval: 5 * time.Second, Cooldown: 6 * time.Second, MaxSegments: 9},
+		Cluster:   embed.ClusterConfig{Root: "/r", SessionTimeout: 4 * time.Second, ID: "c9", Advertise: "adv:2"}}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("every flag set:\n got %+v\nwant %+v", cfg, want)
 	}

@@ -48,7 +48,8 @@ func standaloneFlags(cfg *embed.StandaloneConfig, keys *s3Keys) []cli.Flag {
 		&cli.StringFlag{Name: "hdfs-data-addr", Usage: "serve the HDFS head's block reads (data transfer) on `ADDR`", Value: d.HDFS.DataListen, Destination: &cfg.HDFS.DataListen},
 		&cli.StringFlag{Name: "webhdfs-addr", Usage: "serve WebHDFS on `ADDR` (webhdfs://ADDR/)", Value: d.HDFS.HTTPListen, Destination: &cfg.HDFS.HTTPListen},
 		&cli.BoolFlag{Name: "no-hdfs-head", Usage: "do not serve tier 2 over HDFS and WebHDFS", Destination: &cfg.NoHDFS},
-	}, heads...), append(tierFlags(&cfg.Node.Tier, "tier-2 storage `URI`: a directory, file:///DIR, hdfs://HOST:PORT/DIR or hdfs://NAMESERVICE/DIR (default DIR/tier2 under --data; none: off)"),
+	}, heads...), append(append(tierFlags(&cfg.Node.Tier, "tier-2 storage `URI`: a directory, file:///DIR, hdfs://HOST:PORT/DIR or hdfs://NAMESERVICE/DIR (default DIR/tier2 under --data; none: off)"),
+		append(autoScaleFlags(&cfg.Controller.AutoScale, d.Controller.AutoScale), rateWindowsFlag(&cfg.Node.RateWindows, d.Node.RateWindows))...),
 		serverFlags(&cfg.Node.Server)...)...)
 }
 

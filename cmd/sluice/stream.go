@@ -52,10 +52,10 @@ func streamCommand(g *globalOptions) *cli.Command {
 				ArgsUsage: "SCOPE/STREAM",
 				Flags: []cli.Flag{
 					&cli.IntFlag{Name: "segments", Usage: "a fixed number `N` of segments", Value: 1, Destination: &co.Segments},
-					&cli.StringFlag{Name: "scale-by", Usage: "record a scaling policy by `RATE`: events (events/s) or bytes (KB/s); stored only, nothing scales on load yet (use stream scale)", Destination: &co.ScaleBy},
-					&cli.Int64Flag{Name: "target", Usage: "with --scale-by: the policy's target rate `X` per segment (events/s or KB/s; stored only)", Destination: &co.Target},
-					&cli.IntFlag{Name: "factor", Usage: "with --scale-by: the policy's scale factor `F` (stored only)", Value: 2, Destination: &co.Factor},
-					&cli.IntFlag{Name: "min", Usage: "with --scale-by: create the stream with `N` segments", Value: 1, Destination: &co.Min},
+					&cli.StringFlag{Name: "scale-by", Usage: "scale the stream on load by `RATE`: events (events/s) or bytes (KB/s); the controller splits a segment above --target and merges cold neighbours back", Destination: &co.ScaleBy},
+					&cli.Int64Flag{Name: "target", Usage: "with --scale-by: the target rate `X` per segment (events/s or KB/s)", Destination: &co.Target},
+					&cli.IntFlag{Name: "factor", Usage: "with --scale-by: a hot segment splits into `F` segments", Value: 2, Destination: &co.Factor},
+					&cli.IntFlag{Name: "min", Usage: "with --scale-by: create the stream with `N` segments, and never scale below N", Value: 1, Destination: &co.Min},
 					&cli.GenericFlag{Name: "retention-time", Usage: "keep `D` (whole days: 7d, 168h; at most 106751d)", Value: durationValue{p: &co.RetentionTime, check: wholeDays}},
 					&cli.StringFlag{Name: "retention-size", Usage: "keep `BYTES` (512MiB, 10GiB; counted in MiB)", Destination: &co.RetentionSize},
 					&cli.StringSliceFlag{Name: "tag", Usage: "tag `k=v` (repeat for several)"},
@@ -308,6 +308,8 @@ type streamDescription struct {
 	// why it is missing (a node down).
 	Tier      *api.StreamTier `json:"tier,omitempty"`
 	TierError string          `json:"tierError,omitempty"`
+	// ScalingHistory is every epoch, oldest first, with why it began.
+	ScalingHistory []api.EpochInfo `json:"scalingHistory"`
 }
 
 func streamDescribe(c *cli.Context, g *globalOptions) error {
@@ -345,6 +347,9 @@ func streamDescribe(c *cli.Context, g *globalOptions) error {
 	if err := p.Print(segmentOutput(d.Segments)); err != nil {
 		return err
 	}
+	if err := printScalingHistory(c.App.Writer, p, d.ScalingHistory); err != nil {
+		return err
+	}
 	if d.Tier == nil || len(d.Tier.Segments) == 0 {
 		return nil
 	}
@@ -363,6 +368,9 @@ func describeStream(ctx context.Context, cl *ctlclient.Client, scope, stream str
 		return d, err
 	}
 	if d.Head, err = cl.HeadCut(ctx, scope, stream); err != nil {
+		return d, err
+	}
+	if d.ScalingHistory, err = cl.Epochs(ctx, scope, stream); err != nil {
 		return d, err
 	}
 	if t, err := cl.StreamTier(ctx, scope, stream); err != nil {

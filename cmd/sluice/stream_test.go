@@ -126,6 +126,13 @@ func TestStreamCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(run("-o", "json", "stream", "describe", "sales/orders")), &d); err != nil || d.Stream.Epoch != 1 || len(d.Segments) != 3 || len(d.Head) != 2 {
 		t.Fatalf("json describe: %+v %v", d, err)
 	}
+	if h := d.ScalingHistory; len(h) != 2 || h[0].Trigger != api.TriggerCreate || h[1].Trigger != api.TriggerManual || len(h[1].Segments) != 3 {
+		t.Fatalf("json describe's scaling history: %+v", h)
+	}
+	if !strings.Contains(out, "SCALING HISTORY\nEPOCH  CREATED") || !strings.Contains(out, " 0:[0, 0.5) 1:[0.5, 1) ") ||
+		!strings.Contains(out, " 2:[0, 0.25) 3:[0.25, 0.5) 1:[0.5, 1)  manual   -\n") {
+		t.Errorf("describe's scaling history:\n%s", out)
+	}
 
 	// truncate, seal, delete.
 	if out := run("stream", "truncate", "sales/orders", "--cut", "sales/orders:1.#epoch.0=0,2.#epoch.1=0,3.#epoch.1=0"); out != "truncated stream sales/orders\n" {

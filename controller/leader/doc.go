@@ -40,6 +40,10 @@
 //     does), its RetentionStep every RetentionInterval (one minute by
 //     default): streams' retention policies recorded and enforced by
 //     truncation (see package controller).
+//   - Auto-scaling: if Config.Service implements AutoScaler
+//     (controller.Service does), its AutoScaleStep every
+//     AutoScaleInterval: streams with a BY_RATE_* policy split and merged
+//     by their segments' measured rates (see package controller).
 //
 // The Service's transaction sweeper (lease expiry) runs in every
 // controller, leader or not: its aborts are compare-and-sets of the

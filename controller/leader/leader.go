@@ -44,6 +44,15 @@ type Retainer interface {
 	RetentionInterval() time.Duration
 }
 
+// AutoScaler scales streams by their measured rates (controller.Service).
+// A Config.Service that implements it gets an auto-scaling loop on the
+// leader: AutoScaleStep every AutoScaleInterval (none if that is not
+// positive).
+type AutoScaler interface {
+	AutoScaleStep(ctx context.Context) error
+	AutoScaleInterval() time.Duration
+}
+
 // Config configures a Member.
 type Config struct {
 	// Store is the session to start with (a *zkstore.Store). The Member
@@ -215,6 +224,10 @@ func (m *Member) startLeading(ctx context.Context, st cluster.Store, loops *sync
 		loops.Add(1)
 		go func() { defer loops.Done(); m.retentionLoop(lctx, r) }()
 	}
+	if a, ok := m.cfg.Service.(AutoScaler); ok && a.AutoScaleInterval() > 0 {
+		loops.Add(1)
+		go func() { defer loops.Done(); m.autoScaleLoop(lctx, a) }()
+	}
 	return stop
 }
 
@@ -372,6 +385,23 @@ func (m *Member) retentionLoop(ctx context.Context, r Retainer) {
 		}
 		if err := r.RetentionStep(ctx); err != nil && ctx.Err() == nil {
 			m.log.WithError(err).Warn("leader: retention step failed; retrying at the next interval")
+		}
+	}
+}
+
+// autoScaleLoop runs a.AutoScaleStep every a.AutoScaleInterval (the first
+// time one interval after leadership starts), until ctx ends.
+func (m *Member) autoScaleLoop(ctx context.Context, a AutoScaler) {
+	tick := time.NewTicker(a.AutoScaleInterval())
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if err := a.AutoScaleStep(ctx); err != nil && ctx.Err() == nil {
+			m.log.WithError(err).Warn("leader: auto-scaling step failed; retrying at the next interval")
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sluice-streams/sluice/node"
+	"github.com/sluice-streams/sluice/node/rates"
 	"github.com/sluice-streams/sluice/node/server"
 	"github.com/sluice-streams/sluice/node/tiering"
 	"github.com/sluice-streams/sluice/tier2/backend"
@@ -80,6 +81,12 @@ type Config struct {
 	// Cluster is cluster mode: with ZooKeeper servers the node starts with
 	// no container and hosts what the leader controller assigns it.
 	Cluster ClusterConfig
+	// RateWindows are the windows over which each segment's append rates
+	// are averaged for auto-scaling (node/rates), shortest first:
+	// rates.DefaultWindows (2, 5, 10, 20 min) for `sluice node`,
+	// StandaloneRateWindows for the standalone; the zero value means the
+	// default.
+	RateWindows [rates.NumWindows]time.Duration
 	// Logger; nothing is logged if nil (internal/logs). It is also the server's
 	// logger unless Server.Logger is set.
 	Logger logrus.FieldLogger
@@ -182,7 +189,22 @@ func DefaultConfig() Config {
 		Containers: node.DefaultContainers, CacheSize: node.DefaultCacheSize,
 		WALFileSize: DefaultWALFileSize, WALPreallocate: true, CheckpointBytes: DefaultCheckpointBytes,
 		Tier: DefaultTierConfig(), Cluster: DefaultClusterConfig(),
+		RateWindows: rates.DefaultWindows,
 	}
+}
+
+// StandaloneRateWindows are the standalone's rate windows (5, 15, 30 and
+// 60 s): with the standalone controller's auto-scaling defaults a segment
+// written at 10 times its target splits within seconds and a quiet
+// stream merges back within a few minutes.
+var StandaloneRateWindows = [rates.NumWindows]time.Duration{5 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute}
+
+// rates returns the node's rate measuring configuration.
+func (c Config) rates() rates.Config {
+	if c.RateWindows == ([rates.NumWindows]time.Duration{}) {
+		return rates.DefaultConfig()
+	}
+	return rates.ConfigFor(c.RateWindows)
 }
 
 // Validate returns an error naming the first field out of its range, or
@@ -196,6 +218,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Server.Validate(); err != nil {
 		return invalid(err)
+	}
+	if err := c.rates().Validate(); err != nil {
+		return invalidf("rate windows %v: %w", c.RateWindows, err)
 	}
 	if !c.Tier.Off() {
 		if _, err := backend.URI(c.Tier.URI); err != nil {

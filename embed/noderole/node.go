@@ -65,7 +65,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	ncfg := node.Config{
 		Dir: cfg.DataDir, Containers: cfg.Containers, CacheSize: cfg.CacheSize,
 		WALFileSize: cfg.WALFileSize, WALPreallocate: cfg.WALPreallocate,
-		CheckpointBytes: cfg.CheckpointBytes, Logger: cfg.Logger,
+		CheckpointBytes: cfg.CheckpointBytes, Logger: cfg.Logger, Rates: cfg.rates(),
 	}
 	if err := n.openTier(&ncfg); err != nil {
 		return nil, fmt.Errorf("node: %w", err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/node/cache"
+	"github.com/sluice-streams/sluice/node/rates"
 	"github.com/sluice-streams/sluice/node/vfs"
 	"github.com/sluice-streams/sluice/node/wal"
 	"github.com/sluice-streams/sluice/protocol"
@@ -68,6 +69,9 @@ type Config struct {
 	// one and records a higher one before replaying the log. 0 (standalone)
 	// writes nothing.
 	Epoch int64
+	// Rates, if set, measures each segment's append rates (rates.go); it
+	// must not change after Open. Nil: nothing is measured.
+	Rates *rates.Config
 }
 
 // Container is a shard of segments with its own log: it applies every

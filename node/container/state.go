@@ -6,6 +6,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/sluice-streams/sluice/node/rates"
 	"github.com/sluice-streams/sluice/node/wal"
 	"github.com/sluice-streams/sluice/protocol"
 )
@@ -58,6 +59,7 @@ type segment struct {
 	chunks   []chunk          // the bytes in tier 2, below the extents
 	extents  []extent         // the bytes only in the log
 	modified int64            // unix nanoseconds of the last change seen by this process
+	meter    rates.Meter      // append rates in this process (rates.go); not logged or checkpointed
 
 	// ---
 	durable     int64         // readers see [start, durable): every byte below is fsynced

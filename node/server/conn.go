@@ -547,6 +547,9 @@ func (c *conn) dispatch(req protocol.Request) (last *protocol.ErrorReply, ok boo
 			c.reply(r.RequestID, nil, "", reply)
 		})
 
+	case *protocol.GetSegmentRates:
+		return nil, c.spawn(c.ops, func() { c.send(c.segmentRates(r)) })
+
 	case *protocol.SealSegment:
 		return nil, c.spawn(c.ops, func() {
 			var length int64

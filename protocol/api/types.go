@@ -46,10 +46,12 @@ type ScopeProperty struct {
 }
 
 // ScalingPolicy says how many segments a stream is created with: MinSegments,
-// for every type. FIXED_NUM_SEGMENTS keeps that number until a scale is
-// asked for. BY_RATE_* (TargetRate in events/s or KB/s, ScaleFactor) is
-// validated, stored and returned, but nothing acts on it yet: the stream
-// scales only when asked (POST .../scale), as a fixed one does.
+// for every type, and no scale (manual or automatic) leaves fewer.
+// FIXED_NUM_SEGMENTS keeps that number until a scale is asked for.
+// BY_RATE_* streams are scaled by the controller's auto-scaler as well: a
+// segment above TargetRate (events/s, or KB/s of event bytes with their
+// framing) splits into ScaleFactor segments, cold neighbours merge back
+// (controller/autoscale).
 type ScalingPolicy struct {
 	Type        string `json:"type"`
 	TargetRate  int64  `json:"targetRate,omitempty"`
@@ -187,7 +189,21 @@ type EpochInfo struct {
 	Epoch        int64          `json:"epoch"`
 	CreationTime int64          `json:"creationTime"`
 	Segments     []SegmentRange `json:"segments"`
+	// Trigger is why the epoch began: TriggerCreate (epoch 0),
+	// TriggerManual (POST .../scale, and every scale recorded before
+	// triggers were kept) or TriggerAuto (the auto-scaler). Reason, for an
+	// automatic scale, names the hot or cold segments with their measured
+	// rates against the target.
+	Trigger string `json:"trigger,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 }
+
+// EpochInfo.Trigger values.
+const (
+	TriggerCreate = "create"
+	TriggerManual = "manual"
+	TriggerAuto   = "auto"
+)
 
 // Successor is a segment that follows a sealed one, with the qualified
 // names of all the segments it succeeds (a reader reads it only once it has
