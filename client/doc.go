@@ -249,7 +249,7 @@
 // position (per segment, the end of its last acknowledged event, from the
 // nodes' append acknowledgements). A transaction's Txn.CommitAt(ctx, t)
 // commits and reports t for the Writer that began it, at the end of the
-// committed data. Writer.Close tells the controller the writer is gone.
+// committed data. Writer.Close tells the controller the writer is gone (best effort, never failing the Close).
 // Times are time.Time, kept to the millisecond (the REST API's unit).
 //
 // The controller (package controller, "Watermarks") combines the active

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -50,7 +51,7 @@ func WithWatermarkPoll(d time.Duration) ReaderOption {
 // documentation); a writer that notes a time must keep noting times, or
 // close, or it holds the stream's watermarks back until the controller
 // times it out (a minute by default). Close tells the controller the
-// writer is gone. A time earlier than one noted before does not move the
+// writer is gone (best effort: see Close). A time earlier than one noted before does not move the
 // writer's time back: the controller keeps the later one.
 //
 // It blocks until the controller has answered or ctx is done, and retries
@@ -157,20 +158,35 @@ func (s *segWriter) noteAcked(end int64, unknown bool) {
 	}
 }
 
+// forgetTimeTimeout bounds Close's call that tells the controller a
+// writer that noted times is gone, whatever Close's ctx.
+const forgetTimeTimeout = 3 * time.Second
+
 // forgetTime tells the controller that a writer that noted times is gone
-// (Close).
-func (w *Writer) forgetTime(ctx context.Context) error {
+// (Close). It is best effort: it waits at most forgetTimeTimeout (and not
+// past ctx, unless ctx is already done: then it still tries, for that
+// long), takes ctlclient.ErrNotFound (the stream, and with it the
+// writer's records, is gone) as done, and reports any other failure to
+// the WithRetryNotify hook rather than to the caller: a writer not
+// removed is timed out by the controller.
+func (w *Writer) forgetTime(ctx context.Context) {
 	if !w.noted.Swap(false) {
-		return nil
+		return
 	}
 	tc, ok := w.c.ctl.(TimeController)
 	if !ok {
-		return nil
+		return
 	}
-	if err := tc.RemoveWriter(ctx, w.scope, w.stream, w.cfg.id); err != nil {
-		return fmt.Errorf("client: close writer %s: tell the controller it is gone (it will time out): %w", w.cfg.id, err)
+	if ctx.Err() != nil {
+		ctx = context.WithoutCancel(ctx)
 	}
-	return nil
+	ctx, cancel := context.WithTimeout(ctx, forgetTimeTimeout)
+	defer cancel()
+	err := tc.RemoveWriter(ctx, w.scope, w.stream, w.cfg.id)
+	if err == nil || errors.Is(err, ctlclient.ErrNotFound) {
+		return
+	}
+	w.c.retrying(1, fmt.Errorf("client: close writer %s: tell the controller it is gone (it will time out): %w", w.cfg.id, err))
 }
 
 // CommitAt commits the transaction (as Commit) and then reports event
