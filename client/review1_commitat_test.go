@@ -1,9 +1,11 @@
 package client_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/sluice-streams/sluice/client"
 	"github.com/sluice-streams/sluice/client/clienttest"
 )
 
@@ -36,6 +38,9 @@ func TestReviewCommitAtAfterWriterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	commitErr := txn.CommitAt(ctx, ms(5000))
+	if !errors.Is(commitErr, client.ErrTimeNotReported) {
+		t.Errorf("CommitAt after its Writer's Close: %v, want ErrTimeNotReported", commitErr)
+	}
 
 	other := wmWriter(t, c, "ca", "other")
 	wmWrite(t, other, "k", 1)

@@ -16,9 +16,15 @@ import (
 // report times to the controller, which combines them into watermarks;
 // a Reader's CurrentTimeWindow places its position among them.
 
-// ErrNoTimeController: the Client's Controller does not serve event time
-// (it is not a TimeController).
-var ErrNoTimeController = errors.New("client: the controller does not serve event time")
+var (
+	// ErrNoTimeController: the Client's Controller does not serve event
+	// time (it is not a TimeController).
+	ErrNoTimeController = errors.New("client: the controller does not serve event time")
+	// ErrTimeNotReported: Txn.CommitAt committed the transaction but
+	// reported no time, because the Writer that began it is closed (a
+	// closed writer never holds the stream's watermarks back).
+	ErrTimeNotReported = errors.New("client: the transaction's writer is closed: time not reported")
+)
 
 // TimeController is the part of the controller's API event time needs;
 // *ctlclient.Client satisfies it. NoteTime, CommitAt and Close use the
@@ -197,7 +203,9 @@ func (w *Writer) forgetTime(ctx context.Context) {
 // now on (see Writer.NoteTime). If the commit succeeds but the report
 // fails, the error says so and wraps the controller's; the transaction is
 // committed (Status says COMMITTED) and calling CommitAt again reports
-// the time again.
+// the time again. If that Writer is closed (before or during CommitAt),
+// the transaction is committed but no time stays reported: the error
+// wraps ErrTimeNotReported.
 func (t *Txn) CommitAt(ctx context.Context, at time.Time) error {
 	tc, ok := t.c.ctl.(TimeController)
 	if !ok {
@@ -210,6 +218,10 @@ func (t *Txn) CommitAt(ctx context.Context, at time.Time) error {
 	if err := t.Commit(ctx); err != nil {
 		return err
 	}
+	notReported := fmt.Errorf("client: transaction %s committed; writer %s is closed: %w", t.id, t.owner.cfg.id, ErrTimeNotReported)
+	if t.owner.isClosed() {
+		return notReported
+	}
 	if err := t.owner.Flush(ctx); err != nil {
 		return fmt.Errorf("client: transaction %s committed; its time not reported: %w", t.id, err)
 	}
@@ -217,7 +229,22 @@ func (t *Txn) CommitAt(ctx context.Context, at time.Time) error {
 	if err := tc.NoteWriterTime(ctx, t.scope, t.stream, t.owner.cfg.id, api.WriterTime{Time: ms, Txn: t.id}); err != nil {
 		return fmt.Errorf("client: transaction %s committed; its time not reported: %w", t.id, err)
 	}
+	// Close may have removed the writer before the report landed: remove
+	// it again (Close sets closed before its removal, so one of the two
+	// removals comes after the report).
+	if t.owner.isClosed() {
+		t.owner.noted.Store(true)
+		t.owner.forgetTime(ctx)
+		return notReported
+	}
 	return nil
+}
+
+// isClosed reports whether Close was called.
+func (w *Writer) isClosed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mu.closed
 }
 
 // TimeWindow bounds the event times around a reader's position, from the
