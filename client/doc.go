@@ -209,7 +209,8 @@
 // at exactly the cut. The next heartbeat reports that position; the
 // checkpoint completes when every reader has (a reader that closes counts
 // at the position it left at, one that is expired at its last commit),
-// and InitiateCheckpoint returns the cut. The group keeps the last 8
+// and InitiateCheckpoint returns the cut (or ErrCheckpointAborted if a
+// reset dropped the checkpoint first). The group keeps the last 8
 // checkpoints by name: ReaderGroup.Checkpoint(name) returns one's cut and
 // ResetToCheckpoint(name) makes the group read from it again (as
 // ResetToCut: every reader drops what it holds).
@@ -249,7 +250,8 @@
 // position (per segment, the end of its last acknowledged event, from the
 // nodes' append acknowledgements). A transaction's Txn.CommitAt(ctx, t)
 // commits and reports t for the Writer that began it, at the end of the
-// committed data. Writer.Close tells the controller the writer is gone (best effort, never failing the Close).
+// committed data. Writer.Close tells the controller the writer is gone
+// (best effort, never failing the Close).
 // Times are time.Time, kept to the millisecond (the REST API's unit).
 //
 // The controller (package controller, "Watermarks") combines the active

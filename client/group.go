@@ -251,13 +251,19 @@ const (
 // stops calling ReadNext holds the checkpoint up. While a checkpoint runs
 // the group does not rebalance. It waits until ctx is done (polling the
 // state every 20 ms); the checkpoint then still completes without the
-// caller. The group keeps the last completed checkpoints by name
+// caller. If the checkpoint is dropped before it completes (ResetToCut
+// or ResetToCheckpoint drops the checkpoint in progress), it returns an
+// error wrapping ErrCheckpointAborted. The group keeps the last completed checkpoints by name
 // (Checkpoint, ResetToCheckpoint).
 func (g *ReaderGroup) InitiateCheckpoint(ctx context.Context, name string) (api.StreamCut, error) {
 	if name == "" || strings.ContainsAny(name, "\n") {
 		return nil, fmt.Errorf("%w: checkpoint name %q", api.ErrInvalid, name)
 	}
-	if err := g.update(ctx, func(s *GroupState) error { return s.startCheckpoint(name) }); err != nil {
+	var gen int64 // of the state the checkpoint started in
+	if err := g.update(ctx, func(s *GroupState) error {
+		gen = s.Gen
+		return s.startCheckpoint(name)
+	}); err != nil {
 		return nil, err
 	}
 	t := time.NewTicker(20 * time.Millisecond)
@@ -269,6 +275,9 @@ func (g *ReaderGroup) InitiateCheckpoint(ctx context.Context, name string) (api.
 		}
 		if cut, ok := s.checkpointCut(name); ok {
 			return cut, nil
+		}
+		if cp := s.Checkpoint; s.Gen != gen || cp == nil || cp.Name != name {
+			return nil, fmt.Errorf("client: checkpoint %q of group %s: %w", name, g.name, ErrCheckpointAborted)
 		}
 		select {
 		case <-t.C:

@@ -27,6 +27,10 @@ var (
 	// name (never taken, still running, or one of the oldest beyond
 	// maxCheckpoints).
 	ErrNoCheckpoint = errors.New("client: no such checkpoint")
+	// ErrCheckpointAborted: a checkpoint InitiateCheckpoint started was
+	// dropped before it completed (a reset of the group drops the
+	// checkpoint in progress); it will never complete.
+	ErrCheckpointAborted = errors.New("client: checkpoint aborted")
 )
 
 // checkpointReport is a reader's share of a checkpoint: its position when
