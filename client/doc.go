@@ -208,7 +208,8 @@
 // application that saves its own state when it sees the event saves it
 // at exactly the cut. The next heartbeat reports that position; the
 // checkpoint completes when every reader has (a reader that closes counts
-// at the position it left at, one that is expired at its last commit),
+// at the position it left at, one that is expired at its last commit,
+// one of a group that has read everything at once, without the event),
 // and InitiateCheckpoint returns the cut (or ErrCheckpointAborted if a
 // reset dropped the checkpoint first). The group keeps the last 8
 // checkpoints by name: ReaderGroup.Checkpoint(name) returns one's cut and

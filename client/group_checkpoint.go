@@ -72,6 +72,18 @@ func (r *Reader) askCheckpoint(name string) {
 	}
 }
 
+// settleCheckpoint records that checkpoint name was reported for the
+// reader without its event (the reader had finished): it is not
+// delivered, nor asked again.
+func (r *Reader) settleCheckpoint(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mu.ckpt.pending == name {
+		r.mu.ckpt.pending = ""
+	}
+	r.mu.ckpt.last = name
+}
+
 // takeCheckpointReport returns the checkpoint the reader delivered since
 // the last call, if any.
 func (r *Reader) takeCheckpointReport() *checkpointReport {
