@@ -90,7 +90,9 @@
 // Resume: before its first write, NewWriter lists the stream's history
 // (every epoch's segments with their key ranges) and asks each segment's
 // node what it holds of the writer (GetWriterState, answered for sealed
-// segments too). WriteSeq then treats (key, seq) as stored, and
+// segments too; every failure but a deleted segment or a refused request,
+// such as a node that refuses connections while it restarts, is retried
+// with the writer's backoff until NewWriter's ctx ends). WriteSeq then treats (key, seq) as stored, and
 // acknowledges it at once without sending it (Ack.Duplicate), iff
 //
 //	seq <= max{ stored(G) : G in the history, hash(key) in range(G) }
