@@ -181,7 +181,13 @@
 // returns them with the cut's segment names and key ranges. A watermark
 // is emitted only once every active writer has noted a time past the
 // last one's lower time, so times and cuts only advance. The delete
-// workflow's last step removes the reports and the watermarks.
+// workflow's last step removes the reports and the watermarks. A step
+// that read the reports before the delete removed them checks the stream
+// record after its write and, if the stream is gone or being deleted,
+// deletes the record again (the version it wrote); CreateStream also
+// clears any writers and watermarks keys of the name before the stream
+// exists, so a new stream of a deleted one's name starts with neither.
+// Watermarks skips a record's marks of epochs the stream does not have.
 //
 // # Errors
 //

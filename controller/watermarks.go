@@ -105,6 +105,24 @@ func (s *Service) NoteWriterTime(ctx context.Context, scope, stream, writer stri
 	return err
 }
 
+// streamGone returns an error if scope/stream no longer takes watermark
+// records: it is deleted (ErrNotFound) or being deleted, or, if
+// noSealed, sealed (ErrConflict). A record written after the stream's
+// delete removed its records must be taken back out, else it outlives
+// the stream.
+func (s *Service) streamGone(ctx context.Context, scope, stream string, noSealed bool) error {
+	r, _, err := s.loadStream(ctx, scope, stream)
+	switch {
+	case err != nil:
+		return err
+	case r.Workflow != nil && r.Workflow.Kind == kindDelete:
+		return fmt.Errorf("%w: stream %s/%s is being deleted", ErrNotFound, scope, stream)
+	case noSealed && r.Sealed:
+		return fmt.Errorf("%w: stream %s/%s is sealed: nothing more is written, so no time to note", ErrConflict, scope, stream)
+	}
+	return nil
+}
+
 func checkWriterID(writer string) error {
 	if err := api.ValidateWriterID(writer); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
@@ -171,6 +189,11 @@ func (s *Service) Watermarks(ctx context.Context, scope, stream string, after in
 	out := []api.Watermark{}
 	for _, m := range rec.Marks {
 		if m.Seq <= after {
+			continue
+		}
+		if m.Epoch < 0 || m.Epoch >= int64(len(r.Epochs)) {
+			// Not of this stream (a record left by a deleted stream of
+			// the name, which CreateStream clears): skip it.
 			continue
 		}
 		nums := r.Epochs[m.Epoch].Segments
@@ -295,19 +318,32 @@ func (s *Service) watermarkStream(ctx context.Context, scope, stream string) err
 	if err != nil {
 		return err
 	}
+	var written cluster.Version
 	if version == cluster.AnyVersion {
-		err = s.create(ctx, watermarksKey(scope, stream), b)
+		written, err = s.createVersion(ctx, watermarksKey(scope, stream), b)
 	} else {
-		_, err = s.store.CompareAndSet(ctx, watermarksKey(scope, stream), b, version)
+		written, err = s.store.CompareAndSet(ctx, watermarksKey(scope, stream), b, version)
 	}
 	if errors.Is(err, cluster.ErrVersionMismatch) || errors.Is(err, cluster.ErrExists) {
 		return nil // another controller appended meanwhile; the next step goes on from its
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// The stream's delete may have removed its records since we read
+	// them: take the record back out, so that it does not outlive the
+	// stream (the version written: a later step's stays).
+	if err := s.streamGone(ctx, scope, stream, false); err != nil {
+		s.store.Delete(ctx, watermarksKey(scope, stream), written)
+		return err
+	}
+	return nil
 }
 
 // removeWatermarkRecords deletes a stream's writer reports and
-// watermarks (the delete workflow's last step).
+// watermarks (the delete workflow's last step, and CreateStream's first:
+// a watermark step or a writer's report racing an old stream's delete may
+// have left some behind).
 func (s *Service) removeWatermarkRecords(ctx context.Context, scope, stream string) error {
 	writers, err := s.store.List(ctx, writersKey(scope, stream))
 	if err != nil && !errors.Is(err, cluster.ErrNotFound) {
