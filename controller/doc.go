@@ -164,9 +164,13 @@
 // greatest offset per segment, and when the report arrived ("received",
 // by Options.Clock). A report for a committed transaction ("txn") takes
 // the lengths of the transaction's parent segments as the position.
-// A sealed stream takes no report (ErrConflict), so none is written
-// after the delete workflow removed them. RemoveWriter (a writer's Close)
-// deletes the key.
+// The report is merged into the key with compare-and-set (retried), so
+// two concurrent reports of one writer never lose each other. A sealed
+// stream takes no report (ErrConflict); a report that raced the stream's
+// seal and delete checks the stream record after its write and takes
+// itself back out (ErrConflict or ErrNotFound), so none outlives the
+// delete workflow's removal. RemoveWriter (a writer's Close) deletes the
+// key.
 //
 // WatermarkStep (every Options.WatermarkInterval, 1 s, on every
 // controller, leader or not: all its writes are compare-and-sets, so two

@@ -20,16 +20,34 @@ type putHookStore struct {
 }
 
 func (h *putHookStore) Put(ctx context.Context, key string, value []byte) (cluster.Version, error) {
+	h.hook(key)
+	return h.Store.Put(ctx, key, value)
+}
+
+// Create and CompareAndSet run the hook too: the report's write is a
+// compare-and-set merge now, and the race must still be exercised.
+func (h *putHookStore) Create(ctx context.Context, key string, value []byte) (cluster.Version, error) {
+	h.hook(key)
+	return h.Store.Create(ctx, key, value)
+}
+
+func (h *putHookStore) CompareAndSet(ctx context.Context, key string, value []byte, expected cluster.Version) (cluster.Version, error) {
+	h.hook(key)
+	return h.Store.CompareAndSet(ctx, key, value, expected)
+}
+
+func (h *putHookStore) hook(key string) {
 	if h.before != nil && strings.Contains(key, h.part) {
 		f := h.before
 		h.before = nil
 		f()
 	}
-	return h.Store.Put(ctx, key, value)
 }
 
 // TestReviewNoteWriterTimeRacingDelete: NoteWriterTime checks that the
-// stream is not sealed, then writes the writer's report with a plain Put.
+// stream is not sealed, then writes the writer's report (a plain Put when
+// the test was written; a compare-and-set merge now: the hook runs on
+// every write).
 // A seal and delete in between (the stream's records removed) leave the
 // report behind: a new stream of the same name starts with a ghost
 // writer, whose time (100) holds the new stream's watermarks back until
