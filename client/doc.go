@@ -90,7 +90,9 @@
 // Resume: before its first write, NewWriter lists the stream's history
 // (every epoch's segments with their key ranges) and asks each segment's
 // node what it holds of the writer (GetWriterState, answered for sealed
-// segments too). WriteSeq then treats (key, seq) as stored, and
+// segments too; every failure but a deleted segment or a refused request,
+// such as a node that refuses connections while it restarts, is retried
+// with the writer's backoff until NewWriter's ctx ends). WriteSeq then treats (key, seq) as stored, and
 // acknowledges it at once without sending it (Ack.Duplicate), iff
 //
 //	seq <= max{ stored(G) : G in the history, hash(key) in range(G) }
@@ -208,8 +210,10 @@
 // application that saves its own state when it sees the event saves it
 // at exactly the cut. The next heartbeat reports that position; the
 // checkpoint completes when every reader has (a reader that closes counts
-// at the position it left at, one that is expired at its last commit),
-// and InitiateCheckpoint returns the cut. The group keeps the last 8
+// at the position it left at, one that is expired at its last commit,
+// one of a group that has read everything at once, without the event),
+// and InitiateCheckpoint returns the cut (or ErrCheckpointAborted if a
+// reset dropped the checkpoint first). The group keeps the last 8
 // checkpoints by name: ReaderGroup.Checkpoint(name) returns one's cut and
 // ResetToCheckpoint(name) makes the group read from it again (as
 // ResetToCut: every reader drops what it holds).
@@ -249,7 +253,8 @@
 // position (per segment, the end of its last acknowledged event, from the
 // nodes' append acknowledgements). A transaction's Txn.CommitAt(ctx, t)
 // commits and reports t for the Writer that began it, at the end of the
-// committed data. Writer.Close tells the controller the writer is gone.
+// committed data. Writer.Close tells the controller the writer is gone
+// (best effort, never failing the Close).
 // Times are time.Time, kept to the millisecond (the REST API's unit).
 //
 // The controller (package controller, "Watermarks") combines the active

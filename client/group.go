@@ -247,17 +247,26 @@ const (
 // event lie before it and those after, after it. A reader waiting at the
 // tail returns the event at once; a reader that closes or is expired
 // before it does counts at the position it leaves at (Close: exactly
-// where it stood; expiry: its last commit); a reader whose application
-// stops calling ReadNext holds the checkpoint up. While a checkpoint runs
+// where it stood; expiry: its last commit); once the group has read
+// everything (ReadNext returns ErrEndOfSlice or ErrEndOfStream) a reader
+// holding nothing counts at once, at where it stands, on its next
+// heartbeat, and will not return the event; otherwise a reader whose
+// application stops calling ReadNext holds the checkpoint up. While a checkpoint runs
 // the group does not rebalance. It waits until ctx is done (polling the
 // state every 20 ms); the checkpoint then still completes without the
-// caller. The group keeps the last completed checkpoints by name
+// caller. If the checkpoint is dropped before it completes (ResetToCut
+// or ResetToCheckpoint drops the checkpoint in progress), it returns an
+// error wrapping ErrCheckpointAborted. The group keeps the last completed checkpoints by name
 // (Checkpoint, ResetToCheckpoint).
 func (g *ReaderGroup) InitiateCheckpoint(ctx context.Context, name string) (api.StreamCut, error) {
 	if name == "" || strings.ContainsAny(name, "\n") {
 		return nil, fmt.Errorf("%w: checkpoint name %q", api.ErrInvalid, name)
 	}
-	if err := g.update(ctx, func(s *GroupState) error { return s.startCheckpoint(name) }); err != nil {
+	var gen int64 // of the state the checkpoint started in
+	if err := g.update(ctx, func(s *GroupState) error {
+		gen = s.Gen
+		return s.startCheckpoint(name)
+	}); err != nil {
 		return nil, err
 	}
 	t := time.NewTicker(20 * time.Millisecond)
@@ -269,6 +278,9 @@ func (g *ReaderGroup) InitiateCheckpoint(ctx context.Context, name string) (api.
 		}
 		if cut, ok := s.checkpointCut(name); ok {
 			return cut, nil
+		}
+		if cp := s.Checkpoint; s.Gen != gen || cp == nil || cp.Name != name {
+			return nil, fmt.Errorf("client: checkpoint %q of group %s: %w", name, g.name, ErrCheckpointAborted)
 		}
 		select {
 		case <-t.C:
@@ -456,7 +468,8 @@ func (gr *GroupReader) heartbeat() {
 func (gr *GroupReader) sync(ctx context.Context) error {
 	var acquired api.StreamCut
 	var done bool
-	var ckpt string // a checkpoint pending for this reader
+	var ckpt string            // a checkpoint pending for this reader
+	var self *checkpointReport // made for this reader, finished (below)
 	err := gr.g.update(ctx, func(s *GroupState) error {
 		now := time.Now().UnixMilli()
 		if s.Gen != gr.gen {
@@ -471,6 +484,14 @@ func (gr *GroupReader) sync(ctx context.Context) error {
 		gr.truncs = append(gr.truncs, truncs...)
 		if c := gr.r.takeCheckpointReport(); c != nil {
 			gr.ckpt = c
+		}
+		if name := s.checkpointFor(gr.id); name != "" && gr.ckpt == nil && s.Done() && len(pos) == 0 {
+			// The group has read everything and this reader holds
+			// nothing: ReadNext returns the end again and again, so the
+			// application may never ask for the checkpoint event. Its
+			// share is where it stands, which nothing can move.
+			gr.ckpt = &checkpointReport{Name: name, Positions: api.StreamCut{}}
+			self = gr.ckpt
 		}
 		s.expire(gr.id, now, gr.cfg.timeout.Milliseconds())
 		// Truncations first: the group, not the reader, places the head
@@ -507,6 +528,10 @@ func (gr *GroupReader) sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var settled string // reported without its event: not to deliver
+	if self != nil && gr.ckpt == self {
+		settled = self.Name
+	}
 	gr.released = api.StreamCut{}
 	gr.ended = map[string]EndedSegment{}
 	gr.truncs = nil
@@ -514,6 +539,9 @@ func (gr *GroupReader) sync(ctx context.Context) error {
 	return gr.r.runOwner(ctx, func() {
 		for seg, off := range acquired {
 			gr.r.acquireOwned(seg, off)
+		}
+		if settled != "" {
+			gr.r.settleCheckpoint(settled)
 		}
 		if ckpt != "" {
 			// Through runOwner: a ReadNext waiting at the tail wakes and

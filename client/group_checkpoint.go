@@ -27,6 +27,10 @@ var (
 	// name (never taken, still running, or one of the oldest beyond
 	// maxCheckpoints).
 	ErrNoCheckpoint = errors.New("client: no such checkpoint")
+	// ErrCheckpointAborted: a checkpoint InitiateCheckpoint started was
+	// dropped before it completed (a reset of the group drops the
+	// checkpoint in progress); it will never complete.
+	ErrCheckpointAborted = errors.New("client: checkpoint aborted")
 )
 
 // checkpointReport is a reader's share of a checkpoint: its position when
@@ -66,6 +70,18 @@ func (r *Reader) askCheckpoint(name string) {
 	if name != r.mu.ckpt.last {
 		r.mu.ckpt.pending, r.mu.ckpt.last = name, name
 	}
+}
+
+// settleCheckpoint records that checkpoint name was reported for the
+// reader without its event (the reader had finished): it is not
+// delivered, nor asked again.
+func (r *Reader) settleCheckpoint(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mu.ckpt.pending == name {
+		r.mu.ckpt.pending = ""
+	}
+	r.mu.ckpt.last = name
 }
 
 // takeCheckpointReport returns the checkpoint the reader delivered since

@@ -549,7 +549,10 @@ func (r *Reader) apply(res fetchResult) error {
 }
 
 // truncate drops the segments truncation deleted and reads the head cut's
-// segments that replace them.
+// segments that replace them. For a bounded reader relocate stops at the
+// end cut: a segment of it whose head lies at or past its end offset, or
+// that truncation deleted, comes back at its end offset (and so ends at
+// once), and the segments after it are never added.
 func (r *Reader) truncate(sr *segRead, m *truncMove) {
 	info := Truncation{Segment: sr.name, Offset: sr.bufOff, Head: m.add}
 	if r.cfg.group {
@@ -706,7 +709,7 @@ func (r *Reader) relocate(seg string, off int64) (*truncMove, error) {
 	}
 	if h, ok := head[seg]; ok {
 		if h > off {
-			return &truncMove{drop: []string{seg}, add: api.StreamCut{seg: h}}, nil
+			return &truncMove{drop: []string{seg}, add: api.StreamCut{seg: r.clampToEnd(seg, h)}}, nil
 		}
 		return nil, errHeadUnpublished
 	}
@@ -717,10 +720,19 @@ func (r *Reader) relocate(seg string, off int64) (*truncMove, error) {
 		s := queue[0]
 		queue = queue[1:]
 		if h, ok := head[s]; ok {
-			m.add[s] = h
+			m.add[s] = r.clampToEnd(s, h)
 			continue
 		}
 		m.drop = append(m.drop, s)
+		if e, ok := r.cfg.end[s]; ok {
+			// A segment of the end cut that truncation deleted: the head
+			// cut lies after the end cut in its key range, so nothing
+			// before the end cut is left there. It stands at its end
+			// offset, where the reader ends it; its successors, after
+			// the end cut, are not followed.
+			m.add[s] = e
+			continue
+		}
 		succ, err := r.c.ctl.Successors(r.ctx, s)
 		if err != nil {
 			return nil, err
@@ -738,6 +750,16 @@ func (r *Reader) relocate(seg string, off int64) (*truncMove, error) {
 		return nil, errHeadUnpublished
 	}
 	return m, nil
+}
+
+// clampToEnd is where a truncation's head offset h in seg leaves a
+// bounded reader: h, or seg's end-cut offset if h lies beyond it (nothing
+// before the end cut is left in seg: the reader ends it there).
+func (r *Reader) clampToEnd(seg string, h int64) int64 {
+	if e, ok := r.cfg.end[seg]; ok && h > e {
+		return e
+	}
+	return h
 }
 
 // errNoHeadCut: the Client's Controller cannot say where the stream's head

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
@@ -166,8 +167,10 @@ func (c *Client) loadResume(ctx context.Context, scope, stream string, cfg write
 }
 
 // storedOf asks the node of segment s what it holds of the wire writer id,
-// retrying what may pass (a moved segment, a broken connection) until ctx
-// is done.
+// retrying every failure but a missing segment and a refused request (a
+// moved segment, a broken connection, a node that refuses connections
+// while it restarts) with the writer's backoff until ctx is done; then
+// the error names the segment and the last failure.
 func (c *Client) storedOf(ctx context.Context, s api.SegmentRange, wireID string, cfg writerConfig) (int64, error) {
 	bo := cfg.newBackoff()
 	for attempt := 1; ; attempt++ {
@@ -182,15 +185,28 @@ func (c *Client) storedOf(ctx context.Context, s api.SegmentRange, wireID string
 		} else {
 			c.forget(s.Segment)
 		}
-		if errors.Is(err, protocol.ErrNoSuchSegment) || ctx.Err() != nil ||
-			!(NeedsRelocate(err) || retriableController(err)) {
+		if permanentResume(err) {
 			return 0, fmt.Errorf("segment %s: %w", s.Segment, err)
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return 0, fmt.Errorf("segment %s: %w; last failure: %w", s.Segment, cerr, err)
 		}
 		c.retrying(attempt, fmt.Errorf("client: writer state in %s: %w", s.Segment, err))
 		if serr := retry.Sleep(ctx, bo.NextBackOff()); serr != nil {
 			return 0, fmt.Errorf("segment %s: %w; last failure: %w", s.Segment, serr, err)
 		}
 	}
+}
+
+// permanentResume reports whether a failure of storedOf cannot pass by
+// being tried again.
+func permanentResume(err error) bool {
+	return errors.Is(err, protocol.ErrNoSuchSegment) ||
+		errors.Is(err, protocol.ErrInvalidArgument) ||
+		errors.Is(err, api.ErrInvalid) ||
+		errors.Is(err, ctlclient.ErrInvalid) ||
+		errors.Is(err, ctlclient.ErrNotFound) ||
+		errors.Is(err, ErrClosed)
 }
 
 // wireWriterID is the writer id the node knows writer id by in segment s

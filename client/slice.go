@@ -16,8 +16,11 @@ import (
 // which must be an event boundary; a segment wholly before the end cut is
 // read to its end and its successors are followed; a segment after the end
 // cut is never read (the reader meets one only through a segment of the
-// end cut, whose successors it does not follow). When everything before
-// the end cut has been returned, ReadNext returns ErrEndOfSlice.
+// end cut, whose successors it does not follow; a truncation's head cut is
+// followed only up to the end cut's segments, and one of those whose head
+// lies at or past its end offset, or that truncation deleted, ends at its
+// end offset: see Reader.relocate). When everything before the end cut has
+// been returned, ReadNext returns ErrEndOfSlice.
 
 // ErrEndOfSlice is returned by ReadNext once every event before the end
 // cut (ToCut, GroupTo) has been returned. errors.Is(ErrEndOfSlice,

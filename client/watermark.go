@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -15,9 +16,15 @@ import (
 // report times to the controller, which combines them into watermarks;
 // a Reader's CurrentTimeWindow places its position among them.
 
-// ErrNoTimeController: the Client's Controller does not serve event time
-// (it is not a TimeController).
-var ErrNoTimeController = errors.New("client: the controller does not serve event time")
+var (
+	// ErrNoTimeController: the Client's Controller does not serve event
+	// time (it is not a TimeController).
+	ErrNoTimeController = errors.New("client: the controller does not serve event time")
+	// ErrTimeNotReported: Txn.CommitAt committed the transaction but
+	// reported no time, because the Writer that began it is closed (a
+	// closed writer never holds the stream's watermarks back).
+	ErrTimeNotReported = errors.New("client: the transaction's writer is closed: time not reported")
+)
 
 // TimeController is the part of the controller's API event time needs;
 // *ctlclient.Client satisfies it. NoteTime, CommitAt and Close use the
@@ -50,7 +57,7 @@ func WithWatermarkPoll(d time.Duration) ReaderOption {
 // documentation); a writer that notes a time must keep noting times, or
 // close, or it holds the stream's watermarks back until the controller
 // times it out (a minute by default). Close tells the controller the
-// writer is gone. A time earlier than one noted before does not move the
+// writer is gone (best effort: see Close). A time earlier than one noted before does not move the
 // writer's time back: the controller keeps the later one.
 //
 // It blocks until the controller has answered or ctx is done, and retries
@@ -157,20 +164,35 @@ func (s *segWriter) noteAcked(end int64, unknown bool) {
 	}
 }
 
+// forgetTimeTimeout bounds Close's call that tells the controller a
+// writer that noted times is gone, whatever Close's ctx.
+const forgetTimeTimeout = 3 * time.Second
+
 // forgetTime tells the controller that a writer that noted times is gone
-// (Close).
-func (w *Writer) forgetTime(ctx context.Context) error {
+// (Close). It is best effort: it waits at most forgetTimeTimeout (and not
+// past ctx, unless ctx is already done: then it still tries, for that
+// long), takes ctlclient.ErrNotFound (the stream, and with it the
+// writer's records, is gone) as done, and reports any other failure to
+// the WithRetryNotify hook rather than to the caller: a writer not
+// removed is timed out by the controller.
+func (w *Writer) forgetTime(ctx context.Context) {
 	if !w.noted.Swap(false) {
-		return nil
+		return
 	}
 	tc, ok := w.c.ctl.(TimeController)
 	if !ok {
-		return nil
+		return
 	}
-	if err := tc.RemoveWriter(ctx, w.scope, w.stream, w.cfg.id); err != nil {
-		return fmt.Errorf("client: close writer %s: tell the controller it is gone (it will time out): %w", w.cfg.id, err)
+	if ctx.Err() != nil {
+		ctx = context.WithoutCancel(ctx)
 	}
-	return nil
+	ctx, cancel := context.WithTimeout(ctx, forgetTimeTimeout)
+	defer cancel()
+	err := tc.RemoveWriter(ctx, w.scope, w.stream, w.cfg.id)
+	if err == nil || errors.Is(err, ctlclient.ErrNotFound) {
+		return
+	}
+	w.c.retrying(1, fmt.Errorf("client: close writer %s: tell the controller it is gone (it will time out): %w", w.cfg.id, err))
 }
 
 // CommitAt commits the transaction (as Commit) and then reports event
@@ -181,7 +203,9 @@ func (w *Writer) forgetTime(ctx context.Context) error {
 // now on (see Writer.NoteTime). If the commit succeeds but the report
 // fails, the error says so and wraps the controller's; the transaction is
 // committed (Status says COMMITTED) and calling CommitAt again reports
-// the time again.
+// the time again. If that Writer is closed (before or during CommitAt),
+// the transaction is committed but no time stays reported: the error
+// wraps ErrTimeNotReported.
 func (t *Txn) CommitAt(ctx context.Context, at time.Time) error {
 	tc, ok := t.c.ctl.(TimeController)
 	if !ok {
@@ -194,6 +218,10 @@ func (t *Txn) CommitAt(ctx context.Context, at time.Time) error {
 	if err := t.Commit(ctx); err != nil {
 		return err
 	}
+	notReported := fmt.Errorf("client: transaction %s committed; writer %s is closed: %w", t.id, t.owner.cfg.id, ErrTimeNotReported)
+	if t.owner.isClosed() {
+		return notReported
+	}
 	if err := t.owner.Flush(ctx); err != nil {
 		return fmt.Errorf("client: transaction %s committed; its time not reported: %w", t.id, err)
 	}
@@ -201,7 +229,22 @@ func (t *Txn) CommitAt(ctx context.Context, at time.Time) error {
 	if err := tc.NoteWriterTime(ctx, t.scope, t.stream, t.owner.cfg.id, api.WriterTime{Time: ms, Txn: t.id}); err != nil {
 		return fmt.Errorf("client: transaction %s committed; its time not reported: %w", t.id, err)
 	}
+	// Close may have removed the writer before the report landed: remove
+	// it again (Close sets closed before its removal, so one of the two
+	// removals comes after the report).
+	if t.owner.isClosed() {
+		t.owner.noted.Store(true)
+		t.owner.forgetTime(ctx)
+		return notReported
+	}
 	return nil
+}
+
+// isClosed reports whether Close was called.
+func (w *Writer) isClosed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mu.closed
 }
 
 // TimeWindow bounds the event times around a reader's position, from the

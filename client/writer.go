@@ -349,10 +349,17 @@ func (w *Writer) Flush(ctx context.Context) error {
 // Close flushes (until ctx is done), then stops the writer's goroutines,
 // which it waits for: they stop at once, since each of their calls runs on
 // a context Close cancels. So Close returns soon after ctx is done, also
-// when a node does not answer; with a ctx already done it only stops.
+// when a node does not answer; with a ctx already done it only stops
+// (and removes a writer that noted times, below).
 // Events not acknowledged by then fail with ErrClosed (they may still have
 // been stored). Writes after Close fail with ErrClosed. It returns Flush's
 // error. Closing twice is not an error.
+//
+// A writer that noted times (NoteTime, Txn.CommitAt) is then removed
+// from the controller's writers, best effort: Close waits for that at
+// most a few seconds (also with a ctx already done), a stream deleted
+// meanwhile counts as done, and a failure is never returned, only told to
+// the WithRetryNotify hook, if any: the controller times the writer out.
 func (w *Writer) Close(ctx context.Context) error {
 	err := w.Flush(ctx)
 	w.mu.Lock()
@@ -369,7 +376,8 @@ func (w *Writer) Close(ctx context.Context) error {
 		}
 	}
 	w.mu.Unlock()
-	return errors.Join(err, w.forgetTime(ctx))
+	w.forgetTime(ctx)
+	return err
 }
 
 // routeLocked picks among routes the segment for ev: the one whose range

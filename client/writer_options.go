@@ -57,6 +57,8 @@ func (c *writerConfig) validate() error {
 	switch {
 	case c.id == "" || len(c.id) > maxWriterIDLength:
 		return fmt.Errorf("client: writer id must be 1-%d bytes, got %d", maxWriterIDLength, len(c.id))
+	case c.id == "." || c.id == "..":
+		return fmt.Errorf("client: writer id %q: \".\" and \"..\" are not writer ids (the controller's routes take the id as a path segment)", c.id)
 	case c.maxInflight <= 0:
 		return fmt.Errorf("client: max in-flight bytes must be positive, got %d", c.maxInflight)
 	case c.maxBatch <= 0:
@@ -78,7 +80,7 @@ func (c *writerConfig) validate() error {
 // event numbers: events the application gives it again are new events,
 // stored again. For exactly once across restarts of the application, add
 // WithSequenced and number the events (WriteSeq). Two live writers must
-// never share an id. At most 200 bytes.
+// never share an id. At most 200 bytes; not "." or "..".
 func WithWriterID(id string) WriterOption {
 	return func(c *writerConfig) { c.id, c.idSet = id, true }
 }

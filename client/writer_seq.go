@@ -79,6 +79,10 @@ func (w *Writer) WriteSeq(ctx context.Context, key string, seq int64, event []by
 		}
 		if seq <= w.resume.index.storedAt(protocol.KeyHash(key)) {
 			w.mu.seq.last, w.mu.seq.wrote = seq, true
+			// The event is stored, but not at a position this writer
+			// learned: the next NoteTime reports the routed segment's
+			// length, which lies after it.
+			w.routeLocked(w.mu.routes, key).noteAcked(0, true)
 			w.mu.Unlock()
 			return &Ack{g: settledGroup, settled: true, dup: true}, nil
 		}

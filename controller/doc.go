@@ -215,9 +215,13 @@
 // greatest offset per segment, and when the report arrived ("received",
 // by Options.Clock). A report for a committed transaction ("txn") takes
 // the lengths of the transaction's parent segments as the position.
-// A sealed stream takes no report (ErrConflict), so none is written
-// after the delete workflow removed them. RemoveWriter (a writer's Close)
-// deletes the key.
+// The report is merged into the key with compare-and-set (retried), so
+// two concurrent reports of one writer never lose each other. A sealed
+// stream takes no report (ErrConflict); a report that raced the stream's
+// seal and delete checks the stream record after its write and takes
+// itself back out (ErrConflict or ErrNotFound), so none outlives the
+// delete workflow's removal. RemoveWriter (a writer's Close) deletes the
+// key.
 //
 // WatermarkStep (every Options.WatermarkInterval, 1 s, on every
 // controller, leader or not: all its writes are compare-and-sets, so two
@@ -232,7 +236,13 @@
 // returns them with the cut's segment names and key ranges. A watermark
 // is emitted only once every active writer has noted a time past the
 // last one's lower time, so times and cuts only advance. The delete
-// workflow's last step removes the reports and the watermarks.
+// workflow's last step removes the reports and the watermarks. A step
+// that read the reports before the delete removed them checks the stream
+// record after its write and, if the stream is gone or being deleted,
+// deletes the record again (the version it wrote); CreateStream also
+// clears any writers and watermarks keys of the name before the stream
+// exists, so a new stream of a deleted one's name starts with neither.
+// Watermarks skips a record's marks of epochs the stream does not have.
 //
 // # Errors
 //

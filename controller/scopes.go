@@ -22,19 +22,25 @@ type scopeRec struct {
 // create writes a key that must not exist. A key that exists only as a
 // parent created implicitly (empty value) counts as absent.
 func (s *Service) create(ctx context.Context, key string, value []byte) error {
-	_, err := s.store.Create(ctx, key, value)
+	_, err := s.createVersion(ctx, key, value)
+	return err
+}
+
+// createVersion is create, returning the version written.
+func (s *Service) createVersion(ctx context.Context, key string, value []byte) (cluster.Version, error) {
+	v, err := s.store.Create(ctx, key, value)
 	if !errors.Is(err, cluster.ErrExists) {
-		return err
+		return v, err
 	}
 	kv, gerr := s.store.Get(ctx, key)
 	if gerr != nil || len(kv.Value) > 0 {
-		return err
+		return 0, err
 	}
-	_, err = s.store.CompareAndSet(ctx, key, value, kv.Version)
+	v, err = s.store.CompareAndSet(ctx, key, value, kv.Version)
 	if errors.Is(err, cluster.ErrVersionMismatch) {
-		return cluster.ErrExists
+		return 0, cluster.ErrExists
 	}
-	return err
+	return v, err
 }
 
 // CreateScope creates a scope. ErrExists if it exists.

@@ -55,6 +55,14 @@ func (s *Service) CreateStream(ctx context.Context, cfg api.StreamConfig) (api.S
 	if err != nil {
 		return api.StreamInfo{}, err
 	}
+	if _, _, err := s.loadStream(ctx, cfg.ScopeName, cfg.StreamName); errors.Is(err, ErrNotFound) {
+		// A new stream starts with no writers and no watermarks: clear
+		// what a step or a report racing the delete of an old stream of
+		// the name left behind.
+		if err := s.removeWatermarkRecords(ctx, cfg.ScopeName, cfg.StreamName); err != nil {
+			return api.StreamInfo{}, err
+		}
+	}
 	err = s.create(ctx, streamKey(cfg.ScopeName, cfg.StreamName), b)
 	if errors.Is(err, cluster.ErrExists) {
 		return api.StreamInfo{}, fmt.Errorf("%w: stream %s/%s", ErrExists, cfg.ScopeName, cfg.StreamName)

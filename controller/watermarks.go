@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/sluice-streams/sluice/cluster"
@@ -53,7 +54,9 @@ type markRec struct {
 // NoteWriterTime records that writer noted event time wt.Time at
 // wt.Position (or, with wt.Txn, at the end of that committed
 // transaction's parent segments). A report keeps the greatest time and
-// offsets the writer reported. Errors: ErrNotFound (stream or
+// offsets the writer reported, merged with compare-and-set (concurrent
+// reports of one writer both count). A report that raced the stream's
+// seal or delete is taken back out and fails. Errors: ErrNotFound (stream or
 // transaction), ErrInvalid (a bad writer id, time or position; both a
 // position and a transaction), ErrConflict (the stream is sealed, or the
 // transaction is not COMMITTED).
@@ -80,29 +83,84 @@ func (s *Service) NoteWriterTime(ctx context.Context, scope, stream, writer stri
 		return err
 	}
 	key := writerKey(scope, stream, writer)
-	rec := writerRec{Writer: writer, Time: wt.Time, Position: pos, Received: s.nowMillis()}
-	if kv, err := s.store.Get(ctx, key); err == nil && len(kv.Value) > 0 {
-		var old writerRec
-		if json.Unmarshal(kv.Value, &old) == nil {
-			rec.Time = max(rec.Time, old.Time)
-			for n, off := range old.Position {
-				if off > rec.Position[n] {
-					if rec.Position == nil {
-						rec.Position = map[int64]int64{}
-					}
-					rec.Position[n] = off
-				}
-			}
-		}
-	} else if err != nil && !errors.Is(err, cluster.ErrNotFound) {
-		return err
-	}
-	b, err := json.Marshal(rec)
+	v, err := s.mergeWriterRec(ctx, key, writerRec{Writer: writer, Time: wt.Time, Position: pos, Received: s.nowMillis()})
 	if err != nil {
 		return err
 	}
-	_, err = s.store.Put(ctx, key, b)
-	return err
+	// A seal and delete of the stream may have run since the check above,
+	// its removal of the writer records before our write: take the
+	// report back out (the version written: a newer report stays).
+	if err := s.streamGone(ctx, scope, stream, true); err != nil {
+		s.store.Delete(ctx, key, v)
+		return err
+	}
+	return nil
+}
+
+// mergeWriterRec merges rec into the writer record at key (greatest time
+// and offsets) with compare-and-set, retried on a concurrent change, so
+// two reports of one writer never lose each other. It returns the
+// version written.
+func (s *Service) mergeWriterRec(ctx context.Context, key string, rec writerRec) (cluster.Version, error) {
+	for {
+		kv, err := s.store.Get(ctx, key)
+		if err != nil && !errors.Is(err, cluster.ErrNotFound) {
+			return 0, err
+		}
+		found := err == nil
+		merged := rec
+		merged.Position = maps.Clone(rec.Position)
+		if found && len(kv.Value) > 0 {
+			var old writerRec
+			if json.Unmarshal(kv.Value, &old) == nil {
+				merged.Time = max(merged.Time, old.Time)
+				for n, off := range old.Position {
+					if off > merged.Position[n] {
+						if merged.Position == nil {
+							merged.Position = map[int64]int64{}
+						}
+						merged.Position[n] = off
+					}
+				}
+			}
+		}
+		b, err := json.Marshal(merged)
+		if err != nil {
+			return 0, err
+		}
+		var v cluster.Version
+		if found {
+			v, err = s.store.CompareAndSet(ctx, key, b, kv.Version)
+		} else {
+			v, err = s.store.Create(ctx, key, b)
+		}
+		switch {
+		case err == nil:
+			return v, nil
+		case errors.Is(err, cluster.ErrVersionMismatch), errors.Is(err, cluster.ErrExists), errors.Is(err, cluster.ErrNotFound):
+			continue // a concurrent report or removal: merge again
+		default:
+			return 0, err
+		}
+	}
+}
+
+// streamGone returns an error if scope/stream no longer takes watermark
+// records: it is deleted (ErrNotFound) or being deleted, or, if
+// noSealed, sealed (ErrConflict). A record written after the stream's
+// delete removed its records must be taken back out, else it outlives
+// the stream.
+func (s *Service) streamGone(ctx context.Context, scope, stream string, noSealed bool) error {
+	r, _, err := s.loadStream(ctx, scope, stream)
+	switch {
+	case err != nil:
+		return err
+	case r.Workflow != nil && r.Workflow.Kind == kindDelete:
+		return fmt.Errorf("%w: stream %s/%s is being deleted", ErrNotFound, scope, stream)
+	case noSealed && r.Sealed:
+		return fmt.Errorf("%w: stream %s/%s is sealed: nothing more is written, so no time to note", ErrConflict, scope, stream)
+	}
+	return nil
 }
 
 func checkWriterID(writer string) error {
@@ -171,6 +229,11 @@ func (s *Service) Watermarks(ctx context.Context, scope, stream string, after in
 	out := []api.Watermark{}
 	for _, m := range rec.Marks {
 		if m.Seq <= after {
+			continue
+		}
+		if m.Epoch < 0 || m.Epoch >= int64(len(r.Epochs)) {
+			// Not of this stream (a record left by a deleted stream of
+			// the name, which CreateStream clears): skip it.
 			continue
 		}
 		nums := r.Epochs[m.Epoch].Segments
@@ -295,19 +358,32 @@ func (s *Service) watermarkStream(ctx context.Context, scope, stream string) err
 	if err != nil {
 		return err
 	}
+	var written cluster.Version
 	if version == cluster.AnyVersion {
-		err = s.create(ctx, watermarksKey(scope, stream), b)
+		written, err = s.createVersion(ctx, watermarksKey(scope, stream), b)
 	} else {
-		_, err = s.store.CompareAndSet(ctx, watermarksKey(scope, stream), b, version)
+		written, err = s.store.CompareAndSet(ctx, watermarksKey(scope, stream), b, version)
 	}
 	if errors.Is(err, cluster.ErrVersionMismatch) || errors.Is(err, cluster.ErrExists) {
 		return nil // another controller appended meanwhile; the next step goes on from its
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// The stream's delete may have removed its records since we read
+	// them: take the record back out, so that it does not outlive the
+	// stream (the version written: a later step's stays).
+	if err := s.streamGone(ctx, scope, stream, false); err != nil {
+		s.store.Delete(ctx, watermarksKey(scope, stream), written)
+		return err
+	}
+	return nil
 }
 
 // removeWatermarkRecords deletes a stream's writer reports and
-// watermarks (the delete workflow's last step).
+// watermarks (the delete workflow's last step, and CreateStream's first:
+// a watermark step or a writer's report racing an old stream's delete may
+// have left some behind).
 func (s *Service) removeWatermarkRecords(ctx context.Context, scope, stream string) error {
 	writers, err := s.store.List(ctx, writersKey(scope, stream))
 	if err != nil && !errors.Is(err, cluster.ErrNotFound) {

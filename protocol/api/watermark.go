@@ -66,13 +66,17 @@ type WatermarkList struct {
 const MaxWriterIDLength = 256
 
 // ValidateWriterID checks a writer id of the writers' routes: 1 to
-// MaxWriterIDLength bytes of UTF-8. The error wraps ErrInvalid.
+// MaxWriterIDLength bytes of UTF-8, not "." or ".." (the id is one path
+// segment of the routes). The error wraps ErrInvalid.
 func ValidateWriterID(id string) error {
 	if id == "" || len(id) > MaxWriterIDLength {
 		return fmt.Errorf("%w: writer id of %d bytes: want 1..%d", ErrInvalid, len(id), MaxWriterIDLength)
 	}
 	if !utf8.ValidString(id) {
 		return fmt.Errorf("%w: writer id %q: not UTF-8", ErrInvalid, id)
+	}
+	if id == "." || id == ".." {
+		return fmt.Errorf("%w: writer id %q: a path segment of its own", ErrInvalid, id)
 	}
 	return nil
 }

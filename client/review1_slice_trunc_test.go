@@ -1,0 +1,64 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-streams/sluice/client/clienttest"
+	"github.com/sluice-streams/sluice/protocol/api"
+)
+
+// TestReviewBoundedReaderTruncatedPastItsEnd: a reader bounded by an end
+// cut in segment 0 (after x/4) meets a truncation that deleted segment 0
+// (the stream was scaled to segment 1, then truncated at segment 1's
+// start). Every event of segment 1 lies after the end cut: a bounded read
+// must never return one of them (it may return ErrEndOfSlice or fail),
+// but the reader follows the head cut past its end cut.
+func TestReviewBoundedReaderTruncatedPastItsEnd(t *testing.T) {
+	d := clienttest.Start(t)
+	d.CreateStream("sc", "bt", 1)
+	a := newAppender(t, d)
+	s0 := segName("bt", 0, 0)
+	var end int64
+	for i := range 10 {
+		off := a.add(s0, fmt.Sprintf("x/%d", i))
+		if i == 5 {
+			end = off // just after x/4
+		}
+	}
+	c := newTestClient(t, d)
+	r := newTestReader(t, c, "bt", FromCut(api.StreamCut{s0: 0}), ToCut(api.StreamCut{s0: end}))
+
+	ctx := context.Background()
+	if _, err := d.Controller.Scale(ctx, "sc", "bt", api.ScaleRequest{SealedSegments: []int64{0},
+		NewRanges: []api.KeyRange{{Low: 0, High: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	s1 := segName("bt", 1, 1)
+	for i := range 5 {
+		a.add(s1, fmt.Sprintf("y/%d", i))
+	}
+	if err := d.Controller.TruncateStream(ctx, "sc", "bt", api.StreamCut{s1: 0}); err != nil {
+		t.Fatal(err)
+	}
+
+	rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	var got []string
+	for {
+		ev, err := r.ReadNext(rctx)
+		if err != nil {
+			t.Logf("ReadNext: %v", err)
+			break
+		}
+		got = append(got, string(ev.Data))
+	}
+	for _, e := range got {
+		if strings.HasPrefix(e, "y/") {
+			t.Fatalf("bounded reader (end cut %s=%d) returned %v: events of %s, after its end cut", s0, end, got, s1)
+		}
+	}
+}
