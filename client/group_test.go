@@ -489,10 +489,7 @@ func TestGroupTruncatedPastReaders(t *testing.T) {
 	// s0 and s1 merge into s2 (the stream's minimum lowered to 1 first: no
 	// scale goes below it); the stream is truncated inside s2, past both
 	// readers: s0 and s1 are deleted.
-	if _, err := d.Controller.UpdateStream(ctx, "sc", "gt", api.StreamConfig{ScopeName: "sc", StreamName: "gt",
-		ScalingPolicy: api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: 1}}); err != nil {
-		t.Fatal(err)
-	}
+	d.AllowMerge("sc", "gt")
 	if _, err := d.Controller.Scale(ctx, "sc", "gt", api.ScaleRequest{SealedSegments: []int64{0, 1},
 		NewRanges: []api.KeyRange{{Low: 0, High: 1}}}); err != nil {
 		t.Fatal(err)

@@ -223,6 +223,7 @@ func TestSequencedWriterMergeWithEventsOnBothSides(t *testing.T) {
 	if err := w.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
+	d.AllowMerge("s", "x")
 	merged, err := d.Controller.Scale(ctx, "s", "x", api.ScaleRequest{SealedSegments: []int64{0, 1},
 		NewRanges: []api.KeyRange{{Low: 0, High: 1}}})
 	if err != nil {

@@ -232,6 +232,7 @@ func TestWatermarksMonotonicThroughScaleAndChurn(t *testing.T) {
 	wmWaitLower(t, d, "wc", 300)
 
 	// Merge everything back into one segment; w2 and w3 go on.
+	d.AllowMerge("sc", "wc")
 	segs, err := d.Controller.CurrentSegments(testCtx(t), "sc", "wc")
 	if err != nil {
 		t.Fatal(err)

@@ -203,6 +203,18 @@ func (d *Deployment) CreateStream(scope, stream string, segments int) {
 	}
 }
 
+// AllowMerge lowers a fixed stream's minimum segment count to 1, so a test
+// can merge it below the count it was created with (no scale goes below
+// the minimum).
+func (d *Deployment) AllowMerge(scope, stream string) {
+	d.t.Helper()
+	_, err := d.Controller.UpdateStream(context.Background(), scope, stream, api.StreamConfig{ScopeName: scope, StreamName: stream,
+		ScalingPolicy: api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: 1}})
+	if err != nil {
+		d.t.Fatal(err)
+	}
+}
+
 // Dial returns a new connection to the node, closed at the end of the test.
 func (d *Deployment) Dial() *segclient.Conn {
 	d.t.Helper()
