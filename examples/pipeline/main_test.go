@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-streams/sluice/client"
 	"github.com/sluice-streams/sluice/client/clienttest"
 	"github.com/sluice-streams/sluice/internal/proctest"
+	"github.com/sluice-streams/sluice/protocol/api"
 )
 
 // The binaries the tests run as child processes, built by TestMain.
@@ -235,7 +236,7 @@ func TestPipeline(t *testing.T) {
 	p := j.pipeline()
 	out := j.output()
 	j.finish(p, want, out)
-	if !strings.Contains(p.Logs(), "0 late") {
+	if !strings.Contains(p.Logs(), "readings counted, 0 late,") {
 		t.Fatalf("the pipeline counted late readings:\n%s", p.Logs())
 	}
 }
@@ -263,7 +264,8 @@ func TestPipelineCrash(t *testing.T) {
 		n, rate, randomKills = 12000, 600, 20
 	}
 	points := []string{crashSaved + ":1", crashFlushed + ":2", crashCommitted + ":1"}
-	// Kill rounds: random kills with the named points among them.
+	// Kill rounds: random kills with the named points among them, a
+	// random one first.
 	var rounds []string
 	for i := 0; i < randomKills || len(points) > 0; i++ {
 		if len(points) > 0 && (i%2 == 1 || i >= randomKills) {
@@ -277,19 +279,33 @@ func TestPipelineCrash(t *testing.T) {
 
 	j := newJob(t)
 	s := j.sensors(n, 5, seed%1000+1, rate)
-	out := j.output()
+	var out *output // once the first run has created the output stream
 	var p *proctest.Proc
 	afterSaved := false
 	for i, round := range rounds {
 		if round == "" {
 			p = j.pipeline()
-			// Until the first line, the process is still connecting; kill
-			// it at a random moment after, within a few checkpoints.
-			p.Line(t, "pipeline: reading ", 30*time.Second)
+			// One kill in four is early, within 300 ms of the start (while
+			// it recovers, maybe); the others come at a random moment
+			// within a few checkpoints after it reads.
+			early := out != nil && rng.IntN(4) == 0
+			if !early {
+				p.Line(t, "pipeline: reading ", 30*time.Second)
+			}
+			if out == nil {
+				out = j.output()
+			}
 			delay := time.Duration(rng.Int64N(int64(1500 * time.Millisecond)))
+			if early {
+				delay /= 5
+			}
 			time.Sleep(delay) // the random kill moment (not a synchronisation)
 			p.Kill()
-			t.Logf("round %d: killed after %v", i, delay)
+			if early {
+				t.Logf("round %d: killed %v after the process started", i, delay)
+			} else {
+				t.Logf("round %d: killed %v after it started reading", i, delay)
+			}
 		} else {
 			p = j.pipeline("SLUICE_PIPELINE_CRASH=" + round)
 			waitExit(t, p, 60*time.Second)
@@ -307,6 +323,7 @@ func TestPipelineCrash(t *testing.T) {
 		}
 		afterSaved = round == crashSaved+":1"
 		out.drain(t, 10*time.Millisecond)
+		t.Logf("round %d: %d results in the output so far", i, out.n)
 		for k, rs := range out.got {
 			if len(rs) > 1 {
 				t.Fatalf("round %d: window %s %s written %d times: %+v", i, k.Sensor, k.Start, len(rs), rs)
@@ -319,5 +336,76 @@ func TestPipelineCrash(t *testing.T) {
 	}
 	want := j.expected(n)
 	p = j.pipeline()
+	j.finish(p, want, out)
+}
+
+// TestPipelineLostTxn: the pipeline dies after saving a checkpoint's
+// state and before committing its transaction, and the transaction is
+// aborted while it is down (as a lease that runs out would). The next run
+// finds it lost and writes the results kept in the state again: the
+// output is still exact. Committing a transaction that is committed
+// already is success (the controller's rule the restart relies on).
+func TestPipelineLostTxn(t *testing.T) {
+	j := newJob(t)
+	const n = 1500
+	s := j.sensors(n, 4, 5, 20000)
+	waitExit(t, s, 60*time.Second)
+	if s.Err() != nil {
+		t.Fatalf("sensors: %v\n%s", s.Err(), s.Logs())
+	}
+	want := j.expected(n)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	// Crash after the save of the first checkpoint of each run until a
+	// saved transaction holds results.
+	var st *state
+	for round := 0; st == nil || len(st.Results) == 0; round++ {
+		if round == 20 {
+			t.Fatalf("no checkpoint with results in 20 runs")
+		}
+		p := j.pipeline("SLUICE_PIPELINE_CRASH=" + crashSaved)
+		waitExit(t, p, 60*time.Second)
+		if !strings.Contains(p.Logs(), "killing myself at saved") {
+			t.Fatalf("the pipeline exited before its first checkpoint: %v\n%s", p.Err(), p.Logs())
+		}
+		var err error
+		if st, err = loadState(j.state); err != nil || st == nil {
+			t.Fatalf("state after the crash: %v, %v", st, err)
+		}
+	}
+	if err := j.d.Controller.AbortTxn(ctx, "demo", "sensor-counts", st.Txn); err != nil {
+		t.Fatal(err)
+	}
+	p := j.pipeline()
+	out := j.output()
+	line := p.Line(t, "pipeline: restored checkpoint "+st.Checkpoint, 30*time.Second)
+	if !strings.Contains(line, "was lost; its results were committed again") {
+		t.Fatalf("restored: %q", line)
+	}
+
+	// The controller's rule: committing a committed transaction is
+	// success and changes nothing.
+	proctest.WaitFor(t, "a checkpoint of the new run", 30*time.Second, func() (bool, string) {
+		s2, err := loadState(j.state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s2.Txn != st.Txn, "the state is the crashed run's"
+	})
+	s2, err := loadState(j.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proctest.WaitFor(t, "the new run's first transaction committed", 30*time.Second, func() (bool, string) {
+		info, err := j.d.Controller.GetTxn(ctx, "demo", "sensor-counts", s2.Txn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Status == api.TxnCommitted, info.Status
+	})
+	if err := j.d.Controller.CommitTxn(ctx, "demo", "sensor-counts", s2.Txn); err != nil {
+		t.Fatalf("commit a committed transaction again: %v", err)
+	}
 	j.finish(p, want, out)
 }
