@@ -10,7 +10,9 @@ import (
 // and late counts out.
 func TestWindows(t *testing.T) {
 	at := func(s float64) time.Time { return time.Unix(0, 0).UTC().Add(time.Duration(s * float64(time.Second))) }
-	rd := func(sensor string, seq int64, s float64) Reading { return Reading{Sensor: sensor, Seq: seq, Time: at(s)} }
+	rd := func(sensor string, seq int64, s float64) Reading {
+		return Reading{Sensor: sensor, Seq: seq, Time: at(s)}
+	}
 	res := func(sensor string, start float64, count, minSeq, maxSeq int64) Result {
 		return Result{Sensor: sensor, Start: at(start), End: at(start + 10), Count: count, MinSeq: minSeq, MaxSeq: maxSeq}
 	}
