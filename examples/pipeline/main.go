@@ -60,10 +60,12 @@
 // What it does not cover: the results of windows closed after the last
 // checkpoint appear only at the next one (output latency is up to
 // -checkpoint); one job per group and state file at a time (two would
-// share a reader id and a state); the state file is as durable as its
-// disk (a lost disk loses the job's place; put it on replicated storage
-// for that); a transaction lost while the job is down is written again
-// from the state, but that is only exact while the output stream is not
+// share a reader id and a state); the state file is the job's place: it is
+// as durable as its disk (put it on replicated storage to survive losing
+// the disk), and a job started without it (another directory, a deleted
+// file) starts the group again at the input's head and writes every
+// result again; a transaction lost while the job is down is written again
+// from the state, which is exact only while the output stream is not
 // truncated.
 //
 // Flags: -controller (or SLUICE_CONTROLLER), -input and -output streams

@@ -322,8 +322,10 @@ func (p *pipeline) openGroup(ctx context.Context, st *state) error {
 		if st != nil {
 			err = g.ResetToCut(ctx, st.Cut)
 		} else {
-			// A group without a state: an earlier run that saved none.
-			// Start it again at the head.
+			// A group without a state: an earlier run that saved none
+			// (or the state file is elsewhere). Start it again at the head.
+			fmt.Fprintf(os.Stderr, "pipeline: reader group %s/%s exists but %s does not: starting the group again at the head of %s\n",
+				p.iscope, p.cfg.Group, p.cfg.State, p.cfg.Input)
 			if err = g.Delete(ctx); err == nil {
 				g, err = p.cl.NewReaderGroup(ctx, p.iscope, p.cfg.Group, p.istrm, client.GroupFrom(start))
 			}
