@@ -16,6 +16,10 @@
 //
 // # Windows and event time
 //
+// A result's event time is its window's end: each commit notes the end of
+// the windows closed so far (Txn.CommitAt), so the output stream has
+// watermarks too, for a next stage that closes windows of its own.
+//
 // A window [start, end) of a sensor closes when the reader's
 // CurrentTimeWindow().Lower reaches end: the stream's watermarks (computed
 // by the controller from the writers' NoteTime calls) say that every

@@ -235,6 +235,24 @@ func TestPipeline(t *testing.T) {
 	want := j.expected(n)
 	p := j.pipeline()
 	out := j.output()
+
+	// The commits note event time: the output's watermarks reach the end
+	// of the last window.
+	var last time.Time
+	for _, w := range want {
+		if w.End.After(last) {
+			last = w.End
+		}
+	}
+	proctest.WaitFor(t, "the output's watermark at the last window's end", 60*time.Second, func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		marks, err := j.d.Controller.Watermarks(ctx, "demo", "sensor-counts", 0)
+		if err != nil || len(marks) == 0 {
+			return false, fmt.Sprintf("%v, %v", marks, err)
+		}
+		return marks[len(marks)-1].LowerTime >= last.UnixMilli(), fmt.Sprint(time.UnixMilli(marks[len(marks)-1].LowerTime).UTC())
+	})
 	j.finish(p, want, out)
 	if !strings.Contains(p.Logs(), "readings counted, 0 late,") {
 		t.Fatalf("the pipeline counted late readings:\n%s", p.Logs())

@@ -464,11 +464,20 @@ func (p *pipeline) checkpoint(ctx context.Context, name string) error {
 		return err
 	}
 	p.crash.reached(crashSaved)
-	if err := p.txn.Commit(ctx); err != nil {
+	commit := p.txn.Commit
+	if !p.win.ClosedUpTo.IsZero() {
+		// A result's event time is its window's end: every result this
+		// writer writes from now on ends after ClosedUpTo, so readers of
+		// the output get watermarks too.
+		commit = func(ctx context.Context) error { return p.txn.CommitAt(ctx, p.win.ClosedUpTo) }
+	}
+	if err := commit(ctx); err != nil {
 		if ctx.Err() != nil {
 			return err
 		}
-		// Lost (the lease ran out): write its results again.
+		// Lost (the lease ran out): write its results again; or
+		// committed but its time not reported: finishTxn finds it
+		// committed.
 		if _, err := p.finishTxn(ctx, p.txn.ID(), p.pending); err != nil {
 			return fmt.Errorf("checkpoint %s: %w", name, err)
 		}
