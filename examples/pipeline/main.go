@@ -59,7 +59,13 @@
 // results that were never committed. A crash between any two steps ends
 // the same way; SLUICE_PIPELINE_CRASH=POINT:N makes the job kill itself
 // the Nth time it reaches POINT (flushed, saved, committed: after steps
-// 1, 3 and 4), which the crash test uses besides random kills.
+// 1, 3 and 4; ended: below), which the crash test uses besides random
+// kills.
+//
+// A sealed input read to its end ends every open window (no reading can
+// come any more): the job closes them all, saves a final state marked
+// ended, commits, and exits; a run that finds that state only finishes its
+// transaction.
 //
 // What it does not cover: the results of windows closed after the last
 // checkpoint appear only at the next one (output latency is up to

@@ -428,3 +428,54 @@ func TestPipelineLostTxn(t *testing.T) {
 	}
 	j.finish(p, want, out)
 }
+
+// TestPipelineSealedInput: the input is sealed with its last windows still
+// open (no final note past them). The pipeline reads it to its end, closes
+// every window, commits and exits by itself; killed at the end between
+// saving its final state and committing, the next run commits and exits.
+// The output holds every (sensor, window) once, the last ones too, and a
+// run after that does nothing.
+func TestPipelineSealedInput(t *testing.T) {
+	j := newJob(t)
+	const n = 1050 // 10.5 s of event time: the last window is open at the end
+	s := proctest.Start(t, sensorsBin, "sensors", nil, "-controller", j.d.URL, "-stream", "demo/sensors",
+		"-segments", "2", "-sensors", "3", "-count", strconv.Itoa(n), "-seed", "3", "-rate", "20000", "-step", "10ms")
+	waitExit(t, s, 60*time.Second)
+	if s.Err() != nil {
+		t.Fatalf("sensors: %v\n%s", s.Err(), s.Logs())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := j.d.Controller.SealStream(ctx, "demo", "sensors"); err != nil {
+		t.Fatal(err)
+	}
+	want := j.expected(n)
+
+	p := j.pipeline("SLUICE_PIPELINE_CRASH=" + crashEnded)
+	waitExit(t, p, 60*time.Second)
+	if !strings.Contains(p.Logs(), "killing myself at ended") {
+		t.Fatalf("the pipeline did not reach the input's end: %v\n%s", p.Err(), p.Logs())
+	}
+	p = j.pipeline()
+	waitExit(t, p, 60*time.Second)
+	if p.Err() != nil || !strings.Contains(p.Logs(), "committed now") || strings.Contains(p.Logs(), "(0 results)") ||
+		!strings.Contains(p.Logs(), "every result is committed: nothing to do") {
+		t.Fatalf("the run after the crash at the end: %v\n%s", p.Err(), p.Logs())
+	}
+	p = j.pipeline()
+	waitExit(t, p, 60*time.Second)
+	if p.Err() != nil || !strings.Contains(p.Logs(), "was committed") {
+		t.Fatalf("a run after the end: %v\n%s", p.Err(), p.Logs())
+	}
+
+	out := j.output()
+	if err := j.d.Controller.SealStream(ctx, "demo", "sensor-counts"); err != nil {
+		t.Fatal(err)
+	}
+	proctest.WaitFor(t, "the end of the sealed output", 30*time.Second, func() (bool, string) {
+		return out.drain(t, 100*time.Millisecond), "not at the end"
+	})
+	if m := out.missing(t, want); m != 0 || out.n != len(want) {
+		t.Fatalf("%d results read, %d missing; want %d results", out.n, m, len(want))
+	}
+}

@@ -24,7 +24,11 @@ const (
 	crashFlushed   = "flushed"   // the transaction flushed, the state not saved
 	crashSaved     = "saved"     // the state saved, the transaction not committed
 	crashCommitted = "committed" // the transaction committed
+	crashEnded     = "ended"     // at the input's end: the final state saved, its transaction not committed
 )
+
+// errInputEnded: the input stream is sealed and was read to its end.
+var errInputEnded = errors.New("pipeline: the input stream has ended")
 
 // crashAt kills the process the Nth time it reaches Point.
 type crashAt struct {
@@ -48,12 +52,12 @@ func parseCrash(s string) (*crashAt, error) {
 		ok = true
 	}
 	switch point {
-	case crashFlushed, crashSaved, crashCommitted:
+	case crashFlushed, crashSaved, crashCommitted, crashEnded:
 	default:
 		ok = false
 	}
 	if !ok {
-		return nil, fmt.Errorf("SLUICE_PIPELINE_CRASH=%q: want POINT[:N], POINT one of %s, %s, %s and N at least 1", s, crashFlushed, crashSaved, crashCommitted)
+		return nil, fmt.Errorf("SLUICE_PIPELINE_CRASH=%q: want POINT[:N], POINT one of %s, %s, %s, %s and N at least 1", s, crashFlushed, crashSaved, crashCommitted, crashEnded)
 	}
 	return c, nil
 }
@@ -74,22 +78,22 @@ func (c *crashAt) reached(point string) {
 // pipeline is the job's state: owned by run's goroutine, but for the
 // checkpointer, which only starts checkpoints.
 type pipeline struct {
-	cfg            config
-	out            io.Writer
-	crash          *crashAt
-	ctl            *ctlclient.Client
-	cl             *client.Client
-	iscope, istrm  string
-	oscope, ostrm  string
-	w              *client.Writer // the transactions' writer
-	g              *client.ReaderGroup
-	gr             *client.GroupReader
-	txn            *client.Txn // open: the results since the last checkpoint go here
-	pending        []Result    // the results written to txn
-	win            windows
-	other          int64 // events that are not readings
-	committed      int64 // results committed by this run
-	lastCheckpoint string
+	cfg           config
+	out           io.Writer
+	crash         *crashAt
+	ctl           *ctlclient.Client
+	cl            *client.Client
+	iscope, istrm string
+	oscope, ostrm string
+	w             *client.Writer // the transactions' writer
+	g             *client.ReaderGroup
+	gr            *client.GroupReader
+	txn           *client.Txn // open: the results since the last checkpoint go here
+	pending       []Result    // the results written to txn
+	win           windows
+	other         int64     // events that are not readings
+	committed     int64     // results committed by this run
+	recheck       time.Time // holdsAll said no: ask again after this
 }
 
 func splitStream(flag, s string) (string, string, error) {
@@ -144,6 +148,10 @@ func run(ctx context.Context, cfg config, crash *crashAt, out io.Writer) error {
 		if err := p.recover(ctx, st); err != nil {
 			return err
 		}
+		if st.Ended {
+			fmt.Fprintf(p.out, "pipeline: the input %s has ended and every result is committed: nothing to do\n", cfg.Input)
+			return nil
+		}
 	}
 	if err := p.openGroup(ctx, st); err != nil {
 		return err
@@ -182,6 +190,9 @@ func run(ctx context.Context, cfg config, crash *crashAt, out io.Writer) error {
 	err = p.loop(ctx)
 	stopCheckpoints()
 	wg.Wait()
+	if errors.Is(err, errInputEnded) {
+		err = p.end(ctx)
+	}
 	fmt.Fprintf(p.out, "pipeline: stopped: %d readings counted, %d late, %d other events, %d window results committed by this run\n",
 		p.win.Counted, p.win.Late, p.other, p.committed)
 	if ctx.Err() != nil {
@@ -226,7 +237,6 @@ func (p *pipeline) recover(ctx context.Context, st *state) error {
 		return fmt.Errorf("checkpoint %s: %w", st.Checkpoint, err)
 	}
 	p.win = st.Windows
-	p.lastCheckpoint = st.Checkpoint
 	fmt.Fprintf(p.out, "pipeline: restored checkpoint %s: %d open windows, closed up to %s; its transaction %s %s (%d results)\n",
 		st.Checkpoint, len(st.Windows.Open), st.Windows.ClosedUpTo.Format(time.RFC3339Nano), st.Txn, how, len(st.Results))
 	return nil
@@ -375,7 +385,7 @@ func (p *pipeline) loop(ctx context.Context) error {
 			return ctx.Err()
 		case errors.Is(err, context.DeadlineExceeded):
 		case errors.Is(err, client.ErrEndOfStream):
-			return fmt.Errorf("the input stream %s has ended: stopping (the results after checkpoint %s are counted again by the next run)", p.cfg.Input, p.lastCheckpoint)
+			return errInputEnded
 		case err != nil:
 			return err
 		case ev.IsCheckpoint():
@@ -407,7 +417,12 @@ func (p *pipeline) closeWindows(ctx context.Context) error {
 	if !tw.LowerKnown() || !p.win.windowOf(tw.Lower).After(p.win.ClosedUpTo) {
 		return nil
 	}
+	if time.Now().Before(p.recheck) {
+		return nil
+	}
 	if ok, err := p.holdsAll(ctx); err != nil || !ok {
+		// Not yet: ask the group again in a moment, not at every event.
+		p.recheck = time.Now().Add(pollEvery)
 		return err
 	}
 	// The position cannot have moved since (only this goroutine reads).
@@ -464,6 +479,20 @@ func (p *pipeline) checkpoint(ctx context.Context, name string) error {
 		return err
 	}
 	p.crash.reached(crashSaved)
+	if err := p.commit(ctx, name); err != nil {
+		return err
+	}
+	p.crash.reached(crashCommitted)
+	if len(p.pending) > 0 {
+		fmt.Fprintf(p.out, "pipeline: checkpoint %s: committed %d window results\n", name, len(p.pending))
+	}
+	p.txn, p.pending = next, nil
+	return nil
+}
+
+// commit commits the open transaction, whose state is saved (checkpoint
+// name).
+func (p *pipeline) commit(ctx context.Context, name string) error {
 	commit := p.txn.Commit
 	if !p.win.ClosedUpTo.IsZero() {
 		// A result's event time is its window's end: every result this
@@ -481,14 +510,36 @@ func (p *pipeline) checkpoint(ctx context.Context, name string) error {
 		if _, err := p.finishTxn(ctx, p.txn.ID(), p.pending); err != nil {
 			return fmt.Errorf("checkpoint %s: %w", name, err)
 		}
-	} else {
-		p.committed += int64(len(p.pending))
+		return nil
 	}
-	p.crash.reached(crashCommitted)
-	if len(p.pending) > 0 {
-		fmt.Fprintf(p.out, "pipeline: checkpoint %s: committed %d window results\n", name, len(p.pending))
+	p.committed += int64(len(p.pending))
+	return nil
+}
+
+// end finishes the job once its input is sealed and read to its end: no
+// reading can come any more, so every open window is final. It closes
+// them all, saves a final state (no cut: a run that finds it only
+// finishes its transaction) and commits.
+func (p *pipeline) end(ctx context.Context) error {
+	for _, r := range p.win.closeAll() {
+		if err := p.write(ctx, p.txn, r); err != nil {
+			return err
+		}
+		p.pending = append(p.pending, r)
 	}
-	p.txn, p.pending, p.lastCheckpoint = next, nil, name
+	if err := p.txn.Flush(ctx); err != nil {
+		return fmt.Errorf("the input's end: flush transaction %s: %w", p.txn.ID(), err)
+	}
+	st := &state{Checkpoint: "end", Windows: p.win, Txn: p.txn.ID(), Results: p.pending, Ended: true}
+	if err := saveState(p.cfg.State, st); err != nil {
+		return err
+	}
+	p.crash.reached(crashEnded)
+	if err := p.commit(ctx, "end"); err != nil {
+		return err
+	}
+	fmt.Fprintf(p.out, "pipeline: the input %s has ended: committed the last %d window results; every result is committed\n", p.cfg.Input, len(p.pending))
+	p.pending = nil
 	return nil
 }
 

@@ -35,6 +35,9 @@ type state struct {
 	// Next is the transaction begun after Txn, aborted on restart: its
 	// results are computed again from Cut.
 	Next string `json:"next,omitempty"`
+	// Ended: the input stream was sealed and read to its end, and every
+	// window closed; a run that finds it only finishes Txn. No Cut then.
+	Ended bool `json:"ended,omitempty"`
 }
 
 // loadState reads the state file; (nil, nil) if there is none.
@@ -53,7 +56,7 @@ func loadState(path string) (*state, error) {
 	if s.Version != stateVersion {
 		return nil, fmt.Errorf("state file %s: version %d, want %d", path, s.Version, stateVersion)
 	}
-	if s.Txn == "" || len(s.Cut) == 0 {
+	if s.Txn == "" || (len(s.Cut) == 0 && !s.Ended) {
 		return nil, fmt.Errorf("state file %s: no transaction or no stream cut", path)
 	}
 	return &s, nil

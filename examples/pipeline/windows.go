@@ -96,3 +96,18 @@ func (w *windows) close(lower time.Time) []Result {
 	})
 	return out
 }
+
+// closeAll closes every open window (the input has ended: no reading can
+// come any more) and returns their results, as close does.
+func (w *windows) closeAll() []Result {
+	var last time.Time
+	for _, o := range w.Open {
+		if o.End.After(last) {
+			last = o.End
+		}
+	}
+	if last.IsZero() {
+		return nil
+	}
+	return w.close(last)
+}

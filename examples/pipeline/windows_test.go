@@ -81,3 +81,22 @@ func TestWindows(t *testing.T) {
 		})
 	}
 }
+
+// TestWindowsCloseAll: at the input's end every open window closes, in
+// order, and a later reading is late.
+func TestWindowsCloseAll(t *testing.T) {
+	w := windows{Size: 10 * time.Second}
+	if got := w.closeAll(); got != nil {
+		t.Fatalf("nothing open: closed %v", got)
+	}
+	base := time.Unix(100, 0).UTC()
+	w.add(Reading{Sensor: "b", Seq: 0, Time: base.Add(25 * time.Second)})
+	w.add(Reading{Sensor: "a", Seq: 0, Time: base.Add(2 * time.Second)})
+	got := w.closeAll()
+	if len(got) != 2 || got[0].Sensor != "a" || got[1].Sensor != "b" || len(w.Open) != 0 || !w.ClosedUpTo.Equal(base.Add(30*time.Second)) {
+		t.Fatalf("closed %v, open %v, closed up to %v", got, w.Open, w.ClosedUpTo)
+	}
+	if !w.add(Reading{Sensor: "a", Seq: 1, Time: base.Add(29 * time.Second)}) || w.Late != 1 {
+		t.Fatalf("a reading after closeAll: late %d", w.Late)
+	}
+}
