@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluice-streams/sluice/client"
 	"github.com/sluice-streams/sluice/client/clienttest"
+	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/internal/proctest"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -297,6 +298,12 @@ func TestPipelineCrash(t *testing.T) {
 
 	j := newJob(t)
 	s := j.sensors(n, 5, seed%1000+1, rate)
+	proctest.WaitFor(t, "sensors to create the input stream", 30*time.Second, func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := j.d.Controller.GetStream(ctx, "demo", "sensors")
+		return err == nil, fmt.Sprint(err)
+	})
 	var out *output // once the first run has created the output stream
 	var p *proctest.Proc
 	afterSaved := false
@@ -477,5 +484,44 @@ func TestPipelineSealedInput(t *testing.T) {
 	})
 	if m := out.missing(t, want); m != 0 || out.n != len(want) {
 		t.Fatalf("%d results read, %d missing; want %d results", out.n, m, len(want))
+	}
+}
+
+// TestPipelineBadInput: a missing input stream, a bad flag, a state file
+// that is not one, and a state counted in other windows each stop the job
+// with one error that says so, and write nothing.
+func TestPipelineBadInput(t *testing.T) {
+	j := newJob(t)
+	for _, tc := range []struct {
+		name, state string
+		args        []string
+		want        string
+	}{
+		{name: "no input", args: nil, want: "the input stream demo/sensors does not exist"},
+		{name: "bad window", args: []string{"-window", "0s"}, want: "-window 0s: want a whole number of milliseconds above 0"},
+		{name: "bad stream", args: []string{"-output", "counts"}, want: `-output "counts": want SCOPE/STREAM`},
+		{name: "bad state", state: "{not json", want: "is not a state"},
+		{name: "other windows", state: `{"version":1,"txn":"x","cut":{"demo/sensors/0.#epoch.0":0},"windows":{"size":5000000000}}`,
+			want: "the state in " + j.state + " was counted in windows of 5s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(j.state)
+			if tc.state != "" {
+				if err := os.WriteFile(j.state, []byte(tc.state), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := append([]string{"-controller", j.d.URL, "-state", j.state, "-window", "2s"}, tc.args...)
+			p := proctest.Start(t, pipelineBin, "pipeline", nil, args...)
+			waitExit(t, p, 30*time.Second)
+			if p.Err() == nil || !strings.Contains(p.Logs(), tc.want) || strings.Count(strings.TrimSpace(p.Logs()), "\n") != 0 {
+				t.Fatalf("exit %v, printed:\n%s\nwant one line with %q", p.Err(), p.Logs(), tc.want)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if _, err := j.d.Controller.GetStream(ctx, "demo", "sensor-counts"); !errors.Is(err, ctlclient.ErrNotFound) {
+				t.Fatalf("the output stream after the error: %v, want none", err)
+			}
+		})
 	}
 }

@@ -124,6 +124,15 @@ func run(ctx context.Context, cfg config, crash *crashAt, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if st != nil && st.Windows.Size != cfg.Window {
+		return fmt.Errorf("-window %v: the state in %s was counted in windows of %v (remove it to start again)", cfg.Window, cfg.State, st.Windows.Size)
+	}
+	if _, err := p.ctl.GetStream(ctx, p.iscope, p.istrm); err != nil {
+		if errors.Is(err, ctlclient.ErrNotFound) {
+			return fmt.Errorf("the input stream %s does not exist (examples/sensors creates it): %w", cfg.Input, err)
+		}
+		return fmt.Errorf("input stream %s: %w", cfg.Input, err)
+	}
 	if err := p.ensureOutput(ctx); err != nil {
 		return err
 	}
@@ -142,9 +151,6 @@ func run(ctx context.Context, cfg config, crash *crashAt, out io.Writer) error {
 
 	p.win = windows{Size: cfg.Window}
 	if st != nil {
-		if st.Windows.Size != cfg.Window {
-			return fmt.Errorf("-window %v: the state in %s was counted in windows of %v (remove it to start again)", cfg.Window, cfg.State, st.Windows.Size)
-		}
 		if err := p.recover(ctx, st); err != nil {
 			return err
 		}
