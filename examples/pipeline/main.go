@@ -140,6 +140,11 @@ func main() {
 	crash, err := parseCrash(os.Getenv("SLUICE_PIPELINE_CRASH"))
 	if err == nil {
 		err = run(ctx, cfg, crash, os.Stdout)
+		if err != nil && ctx.Err() != nil {
+			// Ctrl-C or SIGTERM while starting: a stop, not a failure.
+			fmt.Fprintln(os.Stderr, "pipeline: stopped while starting:", err)
+			err = nil
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pipeline:", err)

@@ -362,6 +362,7 @@ func TestPipelineCrash(t *testing.T) {
 	}
 	want := j.expected(n)
 	p = j.pipeline()
+	p.Line(t, "pipeline: reading ", 30*time.Second)
 	j.finish(p, want, out)
 }
 
