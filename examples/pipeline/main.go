@@ -22,9 +22,10 @@
 //
 // A window [start, end) of a sensor closes when the reader's
 // CurrentTimeWindow().Lower reaches end: the stream's watermarks (computed
-// by the controller from the writers' NoteTime calls) say that every
-// reading with a time at or before Lower has been read, so the count is
-// final and is never revised. A reading that arrives for a window already
+// by the controller from the writers' NoteTime calls, each a promise that
+// the writer's later readings have times at or after the one noted) say
+// that every reading with a time before Lower has been read, so the
+// window's count is final and is never revised. A reading that arrives for a window already
 // closed (a writer that broke its NoteTime promise) is late: it is counted
 // in the "late" counter, reported on stderr and in the summary, and left
 // out of the results. The job runs one reader (-reader-id): its time
@@ -34,8 +35,9 @@
 //
 // # Exactly once
 //
-// The protocol is the two-phase commit that Flink's Pravega sink uses in
-// its exactly-once mode, with a reader group checkpoint as the barrier.
+// The protocol is the two-phase commit of Flink's Pravega sink in its
+// exactly-once mode, with the reader group checkpoint (which Pravega's
+// Flink source ties to Flink's checkpoints) as the barrier.
 // Every -checkpoint interval the job starts a checkpoint of its reader
 // group; when its reader returns the checkpoint event (every reading before
 // it is counted, none after it), the job
@@ -53,7 +55,9 @@
 // (committing a committed one is success, so a crash after step 4 is
 // harmless; one lost meanwhile, its lease run out, is written again from
 // the results kept in the state), aborts the next one, resets the reader
-// group to the recorded cut and restores the windows. So each reading
+// group to the recorded cut and restores the windows (a transaction begun
+// after the state was saved and before it could be recorded is left to
+// its lease: nothing commits it). So each reading
 // before the cut is counted exactly once in the state and the committed
 // output, and the readings after it are counted again from the cut, into
 // results that were never committed. A crash between any two steps ends
@@ -74,9 +78,9 @@
 // as durable as its disk (put it on replicated storage to survive losing
 // the disk), and a job started without it (another directory, a deleted
 // file) starts the group again at the input's head and writes every
-// result again; a transaction lost while the job is down is written again
-// from the state, which is exact only while the output stream is not
-// truncated.
+// result again; the input must not be truncated past the last
+// checkpoint's cut while the job is down (the readings it would read
+// again are gone).
 //
 // Flags: -controller (or SLUICE_CONTROLLER), -input and -output streams
 // (the output is created, with -segments segments, if missing), -group
