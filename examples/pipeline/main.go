@@ -56,8 +56,8 @@
 // harmless; one lost meanwhile, its lease run out, is written again from
 // the results kept in the state), aborts the next one, resets the reader
 // group to the recorded cut and restores the windows (a transaction begun
-// after the state was saved and before it could be recorded is left to
-// its lease: nothing commits it). So each reading
+// at step 2 by a run that died before step 3 is in no state: it is left
+// to its lease, and nothing commits it). So each reading
 // before the cut is counted exactly once in the state and the committed
 // output, and the readings after it are counted again from the cut, into
 // results that were never committed. A crash between any two steps ends
