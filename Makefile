@@ -16,7 +16,7 @@ S3_ADDR   ?= 127.0.0.1:9000
 # Benchmark time per benchmark; the disk probes need a few hundred fsyncs to settle.
 BENCHTIME ?= 2s
 
-.PHONY: all build run test bench bench-head bench-nfs bench-s3 lint soak clean harness universe proto spark s3clients s3a-jars
+.PHONY: all build run test bench bench-head bench-nfs bench-s3 lint soak soak-pipeline clean harness universe proto spark s3clients s3a-jars
 
 all: build
 
@@ -165,6 +165,10 @@ lint:
 # of `make test` or CI.
 soak:
 	SLUICE_SOAK=1 $(GO) test -run Crash -count=1 -timeout 60m ./...
+
+# The pipeline sample's crash test alone, with 20 random kills and more input.
+soak-pipeline:
+	SLUICE_SOAK=1 $(GO) test -run TestPipelineCrash -count=1 -v -timeout 20m ./examples/pipeline/
 
 # The HDFS head's protocol messages, generated from Hadoop's .proto files
 # (shipped in the colinmarc/hdfs/v2 module). The output is committed:

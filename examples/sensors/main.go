@@ -8,6 +8,17 @@
 //
 //	go run ./examples/sensors -sensors 8 -rate 200        # until Ctrl-C
 //	go run ./examples/sensors -count 1000                  # 1000 readings, then exit
+//	go run ./examples/sensors -count 3000 -seed 7 -rate 2000  # a fixed input: the same 3000 readings every time
+//
+// Event time: the writer notes the time of its next reading
+// (Writer.NoteTime) every -note-every readings and once more at the end
+// (plus -final-note), so the stream's watermarks advance and a reader's
+// CurrentTimeWindow tells which event-time windows are complete
+// (examples/pipeline closes its windows by it). Readings carry the wall
+// clock's time; with -seed they are a fixed input instead: each reading's
+// sensor is drawn from a random source seeded with -seed, and reading n
+// has the time -start + n * -step, so two runs with the same flags write
+// the same readings.
 //
 // -controller (or the environment variable SLUICE_CONTROLLER) names another
 // controller; -stream another stream (default demo/sensors, created with
@@ -30,6 +41,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"strings"
@@ -58,6 +70,11 @@ type config struct {
 	Rate       float64       // readings per second, all sensors together
 	Count      int64         // stop after this many readings (0: until interrupted)
 	Timeout    time.Duration // how long to wait for the last acknowledgements
+	Seed       int64         // nonzero: a fixed input (sensors drawn from this seed, synthetic times)
+	Start      time.Time     // with Seed: the first reading's time
+	Step       time.Duration // with Seed: the time between two readings
+	NoteEvery  int64         // note event time every this many readings (0: only at the end)
+	FinalNote  time.Duration // the last note is this much after the next reading's time
 }
 
 func main() {
@@ -73,7 +90,17 @@ func main() {
 	flag.Float64Var(&cfg.Rate, "rate", 100, "readings per second, all sensors together")
 	flag.Int64Var(&cfg.Count, "count", 0, "stop after `N` readings (0: run until Ctrl-C)")
 	flag.DurationVar(&cfg.Timeout, "timeout", 30*time.Second, "wait at most `D` for the last acknowledgements")
+	flag.Int64Var(&cfg.Seed, "seed", 0, "nonzero: a fixed input: sensors drawn from seed `S`, times from -start by -step")
+	start := flag.String("start", "2026-01-01T00:00:00Z", "with -seed: the first reading's `TIME` (RFC 3339)")
+	flag.DurationVar(&cfg.Step, "step", 10*time.Millisecond, "with -seed: event time `D` between two readings")
+	flag.Int64Var(&cfg.NoteEvery, "note-every", 100, "note event time (watermarks) every `N` readings (0: only at the end)")
+	flag.DurationVar(&cfg.FinalNote, "final-note", 0, "the last time noted is `D` after the next reading's time (closes event-time windows up to there)")
 	flag.Parse()
+	var err error
+	if cfg.Start, err = time.Parse(time.RFC3339Nano, *start); err != nil {
+		fmt.Fprintf(os.Stderr, "sensors: -start %q: %v\n", *start, err)
+		os.Exit(2)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -94,6 +121,12 @@ func produce(ctx context.Context, cfg config, out io.Writer) (int64, error) {
 	if cfg.Sensors < 1 || cfg.Rate <= 0 {
 		return 0, fmt.Errorf("want at least one sensor and a rate above 0")
 	}
+	if cfg.Seed != 0 && cfg.Step <= 0 {
+		return 0, fmt.Errorf("-step %v: want a step above 0 with -seed", cfg.Step)
+	}
+	if cfg.NoteEvery < 0 || cfg.FinalNote < 0 {
+		return 0, fmt.Errorf("want -note-every and -final-note at least 0")
+	}
 	if err := ensureStream(ctx, ctlclient.NewClient(cfg.Controller), scope, stream, cfg.Segments); err != nil {
 		return 0, err
 	}
@@ -112,6 +145,18 @@ func produce(ctx context.Context, cfg config, out io.Writer) (int64, error) {
 	defer tick.Stop()
 	seqs := make([]int64, cfg.Sensors)
 	start := time.Now()
+	var rng *rand.Rand
+	if cfg.Seed != 0 {
+		rng = rand.New(rand.NewPCG(uint64(cfg.Seed), 0))
+	}
+	// eventTime is the time of reading n: the wall clock's, or with -seed
+	// the fixed one.
+	eventTime := func(n int64) time.Time {
+		if rng == nil {
+			return time.Now()
+		}
+		return cfg.Start.Add(time.Duration(n) * cfg.Step)
+	}
 	var n int64
 	for cfg.Count == 0 || n < cfg.Count {
 		if n > 0 {
@@ -123,8 +168,20 @@ func produce(ctx context.Context, cfg config, out io.Writer) (int64, error) {
 		if ctx.Err() != nil {
 			break
 		}
+		if cfg.NoteEvery > 0 && n > 0 && n%cfg.NoteEvery == 0 {
+			// Every reading from here on has a time at or after this.
+			if err := w.NoteTime(ctx, eventTime(n)); err != nil {
+				if ctx.Err() != nil {
+					break
+				}
+				return n, fmt.Errorf("note event time: %w", err)
+			}
+		}
 		i := int(n % int64(cfg.Sensors))
-		r := simulate(i, seqs[i], time.Now())
+		if rng != nil {
+			i = rng.IntN(cfg.Sensors)
+		}
+		r := simulate(i, seqs[i], eventTime(n))
 		seqs[i]++
 		event, err := json.Marshal(r)
 		if err != nil {
@@ -143,11 +200,47 @@ func produce(ctx context.Context, cfg config, out io.Writer) (int64, error) {
 	// ctx may be done (Ctrl-C): the acknowledgements get their own time.
 	cctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
+	if n > 0 {
+		// The last note: no reading of this writer comes before this time
+		// any more, so the windows before it can close. A closed writer's
+		// notes no longer count, so Close waits until a watermark has it.
+		final := eventTime(n).Add(cfg.FinalNote)
+		if err := w.NoteTime(cctx, final); err != nil {
+			return n, fmt.Errorf("note the final event time: %w", err)
+		}
+		if err := awaitWatermark(cctx, ctlclient.NewClient(cfg.Controller), scope, stream, final); err != nil {
+			fmt.Fprintf(os.Stderr, "sensors: the final event time %s is not in a watermark of %s yet: %v\n",
+				final.Format(time.RFC3339Nano), cfg.Stream, err)
+		}
+	}
 	if err := w.Close(cctx); err != nil {
 		return n, fmt.Errorf("not every reading was acknowledged: %w", err)
 	}
 	fmt.Fprintf(out, "wrote %d readings from %d sensors to %s in %v\n", n, min(int64(cfg.Sensors), n), cfg.Stream, time.Since(start).Round(time.Millisecond))
 	return n, nil
+}
+
+// awaitWatermark polls the stream's watermarks until one's lower time is
+// at or after t, or ctx is done.
+func awaitWatermark(ctx context.Context, ctl *ctlclient.Client, scope, stream string, t time.Time) error {
+	var after int64
+	for {
+		marks, err := ctl.Watermarks(ctx, scope, stream, after)
+		if err != nil {
+			return err
+		}
+		for _, m := range marks {
+			if m.LowerTime >= t.UnixMilli() {
+				return nil
+			}
+			after = max(after, m.Seq)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond): // polling the controller
+		}
+	}
 }
 
 // ensureStream creates scope and stream unless they exist.
