@@ -5,8 +5,9 @@ import (
 )
 
 // Rates returns a segment's append rates as of now (unix ns): what
-// AppendAsync counted in this process (appends of new blocks only: resends,
-// replayed records and merged transactions are not counted). The first
+// AppendAsync and Merge counted in this process (appends of new blocks,
+// and a merged transaction's events and bytes at its commit; resends and
+// replayed records are not counted). The first
 // call starts the segment's measuring if no append did (rates.Meter.Start),
 // so a segment nobody writes to ages at zero rates. The rates are zero if
 // Config.Rates is nil. A missing segment is an error wrapping
