@@ -489,7 +489,7 @@ func (c *Container) Merge(target, source string) (int64, error) {
 		// a stream written through transactions is measured as loaded.
 		t.events += s.events
 		if c.cfg.Rates != nil {
-			t.meter.Add(c.cfg.Rates, time.Now().UnixNano(), s.events, s.length)
+			t.meter.Add(c.cfg.Rates, RatesNow(), s.events, s.length)
 		}
 		c.mu.st.applyMerge(t, s, time.Now().UnixNano())
 		merged := t.length

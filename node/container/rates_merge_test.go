@@ -23,7 +23,7 @@ func TestMergeCountsInTargetRates(t *testing.T) {
 	if _, err := c.Merge(seg, txn); err != nil {
 		t.Fatal(err)
 	}
-	r, err := c.Rates(seg, time.Now().UnixNano())
+	r, err := c.Rates(seg, RatesNow())
 	if err != nil {
 		t.Fatal(err)
 	}
