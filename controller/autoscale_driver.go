@@ -38,8 +38,13 @@ type AutoScaleOptions struct {
 	// the Service runs it itself, the first time one interval after New.
 	Interval time.Duration
 	// Cooldown is the least time between two scales of a stream (manual
-	// ones included: it counts from the current epoch's creation).
+	// ones included: it counts from the current epoch's creation). Zero
+	// takes the default unless NoCooldown is set.
 	Cooldown time.Duration
+	// NoCooldown asks for no cooldown at all (Cooldown is then taken as
+	// 0): a stream may scale at every step. `--autoscale-cooldown 0s`
+	// sets it.
+	NoCooldown bool
 	// MaxSegments bounds the active segments a split may leave
 	// (1..api.MaxSegments).
 	MaxSegments int
@@ -55,7 +60,10 @@ func (o AutoScaleOptions) withDefaults() AutoScaleOptions {
 	if o.Interval == 0 {
 		o.Interval = DefaultAutoScaleInterval
 	}
-	if o.Cooldown == 0 {
+	switch {
+	case o.NoCooldown:
+		o.Cooldown = 0
+	case o.Cooldown == 0:
 		o.Cooldown = DefaultAutoScaleCooldown
 	}
 	if o.MaxSegments == 0 {
