@@ -159,7 +159,9 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 	for i, n := range cur {
 		names[i] = r.name(r.Segments[n])
 	}
-	measured, err := rr.SegmentRates(ctx, names)
+	qctx, cancel := context.WithTimeout(ctx, s.rateQueryTimeout())
+	measured, err := rr.SegmentRates(qctx, names)
+	cancel()
 	if err != nil {
 		s.log.WithError(err).WithField("stream", key).Debug("controller: auto-scaling: some segments' rates unknown")
 	}
@@ -216,6 +218,17 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 		return nil
 	}
 	return err
+}
+
+// rateQueryTimeout bounds one stream's rate query: the step's interval,
+// between 1 s and 5 s (5 s when the loop is off), so a node that never
+// answers leaves its streams unmeasured for this step (neither hot nor
+// cold) instead of holding every other stream's auto-scaling.
+func (s *Service) rateQueryTimeout() time.Duration {
+	if iv := s.opts.AutoScale.Interval; iv > 0 {
+		return min(max(iv, time.Second), 5*time.Second)
+	}
+	return 5 * time.Second
 }
 
 func equalDurations(a, b []time.Duration) bool {
