@@ -201,7 +201,7 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 	if since, ok := s.blockedSince(key); ok {
 		reason += fmt.Sprintf(" (after waiting %v for the stream's transactions to end)", now.Sub(since).Round(time.Second))
 	}
-	_, err = s.scale(ctx, scope, stream, req, api.TriggerAuto, reason)
+	_, err = s.scale(ctx, scope, stream, req, api.TriggerAuto, reason, r.current().Epoch)
 	switch {
 	case err == nil:
 		s.unblock(key)
