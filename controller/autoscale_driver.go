@@ -115,8 +115,11 @@ func (s *Service) autoScaler() {
 // once). A decision the stream's transactions hold up is tried again at
 // the next step; the scale's reason then says how long it waited. Safe to
 // call from several controllers at once (the workflow's intent is a
-// compare-and-set; a second scale is refused as a conflict). It returns
-// the first error and goes on with the other streams.
+// compare-and-set; a second scale is refused as a conflict). A stream
+// whose automatic scale is unfinished (a step failed) has it completed
+// instead, so that a controller without a leader (the standalone) does
+// not leave it until a restart. It returns the first error and goes on
+// with the other streams.
 func (s *Service) AutoScaleStep(ctx context.Context) error {
 	rr, ok := s.segs.(rateReader)
 	if !ok {
@@ -136,6 +139,13 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 	r, _, err := s.loadStream(ctx, scope, stream)
 	if err != nil {
 		return err
+	}
+	if w := r.Workflow; w != nil && w.Kind == kindScale && w.Trigger == api.TriggerAuto {
+		// An automatic scale whose step failed has no caller to retry
+		// it, and without a leader nothing resumes it before a restart:
+		// complete it here (running a workflow is safe at any time,
+		// also while another controller runs it).
+		return s.runWorkflow(ctx, scope, stream)
 	}
 	p := r.Config.ScalingPolicy
 	if r.Sealed || (p.Type != api.ByRateInEventsPerSec && p.Type != api.ByRateInKBytesPerSec) {
