@@ -159,15 +159,17 @@
 // does, per stream with a BY_RATE_* policy that is not sealed:
 //
 //  1. ask the nodes for the rates of the current epoch's segments
-//     (NodeSegments.SegmentRates: one GetSegmentRates per node and 1024
-//     segments); a segment not reported is unmeasured;
+//     (NodeSegments.SegmentRates: for each stream, one GetSegmentRates
+//     per node serving its segments and per 1024 of them, with a
+//     deadline); a segment not reported is unmeasured;
 //  2. autoscale.Decide (pure, controller/autoscale): the stream's policy
 //     (target in events/s or KB/s, scaleFactor, minSegments), the
 //     controller's maximum (AutoScale.MaxSegments), the segments with
 //     their ranges and rates, the current epoch's creation time against
 //     AutoScale.Cooldown, an unfinished workflow and open transactions in;
-//     at most one split of the hottest segment or one merge of two cold
-//     neighbours out, with its reason;
+//     at most one split (of the widest segment below minSegments, else
+//     of the hottest) or one merge of two cold neighbours out, with its
+//     reason;
 //  3. carry it out with the scale workflow (trigger "auto", the reason
 //     recorded in the new epoch): one scale per stream at a time, and a
 //     crash mid-scale is completed once by Resume like any scale. While
