@@ -112,12 +112,26 @@ func decide(cfg Config, s Stream) Decision {
 		return Decision{}
 	}
 	// Hot: the hottest segment above the target.
+	// A segment at the minimum width is chosen only if no wider one is
+	// hot (then to say why it is not split).
 	hot := -1
+	mw := minWidth(p) * (1 + 1e-9)
 	for i, sg := range s.Segments {
 		if !sg.Known || len(sg.Rates) == 0 || !(sg.Rates[0] > p.TargetRate) {
 			continue
 		}
-		if hot < 0 || sg.Rates[0] > s.Segments[hot].Rates[0] {
+		if hot < 0 {
+			hot = i
+			continue
+		}
+		h := s.Segments[hot]
+		if wide, hwide := sg.High-sg.Low > mw, h.High-h.Low > mw; wide != hwide {
+			if wide {
+				hot = i
+			}
+			continue
+		}
+		if sg.Rates[0] > h.Rates[0] {
 			hot = i
 		}
 	}
@@ -151,11 +165,11 @@ func decide(cfg Config, s Stream) Decision {
 		if parts < 2 {
 			notSplit.Reason = why + fmt.Sprintf("; not split: the stream has %d segments, the maximum is %d", n, p.MaxSegments)
 		}
-		if mw := minWidth(p); notSplit.Reason == "" && sg.High-sg.Low <= mw*(1+1e-9) {
+		if notSplit.Reason == "" && sg.High-sg.Low <= mw {
 			// One routing key above the target cannot be spread: halving
 			// its segment again and again (and merging cold neighbours
 			// to make room at the maximum) would only scale for nothing.
-			notSplit.Reason = why + fmt.Sprintf("; not split: its key range [%v, %v) is at the minimum width %v (1/maxSegments); one hot routing key cannot be spread", sg.Low, sg.High, mw)
+			notSplit.Reason = why + fmt.Sprintf("; not split: its key range [%v, %v) is at the minimum width %v (1/maxSegments); one hot routing key cannot be spread", sg.Low, sg.High, minWidth(p))
 		}
 		if notSplit.Reason == "" {
 			d.Reason = why + fmt.Sprintf("; split into %d", parts)

@@ -87,6 +87,8 @@ func TestDecide(t *testing.T) {
 			action: None, reason: "not split: its key range [0, 0.125) is at the minimum width 0.125"},
 		{name: "a hot segment just wider than the minimum width splits", s: stream(policy, seg(0, 0, 0.25, 1000), seg(1, 0.25, 1, 80)),
 			action: Split, seal: []int64{0}, ranges: []Range{{0, 0.125}, {0.125, 0.25}}},
+		{name: "a hotter segment at the minimum width gives way to a wider hot one", s: stream(policy, seg(0, 0, 0.125, 1000), seg(1, 0.125, 1, 200)),
+			action: Split, seal: []int64{1}},
 		{name: "a hot segment at the minimum width, neighbours not cold: nothing", s: stream(policy, seg(0, 0, 0.5, 80), seg(1, 0.5, 0.625, 500), seg(2, 0.625, 1, 80)),
 			action: None, reason: "minimum width"},
 		{name: "below the minimum: the widest segment splits", s: stream(min2, seg(0, 0, 1, 1)),

@@ -20,7 +20,8 @@
 //     minimum needs, whatever the rates: one split per cooldown until
 //     the minimum is reached.
 //  4. Hot: a segment whose shortest window's rate is above the target.
-//     The hottest one (highest rate, then lowest key) is split into
+//     The hottest one (highest rate, then lowest key; one wider than the
+//     minimum width below before any at it) is split into
 //     ScaleFactor segments of equal key ranges, fewer if that would pass
 //     MaxSegments; at the maximum it is not split, and cold neighbours
 //     (rule 5) merge instead, which makes room for it. A hot segment
