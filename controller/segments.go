@@ -51,7 +51,7 @@ func (s *Service) scale(ctx context.Context, scope, stream string, req api.Scale
 			return fmt.Errorf("%w: stream %s/%s has %d unfinished transactions; a scale waits until they are committed or aborted", ErrConflict, scope, stream, len(r.Txns))
 		}
 		p.ID = w.ID
-		p.Trigger, p.Reason = trigger, reason
+		p.Trigger, p.Reason = trigger, capReason(reason)
 		*w = *p
 		r.NextSegment += int64(len(w.New))
 		planned = p

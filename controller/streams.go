@@ -293,7 +293,7 @@ func (s *Service) TruncateStream(ctx context.Context, scope, stream string, cut 
 		if !moved {
 			return errNoChange
 		}
-		for _, sg := range r.Segments {
+		for _, sg := range r.Segments[r.FirstSegment:] {
 			if r.beforeCut(sg.Number, w.Cut) && !r.deleted(sg.Number) {
 				w.Delete = append(w.Delete, sg.Number)
 			}
