@@ -38,8 +38,13 @@ type AutoScaleOptions struct {
 	// the Service runs it itself, the first time one interval after New.
 	Interval time.Duration
 	// Cooldown is the least time between two scales of a stream (manual
-	// ones included: it counts from the current epoch's creation).
+	// ones included: it counts from the current epoch's creation). Zero
+	// takes the default unless NoCooldown is set.
 	Cooldown time.Duration
+	// NoCooldown asks for no cooldown at all (Cooldown is then taken as
+	// 0): a stream may scale at every step. `--autoscale-cooldown 0s`
+	// sets it.
+	NoCooldown bool
 	// MaxSegments bounds the active segments a split may leave
 	// (1..api.MaxSegments).
 	MaxSegments int
@@ -55,7 +60,10 @@ func (o AutoScaleOptions) withDefaults() AutoScaleOptions {
 	if o.Interval == 0 {
 		o.Interval = DefaultAutoScaleInterval
 	}
-	if o.Cooldown == 0 {
+	switch {
+	case o.NoCooldown:
+		o.Cooldown = 0
+	case o.Cooldown == 0:
 		o.Cooldown = DefaultAutoScaleCooldown
 	}
 	if o.MaxSegments == 0 {
@@ -107,8 +115,11 @@ func (s *Service) autoScaler() {
 // once). A decision the stream's transactions hold up is tried again at
 // the next step; the scale's reason then says how long it waited. Safe to
 // call from several controllers at once (the workflow's intent is a
-// compare-and-set; a second scale is refused as a conflict). It returns
-// the first error and goes on with the other streams.
+// compare-and-set; a second scale is refused as a conflict). A stream
+// whose automatic scale is unfinished (a step failed) has it completed
+// instead, so that a controller without a leader (the standalone) does
+// not leave it until a restart. It returns the first error and goes on
+// with the other streams.
 func (s *Service) AutoScaleStep(ctx context.Context) error {
 	rr, ok := s.segs.(rateReader)
 	if !ok {
@@ -128,6 +139,13 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 	r, _, err := s.loadStream(ctx, scope, stream)
 	if err != nil {
 		return err
+	}
+	if w := r.Workflow; w != nil && w.Kind == kindScale && w.Trigger == api.TriggerAuto {
+		// An automatic scale whose step failed has no caller to retry
+		// it, and without a leader nothing resumes it before a restart:
+		// complete it here (running a workflow is safe at any time,
+		// also while another controller runs it).
+		return s.runWorkflow(ctx, scope, stream)
 	}
 	p := r.Config.ScalingPolicy
 	if r.Sealed || (p.Type != api.ByRateInEventsPerSec && p.Type != api.ByRateInKBytesPerSec) {
@@ -151,7 +169,9 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 	for i, n := range cur {
 		names[i] = r.name(r.Segments[n])
 	}
-	measured, err := rr.SegmentRates(ctx, names)
+	qctx, cancel := context.WithTimeout(ctx, s.rateQueryTimeout())
+	measured, err := rr.SegmentRates(qctx, names)
+	cancel()
 	if err != nil {
 		s.log.WithError(err).WithField("stream", key).Debug("controller: auto-scaling: some segments' rates unknown")
 	}
@@ -191,7 +211,7 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 	if since, ok := s.blockedSince(key); ok {
 		reason += fmt.Sprintf(" (after waiting %v for the stream's transactions to end)", now.Sub(since).Round(time.Second))
 	}
-	_, err = s.scale(ctx, scope, stream, req, api.TriggerAuto, reason)
+	_, err = s.scale(ctx, scope, stream, req, api.TriggerAuto, reason, r.current().Epoch)
 	switch {
 	case err == nil:
 		s.unblock(key)
@@ -208,6 +228,17 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 		return nil
 	}
 	return err
+}
+
+// rateQueryTimeout bounds one stream's rate query: the step's interval,
+// between 1 s and 5 s (5 s when the loop is off), so a node that never
+// answers leaves its streams unmeasured for this step (neither hot nor
+// cold) instead of holding every other stream's auto-scaling.
+func (s *Service) rateQueryTimeout() time.Duration {
+	if iv := s.opts.AutoScale.Interval; iv > 0 {
+		return min(max(iv, time.Second), 5*time.Second)
+	}
+	return 5 * time.Second
 }
 
 func equalDurations(a, b []time.Duration) bool {

@@ -79,9 +79,9 @@ func TestAutoScaleStepSplitsAHotSegment(t *testing.T) {
 }
 
 // A controller that stops before any step of an automatic scale leaves it
-// for Resume, which completes it exactly once: one new epoch, the node's
-// segments as after an uninterrupted scale, and the auto-scaler starts no
-// second scale meanwhile.
+// unfinished; the next AutoScaleStep (or Resume) completes it exactly
+// once: one new epoch, the node's segments as after an uninterrupted
+// scale, and no second scale meanwhile.
 func TestAutoScaleCrashMidScaleCompletesOnce(t *testing.T) {
 	for _, step := range []string{"createSegments", "sealSegments", "publishEpoch", "cleanup"} {
 		t.Run(step, func(t *testing.T) {
@@ -94,10 +94,14 @@ func TestAutoScaleCrashMidScaleCompletesOnce(t *testing.T) {
 			makeHot(t, e, "sc/st/0.#epoch.0")
 			e.clock.advance(11 * time.Minute)
 			wantErr(t, "auto-scale stopped before "+step, s1.AutoScaleStep(ctx), ErrStepFailed)
-			// The unfinished workflow keeps the auto-scaler off the stream.
-			must(t, s1.AutoScaleStep(ctx))
 			if w := record(t, e.store, "sc", "st").Workflow; w == nil || w.Trigger != api.TriggerAuto {
 				t.Fatalf("workflow after the stop: %+v", w)
+			}
+			// The next step completes the unfinished automatic scale
+			// (and starts no other).
+			must(t, s1.AutoScaleStep(ctx))
+			if r := record(t, e.store, "sc", "st"); r.Workflow != nil || len(r.Epochs) != 2 {
+				t.Fatalf("after the next step: workflow %+v, %d epochs", r.Workflow, len(r.Epochs))
 			}
 			s1.Close()
 

@@ -24,9 +24,10 @@
 //	  "config":       api.StreamConfig,
 //	  "creationTime": ms since the Unix epoch,
 //	  "sealed":       bool,
-//	  "segments":     [{"number", "epoch" (that created it), "low", "high"}, ...]  // every segment ever; index = number
+//	  "segments":     [{"number", "epoch" (that created it), "low", "high"}, ...]  // from firstSegment on; index + firstSegment = number
 //	  "epochs":       [{"epoch", "creationTime", "segments": [numbers, by key],
-//	                    "trigger"?, "reason"?}, ...] // index = epoch; last = current
+//	                    "trigger"?, "reason"?}, ...] // from firstEpoch on; index + firstEpoch = epoch; last = current
+//	  "firstSegment"?, "firstEpoch"?: the first segment and epoch kept (absent: 0, all),
 //	  "nextSegment":  the next segment number (numbers are never reused),
 //	  "head":         {number: offset} the truncation cut, absent if never truncated,
 //	  "txns":         {id: {"epoch"}} transactions not yet COMMITTED/ABORTED,
@@ -43,7 +44,21 @@
 //
 // A segment's name is protocol.SegmentName(scope, stream, number, epoch
 // that created it). Segments are deleted by truncation when they lie
-// wholly before "head"; the record keeps them so history queries work.
+// wholly before "head". The last step of a truncation (cleanup) also drops
+// from the record the epochs wholly before "head" (every segment of them
+// deleted) that ended more than a week ago (KeepDeletedHistory), and the
+// segments only they held, moving "firstEpoch" and "firstSegment" up: the
+// record then grows with the scales after the head (which retention
+// bounds) and a week before it, not with every scale ever. History
+// queries (scaling-events, segments between cuts, successors, watermarks,
+// a sequenced writer's gone segments) see only what is kept; a stream cut
+// naming a dropped segment (a reader more than a week behind the head) is
+// refused (ErrInvalid) instead of being read from the head. A stream never
+// truncated keeps every epoch: about 300 bytes per automatic scale of a
+// 16-segment stream, so ZooKeeper's 1 MB is some 3,000 scales away. A
+// scale's reason is at most 256 bytes (MaxReasonLen). In memory the
+// dropped segments and epochs are placeholders, so that index = number
+// still holds; older binaries cannot read a record with "firstSegment".
 //
 // The transaction record: {"id", "scope", "stream", "epoch", "parents",
 // "segments" (segments[i] = protocol.TransactionSegmentName(parents[i],
@@ -159,15 +174,17 @@
 // does, per stream with a BY_RATE_* policy that is not sealed:
 //
 //  1. ask the nodes for the rates of the current epoch's segments
-//     (NodeSegments.SegmentRates: one GetSegmentRates per node and 1024
-//     segments); a segment not reported is unmeasured;
+//     (NodeSegments.SegmentRates: for each stream, one GetSegmentRates
+//     per node serving its segments and per 1024 of them, with a
+//     deadline); a segment not reported is unmeasured;
 //  2. autoscale.Decide (pure, controller/autoscale): the stream's policy
 //     (target in events/s or KB/s, scaleFactor, minSegments), the
 //     controller's maximum (AutoScale.MaxSegments), the segments with
 //     their ranges and rates, the current epoch's creation time against
 //     AutoScale.Cooldown, an unfinished workflow and open transactions in;
-//     at most one split of the hottest segment or one merge of two cold
-//     neighbours out, with its reason;
+//     at most one split (of the widest segment below minSegments, else
+//     of the hottest) or one merge of two cold neighbours out, with its
+//     reason;
 //  3. carry it out with the scale workflow (trigger "auto", the reason
 //     recorded in the new epoch): one scale per stream at a time, and a
 //     crash mid-scale is completed once by Resume like any scale. While

@@ -23,7 +23,7 @@ func (s *Service) Epochs(ctx context.Context, scope, stream string) ([]api.Epoch
 // epochs is the stream record's history in the API's form.
 func (r *streamRec) epochs() []api.EpochInfo {
 	out := make([]api.EpochInfo, 0, len(r.Epochs))
-	for _, e := range r.Epochs {
+	for _, e := range r.Epochs[r.FirstEpoch:] { // the dropped ones lay wholly before the truncation head
 		ei := api.EpochInfo{Epoch: e.Epoch, CreationTime: e.CreationTime, Segments: r.ranges(e.Segments), Trigger: e.Trigger, Reason: e.Reason}
 		switch {
 		case e.Epoch == 0:

@@ -1,8 +1,11 @@
 package controller
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
+	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
@@ -65,9 +68,17 @@ type streamRec struct {
 	CreationTime int64            `json:"creationTime"`
 	Sealed       bool             `json:"sealed"`
 	// Segments holds every published segment; Segments[i].Number == i.
+	// Those numbered below FirstSegment were dropped by compact: they are
+	// not stored, and read back as placeholders (dropped).
 	Segments []segmentRec `json:"segments"`
 	// Epochs holds every epoch; Epochs[e].Epoch == e. The last is current.
+	// Those below FirstEpoch were dropped by compact: not stored, read
+	// back as placeholders without segments.
 	Epochs []epochRec `json:"epochs"`
+	// FirstSegment and FirstEpoch are the first segment and epoch the
+	// record keeps (0: all; compact moves them up after a truncation).
+	FirstSegment int64 `json:"firstSegment,omitempty"`
+	FirstEpoch   int64 `json:"firstEpoch,omitempty"`
 	// NextSegment is the number the next created segment gets (numbers are
 	// reserved by a scale's intent, so they are never reused).
 	NextSegment int64 `json:"nextSegment"`
@@ -81,8 +92,133 @@ type streamRec struct {
 
 func (r *streamRec) current() epochRec { return r.Epochs[len(r.Epochs)-1] }
 
+// dropped reports whether compact removed segment n from the record (it
+// was deleted by a truncation, as were all the epochs it was active in).
+func (r *streamRec) dropped(n int64) bool { return n < r.FirstSegment }
+
+// MaxReasonLen caps a scale's reason as the epoch records it.
+const MaxReasonLen = 256
+
+// capReason cuts reason to MaxReasonLen bytes (on a rune boundary).
+func capReason(reason string) string {
+	if len(reason) <= MaxReasonLen {
+		return reason
+	}
+	cut := MaxReasonLen - len("...")
+	for cut > 0 && !utf8.RuneStart(reason[cut]) {
+		cut--
+	}
+	return reason[:cut] + "..."
+}
+
+// streamRecJSON is streamRec's stored form (no placeholders).
+type streamRecJSON streamRec
+
+// MarshalJSON stores the record without the placeholders of dropped
+// segments and epochs.
+func (r streamRec) MarshalJSON() ([]byte, error) {
+	out := streamRecJSON(r)
+	if r.FirstSegment > 0 && r.FirstSegment <= int64(len(r.Segments)) {
+		out.Segments = r.Segments[r.FirstSegment:]
+	}
+	if r.FirstEpoch > 0 && r.FirstEpoch < int64(len(r.Epochs)) {
+		out.Epochs = r.Epochs[r.FirstEpoch:]
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads a stored record, putting placeholders back for the
+// dropped segments and epochs so that Segments[i].Number == i and
+// Epochs[e].Epoch == e hold in memory. Records written before compact
+// existed (every segment and epoch) read as they are.
+func (r *streamRec) UnmarshalJSON(b []byte) error {
+	var in streamRecJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	if in.FirstSegment > 0 {
+		segs := make([]segmentRec, in.FirstSegment, in.FirstSegment+int64(len(in.Segments)))
+		for i := range segs {
+			segs[i] = segmentRec{Number: int64(i), Epoch: -1}
+		}
+		in.Segments = append(segs, in.Segments...)
+	}
+	if in.FirstEpoch > 0 {
+		eps := make([]epochRec, in.FirstEpoch, in.FirstEpoch+int64(len(in.Epochs)))
+		for i := range eps {
+			eps[i] = epochRec{Epoch: int64(i)}
+		}
+		in.Epochs = append(eps, in.Epochs...)
+	}
+	*r = streamRec(in)
+	return nil
+}
+
+// KeepDeletedHistory is how long compact keeps an epoch wholly before the
+// truncation head after it ended: readers and stream cuts that far behind
+// the head still find their segments' history (their ranges, successors),
+// and are moved to the head as before; older ones are refused.
+const KeepDeletedHistory = 7 * 24 * time.Hour
+
+// compact drops from the record the epochs wholly before the truncation
+// head (every segment of them deleted) that ended more than
+// KeepDeletedHistory before now (ms), and the segments only they held, so
+// that a stream that scales often but is truncated stays small: its
+// record keeps what lies after the head, which retention bounds, and a
+// week before it. The current epoch and the head's segments are always
+// kept.
+func (r *streamRec) compact(now int64) {
+	if r.Head == nil {
+		return
+	}
+	fe := r.FirstEpoch
+	for fe < r.current().Epoch && r.Epochs[fe+1].CreationTime <= now-KeepDeletedHistory.Milliseconds() {
+		all := true
+		for _, n := range r.Epochs[fe].Segments {
+			if !r.deleted(n) {
+				all = false
+				break
+			}
+		}
+		if !all {
+			break
+		}
+		fe++
+	}
+	fs := r.NextSegment
+	for _, e := range r.Epochs[fe:] {
+		for _, n := range e.Segments {
+			fs = min(fs, n)
+		}
+	}
+	for n := range r.Head {
+		fs = min(fs, n)
+	}
+	if r.Workflow != nil {
+		for _, n := range r.Workflow.Sealed {
+			fs = min(fs, n)
+		}
+		for n := range r.Workflow.Cut {
+			fs = min(fs, n)
+		}
+		for _, n := range r.Workflow.Delete {
+			fs = min(fs, n)
+		}
+	}
+	for _, t := range r.Txns {
+		fe = min(fe, t.Epoch)
+	}
+	for i := r.FirstSegment; i < fs; i++ {
+		r.Segments[i] = segmentRec{Number: i, Epoch: -1}
+	}
+	for i := r.FirstEpoch; i < fe; i++ {
+		r.Epochs[i] = epochRec{Epoch: i}
+	}
+	r.FirstSegment, r.FirstEpoch = max(r.FirstSegment, fs), max(r.FirstEpoch, fe)
+}
+
 func (r *streamRec) seg(n int64) (segmentRec, bool) {
-	if n < 0 || n >= int64(len(r.Segments)) || r.Segments[n].Number != n {
+	if n < 0 || n >= int64(len(r.Segments)) || r.Segments[n].Number != n || r.dropped(n) {
 		return segmentRec{}, false
 	}
 	return r.Segments[n], true
@@ -266,6 +402,9 @@ func (r *streamRec) cutNumbers(c api.StreamCut) (map[int64]int64, error) {
 		if q.Scope != r.Config.ScopeName || q.Stream != r.Config.StreamName {
 			return nil, fmt.Errorf("%w: stream cut: %q is not a segment of %s/%s", ErrInvalid, name, r.Config.ScopeName, r.Config.StreamName)
 		}
+		if r.dropped(q.Number) {
+			return nil, fmt.Errorf("%w: stream cut: segment %q was deleted by a truncation more than %v ago and its history dropped: start from the head", ErrInvalid, name, KeepDeletedHistory)
+		}
 		s, ok := r.seg(q.Number)
 		if !ok || s.Epoch != q.Epoch {
 			return nil, fmt.Errorf("%w: stream cut: segment %q does not exist", ErrInvalid, name)
@@ -291,7 +430,7 @@ func (r *streamRec) validateCut(cut map[int64]int64) error {
 	if _, err := checkCover(ranges, 0, 1); err != nil {
 		return fmt.Errorf("stream cut: %w", err)
 	}
-	for _, s := range r.Segments {
+	for _, s := range r.Segments[r.FirstSegment:] {
 		if _, in := cut[s.Number]; in {
 			continue
 		}
@@ -339,7 +478,9 @@ func (r *streamRec) afterCut(n int64, cut map[int64]int64) bool {
 }
 
 // deleted reports whether truncation removed segment n.
-func (r *streamRec) deleted(n int64) bool { return r.Head != nil && r.beforeCut(n, r.Head) }
+func (r *streamRec) deleted(n int64) bool {
+	return r.dropped(n) || r.Head != nil && r.beforeCut(n, r.Head)
+}
 
 // headCut is where a reader from the start begins: the truncation cut, or
 // the first epoch at offset 0.
@@ -368,6 +509,9 @@ func (r *streamRec) epochAt(t int64) epochRec {
 // offset 0, moved up to the head where truncation removed data.
 func (r *streamRec) cutAt(t int64) map[int64]int64 {
 	e := r.epochAt(t)
+	if e.Epoch < r.FirstEpoch {
+		return r.headCut() // dropped by compact: before the head
+	}
 	out := map[int64]int64{}
 	for _, n := range e.Segments {
 		if r.deleted(n) {
@@ -413,7 +557,7 @@ func (r *streamRec) successors(n int64) []api.Successor {
 // nor after to.
 func (r *streamRec) between(from, to map[int64]int64) []int64 {
 	var out []int64
-	for _, s := range r.Segments {
+	for _, s := range r.Segments[r.FirstSegment:] {
 		if r.beforeCut(s.Number, from) || (to != nil && r.afterCut(s.Number, to)) {
 			continue
 		}

@@ -26,6 +26,8 @@ type rateReader interface {
 // segments. A segment that cannot be located, whose node cannot be asked
 // or does not serve it now is left out of the map (the auto-scaler treats
 // it as unmeasured); the error is the first such failure, for the log.
+// Each request is bounded by CallTimeout and by ctx (the auto-scaler
+// gives each stream's query its own deadline, rateQueryTimeout).
 func (n *NodeSegments) SegmentRates(ctx context.Context, segments []string) (map[string]NodeRate, error) {
 	byNode := map[string][]string{}
 	var first error
@@ -48,10 +50,12 @@ func (n *NodeSegments) SegmentRates(ctx context.Context, segments []string) (map
 			batch := names[:min(len(names), protocol.MaxRateSegments)]
 			names = names[len(batch):]
 			var reply *protocol.SegmentRates
-			err := n.doOnceAt(ctx, addr, func(c *segclient.Conn) (err error) {
-				reply, err = c.GetSegmentRates(ctx, batch)
+			bctx, cancel := n.bound(ctx)
+			err := n.doOnceAt(bctx, addr, func(c *segclient.Conn) (err error) {
+				reply, err = c.GetSegmentRates(bctx, batch)
 				return err
 			})
+			cancel()
 			if err != nil {
 				keep(err)
 				continue

@@ -19,11 +19,19 @@ import (
 // progress, or a transaction is unfinished (see the package documentation).
 // It returns the new segments.
 func (s *Service) Scale(ctx context.Context, scope, stream string, req api.ScaleRequest) ([]api.SegmentRange, error) {
-	return s.scale(ctx, scope, stream, req, api.TriggerManual, "")
+	return s.scale(ctx, scope, stream, req, api.TriggerManual, "", anyEpoch)
 }
 
-// scale is Scale with the trigger and reason the new epoch records.
-func (s *Service) scale(ctx context.Context, scope, stream string, req api.ScaleRequest, trigger, reason string) ([]api.SegmentRange, error) {
+// anyEpoch is scale's onEpoch for a scale that may run on any epoch.
+const anyEpoch = -1
+
+// scale is Scale with the trigger and reason the new epoch records. With
+// onEpoch >= 0 (the epoch an automatic decision was taken on) the scale
+// is refused with ErrConflict, inside the compare-and-set that records
+// its intent, if the current epoch is another: a scale that ran meanwhile
+// (manual or not) restarts the cooldown, and the decision is taken again
+// from the new epoch.
+func (s *Service) scale(ctx context.Context, scope, stream string, req api.ScaleRequest, trigger, reason string, onEpoch int64) ([]api.SegmentRange, error) {
 	if err := s.checkStream(ctx, scope, stream); err != nil {
 		return nil, err
 	}
@@ -31,6 +39,9 @@ func (s *Service) scale(ctx context.Context, scope, stream string, req api.Scale
 	err := s.startWorkflow(ctx, scope, stream, kindScale, func(r *streamRec, w *workflowRec) error {
 		if r.Sealed {
 			return fmt.Errorf("%w: stream %s/%s is sealed", ErrConflict, scope, stream)
+		}
+		if cur := r.current().Epoch; onEpoch >= 0 && cur != onEpoch {
+			return fmt.Errorf("%w: stream %s/%s: the scale was decided on epoch %d, the stream is at epoch %d", ErrConflict, scope, stream, onEpoch, cur)
 		}
 		p, err := planScale(r, req, w.StartTime)
 		if err != nil {
@@ -40,7 +51,7 @@ func (s *Service) scale(ctx context.Context, scope, stream string, req api.Scale
 			return fmt.Errorf("%w: stream %s/%s has %d unfinished transactions; a scale waits until they are committed or aborted", ErrConflict, scope, stream, len(r.Txns))
 		}
 		p.ID = w.ID
-		p.Trigger, p.Reason = trigger, reason
+		p.Trigger, p.Reason = trigger, capReason(reason)
 		*w = *p
 		r.NextSegment += int64(len(w.New))
 		planned = p

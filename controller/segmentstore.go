@@ -67,11 +67,17 @@ func (l StaticLocator) NodeFor(context.Context, string) (string, error) { return
 // again when it broke. An operation refused as retriable
 // (protocol.IsRetriable: the segment's container is moving between nodes,
 // opening, or not assigned yet) is located and sent again, with backoff,
-// for up to RetryFor.
+// for up to RetryFor. Every operation, retries included, ends after
+// CallTimeout: a node that accepts connections but never answers (stopped,
+// wedged) fails the call instead of holding the periodic loops
+// (auto-scaling, retention, the transaction sweeper) for ever.
 type NodeSegments struct {
 	// RetryFor bounds the retries of one operation (DefaultRetryFor from
 	// NewNodeSegments; 0: none).
 	RetryFor time.Duration
+	// CallTimeout bounds one operation, retries included
+	// (DefaultCallTimeout from NewNodeSegments; 0: only ctx bounds it).
+	CallTimeout time.Duration
 
 	loc Locator
 	mu  struct {
@@ -86,14 +92,26 @@ type NodeSegments struct {
 // container opening after a crash replays its log first.
 const DefaultRetryFor = 15 * time.Second
 
+// DefaultCallTimeout bounds one operation on the nodes: RetryFor and a
+// margin for the last attempt.
+const DefaultCallTimeout = DefaultRetryFor + 15*time.Second
+
 // NewNodeSegments returns a NodeSegments that finds nodes with loc.
 func NewNodeSegments(loc Locator) *NodeSegments {
-	n := &NodeSegments{loc: loc, RetryFor: DefaultRetryFor}
+	n := &NodeSegments{loc: loc, RetryFor: DefaultRetryFor, CallTimeout: DefaultCallTimeout}
 	n.mu.conns = map[string]*segclient.Conn{}
 	return n
 }
 
 var errSegmentsClosed = errors.New("controller: NodeSegments closed")
+
+// bound returns ctx bounded by CallTimeout.
+func (n *NodeSegments) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if n.CallTimeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, n.CallTimeout)
+}
 
 // conn returns the pooled connection to addr, dialling if there is none or
 // the pooled one broke.
@@ -177,6 +195,8 @@ func (n *NodeSegments) doOnceAt(ctx context.Context, addr string, op func(*segcl
 
 // CreateSegment implements SegmentStore.
 func (n *NodeSegments) CreateSegment(ctx context.Context, segment string, attrs map[string]int64) error {
+	ctx, cancel := n.bound(ctx)
+	defer cancel()
 	return n.do(ctx, segment, func(c *segclient.Conn) error {
 		err := c.CreateSegmentWith(ctx, segment, attrs)
 		if errors.Is(err, protocol.ErrSegmentExists) {
@@ -188,6 +208,8 @@ func (n *NodeSegments) CreateSegment(ctx context.Context, segment string, attrs 
 
 // SetAttributes implements SegmentStore.
 func (n *NodeSegments) SetAttributes(ctx context.Context, segment string, attrs map[string]int64) error {
+	ctx, cancel := n.bound(ctx)
+	defer cancel()
 	updates := make([]protocol.AttributeUpdate, 0, len(attrs))
 	for k, v := range attrs {
 		updates = append(updates, protocol.AttributeUpdate{Key: k, Kind: protocol.Replace, Value: v})
@@ -198,6 +220,8 @@ func (n *NodeSegments) SetAttributes(ctx context.Context, segment string, attrs 
 
 // SealSegment implements SegmentStore.
 func (n *NodeSegments) SealSegment(ctx context.Context, segment string) (length int64, err error) {
+	ctx, cancel := n.bound(ctx)
+	defer cancel()
 	err = n.do(ctx, segment, func(c *segclient.Conn) error {
 		length, err = c.SealSegment(ctx, segment)
 		return err
@@ -207,6 +231,8 @@ func (n *NodeSegments) SealSegment(ctx context.Context, segment string) (length 
 
 // TruncateSegment implements SegmentStore.
 func (n *NodeSegments) TruncateSegment(ctx context.Context, segment string, offset int64) error {
+	ctx, cancel := n.bound(ctx)
+	defer cancel()
 	return n.do(ctx, segment, func(c *segclient.Conn) error {
 		_, err := c.TruncateSegment(ctx, segment, offset)
 		return err
@@ -215,11 +241,15 @@ func (n *NodeSegments) TruncateSegment(ctx context.Context, segment string, offs
 
 // CheckBoundary implements SegmentStore.
 func (n *NodeSegments) CheckBoundary(ctx context.Context, segment string, offset int64) error {
+	ctx, cancel := n.bound(ctx)
+	defer cancel()
 	return n.do(ctx, segment, func(c *segclient.Conn) error { return c.CheckBoundary(ctx, segment, offset) })
 }
 
 // DeleteSegment implements SegmentStore.
 func (n *NodeSegments) DeleteSegment(ctx context.Context, segment string) error {
+	ctx, cancel := n.bound(ctx)
+	defer cancel()
 	return n.do(ctx, segment, func(c *segclient.Conn) error {
 		err := c.DeleteSegment(ctx, segment)
 		if errors.Is(err, protocol.ErrNoSuchSegment) {
@@ -231,6 +261,8 @@ func (n *NodeSegments) DeleteSegment(ctx context.Context, segment string) error 
 
 // MergeSegments implements SegmentStore.
 func (n *NodeSegments) MergeSegments(ctx context.Context, target, source string) (length int64, err error) {
+	ctx, cancel := n.bound(ctx)
+	defer cancel()
 	err = n.do(ctx, target, func(c *segclient.Conn) error {
 		length, err = c.MergeSegments(ctx, target, source)
 		return err
@@ -240,6 +272,8 @@ func (n *NodeSegments) MergeSegments(ctx context.Context, target, source string)
 
 // GetSegmentInfo implements SegmentStore.
 func (n *NodeSegments) GetSegmentInfo(ctx context.Context, segment string) (info *protocol.SegmentInfo, err error) {
+	ctx, cancel := n.bound(ctx)
+	defer cancel()
 	err = n.do(ctx, segment, func(c *segclient.Conn) error {
 		info, err = c.GetSegmentInfo(ctx, segment)
 		return err

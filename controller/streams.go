@@ -129,7 +129,10 @@ next:
 
 // UpdateStream replaces a stream's configuration. cfg's scope and stream
 // names must be empty or equal to scope and stream (ErrInvalid otherwise).
-// A new scaling policy is stored only: it does not scale the stream now.
+// A new scaling policy takes effect at the auto-scaler's next steps: a
+// BY_RATE_* policy turns auto-scaling on (a FIXED one turns it off), and
+// with such a policy a minSegments above the active segments makes it
+// split the stream up to it, one split per cooldown. UpdateStream itself scales nothing.
 // ErrConflict if the stream is sealed.
 func (s *Service) UpdateStream(ctx context.Context, scope, stream string, cfg api.StreamConfig) (api.StreamInfo, error) {
 	if err := s.checkStream(ctx, scope, stream); err != nil {
@@ -290,7 +293,7 @@ func (s *Service) TruncateStream(ctx context.Context, scope, stream string, cut 
 		if !moved {
 			return errNoChange
 		}
-		for _, sg := range r.Segments {
+		for _, sg := range r.Segments[r.FirstSegment:] {
 			if r.beforeCut(sg.Number, w.Cut) && !r.deleted(sg.Number) {
 				w.Delete = append(w.Delete, sg.Number)
 			}

@@ -20,7 +20,7 @@ func (s *Service) StreamTier(ctx context.Context, scope, stream string) (api.Str
 	}
 	out := api.StreamTier{Scope: scope, Stream: stream, Segments: []api.SegmentTier{}}
 	now := s.opts.Clock()
-	for _, seg := range r.Segments {
+	for _, seg := range r.Segments[r.FirstSegment:] {
 		name := r.name(seg)
 		info, err := s.segs.GetSegmentInfo(ctx, name)
 		if errors.Is(err, protocol.ErrNoSuchSegment) {

@@ -236,6 +236,9 @@ func (s *Service) Watermarks(ctx context.Context, scope, stream string, after in
 			// the name, which CreateStream clears): skip it.
 			continue
 		}
+		if m.Epoch < r.FirstEpoch {
+			continue // wholly before the truncation head: dropped from the record
+		}
 		nums := r.Epochs[m.Epoch].Segments
 		out = append(out, api.Watermark{Seq: m.Seq, LowerTime: m.Lower, UpperTime: m.Upper, Cut: r.cutNames(m.Cut), Segments: r.ranges(nums)})
 	}
@@ -307,7 +310,7 @@ func (s *Service) watermarkStream(ctx context.Context, scope, stream string) err
 	for _, e := range r.Epochs {
 		in.Epochs = append(in.Epochs, e.Segments)
 	}
-	for _, sg := range r.Segments {
+	for _, sg := range r.Segments[r.FirstSegment:] {
 		in.Created[sg.Number] = sg.Epoch
 	}
 	versions := map[string]cluster.KV{}

@@ -102,11 +102,14 @@ var workflows = map[string][]wfStep{
 			}
 			return nil
 		}},
-		{name: "cleanup"},
+		{name: "cleanup", apply: func(r *streamRec, w *workflowRec, now int64) {
+			r.Workflow = nil // done (runWorkflow clears it too): its segments are deleted
+			r.compact(now)
+		}},
 	},
 	kindDelete: {
 		{name: "deleteSegments", act: func(s *Service, ctx context.Context, r *streamRec, w *workflowRec) error {
-			for _, sg := range r.Segments {
+			for _, sg := range r.Segments[r.FirstSegment:] { // the dropped ones were deleted by truncations
 				if err := s.segs.DeleteSegment(ctx, r.name(sg)); err != nil {
 					return err
 				}

@@ -70,6 +70,7 @@ func sign(d time.Duration, neg bool) time.Duration {
 type durationValue struct {
 	p     *time.Duration
 	check func(time.Duration) error
+	then  func(time.Duration) // if set, called with each value set
 }
 
 func (v durationValue) Set(s string) error {
@@ -83,6 +84,9 @@ func (v durationValue) Set(s string) error {
 		}
 	}
 	*v.p = d
+	if v.then != nil {
+		v.then(d)
+	}
 	return nil
 }
 

@@ -21,7 +21,9 @@ func autoScaleFlags(o *controller.AutoScaleOptions, d controller.AutoScaleOption
 		&cli.GenericFlag{Name: "autoscale-interval", Usage: "look at BY_RATE_* streams' segment rates every `D` and split or merge segments (90s, 1h30m, 7d)",
 			Value: durationValue{p: &o.Interval, check: positive}},
 		&cli.BoolFlag{Name: "no-autoscale", Usage: "never split or merge segments by their rates (BY_RATE_* streams scale only when asked)", Destination: &o.Off},
-		durationFlag("autoscale-cooldown", "scale a stream at most once every `D`", d.Cooldown, &o.Cooldown),
+		// 0s asks for no cooldown (NoCooldown), not for the options' default.
+		&cli.GenericFlag{Name: "autoscale-cooldown", Usage: "scale a stream at most once every `D` (90s, 1h30m, 7d; 0s: no cooldown)",
+			Value: durationValue{p: &o.Cooldown, then: func(d time.Duration) { o.NoCooldown = d == 0 }}},
 		&cli.IntFlag{Name: "autoscale-max-segments", Usage: "auto-scaling splits no stream beyond `N` active segments", Value: d.MaxSegments, Destination: &o.MaxSegments,
 			Action: func(_ *cli.Context, n int) error {
 				if n < 1 || n > api.MaxSegments {

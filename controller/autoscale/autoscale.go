@@ -112,14 +112,46 @@ func decide(cfg Config, s Stream) Decision {
 		return Decision{}
 	}
 	// Hot: the hottest segment above the target.
+	// A segment at the minimum width is chosen only if no wider one is
+	// hot (then to say why it is not split).
 	hot := -1
+	mw := minWidth(p) * (1 + 1e-9)
 	for i, sg := range s.Segments {
 		if !sg.Known || len(sg.Rates) == 0 || !(sg.Rates[0] > p.TargetRate) {
 			continue
 		}
-		if hot < 0 || sg.Rates[0] > s.Segments[hot].Rates[0] {
+		if hot < 0 {
+			hot = i
+			continue
+		}
+		h := s.Segments[hot]
+		if wide, hwide := sg.High-sg.Low > mw, h.High-h.Low > mw; wide != hwide {
+			if wide {
+				hot = i
+			}
+			continue
+		}
+		if sg.Rates[0] > h.Rates[0] {
 			hot = i
 		}
+	}
+	// Below the minimum (raised by UpdateStream): split the widest
+	// segment (the lowest key of equals), whatever the rates.
+	if n < p.MinSegments && n < p.MaxSegments {
+		w := 0
+		for i, sg := range s.Segments {
+			if sg.High-sg.Low > s.Segments[w].High-s.Segments[w].Low {
+				w = i
+			}
+		}
+		sg := s.Segments[w]
+		parts := max(min(p.ScaleFactor, p.MinSegments-n+1, p.MaxSegments-n+1), 2)
+		d := Decision{Action: Split, Seal: []int64{sg.Number}, NewRanges: splitRange(sg.Low, sg.High, parts)}
+		if narrow(d.NewRanges) {
+			return Decision{Reason: fmt.Sprintf("below the minimum of %d segments (%d), but the widest one, [%v, %v), is too narrow to split", p.MinSegments, n, sg.Low, sg.High)}
+		}
+		d.Reason = fmt.Sprintf("%d segments, below the policy's minimum of %d: the widest, segment %d, split into %d", n, p.MinSegments, sg.Number, parts)
+		return d
 	}
 	var notSplit Decision // why a hot segment is not split
 	if hot >= 0 {
@@ -127,21 +159,27 @@ func decide(cfg Config, s Stream) Decision {
 		parts := min(p.ScaleFactor, p.MaxSegments-n+1)
 		why := fmt.Sprintf("segment %d hot: %s %s over %v, target %s", sg.Number, num(sg.Rates[0]), p.Unit, s.Windows[0], num(p.TargetRate))
 		d := Decision{Action: Split, Seal: []int64{sg.Number}, NewRanges: splitRange(sg.Low, sg.High, max(parts, 1))}
-		for _, r := range d.NewRanges {
-			if !(r.Low < r.High) {
-				notSplit.Reason = why + fmt.Sprintf("; not split: its key range [%v, %v) is too narrow for %d parts", sg.Low, sg.High, parts)
-			}
+		if narrow(d.NewRanges) {
+			notSplit.Reason = why + fmt.Sprintf("; not split: its key range [%v, %v) is too narrow for %d parts", sg.Low, sg.High, parts)
 		}
 		if parts < 2 {
 			notSplit.Reason = why + fmt.Sprintf("; not split: the stream has %d segments, the maximum is %d", n, p.MaxSegments)
+		}
+		if notSplit.Reason == "" && sg.High-sg.Low <= mw {
+			// One routing key above the target cannot be spread: halving
+			// its segment again and again (and merging cold neighbours
+			// to make room at the maximum) would only scale for nothing.
+			notSplit.Reason = why + fmt.Sprintf("; not split: its key range [%v, %v) is at the minimum width %v (1/maxSegments); one hot routing key cannot be spread", sg.Low, sg.High, minWidth(p))
 		}
 		if notSplit.Reason == "" {
 			d.Reason = why + fmt.Sprintf("; split into %d", parts)
 			return d
 		}
 	}
-	// Cold neighbours (also when a hot segment cannot be split: a merge
-	// makes room for it).
+	// Cold neighbours (also when a hot segment cannot be split for the
+	// maximum: a merge makes room for it; a hot segment at the minimum
+	// width gets no room made, the pairs merge only because they are
+	// cold).
 	if n <= p.MinSegments {
 		return notSplit
 	}
@@ -166,6 +204,28 @@ func decide(cfg Config, s Stream) Decision {
 	return Decision{Action: Merge, Seal: []int64{a.Number, b.Number}, NewRanges: []Range{{a.Low, b.High}},
 		Reason: fmt.Sprintf("segments %d and %d cold: at most %s and %s %s over every window up to %v, below %s (%s of the target %s); merged",
 			a.Number, b.Number, num(maxOf(a.Rates)), num(maxOf(b.Rates)), p.Unit, longest, num(p.TargetRate*frac), num(frac), num(p.TargetRate))}
+}
+
+// minWidth is the narrowest key range a hot segment may have and still be
+// split: 1/MaxSegments, the width of each segment of a stream spread
+// evenly over the maximum. A segment that narrow and still hot carries
+// too few routing keys for a split to spread its load.
+func minWidth(p Policy) float64 {
+	if p.MaxSegments < 1 {
+		return 0
+	}
+	return 1 / float64(p.MaxSegments)
+}
+
+// narrow reports whether a range of rs is empty (floating point has run
+// out of digits to cut).
+func narrow(rs []Range) bool {
+	for _, r := range rs {
+		if !(r.Low < r.High) {
+			return true
+		}
+	}
+	return false
 }
 
 func isCold(sg Segment, threshold float64, longest time.Duration) bool {

@@ -83,6 +83,26 @@ func TestDecide(t *testing.T) {
 		{name: "never below the minimum", s: stream(min2, seg(0, 0, 0.5, 1), seg(1, 0.5, 1, 1)), action: None},
 		{name: "above the minimum: merges", s: stream(min2, seg(0, 0, 0.25, 1), seg(1, 0.25, 0.5, 1), seg(2, 0.5, 1, 1)),
 			action: Merge, seal: []int64{0, 1}},
+		{name: "a hot segment at the minimum width (1/maxSegments) is not split", s: stream(policy, seg(0, 0, 0.125, 1000), seg(1, 0.125, 1, 80)),
+			action: None, reason: "not split: its key range [0, 0.125) is at the minimum width 0.125"},
+		{name: "a hot segment just wider than the minimum width splits", s: stream(policy, seg(0, 0, 0.25, 1000), seg(1, 0.25, 1, 80)),
+			action: Split, seal: []int64{0}, ranges: []Range{{0, 0.125}, {0.125, 0.25}}},
+		{name: "a hotter segment at the minimum width gives way to a wider hot one", s: stream(policy, seg(0, 0, 0.125, 1000), seg(1, 0.125, 1, 200)),
+			action: Split, seal: []int64{1}},
+		{name: "a hot segment at the minimum width, neighbours not cold: nothing", s: stream(policy, seg(0, 0, 0.5, 80), seg(1, 0.5, 0.625, 500), seg(2, 0.625, 1, 80)),
+			action: None, reason: "minimum width"},
+		{name: "below the minimum: the widest segment splits", s: stream(min2, seg(0, 0, 1, 1)),
+			action: Split, seal: []int64{0}, ranges: []Range{{0, 0.5}, {0.5, 1}}, reason: "below the policy's minimum of 2"},
+		{name: "below the minimum: the widest of several, the lowest key of equals", s: stream(func() Policy { p := policy; p.MinSegments = 4; return p }(),
+			seg(0, 0, 0.25, 1000), seg(1, 0.25, 0.625, 1), seg(2, 0.625, 1, 1)),
+			action: Split, seal: []int64{1}, ranges: []Range{{0.25, 0.4375}, {0.4375, 0.625}}},
+		{name: "below the minimum: scaleFactor parts, no more than the minimum needs", s: stream(func() Policy { p := p3; p.MinSegments = 2; return p }(), seg(0, 0, 1, 1)),
+			action: Split, seal: []int64{0}, ranges: []Range{{0, 0.5}, {0.5, 1}}},
+		{name: "below the minimum, within the cooldown: nothing", s: func() Stream {
+			s := stream(min2, seg(0, 0, 1, 1))
+			s.LastScale = t0.Add(-time.Second)
+			return s
+		}(), action: None, reason: "cooldown"},
 		{name: "cooldown", s: func() Stream {
 			s := stream(policy, seg(0, 0, 1, 1000))
 			s.LastScale = t0.Add(-5 * time.Second)
@@ -219,4 +239,59 @@ func TestDecideConverges(t *testing.T) {
 	if len(s.Segments) != policy.MinSegments {
 		t.Fatalf("quiet: %d segments, want the minimum %d", len(s.Segments), policy.MinSegments)
 	}
+}
+
+// One routing key far above the target: its segment is halved down to the
+// minimum width (1/maxSegments) and then left alone; cold neighbours do
+// not merge to make room for splits that would spread nothing. Decisions
+// applied in a loop, a few scales in all, never an endless cycle.
+func TestDecideOneHotKeyStops(t *testing.T) {
+	const key = 0.3
+	p := policy // MaxSegments 8
+	rate := func(low, high float64) float64 {
+		if low <= key && key < high {
+			return 10000
+		}
+		return 1
+	}
+	s := stream(p, seg(0, 0, 1, rate(0, 1)))
+	next := int64(1)
+	scales := 0
+	for ; scales < 100; scales++ {
+		d := Decide(cfg, s, t0)
+		if d.Action == None {
+			break
+		}
+		checkCover(t, s, d)
+		var out []Segment
+		for _, sg := range s.Segments {
+			if sg.Number == d.Seal[0] {
+				for _, r := range d.NewRanges {
+					out = append(out, seg(next, r.Low, r.High, rate(r.Low, r.High)))
+					next++
+				}
+			}
+			if !slicesContains(d.Seal, sg.Number) {
+				out = append(out, sg)
+			}
+		}
+		s.Segments = out
+	}
+	if scales > 8 {
+		t.Fatalf("one hot routing key: %d scales, want a few (3 splits to the minimum width, then cold pairs merging)", scales)
+	}
+	for _, sg := range s.Segments {
+		if sg.Low <= key && key < sg.High && sg.High-sg.Low != 0.125 {
+			t.Errorf("the hot key's segment [%v, %v), want the minimum width 0.125", sg.Low, sg.High)
+		}
+	}
+}
+
+func slicesContains(s []int64, v int64) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }

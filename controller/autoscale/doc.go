@@ -14,19 +14,32 @@
 //  2. Within Config.Cooldown of the stream's last scale (the current
 //     epoch's creation time) there is no decision either: a new segment's
 //     averages start from zero, and a scale needs time to show its effect.
-//  3. Hot: a segment whose shortest window's rate is above the target.
-//     The hottest one (highest rate, then lowest key) is split into
+//  3. Below the minimum: a stream with fewer active segments than
+//     MinSegments (UpdateStream raised it) splits its widest segment (the
+//     lowest key of equals) into ScaleFactor parts, no more than the
+//     minimum needs, whatever the rates: one split per cooldown until
+//     the minimum is reached.
+//  4. Hot: a segment whose shortest window's rate is above the target.
+//     The hottest one (highest rate, then lowest key; one wider than the
+//     minimum width below before any at it) is split into
 //     ScaleFactor segments of equal key ranges, fewer if that would pass
 //     MaxSegments; at the maximum it is not split, and cold neighbours
-//     (rule 4) merge instead, which makes room for it.
-//  4. Cold: a segment measured for at least the longest window whose
+//     (rule 5) merge instead, which makes room for it. A hot segment
+//     whose key range is at most 1/MaxSegments wide (the minimum width:
+//     each segment's share of a stream spread evenly over the maximum) is
+//     not split either: one routing key above the target cannot be
+//     spread, and halving its segment again and again (merging cold
+//     neighbours to make room at the maximum, then splitting again) would
+//     scale the stream for nothing. No room is made for it; cold pairs
+//     still merge by rule 5.
+//  5. Cold: a segment measured for at least the longest window whose
 //     rate in every window is below the target times Config.ColdFraction
 //     (a half by default). Two neighbours (adjacent key ranges) that are
 //     both cold merge into one, unless the stream is at MinSegments; of
 //     several such pairs the one with the lowest sum of shortest-window
 //     rates merges (then the lowest key). One pair per scale: merging
 //     further waits for the cooldown.
-//  5. A decision while the stream has unfinished transactions is returned
+//  6. A decision while the stream has unfinished transactions is returned
 //     with Blocked set: the scale workflow refuses it until they end, and
 //     the driver tries again at its next poll (and says in the reason of
 //     the scale how long it waited).

@@ -138,8 +138,9 @@ func (c *Container) AppendAsync(a Append) (*PendingAppend, error) {
 	r := appendRecord{segID: s.id, offset: s.length, eventNumber: a.EventNumber, writer: a.Writer, dataOff: len(hdr), data: a.Data}
 	now := time.Now().UnixNano()
 	c.mu.st.applyAppend(s, r, p.Addr, now, now)
+	s.events += int64(n)
 	if c.cfg.Rates != nil {
-		s.meter.Add(c.cfg.Rates, now, int64(n), int64(len(a.Data)))
+		s.meter.Add(c.cfg.Rates, RatesNow(), int64(n), int64(len(a.Data)))
 	}
 	c.cache.Put(c.cacheKey(p.Addr), a.Data)
 	return &PendingAppend{c: c, p: p, seg: s, result: AppendResult{PreviousEventNumber: prev, Offset: s.length}}, nil

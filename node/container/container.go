@@ -483,6 +483,14 @@ func (c *Container) Merge(target, source string) (int64, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A committed transaction's events reach the target here, not
+		// through AppendAsync: count them on the target's meter (the
+		// source's events appended in this process, all its bytes), so
+		// a stream written through transactions is measured as loaded.
+		t.events += s.events
+		if c.cfg.Rates != nil {
+			t.meter.Add(c.cfg.Rates, RatesNow(), s.events, s.length)
+		}
 		c.mu.st.applyMerge(t, s, time.Now().UnixNano())
 		merged := t.length
 		return c.thenLocked(c.durable(p), func() {

@@ -25,6 +25,10 @@
 // before its Age reaches the longest window (until then its averages do
 // not cover the whole window).
 //
-// Everything takes the time as an argument (unix nanoseconds): the
-// package reads no clock.
+// Everything takes the time as an argument (nanoseconds; the container
+// passes container.RatesNow, a monotonic reading since the process
+// started, so a step of the wall clock does not disturb the rates): the
+// package reads no clock. A time before the last fold moves the fold
+// point back to it (Add), so even a clock that steps back does not
+// freeze the averages.
 package rates

@@ -67,11 +67,17 @@ type Rates struct {
 	Bytes  [NumWindows]float64 // bytes per second, per window
 }
 
-// Add counts events and bytes appended at now (unix ns). Times that go
-// backwards count as now = the last fold.
+// Add counts events and bytes appended at now (unix ns). A time before
+// the last fold (a clock stepped back) moves the fold point back to now:
+// the averages are kept and the counts go on from there, so rates do not
+// freeze until the clock catches up with a time it once jumped to.
 func (m *Meter) Add(c *Config, now int64, events, bytes int64) {
 	if m.born == 0 {
 		m.born, m.folded = now, now
+	}
+	if now < m.folded {
+		m.folded = now
+		m.born = min(m.born, now)
 	}
 	m.events += events
 	m.bytes += bytes

@@ -1,8 +1,7 @@
 package server
 
 import (
-	"time"
-
+	"github.com/sluice-streams/sluice/node/container"
 	"github.com/sluice-streams/sluice/protocol"
 )
 
@@ -16,7 +15,7 @@ func (c *conn) segmentRates(r *protocol.GetSegmentRates) *protocol.SegmentRates 
 	for i, w := range cfg.Windows {
 		reply.WindowMillis[i] = w.Milliseconds()
 	}
-	now := time.Now().UnixNano()
+	now := container.RatesNow()
 	for i, name := range r.Segments {
 		out := &reply.Rates[i]
 		out.Segment = name
