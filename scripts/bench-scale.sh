@@ -3,19 +3,21 @@
 # ("Scaling") against a fresh `sluice standalone` per round: the
 # auto-scaler's reaction (bench scale), the write ack latency during a
 # manual scale against the rest of the same run (bench write --scale-at),
-# and one node holding 10,000 segments (100 streams x 100 segments, 100
-# writers) with the server's RSS and Go heap. Each report is one JSON line
+# one node holding 10,000 segments (100 streams x 100 segments, 100
+# writers) with the server's RSS and Go heap, and its reference: the same
+# writers and rate on 100 segments (one stream). Each report is one JSON line
 # on stdout, preceded by a "# load: ..." line (/proc/loadavg before the
 # run). Usage: scripts/bench-scale.sh [SLUICE_BINARY]; ROUNDS (3), WHICH
 # ("reaction scale-at many") and MANY_DURATION (30s) change the runs.
 set -eu
 BIN=${1:-bin/sluice}
 ROUNDS=${ROUNDS:-3}
-WHICH=${WHICH:-"reaction scale-at many"}
+WHICH=${WHICH:-"reaction scale-at many few"}
 MANY_DURATION=${MANY_DURATION:-30s}
 
 start() {
 	dir=$(mktemp -d)
+	: >"$dir/log"
 	"$BIN" --log-level warn standalone --data "$dir/data" --controller-addr 127.0.0.1:0 --node-addr 127.0.0.1:0 \
 		--no-hdfs-head --no-nfs-head --no-s3-head --pprof-addr 127.0.0.1:0 >"$dir/log" 2>&1 &
 	pid=$!
@@ -53,6 +55,8 @@ for r in $(seq "$ROUNDS"); do
 		reaction) run scale --target 100 --rate 1000 --event-size 100 ;;
 		scale-at) run write --segments 4 --rate 5000 --event-size 100 --duration 20s --scale-at 10s ;;
 		many) run write --streams 100 --segments 100 --writers 100 --clients 50 --rate 10000 --event-size 100 \
+			--duration "$MANY_DURATION" --server-pid $pid --server-pprof "$pprof" ;;
+		few) run write --streams 1 --segments 100 --writers 100 --clients 50 --rate 10000 --event-size 100 \
 			--duration "$MANY_DURATION" --server-pid $pid --server-pprof "$pprof" ;;
 		*) echo "bench-scale: unknown run $w" >&2; stop; exit 2 ;;
 		esac
