@@ -16,7 +16,7 @@ S3_ADDR   ?= 127.0.0.1:9000
 # Benchmark time per benchmark; the disk probes need a few hundred fsyncs to settle.
 BENCHTIME ?= 2s
 
-.PHONY: all build run test bench bench-head bench-nfs bench-s3 lint soak soak-pipeline clean harness universe proto spark s3clients s3a-jars
+.PHONY: all build run test bench bench-scale bench-head bench-nfs bench-s3 lint soak soak-pipeline clean harness universe proto spark s3clients s3a-jars
 
 all: build
 
@@ -131,6 +131,13 @@ s3clients:
 bench:
 	$(GO) test -p 1 -run '^$$' -bench . -benchtime $(BENCHTIME) \
 		./node/diskprobe/ ./node/container/ ./node/server/ ./node/tiering/ ./internal/latency/
+
+# The scaling benchmarks (docs/BENCHMARKS.md, "Scaling"): the auto-scaler's
+# reaction, the write latency during a scale, and 10,000 segments on one
+# node, each against a fresh standalone, ROUNDS times (3); one JSON report
+# a line. About 5 minutes a round.
+bench-scale: build
+	ROUNDS=$(or $(ROUNDS),3) scripts/bench-scale.sh $(BIN)
 
 # The HDFS head's sequential reads with Hadoop's client (hdfs:// and
 # webhdfs://) against the disk and a MiniDFSCluster in the same run

@@ -27,6 +27,13 @@ type benchOptions struct {
 	Keep        bool          // --keep: do not delete the stream bench created
 	MeasureDisk bool          // --measure-disk: probe the disk limits in --disk-dir
 	DiskDir     string        // --disk-dir: where to probe (the node's data directory)
+	Streams     int           // --streams: streams bench creates
+	Clients     int           // --clients: clients the writers share
+	ScaleAt     time.Duration // --scale-at: split every segment then (write)
+	Target      float64       // --target: the stream's target rate (scale)
+	Warmup      time.Duration // --warmup: below the target first (scale)
+	ServerPID   int           // --server-pid: the server's memory after the run
+	ServerPprof string        // --server-pprof: the server's --pprof-addr URL
 }
 
 // The disk probes' sizes. Variables so the command's tests probe less
@@ -50,6 +57,13 @@ func benchCommand(g *globalOptions) *cli.Command {
 		&cli.BoolFlag{Name: "keep", Usage: "keep the stream bench created (it is sealed and deleted otherwise)", Destination: &o.Keep},
 		&cli.BoolFlag{Name: "measure-disk", Usage: "measure the disk's fsync'd bandwidth and write+fsync p99 in --disk-dir before and after the run", Destination: &o.MeasureDisk},
 		&cli.StringFlag{Name: "disk-dir", Usage: "`DIR` on the node's disk for --measure-disk (the node's --data directory)", Destination: &o.DiskDir},
+		&cli.IntFlag{Name: "streams", Usage: "create `N` streams of --segments segments; writer i writes to stream i mod N", Value: 1, Destination: &o.Streams},
+		&cli.IntFlag{Name: "clients", Usage: "the writers share `N` clients, one connection per node each (0: one per writer; a node takes at most --max-conns-per-peer from one address)", Destination: &o.Clients},
+		durationFlag("scale-at", "write: split every segment of the stream in two `D` into the run, and report the ack latency during the scale against the rest", 0, &o.ScaleAt),
+		&cli.Float64Flag{Name: "target", Usage: "scale: the stream's target rate, `EVENTS_PER_S` per segment (--rate must be above it)", Destination: &o.Target},
+		durationFlag("warmup", "scale: write at a quarter of --target for `D` first (longer than the controller's --autoscale-cooldown; default 15s)", 0, &o.Warmup),
+		&cli.IntFlag{Name: "server-pid", Usage: "report the RSS of the server process `PID` (this machine) after the run", Destination: &o.ServerPID},
+		&cli.StringFlag{Name: "server-pprof", Usage: "report the Go heap and goroutines of the server whose --pprof-addr is `URL` (http://127.0.0.1:6060) after the run", Destination: &o.ServerPprof},
 	}
 	sub := func(mode bench.Mode, usage, desc string) *cli.Command {
 		return &cli.Command{
@@ -74,6 +88,10 @@ func benchCommand(g *globalOptions) *cli.Command {
 				"Each event starts with an 8-byte timestamp taken just before Write; the reader (one of --readers in a new\n"+
 					"reader group, balanced before the writers start) subtracts it from the time ReadNext returned the event.\n"+
 					"Use --rate for a latency at a given load (10240 events/s of 1 KiB = 10 MiB/s)."),
+			sub(bench.Scale, "time the auto-scaler: from a segment's rate crossing its target to a new segment acknowledging writes",
+				"Creates a BY_RATE_IN_EVENTS_PER_SEC stream of one segment with --target, writes a quarter of it for --warmup,\n"+
+					"then --rate until a new segment has acknowledged a write, polling the node's measured rate every 10 ms.\n"+
+					"Reports the parts (detect, decide, publish, serve) and the ack latency during the scale against after the rise."),
 		},
 	}
 }
@@ -98,6 +116,12 @@ func (o *benchOptions) config(c *cli.Context, g *globalOptions, mode bench.Mode)
 		return bench.Config{}, errors.New("--measure-disk needs --disk-dir DIR, a directory on the node's disk (its --data directory)")
 	case !o.MeasureDisk && o.DiskDir != "":
 		return bench.Config{}, errors.New("--disk-dir is used only with --measure-disk")
+	case o.Stream != "" && c.IsSet("streams"):
+		return bench.Config{}, errors.New("--streams applies to the streams bench creates, not to an existing --stream")
+	case c.IsSet("scale-at") && o.ScaleAt <= 0:
+		return bench.Config{}, fmt.Errorf("--scale-at %v: want more than 0", o.ScaleAt)
+	case c.IsSet("warmup") && o.Warmup <= 0:
+		return bench.Config{}, fmt.Errorf("--warmup %v: want more than 0", o.Warmup)
 	}
 	return bench.Config{
 		Controller: g.Controller,
@@ -116,6 +140,13 @@ func (o *benchOptions) config(c *cli.Context, g *globalOptions, mode bench.Mode)
 		DiskProbeBytes: diskProbeBytes,
 		DiskProbeSyncs: diskProbeSyncs,
 		Progress:       c.App.ErrWriter,
+		Streams:        o.Streams,
+		Clients:        o.Clients,
+		ScaleAt:        o.ScaleAt,
+		Target:         o.Target,
+		Warmup:         o.Warmup,
+		ServerPID:      o.ServerPID,
+		ServerPprof:    o.ServerPprof,
 	}, nil
 }
 
@@ -158,6 +189,9 @@ func benchOutput(r *bench.Report) output {
 	add := func(k, v string) { o.Rows = append(o.Rows, []string{k, v}) }
 	add("mode", string(r.Mode))
 	add("stream", r.Stream)
+	if r.Streams > 0 {
+		add("streams", strconv.Itoa(r.Streams))
+	}
 	add("segments", strconv.Itoa(r.Segments))
 	add("writers", strconv.Itoa(r.Writers))
 	if r.Readers > 0 {
@@ -180,6 +214,32 @@ func benchOutput(r *bench.Report) output {
 		add("disk p99 ms", f(*r.DiskP99MS, 3))
 		add("MB/s / disk MB/s", f(*r.DiskRatio, 3))
 		add("p99 / disk p99", f(*r.P99DiskRate, 2))
+	}
+	if s := r.Scale; s != nil {
+		if s.AskedMS > 0 {
+			add("scale asked at ms", f(s.AskedMS, 0))
+			add("scale request ms", f(s.CallMS, 1))
+		}
+		add("sealed at ms", f(s.SealedMS, 0))
+		add("new segment acked at ms", f(s.ServedMS, 0))
+		add("ack ms during scale", fmt.Sprintf("%s  (%d events)", lat(s.During), s.EventsDuring))
+		add("ack ms otherwise", fmt.Sprintf("%s  (%d events)", lat(s.Outside), s.EventsOutside))
+	}
+	if x := r.Reaction; x != nil {
+		add("target", f(x.Target, 0)+" events/s")
+		add("reaction ms", fmt.Sprintf("total %s = decide %s + publish %s + serve %s  (detect %s before)",
+			f(x.TotalMS, 0), f(x.DecideMS, 0), f(x.PublishMS, 0), f(x.ServeMS, 0), f(x.DetectMS, 0)))
+		add("reason", x.Reason)
+	}
+	if m := r.Server; m != nil {
+		mb := func(b int64) string { return f(float64(b)/(1<<20), 1) + " MiB" }
+		if m.RSSBytes > 0 {
+			add("server rss", mb(m.RSSBytes)+"  (peak "+mb(m.PeakRSSBytes)+")")
+		}
+		if m.HeapAllocBytes > 0 {
+			add("server go heap", mb(m.HeapAllocBytes)+"  (in use "+mb(m.HeapInuseBytes)+", sys "+mb(m.SysBytes)+")")
+			add("server goroutines", strconv.FormatInt(m.Goroutines, 10))
+		}
 	}
 	return o
 }

@@ -91,6 +91,8 @@ func checkCamelKeys(t *testing.T, what string, v any) {
 // table fails the test: a new command joins it.
 func TestEveryCommandPrintsJSON(t *testing.T) {
 	rs := startStandalone(t, t.TempDir())
+	// bench scale needs auto-scaling in seconds: a standalone of its own.
+	fast := startStandalone(t, t.TempDir(), "--rate-windows", "1s,2s,3s,4s", "--autoscale-interval", "100ms", "--autoscale-cooldown", "500ms")
 	sched := newFakeScheduler(t)
 	s := []string{"--scheduler", sched.URL}
 	// In order: later cases use what earlier ones made.
@@ -120,6 +122,7 @@ func TestEveryCommandPrintsJSON(t *testing.T) {
 		{path: "bench write", args: []string{"--count", "20", "--event-size", "10"}, want: `"eventsPerSec"`},
 		{path: "bench read", args: []string{"--count", "20", "--event-size", "10"}, want: `"latencyMs"`},
 		{path: "bench e2e", args: []string{"--count", "20", "--event-size", "10"}, want: `"writeLatencyMs"`},
+		{path: "bench scale", args: []string{"--controller", fast.URL, "--target", "50", "--rate", "500", "--warmup", "1s", "--event-size", "10"}, want: `"reaction"`},
 		{path: "stream truncate", args: []string{"j/s", "--cut", "j/s:1.#epoch.0=0,2.#epoch.1=0,3.#epoch.1=0"}, want: `"truncated":true`},
 		{path: "stream seal", args: []string{"j/s"}, want: `"sealed":true`},
 		{path: "stream delete", args: []string{"j/s"}, want: `"deleted":true`},

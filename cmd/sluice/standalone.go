@@ -12,15 +12,21 @@ import (
 func standaloneCommand(g *globalOptions) *cli.Command {
 	cfg := embed.DefaultStandaloneConfig()
 	var keys s3Keys
+	var pprofAddr string
 	return &cli.Command{
 		Name:  "standalone",
 		Usage: "run a controller (embedded metadata store) and a node in one process",
-		Flags: standaloneFlags(&cfg, &keys),
+		Flags: append(standaloneFlags(&cfg, &keys), pprofFlag(&pprofAddr)),
 		Action: func(c *cli.Context) error {
 			var err error
 			if cfg.S3.Credentials, err = keys.load(); err != nil {
 				return err
 			}
+			stop, err := servePprof(c, pprofAddr)
+			if err != nil {
+				return err
+			}
+			defer stop()
 			return runStandalone(c, g, cfg)
 		},
 	}

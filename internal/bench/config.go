@@ -24,6 +24,10 @@ const (
 	// E2E runs writers and readers at once: latency from the Write call to
 	// ReadNext returning the event, through a timestamp in the event.
 	E2E Mode = "e2e"
+	// Scale measures the auto-scaler's reaction: a new BY_RATE stream of
+	// one segment written below Target for Warmup, then at Rate (above
+	// Target) until the first new epoch serves writes (scale.go).
+	Scale Mode = "scale"
 )
 
 // Defaults and fixed sizes.
@@ -38,6 +42,14 @@ const (
 	// StampSize is the E2E timestamp at the start of every event: the
 	// nanoseconds from the run's start (monotonic clock), big-endian.
 	StampSize = 8
+	// DefaultWarmup is Scale's time below the target before the rise:
+	// longer than `sluice standalone`'s auto-scale cooldown (10 s), which
+	// counts from the stream's creation.
+	DefaultWarmup = 15 * time.Second
+	// ScaleSettle is how long after the first acknowledgement from a new
+	// segment the writes still count as "during the scale" (ScaleAt,
+	// Scale): the other sealed segments' writers move in that time.
+	ScaleSettle = time.Second
 	// DefaultDiskProbeBytes and DefaultDiskProbeSyncs size each disk probe
 	// (~0.1-0.5 s each on the machine of docs/BENCHMARKS.md).
 	DefaultDiskProbeBytes int64 = 128 << 20
@@ -79,6 +91,31 @@ type Config struct {
 	DiskProbeSyncs int
 	// Progress, if set, gets a progress line about once a second.
 	Progress io.Writer
+
+	// Streams is how many streams of Segments segments a run creates (0:
+	// 1); writer i writes to stream i mod Streams. Not with Stream.
+	Streams int
+	// Clients is how many client.Clients the writers share, round robin
+	// (0: one per writer). Each client has one connection per node, and
+	// a node refuses more than its --max-conns-per-peer (64) from one
+	// address.
+	Clients int
+	// ScaleAt, if set, splits every active segment of the (first) stream
+	// in two that long into a Write run, and the report sets the
+	// acknowledgement latency of the writes during the scale against the
+	// others' (Report.Scale).
+	ScaleAt time.Duration
+	// Target and Warmup are Scale's: the stream's target rate (events/s
+	// per segment) and the time written at a quarter of it before Rate
+	// (0: DefaultWarmup).
+	Target float64
+	Warmup time.Duration
+	// ServerPID and ServerPprof, if set, name the server (node or
+	// standalone) process on this machine and its --pprof-addr URL: its
+	// memory is read after the run (Report.Server): RSS and its peak from
+	// /proc/PID/status, the Go heap from /debug/pprof/heap.
+	ServerPID   int
+	ServerPprof string
 }
 
 // ErrInvalidConfig is matched (errors.Is) by Validate's errors.
@@ -98,8 +135,8 @@ func invalidf(format string, args ...any) error {
 // Validate checks c; Run calls it first.
 func (c Config) Validate() error {
 	switch {
-	case c.Mode != Write && c.Mode != Read && c.Mode != E2E:
-		return invalidf("bench: mode %q: want %s, %s or %s", c.Mode, Write, Read, E2E)
+	case c.Mode != Write && c.Mode != Read && c.Mode != E2E && c.Mode != Scale:
+		return invalidf("bench: mode %q: want %s, %s, %s or %s", c.Mode, Write, Read, E2E, Scale)
 	case c.Writers < 1:
 		return invalidf("--writers %d: want at least 1", c.Writers)
 	case c.Readers < 1:
@@ -123,6 +160,9 @@ func (c Config) Validate() error {
 	case c.DiskProbeBytes < 0 || c.DiskProbeSyncs < 0:
 		return invalidf("bench: disk probe of %d bytes and %d syncs: want 0 (the default) or more", c.DiskProbeBytes, c.DiskProbeSyncs)
 	}
+	if err := c.validateMore(); err != nil {
+		return err
+	}
 	if c.DiskDir != "" {
 		if fi, err := os.Stat(c.DiskDir); err != nil || !fi.IsDir() {
 			return invalidf("--disk-dir %s: not a directory", c.DiskDir)
@@ -133,7 +173,10 @@ func (c Config) Validate() error {
 
 // withDefaults fills in what c leaves to the defaults.
 func (c Config) withDefaults() Config {
-	if c.Duration == 0 && c.Count == 0 {
+	if c.Mode == Scale && c.Warmup == 0 {
+		c.Warmup = DefaultWarmup
+	}
+	if c.Duration == 0 && c.Count == 0 && c.Mode != Scale {
 		if c.Mode == Read {
 			c.Count = DefaultCount
 		} else {

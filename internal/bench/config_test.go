@@ -96,7 +96,7 @@ func TestValidate(t *testing.T) {
 		change func(*Config)
 		want   string
 	}{
-		{func(c *Config) { c.Mode = "scan" }, `mode "scan": want write, read or e2e`},
+		{func(c *Config) { c.Mode = "scan" }, `mode "scan": want write, read, e2e or scale`},
 		{func(c *Config) { c.Writers = 0 }, "--writers 0: want at least 1"},
 		{func(c *Config) { c.Readers = 0 }, "--readers 0: want at least 1"},
 		{func(c *Config) { c.Segments = 0 }, "--segments 0: want at least 1"},

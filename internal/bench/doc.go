@@ -12,16 +12,40 @@
 //     or as fast as their windows allow. Latency runs from the Write call
 //     to the durable acknowledgement; acknowledgements are awaited in
 //     write order, so a latency can be overstated, never understated.
+//
 //   - Read: the same writers fill the stream (untimed), then Readers
 //     readers of a new reader group read exactly those events from where
 //     the stream ended; the group balances first. Latency is each
 //     ReadNext.
+//
 //   - E2E: readers of a new reader group (balanced first, at the tail)
 //     read while the writers write. Each event starts with a StampSize
 //     timestamp, big-endian nanoseconds since the run's start on the
 //     monotonic clock, taken just before Write; latency runs from it to
 //     ReadNext returning the event. The acknowledgement latency is
 //     reported too.
+//
+//   - Scale: the auto-scaler's reaction (scale.go). A new
+//     BY_RATE_IN_EVENTS_PER_SEC stream of one segment with Config.Target
+//     is written at a quarter of the target for Warmup (past the
+//     controller's cooldown), then at Rate; the node's measured rate of
+//     the segment is polled (GetSegmentRates, every 10 ms) until it
+//     crosses the target, and the writers' segment states
+//     (client.WithStateFunc) and acknowledgements show the seal and the
+//     first acknowledgement from a new segment; the stream's history
+//     gives the new epoch's creation time. The ReactionReport splits the
+//     time from the crossing to that acknowledgement into decide (to the
+//     seal), publish (to the epoch) and serve.
+//
+// Write with ScaleAt splits every segment of the stream in two during
+// the run (a manual scale); with Scale runs, the ScaleReport sets the
+// acknowledgement latency of the writes during the scale (from the first
+// seal a writer sees to ScaleSettle after the first acknowledgement from
+// a new segment) against the same run's other writes. Streams makes
+// several streams (writer i on stream i mod Streams) and Clients lets
+// the writers share clients, for many segments on one node; ServerPID
+// and ServerPprof read the server's RSS (/proc) and Go heap
+// (net/http/pprof, `sluice standalone --pprof-addr`) after the run.
 //
 // The stream is Config.Stream, or a new one in scope "bench" that is
 // sealed and deleted at the end unless Keep; reader groups are always

@@ -12,7 +12,8 @@ import (
 type Report struct {
 	Mode       Mode    `json:"mode"`
 	Stream     string  `json:"stream"`
-	Segments   int     `json:"segments"`
+	Segments   int     `json:"segments"`          // over all streams
+	Streams    int     `json:"streams,omitempty"` // with Config.Streams > 1
 	Writers    int     `json:"writers"`
 	Readers    int     `json:"readers,omitempty"`
 	EventSize  int     `json:"eventSize"`
@@ -35,6 +36,14 @@ type Report struct {
 	DiskP99MS   *float64 `json:"diskP99Ms,omitempty"`    // 4 KiB write+fsync, both probes together
 	DiskRatio   *float64 `json:"diskRatio,omitempty"`    // mbPerSec / diskMbPerSec
 	P99DiskRate *float64 `json:"p99DiskRatio,omitempty"` // latency p99 / diskP99Ms
+
+	// Scale is the write latency during a scale against the same run's
+	// other writes (Config.ScaleAt, and Scale runs); Reaction the
+	// auto-scaler's reaction (Scale runs); Server the server's memory
+	// after the run (Config.ServerPID, ServerPprof).
+	Scale    *ScaleReport    `json:"scale,omitempty"`
+	Reaction *ReactionReport `json:"reaction,omitempty"`
+	Server   *ServerMemory   `json:"server,omitempty"`
 }
 
 // LatencyMS holds percentiles in milliseconds (nearest rank, exact:

@@ -42,21 +42,29 @@ func Run(ctx context.Context, c Config) (_ *Report, err error) {
 	if herr != nil {
 		return nil, fmt.Errorf("bench %s: %w", c.Mode, herr)
 	}
-	s, err := prepare(ctx, ctl, c)
+	ss, err := prepareAll(ctx, ctl, c)
+	defer func() {
+		for _, s := range ss {
+			if cerr := cleanup(ctl, c, s); cerr != nil && err == nil {
+				err = fmt.Errorf("bench %s: %w", c.Mode, cerr)
+			}
+		}
+	}()
 	if err != nil {
 		return nil, fmt.Errorf("bench %s: %w", c.Mode, err)
 	}
-	defer func() {
-		if cerr := cleanup(ctl, c, s); cerr != nil && err == nil {
-			err = fmt.Errorf("bench %s: %w", c.Mode, cerr)
-		}
-	}()
+	s := ss[0]
 
 	r := &Report{Mode: c.Mode, Stream: s.String(), Writers: c.Writers, EventSize: int(c.EventSize), Rate: c.Rate}
-	if info, err := ctl.CurrentSegments(ctx, s.scope, s.name); err == nil {
-		r.Segments = len(info)
+	if len(ss) > 1 {
+		r.Streams = len(ss)
 	}
-	if c.Mode != Write {
+	for _, s := range ss {
+		if info, err := ctl.CurrentSegments(ctx, s.scope, s.name); err == nil {
+			r.Segments += len(info)
+		}
+	}
+	if c.Mode == Read || c.Mode == E2E {
 		r.Readers = c.Readers
 	}
 	var disk diskLimits
@@ -65,7 +73,8 @@ func Run(ctx context.Context, c Config) (_ *Report, err error) {
 			return nil, fmt.Errorf("bench %s: --measure-disk: %w", c.Mode, err)
 		}
 	}
-	b := &bench{Config: c, stream: s, prog: newProgress(c.Progress)}
+	b := &bench{Config: c, stream: s, streams: ss, ctl: ctl, prog: newProgress(c.Progress)}
+	b.pace.Store(int64(interval(c.Rate, c.Writers)))
 	switch c.Mode {
 	case Write:
 		err = b.write(ctx, r)
@@ -73,6 +82,8 @@ func Run(ctx context.Context, c Config) (_ *Report, err error) {
 		err = b.read(ctx, r)
 	case E2E:
 		err = b.e2e(ctx, r)
+	case Scale:
+		err = b.reaction(ctx, r)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("bench %s %s: %w", c.Mode, s, err)
@@ -82,6 +93,11 @@ func Run(ctx context.Context, c Config) (_ *Report, err error) {
 			return nil, fmt.Errorf("bench %s: --measure-disk: %w", c.Mode, err)
 		}
 		disk.addTo(r)
+	}
+	if c.ServerPID > 0 || c.ServerPprof != "" {
+		if r.Server, err = serverMemory(ctx, c.ServerPID, c.ServerPprof); err != nil {
+			return nil, fmt.Errorf("bench %s: %w", c.Mode, err)
+		}
 	}
 	return r, nil
 }
@@ -117,12 +133,29 @@ func prepare(ctx context.Context, ctl *ctlclient.Client, c Config) (stream, erro
 	if err := ctl.CreateScope(ctx, s.scope); err != nil && !errors.Is(err, ctlclient.ErrExists) {
 		return stream{}, fmt.Errorf("create scope %s: %w", s.scope, err)
 	}
-	_, err := ctl.CreateStream(ctx, api.StreamConfig{ScopeName: s.scope, StreamName: s.name,
-		ScalingPolicy: api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: int32(c.Segments)}})
+	policy := api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: int32(c.Segments)}
+	if c.Mode == Scale {
+		policy = api.ScalingPolicy{Type: api.ByRateInEventsPerSec, TargetRate: int64(c.Target), ScaleFactor: 2, MinSegments: 1}
+	}
+	_, err := ctl.CreateStream(ctx, api.StreamConfig{ScopeName: s.scope, StreamName: s.name, ScalingPolicy: policy})
 	if err != nil {
 		return stream{}, fmt.Errorf("create stream %s: %w", s, err)
 	}
 	return s, nil
+}
+
+// prepareAll returns the run's streams: prepare's, and Streams-1 more
+// new ones. It returns those made so far with an error.
+func prepareAll(ctx context.Context, ctl *ctlclient.Client, c Config) ([]stream, error) {
+	var ss []stream
+	for range max(c.Streams, 1) {
+		s, err := prepare(ctx, ctl, c)
+		if err != nil {
+			return ss, err
+		}
+		ss = append(ss, s)
+	}
+	return ss, nil
 }
 
 // cleanup seals and deletes a stream the run created, unless c.Keep.
@@ -144,8 +177,16 @@ func cleanup(ctl *ctlclient.Client, c Config, s stream) error {
 // bench is one run under way.
 type bench struct {
 	Config
-	stream stream
-	prog   *progress
+	stream  stream   // streams[0]
+	streams []stream // writer i writes to streams[i%len(streams)]
+	ctl     *ctlclient.Client
+	prog    *progress
+	// pace is the time between two events of one writer (0: unpaced);
+	// Scale changes it during the run.
+	pace atomic.Int64
+	// watch, if set, follows a scale: the writers' states and every
+	// acknowledgement.
+	watch *scaleWatch
 }
 
 // load is what the writers of a run share: the counters the progress line
@@ -173,23 +214,38 @@ func (b *bench) runWriters(ctx context.Context, l *load, stamp bool) (int64, tim
 		w  *client.Writer
 	}
 	ws := make([]writer, b.Writers)
+	clients := make([]*client.Client, b.Writers)
+	if b.Clients > 0 {
+		clients = clients[:min(b.Clients, b.Writers)]
+	}
 	defer func() {
 		for _, w := range ws {
 			if w.w != nil {
 				w.w.Close(context.Background())
 			}
-			if w.cl != nil {
-				w.cl.Close()
+		}
+		for _, cl := range clients {
+			if cl != nil {
+				cl.Close()
 			}
 		}
 	}()
+	var opts []client.WriterOption
+	if b.watch != nil {
+		opts = append(opts, client.WithStateFunc(b.watch.state))
+	}
 	for i := range ws {
-		cl, err := client.New(ctx, b.Controller)
-		if err != nil {
-			return 0, 0, err
+		cl := clients[i%len(clients)]
+		if cl == nil {
+			var err error
+			if cl, err = client.New(ctx, b.Controller); err != nil {
+				return 0, 0, err
+			}
+			clients[i%len(clients)] = cl
 		}
 		ws[i].cl = cl
-		w, err := cl.NewWriter(ctx, b.stream.scope, b.stream.name)
+		s := b.streams[i%len(b.streams)]
+		w, err := cl.NewWriter(ctx, s.scope, s.name, opts...)
 		if err != nil {
 			return 0, 0, fmt.Errorf("writer: %w", err)
 		}
@@ -218,13 +274,12 @@ func (b *bench) runWriters(ctx context.Context, l *load, stamp bool) (int64, tim
 		errMu.Unlock()
 		cancel()
 	}
-	every := interval(b.Rate, len(ws))
 	for i, w := range ws {
 		n := share(b.Count, len(ws), i) // 0: until Duration
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			k, err := b.writeLoop(wctx, w.w, l, n, every, stamp)
+			k, err := b.writeLoop(wctx, w.w, l, n, stamp)
 			written.Add(k)
 			if err != nil {
 				fail(err)
@@ -239,13 +294,13 @@ func (b *bench) runWriters(ctx context.Context, l *load, stamp bool) (int64, tim
 }
 
 // writeLoop writes n events (0: until ctx is done) through w, one every
-// interval (0: as fast as Write returns), and records each one's latency
+// b.pace (0: as fast as Write returns), and records each one's latency
 // from the Write call to its acknowledgement. Acknowledgements are waited
 // for in write order by one goroutine, so an event acknowledged before an
 // earlier one of another segment is counted when the earlier one is: with
 // several segments a latency can be overstated by the gap between them,
 // never understated. It returns the events acknowledged.
-func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int64, interval time.Duration, stamp bool) (int64, error) {
+func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int64, stamp bool) (int64, error) {
 	type pending struct {
 		ack *client.Ack
 		t0  time.Duration
@@ -268,6 +323,9 @@ func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int6
 			d := time.Since(l.base) - p.t0
 			l.acks.Record(d)
 			l.ackHist.record(d)
+			if b.watch != nil {
+				b.watch.ack(p.t0, d)
+			}
 			l.events.Add(1)
 			l.bytes.Add(size)
 			acked++
@@ -284,7 +342,7 @@ func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int6
 		if ctx.Err() != nil {
 			break
 		}
-		if interval > 0 {
+		if interval := time.Duration(b.pace.Load()); interval > 0 {
 			if wait := next - time.Since(l.base); wait > 0 {
 				t := time.NewTimer(wait)
 				select {
@@ -322,11 +380,34 @@ func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int6
 // write times writers alone.
 func (b *bench) write(ctx context.Context, r *Report) error {
 	l := newLoad(b.expected())
+	var scaled chan error
+	if b.ScaleAt > 0 {
+		segs, err := b.ctl.CurrentSegments(ctx, b.stream.scope, b.stream.name)
+		if err != nil {
+			return err
+		}
+		b.watch = newScaleWatch(l.base, segs)
+		scaled = make(chan error, 1)
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() { scaled <- b.scaleAt(sctx, r) }()
+	}
 	b.prog.start(&l.events, &l.bytes, l.ackHist)
 	n, elapsed, err := b.runWriters(ctx, l, false)
 	b.prog.stop()
 	if err != nil {
 		return err
+	}
+	if scaled != nil {
+		if err := <-scaled; err != nil {
+			return err
+		}
+		sr, err := b.watch.report(0)
+		if err != nil {
+			return fmt.Errorf("--scale-at %v: %w", b.ScaleAt, err)
+		}
+		sr.AskedMS, sr.CallMS = r.Scale.AskedMS, r.Scale.CallMS
+		r.Scale = sr
 	}
 	r.fill(n, b.EventSize, elapsed, l.acks.Snapshot())
 	return nil

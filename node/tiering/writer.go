@@ -354,7 +354,15 @@ func (w *Writer) writeChunk(name string) (int64, error) {
 // uncompressed file, its marks: the first record, then the first record
 // boundary after every partBytes of events, then the file's end.
 func writeEvents(f tier2.Writer, offset int64, blocks [][]byte, comp seqfile.Compression, partBytes int64) (int64, []container.ChunkMark, error) {
-	bw := bufio.NewWriterSize(f, 1<<20)
+	// The buffer fits the chunk (up to 1 MiB): with many segments most
+	// chunks are small, and a 1 MiB buffer for each made the garbage
+	// collector the node's largest cost (docs/BENCHMARKS.md, "Many
+	// segments").
+	size := 4 << 10
+	for _, b := range blocks {
+		size += len(b)
+	}
+	bw := bufio.NewWriterSize(f, min(size, 1<<20))
 	sw, err := seqfile.NewWriter(bw, seqfile.WriterOptions{
 		KeyClass: seqfile.LongWritable, ValueClass: seqfile.BytesWritable, Compression: comp,
 	})
