@@ -43,6 +43,11 @@ type AutoScaleOptions struct {
 	// MaxSegments bounds the active segments a split may leave
 	// (1..api.MaxSegments).
 	MaxSegments int
+	// PendingTimeout bounds how long a scale held up by open transactions
+	// stays pending (and new transactions are refused) before it is given
+	// up (0: Options.MaxTxnLease plus two Intervals; see
+	// Service.PendingScaleTimeout).
+	PendingTimeout time.Duration
 }
 
 // DefaultAutoScaleOptions returns the defaults: DefaultAutoScaleInterval,
@@ -71,6 +76,9 @@ func (o AutoScaleOptions) withDefaults() AutoScaleOptions {
 // wraps ErrInvalid and names the field.
 func (o AutoScaleOptions) Validate() error {
 	o = o.withDefaults()
+	if o.PendingTimeout < 0 {
+		return fmt.Errorf("%w: auto-scale pending timeout %v is negative", ErrInvalid, o.PendingTimeout)
+	}
 	if o.Cooldown < 0 {
 		return fmt.Errorf("%w: auto-scale cooldown %v is negative", ErrInvalid, o.Cooldown)
 	}
@@ -129,6 +137,9 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 	if err != nil {
 		return err
 	}
+	if r.PendingScale != nil {
+		return s.pendingStep(ctx, scope, stream, r)
+	}
 	p := r.Config.ScalingPolicy
 	if r.Sealed || (p.Type != api.ByRateInEventsPerSec && p.Type != api.ByRateInKBytesPerSec) {
 		return nil
@@ -137,7 +148,10 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 	in := autoscale.Stream{
 		Policy: autoscale.Policy{TargetRate: float64(p.TargetRate), Unit: "events/s", ScaleFactor: int(p.ScaleFactor),
 			MinSegments: int(p.MinSegments), MaxSegments: s.opts.AutoScale.MaxSegments},
-		LastScale: time.UnixMilli(r.current().CreationTime),
+		// A pending scale given up counts as a scale for the cooldown, so
+		// the stream takes new transactions for a while before the next
+		// mark.
+		LastScale: time.UnixMilli(max(r.current().CreationTime, r.lastGiveUp())),
 		OpenTxns:  len(r.Txns),
 	}
 	if p.Type == api.ByRateInKBytesPerSec {
@@ -179,13 +193,26 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 		}
 		return nil
 	}
-	if d.Blocked != "" {
-		s.block(key, now, d.Reason, d.Blocked)
-		return nil
-	}
 	req := api.ScaleRequest{SealedSegments: d.Seal}
 	for _, kr := range d.NewRanges {
 		req.NewRanges = append(req.NewRanges, api.KeyRange{Low: kr.Low, High: kr.High})
+	}
+	if d.Blocked != "" {
+		// Held up by open transactions: record the scale as pending, so
+		// that new transactions wait for it rather than it for them.
+		marked, err := s.markPending(ctx, scope, stream, r.current().Epoch, pendingScaleRec{Since: now.UnixMilli(),
+			Sealed: req.SealedSegments, NewRanges: req.NewRanges, Reason: d.Reason})
+		if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+			return nil // the stream changed since it was read: the next step decides again
+		}
+		if err != nil || marked {
+			if marked {
+				s.log.WithField("stream", key).WithField("reason", d.Reason).WithField("waiting", d.Blocked).
+					Info("controller: auto-scaling waits for the stream's open transactions; new ones are refused until it has scaled")
+			}
+			return err
+		}
+		// The transactions ended meanwhile: scale now.
 	}
 	reason := d.Reason
 	if since, ok := s.blockedSince(key); ok {

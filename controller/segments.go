@@ -17,13 +17,23 @@ import (
 // ranges are recorded), createSegments, sealSegments, publishEpoch,
 // cleanup. ErrConflict if the stream is sealed, another workflow is in
 // progress, or a transaction is unfinished (see the package documentation).
-// It returns the new segments.
+// A manual scale does not wait as an automatic one does: it is refused
+// while a transaction is unfinished, and one that runs gives up a pending
+// automatic scale (recorded as such). It returns the new segments.
 func (s *Service) Scale(ctx context.Context, scope, stream string, req api.ScaleRequest) ([]api.SegmentRange, error) {
 	return s.scale(ctx, scope, stream, req, api.TriggerManual, "")
 }
 
 // scale is Scale with the trigger and reason the new epoch records.
 func (s *Service) scale(ctx context.Context, scope, stream string, req api.ScaleRequest, trigger, reason string) ([]api.SegmentRange, error) {
+	return s.scaleWith(ctx, scope, stream, req, trigger, reason, nil)
+}
+
+// scaleWith is scale; with mark, it carries out that pending scale: the
+// intent's compare-and-set requires the mark to be the stream's pending
+// scale still (ErrConflict otherwise) and clears it. Without mark, a
+// pending scale is given up as overtaken by this one.
+func (s *Service) scaleWith(ctx context.Context, scope, stream string, req api.ScaleRequest, trigger, reason string, mark *pendingScaleRec) ([]api.SegmentRange, error) {
 	if err := s.checkStream(ctx, scope, stream); err != nil {
 		return nil, err
 	}
@@ -38,6 +48,14 @@ func (s *Service) scale(ctx context.Context, scope, stream string, req api.Scale
 		}
 		if len(r.Txns) > 0 {
 			return fmt.Errorf("%w: stream %s/%s has %d unfinished transactions; a scale waits until they are committed or aborted", ErrConflict, scope, stream, len(r.Txns))
+		}
+		switch {
+		case mark != nil && (r.PendingScale == nil || r.PendingScale.Since != mark.Since):
+			return fmt.Errorf("%w: stream %s/%s: the pending scale was carried out or given up meanwhile", ErrConflict, scope, stream)
+		case mark != nil:
+			r.PendingScale = nil
+		case r.PendingScale != nil:
+			r.giveUpPending(w.StartTime, fmt.Sprintf("overtaken by a %s scale", trigger))
 		}
 		p.ID = w.ID
 		p.Trigger, p.Reason = trigger, reason

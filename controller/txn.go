@@ -46,7 +46,9 @@ func (s *Service) checkLease(lease time.Duration) (time.Duration, error) {
 // CreateTxn opens a transaction on a stream, with one transaction segment
 // per active segment created on the nodes, leased for lease
 // (DefaultTxnLease if 0; ErrInvalid above Options.MaxTxnLease). ErrConflict
-// if the stream is sealed or a scale, seal or delete is in progress.
+// if the stream is sealed or a scale, seal or delete is in progress;
+// ErrScalePending (which is also ErrConflict) while an automatic scale
+// waits for the stream's open transactions to end (txnscale.go): retry.
 func (s *Service) CreateTxn(ctx context.Context, scope, stream string, lease time.Duration) (api.TxnInfo, error) {
 	lease, err := s.checkLease(lease)
 	if err != nil {
@@ -119,7 +121,7 @@ func txnRefused(r *streamRec) error {
 	if w := r.Workflow; w != nil && w.Kind != kindTruncate {
 		return fmt.Errorf("%w: stream %s/%s: a %s workflow is in progress", ErrConflict, r.Config.ScopeName, r.Config.StreamName, w.Kind)
 	}
-	return nil
+	return scaleWaitRefusal(r)
 }
 
 func checkTxnID(id string) error {

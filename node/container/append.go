@@ -140,6 +140,7 @@ func (c *Container) AppendAsync(a Append) (*PendingAppend, error) {
 	c.mu.st.applyAppend(s, r, p.Addr, now, now)
 	if c.cfg.Rates != nil {
 		s.meter.Add(c.cfg.Rates, now, int64(n), int64(len(a.Data)))
+		s.appended += int64(n)
 	}
 	c.cache.Put(c.cacheKey(p.Addr), a.Data)
 	return &PendingAppend{c: c, p: p, seg: s, result: AppendResult{PreviousEventNumber: prev, Offset: s.length}}, nil

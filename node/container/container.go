@@ -483,7 +483,15 @@ func (c *Container) Merge(target, source string) (int64, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.mu.st.applyMerge(t, s, time.Now().UnixNano())
+		srcEvents, srcBytes := s.appended, s.length
+		now := time.Now().UnixNano()
+		c.mu.st.applyMerge(t, s, now)
+		if c.cfg.Rates != nil {
+			// A committed transaction's events count as the target's
+			// appends (as Pravega's merge statistics): a stream written
+			// only in transactions is measured, and can scale.
+			t.meter.Add(c.cfg.Rates, now, srcEvents, srcBytes)
+		}
 		merged := t.length
 		return c.thenLocked(c.durable(p), func() {
 			t.markDurableLocked(merged)

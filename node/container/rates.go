@@ -5,8 +5,11 @@ import (
 )
 
 // Rates returns a segment's append rates as of now (unix ns): what
-// AppendAsync counted in this process (appends of new blocks only: resends,
-// replayed records and merged transactions are not counted). The first
+// AppendAsync counted in this process (appends of new blocks only: resends
+// and replayed records are not counted), and what Merge added of a
+// transaction segment merged into it (its bytes, and the events
+// AppendAsync counted in it in this process: those appended before a
+// restart count as bytes only). The first
 // call starts the segment's measuring if no append did (rates.Meter.Start),
 // so a segment nobody writes to ages at zero rates. The rates are zero if
 // Config.Rates is nil. A missing segment is an error wrapping

@@ -60,6 +60,7 @@ type segment struct {
 	extents  []extent         // the bytes only in the log
 	modified int64            // unix nanoseconds of the last change seen by this process
 	meter    rates.Meter      // append rates in this process (rates.go); not logged or checkpointed
+	appended int64            // events AppendAsync counted in this process; a merge adds them to its target's meter
 
 	// ---
 	durable     int64         // readers see [start, durable): every byte below is fsynced
