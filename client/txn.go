@@ -127,8 +127,10 @@ const txnAckCompact = 1024
 // Everything else is returned at once: a stream being scaled by hand or
 // sealed answers ctlclient.ErrConflict, an unknown one
 // ctlclient.ErrNotFound. Once ctx is done while waiting, the error wraps
-// both ctx's error and ErrScalePending. The Txn must end with Commit,
-// Abort or Close.
+// both ctx's error and ErrScalePending. A program that holds another
+// transaction of the stream open while it calls BeginTxn must not wait
+// (the scale waits for that one): see WithoutScaleWait. The Txn must end
+// with Commit, Abort or Close.
 func (w *Writer) BeginTxn(ctx context.Context, opts ...TxnOption) (*Txn, error) {
 	var cfg txnConfig
 	for _, o := range opts {
@@ -147,7 +149,7 @@ func (w *Writer) BeginTxn(ctx context.Context, opts ...TxnOption) (*Txn, error) 
 	if closed {
 		return nil, ErrClosed
 	}
-	info, err := w.createTxn(ctx, tc, cfg.lease)
+	info, err := w.createTxn(ctx, tc, cfg.lease, !cfg.noScaleWait)
 	if err != nil {
 		return nil, fmt.Errorf("client: begin transaction on %s/%s: %w", w.scope, w.stream, err)
 	}

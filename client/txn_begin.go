@@ -14,12 +14,13 @@ import (
 // createTxn asks the controller for a transaction, retrying the one
 // refusal that passes by itself (ctlclient.ErrScalePending: the stream's
 // automatic scale waits for its open transactions, and takes priority
-// over new ones) with the Writer's backoff until ctx is done.
-func (w *Writer) createTxn(ctx context.Context, tc TxnController, lease time.Duration) (api.TxnInfo, error) {
+// over new ones) with the Writer's backoff until ctx is done; without
+// wait, not at all.
+func (w *Writer) createTxn(ctx context.Context, tc TxnController, lease time.Duration, wait bool) (api.TxnInfo, error) {
 	bo := w.cfg.newBackoff()
 	for attempt := 1; ; attempt++ {
 		info, err := tc.CreateTxn(ctx, w.scope, w.stream, lease)
-		if err == nil || !errors.Is(err, ctlclient.ErrScalePending) {
+		if err == nil || !wait || !errors.Is(err, ctlclient.ErrScalePending) {
 			return info, err
 		}
 		if cerr := ctx.Err(); cerr != nil {
