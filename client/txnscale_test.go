@@ -125,7 +125,7 @@ func TestTxnsBackToBackRideThroughAutoScale(t *testing.T) {
 			next, err := w.BeginTxn(ctx, client.WithoutScaleWait())
 			switch {
 			case errors.Is(err, ctlclient.ErrScalePending):
-				if !strings.Contains(err.Error(), "is waiting to scale: new transactions wait until it has") {
+				if !strings.Contains(err.Error(), "new transactions wait until it has") {
 					fail(fmt.Errorf("refusal does not say why: %w", err))
 					return
 				}

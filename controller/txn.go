@@ -47,8 +47,9 @@ func (s *Service) checkLease(lease time.Duration) (time.Duration, error) {
 // per active segment created on the nodes, leased for lease
 // (DefaultTxnLease if 0; ErrInvalid above Options.MaxTxnLease). ErrConflict
 // if the stream is sealed or a scale, seal or delete is in progress;
-// ErrScalePending (which is also ErrConflict) while an automatic scale
-// waits for the stream's open transactions to end (txnscale.go): retry.
+// ErrScalePending (which is also ErrConflict) while a scale is in progress
+// or an automatic scale waits for the stream's open transactions to end
+// (txnscale.go): retry.
 func (s *Service) CreateTxn(ctx context.Context, scope, stream string, lease time.Duration) (api.TxnInfo, error) {
 	lease, err := s.checkLease(lease)
 	if err != nil {
@@ -117,6 +118,12 @@ func (s *Service) CreateTxn(ctx context.Context, scope, stream string, lease tim
 func txnRefused(r *streamRec) error {
 	if r.Sealed {
 		return fmt.Errorf("%w: stream %s/%s is sealed", ErrConflict, r.Config.ScopeName, r.Config.StreamName)
+	}
+	if w := r.Workflow; w != nil && w.Kind == kindScale {
+		// Transient like a pending scale (Resume completes it): the same
+		// retriable refusal.
+		return fmt.Errorf("%w: stream %s/%s is scaling: new transactions wait until it has", ErrScalePending,
+			r.Config.ScopeName, r.Config.StreamName)
 	}
 	if w := r.Workflow; w != nil && w.Kind != kindTruncate {
 		return fmt.Errorf("%w: stream %s/%s: a %s workflow is in progress", ErrConflict, r.Config.ScopeName, r.Config.StreamName, w.Kind)

@@ -117,7 +117,7 @@ func TestPendingScaleCrashAtEveryStep(t *testing.T) {
 				}
 			}
 			_, err := s1.CreateTxn(ctx, "sc", "st", time.Minute)
-			wantErr(t, "new transaction before the scale is done", err, ErrConflict)
+			wantErr(t, "new transaction before the scale is done", err, ErrScalePending)
 			s1.Close()
 
 			s2 := e.autoService(nil)

@@ -78,7 +78,7 @@
 //	415 UNSUPPORTED_MEDIA_TYPE  a request body that is not application/json
 //	409 EXISTS              controller.ErrExists
 //	409 SCALE_PENDING       controller.ErrScalePending: a new transaction
-//	                        while an automatic scale waits (retriable)
+//	                        while a scale runs or waits (retriable)
 //	409 CONFLICT            controller.ErrConflict
 //	500 INTERNAL            anything else (the store's or a node's failure,
 //	                        a panic), logged

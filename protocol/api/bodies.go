@@ -16,9 +16,9 @@ const (
 	CodeExists           = "EXISTS"
 	CodeConflict         = "CONFLICT"
 	// CodeScalePending is a 409 for a new transaction on a stream whose
-	// automatic scale waits for its open transactions to end: retriable,
-	// the scale runs once they have (controller/doc.go, "Transactions and
-	// scaling").
+	// automatic scale waits for its open transactions to end, or that is
+	// scaling: retriable, the scale runs once they have (controller/doc.go,
+	// "Transactions and scaling").
 	CodeScalePending     = "SCALE_PENDING"
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 	CodeInternal         = "INTERNAL"
