@@ -107,6 +107,7 @@ type config struct {
 	Controller     string
 	Input, Output  string // SCOPE/STREAM
 	Segments       int    // output segments if it is created
+	OutputRate     int64  // > 0: the output is created BY_RATE_IN_EVENTS_PER_SEC with this target
 	Group          string // reader group, in the input's scope
 	ReaderID       string
 	Window         time.Duration // tumbling event-time windows
@@ -128,6 +129,7 @@ func main() {
 	flag.StringVar(&cfg.Input, "input", "demo/sensors", "`SCOPE/STREAM` of readings to read")
 	flag.StringVar(&cfg.Output, "output", "demo/sensor-counts", "`SCOPE/STREAM` to write the results to (created if missing)")
 	flag.IntVar(&cfg.Segments, "segments", 1, "`N` segments of the output stream if it is created")
+	flag.Int64Var(&cfg.OutputRate, "output-target-rate", 0, "create the output stream scaling by rate, `N` events/s a segment (0: a fixed -segments, at least -segments with a rate)")
 	flag.StringVar(&cfg.Group, "group", "pipeline", "reader `GROUP` (in the input's scope; created at the head on the first run)")
 	flag.StringVar(&cfg.ReaderID, "reader-id", "pipeline-1", "the reader's `ID` in the group (the same across restarts)")
 	flag.DurationVar(&cfg.Window, "window", 10*time.Second, "tumbling event-time windows of `D`")
