@@ -61,12 +61,15 @@ var (
 // of the Writer that began it; the Writer itself may go on writing
 // outside the transaction, or be closed: the Txn does not depend on it.
 //
-// The controller's rules (controller package, "Transactions" and "scale
-// waits"): the stream cannot scale while the transaction is open, so the
-// transaction commits into the epoch it was created in and per-key order
-// holds: a key's transaction events come after the key's events written
-// to the stream before Commit began, and before those written after
-// Commit returned. Sealing the stream aborts open transactions.
+// The controller's rules (controller package, "Transactions" and
+// "Transactions and scaling"): the stream cannot scale while the
+// transaction is open, so the transaction commits into the epoch it was
+// created in and per-key order holds: a key's transaction events come
+// after the key's events written to the stream before Commit began, and
+// before those written after Commit returned. An automatic scale decided
+// while transactions are open goes first: new transactions wait for it
+// (BeginTxn), the open ones commit or abort as usual. Sealing the stream
+// aborts open transactions.
 //
 // A background goroutine renews the lease every WithPingInterval until
 // Commit, Abort or Close, or until a ping is refused. A refused ping

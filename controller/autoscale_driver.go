@@ -112,8 +112,9 @@ func (s *Service) autoScaler() {
 // AutoScaleStep scales each stream with a BY_RATE_* policy once if the
 // core decides so (at most one scale per stream per step, through the
 // scale workflow: a crash mid-scale is completed by Resume, exactly
-// once). A decision the stream's transactions hold up is tried again at
-// the next step; the scale's reason then says how long it waited. Safe to
+// once). A decision the stream's transactions hold up is recorded as the
+// stream's pending scale (txnscale.go), carried out at a later step once
+// they have ended; the scale's reason then says how long it waited. Safe to
 // call from several controllers at once (the workflow's intent is a
 // compare-and-set; a second scale is refused as a conflict). It returns
 // the first error and goes on with the other streams.
