@@ -243,11 +243,14 @@ func TestBeginTxnWaitsForPendingScale(t *testing.T) {
 	// Make the stream hot outside the transaction, until the scale is
 	// pending.
 	for i := 0; ; i++ {
-		pending, _, err := d.Service.ScaleWaits(ctx, "s", "wait")
+		l, err := d.Controller.ScalingEvents(ctx, "s", "wait")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pending != nil {
+		if p := l.Pending; p != nil {
+			if len(p.SealedSegments) != 1 || len(p.NewRanges) != 2 || !strings.Contains(p.Reason, "hot") {
+				t.Fatalf("pending scale %+v", p)
+			}
 			break
 		}
 		if ctx.Err() != nil {
@@ -307,8 +310,8 @@ func TestBeginTxnWaitsForPendingScale(t *testing.T) {
 	if info.Epoch != 1 || len(info.Segments) != 2 {
 		t.Fatalf("the transaction begun after the scale: %+v; want epoch 1 with 2 segments", info)
 	}
-	pending, _, err := d.Service.ScaleWaits(ctx, "s", "wait")
-	if err != nil || pending != nil {
-		t.Fatalf("pending after the scale: %+v, %v", pending, err)
+	l, err := d.Controller.ScalingEvents(ctx, "s", "wait")
+	if err != nil || l.Pending != nil || len(l.GivenUp) != 0 || len(l.Epochs) != 2 || !strings.Contains(l.Epochs[1].Reason, "after waiting") {
+		t.Fatalf("scaling events after the scale: %+v, %v", l, err)
 	}
 }

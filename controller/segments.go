@@ -55,7 +55,11 @@ func (s *Service) scaleWith(ctx context.Context, scope, stream string, req api.S
 		case mark != nil:
 			r.PendingScale = nil
 		case r.PendingScale != nil:
-			r.giveUpPending(w.StartTime, fmt.Sprintf("overtaken by a %s scale", trigger))
+			why := "overtaken by a manual scale"
+			if trigger == api.TriggerAuto {
+				why = "overtaken by another automatic scale"
+			}
+			r.giveUpPending(w.StartTime, why)
 		}
 		p.ID = w.ID
 		p.Trigger, p.Reason = trigger, reason

@@ -419,3 +419,12 @@ func (c *Client) CommitTxn(ctx context.Context, scope, stream, id string) error 
 func (c *Client) AbortTxn(ctx context.Context, scope, stream, id string) error {
 	return c.do(ctx, http.MethodDelete, txnPath(scope, stream, id), nil, nil)
 }
+
+// ScalingEvents returns the whole body of GET .../scaling-events: the
+// epochs (as Epochs), the automatic scale pending on the stream's open
+// transactions if any, and the newest pending scales given up.
+func (c *Client) ScalingEvents(ctx context.Context, scope, stream string) (api.EpochList, error) {
+	var l api.EpochList
+	err := c.do(ctx, http.MethodGet, streamPath(scope, stream)+"/scaling-events", nil, &l)
+	return l, err
+}
