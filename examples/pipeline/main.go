@@ -76,9 +76,11 @@
 // scale, step 2's begin is refused (client.WithoutScaleWait): the job
 // saves its state without a next transaction, commits, and only then
 // begins the next one, which waits (BeginTxn retries) until the scale has
-// run. The output pauses for about one auto-scale interval at that
-// checkpoint, and nothing else changes: the recovery below treats the
-// missing next transaction as it treats one begun after a crash.
+// run, and saves the same state again naming it. The output pauses for
+// about one auto-scale interval at that checkpoint. A transaction a
+// crashed run leaves to its lease (below) holds the output's next scale
+// up, and with it the restarted job's first transaction, until the lease
+// ends (-txn-lease).
 //
 // A sealed input read to its end ends every open window (no reading can
 // come any more): the job closes them all, saves a final state marked

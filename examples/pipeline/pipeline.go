@@ -523,6 +523,15 @@ func (p *pipeline) checkpoint(ctx context.Context, name string) error {
 		if next, err = p.begin(ctx); err != nil { // waits for the scale
 			return err
 		}
+		// The same state again, now naming the next transaction, so that a
+		// crash from here on aborts it at the restart rather than leaving
+		// it to its lease (holding the output's next scale, and with it the
+		// restarted job's first transaction, until the lease ends).
+		st.Next = next.ID()
+		if err := saveState(p.cfg.State, st); err != nil {
+			next.Abort(ctx)
+			return err
+		}
 	}
 	if len(p.pending) > 0 {
 		fmt.Fprintf(p.out, "pipeline: checkpoint %s: committed %d window results\n", name, len(p.pending))

@@ -36,7 +36,7 @@ func TestPipelineScalingOutput(t *testing.T) {
 	start := func() *proctest.Proc {
 		return proctest.Start(t, pipelineBin, "pipeline", nil, "-controller", d.URL, "-state", j.state,
 			"-window", j.window.String(), "-checkpoint", "300ms", "-watermark-poll", "100ms", "-commit-interval", "100ms",
-			"-txn-lease", "30s", "-output-target-rate", "1")
+			"-txn-lease", "5s", "-output-target-rate", "1")
 	}
 
 	const n = 3000
@@ -62,7 +62,9 @@ func TestPipelineScalingOutput(t *testing.T) {
 	}
 	want := j.expected(n)
 	p = start()
-	p.Line(t, "pipeline: reading ", 30*time.Second)
+	// A transaction the killed run left to its lease holds a pending
+	// scale, and the restart's first transaction, for up to 5 s.
+	p.Line(t, "pipeline: reading ", 60*time.Second)
 	j.finish(p, want, out)
 
 	epochs, err := d.Controller.Epochs(ctx, "demo", "sensor-counts")
