@@ -22,6 +22,8 @@ func autoScaleFlags(o *controller.AutoScaleOptions, d controller.AutoScaleOption
 			Value: durationValue{p: &o.Interval, check: positive}},
 		&cli.BoolFlag{Name: "no-autoscale", Usage: "never split or merge segments by their rates (BY_RATE_* streams scale only when asked)", Destination: &o.Off},
 		durationFlag("autoscale-cooldown", "scale a stream at most once every `D`", d.Cooldown, &o.Cooldown),
+		durationFlag("autoscale-pending-timeout", "give up a scale that waits for a stream's open transactions (refusing new ones meanwhile) after `D` (0: the longest transaction lease plus two intervals)",
+			d.PendingTimeout, &o.PendingTimeout),
 		&cli.IntFlag{Name: "autoscale-max-segments", Usage: "auto-scaling splits no stream beyond `N` active segments", Value: d.MaxSegments, Destination: &o.MaxSegments,
 			Action: func(_ *cli.Context, n int) error {
 				if n < 1 || n > api.MaxSegments {
