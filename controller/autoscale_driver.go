@@ -138,6 +138,12 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 	if err != nil {
 		return err
 	}
+	if w := r.Workflow; w != nil && w.Kind == kindScale && s.nowMillis()-w.StartTime > stuckScaleAfter(s.opts.AutoScale.Interval).Milliseconds() {
+		// A scale left unfinished (its controller failed or stopped):
+		// complete it now rather than at the next leader's Resume, since
+		// new transactions wait for it (txnscale.go).
+		return s.runWorkflow(ctx, scope, stream)
+	}
 	if r.PendingScale != nil {
 		return s.pendingStep(ctx, scope, stream, r)
 	}
@@ -236,6 +242,13 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 		return nil
 	}
 	return err
+}
+
+// stuckScaleAfter is the age after which the auto-scaler takes a scale
+// workflow for left unfinished and runs it itself (running it twice at
+// once is safe, but needless while its controller is still at it).
+func stuckScaleAfter(interval time.Duration) time.Duration {
+	return max(2*interval, 5*time.Second)
 }
 
 func equalDurations(a, b []time.Duration) bool {

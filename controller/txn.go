@@ -444,7 +444,8 @@ func (s *Service) sweeper() {
 	}
 }
 
-// sweepExpiredTxns aborts every OPEN transaction whose lease has expired.
+// sweepExpiredTxns aborts every OPEN transaction whose lease has expired,
+// and completes every one being committed or aborted past its lease.
 func (s *Service) sweepExpiredTxns(ctx context.Context) error {
 	ctx = WithInternal(ctx)
 	return s.eachStream(ctx, func(scope, stream string) error {
@@ -456,11 +457,23 @@ func (s *Service) sweepExpiredTxns(ctx context.Context) error {
 		now := s.nowMillis()
 		for _, kv := range kvs {
 			var t txnRec
-			if json.Unmarshal(kv.Value, &t) != nil || t.Status != api.TxnOpen || now < t.ExpiryTime {
+			if json.Unmarshal(kv.Value, &t) != nil || now < t.ExpiryTime {
 				continue
 			}
-			if err := s.abortTxn(ctx, scope, stream, t.ID, true); err != nil && first == nil && !errors.Is(err, ErrConflict) {
-				first = err
+			switch t.Status {
+			case api.TxnOpen:
+				if err := s.abortTxn(ctx, scope, stream, t.ID, true); err != nil && first == nil && !errors.Is(err, ErrConflict) {
+					first = err
+				}
+			case api.TxnCommitting, api.TxnAborting:
+				// Left unfinished past its lease (its request cancelled,
+				// its controller failed): complete it rather than wait for
+				// the next leader's Resume, since a scale, and new
+				// transactions behind a pending one, wait for it. Running
+				// it beside a live run is safe (mergeOnce).
+				if err := s.runTxn(ctx, &t); err != nil && first == nil {
+					first = err
+				}
 			}
 		}
 		return first

@@ -260,3 +260,55 @@ func TestPendingScaleOvertaken(t *testing.T) {
 		must(t, err)
 	})
 }
+
+// Left unfinished, a scale or a commit would hold new transactions back
+// until a leader's Resume: the auto-scaler completes a scale workflow
+// older than stuckScaleAfter, and the sweeper a transaction being
+// committed past its lease.
+func TestStuckScaleAndCommitAreCompleted(t *testing.T) {
+	t.Run("scale", func(t *testing.T) {
+		e := newEnv(t)
+		ctx := ctxT(t)
+		s := e.autoService(crashAt(kindScale, "sealSegments"))
+		must(t, s.CreateScope(ctx, "sc"))
+		_, err := s.CreateStream(ctx, fixed("sc", "st", 1))
+		must(t, err)
+		_, err = s.Scale(ctx, "sc", "st", api.ScaleRequest{SealedSegments: []int64{0}, NewRanges: []api.KeyRange{{Low: 0, High: 0.5}, {Low: 0.5, High: 1}}})
+		wantErr(t, "scale stopped", err, ErrStepFailed)
+		must(t, s.AutoScaleStep(ctx)) // not old enough yet
+		if r := record(t, e.store, "sc", "st"); r.Workflow == nil {
+			t.Fatal("a fresh scale workflow was run by the auto-scaler")
+		}
+		_, err = s.CreateTxn(ctx, "sc", "st", time.Minute)
+		wantErr(t, "transaction while the scale is unfinished", err, ErrScalePending)
+		e.clock.advance(6 * time.Second)
+		must(t, s.AutoScaleStep(ctx))
+		r := record(t, e.store, "sc", "st")
+		if r.Workflow != nil || len(r.Epochs) != 2 {
+			t.Fatalf("after the step: workflow %+v, %d epochs", r.Workflow, len(r.Epochs))
+		}
+		tx, err := s.CreateTxn(ctx, "sc", "st", time.Minute)
+		must(t, err)
+		equal(t, "epoch", tx.Epoch, int64(1))
+	})
+	t.Run("commit", func(t *testing.T) {
+		e := newEnv(t)
+		ctx := ctxT(t)
+		s := e.service(crashAt(kindCommit, "mergeTxnSegments"))
+		tx, parents := txnSetup(t, e, s)
+		wantErr(t, "commit stopped", s.CommitTxn(ctx, "sc", "st", tx.ID), ErrStepFailed)
+		must(t, s.sweepExpiredTxns(ctx)) // within its lease: left to its run
+		if r := record(t, e.store, "sc", "st"); len(r.Txns) != 1 {
+			t.Fatalf("txns %v", r.Txns)
+		}
+		e.clock.advance(11 * time.Second)
+		must(t, s.sweepExpiredTxns(ctx))
+		committed(t, e, parents, tx)
+		if r := record(t, e.store, "sc", "st"); len(r.Txns) != 0 {
+			t.Fatalf("txns after the sweep %v", r.Txns)
+		}
+		info, err := s.GetTxn(ctx, "sc", "st", tx.ID)
+		must(t, err)
+		equal(t, "status", info.Status, api.TxnCommitted)
+	})
+}

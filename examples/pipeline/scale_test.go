@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/sluice-streams/sluice/client"
 	"github.com/sluice-streams/sluice/client/clienttest"
+	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/controller"
 	"github.com/sluice-streams/sluice/internal/proctest"
 )
@@ -65,7 +67,7 @@ func TestPipelineScalingOutput(t *testing.T) {
 	// A transaction the killed run left to its lease holds a pending
 	// scale, and the restart's first transaction, for up to 5 s.
 	p.Line(t, "pipeline: reading ", 60*time.Second)
-	j.finish(p, want, out)
+	finishScaling(t, j, p, want, out)
 
 	epochs, err := d.Controller.Epochs(ctx, "demo", "sensor-counts")
 	if err != nil {
@@ -87,4 +89,33 @@ func lastLine(logs, prefix string) string {
 		}
 	}
 	return last
+}
+
+// finishScaling is job.finish for an output that scales: once the job
+// has stopped, the output goes cold and may be merging while it is
+// sealed, so the seal is tried again while a scale is in progress.
+func finishScaling(t *testing.T, j *job, p *proctest.Proc, want map[windowKey]Result, out *output) {
+	t.Helper()
+	proctest.WaitFor(t, "every window's result", 60*time.Second, func() (bool, string) {
+		out.drain(t, 50*time.Millisecond)
+		m := out.missing(t, want)
+		return m == 0, fmt.Sprintf("%d of %d results missing", m, len(want))
+	})
+	p.Stop(t, 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	proctest.WaitFor(t, "the output sealed", 30*time.Second, func() (bool, string) {
+		err := j.d.Controller.SealStream(ctx, "demo", "sensor-counts")
+		if err != nil && !errors.Is(err, ctlclient.ErrConflict) {
+			t.Fatal(err)
+		}
+		return err == nil, fmt.Sprint(err)
+	})
+	proctest.WaitFor(t, "the end of the sealed output", 30*time.Second, func() (bool, string) {
+		return out.drain(t, 100*time.Millisecond), "not at the end"
+	})
+	if m := out.missing(t, want); m != 0 || out.n != len(want) {
+		t.Fatalf("%d results read, %d missing; want %d results", out.n, m, len(want))
+	}
+	t.Logf("output: %d window results", out.n)
 }
