@@ -123,7 +123,10 @@
 // exists (and the parent does), an earlier run merged it.
 //
 // The sweeper (a goroutine of the Service, every Options.TxnSweepInterval,
-// stopped by Close) aborts OPEN transactions whose lease has expired.
+// stopped by Close) aborts OPEN transactions whose lease has expired, and
+// completes those left COMMITTING or ABORTING past their lease (a request
+// cancelled midway), which would otherwise hold scales, and new
+// transactions behind a pending one, until a leader's Resume.
 // PingTxn renews a lease up to Options.MaxTxnLease; an expired lease cannot
 // be renewed, nor the transaction committed.
 //
@@ -168,6 +171,11 @@
 //     16, with when and why; GET .../scaling-events shows it), and the
 //     stream is not marked again within AutoScale.Cooldown of it, so new
 //     transactions are never held back for ever.
+//
+// A scale workflow left unfinished (its controller failed) would hold new
+// transactions back until a leader's Resume: the auto-scaler's step
+// completes any stream's scale workflow older than twice its interval
+// (at least 5 s) itself.
 //
 // Manual scales do not take this path: Scale is refused (ErrConflict) at
 // once while a transaction is unfinished, so a caller learns it now
