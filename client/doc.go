@@ -32,8 +32,14 @@
 // unreachable or unavailable, until ctx; a Reader's fetches retry what may
 // pass until Close; a GroupReader's heartbeat tries again on its next
 // tick; reader group updates retry compare-and-set conflicts until ctx;
-// Txn.Commit and Txn.Abort retry what may pass until ctx. Everything else
-// (Endpoint, NewReader, NewReaderGroup, JoinReaderGroup, State, BeginTxn,
+// Txn.Commit and Txn.Abort retry what may pass until ctx; BeginTxn
+// retries one refusal, ctlclient.ErrScalePending (the stream is scaling,
+// or its automatic scale waits for the open transactions to end and goes
+// before new ones), until ctx, so a program with transactions back to
+// back sees a pause rather than an error (WithoutScaleWait returns it at
+// once instead: for a program that holds a transaction open while it
+// begins the next, which would otherwise wait for itself). Everything
+// else (Endpoint, NewReader, NewReaderGroup, JoinReaderGroup, State,
 // Status, Ping, the Controller methods) tries once. WithRetryNotify
 // reports each retry to the program, which decides what to show; the
 // library logs nothing.

@@ -61,12 +61,15 @@ var (
 // of the Writer that began it; the Writer itself may go on writing
 // outside the transaction, or be closed: the Txn does not depend on it.
 //
-// The controller's rules (controller package, "Transactions" and "scale
-// waits"): the stream cannot scale while the transaction is open, so the
-// transaction commits into the epoch it was created in and per-key order
-// holds: a key's transaction events come after the key's events written
-// to the stream before Commit began, and before those written after
-// Commit returned. Sealing the stream aborts open transactions.
+// The controller's rules (controller package, "Transactions" and
+// "Transactions and scaling"): the stream cannot scale while the
+// transaction is open, so the transaction commits into the epoch it was
+// created in and per-key order holds: a key's transaction events come
+// after the key's events written to the stream before Commit began, and
+// before those written after Commit returned. An automatic scale decided
+// while transactions are open goes first: new transactions wait for it
+// (BeginTxn), the open ones commit or abort as usual. Sealing the stream
+// aborts open transactions.
 //
 // A background goroutine renews the lease every WithPingInterval until
 // Commit, Abort or Close, or until a ping is refused. A refused ping
@@ -118,10 +121,19 @@ const txnAckCompact = 1024
 // BeginTxn opens a transaction on the Writer's stream: the controller
 // creates it (CreateTxn, leased WithLease) with one transaction segment per
 // active segment, and the Txn starts its segment goroutines and its
-// pinger. It blocks until the controller answers or ctx is done, never
-// longer, and retries nothing: a stream being scaled or sealed answers
-// ctlclient.ErrConflict, an unknown one ctlclient.ErrNotFound. The Txn
-// must end with Commit, Abort or Close.
+// pinger. It blocks until the controller creates the transaction or ctx
+// is done, never longer. It retries one refusal only, with the Writer's
+// backoff (WithBackoff) until ctx is done: ctlclient.ErrScalePending, a
+// stream whose automatic scale waits for its open transactions to end
+// (the pause lasts until the transactions open before it have ended and
+// the scale has run; see the controller's "Transactions and scaling").
+// Everything else is returned at once: a stream being scaled by hand or
+// sealed answers ctlclient.ErrConflict, an unknown one
+// ctlclient.ErrNotFound. Once ctx is done while waiting, the error wraps
+// both ctx's error and ErrScalePending. A program that holds another
+// transaction of the stream open while it calls BeginTxn must not wait
+// (the scale waits for that one): see WithoutScaleWait. The Txn must end
+// with Commit, Abort or Close.
 func (w *Writer) BeginTxn(ctx context.Context, opts ...TxnOption) (*Txn, error) {
 	var cfg txnConfig
 	for _, o := range opts {
@@ -140,7 +152,7 @@ func (w *Writer) BeginTxn(ctx context.Context, opts ...TxnOption) (*Txn, error) 
 	if closed {
 		return nil, ErrClosed
 	}
-	info, err := tc.CreateTxn(ctx, w.scope, w.stream, cfg.lease)
+	info, err := w.createTxn(ctx, tc, cfg.lease, !cfg.noScaleWait)
 	if err != nil {
 		return nil, fmt.Errorf("client: begin transaction on %s/%s: %w", w.scope, w.stream, err)
 	}

@@ -11,6 +11,7 @@ type TxnOption func(*txnConfig)
 type txnConfig struct {
 	lease        time.Duration // 0: the controller's default
 	pingInterval time.Duration // 0: a third of the granted lease; < 0: none
+	noScaleWait  bool          // WithoutScaleWait
 }
 
 func (c *txnConfig) validate() error {
@@ -34,3 +35,13 @@ func WithLease(d time.Duration) TxnOption { return func(c *txnConfig) { c.lease 
 // background pings: the caller pings with Txn.Ping, or lets the lease run
 // out.
 func WithPingInterval(d time.Duration) TxnOption { return func(c *txnConfig) { c.pingInterval = d } }
+
+// WithoutScaleWait makes BeginTxn return ctlclient.ErrScalePending at
+// once, rather than wait, when the stream's automatic scale is pending.
+// For a program that holds a transaction open while it begins the next
+// (as examples/pipeline does): the pending scale waits for that open
+// transaction, so a BeginTxn that waited would wait for itself until the
+// controller gives the scale up. Such a program begins the next
+// transaction with this option and, refused, commits (or aborts) the open
+// one first and then begins the next one without it.
+func WithoutScaleWait() TxnOption { return func(c *txnConfig) { c.noScaleWait = true } }

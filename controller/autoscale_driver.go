@@ -48,6 +48,11 @@ type AutoScaleOptions struct {
 	// MaxSegments bounds the active segments a split may leave
 	// (1..api.MaxSegments).
 	MaxSegments int
+	// PendingTimeout bounds how long a scale held up by open transactions
+	// stays pending (and new transactions are refused) before it is given
+	// up (0: Options.MaxTxnLease plus two Intervals; see
+	// Service.PendingScaleTimeout).
+	PendingTimeout time.Duration
 }
 
 // DefaultAutoScaleOptions returns the defaults: DefaultAutoScaleInterval,
@@ -79,6 +84,9 @@ func (o AutoScaleOptions) withDefaults() AutoScaleOptions {
 // wraps ErrInvalid and names the field.
 func (o AutoScaleOptions) Validate() error {
 	o = o.withDefaults()
+	if o.PendingTimeout < 0 {
+		return fmt.Errorf("%w: auto-scale pending timeout %v is negative", ErrInvalid, o.PendingTimeout)
+	}
 	if o.Cooldown < 0 {
 		return fmt.Errorf("%w: auto-scale cooldown %v is negative", ErrInvalid, o.Cooldown)
 	}
@@ -112,8 +120,9 @@ func (s *Service) autoScaler() {
 // AutoScaleStep scales each stream with a BY_RATE_* policy once if the
 // core decides so (at most one scale per stream per step, through the
 // scale workflow: a crash mid-scale is completed by Resume, exactly
-// once). A decision the stream's transactions hold up is tried again at
-// the next step; the scale's reason then says how long it waited. Safe to
+// once). A decision the stream's transactions hold up is recorded as the
+// stream's pending scale (txnscale.go), carried out at a later step once
+// they have ended; the scale's reason then says how long it waited. Safe to
 // call from several controllers at once (the workflow's intent is a
 // compare-and-set; a second scale is refused as a conflict). A stream
 // whose automatic scale is unfinished (a step failed) has it completed
@@ -140,22 +149,28 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 	if err != nil {
 		return err
 	}
-	if w := r.Workflow; w != nil && w.Kind == kindScale && w.Trigger == api.TriggerAuto {
-		// An automatic scale whose step failed has no caller to retry
-		// it, and without a leader nothing resumes it before a restart:
-		// complete it here (running a workflow is safe at any time,
-		// also while another controller runs it).
+	if w := r.Workflow; w != nil && w.Kind == kindScale && s.nowMillis()-w.StartTime > stuckScaleAfter(s.opts.AutoScale.Interval).Milliseconds() {
+		// A scale left unfinished (its controller failed or stopped):
+		// complete it now rather than at the next leader's Resume, since
+		// new transactions wait for it (txnscale.go).
 		return s.runWorkflow(ctx, scope, stream)
 	}
+	if r.PendingScale != nil {
+		return s.pendingStep(ctx, scope, stream, r)
+	}
 	p := r.Config.ScalingPolicy
+	key := scope + "/" + stream
 	if r.Sealed || (p.Type != api.ByRateInEventsPerSec && p.Type != api.ByRateInKBytesPerSec) {
+		s.unblock(key)
 		return nil
 	}
-	key := scope + "/" + stream
 	in := autoscale.Stream{
 		Policy: autoscale.Policy{TargetRate: float64(p.TargetRate), Unit: "events/s", ScaleFactor: int(p.ScaleFactor),
 			MinSegments: int(p.MinSegments), MaxSegments: s.opts.AutoScale.MaxSegments},
-		LastScale: time.UnixMilli(r.current().CreationTime),
+		// A pending scale given up counts as a scale for the cooldown, so
+		// the stream takes new transactions for a while before the next
+		// mark.
+		LastScale: time.UnixMilli(max(r.current().CreationTime, r.lastGiveUp())),
 		OpenTxns:  len(r.Txns),
 	}
 	if p.Type == api.ByRateInKBytesPerSec {
@@ -199,13 +214,26 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 		}
 		return nil
 	}
-	if d.Blocked != "" {
-		s.block(key, now, d.Reason, d.Blocked)
-		return nil
-	}
 	req := api.ScaleRequest{SealedSegments: d.Seal}
 	for _, kr := range d.NewRanges {
 		req.NewRanges = append(req.NewRanges, api.KeyRange{Low: kr.Low, High: kr.High})
+	}
+	if d.Blocked != "" {
+		// Held up by open transactions: record the scale as pending, so
+		// that new transactions wait for it rather than it for them.
+		marked, err := s.markPending(ctx, scope, stream, r.current().Epoch, pendingScaleRec{Since: now.UnixMilli(),
+			Sealed: req.SealedSegments, NewRanges: req.NewRanges, Reason: d.Reason})
+		if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+			return nil // the stream changed since it was read: the next step decides again
+		}
+		if err != nil || marked {
+			if marked {
+				s.log.WithField("stream", key).WithField("reason", d.Reason).WithField("waiting", d.Blocked).
+					Info("controller: auto-scaling waits for the stream's open transactions; new ones are refused until it has scaled")
+			}
+			return err
+		}
+		// The transactions ended meanwhile: scale now.
 	}
 	reason := d.Reason
 	if since, ok := s.blockedSince(key); ok {
@@ -217,9 +245,9 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 		s.unblock(key)
 		s.log.WithField("stream", key).WithField("reason", reason).Info("controller: auto-scaled the stream")
 		return nil
-	case errors.Is(err, ErrConflict) && len(r.Txns) == 0 && r.Workflow == nil:
-		// A transaction began or a workflow started since the record was
-		// read: the next step tries again.
+	case errors.Is(err, errTxnsOpen):
+		// A transaction began since the record was read: the next step
+		// marks the scale pending.
 		s.block(key, now, d.Reason, err.Error())
 		return nil
 	case errors.Is(err, ErrConflict), errors.Is(err, ErrInvalid):
@@ -239,6 +267,13 @@ func (s *Service) rateQueryTimeout() time.Duration {
 		return min(max(iv, time.Second), 5*time.Second)
 	}
 	return 5 * time.Second
+}
+
+// stuckScaleAfter is the age after which the auto-scaler takes a scale
+// workflow for left unfinished and runs it itself (running it twice at
+// once is safe, but needless while its controller is still at it).
+func stuckScaleAfter(interval time.Duration) time.Duration {
+	return max(2*interval, 5*time.Second)
 }
 
 func equalDurations(a, b []time.Duration) bool {

@@ -138,23 +138,65 @@
 // exists (and the parent does), an earlier run merged it.
 //
 // The sweeper (a goroutine of the Service, every Options.TxnSweepInterval,
-// stopped by Close) aborts OPEN transactions whose lease has expired.
+// stopped by Close) aborts OPEN transactions whose lease has expired, and
+// completes those left COMMITTING or ABORTING past their lease (a request
+// cancelled midway), which would otherwise hold scales, and new
+// transactions behind a pending one, until a leader's Resume.
 // PingTxn renews a lease up to Options.MaxTxnLease; an expired lease cannot
 // be renewed, nor the transaction committed.
 //
-// # Transactions and scaling: scale waits
+// # Transactions and scaling: a pending scale goes first
 //
-// Sluice does not implement Pravega's rolling transactions. Instead a
-// scale is refused (ErrConflict) while the stream has any unfinished
-// transaction, and a transaction cannot be created while a scale is
-// unfinished. Both checks go through the stream record's compare-and-set,
-// so they cannot both pass. A transaction therefore always commits into the
-// epoch it was created in, whose segments are all still open, and per-key
-// order holds without duplicating segments. The price: a stream with
-// transactions always open cannot scale until one moment without them
-// (leases bound how long any transaction lasts); the auto-scaler retries
-// at every step (see "Auto-scaling"). Sealing a stream aborts its OPEN
-// transactions and completes those being committed or aborted.
+// Sluice does not implement Pravega's rolling transactions: a transaction
+// always commits into the epoch it was created in, whose segments are all
+// still open, so per-key order holds without duplicating segments. A
+// scale's intent is therefore refused (ErrConflict) while the stream has
+// any unfinished transaction, and a transaction cannot be created while a
+// scale is unfinished; both checks go through the stream record's
+// compare-and-set, so they cannot both pass.
+//
+// So that a stream whose writers always hold a transaction open (one
+// begun before the previous one commits, as examples/pipeline does) can
+// still scale, a scale the auto-scaler decides while transactions are
+// open is recorded as pending, and takes priority over new transactions:
+//
+//  1. mark: one compare-and-set puts the decision (segments to seal, new
+//     ranges, reason, the epoch it was decided in, the time) into the
+//     stream record's pendingScale, only if the record still has
+//     unfinished transactions, no workflow, no mark and the same epoch
+//     (with none left, the scale runs at once instead);
+//  2. while the mark is there (and while a scale workflow runs) CreateTxn
+//     is refused with ErrScalePending, which wraps ErrConflict (REST: 409
+//     SCALE_PENDING, "stream s/x is waiting to scale: new transactions
+//     wait until it has"; the client's BeginTxn retries it); the open
+//     transactions are committed, aborted or swept as usual;
+//  3. each auto-scaling step looks at the mark: transactions or a
+//     workflow still unfinished, it waits; none left, it runs the scale
+//     workflow, whose intent compare-and-set also clears the mark (it
+//     requires the mark recorded at the same time still there), so the
+//     mark and the scale never both exist and a crash at any point leaves
+//     either the mark (the next step, on any controller, carries it out)
+//     or the workflow (Resume completes it);
+//  4. a mark older than AutoScale.PendingTimeout (default MaxTxnLease plus
+//     two auto-scale intervals: a transaction begun just before the mark
+//     has ended by then unless it was pinged all along) is given up, as is
+//     one the stream no longer fits (sealed, policy no longer BY_RATE,
+//     another epoch, no longer valid); a manual scale that runs overtakes
+//     it. A given-up mark moves to the record's givenUp list (the newest
+//     16, with when and why; GET .../scaling-events shows it), and the
+//     stream is not marked again within AutoScale.Cooldown of it, so new
+//     transactions are never held back for ever.
+//
+// A scale workflow left unfinished (its controller failed) would hold new
+// transactions back until a leader's Resume: the auto-scaler's step
+// completes any stream's scale workflow older than twice its interval
+// (at least 5 s) itself.
+//
+// Manual scales do not take this path: Scale is refused (ErrConflict) at
+// once while a transaction is unfinished, so a caller learns it now
+// rather than waiting, and retries when it chooses. Sealing a stream
+// aborts its OPEN transactions and completes those being committed or
+// aborted, and gives a mark up.
 //
 // # Auto-scaling
 //
@@ -188,15 +230,19 @@
 //  3. carry it out with the scale workflow (trigger "auto", the reason
 //     recorded in the new epoch): one scale per stream at a time, and a
 //     crash mid-scale is completed once by Resume like any scale. While
-//     the stream has unfinished transactions the decision waits (the
-//     workflow would refuse it) and is taken again at every step; the
-//     scale that finally runs says how long it waited. A scale refused
-//     because the stream changed meanwhile is decided again at the next
-//     step.
+//     the stream has unfinished transactions the decision is recorded as
+//     pending instead ("Transactions and scaling" above) and carried out
+//     once they have ended; the scale that finally runs says how long it
+//     waited. A scale refused because the stream changed meanwhile is
+//     decided again at the next step.
 //
-// Nothing new is stored for it: the decision's inputs are the record and
-// the nodes' rates, so any controller (a new leader) continues where
-// another left off.
+// Transaction commits count in the rates: a node adds a merged
+// transaction segment's events and bytes to its parent's meter, so a
+// stream written only in transactions scales too.
+//
+// Apart from a pending scale, nothing new is stored for it: the
+// decision's inputs are the record and the nodes' rates, so any
+// controller (a new leader) continues where another left off.
 //
 // # Retention
 //

@@ -88,6 +88,12 @@ type streamRec struct {
 	// Txns are the transactions not yet COMMITTED or ABORTED.
 	Txns     map[string]txnRef `json:"txns,omitempty"`
 	Workflow *workflowRec      `json:"workflow,omitempty"`
+	// PendingScale is the automatic scale waiting for Txns to end; while
+	// it is set CreateTxn refuses (ErrScalePending). See txnscale.go.
+	PendingScale *pendingScaleRec `json:"pendingScale,omitempty"`
+	// GivenUp are the newest pending scales dropped (at most
+	// maxGivenUp), oldest first: the scaling history's "given up".
+	GivenUp []pendingScaleRec `json:"givenUp,omitempty"`
 }
 
 func (r *streamRec) current() epochRec { return r.Epochs[len(r.Epochs)-1] }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -17,10 +18,23 @@ import (
 // ranges are recorded), createSegments, sealSegments, publishEpoch,
 // cleanup. ErrConflict if the stream is sealed, another workflow is in
 // progress, or a transaction is unfinished (see the package documentation).
-// It returns the new segments.
+// A manual scale does not wait as an automatic one does: it is refused
+// while a transaction is unfinished, and one that runs gives up a pending
+// automatic scale (recorded as such). It returns the new segments.
 func (s *Service) Scale(ctx context.Context, scope, stream string, req api.ScaleRequest) ([]api.SegmentRange, error) {
 	return s.scale(ctx, scope, stream, req, api.TriggerManual, "", anyEpoch)
 }
+
+// errTxnsOpen marks (with markedError) the ErrConflict of a scale refused
+// because the stream has unfinished transactions, which the auto-scaler
+// tells from other conflicts (another workflow, another epoch).
+var errTxnsOpen = errors.New("controller: the stream has unfinished transactions")
+
+// markedError is err (its text and its chain) that also matches mark.
+type markedError struct{ err, mark error }
+
+func (e markedError) Error() string   { return e.err.Error() }
+func (e markedError) Unwrap() []error { return []error{e.err, e.mark} }
 
 // anyEpoch is scale's onEpoch for a scale that may run on any epoch.
 const anyEpoch = -1
@@ -32,6 +46,14 @@ const anyEpoch = -1
 // (manual or not) restarts the cooldown, and the decision is taken again
 // from the new epoch.
 func (s *Service) scale(ctx context.Context, scope, stream string, req api.ScaleRequest, trigger, reason string, onEpoch int64) ([]api.SegmentRange, error) {
+	return s.scaleWith(ctx, scope, stream, req, trigger, reason, onEpoch, nil)
+}
+
+// scaleWith is scale; with mark, it carries out that pending scale: the
+// intent's compare-and-set requires the mark to be the stream's pending
+// scale still (ErrConflict otherwise) and clears it. Without mark, a
+// pending scale is given up as overtaken by this one.
+func (s *Service) scaleWith(ctx context.Context, scope, stream string, req api.ScaleRequest, trigger, reason string, onEpoch int64, mark *pendingScaleRec) ([]api.SegmentRange, error) {
 	if err := s.checkStream(ctx, scope, stream); err != nil {
 		return nil, err
 	}
@@ -48,7 +70,19 @@ func (s *Service) scale(ctx context.Context, scope, stream string, req api.Scale
 			return err
 		}
 		if len(r.Txns) > 0 {
-			return fmt.Errorf("%w: stream %s/%s has %d unfinished transactions; a scale waits until they are committed or aborted", ErrConflict, scope, stream, len(r.Txns))
+			return markedError{fmt.Errorf("%w: stream %s/%s has %d unfinished transactions; a scale waits until they are committed or aborted", ErrConflict, scope, stream, len(r.Txns)), errTxnsOpen}
+		}
+		switch {
+		case mark != nil && (r.PendingScale == nil || r.PendingScale.Since != mark.Since):
+			return fmt.Errorf("%w: stream %s/%s: the pending scale was carried out or given up meanwhile", ErrConflict, scope, stream)
+		case mark != nil:
+			r.PendingScale = nil
+		case r.PendingScale != nil:
+			why := "overtaken by a manual scale"
+			if trigger == api.TriggerAuto {
+				why = "overtaken by another automatic scale"
+			}
+			r.giveUpPending(w.StartTime, why)
 		}
 		p.ID = w.ID
 		p.Trigger, p.Reason = trigger, capReason(reason)

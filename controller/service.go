@@ -33,6 +33,11 @@ var (
 	// ErrStepFailed wraps the error of Options.StepHook: the workflow
 	// stopped before that step, as after a crash, and is left for Resume.
 	ErrStepFailed = errors.New("controller: workflow stopped before a step")
+	// ErrScalePending: CreateTxn on a stream whose automatic scale waits
+	// for its open transactions to end, or that is scaling. It wraps
+	// ErrConflict; retriable: new transactions are accepted again once the
+	// scale has run (or was given up).
+	ErrScalePending = fmt.Errorf("%w: a scale is pending", ErrConflict)
 )
 
 // Transaction lease defaults.

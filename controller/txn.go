@@ -46,7 +46,10 @@ func (s *Service) checkLease(lease time.Duration) (time.Duration, error) {
 // CreateTxn opens a transaction on a stream, with one transaction segment
 // per active segment created on the nodes, leased for lease
 // (DefaultTxnLease if 0; ErrInvalid above Options.MaxTxnLease). ErrConflict
-// if the stream is sealed or a scale, seal or delete is in progress.
+// if the stream is sealed or a scale, seal or delete is in progress;
+// ErrScalePending (which is also ErrConflict) while a scale is in progress
+// or an automatic scale waits for the stream's open transactions to end
+// (txnscale.go): retry.
 func (s *Service) CreateTxn(ctx context.Context, scope, stream string, lease time.Duration) (api.TxnInfo, error) {
 	lease, err := s.checkLease(lease)
 	if err != nil {
@@ -116,10 +119,16 @@ func txnRefused(r *streamRec) error {
 	if r.Sealed {
 		return fmt.Errorf("%w: stream %s/%s is sealed", ErrConflict, r.Config.ScopeName, r.Config.StreamName)
 	}
+	if w := r.Workflow; w != nil && w.Kind == kindScale {
+		// Transient like a pending scale (Resume completes it): the same
+		// retriable refusal.
+		return fmt.Errorf("%w: stream %s/%s is scaling: new transactions wait until it has", ErrScalePending,
+			r.Config.ScopeName, r.Config.StreamName)
+	}
 	if w := r.Workflow; w != nil && w.Kind != kindTruncate {
 		return fmt.Errorf("%w: stream %s/%s: a %s workflow is in progress", ErrConflict, r.Config.ScopeName, r.Config.StreamName, w.Kind)
 	}
-	return nil
+	return scaleWaitRefusal(r)
 }
 
 func checkTxnID(id string) error {
@@ -435,7 +444,8 @@ func (s *Service) sweeper() {
 	}
 }
 
-// sweepExpiredTxns aborts every OPEN transaction whose lease has expired.
+// sweepExpiredTxns aborts every OPEN transaction whose lease has expired,
+// and completes every one being committed or aborted past its lease.
 func (s *Service) sweepExpiredTxns(ctx context.Context) error {
 	ctx = WithInternal(ctx)
 	return s.eachStream(ctx, func(scope, stream string) error {
@@ -447,11 +457,23 @@ func (s *Service) sweepExpiredTxns(ctx context.Context) error {
 		now := s.nowMillis()
 		for _, kv := range kvs {
 			var t txnRec
-			if json.Unmarshal(kv.Value, &t) != nil || t.Status != api.TxnOpen || now < t.ExpiryTime {
+			if json.Unmarshal(kv.Value, &t) != nil || now < t.ExpiryTime {
 				continue
 			}
-			if err := s.abortTxn(ctx, scope, stream, t.ID, true); err != nil && first == nil && !errors.Is(err, ErrConflict) {
-				first = err
+			switch t.Status {
+			case api.TxnOpen:
+				if err := s.abortTxn(ctx, scope, stream, t.ID, true); err != nil && first == nil && !errors.Is(err, ErrConflict) {
+					first = err
+				}
+			case api.TxnCommitting, api.TxnAborting:
+				// Left unfinished past its lease (its request cancelled,
+				// its controller failed): complete it rather than wait for
+				// the next leader's Resume, since a scale, and new
+				// transactions behind a pending one, wait for it. Running
+				// it beside a live run is safe (mergeOnce).
+				if err := s.runTxn(ctx, &t); err != nil && first == nil {
+					first = err
+				}
 			}
 		}
 		return first

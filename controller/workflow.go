@@ -82,7 +82,10 @@ var workflows = map[string][]wfStep{
 			}
 			return nil
 		}},
-		{name: "markSealed", apply: func(r *streamRec, w *workflowRec, now int64) { r.Sealed = true }},
+		{name: "markSealed", apply: func(r *streamRec, w *workflowRec, now int64) {
+			r.Sealed = true
+			r.giveUpPending(now, "the stream was sealed")
+		}},
 	},
 	kindTruncate: {
 		{name: "truncateSegments", act: func(s *Service, ctx context.Context, r *streamRec, w *workflowRec) error {

@@ -22,6 +22,10 @@ var (
 	ErrExists   = errors.New("ctlclient: already exists")
 	ErrInvalid  = errors.New("ctlclient: invalid request")
 	ErrConflict = errors.New("ctlclient: conflict with the current state")
+	// ErrScalePending: a new transaction refused (409 SCALE_PENDING)
+	// because the stream's automatic scale waits for its open
+	// transactions to end; retriable. It is also ErrConflict.
+	ErrScalePending = errors.New("ctlclient: the stream is waiting to scale")
 	// ErrUnavailable: 503, a container the request needs is not served now
 	// (its node is down, or no assignment names it); retry later.
 	ErrUnavailable = errors.New("ctlclient: unavailable")
@@ -42,7 +46,7 @@ func (e *Error) Error() string { return e.Message }
 
 // Is matches the package's sentinels by code, and
 // protocol.ErrNotEventBoundary (a cut inside an event, which is also
-// ErrInvalid).
+// ErrInvalid); ErrScalePending is also ErrConflict.
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrNotFound:
@@ -54,7 +58,9 @@ func (e *Error) Is(target error) bool {
 	case protocol.ErrNotEventBoundary:
 		return e.Code == api.CodeNotEventBoundary
 	case ErrConflict:
-		return e.Code == api.CodeConflict
+		return e.Code == api.CodeConflict || e.Code == api.CodeScalePending
+	case ErrScalePending:
+		return e.Code == api.CodeScalePending
 	case ErrUnavailable:
 		return e.Code == api.CodeUnavailable
 	}
@@ -412,4 +418,13 @@ func (c *Client) CommitTxn(ctx context.Context, scope, stream, id string) error 
 // AbortTxn aborts a transaction.
 func (c *Client) AbortTxn(ctx context.Context, scope, stream, id string) error {
 	return c.do(ctx, http.MethodDelete, txnPath(scope, stream, id), nil, nil)
+}
+
+// ScalingEvents returns the whole body of GET .../scaling-events: the
+// epochs (as Epochs), the automatic scale pending on the stream's open
+// transactions if any, and the newest pending scales given up.
+func (c *Client) ScalingEvents(ctx context.Context, scope, stream string) (api.EpochList, error) {
+	var l api.EpochList
+	err := c.do(ctx, http.MethodGet, streamPath(scope, stream)+"/scaling-events", nil, &l)
+	return l, err
 }

@@ -86,9 +86,9 @@ func TestControllerFlagsFillTheConfig(t *testing.T) {
 	cfg, o = embed.ControllerConfig{}, clusterFlags{}
 	parseFlags(t, controllerFlags(&cfg, &o), "--listen", "9", "--data", "d", "--node", "n:1", "--containers", "7",
 		"--zk", "a:1", "--zk-root", "/r", "--zk-session-timeout", "4s", "--id", "c9", "--advertise", "adv:2", "--tier2", "/t", "--writer-timeout", "3m",
-		"--autoscale-interval", "5s", "--autoscale-cooldown", "6s", "--autoscale-max-segments", "9", "--no-autoscale")
+		"--autoscale-interval", "5s", "--autoscale-cooldown", "6s", "--autoscale-max-segments", "9", "--no-autoscale", "--autoscale-pending-timeout", "8m")
 	want = embed.ControllerConfig{Listen: "9", DataDir: "d", Node: "n:1", Containers: 7, Tier2: "/t", WriterTimeout: 3 * time.Minute,
-		AutoScale: controller.AutoScaleOptions{Off: true, Interval: 5 * time.Second, Cooldown: 6 * time.Second, MaxSegments: 9},
+		AutoScale: controller.AutoScaleOptions{Off: true, Interval: 5 * time.Second, Cooldown: 6 * time.Second, MaxSegments: 9, PendingTimeout: 8 * time.Minute},
 		Cluster:   embed.ClusterConfig{Root: "/r", SessionTimeout: 4 * time.Second, ID: "c9", Advertise: "adv:2"}}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("every flag set:\n got %+v\nwant %+v", cfg, want)

@@ -24,6 +24,8 @@ func autoScaleFlags(o *controller.AutoScaleOptions, d controller.AutoScaleOption
 		// 0s asks for no cooldown (NoCooldown), not for the options' default.
 		&cli.GenericFlag{Name: "autoscale-cooldown", Usage: "scale a stream at most once every `D` (90s, 1h30m, 7d; 0s: no cooldown)",
 			Value: durationValue{p: &o.Cooldown, then: func(d time.Duration) { o.NoCooldown = d == 0 }}},
+		durationFlag("autoscale-pending-timeout", "give up a scale that waits for a stream's open transactions (refusing new ones meanwhile) after `D` (0: the longest transaction lease plus two intervals)",
+			d.PendingTimeout, &o.PendingTimeout),
 		&cli.IntFlag{Name: "autoscale-max-segments", Usage: "auto-scaling splits no stream beyond `N` active segments", Value: d.MaxSegments, Destination: &o.MaxSegments,
 			Action: func(_ *cli.Context, n int) error {
 				if n < 1 || n > api.MaxSegments {

@@ -82,7 +82,8 @@ type Decision struct {
 	NewRanges []Range // their successors, by key, covering exactly the sealed ranges
 	Reason    string  // why, with the measured rates against the target
 	// Blocked, if set, is why the decision cannot be carried out now
-	// (unfinished transactions); the driver tries again later.
+	// (unfinished transactions); the driver records it as the stream's
+	// pending scale and carries it out once they have ended.
 	Blocked string
 }
 

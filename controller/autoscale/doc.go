@@ -40,9 +40,13 @@
 //     rates merges (then the lowest key). One pair per scale: merging
 //     further waits for the cooldown.
 //  6. A decision while the stream has unfinished transactions is returned
-//     with Blocked set: the scale workflow refuses it until they end, and
-//     the driver tries again at its next poll (and says in the reason of
-//     the scale how long it waited).
+//     with Blocked set: the scale workflow refuses it until they end, so
+//     the driver records it as the stream's pending scale (new
+//     transactions wait for it) and carries it out once they have ended
+//     (controller/doc.go, "Transactions and scaling"; the reason of the
+//     scale says how long it waited). The driver counts a pending scale
+//     given up as a scale for LastScale, so the cooldown keeps it from
+//     marking the stream again at once.
 //
 // The gap between the hot threshold (the target) and the cold one (a half
 // of it on every window, each of a pair) is the hysteresis: a merged pair

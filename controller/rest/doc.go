@@ -77,6 +77,8 @@
 //	                        (the Allow header lists those it does)
 //	415 UNSUPPORTED_MEDIA_TYPE  a request body that is not application/json
 //	409 EXISTS              controller.ErrExists
+//	409 SCALE_PENDING       controller.ErrScalePending: a new transaction
+//	                        while a scale runs or waits (retriable)
 //	409 CONFLICT            controller.ErrConflict
 //	500 INTERNAL            anything else (the store's or a node's failure,
 //	                        a panic), logged

@@ -223,6 +223,8 @@ func (h *handler) writeServiceError(w http.ResponseWriter, r *http.Request, err 
 		status, code, msg = http.StatusNotFound, api.CodeNotFound, clean(err)+": not found"
 	case errors.Is(err, controller.ErrExists):
 		status, code, msg = http.StatusConflict, api.CodeExists, clean(err)+": already exists"
+	case errors.Is(err, controller.ErrScalePending):
+		status, code, msg = http.StatusConflict, api.CodeScalePending, clean(err)
 	case errors.Is(err, controller.ErrConflict):
 		status, code, msg = http.StatusConflict, api.CodeConflict, clean(err)
 	case errors.Is(err, protocol.ErrContainerUnavailable):
@@ -239,6 +241,7 @@ func (h *handler) writeServiceError(w http.ResponseWriter, r *http.Request, err 
 // Service's errors. They classify nothing (errors.Is does); clean drops
 // them from messages, where the code already says the same.
 var sentinelPrefixes = []string{
+	controller.ErrScalePending.Error() + ": ", // before ErrConflict, which it begins with
 	controller.ErrInvalid.Error() + ": ",
 	controller.ErrNotFound.Error() + ": ",
 	controller.ErrExists.Error() + ": ",
@@ -493,7 +496,11 @@ func (h *handler) scalingEvents(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, api.EpochList{Epochs: nonNil(epochs)}, nil
+	pending, givenUp, err := h.svc.ScaleWaits(r.Context(), r.PathValue("scope"), r.PathValue("stream"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, api.EpochList{Epochs: nonNil(epochs), Pending: pending, GivenUp: givenUp}, nil
 }
 
 func (h *handler) segmentsBetween(r *http.Request) (int, any, error) {

@@ -85,6 +85,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"SegmentList":     api.SegmentList{},
 		"EpochInfo":       api.EpochInfo{},
 		"EpochList":       api.EpochList{},
+		"PendingScale":    api.PendingScale{},
 		"Successor":       api.Successor{},
 		"SuccessorList":   api.SuccessorList{},
 		"SegmentURI":      api.SegmentURI{},

@@ -44,7 +44,8 @@
 //
 //  1. flushes the open transaction (the results of the windows closed since
 //     the last checkpoint are stored, not visible),
-//  2. waits for the checkpoint's stream cut and begins the next transaction,
+//  2. waits for the checkpoint's stream cut and begins the next transaction
+//     (unless the output stream is waiting to scale: see below),
 //  3. saves its state in -state (temporary file, fsync, rename, fsync of the
 //     directory): the cut, the open windows' partial counts, the closed
 //     windows' bound and the late count, the flushed transaction's id and
@@ -66,6 +67,21 @@
 // 1, 3 and 4; ended: below), which the crash test uses besides random
 // kills.
 //
+// # An output that scales
+//
+// With -output-target-rate N the output stream is created scaling by
+// rate (BY_RATE_IN_EVENTS_PER_SEC, N events/s a segment, at least
+// -segments). The job always holds a transaction open, and a scale waits
+// for open transactions; so when the controller has recorded a pending
+// scale, step 2's begin is refused (client.WithoutScaleWait): the job
+// saves its state without a next transaction, commits, and only then
+// begins the next one, which waits (BeginTxn retries) until the scale has
+// run, and saves the same state again naming it. The output pauses for
+// about one auto-scale interval at that checkpoint. A transaction a
+// crashed run leaves to its lease (below) holds the output's next scale
+// up, and with it the restarted job's first transaction, until the lease
+// ends (-txn-lease).
+//
 // A sealed input read to its end ends every open window (no reading can
 // come any more): the job closes them all, saves a final state marked
 // ended, commits, and exits; a run that finds that state only finishes its
@@ -83,7 +99,8 @@
 // again are gone).
 //
 // Flags: -controller (or SLUICE_CONTROLLER), -input and -output streams
-// (the output is created, with -segments segments, if missing), -group
+// (the output is created, with -segments segments, if missing;
+// -output-target-rate makes it scale by rate), -group
 // (created at the input's head on the first run), -window, -checkpoint,
 // -state, -txn-lease (a transaction not committed within it after a crash
 // is written again), -watermark-poll and -commit-interval (how often the
@@ -107,6 +124,7 @@ type config struct {
 	Controller     string
 	Input, Output  string // SCOPE/STREAM
 	Segments       int    // output segments if it is created
+	OutputRate     int64  // > 0: the output is created BY_RATE_IN_EVENTS_PER_SEC with this target
 	Group          string // reader group, in the input's scope
 	ReaderID       string
 	Window         time.Duration // tumbling event-time windows
@@ -128,6 +146,7 @@ func main() {
 	flag.StringVar(&cfg.Input, "input", "demo/sensors", "`SCOPE/STREAM` of readings to read")
 	flag.StringVar(&cfg.Output, "output", "demo/sensor-counts", "`SCOPE/STREAM` to write the results to (created if missing)")
 	flag.IntVar(&cfg.Segments, "segments", 1, "`N` segments of the output stream if it is created")
+	flag.Int64Var(&cfg.OutputRate, "output-target-rate", 0, "create the output stream scaling by rate, `N` events/s a segment (0: a fixed -segments, at least -segments with a rate)")
 	flag.StringVar(&cfg.Group, "group", "pipeline", "reader `GROUP` (in the input's scope; created at the head on the first run)")
 	flag.StringVar(&cfg.ReaderID, "reader-id", "pipeline-1", "the reader's `ID` in the group (the same across restarts)")
 	flag.DurationVar(&cfg.Window, "window", 10*time.Second, "tumbling event-time windows of `D`")

@@ -93,6 +93,7 @@ type pipeline struct {
 	win           windows
 	other         int64     // events that are not readings
 	committed     int64     // results committed by this run
+	scaleWaits    int64     // checkpoints that began the next transaction after the commit (output scaling)
 	recheck       time.Time // holdsAll said no: ask again after this
 }
 
@@ -199,8 +200,8 @@ func run(ctx context.Context, cfg config, crash *crashAt, out io.Writer) error {
 	if errors.Is(err, errInputEnded) {
 		err = p.end(ctx)
 	}
-	fmt.Fprintf(p.out, "pipeline: stopped: %d readings counted, %d late, %d other events, %d window results committed by this run\n",
-		p.win.Counted, p.win.Late, p.other, p.committed)
+	fmt.Fprintf(p.out, "pipeline: stopped: %d readings counted, %d late, %d other events, %d window results committed by this run, %d checkpoints waited for the output to scale\n",
+		p.win.Counted, p.win.Late, p.other, p.committed, p.scaleWaits)
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -212,16 +213,32 @@ func (p *pipeline) ensureOutput(ctx context.Context) error {
 	if err := p.ctl.CreateScope(ctx, p.oscope); err != nil && !errors.Is(err, ctlclient.ErrExists) {
 		return fmt.Errorf("create scope %s: %w", p.oscope, err)
 	}
-	_, err := p.ctl.CreateStream(ctx, api.StreamConfig{ScopeName: p.oscope, StreamName: p.ostrm,
-		ScalingPolicy: api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: int32(max(p.cfg.Segments, 1))}})
+	policy := api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: int32(max(p.cfg.Segments, 1))}
+	if p.cfg.OutputRate > 0 {
+		policy.Type, policy.TargetRate, policy.ScaleFactor = api.ByRateInEventsPerSec, p.cfg.OutputRate, 2
+	}
+	_, err := p.ctl.CreateStream(ctx, api.StreamConfig{ScopeName: p.oscope, StreamName: p.ostrm, ScalingPolicy: policy})
 	if err != nil && !errors.Is(err, ctlclient.ErrExists) {
 		return fmt.Errorf("create stream %s: %w", p.cfg.Output, err)
 	}
 	return nil
 }
 
+// begin begins an output transaction; it waits while the output stream is
+// scaling or waiting to scale (BeginTxn retries that), so it must not be
+// called while p holds another transaction open: see beginNoWait.
 func (p *pipeline) begin(ctx context.Context) (*client.Txn, error) {
 	t, err := p.w.BeginTxn(ctx, client.WithLease(p.cfg.TxnLease))
+	if err != nil {
+		return nil, fmt.Errorf("begin an output transaction: %w", err)
+	}
+	return t, nil
+}
+
+// beginNoWait is begin that returns ctlclient.ErrScalePending (wrapped)
+// at once rather than wait for the output stream's scale.
+func (p *pipeline) beginNoWait(ctx context.Context) (*client.Txn, error) {
+	t, err := p.w.BeginTxn(ctx, client.WithLease(p.cfg.TxnLease), client.WithoutScaleWait())
 	if err != nil {
 		return nil, fmt.Errorf("begin an output transaction: %w", err)
 	}
@@ -474,21 +491,48 @@ func (p *pipeline) checkpoint(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	next, err := p.begin(ctx)
-	if err != nil {
+	// The next transaction before the commit, unless the output stream is
+	// waiting to scale: that scale waits for p.txn, so the next one is
+	// begun after the commit instead (and is in no state until the next
+	// checkpoint, like one begun by a run that died before saving).
+	next, err := p.beginNoWait(ctx)
+	if err != nil && !errors.Is(err, ctlclient.ErrScalePending) {
 		return err
 	}
-	st := &state{Checkpoint: name, Cut: cut, Windows: p.win, Txn: p.txn.ID(), Results: p.pending, Next: next.ID()}
+	st := &state{Checkpoint: name, Cut: cut, Windows: p.win, Txn: p.txn.ID(), Results: p.pending}
+	if next != nil {
+		st.Next = next.ID()
+	}
 	st.Windows.Open = append([]Result(nil), p.win.Open...)
 	if err := saveState(p.cfg.State, st); err != nil {
-		next.Abort(ctx)
+		if next != nil {
+			next.Abort(ctx)
+		}
 		return err
 	}
 	p.crash.reached(crashSaved)
 	if err := p.commit(ctx, name); err != nil {
+		if next != nil {
+			next.Abort(ctx)
+		}
 		return err
 	}
 	p.crash.reached(crashCommitted)
+	if next == nil {
+		p.scaleWaits++
+		if next, err = p.begin(ctx); err != nil { // waits for the scale
+			return err
+		}
+		// The same state again, now naming the next transaction, so that a
+		// crash from here on aborts it at the restart rather than leaving
+		// it to its lease (holding the output's next scale, and with it the
+		// restarted job's first transaction, until the lease ends).
+		st.Next = next.ID()
+		if err := saveState(p.cfg.State, st); err != nil {
+			next.Abort(ctx)
+			return err
+		}
+	}
 	if len(p.pending) > 0 {
 		fmt.Fprintf(p.out, "pipeline: checkpoint %s: committed %d window results\n", name, len(p.pending))
 	}

@@ -15,6 +15,11 @@ const (
 	CodeNotFound         = "NOT_FOUND"
 	CodeExists           = "EXISTS"
 	CodeConflict         = "CONFLICT"
+	// CodeScalePending is a 409 for a new transaction on a stream whose
+	// automatic scale waits for its open transactions to end, or that is
+	// scaling: retriable, the scale runs once they have (controller/doc.go,
+	// "Transactions and scaling").
+	CodeScalePending     = "SCALE_PENDING"
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 	CodeInternal         = "INTERNAL"
 	CodeUnavailable      = "UNAVAILABLE"
@@ -52,6 +57,27 @@ type SegmentList struct {
 // epoch of the stream, oldest first.
 type EpochList struct {
 	Epochs []EpochInfo `json:"epochs"`
+	// Pending is the automatic scale waiting for the stream's open
+	// transactions to end, if one is (new transactions are refused with
+	// CodeScalePending meanwhile).
+	Pending *PendingScale `json:"pending,omitempty"`
+	// GivenUp are the newest automatic scales that waited too long for
+	// the stream's transactions, or were overtaken, and were dropped;
+	// oldest first.
+	GivenUp []PendingScale `json:"givenUp,omitempty"`
+}
+
+// PendingScale is an automatic scale recorded while the stream's
+// transactions held it up: the segments it seals, the key ranges of their
+// successors, why (Reason, as EpochInfo's), since when it waits
+// (ms since the Unix epoch) and, once dropped, when and why.
+type PendingScale struct {
+	Since          int64      `json:"since"`
+	SealedSegments []int64    `json:"sealedSegments"`
+	NewRanges      []KeyRange `json:"newRanges"`
+	Reason         string     `json:"reason"`
+	GivenUpTime    int64      `json:"givenUpTime,omitempty"`
+	GivenUpReason  string     `json:"givenUpReason,omitempty"`
 }
 
 // SuccessorList is the body of GET /v1/segments/{segment}/successors.
