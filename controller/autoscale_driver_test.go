@@ -97,8 +97,10 @@ func TestAutoScaleCrashMidScaleCompletesOnce(t *testing.T) {
 			if w := record(t, e.store, "sc", "st").Workflow; w == nil || w.Trigger != api.TriggerAuto {
 				t.Fatalf("workflow after the stop: %+v", w)
 			}
-			// The next step completes the unfinished automatic scale
-			// (and starts no other).
+			// A step once the workflow is older than stuckScaleAfter
+			// completes the unfinished automatic scale (and starts no
+			// other).
+			e.clock.advance(stuckScaleAfter(s1.AutoScaleInterval()) + time.Second)
 			must(t, s1.AutoScaleStep(ctx))
 			if r := record(t, e.store, "sc", "st"); r.Workflow != nil || len(r.Epochs) != 2 {
 				t.Fatalf("after the next step: workflow %+v, %d epochs", r.Workflow, len(r.Epochs))
