@@ -319,6 +319,10 @@ func (s *Service) runTxn(ctx context.Context, t *txnRec) error {
 		if err := s.step(kindAbort, "markAborted"); err != nil {
 			return err
 		}
+	case api.TxnCommitted, api.TxnAborted:
+		// Finished, but perhaps still listed on the stream (the run that
+		// finished it ended before forgetTxn): a scale waits for it.
+		return s.forgetTxn(ctx, t.Scope, t.Stream, t.ID)
 	default:
 		return nil
 	}
@@ -445,11 +449,22 @@ func (s *Service) sweeper() {
 }
 
 // sweepExpiredTxns aborts every OPEN transaction whose lease has expired,
-// and completes every one being committed or aborted past its lease.
+// completes every one being committed or aborted past its lease, and
+// forgets a finished one the stream still lists.
 func (s *Service) sweepExpiredTxns(ctx context.Context) error {
 	ctx = WithInternal(ctx)
 	return s.eachStream(ctx, func(scope, stream string) error {
 		kvs, err := s.list(ctx, txnsKey(scope, stream))
+		if err != nil {
+			return err
+		}
+		if len(kvs) == 0 {
+			return nil
+		}
+		r, _, err := s.loadStream(ctx, scope, stream)
+		if errors.Is(err, ErrNotFound) {
+			return nil // deleted meanwhile
+		}
 		if err != nil {
 			return err
 		}
@@ -461,6 +476,14 @@ func (s *Service) sweepExpiredTxns(ctx context.Context) error {
 				continue
 			}
 			switch t.Status {
+			case api.TxnCommitted, api.TxnAborted:
+				// Finished, but still listed if the run that finished it
+				// ended before forgetting it: a scale waits for it.
+				if _, listed := r.Txns[t.ID]; listed {
+					if err := s.forgetTxn(ctx, scope, stream, t.ID); err != nil && first == nil {
+						first = err
+					}
+				}
 			case api.TxnOpen:
 				if err := s.abortTxn(ctx, scope, stream, t.ID, true); err != nil && first == nil && !errors.Is(err, ErrConflict) {
 					first = err
