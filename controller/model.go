@@ -98,9 +98,20 @@ type streamRec struct {
 
 func (r *streamRec) current() epochRec { return r.Epochs[len(r.Epochs)-1] }
 
-// dropped reports whether compact removed segment n from the record (it
-// was deleted by a truncation, as were all the epochs it was active in).
-func (r *streamRec) dropped(n int64) bool { return n < r.FirstSegment }
+// dropped reports whether compact removed segment n's history from the
+// record (it was deleted by a truncation, as were all the epochs it was
+// active in): numbered below FirstSegment (a placeholder), or kept only
+// because its number is not below FirstSegment while every epoch it was
+// active in was dropped (created before FirstEpoch and not active in it).
+func (r *streamRec) dropped(n int64) bool {
+	if n < r.FirstSegment {
+		return true
+	}
+	if r.FirstEpoch == 0 || n >= int64(len(r.Segments)) {
+		return false
+	}
+	return r.Segments[n].Epoch < r.FirstEpoch && !contains(r.Epochs[r.FirstEpoch].Segments, n)
+}
 
 // MaxReasonLen caps a scale's reason as the epoch records it.
 const MaxReasonLen = 256
@@ -242,6 +253,11 @@ func (r *streamRec) rangeOf(s segmentRec) api.SegmentRange {
 func (r *streamRec) lastEpoch(n int64) int64 {
 	s, _ := r.seg(n)
 	e := s.Epoch
+	if e < r.FirstEpoch {
+		// Created in an epoch compact dropped, and still active in the
+		// first one kept (else dropped): walk from there.
+		e = r.FirstEpoch
+	}
 	for e+1 < int64(len(r.Epochs)) && contains(r.Epochs[e+1].Segments, n) {
 		e++
 	}

@@ -47,4 +47,9 @@ func TestReview3CompactedHistoryKeepsASegmentsSuccessors(t *testing.T) {
 	if len(after) != 2 {
 		t.Fatalf("after compact: successors of 0 (kept in the record) = %+v, want 5 and 6 as before", after)
 	}
+	// Segment 1 was active only in dropped epochs: its history is gone,
+	// which Successors says rather than "none".
+	if succ, err := s.Successors(ctx, "sc/st/1.#epoch.0"); err == nil {
+		t.Fatalf("successors of 1, whose epochs were all dropped: %+v, want an error saying its history was dropped", succ)
+	}
 }

@@ -179,6 +179,9 @@ func (s *Service) segmentOf(ctx context.Context, name string) (*streamRec, segme
 	if err != nil {
 		return nil, segmentRec{}, err
 	}
+	if r.dropped(q.Number) {
+		return nil, segmentRec{}, fmt.Errorf("%w: segment %s was deleted by a truncation more than %v ago and its history dropped", ErrNotFound, name, KeepDeletedHistory)
+	}
 	sg, ok := r.seg(q.Number)
 	if !ok || sg.Epoch != q.Epoch {
 		return nil, segmentRec{}, fmt.Errorf("%w: segment %s", ErrNotFound, name)
