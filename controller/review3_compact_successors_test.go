@@ -29,7 +29,7 @@ func TestReview3CompactedHistoryKeepsASegmentsSuccessors(t *testing.T) {
 		must(t, err)
 	}
 	scale([]int64{1}, api.KeyRange{Low: 0.5, High: 0.75}, api.KeyRange{Low: 0.75, High: 1}) // epoch 1: 0 2 3
-	scale([]int64{2, 3}, api.KeyRange{Low: 0.5, High: 1})                                  // epoch 2: 0 4
+	scale([]int64{2, 3}, api.KeyRange{Low: 0.5, High: 1})                                   // epoch 2: 0 4
 	e.clock.advance(8 * 24 * time.Hour)
 	scale([]int64{0}, api.KeyRange{Low: 0, High: 0.25}, api.KeyRange{Low: 0.25, High: 0.5}) // epoch 3: 5 6 4
 	before, err := s.Successors(ctx, "sc/st/0.#epoch.0")
