@@ -251,11 +251,14 @@ func (r *streamRec) rangeOf(s segmentRec) api.SegmentRange {
 
 // lastEpoch is the last epoch segment n is active in.
 func (r *streamRec) lastEpoch(n int64) int64 {
-	s, _ := r.seg(n)
+	var s segmentRec
+	if n >= r.FirstSegment && n < int64(len(r.Segments)) && r.Segments[n].Number == n {
+		s = r.Segments[n] // a dropped one too: its epochs still order it
+	}
 	e := s.Epoch
-	if e < r.FirstEpoch {
+	if e < r.FirstEpoch && contains(r.Epochs[r.FirstEpoch].Segments, n) {
 		// Created in an epoch compact dropped, and still active in the
-		// first one kept (else dropped): walk from there.
+		// first one kept: walk from there.
 		e = r.FirstEpoch
 	}
 	for e+1 < int64(len(r.Epochs)) && contains(r.Epochs[e+1].Segments, n) {

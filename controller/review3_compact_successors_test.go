@@ -52,4 +52,15 @@ func TestReview3CompactedHistoryKeepsASegmentsSuccessors(t *testing.T) {
 	if succ, err := s.Successors(ctx, "sc/st/1.#epoch.0"); err == nil {
 		t.Fatalf("successors of 1, whose epochs were all dropped: %+v, want an error saying its history was dropped", succ)
 	}
+	// The history left still orders the segments: from the head, a
+	// reader crosses only 4, 5 and 6.
+	between, err := s.SegmentsBetween(ctx, "sc", "st", nil, nil)
+	must(t, err)
+	var nums []int64
+	for _, sg := range between {
+		nums = append(nums, sg.Number)
+	}
+	if len(nums) != 3 || nums[0] != 4 || nums[1] != 5 || nums[2] != 6 {
+		t.Fatalf("segments between the head and the end after compact: %v, want [4 5 6]", nums)
+	}
 }
