@@ -511,15 +511,22 @@ func (p *pipeline) checkpoint(ctx context.Context, name string) error {
 		return err
 	}
 	p.crash.reached(crashSaved)
-	if err := p.commit(ctx, name); err != nil {
-		if next != nil {
+	waited := next == nil
+	nextAborted, err := p.commit(ctx, name, next)
+	if err != nil {
+		if next != nil && !nextAborted {
 			next.Abort(ctx)
 		}
 		return err
 	}
+	if nextAborted {
+		next = nil // aborted by commit, begun again below
+	}
 	p.crash.reached(crashCommitted)
 	if next == nil {
-		p.scaleWaits++
+		if waited {
+			p.scaleWaits++
+		}
 		if next, err = p.begin(ctx); err != nil { // waits for the scale
 			return err
 		}
@@ -541,8 +548,13 @@ func (p *pipeline) checkpoint(ctx context.Context, name string) error {
 }
 
 // commit commits the open transaction, whose state is saved (checkpoint
-// name).
-func (p *pipeline) commit(ctx context.Context, name string) error {
+// name). If the commit fails (the transaction lost, or committed with
+// its time not reported), it first aborts next (the transaction begun
+// after the checkpoint, if any: nothing is written in it yet, and a scale
+// of the output could be waiting for it), since writing the results again
+// takes a transaction of their own, which may wait for that scale; it
+// says so with nextAborted.
+func (p *pipeline) commit(ctx context.Context, name string, next *client.Txn) (nextAborted bool, err error) {
 	commit := p.txn.Commit
 	if !p.win.ClosedUpTo.IsZero() {
 		// A result's event time is its window's end: every result this
@@ -552,18 +564,21 @@ func (p *pipeline) commit(ctx context.Context, name string) error {
 	}
 	if err := commit(ctx); err != nil {
 		if ctx.Err() != nil {
-			return err
+			return false, err
 		}
 		// Lost (the lease ran out): write its results again; or
 		// committed but its time not reported: finishTxn finds it
 		// committed.
-		if _, err := p.finishTxn(ctx, p.txn.ID(), p.pending); err != nil {
-			return fmt.Errorf("checkpoint %s: %w", name, err)
+		if next != nil {
+			next.Abort(ctx)
 		}
-		return nil
+		if _, err := p.finishTxn(ctx, p.txn.ID(), p.pending); err != nil {
+			return next != nil, fmt.Errorf("checkpoint %s: %w", name, err)
+		}
+		return next != nil, nil
 	}
 	p.committed += int64(len(p.pending))
-	return nil
+	return false, nil
 }
 
 // end finishes the job once its input is sealed and read to its end: no
@@ -585,7 +600,7 @@ func (p *pipeline) end(ctx context.Context) error {
 		return err
 	}
 	p.crash.reached(crashEnded)
-	if err := p.commit(ctx, "end"); err != nil {
+	if _, err := p.commit(ctx, "end", nil); err != nil {
 		return err
 	}
 	fmt.Fprintf(p.out, "pipeline: the input %s has ended: committed the last %d window results; every result is committed\n", p.cfg.Input, len(p.pending))
