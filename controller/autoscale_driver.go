@@ -219,6 +219,13 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 		req.NewRanges = append(req.NewRanges, api.KeyRange{Low: kr.Low, High: kr.High})
 	}
 	if d.Blocked != "" {
+		if g := r.lastGiveUp(); g > 0 && now.Sub(time.UnixMilli(g)) < s.PendingScaleTimeout() {
+			// A pending scale was given up lately: new transactions go
+			// through for as long as they were held back (also with no
+			// cooldown) before the stream is marked again; the scale
+			// still runs if the transactions end by themselves.
+			return nil
+		}
 		// Held up by open transactions: record the scale as pending, so
 		// that new transactions wait for it rather than it for them.
 		marked, err := s.markPending(ctx, scope, stream, r.current().Epoch, pendingScaleRec{Since: now.UnixMilli(),

@@ -184,8 +184,10 @@
 //     another epoch, no longer valid); a manual scale that runs overtakes
 //     it. A given-up mark moves to the record's givenUp list (the newest
 //     16, with when and why; GET .../scaling-events shows it), and the
-//     stream is not marked again within AutoScale.Cooldown of it, so new
-//     transactions are never held back for ever.
+//     stream is not marked again within AutoScale.Cooldown of it, nor
+//     within PendingTimeout (also with no cooldown), so new transactions
+//     are never held back for ever: after a give-up they go through for
+//     at least as long as the mark held them.
 //
 // A scale workflow left unfinished (its controller failed) would hold new
 // transactions back until a leader's Resume: the auto-scaler's step

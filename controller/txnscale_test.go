@@ -312,3 +312,45 @@ func TestStuckScaleAndCommitAreCompleted(t *testing.T) {
 		equal(t, "status", info.Status, api.TxnCommitted)
 	})
 }
+
+// With no cooldown, a given-up mark is not made again at the next step:
+// new transactions go through for as long as the mark held them back
+// (PendingTimeout) before the stream is marked again.
+func TestPendingScaleNotMarkedAgainAtOnceWithoutCooldown(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxT(t)
+	segs := NewNodeSegments(StaticLocator(e.addr))
+	s := New(e.store, segs, Options{Clock: e.clock.now, Logger: quietLog(), TxnSweepInterval: -1,
+		AutoScale: AutoScaleOptions{Interval: -1, NoCooldown: true, PendingTimeout: 90 * time.Second}})
+	t.Cleanup(func() {
+		s.Close()
+		segs.Close()
+	})
+	tx := pendingSetup(t, e, s)
+	for i := 0; i < 4; i++ { // past the 90 s bound, the transaction pinged along
+		e.clock.advance(30 * time.Second)
+		_, err := s.PingTxn(ctx, "sc", "st", tx.ID, 2*time.Minute)
+		must(t, err)
+	}
+	must(t, s.AutoScaleStep(ctx))
+	if r := record(t, e.store, "sc", "st"); r.PendingScale != nil || len(r.GivenUp) != 1 {
+		t.Fatalf("past the bound: pending %+v, given up %+v", r.PendingScale, r.GivenUp)
+	}
+	makeHot(t, e, "sc/st/0.#epoch.0")
+	e.clock.advance(time.Second)
+	must(t, s.AutoScaleStep(ctx))
+	if r := record(t, e.store, "sc", "st"); r.PendingScale != nil {
+		t.Fatalf("marked again one step after the give-up, with no cooldown")
+	}
+	tx2, err := s.CreateTxn(ctx, "sc", "st", time.Minute)
+	must(t, err)
+	must(t, s.AbortTxn(ctx, "sc", "st", tx2.ID))
+	e.clock.advance(90 * time.Second)
+	_, err = s.PingTxn(ctx, "sc", "st", tx.ID, 2*time.Minute)
+	must(t, err)
+	makeHot(t, e, "sc/st/0.#epoch.0")
+	must(t, s.AutoScaleStep(ctx))
+	if r := record(t, e.store, "sc", "st"); r.PendingScale == nil {
+		t.Fatalf("not marked again once the give-up is older than the bound")
+	}
+}
