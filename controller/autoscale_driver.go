@@ -149,10 +149,13 @@ func (s *Service) autoScaleStream(ctx context.Context, rr rateReader, scope, str
 	if err != nil {
 		return err
 	}
-	if w := r.Workflow; w != nil && w.Kind == kindScale && s.nowMillis()-w.StartTime > stuckScaleAfter(s.opts.AutoScale.Interval).Milliseconds() {
-		// A scale left unfinished (its controller failed or stopped):
-		// complete it now rather than at the next leader's Resume, since
-		// new transactions wait for it (txnscale.go).
+	if w := r.Workflow; w != nil && s.nowMillis()-w.StartTime > stuckScaleAfter(s.opts.AutoScale.Interval).Milliseconds() {
+		// A workflow left unfinished (its controller failed or stopped,
+		// or a step failed with no caller to retry it): complete it now
+		// rather than at the next leader's Resume, since new
+		// transactions and pending scales wait for it (txnscale.go). A
+		// scale is the usual case; a truncation or seal left by a
+		// standalone, which has no leader to resume it, is completed too.
 		return s.runWorkflow(ctx, scope, stream)
 	}
 	if r.PendingScale != nil {

@@ -189,10 +189,12 @@
 //     are never held back for ever: after a give-up they go through for
 //     at least as long as the mark held them.
 //
-// A scale workflow left unfinished (its controller failed) would hold new
-// transactions back until a leader's Resume: the auto-scaler's step
-// completes any stream's scale workflow older than twice its interval
-// (at least 5 s) itself.
+// A workflow left unfinished (its controller failed, or a step failed
+// with no caller to retry it) would hold new transactions and pending
+// scales back until a leader's Resume, which a standalone does not have:
+// the auto-scaler's step completes any stream's workflow (a scale, a
+// truncation, a seal, ...) older than twice its interval (at least 5 s)
+// itself.
 //
 // Manual scales do not take this path: Scale is refused (ErrConflict) at
 // once while a transaction is unfinished, so a caller learns it now
