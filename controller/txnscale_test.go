@@ -291,6 +291,25 @@ func TestStuckScaleAndCommitAreCompleted(t *testing.T) {
 		must(t, err)
 		equal(t, "epoch", tx.Epoch, int64(1))
 	})
+	t.Run("truncate", func(t *testing.T) {
+		e := newEnv(t)
+		ctx := ctxT(t)
+		s := e.autoService(crashAt(kindTruncate, "truncateSegments"))
+		must(t, s.CreateScope(ctx, "sc"))
+		_, err := s.CreateStream(ctx, fixed("sc", "st", 1))
+		must(t, err)
+		seg := "sc/st/0.#epoch.0"
+		write(t, e.conn(), seg, "before the cut")
+		info, err := e.conn().GetSegmentInfo(ctx, seg)
+		must(t, err)
+		wantErr(t, "truncation stopped", s.TruncateStream(ctx, "sc", "st", api.StreamCut{seg: info.Length}), ErrStepFailed)
+		e.clock.advance(6 * time.Second)
+		must(t, s.AutoScaleStep(ctx))
+		r := record(t, e.store, "sc", "st")
+		if r.Workflow != nil || r.Head[0] != info.Length {
+			t.Fatalf("after the step: workflow %+v, head %v", r.Workflow, r.Head)
+		}
+	})
 	t.Run("commit", func(t *testing.T) {
 		e := newEnv(t)
 		ctx := ctxT(t)
