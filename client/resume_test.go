@@ -99,15 +99,21 @@ func abandon(t *testing.T, w *client.Writer) {
 	}
 }
 
+// streamX is a deployment with the stream s/x of n segments, a client of
+// it and a test context.
+func streamX(t *testing.T, n int) (*clienttest.Deployment, *client.Client, context.Context) {
+	t.Helper()
+	d := clienttest.Start(t)
+	d.CreateStream("s", "x", n)
+	return d, newClient(t, d), testCtx(t)
+}
+
 // TestSequencedWriterResumes: a sequenced writer writes half its log and
 // confirms it, writes more and is stopped without waiting; a new writer
 // with the same id resends the whole log: the stream holds every event
 // once, in per-key order, and the resent confirmed events were skipped.
 func TestSequencedWriterResumes(t *testing.T) {
-	d := clienttest.Start(t)
-	d.CreateStream("s", "x", 2)
-	c := newClient(t, d)
-	ctx := testCtx(t)
+	d, c, ctx := streamX(t, 2)
 	log := newAppLog(keysIn(0, 1, 10), 2000)
 
 	w1 := sequenced(t, c, ctx, "app")
@@ -149,10 +155,7 @@ func TestSequencedWriterResumes(t *testing.T) {
 // split and a merge, each stopped without waiting, the last resending the
 // whole log: every event once, in per-key order, over all the segments.
 func TestSequencedWriterResumesAcrossScales(t *testing.T) {
-	d := clienttest.Start(t)
-	d.CreateStream("s", "x", 2)
-	c := newClient(t, d)
-	ctx := testCtx(t)
+	d, c, ctx := streamX(t, 2)
 	log := newAppLog(keysIn(0, 1, 16), 3000)
 
 	w := sequenced(t, c, ctx, "app")
@@ -250,10 +253,7 @@ func TestSequencedWriterMergeWithEventsOnBothSides(t *testing.T) {
 // TestSequencedWriterBadInput: one clear error per misuse, and the writer
 // goes on.
 func TestSequencedWriterBadInput(t *testing.T) {
-	d := clienttest.Start(t)
-	d.CreateStream("s", "x", 1)
-	c := newClient(t, d)
-	ctx := testCtx(t)
+	d, c, ctx := streamX(t, 1)
 	if _, err := c.NewWriter(ctx, "s", "x", client.WithSequenced()); !errors.Is(err, client.ErrSequenced) {
 		t.Fatalf("sequenced without an id: %v, want ErrSequenced", err)
 	}
@@ -335,10 +335,7 @@ func (l *lateSuccessors) Successors(ctx context.Context, segment string) ([]api.
 // resending the whole log still writes nothing, since the successors hold
 // higher numbers of the same keys.
 func TestSequencedWriterAfterTruncation(t *testing.T) {
-	d := clienttest.Start(t)
-	d.CreateStream("s", "x", 1)
-	c := newClient(t, d)
-	ctx := testCtx(t)
+	d, c, ctx := streamX(t, 1)
 	log := newAppLog(keysIn(0, 1, 6), 400)
 	w := sequenced(t, c, ctx, "app")
 	log.write(ctx, t, w, 0, 200)

@@ -5,8 +5,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-streams/sluice/client"
 	"github.com/sluice-streams/sluice/client/clienttest"
 )
+
+// notedWriter is a writer w1 on a new stream sc/<stream> that wrote 5
+// events, noted the time 1000 and flushed (the controller computes no
+// watermarks and times writers out after a minute).
+func notedWriter(t *testing.T, stream string) (*clienttest.Deployment, *client.Writer) {
+	t.Helper()
+	d := clienttest.Start(t, clienttest.WithWatermarks(-1, time.Minute))
+	d.CreateStream("sc", stream, 1)
+	c := newClient(t, d)
+	w := wmWriter(t, c, stream, "w1")
+	wmWrite(t, w, "k", 5)
+	wmNote(t, w, 1000)
+	if err := w.Flush(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	return d, w
+}
 
 // TestReviewCloseAfterNoteTimeDoneCtx: Close's contract says that with a
 // ctx already done it only stops, and that it returns Flush's error. A
@@ -14,15 +32,7 @@ import (
 // NoteTime, Close(done ctx) must still return nil, not the failure of the
 // controller call it added (the controller times the writer out anyway).
 func TestReviewCloseAfterNoteTimeDoneCtx(t *testing.T) {
-	d := clienttest.Start(t, clienttest.WithWatermarks(-1, time.Minute))
-	d.CreateStream("sc", "cl", 1)
-	c := newClient(t, d)
-	w := wmWriter(t, c, "cl", "w1")
-	wmWrite(t, w, "k", 5)
-	wmNote(t, w, 1000)
-	if err := w.Flush(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
+	_, w := notedWriter(t, "cl")
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := w.Close(done); err != nil {
@@ -35,15 +45,7 @@ func TestReviewCloseAfterNoteTimeDoneCtx(t *testing.T) {
 // deleted (which removes the writer records itself). Close used to
 // succeed here and must still: there is nothing left to forget.
 func TestReviewCloseAfterNoteTimeStreamDeleted(t *testing.T) {
-	d := clienttest.Start(t, clienttest.WithWatermarks(-1, time.Minute))
-	d.CreateStream("sc", "cd", 1)
-	c := newClient(t, d)
-	w := wmWriter(t, c, "cd", "w1")
-	wmWrite(t, w, "k", 5)
-	wmNote(t, w, 1000)
-	if err := w.Flush(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
+	d, w := notedWriter(t, "cd")
 	if err := d.Controller.SealStream(testCtx(t), "sc", "cd"); err != nil {
 		t.Fatal(err)
 	}

@@ -4,37 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sluice-streams/sluice/client"
-	"github.com/sluice-streams/sluice/client/clienttest"
 	"github.com/sluice-streams/sluice/client/ctlclient"
-	"github.com/sluice-streams/sluice/controller"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
-
-// txnScaleDeployment is a real node and controller with second-scale
-// rate windows and a BY_RATE stream s/<name> (target 10 events/s).
-func txnScaleDeployment(t *testing.T, name string) *clienttest.Deployment {
-	t.Helper()
-	windows := [4]time.Duration{200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond, 1600 * time.Millisecond}
-	d := clienttest.Start(t, clienttest.WithAutoScale(windows,
-		controller.AutoScaleOptions{Interval: 100 * time.Millisecond, Cooldown: 300 * time.Millisecond, MaxSegments: 4}))
-	ctx := testCtx(t)
-	if err := d.Controller.CreateScope(ctx, "s"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.Controller.CreateStream(ctx, api.StreamConfig{ScopeName: "s", StreamName: name,
-		ScalingPolicy: api.ScalingPolicy{Type: api.ByRateInEventsPerSec, TargetRate: 10, ScaleFactor: 2, MinSegments: 1}}); err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
 
 // TestTxnsBackToBackRideThroughAutoScale: a writer that always holds a
 // transaction open (it begins the next before committing the previous,
@@ -44,7 +22,7 @@ func txnScaleDeployment(t *testing.T, name string) *clienttest.Deployment {
 // reader reads every committed transaction's events exactly once in
 // per-key order, and no aborted transaction's event.
 func TestTxnsBackToBackRideThroughAutoScale(t *testing.T) {
-	d := txnScaleDeployment(t, "txns")
+	d := autoScaleDeployment(t, "txns")
 	ctx := testCtx(t)
 	c := newClient(t, d)
 	r, err := c.NewReader(ctx, "s", "txns")
@@ -52,21 +30,7 @@ func TestTxnsBackToBackRideThroughAutoScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var mu sync.Mutex
-	var got []string
-	readDone := make(chan error, 1)
-	go func() {
-		for {
-			ev, err := r.ReadNext(ctx)
-			if err != nil {
-				readDone <- err
-				return
-			}
-			mu.Lock()
-			got = append(got, string(ev.Data))
-			mu.Unlock()
-		}
-	}()
+	read := readUntilEnd(ctx, r)
 
 	w, err := c.NewWriter(ctx, "s", "txns")
 	if err != nil {
@@ -152,13 +116,7 @@ func TestTxnsBackToBackRideThroughAutoScale(t *testing.T) {
 		}
 	}()
 
-	segments := func() int {
-		segs, err := d.Controller.CurrentSegments(ctx, "s", "txns")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(segs)
-	}
+	segments := func() int { return segmentCount(t, ctx, d, "txns") }
 	pollFor(t, "the stream written in transactions to split", func() bool { return segments() >= 2 })
 	at := rounds.Load()
 	pollFor(t, "transactions to go on after the split", func() bool { return rounds.Load() >= at+20 })
@@ -170,27 +128,14 @@ func TestTxnsBackToBackRideThroughAutoScale(t *testing.T) {
 	if err := d.Controller.SealStream(ctx, "s", "txns"); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-readDone; !errors.Is(err, client.ErrEndOfStream) {
-		t.Fatalf("reader ended with %v, want the end of the stream", err)
-	}
+	got := wantEndOfStream(t, read)
 
-	next := map[string]int{}
 	for _, ev := range got {
 		if strings.HasPrefix(ev, "aborted:") {
 			t.Fatalf("read %q of an aborted transaction", ev)
 		}
-		key, seqText, _ := strings.Cut(ev, ":")
-		seq, err := strconv.Atoi(seqText)
-		if err != nil || seq != next[key] {
-			t.Fatalf("key %s: read event %q where %d was due (lost, duplicated or reordered)", key, ev, next[key])
-		}
-		next[key]++
 	}
-	for key, n := range res.counts {
-		if next[key] != n {
-			t.Errorf("key %s: read %d events, committed %d", key, next[key], n)
-		}
-	}
+	checkKeySeqs(t, got, res.counts, "committed")
 	t.Logf("%d transactions, %d begins refused for a pending scale, %d segments at the end", rounds.Load(), res.refusals, segments())
 	if res.refusals == 0 {
 		t.Errorf("no begin was refused for a pending scale, yet the stream scaled with a transaction always open")
@@ -220,7 +165,7 @@ func TestTxnsBackToBackRideThroughAutoScale(t *testing.T) {
 // commits, the scale runs and the waiting BeginTxn returns a transaction
 // of the new epoch.
 func TestBeginTxnWaitsForPendingScale(t *testing.T) {
-	d := txnScaleDeployment(t, "wait")
+	d := autoScaleDeployment(t, "wait")
 	ctx := testCtx(t)
 	var retries atomic.Int64
 	c, err := client.New(ctx, d.URL, client.WithRetryNotify(func(int, error) { retries.Add(1) }))

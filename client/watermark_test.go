@@ -17,18 +17,6 @@ import (
 // ms is event time t ms after the Unix epoch.
 func ms(t int64) time.Time { return time.UnixMilli(t) }
 
-// wmPoll polls cond until it holds, failing the test after a bound.
-func wmPoll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition, not synchronisation
-	}
-}
-
 // wmLatest returns the stream's newest watermark (ok false if none).
 func wmLatest(t *testing.T, d *clienttest.Deployment, stream string) (api.Watermark, bool) {
 	t.Helper()
@@ -46,7 +34,7 @@ func wmLatest(t *testing.T, d *clienttest.Deployment, stream string) (api.Waterm
 func wmWaitLower(t *testing.T, d *clienttest.Deployment, stream string, lower int64) api.Watermark {
 	t.Helper()
 	var w api.Watermark
-	wmPoll(t, fmt.Sprintf("a watermark with lower time %d", lower), func() bool {
+	waitFor(t, fmt.Sprintf("a watermark with lower time %d", lower), func() bool {
 		var ok bool
 		w, ok = wmLatest(t, d, stream)
 		return ok && w.LowerTime == lower
@@ -122,7 +110,7 @@ func TestWatermarksFollowTwoWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	wmPoll(t, "the reader's upper bound at the head", func() bool { return r.CurrentTimeWindow().UpperKnown() })
+	waitFor(t, "the reader's upper bound at the head", func() bool { return r.CurrentTimeWindow().UpperKnown() })
 	if tw := r.CurrentTimeWindow(); tw.LowerKnown() || !tw.Upper.Equal(ms(2000)) {
 		t.Fatalf("window at the head %+v: want no lower bound, upper 2000", tw)
 	}
@@ -131,7 +119,7 @@ func TestWatermarksFollowTwoWriters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wmPoll(t, "the reader's lower bound after reading everything", func() bool { return r.CurrentTimeWindow().LowerKnown() })
+	waitFor(t, "the reader's lower bound after reading everything", func() bool { return r.CurrentTimeWindow().LowerKnown() })
 	// At the cut exactly: both bounds are the watermark's.
 	if tw := r.CurrentTimeWindow(); !tw.Lower.Equal(ms(1000)) || !tw.Upper.Equal(ms(2000)) {
 		t.Fatalf("window at the cut %+v: want [1000, 2000]", tw)
@@ -148,7 +136,7 @@ func TestWatermarksFollowTwoWriters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wmPoll(t, "the reader's lower bound 3000", func() bool { return r.CurrentTimeWindow().Lower.Equal(ms(3000)) })
+	waitFor(t, "the reader's lower bound 3000", func() bool { return r.CurrentTimeWindow().Lower.Equal(ms(3000)) })
 
 	// A reader group's reader sees the same.
 	g, err := c.NewReaderGroup(testCtx(t), "sc", "wmg", "wm")
@@ -166,7 +154,7 @@ func TestWatermarksFollowTwoWriters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wmPoll(t, "the group reader's lower bound 3000", func() bool { return gr.CurrentTimeWindow().Lower.Equal(ms(3000)) })
+	waitFor(t, "the group reader's lower bound 3000", func() bool { return gr.CurrentTimeWindow().Lower.Equal(ms(3000)) })
 }
 
 // TestWatermarkWriterTimeout: a writer that goes silent holds time back
@@ -183,7 +171,7 @@ func TestWatermarkWriterTimeout(t *testing.T) {
 
 	// b goes silent at 1000; a keeps noting 5000 until the watermark
 	// gets there, which it can only once b has timed out.
-	wmPoll(t, "time to advance past the silent writer", func() bool {
+	waitFor(t, "time to advance past the silent writer", func() bool {
 		wmNote(t, a, 5000)
 		w, _ := wmLatest(t, d, "wt")
 		return w.LowerTime == 5000
@@ -320,7 +308,7 @@ func TestTxnCommitAtReportsTime(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wmPoll(t, "the reader's lower bound 7000", func() bool { return r.CurrentTimeWindow().Lower.Equal(ms(7000)) })
+	waitFor(t, "the reader's lower bound 7000", func() bool { return r.CurrentTimeWindow().Lower.Equal(ms(7000)) })
 
 	// A transaction not committed has no time to report.
 	open, err := w.BeginTxn(testCtx(t))

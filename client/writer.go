@@ -242,21 +242,35 @@ func (w *Writer) Write(ctx context.Context, key string, event []byte) (*Ack, err
 			w.mu.Unlock()
 			return nil, ErrClosed
 		}
-		if w.mu.inflight == 0 || w.mu.inflight+size <= w.cfg.maxInflight {
+		if fits, err := w.waitSpaceLocked(ctx, size); err != nil {
+			return nil, err
+		} else if fits {
 			break
 		}
-		space := w.mu.space
-		w.mu.Unlock()
-		select {
-		case <-space:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		w.mu.Lock()
 	}
 	a := w.routeLocked(w.mu.routes, key).addLocked(key, 0, event, nil)
 	w.mu.Unlock()
 	return a, nil
+}
+
+// waitSpaceLocked reports whether an event of size bytes fits in the
+// writer's in-flight budget now (an idle writer takes any event). If not,
+// it unlocks w.mu, waits until some space is freed and locks w.mu again,
+// for the caller to check anew; if ctx ends first, it returns ctx.Err()
+// with w.mu unlocked.
+func (w *Writer) waitSpaceLocked(ctx context.Context, size int64) (bool, error) {
+	if w.mu.inflight == 0 || w.mu.inflight+size <= w.cfg.maxInflight {
+		return true, nil
+	}
+	space := w.mu.space
+	w.mu.Unlock()
+	select {
+	case <-space:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	w.mu.Lock()
+	return false, nil
 }
 
 // newAckLocked returns a new unsettled Ack of group g for size bytes,

@@ -394,16 +394,10 @@ func (s *segWriter) moveToSuccessors() {
 		w.pokeAllLocked()
 		return
 	}
+	for _, m := range eventsOf(nil, blocks) {
+		w.routeLocked(next, m.key).addLocked(m.key, 0, m.ev, m.a)
+	}
 	for _, b := range blocks {
-		rest := b.data
-		for i, a := range b.acks {
-			ev, r, err := protocol.NextEvent(rest)
-			if err != nil { // cannot happen: the writer framed them
-				panic(fmt.Sprintf("client: writer block: %v", err))
-			}
-			rest = r
-			w.routeLocked(next, b.keys[i]).addLocked(b.keys[i], 0, ev, a)
-		}
 		w.releaseLocked(b)
 	}
 }

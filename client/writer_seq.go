@@ -86,17 +86,11 @@ func (w *Writer) WriteSeq(ctx context.Context, key string, seq int64, event []by
 			w.mu.Unlock()
 			return &Ack{g: settledGroup, settled: true, dup: true}, nil
 		}
-		if w.mu.inflight == 0 || w.mu.inflight+size <= w.cfg.maxInflight {
+		if fits, err := w.waitSpaceLocked(ctx, size); err != nil {
+			return nil, err
+		} else if fits {
 			break
 		}
-		space := w.mu.space
-		w.mu.Unlock()
-		select {
-		case <-space:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		w.mu.Lock()
 	}
 	w.mu.seq.last, w.mu.seq.wrote = seq, true
 	a := w.routeLocked(w.mu.routes, key).addLocked(key, seq, event, nil)
@@ -253,7 +247,8 @@ type movedEvent struct {
 	a   *Ack
 }
 
-// eventsOf appends the events of blocks to out, in order.
+// eventsOf appends the events of blocks to out, in order; their sequence
+// numbers are 0 unless the writer is sequenced.
 func eventsOf(out []movedEvent, blocks []*block) []movedEvent {
 	for _, b := range blocks {
 		rest := b.data
@@ -263,7 +258,11 @@ func eventsOf(out []movedEvent, blocks []*block) []movedEvent {
 				panic(fmt.Sprintf("client: writer block: %v", err))
 			}
 			rest = r
-			out = append(out, movedEvent{key: b.keys[i], seq: b.seqs[i], ev: ev, a: a})
+			var seq int64
+			if i < len(b.seqs) {
+				seq = b.seqs[i]
+			}
+			out = append(out, movedEvent{key: b.keys[i], seq: seq, ev: ev, a: a})
 		}
 	}
 	return out

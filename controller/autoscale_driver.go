@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/controller/autoscale"
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
@@ -103,18 +104,9 @@ func (s *Service) AutoScaleInterval() time.Duration { return s.opts.AutoScale.In
 // autoScaler runs AutoScaleStep every AutoScale.Interval until Close.
 func (s *Service) autoScaler() {
 	defer s.wg.Done()
-	tick := time.NewTicker(s.opts.AutoScale.Interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if err := s.AutoScaleStep(s.ctx); err != nil && s.ctx.Err() == nil {
-			s.log.WithError(err).Warn("controller: auto-scaling step failed; retrying at the next interval")
-		}
-	}
+	retry.Every(s.ctx, s.opts.AutoScale.Interval, s.AutoScaleStep, func(err error) {
+		s.log.WithError(err).Warn("controller: auto-scaling step failed; retrying at the next interval")
+	})
 }
 
 // AutoScaleStep scales each stream with a BY_RATE_* policy once if the

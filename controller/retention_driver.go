@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/internal/retry"
 )
 
 // This file is retention's driver: one step reads each stream with a
@@ -37,18 +38,9 @@ type leaderElector interface {
 // first step is one interval after New.
 func (s *Service) retainer() {
 	defer s.wg.Done()
-	tick := time.NewTicker(s.opts.RetentionInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if err := s.RetentionStep(s.ctx); err != nil && s.ctx.Err() == nil {
-			s.log.WithError(err).Warn("controller: retention step failed; retrying at the next interval")
-		}
-	}
+	retry.Every(s.ctx, s.opts.RetentionInterval, s.RetentionStep, func(err error) {
+		s.log.WithError(err).Warn("controller: retention step failed; retrying at the next interval")
+	})
 }
 
 // RetentionStep applies every stream's retention policy once: for each

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/protocol"
@@ -37,15 +36,9 @@ func (h *hookStore) Create(ctx context.Context, key string, value []byte) (clust
 func TestReviewWatermarkStepRacingDelete(t *testing.T) {
 	e := newEnv(t)
 	hs := &hookStore{Store: e.store, suffix: "/watermarks"}
-	s := New(hs, NewNodeSegments(StaticLocator(e.addr)), Options{Clock: e.clock.now, Logger: quietLog(),
-		TxnSweepInterval: -1, RetentionInterval: -1, WatermarkInterval: -1, WriterTimeout: time.Minute})
-	t.Cleanup(func() { s.Close() })
-	ctx := ctxT(t)
-	must(t, s.CreateScope(ctx, "sc"))
-	_, err := s.CreateStream(ctx, fixed("sc", "st", 1))
-	must(t, err)
+	s, ctx := wmStream(e, hs)
 	// The old stream scaled once: its watermark's cut is in epoch 1.
-	_, err = s.Scale(ctx, "sc", "st", api.ScaleRequest{SealedSegments: []int64{0}, NewRanges: []api.KeyRange{{Low: 0, High: 1}}})
+	_, err := s.Scale(ctx, "sc", "st", api.ScaleRequest{SealedSegments: []int64{0}, NewRanges: []api.KeyRange{{Low: 0, High: 1}}})
 	must(t, err)
 	seg := protocol.SegmentName("sc", "st", 1, 1)
 	must(t, s.NoteWriterTime(ctx, "sc", "st", "w", api.WriterTime{Time: 100, Position: api.StreamCut{seg: 0}}))

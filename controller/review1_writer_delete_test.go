@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/protocol"
@@ -55,13 +54,7 @@ func (h *putHookStore) hook(key string) {
 func TestReviewNoteWriterTimeRacingDelete(t *testing.T) {
 	e := newEnv(t)
 	hs := &putHookStore{Store: e.store, part: "/writers/"}
-	s := New(hs, NewNodeSegments(StaticLocator(e.addr)), Options{Clock: e.clock.now, Logger: quietLog(),
-		TxnSweepInterval: -1, RetentionInterval: -1, WatermarkInterval: -1, WriterTimeout: time.Minute})
-	t.Cleanup(func() { s.Close() })
-	ctx := ctxT(t)
-	must(t, s.CreateScope(ctx, "sc"))
-	_, err := s.CreateStream(ctx, fixed("sc", "st", 1))
-	must(t, err)
+	s, ctx := wmStream(e, hs)
 	seg := protocol.SegmentName("sc", "st", 0, 0)
 	hs.before = func() {
 		must(t, s.SealStream(ctx, "sc", "st"))
@@ -70,7 +63,7 @@ func TestReviewNoteWriterTimeRacingDelete(t *testing.T) {
 	noteErr := s.NoteWriterTime(ctx, "sc", "st", "ghost", api.WriterTime{Time: 100, Position: api.StreamCut{seg: 0}})
 	t.Logf("note racing the delete: %v", noteErr)
 
-	_, err = s.CreateStream(ctx, fixed("sc", "st", 1))
+	_, err := s.CreateStream(ctx, fixed("sc", "st", 1))
 	must(t, err)
 	must(t, s.NoteWriterTime(ctx, "sc", "st", "live", api.WriterTime{Time: 500, Position: api.StreamCut{seg: 0}}))
 	must(t, s.WatermarkStep(ctx))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/cluster"
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -433,19 +434,9 @@ func (s *Service) resumeTxns(ctx context.Context, scope, stream string) error {
 // sweeper aborts expired transactions every TxnSweepInterval until Close.
 func (s *Service) sweeper() {
 	defer s.wg.Done()
-	ctx := s.ctx
-	tick := time.NewTicker(s.opts.TxnSweepInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			if err := s.sweepExpiredTxns(ctx); err != nil && ctx.Err() == nil {
-				s.log.WithError(err).Warn("transaction sweep")
-			}
-		}
-	}
+	retry.Every(s.ctx, s.opts.TxnSweepInterval, s.sweepExpiredTxns, func(err error) {
+		s.log.WithError(err).Warn("transaction sweep")
+	})
 }
 
 // sweepExpiredTxns aborts every OPEN transaction whose lease has expired,

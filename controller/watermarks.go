@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/controller/watermark"
+	"github.com/sluice-streams/sluice/internal/retry"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
@@ -263,18 +264,9 @@ func (s *Service) loadWatermarks(ctx context.Context, scope, stream string) (*wa
 // watermarker runs WatermarkStep every WatermarkInterval until Close.
 func (s *Service) watermarker() {
 	defer s.wg.Done()
-	tick := time.NewTicker(s.opts.WatermarkInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if err := s.WatermarkStep(s.ctx); err != nil && s.ctx.Err() == nil {
-			s.log.WithError(err).Warn("controller: watermark step failed; retrying at the next interval")
-		}
-	}
+	retry.Every(s.ctx, s.opts.WatermarkInterval, s.WatermarkStep, func(err error) {
+		s.log.WithError(err).Warn("controller: watermark step failed; retrying at the next interval")
+	})
 }
 
 // WatermarkStep computes every stream's next watermark once: for each

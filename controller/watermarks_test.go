@@ -1,30 +1,39 @@
 package controller
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
-// wmService is a Service on e with no background loops and a writer
-// timeout of a minute of e's clock.
-func wmService(e *env) *Service {
-	s := New(e.store, NewNodeSegments(StaticLocator(e.addr)), Options{Clock: e.clock.now, Logger: quietLog(),
+// wmService is a Service on e over st (a wrapper of e's store) with no
+// background loops and a writer timeout of a minute of e's clock.
+func wmService(e *env, st cluster.Store) *Service {
+	s := New(st, NewNodeSegments(StaticLocator(e.addr)), Options{Clock: e.clock.now, Logger: quietLog(),
 		TxnSweepInterval: -1, RetentionInterval: -1, WatermarkInterval: -1, WriterTimeout: time.Minute})
 	e.t.Cleanup(func() { s.Close() })
 	return s
 }
 
+// wmStream is wmService with the scope sc and its stream st of one
+// segment.
+func wmStream(e *env, st cluster.Store) (*Service, context.Context) {
+	s := wmService(e, st)
+	ctx := ctxT(e.t)
+	must(e.t, s.CreateScope(ctx, "sc"))
+	_, err := s.CreateStream(ctx, fixed("sc", "st", 1))
+	must(e.t, err)
+	return s, ctx
+}
+
 func TestWatermarkStepTimesOutAndDeletes(t *testing.T) {
 	e := newEnv(t)
-	s := wmService(e)
-	ctx := ctxT(t)
-	must(t, s.CreateScope(ctx, "sc"))
-	_, err := s.CreateStream(ctx, fixed("sc", "st", 1))
-	must(t, err)
+	s, ctx := wmStream(e, e.store)
 	seg := protocol.SegmentName("sc", "st", 0, 0)
 	note := func(w string, tm, off int64) {
 		t.Helper()
@@ -98,11 +107,7 @@ func TestWatermarkStepTimesOutAndDeletes(t *testing.T) {
 
 func TestWatermarksBounded(t *testing.T) {
 	e := newEnv(t)
-	s := wmService(e)
-	ctx := ctxT(t)
-	must(t, s.CreateScope(ctx, "sc"))
-	_, err := s.CreateStream(ctx, fixed("sc", "st", 1))
-	must(t, err)
+	s, ctx := wmStream(e, e.store)
 	for i := 1; i <= MaxWatermarks+10; i++ {
 		must(t, s.NoteWriterTime(ctx, "sc", "st", "w", api.WriterTime{Time: int64(i)}))
 		must(t, s.WatermarkStep(ctx))

@@ -230,16 +230,22 @@ func (d *Deployment) Dial() *segclient.Conn {
 // durable end.
 func (d *Deployment) ReadAll(conn *segclient.Conn, segment string) [][]byte {
 	d.t.Helper()
-	ctx := context.Background()
+	return ReadEvents(d.t, context.Background(), conn, segment)
+}
+
+// ReadEvents reads every event of segment, through conn to any node that
+// serves it, from its start to its current durable end.
+func ReadEvents(t testing.TB, ctx context.Context, conn *segclient.Conn, segment string) [][]byte {
+	t.Helper()
 	info, err := conn.GetSegmentInfo(ctx, segment)
 	if err != nil {
-		d.t.Fatalf("info %s: %v", segment, err)
+		t.Fatalf("info %s: %v", segment, err)
 	}
 	var data []byte
 	for off := info.StartOffset; off < info.Length; {
 		r, err := conn.ReadSegment(ctx, segment, off, 1<<20, 0)
 		if err != nil {
-			d.t.Fatalf("read %s at %d: %v", segment, off, err)
+			t.Fatalf("read %s at %d: %v", segment, off, err)
 		}
 		n := 0
 		for _, b := range r.Data {
@@ -255,7 +261,7 @@ func (d *Deployment) ReadAll(conn *segclient.Conn, segment string) [][]byte {
 	for len(data) > 0 {
 		ev, rest, err := protocol.NextEvent(data)
 		if err != nil {
-			d.t.Fatalf("segment %s: %v", segment, err)
+			t.Fatalf("segment %s: %v", segment, err)
 		}
 		events = append(events, ev)
 		data = rest

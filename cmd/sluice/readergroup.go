@@ -70,11 +70,31 @@ func groupArg(c *cli.Context) (scope, group string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	scope, group, ok := strings.Cut(a[0], "/")
+	return splitGroup(c, a[0])
+}
+
+// splitGroup parses the argument a as SCOPE/GROUP.
+func splitGroup(c *cli.Context, a string) (scope, group string, err error) {
+	scope, group, ok := strings.Cut(a, "/")
 	if !ok || scope == "" || group == "" || strings.Contains(group, "/") {
-		return "", "", usageErr{fmt.Errorf("%s: %q is not SCOPE/GROUP", commandName(c), a[0])}
+		return "", "", usageErr{fmt.Errorf("%s: %q is not SCOPE/GROUP", commandName(c), a)}
 	}
 	return scope, group, nil
+}
+
+// openGroup connects to the controller and opens the reader group
+// scope/group; the caller closes the client.
+func openGroup(c *cli.Context, g *globalOptions, scope, group string) (*client.Client, *client.ReaderGroup, error) {
+	cl, err := client.New(c.Context, g.Controller)
+	if err != nil {
+		return nil, nil, err
+	}
+	rg, err := cl.ReaderGroup(scope, group)
+	if err != nil {
+		cl.Close()
+		return nil, nil, err
+	}
+	return cl, rg, nil
 }
 
 func readerGroupCreate(c *cli.Context, g *globalOptions, o *readerGroupCreateOptions) error {
@@ -142,13 +162,8 @@ func groupState(c *cli.Context, g *globalOptions) (*client.Client, *client.Group
 	if err != nil {
 		return nil, nil, "", "", err
 	}
-	cl, err := client.New(c.Context, g.Controller)
+	cl, rg, err := openGroup(c, g, scope, group)
 	if err != nil {
-		return nil, nil, "", "", err
-	}
-	rg, err := cl.ReaderGroup(scope, group)
-	if err != nil {
-		cl.Close()
 		return nil, nil, "", "", err
 	}
 	st, stream, _, err := rg.State(c.Context)
@@ -283,15 +298,11 @@ func readerGroupDelete(c *cli.Context, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	cl, err := client.New(c.Context, g.Controller)
+	cl, rg, err := openGroup(c, g, scope, group)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	rg, err := cl.ReaderGroup(scope, group)
-	if err != nil {
-		return err
-	}
 	if err := rg.Delete(c.Context); err != nil {
 		return fmt.Errorf("readergroup delete %s/%s: %w", scope, group, err)
 	}

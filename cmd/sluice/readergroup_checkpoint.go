@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -42,22 +41,18 @@ func readerGroupCheckpoint(c *cli.Context, g *globalOptions, o *readerGroupCheck
 	if err != nil {
 		return err
 	}
-	scope, group, ok := strings.Cut(a[0], "/")
-	if !ok || scope == "" || group == "" || strings.Contains(group, "/") {
-		return usageErr{fmt.Errorf("%s: %q is not SCOPE/GROUP", commandName(c), a[0])}
+	scope, group, err := splitGroup(c, a[0])
+	if err != nil {
+		return err
 	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout %v: want more than 0", o.Timeout)
 	}
-	cl, err := client.New(c.Context, g.Controller)
+	cl, rg, err := openGroup(c, g, scope, group)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	rg, err := cl.ReaderGroup(scope, group)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(c.Context, o.Timeout)
 	defer cancel()
 	cut, err := rg.InitiateCheckpoint(ctx, a[1])
@@ -121,15 +116,11 @@ func readerGroupReset(c *cli.Context, g *globalOptions, o *readerGroupResetOptio
 			return fmt.Errorf("--cut: want a stream cut: %w", err)
 		}
 	}
-	cl, err := client.New(c.Context, g.Controller)
+	cl, rg, err := openGroup(c, g, scope, group)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	rg, err := cl.ReaderGroup(scope, group)
-	if err != nil {
-		return err
-	}
 	from := o.Cut
 	if o.Checkpoint != "" {
 		if cut, err = rg.Checkpoint(c.Context, o.Checkpoint); err != nil {

@@ -137,6 +137,18 @@ func streamArg(c *cli.Context) (scope, stream string, err error) {
 	return scope, stream, nil
 }
 
+// streamAndPrinter returns the command's one argument SCOPE/STREAM and the
+// printer --output asks for.
+func streamAndPrinter(c *cli.Context, g *globalOptions) (scope, stream string, p *printer, err error) {
+	if scope, stream, err = streamArg(c); err != nil {
+		return "", "", nil, err
+	}
+	if p, err = newPrinter(c.App.Writer, g.Output); err != nil {
+		return "", "", nil, err
+	}
+	return scope, stream, p, nil
+}
+
 // scalingPolicy builds the policy the create flags ask for.
 func (o *streamCreateOptions) scalingPolicy(c *cli.Context) (api.ScalingPolicy, error) {
 	if o.ScaleBy == "" {
@@ -236,11 +248,7 @@ func parseTags(flags []string, anyValue bool) (map[string]string, error) {
 }
 
 func streamCreate(c *cli.Context, g *globalOptions, o *streamCreateOptions) error {
-	scope, stream, err := streamArg(c)
-	if err != nil {
-		return err
-	}
-	p, err := newPrinter(c.App.Writer, g.Output)
+	scope, stream, p, err := streamAndPrinter(c, g)
 	if err != nil {
 		return err
 	}
@@ -313,11 +321,7 @@ type streamDescription struct {
 }
 
 func streamDescribe(c *cli.Context, g *globalOptions) error {
-	scope, stream, err := streamArg(c)
-	if err != nil {
-		return err
-	}
-	p, err := newPrinter(c.App.Writer, g.Output)
+	scope, stream, p, err := streamAndPrinter(c, g)
 	if err != nil {
 		return err
 	}
@@ -419,11 +423,7 @@ func tierOutput(segs []api.SegmentTier) output {
 }
 
 func streamScale(c *cli.Context, g *globalOptions, o *streamScaleOptions) error {
-	scope, stream, err := streamArg(c)
-	if err != nil {
-		return err
-	}
-	p, err := newPrinter(c.App.Writer, g.Output)
+	scope, stream, p, err := streamAndPrinter(c, g)
 	if err != nil {
 		return err
 	}
@@ -483,11 +483,7 @@ func streamTruncate(c *cli.Context, g *globalOptions, text string) error {
 // streamSimple runs seal and delete, which take SCOPE/STREAM and say
 // what they did.
 func streamSimple(c *cli.Context, g *globalOptions, what string) error {
-	scope, stream, err := streamArg(c)
-	if err != nil {
-		return err
-	}
-	p, err := newPrinter(c.App.Writer, g.Output)
+	scope, stream, p, err := streamAndPrinter(c, g)
 	if err != nil {
 		return err
 	}

@@ -40,11 +40,7 @@ func streamWatermarksCommand(g *globalOptions) *cli.Command {
 			&cli.Int64Flag{Name: "after", Usage: "only watermarks numbered after `SEQ`", Destination: &after},
 		},
 		Action: func(c *cli.Context) error {
-			scope, stream, err := streamArg(c)
-			if err != nil {
-				return err
-			}
-			p, err := newPrinter(c.App.Writer, g.Output)
+			scope, stream, p, err := streamAndPrinter(c, g)
 			if err != nil {
 				return err
 			}

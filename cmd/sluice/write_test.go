@@ -45,30 +45,9 @@ func segmentEvents(t *testing.T, addr, segment string) []string {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	var data []byte
-	for off := int64(0); ; {
-		r, err := conn.ReadSegment(context.Background(), segment, off, 16<<20, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for _, b := range r.Data {
-			data = append(data, b...)
-			n += len(b)
-		}
-		if n == 0 {
-			break
-		}
-		off += int64(n)
-	}
 	var got []string
-	for len(data) > 0 {
-		ev, rest, err := protocol.NextEvent(data)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, ev := range clienttest.ReadEvents(t, context.Background(), conn, segment) {
 		got = append(got, string(ev))
-		data = rest
 	}
 	return got
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-streams/sluice/cluster/session"
 	"github.com/sluice-streams/sluice/controller/assignment"
 	"github.com/sluice-streams/sluice/internal/logs"
+	"github.com/sluice-streams/sluice/internal/retry"
 )
 
 // Defaults of Config.
@@ -375,33 +376,15 @@ func (m *Member) resumeLoop(ctx context.Context) {
 // retentionLoop runs r.RetentionStep every r.RetentionInterval (the first
 // time one interval after leadership starts), until ctx ends.
 func (m *Member) retentionLoop(ctx context.Context, r Retainer) {
-	tick := time.NewTicker(r.RetentionInterval())
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if err := r.RetentionStep(ctx); err != nil && ctx.Err() == nil {
-			m.log.WithError(err).Warn("leader: retention step failed; retrying at the next interval")
-		}
-	}
+	retry.Every(ctx, r.RetentionInterval(), r.RetentionStep, func(err error) {
+		m.log.WithError(err).Warn("leader: retention step failed; retrying at the next interval")
+	})
 }
 
 // autoScaleLoop runs a.AutoScaleStep every a.AutoScaleInterval (the first
 // time one interval after leadership starts), until ctx ends.
 func (m *Member) autoScaleLoop(ctx context.Context, a AutoScaler) {
-	tick := time.NewTicker(a.AutoScaleInterval())
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if err := a.AutoScaleStep(ctx); err != nil && ctx.Err() == nil {
-			m.log.WithError(err).Warn("leader: auto-scaling step failed; retrying at the next interval")
-		}
-	}
+	retry.Every(ctx, a.AutoScaleInterval(), a.AutoScaleStep, func(err error) {
+		m.log.WithError(err).Warn("leader: auto-scaling step failed; retrying at the next interval")
+	})
 }

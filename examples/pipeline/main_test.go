@@ -90,6 +90,16 @@ func waitExit(t *testing.T, p *proctest.Proc, timeout time.Duration) {
 	}
 }
 
+// wroteInput waits for the sensors process s to exit, having written the
+// input.
+func wroteInput(t *testing.T, s *proctest.Proc) {
+	t.Helper()
+	waitExit(t, s, 60*time.Second)
+	if s.Err() != nil {
+		t.Fatalf("sensors: %v\n%s", s.Err(), s.Logs())
+	}
+}
+
 // pipeline starts the pipeline process (env: SLUICE_PIPELINE_CRASH=...).
 func (j *job) pipeline(env ...string) *proctest.Proc {
 	return proctest.Start(j.t, pipelineBin, "pipeline", env, "-controller", j.d.URL, "-state", j.state,
@@ -194,27 +204,41 @@ func (o *output) missing(t *testing.T, want map[windowKey]Result) int {
 	return len(want) - len(o.got)
 }
 
-// finish waits for every result, stops the pipeline, seals the output and
-// checks that it holds every (sensor, window) exactly once, counted right.
-func (j *job) finish(p *proctest.Proc, want map[windowKey]Result, out *output) {
-	t := j.t
+// awaitResults waits until out has read every result of want, and stops
+// the pipeline p.
+func awaitResults(t *testing.T, p *proctest.Proc, want map[windowKey]Result, out *output) {
+	t.Helper()
 	proctest.WaitFor(t, "every window's result", 60*time.Second, func() (bool, string) {
 		out.drain(t, 50*time.Millisecond)
 		m := out.missing(t, want)
 		return m == 0, fmt.Sprintf("%d of %d results missing", m, len(want))
 	})
 	p.Stop(t, 30*time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := j.d.Controller.SealStream(ctx, "demo", "sensor-counts"); err != nil {
-		t.Fatal(err)
-	}
+}
+
+// wantExactly reads the sealed output to its end and checks that it
+// holds every result of want exactly once.
+func wantExactly(t *testing.T, want map[windowKey]Result, out *output) {
+	t.Helper()
 	proctest.WaitFor(t, "the end of the sealed output", 30*time.Second, func() (bool, string) {
 		return out.drain(t, 100*time.Millisecond), "not at the end"
 	})
 	if m := out.missing(t, want); m != 0 || out.n != len(want) {
 		t.Fatalf("%d results read, %d missing; want %d results", out.n, m, len(want))
 	}
+}
+
+// finish waits for every result, stops the pipeline, seals the output and
+// checks that it holds every (sensor, window) exactly once, counted right.
+func (j *job) finish(p *proctest.Proc, want map[windowKey]Result, out *output) {
+	t := j.t
+	awaitResults(t, p, want, out)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := j.d.Controller.SealStream(ctx, "demo", "sensor-counts"); err != nil {
+		t.Fatal(err)
+	}
+	wantExactly(t, want, out)
 	var total int64
 	for _, w := range want {
 		total += w.Count
@@ -228,11 +252,7 @@ func (j *job) finish(p *proctest.Proc, want map[windowKey]Result, out *output) {
 func TestPipeline(t *testing.T) {
 	j := newJob(t)
 	const n = 1500
-	s := j.sensors(n, 5, 11, 20000)
-	waitExit(t, s, 60*time.Second)
-	if s.Err() != nil {
-		t.Fatalf("sensors: %v\n%s", s.Err(), s.Logs())
-	}
+	wroteInput(t, j.sensors(n, 5, 11, 20000))
 	want := j.expected(n)
 	p := j.pipeline()
 	out := j.output()
@@ -375,11 +395,7 @@ func TestPipelineCrash(t *testing.T) {
 func TestPipelineLostTxn(t *testing.T) {
 	j := newJob(t)
 	const n = 1500
-	s := j.sensors(n, 4, 5, 20000)
-	waitExit(t, s, 60*time.Second)
-	if s.Err() != nil {
-		t.Fatalf("sensors: %v\n%s", s.Err(), s.Logs())
-	}
+	wroteInput(t, j.sensors(n, 4, 5, 20000))
 	want := j.expected(n)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -446,12 +462,8 @@ func TestPipelineLostTxn(t *testing.T) {
 func TestPipelineSealedInput(t *testing.T) {
 	j := newJob(t)
 	const n = 1050 // 10.5 s of event time: the last window is open at the end
-	s := proctest.Start(t, sensorsBin, "sensors", nil, "-controller", j.d.URL, "-stream", "demo/sensors",
-		"-segments", "2", "-sensors", "3", "-count", strconv.Itoa(n), "-seed", "3", "-rate", "20000", "-step", "10ms")
-	waitExit(t, s, 60*time.Second)
-	if s.Err() != nil {
-		t.Fatalf("sensors: %v\n%s", s.Err(), s.Logs())
-	}
+	wroteInput(t, proctest.Start(t, sensorsBin, "sensors", nil, "-controller", j.d.URL, "-stream", "demo/sensors",
+		"-segments", "2", "-sensors", "3", "-count", strconv.Itoa(n), "-seed", "3", "-rate", "20000", "-step", "10ms"))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := j.d.Controller.SealStream(ctx, "demo", "sensors"); err != nil {

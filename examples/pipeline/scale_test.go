@@ -96,12 +96,7 @@ func lastLine(logs, prefix string) string {
 // sealed, so the seal is tried again while a scale is in progress.
 func finishScaling(t *testing.T, j *job, p *proctest.Proc, want map[windowKey]Result, out *output) {
 	t.Helper()
-	proctest.WaitFor(t, "every window's result", 60*time.Second, func() (bool, string) {
-		out.drain(t, 50*time.Millisecond)
-		m := out.missing(t, want)
-		return m == 0, fmt.Sprintf("%d of %d results missing", m, len(want))
-	})
-	p.Stop(t, 30*time.Second)
+	awaitResults(t, p, want, out)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	proctest.WaitFor(t, "the output sealed", 30*time.Second, func() (bool, string) {
@@ -111,11 +106,6 @@ func finishScaling(t *testing.T, j *job, p *proctest.Proc, want map[windowKey]Re
 		}
 		return err == nil, fmt.Sprint(err)
 	})
-	proctest.WaitFor(t, "the end of the sealed output", 30*time.Second, func() (bool, string) {
-		return out.drain(t, 100*time.Millisecond), "not at the end"
-	})
-	if m := out.missing(t, want); m != 0 || out.n != len(want) {
-		t.Fatalf("%d results read, %d missing; want %d results", out.n, m, len(want))
-	}
+	wantExactly(t, want, out)
 	t.Logf("output: %d window results", out.n)
 }

@@ -25,6 +25,25 @@ func BuildSluice(dir string) (string, error) {
 	return bin, nil
 }
 
+// Main is the TestMain of a package whose tests run the sluice binary: it
+// builds the binary into a temporary directory named for the package
+// (name also prefixes a failure to build), sets *bin to its path, runs
+// the tests, removes the directory and exits with the tests' code.
+func Main(m *testing.M, name string, bin *string) {
+	dir, err := os.MkdirTemp("", "sluice-"+name+"-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if *bin, err = BuildSluice(dir); err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // Proc is a running child process.
 type Proc struct {
 	Name string

@@ -1,6 +1,7 @@
 // Package retry owns the waits between attempts: the exponential backoffs
-// every retry loop of the module uses, and Sleep, the one wait that ends
-// early when its context does.
+// every retry loop of the module uses, Sleep, the one wait that ends early
+// when its context does, and Every, the loop that runs a step at a steady
+// pace until its context ends (the controller's periodic drivers).
 //
 // The backoffs are github.com/cenkalti/backoff/v5's ExponentialBackOff,
 // configured here in the two shapes the module uses, so that a loop reads

@@ -66,3 +66,22 @@ func Sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// Every runs step every interval until ctx ends, the first time one
+// interval after it is called, and hands each error step returns to failed
+// unless ctx has ended meanwhile (the error of a step cut short is no
+// failure). A failed step is simply tried again at the next interval.
+func Every(ctx context.Context, interval time.Duration, step func(context.Context) error, failed func(error)) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if err := step(ctx); err != nil && ctx.Err() == nil {
+			failed(err)
+		}
+	}
+}

@@ -96,3 +96,33 @@ func TestSleepEndsWithItsContext(t *testing.T) {
 		t.Fatalf("Sleep(1ms) = %v, want nil", err)
 	}
 }
+
+func TestEveryRunsUntilItsContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	boom := errors.New("boom")
+	steps, failures := 0, 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Every(ctx, time.Millisecond, func(context.Context) error {
+			steps++
+			if steps == 3 {
+				cancel() // the error of a step cut short is no failure
+			}
+			return boom
+		}, func(err error) {
+			if !errors.Is(err, boom) {
+				t.Errorf("failed(%v), want %v", err, boom)
+			}
+			failures++
+		})
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Every did not return after its context ended")
+	}
+	if steps != 3 || failures != 2 {
+		t.Fatalf("steps, failures = %d, %d; want 3, 2", steps, failures)
+	}
+}

@@ -24,18 +24,7 @@ const blockTimeout = 2 * time.Minute
 var sluiceBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "sluice-docs-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if sluiceBin, err = proctest.BuildSluice(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "docs:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	proctest.Main(m, "docs", &sluiceBin)
 }
 
 // repoRoot is the module's root: the first folder up from here with go.mod.

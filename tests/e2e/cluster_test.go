@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"sort"
 	"sync"
@@ -25,18 +24,7 @@ import (
 var sluiceBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "sluice-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if sluiceBin, err = proctest.BuildSluice(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	proctest.Main(m, "e2e", &sluiceBin)
 }
 
 const (

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,18 +22,7 @@ import (
 var sluiceBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "sluice-kill-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if sluiceBin, err = proctest.BuildSluice(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "kill:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	proctest.Main(m, "kill", &sluiceBin)
 }
 
 // freePort returns a loopback address whose port was free a moment ago:

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/client"
+	"github.com/sluice-streams/sluice/client/clienttest"
 	"github.com/sluice-streams/sluice/client/ctlclient"
 	"github.com/sluice-streams/sluice/client/segclient"
 	"github.com/sluice-streams/sluice/internal/proctest"
-	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
 
@@ -36,18 +36,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("SLUICE_RESUME_WRITER") != "" {
 		os.Exit(writerMain())
 	}
-	dir, err := os.MkdirTemp("", "sluice-resume-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if sluiceBin, err = proctest.BuildSluice(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "resume:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	proctest.Main(m, "resume", &sluiceBin)
 }
 
 // writerMain is the writer process: it writes the events of its input log
@@ -288,7 +277,7 @@ func checkStream(t *testing.T, ctx context.Context, ctl *ctlclient.Client, nodeA
 				continue
 			}
 			seen[s.Segment] = true
-			for _, ev := range readSegment(t, ctx, conn, s.Segment) {
+			for _, ev := range clienttest.ReadEvents(t, ctx, conn, s.Segment) {
 				key, nText, ok := strings.Cut(string(ev), ":")
 				n, err := strconv.Atoi(nText)
 				if !ok || err != nil {
@@ -309,37 +298,4 @@ func checkStream(t *testing.T, ctx context.Context, ctl *ctlclient.Client, nodeA
 	if len(seen) < 2 {
 		t.Errorf("the stream has %d segments: the scales did not happen", len(seen))
 	}
-}
-
-func readSegment(t *testing.T, ctx context.Context, conn *segclient.Conn, segment string) [][]byte {
-	t.Helper()
-	info, err := conn.GetSegmentInfo(ctx, segment)
-	if err != nil {
-		t.Fatalf("info %s: %v", segment, err)
-	}
-	var data []byte
-	for off := info.StartOffset; off < info.Length; {
-		r, err := conn.ReadSegment(ctx, segment, off, 1<<20, 0)
-		if err != nil {
-			t.Fatalf("read %s at %d: %v", segment, off, err)
-		}
-		n := 0
-		for _, b := range r.Data {
-			data = append(data, b...)
-			n += len(b)
-		}
-		if n == 0 {
-			break
-		}
-		off += int64(n)
-	}
-	var evs [][]byte
-	for len(data) > 0 {
-		ev, rest, err := protocol.NextEvent(data)
-		if err != nil {
-			t.Fatalf("segment %s: %v", segment, err)
-		}
-		evs, data = append(evs, ev), rest
-	}
-	return evs
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -25,18 +24,7 @@ import (
 var sluiceBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "sluice-scaling-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if sluiceBin, err = proctest.BuildSluice(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "scaling:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	proctest.Main(m, "scaling", &sluiceBin)
 }
 
 const (
