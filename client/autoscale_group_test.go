@@ -83,9 +83,7 @@ func TestAutoScaleReaderGroupExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	pollUntil(t, ctx, "the stream to merge back to 1 segment", func() bool { return segments() == 1 })
-	if err := d.Controller.SealStream(ctx, "sc", "ag"); err != nil {
-		t.Fatal(err)
-	}
+	d.SealWhenIdle(ctx, "sc", "ag")
 	col.wg.Wait() // both readers end with ErrEndOfStream
 	evs := col.events()
 	if _, dups := distinct(evs); len(dups) > 0 {

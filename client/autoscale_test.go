@@ -179,9 +179,7 @@ func TestAutoScaleSplitsAndMergesBack(t *testing.T) {
 	}
 	pollFor(t, "the quiet stream to merge back to 1 segment", func() bool { return segments() == 1 })
 
-	if err := d.Controller.SealStream(ctx, "s", "auto"); err != nil {
-		t.Fatal(err)
-	}
+	d.SealWhenIdle(ctx, "s", "auto")
 	checkKeySeqs(t, wantEndOfStream(t, read), res.counts, "acknowledged")
 
 	epochs, err := d.Controller.Epochs(ctx, "s", "auto")

@@ -125,9 +125,7 @@ func TestTxnsBackToBackRideThroughAutoScale(t *testing.T) {
 	if res.err != nil {
 		t.Fatal(res.err)
 	}
-	if err := d.Controller.SealStream(ctx, "s", "txns"); err != nil {
-		t.Fatal(err)
-	}
+	d.SealWhenIdle(ctx, "s", "txns")
 	got := wantEndOfStream(t, read)
 
 	for _, ev := range got {

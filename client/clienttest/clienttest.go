@@ -75,6 +75,7 @@ type options struct {
 	markInterval, writerTimeout time.Duration
 	rateWindows                 [4]time.Duration
 	autoScale                   *controller.AutoScaleOptions
+	txnSweep                    time.Duration
 }
 
 // WithWatermarks sets the controller's watermark interval and writer
@@ -85,9 +86,12 @@ func WithWatermarks(interval, writerTimeout time.Duration) Option {
 
 // WithAutoScale runs the node with rate windows (shortest first) and the
 // controller's auto-scaler with opts, so tests see streams scale in
-// seconds.
+// seconds. It also runs the transaction sweeper (every 200 ms; off in
+// other deployments), as a real controller does: a pending scale waits
+// for the stream's open transactions, and one whose lease ran out is
+// ended only by the sweeper.
 func WithAutoScale(windows [4]time.Duration, opts controller.AutoScaleOptions) Option {
-	return func(o *options) { o.rateWindows, o.autoScale = windows, &opts }
+	return func(o *options) { o.rateWindows, o.autoScale, o.txnSweep = windows, &opts, 200*time.Millisecond }
 }
 
 // ThroughProxy puts a Proxy in front of the node (Deployment.Proxy) and
@@ -122,7 +126,7 @@ func Start(t testing.TB, opts ...Option) *Deployment {
 	cfg.WatermarkInterval, cfg.WriterTimeout = o.markInterval, o.writerTimeout
 	cfg.AutoScale.Off = true // tests scale when they ask, unless WithAutoScale
 	if o.autoScale != nil {
-		cfg.AutoScale = *o.autoScale
+		cfg.AutoScale, cfg.TxnSweepInterval = *o.autoScale, o.txnSweep
 	}
 	ctl, err := embed.StartController(context.Background(), cfg)
 	if err != nil {
@@ -212,6 +216,26 @@ func (d *Deployment) AllowMerge(scope, stream string) {
 		ScalingPolicy: api.ScalingPolicy{Type: api.FixedNumSegments, MinSegments: 1}})
 	if err != nil {
 		d.t.Fatal(err)
+	}
+}
+
+// SealWhenIdle seals a stream that the auto-scaler may be scaling: the
+// seal is refused (ErrConflict) while a scale workflow runs, so it is
+// tried again until it passes or ctx ends.
+func (d *Deployment) SealWhenIdle(ctx context.Context, scope, stream string) {
+	d.t.Helper()
+	for {
+		err := d.Controller.SealStream(ctx, scope, stream)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, ctlclient.ErrConflict) || ctx.Err() != nil {
+			d.t.Fatalf("clienttest: seal %s/%s: %v", scope, stream, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond): // the scale's next step
+		}
 	}
 }
 

@@ -65,7 +65,8 @@ func TestPipelineScalingOutput(t *testing.T) {
 	want := j.expected(n)
 	p = start()
 	// A transaction the killed run left to its lease holds a pending
-	// scale, and the restart's first transaction, for up to 5 s.
+	// scale, and the restart's first transaction, for up to 5 s (then the
+	// controller's sweeper aborts it).
 	p.Line(t, "pipeline: reading ", 60*time.Second)
 	finishScaling(t, j, p, want, out)
 
