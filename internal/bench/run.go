@@ -197,6 +197,11 @@ type load struct {
 	bytes   atomic.Int64
 	acks    *latency.Recorder
 	ackHist *histogram
+	// start is time.Since(base) when the writers start writing (set by
+	// runWriters); tl, if set, gets every acknowledged event's start
+	// (from then) and latency.
+	start atomic.Int64
+	tl    *timeline
 }
 
 func newLoad(capacity int) *load {
@@ -259,6 +264,7 @@ func (b *bench) runWriters(ctx context.Context, l *load, stamp bool) (int64, tim
 		wctx, dc = context.WithTimeout(ctx, b.Duration)
 		defer dc()
 	}
+	l.start.Store(int64(time.Since(l.base)))
 	start := time.Now()
 	var (
 		wg       sync.WaitGroup
@@ -323,6 +329,9 @@ func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int6
 			d := time.Since(l.base) - p.t0
 			l.acks.Record(d)
 			l.ackHist.record(d)
+			if l.tl != nil {
+				l.tl.record(p.t0-time.Duration(l.start.Load()), d)
+			}
 			if b.watch != nil {
 				b.watch.ack(p.t0, d)
 			}
@@ -379,7 +388,12 @@ func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int6
 
 // write times writers alone.
 func (b *bench) write(ctx context.Context, r *Report) error {
+	var err error
+	if r.Burst, err = b.burst(ctx); err != nil {
+		return err
+	}
 	l := newLoad(b.expected())
+	l.tl = newTimeline(b.expected())
 	var scaled chan error
 	if b.ScaleAt > 0 {
 		segs, err := b.ctl.CurrentSegments(ctx, b.stream.scope, b.stream.name)
@@ -393,11 +407,14 @@ func (b *bench) write(ctx context.Context, r *Report) error {
 		go func() { scaled <- b.scaleAt(sctx, r) }()
 	}
 	b.prog.start(&l.events, &l.bytes, l.ackHist)
+	tp := startTierPoller(ctx, b.ctl, l.base, b.TierPoll)
 	n, elapsed, err := b.runWriters(ctx, l, false)
+	tiers := tp.stop()
 	b.prog.stop()
 	if err != nil {
 		return err
 	}
+	b.fillTimeline(r, l.tl, tiers, time.Duration(l.start.Load()))
 	if scaled != nil {
 		if err := <-scaled; err != nil {
 			return err
@@ -490,8 +507,12 @@ func (b *bench) e2e(ctx context.Context, r *Report) error {
 	}
 	defer bg.close()
 
+	if r.Burst, err = b.burst(ctx); err != nil {
+		return err
+	}
 	l := newLoad(b.expected())
 	e2e := latency.NewRecorder(b.expected())
+	tl := newTimeline(b.expected())
 	hist := &histogram{}
 	var events, bytes atomic.Int64
 	lastRead := atomic.Int64{} // time.Since(l.base) of the last event read
@@ -503,8 +524,10 @@ func (b *bench) e2e(ctx context.Context, r *Report) error {
 		if len(ev.Data) < StampSize {
 			return fmt.Errorf("event of %d bytes at %s offset %d has no timestamp", len(ev.Data), ev.Segment, ev.Offset)
 		}
-		d := now - time.Duration(binary.BigEndian.Uint64(ev.Data))
+		stamp := time.Duration(binary.BigEndian.Uint64(ev.Data))
+		d := now - stamp
 		e2e.Record(d)
+		tl.record(stamp-time.Duration(l.start.Load()), d)
 		hist.record(d)
 		bytes.Add(int64(len(ev.Data)))
 		events.Add(1)
@@ -515,13 +538,18 @@ func (b *bench) e2e(ctx context.Context, r *Report) error {
 	b.prog.start(&events, &bytes, hist)
 	defer b.prog.stop()
 	start := time.Since(l.base)
+	tp := startTierPoller(ctx, b.ctl, l.base, b.TierPoll)
 	n, _, werr := b.runWriters(ctx, l, true)
 	if werr != nil {
+		tp.stop()
 		return werr
 	}
-	if err := waitRead(ctx, rcancel, readErr, &events, n); err != nil {
+	err = waitRead(ctx, rcancel, readErr, &events, n)
+	tiers := tp.stop()
+	if err != nil {
 		return fmt.Errorf("read: %w", err)
 	}
+	b.fillTimeline(r, tl, tiers, time.Duration(l.start.Load()))
 	elapsed := time.Duration(lastRead.Load()) - start
 	b.prog.stop()
 	r.fill(events.Load(), b.EventSize, elapsed, e2e.Snapshot())
@@ -560,5 +588,20 @@ func waitRead(ctx context.Context, stop context.CancelFunc, readErr <-chan error
 				return fmt.Errorf("the readers read %d of %d events, and none for %v", e, n, drainTimeout)
 			}
 		}
+	}
+}
+
+// fillTimeline sets r's per-second rows, windows and tier-2 lag from tl
+// and the tier samples (times since the load's base; start is when the
+// writers started, the rows' second 0).
+func (b *bench) fillTimeline(r *Report, tl *timeline, tiers []tierSample, start time.Duration) {
+	for i := range tiers {
+		tiers[i].at -= start
+	}
+	r.PerSecond = tl.rows(tiers)
+	w := tl.windows(WindowSplit)
+	r.Windows = &w
+	if tiers != nil {
+		r.TierLag = tierLag(tiers, b.TierMaxLag)
 	}
 }
