@@ -154,6 +154,16 @@ func (p *tierPoller) stop() []tierSample {
 	p.cancel()
 	<-p.done
 	p.mu.Lock()
+	polled := len(p.samples) > 0
+	p.mu.Unlock()
+	if !polled {
+		// A run shorter than a poll (or polls cut short): one more, so
+		// the run has the backlog at its end at least.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		p.poll(ctx)
+		cancel()
+	}
+	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.tiers {
 		return nil
