@@ -103,6 +103,7 @@ func benchCommand(g *globalOptions) *cli.Command {
 				"Creates a BY_RATE_IN_EVENTS_PER_SEC stream of one segment with --target, writes a quarter of it for --warmup,\n"+
 					"then --rate until a new segment has acknowledged a write, polling the node's measured rate every 10 ms.\n"+
 					"Reports the parts (detect, decide, publish, serve) and the ack latency during the scale against after the rise."),
+			benchSummaryCommand(g),
 		},
 	}
 }
