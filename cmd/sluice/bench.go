@@ -234,6 +234,9 @@ func benchOutput(r *bench.Report) output {
 	if r.WriteLatency != nil {
 		add("write->ack ms", lat(*r.WriteLatency))
 	}
+	if r.PacingLate != nil {
+		add("pacing late ms", lat(*r.PacingLate))
+	}
 	if r.DiskMBPerS != nil {
 		add("disk dir", r.DiskDir)
 		add("disk MB/s", f(*r.DiskMBPerS, 1))

@@ -51,6 +51,12 @@ type Report struct {
 	Windows   *Windows     `json:"windows,omitempty"`
 	Burst     *BurstReport `json:"burst,omitempty"`
 	TierLag   *TierLag     `json:"tierLag,omitempty"`
+	// PacingLate is, with a rate, how late the writers' Write calls were
+	// against their schedule (the writer's timer and the scheduler: the
+	// benchmark's own share). A late Write is timed from when it was
+	// made, so lateness is not in Latency; a writer catches up at once,
+	// so it does not lower the rate either.
+	PacingLate *LatencyMS `json:"pacingLateMs,omitempty"`
 
 	// Scale is the write latency during a scale against the same run's
 	// other writes (Config.ScaleAt, and Scale runs); Reaction the

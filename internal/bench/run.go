@@ -202,10 +202,14 @@ type load struct {
 	// (from then) and latency.
 	start atomic.Int64
 	tl    *timeline
+	// late, with a rate, gets how late each paced Write call was against
+	// its schedule (the writer's timer and the scheduler's doing): the
+	// benchmark's own share of a run's timing.
+	late *latency.Recorder
 }
 
 func newLoad(capacity int) *load {
-	return &load{base: time.Now(), acks: latency.NewRecorder(capacity), ackHist: &histogram{}}
+	return &load{base: time.Now(), acks: latency.NewRecorder(capacity), ackHist: &histogram{}, late: latency.NewRecorder(capacity)}
 }
 
 // runWriters runs b.Writers writers until Count events are written or
@@ -351,7 +355,9 @@ func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int6
 		if ctx.Err() != nil {
 			break
 		}
+		due := time.Duration(-1)
 		if interval := time.Duration(b.pace.Load()); interval > 0 {
+			due = next
 			if wait := next - time.Since(l.base); wait > 0 {
 				t := time.NewTimer(wait)
 				select {
@@ -366,6 +372,9 @@ func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int6
 			next += interval
 		}
 		t0 := time.Since(l.base)
+		if due >= 0 {
+			l.late.Record(t0 - due)
+		}
 		if stamp {
 			binary.BigEndian.PutUint64(event, uint64(t0))
 		}
@@ -415,6 +424,7 @@ func (b *bench) write(ctx context.Context, r *Report) error {
 		return err
 	}
 	b.fillTimeline(r, l.tl, tiers, time.Duration(l.start.Load()))
+	r.pacing(l.late)
 	if scaled != nil {
 		if err := <-scaled; err != nil {
 			return err
@@ -550,6 +560,7 @@ func (b *bench) e2e(ctx context.Context, r *Report) error {
 		return fmt.Errorf("read: %w", err)
 	}
 	b.fillTimeline(r, tl, tiers, time.Duration(l.start.Load()))
+	r.pacing(l.late)
 	elapsed := time.Duration(lastRead.Load()) - start
 	b.prog.stop()
 	r.fill(events.Load(), b.EventSize, elapsed, e2e.Snapshot())
@@ -603,5 +614,13 @@ func (b *bench) fillTimeline(r *Report, tl *timeline, tiers []tierSample, start 
 	r.Windows = &w
 	if tiers != nil {
 		r.TierLag = tierLag(tiers, b.TierMaxLag)
+	}
+}
+
+// pacing sets r.PacingLate from late, if the run was paced.
+func (r *Report) pacing(late *latency.Recorder) {
+	if late.Len() > 0 {
+		p := latencyMillis(late.Snapshot())
+		r.PacingLate = &p
 	}
 }
