@@ -237,6 +237,9 @@ func benchOutput(r *bench.Report) output {
 	if r.PacingLate != nil {
 		add("pacing late ms", lat(*r.PacingLate))
 	}
+	if r.AckWake != nil {
+		add("ack wake-up ms", lat(*r.AckWake))
+	}
 	if r.DiskMBPerS != nil {
 		add("disk dir", r.DiskDir)
 		add("disk MB/s", f(*r.DiskMBPerS, 1))
@@ -258,7 +261,7 @@ func benchOutput(r *bench.Report) output {
 	if w := r.Windows; w != nil {
 		win := func(x bench.Window) string {
 			s := fmt.Sprintf("%s  (%d events)", lat(x.Latency), x.Events)
-			if r.DiskP99MS != nil && x.Events > 0 {
+			if r.Mode == bench.Write && r.DiskP50MS != nil && x.Events > 0 {
 				s += fmt.Sprintf("  p50/disk %s  p99/disk %s", f(x.Latency.P50 / *r.DiskP50MS, 2), f(x.Latency.P99 / *r.DiskP99MS, 2))
 			}
 			return s

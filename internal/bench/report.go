@@ -57,6 +57,12 @@ type Report struct {
 	// made, so lateness is not in Latency; a writer catches up at once,
 	// so it does not lower the rate either.
 	PacingLate *LatencyMS `json:"pacingLateMs,omitempty"`
+	// AckWake is how long after the Writer settled each Ack
+	// (client.Ack.Settled) the benchmark's goroutine waiting for it saw
+	// it: the wake-up an application waiting on Ack.Done also pays. The
+	// acknowledgement latencies end at the settling, so it is not in
+	// them.
+	AckWake *LatencyMS `json:"ackWakeMs,omitempty"`
 
 	// Scale is the write latency during a scale against the same run's
 	// other writes (Config.ScaleAt, and Scale runs); Reaction the

@@ -206,10 +206,14 @@ type load struct {
 	// its schedule (the writer's timer and the scheduler's doing): the
 	// benchmark's own share of a run's timing.
 	late *latency.Recorder
+	// wake gets how long after each Ack settled its waiting goroutine
+	// saw it (Report.AckWake).
+	wake *latency.Recorder
 }
 
 func newLoad(capacity int) *load {
-	return &load{base: time.Now(), acks: latency.NewRecorder(capacity), ackHist: &histogram{}, late: latency.NewRecorder(capacity)}
+	return &load{base: time.Now(), acks: latency.NewRecorder(capacity), ackHist: &histogram{}, late: latency.NewRecorder(capacity),
+		wake: latency.NewRecorder(capacity)}
 }
 
 // runWriters runs b.Writers writers until Count events are written or
@@ -330,7 +334,16 @@ func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int6
 				}
 				continue
 			}
-			d := time.Since(l.base) - p.t0
+			// The latency ends when the Writer settled the Ack, not
+			// when this goroutine woke up to see it: that wake-up is
+			// the benchmark's (and any waiter's) own, reported apart.
+			now := time.Since(l.base)
+			settled := now
+			if at := p.ack.Settled(); !at.IsZero() {
+				settled = min(at.Sub(l.base), now)
+			}
+			d := settled - p.t0
+			l.wake.Record(now - settled)
 			l.acks.Record(d)
 			l.ackHist.record(d)
 			if l.tl != nil {
@@ -424,7 +437,7 @@ func (b *bench) write(ctx context.Context, r *Report) error {
 		return err
 	}
 	b.fillTimeline(r, l.tl, tiers, time.Duration(l.start.Load()))
-	r.pacing(l.late)
+	r.pacing(l)
 	if scaled != nil {
 		if err := <-scaled; err != nil {
 			return err
@@ -560,7 +573,7 @@ func (b *bench) e2e(ctx context.Context, r *Report) error {
 		return fmt.Errorf("read: %w", err)
 	}
 	b.fillTimeline(r, tl, tiers, time.Duration(l.start.Load()))
-	r.pacing(l.late)
+	r.pacing(l)
 	elapsed := time.Duration(lastRead.Load()) - start
 	b.prog.stop()
 	r.fill(events.Load(), b.EventSize, elapsed, e2e.Snapshot())
@@ -617,10 +630,15 @@ func (b *bench) fillTimeline(r *Report, tl *timeline, tiers []tierSample, start 
 	}
 }
 
-// pacing sets r.PacingLate from late, if the run was paced.
-func (r *Report) pacing(late *latency.Recorder) {
-	if late.Len() > 0 {
-		p := latencyMillis(late.Snapshot())
+// pacing sets r.PacingLate from l.late, if the run was paced, and
+// r.AckWake from l.wake.
+func (r *Report) pacing(l *load) {
+	if l.late.Len() > 0 {
+		p := latencyMillis(l.late.Snapshot())
 		r.PacingLate = &p
+	}
+	if l.wake.Len() > 0 {
+		w := latencyMillis(l.wake.Snapshot())
+		r.AckWake = &w
 	}
 }
