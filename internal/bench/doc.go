@@ -10,8 +10,9 @@
 //     write EventSize-byte events for Duration or Count events, at Rate
 //     events/s over all writers (each writer paced at Writers/Rate apart)
 //     or as fast as their windows allow. Latency runs from the Write call
-//     to the durable acknowledgement; acknowledgements are awaited in
-//     write order, so a latency can be overstated, never understated.
+//     to the Writer settling the durable acknowledgement
+//     (client.Ack.Settled); a goroutine per writer waits for them in
+//     write order, and how late it saw each one is Report.AckWake.
 //
 //   - Read: the same writers fill the stream (untimed), then Readers
 //     readers of a new reader group read exactly those events from where

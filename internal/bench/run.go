@@ -309,11 +309,11 @@ func (b *bench) runWriters(ctx context.Context, l *load, stamp bool) (int64, tim
 
 // writeLoop writes n events (0: until ctx is done) through w, one every
 // b.pace (0: as fast as Write returns), and records each one's latency
-// from the Write call to its acknowledgement. Acknowledgements are waited
-// for in write order by one goroutine, so an event acknowledged before an
-// earlier one of another segment is counted when the earlier one is: with
-// several segments a latency can be overstated by the gap between them,
-// never understated. It returns the events acknowledged.
+// from the Write call to the Writer settling its acknowledgement
+// (client.Ack.Settled). Acknowledgements are waited for in write order by
+// one goroutine, which records how late it saw each (load.wake); the
+// latency does not depend on that order. It returns the events
+// acknowledged.
 func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int64, stamp bool) (int64, error) {
 	type pending struct {
 		ack *client.Ack
