@@ -74,6 +74,10 @@ func measures(r *Report, cacheBytes int64) []measure {
 		}
 		add("server peak RSS MiB", bound, float64(m.PeakRSSBytes)/(1<<20))
 	}
+	if w := r.AckWake; w != nil {
+		add("ack wake-up p50 ms (the benchmark's)", 0, w.P50)
+		add("ack wake-up p99 ms (the benchmark's)", 0, w.P99)
+	}
 	add("MB/s", 0, r.MBPerS)
 	return ms
 }

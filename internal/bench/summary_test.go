@@ -11,7 +11,7 @@ func TestSummarize(t *testing.T) {
 		r := Report{Mode: Write, Latency: LatencyMS{P50: p50, P99: p99}, DiskP50MS: &diskP50, DiskP99MS: &diskP99,
 			Windows: &Windows{First: Window{Events: 10, Latency: LatencyMS{P50: p50, P99: firstP99}}},
 			TierLag: &TierLag{Polls: 3, MaxLagMS: 300, BoundMS: 30000, LagBoundRatio: 0.01},
-			Server:  &ServerMemory{PeakRSSBytes: peakRSS}, MBPerS: 10}
+			Server:  &ServerMemory{PeakRSSBytes: peakRSS}, MBPerS: 10, AckWake: &LatencyMS{P50: 0.1, P99: p99 / 10}}
 		b, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)
@@ -62,6 +62,7 @@ func TestSummarize(t *testing.T) {
 	check("first 2 s: ack p99 / disk p99", 3, 2, 2.5, 9, "<= 3", &no)
 	check("tier-2 lag / --tier-max-lag", 3, 0.01, 0.01, 0.01, "<= 1", &yes)
 	check("server peak RSS MiB", 3, 300, 350, 400, "<= 384", &no)
+	check("ack wake-up p99 ms (the benchmark's)", 3, 0.2, 0.25, 0.3, "", nil)
 
 	if _, err := Summarize(strings.NewReader("# run: x\n{not json\n"), 0); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("a broken report: %v, want an error naming line 2", err)
