@@ -16,7 +16,7 @@ S3_ADDR   ?= 127.0.0.1:9000
 # Benchmark time per benchmark; the disk probes need a few hundred fsyncs to settle.
 BENCHTIME ?= 2s
 
-.PHONY: all build run test bench bench-scale bench-head bench-nfs bench-s3 lint soak soak-pipeline clean harness universe proto spark s3clients s3a-jars
+.PHONY: all build run test bench bench-scale bench-tail bench-head bench-nfs bench-s3 lint soak soak-pipeline clean harness universe proto spark s3clients s3a-jars
 
 all: build
 
@@ -138,6 +138,13 @@ bench:
 # a line. About 5 minutes a round.
 bench-scale: build
 	ROUNDS=$(or $(ROUNDS),3) scripts/bench-scale.sh $(BIN)
+
+# The tail-latency targets (docs/BENCHMARKS.md, "Client path"): 10 MiB/s
+# writes and e2e on a fresh standalone and right after a burst, against the
+# disk's write+fsync in the same run, and the peak RSS of a 4-writer load;
+# min/median/max over ROUNDS rounds (~2 min each).
+bench-tail: build
+	ROUNDS=$(or $(ROUNDS),3) scripts/bench-tail.sh $(BIN)
 
 # The HDFS head's sequential reads with Hadoop's client (hdfs:// and
 # webhdfs://) against the disk and a MiniDFSCluster in the same run

@@ -22,7 +22,9 @@
 // Client.Close, GroupReader's stop inside Close) only stop goroutines
 // whose every network call runs on a context they cancel, and close
 // sockets, so they return at once. Ack.Err waits for the outcome; Ack.Wait
-// is its bounded form.
+// is its bounded form; Ack.Settled tells when the outcome was known (before
+// the waiting goroutine wakes up: `sluice bench` times acknowledgements
+// with it).
 //
 // What is retried inside, with exponential backoff and jitter (a
 // Writer's and its transactions' waits within WithBackoff's bounds): a

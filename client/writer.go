@@ -94,6 +94,9 @@ type ackGroup struct {
 	done chan struct{}
 	n    int   // unsettled Acks; guarded by w.mu
 	err  error // the first failure among them; guarded by w.mu, read after done
+
+	// at is when done closed (Ack.Settled), set just before.
+	at time.Time
 }
 
 // settledGroup is the group of Acks that fail at once in Write.
@@ -453,6 +456,7 @@ func (w *Writer) settleLocked(a *Ack, err error) {
 	g.n--
 	if g.n == 0 {
 		delete(w.mu.groups, g)
+		g.at = time.Now()
 		close(g.done)
 	}
 }

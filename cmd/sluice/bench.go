@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sluice-streams/sluice/embed"
 	"github.com/sluice-streams/sluice/internal/bench"
 )
 
@@ -34,6 +35,11 @@ type benchOptions struct {
 	Warmup      time.Duration // --warmup: below the target first (scale)
 	ServerPID   int           // --server-pid: the server's memory after the run
 	ServerPprof string        // --server-pprof: the server's --pprof-addr URL
+	AfterBurst  int64         // --after-burst: write this much to another stream first (write, e2e)
+	TierPoll    time.Duration // --tier-poll: poll the nodes' tier-2 backlog (0: off)
+	TierMaxLag  time.Duration // --tier-max-lag: the nodes' bound, for the report
+	CPUProfile  string        // --cpuprofile (hidden): profile this process
+	Trace       string        // --trace (hidden): trace this process
 }
 
 // The disk probes' sizes. Variables so the command's tests probe less
@@ -64,6 +70,11 @@ func benchCommand(g *globalOptions) *cli.Command {
 		durationFlag("warmup", "scale: write at a quarter of --target for `D` first (longer than the controller's --autoscale-cooldown; default 15s)", 0, &o.Warmup),
 		&cli.IntFlag{Name: "server-pid", Usage: "report the RSS of the server process `PID` (this machine) after the run", Destination: &o.ServerPID},
 		&cli.StringFlag{Name: "server-pprof", Usage: "report the Go heap and goroutines of the server whose --pprof-addr is `URL` (http://127.0.0.1:6060) after the run", Destination: &o.ServerPprof},
+		sizeFlag("after-burst", "write, e2e: first write `BYTES` as fast as 8 writers go to another stream of 8 segments, seal and delete it, then time the run at once", 0, &o.AfterBurst),
+		durationFlag("tier-poll", "write, e2e: ask for the nodes' tier-2 backlog every `D` during the run (0: off)", bench.DefaultTierPoll, &o.TierPoll),
+		durationFlag("tier-max-lag", "the nodes' --tier-max-lag `D`: the report sets the largest tier-2 lag against it", embed.DefaultTierConfig().MaxLag, &o.TierMaxLag),
+		&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of this process to `FILE`", Hidden: true, Destination: &o.CPUProfile},
+		&cli.StringFlag{Name: "trace", Usage: "write an execution trace of this process to `FILE`", Hidden: true, Destination: &o.Trace},
 	}
 	sub := func(mode bench.Mode, usage, desc string) *cli.Command {
 		return &cli.Command{
@@ -92,6 +103,7 @@ func benchCommand(g *globalOptions) *cli.Command {
 				"Creates a BY_RATE_IN_EVENTS_PER_SEC stream of one segment with --target, writes a quarter of it for --warmup,\n"+
 					"then --rate until a new segment has acknowledged a write, polling the node's measured rate every 10 ms.\n"+
 					"Reports the parts (detect, decide, publish, serve) and the ack latency during the scale against after the rise."),
+			benchSummaryCommand(g),
 		},
 	}
 }
@@ -122,6 +134,12 @@ func (o *benchOptions) config(c *cli.Context, g *globalOptions, mode bench.Mode)
 		return bench.Config{}, fmt.Errorf("--scale-at %v: want more than 0", o.ScaleAt)
 	case c.IsSet("warmup") && o.Warmup <= 0:
 		return bench.Config{}, fmt.Errorf("--warmup %v: want more than 0", o.Warmup)
+	case c.IsSet("after-burst") && o.AfterBurst <= 0:
+		return bench.Config{}, fmt.Errorf("--after-burst %d: want more than 0 bytes", o.AfterBurst)
+	}
+	tierPoll := o.TierPoll
+	if mode != bench.Write && mode != bench.E2E {
+		tierPoll = 0 // write and e2e poll; the others ignore the default
 	}
 	return bench.Config{
 		Controller: g.Controller,
@@ -147,6 +165,9 @@ func (o *benchOptions) config(c *cli.Context, g *globalOptions, mode bench.Mode)
 		Warmup:         o.Warmup,
 		ServerPID:      o.ServerPID,
 		ServerPprof:    o.ServerPprof,
+		AfterBurst:     o.AfterBurst,
+		TierPoll:       tierPoll,
+		TierMaxLag:     o.TierMaxLag,
 	}, nil
 }
 
@@ -163,6 +184,11 @@ func runBench(c *cli.Context, g *globalOptions, o *benchOptions, mode bench.Mode
 	// done; read and e2e fail).
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopProfiles, err := startProfiles(o.CPUProfile, o.Trace)
+	if err != nil {
+		return err
+	}
+	defer stopProfiles()
 	// A report comes with an error only when the run's stream could not
 	// be deleted: the numbers are printed, then the error.
 	r, err := bench.Run(ctx, cfg)
@@ -208,12 +234,54 @@ func benchOutput(r *bench.Report) output {
 	if r.WriteLatency != nil {
 		add("write->ack ms", lat(*r.WriteLatency))
 	}
+	if r.PacingLate != nil {
+		add("pacing late ms", lat(*r.PacingLate))
+	}
+	if r.AckWake != nil {
+		add("ack wake-up ms", lat(*r.AckWake))
+	}
 	if r.DiskMBPerS != nil {
 		add("disk dir", r.DiskDir)
 		add("disk MB/s", f(*r.DiskMBPerS, 1))
 		add("disk p99 ms", f(*r.DiskP99MS, 3))
 		add("MB/s / disk MB/s", f(*r.DiskRatio, 3))
-		add("p99 / disk p99", f(*r.P99DiskRate, 2))
+		if r.DiskP50MS != nil {
+			add("disk p50 ms", f(*r.DiskP50MS, 3))
+			add("p50 / disk p50", f(*r.P50DiskRate, 2)+"  (target <= "+f(bench.TargetP50DiskRatio, 0)+")")
+		}
+		add("p99 / disk p99", f(*r.P99DiskRate, 2)+"  (target <= "+f(bench.TargetP99DiskRatio, 0)+")")
+		for i, p := range r.DiskProbes {
+			add(fmt.Sprintf("disk probe %d", i+1), fmt.Sprintf("%s MB/s  p50 %s  p99 %s ms", f(p.MBPerS, 1), f(p.P50MS, 3), f(p.P99MS, 3)))
+		}
+	}
+	if b := r.Burst; b != nil {
+		add("burst", fmt.Sprintf("%d bytes by %d writers in %s s (%s MB/s), then sealed and deleted in %s ms",
+			b.Bytes, b.Writers, f(b.Seconds, 1), f(b.MBPerS, 1), f(b.DeleteMS, 0)))
+	}
+	if w := r.Windows; w != nil {
+		win := func(x bench.Window) string {
+			s := fmt.Sprintf("%s  (%d events)", lat(x.Latency), x.Events)
+			if r.Mode == bench.Write && r.DiskP50MS != nil && x.Events > 0 {
+				s += fmt.Sprintf("  p50/disk %s  p99/disk %s", f(x.Latency.P50 / *r.DiskP50MS, 2), f(x.Latency.P99 / *r.DiskP99MS, 2))
+			}
+			return s
+		}
+		add("ms, first 2 s", win(w.First))
+		add("ms, after 2 s", win(w.After))
+	}
+	if t := r.TierLag; t != nil {
+		v := fmt.Sprintf("max untiered %s MiB  max lag %d ms", f(float64(t.MaxUntieredBytes)/(1<<20), 1), t.MaxLagMS)
+		if t.BoundMS > 0 {
+			v += fmt.Sprintf("  (%s of --tier-max-lag %d ms)", f(t.LagBoundRatio, 3), t.BoundMS)
+		}
+		add("tier 2", fmt.Sprintf("%s  (%d polls)", v, t.Polls))
+	}
+	for _, x := range r.PerSecond {
+		v := fmt.Sprintf("%7d events  p50 %s  p99 %s  max %s", x.Events, f(x.P50, 3), f(x.P99, 3), f(x.Max, 3))
+		if x.UntieredBytes != nil {
+			v += fmt.Sprintf("  untiered %s MiB  lag %d ms", f(float64(*x.UntieredBytes)/(1<<20), 1), *x.TierLagMS)
+		}
+		add(fmt.Sprintf("second %d", x.Second), v)
 	}
 	if s := r.Scale; s != nil {
 		if s.AskedMS > 0 {

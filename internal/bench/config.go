@@ -116,6 +116,19 @@ type Config struct {
 	// /proc/PID/status, the Go heap from /debug/pprof/heap.
 	ServerPID   int
 	ServerPprof string
+
+	// AfterBurst, if set, has a Write or E2E run first write that many
+	// bytes as fast as BurstWriters writers go to a stream of its own,
+	// then seal and delete that stream, and at once start the timed run
+	// (burst.go): the node has the burst's bytes to tier and to delete
+	// while the run is timed. Report.Burst says what the burst did.
+	AfterBurst int64
+	// TierPoll, if set, is how often a Write or E2E run asks the
+	// controller for the nodes' tier-2 backlog while it is timed
+	// (Report.TierLag, and the per-second rows); TierMaxLag is the nodes'
+	// --tier-max-lag, the bound the largest lag is set against (0: none).
+	TierPoll   time.Duration
+	TierMaxLag time.Duration
 }
 
 // ErrInvalidConfig is matched (errors.Is) by Validate's errors.
@@ -157,6 +170,10 @@ func (c Config) Validate() error {
 		return invalidf("--count %d: want at least 1", c.Count)
 	case c.Duration > 0 && c.Count > 0:
 		return invalidf("--duration and --count exclude each other")
+	case c.AfterBurst < 0 || (c.AfterBurst > 0 && c.Mode != Write && c.Mode != E2E):
+		return invalidf("--after-burst %d: want a size in bytes, with bench write or e2e", c.AfterBurst)
+	case c.TierPoll < 0 || c.TierMaxLag < 0:
+		return invalidf("--tier-poll %v, --tier-max-lag %v: want 0 (off, none) or more", c.TierPoll, c.TierMaxLag)
 	case c.DiskProbeBytes < 0 || c.DiskProbeSyncs < 0:
 		return invalidf("bench: disk probe of %d bytes and %d syncs: want 0 (the default) or more", c.DiskProbeBytes, c.DiskProbeSyncs)
 	}

@@ -10,8 +10,9 @@
 //     write EventSize-byte events for Duration or Count events, at Rate
 //     events/s over all writers (each writer paced at Writers/Rate apart)
 //     or as fast as their windows allow. Latency runs from the Write call
-//     to the durable acknowledgement; acknowledgements are awaited in
-//     write order, so a latency can be overstated, never understated.
+//     to the Writer settling the durable acknowledgement
+//     (client.Ack.Settled); a goroutine per writer waits for them in
+//     write order, and how late it saw each one is Report.AckWake.
 //
 //   - Read: the same writers fill the stream (untimed), then Readers
 //     readers of a new reader group read exactly those events from where
@@ -52,6 +53,19 @@
 // deleted. With DiskDir the disk's fsync'd bandwidth and write+fsync
 // latency are probed there (node/diskprobe) before and after the run, and
 // the report sets the run's numbers against them.
+//
+// Write and E2E keep every timed event's start and latency (timeline.go)
+// for the Report's per-second rows (by the second of the Write call) and
+// its windows (the first WindowSplit, 2 s, against the rest). AfterBurst
+// first writes that many bytes through BurstWriters unpaced writers to a
+// stream of its own, seals and deletes it, and starts the timed run at
+// once (burst.go), so the node tiers and deletes while the run is timed;
+// TierPoll polls the controller's GET /v1/nodes/tier meanwhile
+// (Report.TierLag against TierMaxLag). With a Rate, Report.PacingLate is
+// how late the writers' Write calls were against their schedule: the
+// benchmark's own share. Summarize (summary.go) reads the output of
+// scripts/bench-tail.sh and gives each measure's min, median and max over
+// the rounds against its target.
 //
 // Percentiles in the Report are exact (nearest rank, internal/latency);
 // the progress line, about once a second on Config.Progress, shows a

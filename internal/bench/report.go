@@ -36,6 +36,33 @@ type Report struct {
 	DiskP99MS   *float64 `json:"diskP99Ms,omitempty"`    // 4 KiB write+fsync, both probes together
 	DiskRatio   *float64 `json:"diskRatio,omitempty"`    // mbPerSec / diskMbPerSec
 	P99DiskRate *float64 `json:"p99DiskRatio,omitempty"` // latency p99 / diskP99Ms
+	DiskP50MS   *float64 `json:"diskP50Ms,omitempty"`    // 4 KiB write+fsync, both probes together
+	P50DiskRate *float64 `json:"p50DiskRatio,omitempty"` // latency p50 / diskP50Ms
+	// DiskProbes is each probe on its own (before, after the run): after
+	// a burst the second one shares the disk with the node's catch-up.
+	DiskProbes []DiskProbe `json:"diskProbes,omitempty"`
+
+	// Write and E2E: the latency of each second of the timed run (by
+	// the events' Write calls) and of its first WindowSplit against the
+	// rest; with Config.AfterBurst, the burst before it; with
+	// Config.TierPoll and a node with tier 2, the tier-2 backlog during
+	// it.
+	PerSecond []SecondRow  `json:"perSecond,omitempty"`
+	Windows   *Windows     `json:"windows,omitempty"`
+	Burst     *BurstReport `json:"burst,omitempty"`
+	TierLag   *TierLag     `json:"tierLag,omitempty"`
+	// PacingLate is, with a rate, how late the writers' Write calls were
+	// against their schedule (the writer's timer and the scheduler: the
+	// benchmark's own share). A late Write is timed from when it was
+	// made, so lateness is not in Latency; a writer catches up at once,
+	// so it does not lower the rate either.
+	PacingLate *LatencyMS `json:"pacingLateMs,omitempty"`
+	// AckWake is how long after the Writer settled each Ack
+	// (client.Ack.Settled) the benchmark's goroutine waiting for it saw
+	// it: the wake-up an application waiting on Ack.Done also pays. The
+	// acknowledgement latencies end at the settling, so it is not in
+	// them.
+	AckWake *LatencyMS `json:"ackWakeMs,omitempty"`
 
 	// Scale is the write latency during a scale against the same run's
 	// other writes (Config.ScaleAt, and Scale runs); Reaction the
@@ -74,12 +101,20 @@ func (r *Report) fill(events, eventSize int64, elapsed time.Duration, lat latenc
 	r.Latency = latencyMillis(lat)
 }
 
+// DiskProbe is one probe of the disk (Config.DiskDir).
+type DiskProbe struct {
+	MBPerS float64 `json:"mbPerSec"`
+	P50MS  float64 `json:"p50Ms"`
+	P99MS  float64 `json:"p99Ms"`
+}
+
 // diskLimits accumulates diskprobe measurements taken around a run.
 type diskLimits struct {
-	dir   string
-	bytes int64
-	time  time.Duration
-	syncs latency.Sorted
+	dir    string
+	bytes  int64
+	time   time.Duration
+	syncs  latency.Sorted
+	probes []DiskProbe
 }
 
 // probe measures fsync'd sequential bandwidth (total bytes in
@@ -97,6 +132,11 @@ func (d *diskLimits) probe(dir string, total int64, syncs int) error {
 		return err
 	}
 	d.add(0, 0, lat.Durations)
+	p := DiskProbe{P50MS: millis(lat.Durations.Percentile(50)), P99MS: millis(lat.Durations.Percentile(99))}
+	if res.Elapsed > 0 {
+		p.MBPerS = float64(res.Bytes) / res.Elapsed.Seconds() / 1e6
+	}
+	d.probes = append(d.probes, p)
 	return nil
 }
 
@@ -113,7 +153,8 @@ func (d *diskLimits) add(bytes int64, elapsed time.Duration, syncs []time.Durati
 // against them.
 func (d *diskLimits) addTo(r *Report) {
 	mbs := float64(d.bytes) / d.time.Seconds() / 1e6
-	p99 := millis(d.syncs.Percentile(99))
-	ratio, p99Ratio := r.MBPerS/mbs, r.Latency.P99/p99
+	p50, p99 := millis(d.syncs.Percentile(50)), millis(d.syncs.Percentile(99))
+	ratio, p50Ratio, p99Ratio := r.MBPerS/mbs, r.Latency.P50/p50, r.Latency.P99/p99
 	r.DiskDir, r.DiskMBPerS, r.DiskP99MS, r.DiskRatio, r.P99DiskRate = d.dir, &mbs, &p99, &ratio, &p99Ratio
+	r.DiskP50MS, r.P50DiskRate, r.DiskProbes = &p50, &p50Ratio, d.probes
 }

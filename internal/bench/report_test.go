@@ -46,6 +46,10 @@ func TestReportDerivedNumbers(t *testing.T) {
 		t.Errorf("disk: dir %s, %v MB/s, p99 %v ms, ratio %v, p99 ratio %v; want /d, 100, 198, 0.02, 0.5",
 			r.DiskDir, *r.DiskMBPerS, *r.DiskP99MS, *r.DiskRatio, *r.P99DiskRate)
 	}
+	// p50: syncs 1..200 ms give 100 ms; the run's 50 ms is half of it.
+	if *r.DiskP50MS != 100 || *r.P50DiskRate != 0.5 {
+		t.Errorf("disk p50 %v ms, p50 ratio %v; want 100, 0.5", *r.DiskP50MS, *r.P50DiskRate)
+	}
 }
 
 // TestReportJSONKeys pins the keys of `sluice bench -o json`, which

@@ -197,10 +197,23 @@ type load struct {
 	bytes   atomic.Int64
 	acks    *latency.Recorder
 	ackHist *histogram
+	// start is time.Since(base) when the writers start writing (set by
+	// runWriters); tl, if set, gets every acknowledged event's start
+	// (from then) and latency.
+	start atomic.Int64
+	tl    *timeline
+	// late, with a rate, gets how late each paced Write call was against
+	// its schedule (the writer's timer and the scheduler's doing): the
+	// benchmark's own share of a run's timing.
+	late *latency.Recorder
+	// wake gets how long after each Ack settled its waiting goroutine
+	// saw it (Report.AckWake).
+	wake *latency.Recorder
 }
 
 func newLoad(capacity int) *load {
-	return &load{base: time.Now(), acks: latency.NewRecorder(capacity), ackHist: &histogram{}}
+	return &load{base: time.Now(), acks: latency.NewRecorder(capacity), ackHist: &histogram{}, late: latency.NewRecorder(capacity),
+		wake: latency.NewRecorder(capacity)}
 }
 
 // runWriters runs b.Writers writers until Count events are written or
@@ -259,6 +272,7 @@ func (b *bench) runWriters(ctx context.Context, l *load, stamp bool) (int64, tim
 		wctx, dc = context.WithTimeout(ctx, b.Duration)
 		defer dc()
 	}
+	l.start.Store(int64(time.Since(l.base)))
 	start := time.Now()
 	var (
 		wg       sync.WaitGroup
@@ -295,11 +309,11 @@ func (b *bench) runWriters(ctx context.Context, l *load, stamp bool) (int64, tim
 
 // writeLoop writes n events (0: until ctx is done) through w, one every
 // b.pace (0: as fast as Write returns), and records each one's latency
-// from the Write call to its acknowledgement. Acknowledgements are waited
-// for in write order by one goroutine, so an event acknowledged before an
-// earlier one of another segment is counted when the earlier one is: with
-// several segments a latency can be overstated by the gap between them,
-// never understated. It returns the events acknowledged.
+// from the Write call to the Writer settling its acknowledgement
+// (client.Ack.Settled). Acknowledgements are waited for in write order by
+// one goroutine, which records how late it saw each (load.wake); the
+// latency does not depend on that order. It returns the events
+// acknowledged.
 func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int64, stamp bool) (int64, error) {
 	type pending struct {
 		ack *client.Ack
@@ -320,9 +334,21 @@ func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int6
 				}
 				continue
 			}
-			d := time.Since(l.base) - p.t0
+			// The latency ends when the Writer settled the Ack, not
+			// when this goroutine woke up to see it: that wake-up is
+			// the benchmark's (and any waiter's) own, reported apart.
+			now := time.Since(l.base)
+			settled := now
+			if at := p.ack.Settled(); !at.IsZero() {
+				settled = min(at.Sub(l.base), now)
+			}
+			d := settled - p.t0
+			l.wake.Record(now - settled)
 			l.acks.Record(d)
 			l.ackHist.record(d)
+			if l.tl != nil {
+				l.tl.record(p.t0-time.Duration(l.start.Load()), d)
+			}
 			if b.watch != nil {
 				b.watch.ack(p.t0, d)
 			}
@@ -342,7 +368,9 @@ func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int6
 		if ctx.Err() != nil {
 			break
 		}
+		due := time.Duration(-1)
 		if interval := time.Duration(b.pace.Load()); interval > 0 {
+			due = next
 			if wait := next - time.Since(l.base); wait > 0 {
 				t := time.NewTimer(wait)
 				select {
@@ -357,6 +385,9 @@ func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int6
 			next += interval
 		}
 		t0 := time.Since(l.base)
+		if due >= 0 {
+			l.late.Record(t0 - due)
+		}
 		if stamp {
 			binary.BigEndian.PutUint64(event, uint64(t0))
 		}
@@ -379,7 +410,12 @@ func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int6
 
 // write times writers alone.
 func (b *bench) write(ctx context.Context, r *Report) error {
+	var err error
+	if r.Burst, err = b.burst(ctx); err != nil {
+		return err
+	}
 	l := newLoad(b.expected())
+	l.tl = newTimeline(b.expected())
 	var scaled chan error
 	if b.ScaleAt > 0 {
 		segs, err := b.ctl.CurrentSegments(ctx, b.stream.scope, b.stream.name)
@@ -393,11 +429,15 @@ func (b *bench) write(ctx context.Context, r *Report) error {
 		go func() { scaled <- b.scaleAt(sctx, r) }()
 	}
 	b.prog.start(&l.events, &l.bytes, l.ackHist)
+	tp := startTierPoller(ctx, b.ctl, l.base, b.TierPoll)
 	n, elapsed, err := b.runWriters(ctx, l, false)
+	tiers := tp.stop()
 	b.prog.stop()
 	if err != nil {
 		return err
 	}
+	b.fillTimeline(r, l.tl, tiers, time.Duration(l.start.Load()))
+	r.pacing(l)
 	if scaled != nil {
 		if err := <-scaled; err != nil {
 			return err
@@ -490,8 +530,12 @@ func (b *bench) e2e(ctx context.Context, r *Report) error {
 	}
 	defer bg.close()
 
+	if r.Burst, err = b.burst(ctx); err != nil {
+		return err
+	}
 	l := newLoad(b.expected())
 	e2e := latency.NewRecorder(b.expected())
+	tl := newTimeline(b.expected())
 	hist := &histogram{}
 	var events, bytes atomic.Int64
 	lastRead := atomic.Int64{} // time.Since(l.base) of the last event read
@@ -503,8 +547,10 @@ func (b *bench) e2e(ctx context.Context, r *Report) error {
 		if len(ev.Data) < StampSize {
 			return fmt.Errorf("event of %d bytes at %s offset %d has no timestamp", len(ev.Data), ev.Segment, ev.Offset)
 		}
-		d := now - time.Duration(binary.BigEndian.Uint64(ev.Data))
+		stamp := time.Duration(binary.BigEndian.Uint64(ev.Data))
+		d := now - stamp
 		e2e.Record(d)
+		tl.record(stamp-time.Duration(l.start.Load()), d)
 		hist.record(d)
 		bytes.Add(int64(len(ev.Data)))
 		events.Add(1)
@@ -515,13 +561,19 @@ func (b *bench) e2e(ctx context.Context, r *Report) error {
 	b.prog.start(&events, &bytes, hist)
 	defer b.prog.stop()
 	start := time.Since(l.base)
+	tp := startTierPoller(ctx, b.ctl, l.base, b.TierPoll)
 	n, _, werr := b.runWriters(ctx, l, true)
 	if werr != nil {
+		tp.stop()
 		return werr
 	}
-	if err := waitRead(ctx, rcancel, readErr, &events, n); err != nil {
+	err = waitRead(ctx, rcancel, readErr, &events, n)
+	tiers := tp.stop()
+	if err != nil {
 		return fmt.Errorf("read: %w", err)
 	}
+	b.fillTimeline(r, tl, tiers, time.Duration(l.start.Load()))
+	r.pacing(l)
 	elapsed := time.Duration(lastRead.Load()) - start
 	b.prog.stop()
 	r.fill(events.Load(), b.EventSize, elapsed, e2e.Snapshot())
@@ -560,5 +612,33 @@ func waitRead(ctx context.Context, stop context.CancelFunc, readErr <-chan error
 				return fmt.Errorf("the readers read %d of %d events, and none for %v", e, n, drainTimeout)
 			}
 		}
+	}
+}
+
+// fillTimeline sets r's per-second rows, windows and tier-2 lag from tl
+// and the tier samples (times since the load's base; start is when the
+// writers started, the rows' second 0).
+func (b *bench) fillTimeline(r *Report, tl *timeline, tiers []tierSample, start time.Duration) {
+	for i := range tiers {
+		tiers[i].at -= start
+	}
+	r.PerSecond = tl.rows(tiers)
+	w := tl.windows(WindowSplit)
+	r.Windows = &w
+	if tiers != nil {
+		r.TierLag = tierLag(tiers, b.TierMaxLag)
+	}
+}
+
+// pacing sets r.PacingLate from l.late, if the run was paced, and
+// r.AckWake from l.wake.
+func (r *Report) pacing(l *load) {
+	if l.late.Len() > 0 {
+		p := latencyMillis(l.late.Snapshot())
+		r.PacingLate = &p
+	}
+	if l.wake.Len() > 0 {
+		w := latencyMillis(l.wake.Snapshot())
+		r.AckWake = &w
 	}
 }
