@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 
+	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
 
+	"github.com/sluice-streams/sluice/embed"
 	"github.com/sluice-streams/sluice/node/server"
 )
 
@@ -20,9 +22,23 @@ func serverFlags(o *server.Options) []cli.Flag {
 		durationFlag("idle-timeout", "close a connection with no writer and no request in flight after `D` (negative: never)", server.DefaultIdleTimeout, &o.IdleTimeout),
 		durationFlag("frame-timeout", "close a connection that stops in the middle of a frame holding request memory: the rest must arrive within `D` (negative: never)", server.DefaultFrameTimeout, &o.FrameTimeout),
 		durationFlag("write-timeout", "close a connection that does not read its replies within `D`, releasing its request memory (negative: never)", server.DefaultWriteTimeout, &o.WriteTimeout),
-		sizeFlag("request-memory", fmt.Sprintf("hold at most `BYTES` of requests being read or waiting for their fsync, all connections together; beyond, stop reading (at least %s)", byteSize{&minRequestMemory}), server.DefaultRequestMemory, &o.RequestMemory),
+		sizeFlag("request-memory", fmt.Sprintf("hold at most `BYTES` of requests being read or waiting for their fsync, all connections together; beyond, stop reading (at least %s)", byteSize{&minRequestMemory}), embed.DefaultRequestMemory, &o.RequestMemory),
 		sizeFlag("peer-request-memory", "one IP address's share of --request-memory in `BYTES` (0: a quarter of it)", 0, &o.PeerRequestMemory),
 	}
+}
+
+// memoryLimitFlag is --memory-limit of `sluice node` and `sluice
+// standalone`, into dest (the role's NodeConfig.MemoryLimit).
+func memoryLimitFlag(dest *int64) cli.Flag {
+	return sizeFlag("memory-limit", "the Go runtime's soft memory limit in `BYTES`: the garbage collector works harder rather than let the process pass it "+
+		"(0: --cache-size + --request-memory + 48MiB, unless GOMEMLIMIT is set; GOMEMLIMIT=off: none)", 0, dest)
+}
+
+// applyMemoryLimit sets the process's memory limit for the node role cfg
+// and logs it.
+func applyMemoryLimit(log logrus.FieldLogger, cfg embed.NodeConfig) {
+	limit, from := embed.ApplyMemoryLimit(cfg)
+	log.WithFields(logrus.Fields{"limit": byteSize{&limit}.String(), "from": string(from)}).Info("node: Go memory limit")
 }
 
 // minRequestMemory is server.MinRequestMemory as a variable, for --help.

@@ -64,6 +64,11 @@ type Config struct {
 	// CacheSize is the read cache budget in bytes (node.DefaultCacheSize
 	// if not positive).
 	CacheSize int64
+	// MemoryLimit is the Go soft memory limit of the process that runs
+	// the role (`--memory-limit`), which ApplyMemoryLimit sets; 0 derives
+	// it (GoMemoryLimit: CacheSize + Server.RequestMemory + FixedMemory)
+	// unless GOMEMLIMIT is set. Start does not apply it.
+	MemoryLimit int64
 	// WALFileSize is the size in bytes at which a WAL file is cut (the
 	// WAL's default if 0).
 	WALFileSize int64
@@ -182,14 +187,15 @@ func (c ClusterConfig) Validate() error {
 }
 
 // DefaultConfig returns the defaults of `sluice node`: four containers,
-// a 256 MiB cache, 64 MiB WAL files, preallocated, no tier 2, no cluster.
+// a 256 MiB cache, 64 MiB of request memory (DefaultRequestMemory), 64
+// MiB WAL files, preallocated, no tier 2, no cluster.
 func DefaultConfig() Config {
 	return Config{
 		DataDir: DefaultDataDir, Listen: DefaultListen,
 		Containers: node.DefaultContainers, CacheSize: node.DefaultCacheSize,
 		WALFileSize: DefaultWALFileSize, WALPreallocate: true, CheckpointBytes: DefaultCheckpointBytes,
 		Tier: DefaultTierConfig(), Cluster: DefaultClusterConfig(),
-		RateWindows: rates.DefaultWindows,
+		RateWindows: rates.DefaultWindows, Server: server.Options{RequestMemory: DefaultRequestMemory},
 	}
 }
 
@@ -215,6 +221,9 @@ func (c Config) Validate() error {
 	}
 	if c.Listen == "" {
 		return invalidf("listen address: want host:port")
+	}
+	if c.MemoryLimit < 0 {
+		return invalidf("memory limit %d bytes: want 0 (derived) or more", c.MemoryLimit)
 	}
 	if err := c.Server.Validate(); err != nil {
 		return invalid(err)
