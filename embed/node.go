@@ -32,10 +32,6 @@ func invalidf(format string, args ...any) error {
 	return &ConfigError{Err: fmt.Errorf(format, args...)}
 }
 
-// DefaultRequestMemory is the node role's request memory
-// (noderole.DefaultRequestMemory).
-const DefaultRequestMemory = noderole.DefaultRequestMemory
-
 // ApplyMemoryLimit sets the process's Go soft memory limit for the node
 // role cfg (noderole.ApplyMemoryLimit) and returns it and its source.
 func ApplyMemoryLimit(cfg NodeConfig) (int64, noderole.MemoryLimitSource) {

@@ -22,7 +22,7 @@ func serverFlags(o *server.Options) []cli.Flag {
 		durationFlag("idle-timeout", "close a connection with no writer and no request in flight after `D` (negative: never)", server.DefaultIdleTimeout, &o.IdleTimeout),
 		durationFlag("frame-timeout", "close a connection that stops in the middle of a frame holding request memory: the rest must arrive within `D` (negative: never)", server.DefaultFrameTimeout, &o.FrameTimeout),
 		durationFlag("write-timeout", "close a connection that does not read its replies within `D`, releasing its request memory (negative: never)", server.DefaultWriteTimeout, &o.WriteTimeout),
-		sizeFlag("request-memory", fmt.Sprintf("hold at most `BYTES` of requests being read or waiting for their fsync, all connections together; beyond, stop reading (at least %s)", byteSize{&minRequestMemory}), embed.DefaultRequestMemory, &o.RequestMemory),
+		sizeFlag("request-memory", fmt.Sprintf("hold at most `BYTES` of requests being read or waiting for their fsync, all connections together; beyond, stop reading (at least %s)", byteSize{&minRequestMemory}), server.DefaultRequestMemory, &o.RequestMemory),
 		sizeFlag("peer-request-memory", "one IP address's share of --request-memory in `BYTES` (0: a quarter of it)", 0, &o.PeerRequestMemory),
 	}
 }
@@ -31,7 +31,7 @@ func serverFlags(o *server.Options) []cli.Flag {
 // standalone`, into dest (the role's NodeConfig.MemoryLimit).
 func memoryLimitFlag(dest *int64) cli.Flag {
 	return sizeFlag("memory-limit", "the Go runtime's soft memory limit in `BYTES`: the garbage collector works harder rather than let the process pass it "+
-		"(0: --cache-size + --request-memory + 48MiB, unless GOMEMLIMIT is set; GOMEMLIMIT=off: none)", 0, dest)
+		"(0: --cache-size + 80MiB, unless GOMEMLIMIT is set; GOMEMLIMIT=off: none)", 0, dest)
 }
 
 // applyMemoryLimit sets the process's memory limit for the node role cfg

@@ -66,7 +66,7 @@ type Config struct {
 	CacheSize int64
 	// MemoryLimit is the Go soft memory limit of the process that runs
 	// the role (`--memory-limit`), which ApplyMemoryLimit sets; 0 derives
-	// it (GoMemoryLimit: CacheSize + Server.RequestMemory + FixedMemory)
+	// it (GoMemoryLimit: CacheSize + MemoryMargin)
 	// unless GOMEMLIMIT is set. Start does not apply it.
 	MemoryLimit int64
 	// WALFileSize is the size in bytes at which a WAL file is cut (the
@@ -187,15 +187,14 @@ func (c ClusterConfig) Validate() error {
 }
 
 // DefaultConfig returns the defaults of `sluice node`: four containers,
-// a 256 MiB cache, 64 MiB of request memory (DefaultRequestMemory), 64
-// MiB WAL files, preallocated, no tier 2, no cluster.
+// a 256 MiB cache, 64 MiB WAL files, preallocated, no tier 2, no cluster.
 func DefaultConfig() Config {
 	return Config{
 		DataDir: DefaultDataDir, Listen: DefaultListen,
 		Containers: node.DefaultContainers, CacheSize: node.DefaultCacheSize,
 		WALFileSize: DefaultWALFileSize, WALPreallocate: true, CheckpointBytes: DefaultCheckpointBytes,
 		Tier: DefaultTierConfig(), Cluster: DefaultClusterConfig(),
-		RateWindows: rates.DefaultWindows, Server: server.Options{RequestMemory: DefaultRequestMemory},
+		RateWindows: rates.DefaultWindows,
 	}
 }
 
