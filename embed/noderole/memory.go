@@ -15,14 +15,15 @@ import (
 // that was 600-680 MB of RSS for under 300 MB live.
 
 // MemoryMargin is the Go memory a node holds beside its cache (80 MiB):
-// the WAL's write slabs (about 28 MiB under load for four containers),
-// the idle buffers of the catch-up part pool (at most an eighth of the
-// cache, package node), request bytes outside the cache (an append is
-// cached once it is logged, so the bytes waiting for their fsync are
+// the WAL's write slabs (28-32 MiB measured under load for four
+// containers; node/wal keeps up to 32 idle 1 MiB slabs per log), the idle
+// buffers of the catch-up part pool (at most an eighth of the cache, or
+// two buffers, package node), request bytes outside the cache (an append
+// is cached once it is logged, so bytes waiting for their fsync are
 // mostly the cache's; those still being read are not), tiering's reads,
 // goroutine stacks and the runtime's own. The limit does not cover memory
-// outside Go's (the binary's code and data, about 20 MB of RSS): the
-// process's RSS measured the cache plus about 100 MiB under heavy writes.
+// outside Go's (the binary's code and data, about 16-20 MB of RSS): the
+// process's RSS measured the cache plus 94-116 MiB under heavy writes.
 // Request memory held outside the cache beyond about 32 MiB (many peers
 // stalled mid-frame) goes past the limit: a node that must stay within
 // the cache plus 128 MiB under any load sets --request-memory to 32 MiB.
