@@ -7,5 +7,9 @@
 // checked against the cache plus 128 MiB.
 //
 // The bound is a memory bound, not a timing: a slower machine writes the
-// same bytes more slowly and holds no more.
+// same bytes more slowly and holds no more. The load has two catch-up
+// readers, not many: a tier-2 part (8 MiB) that a read's reply holds
+// until it is written is memory outside the cache with no node-wide bound
+// yet, so many concurrent catch-up readers take the node past the cache
+// plus 128 MiB.
 package memory
