@@ -12,7 +12,7 @@ import (
 // (runtime/debug.SetMemoryLimit), so that the garbage collector runs
 // before the heap's garbage takes it past the sum instead of letting the
 // heap grow to twice what is live (GOGC=100): with a 256 MiB cache full,
-// that was 600-680 MB of RSS for under 300 MB live.
+// that was 590-660 MiB of RSS for under 300 MB live.
 
 // MemoryMargin is the Go memory a node holds beside its cache (80 MiB):
 // the WAL's write slabs (28-32 MiB measured under load for four
