@@ -35,10 +35,14 @@ func memoryLimitFlag(dest *int64) cli.Flag {
 }
 
 // applyMemoryLimit sets the process's memory limit for the node role cfg
-// and logs it.
-func applyMemoryLimit(log logrus.FieldLogger, cfg embed.NodeConfig) {
+// before the role starts (its recovery is under it too) and returns what
+// logs it, to call once the role serves: a role that fails to start
+// prints its one error line and nothing else.
+func applyMemoryLimit(log logrus.FieldLogger, cfg embed.NodeConfig) (logIt func()) {
 	limit, from := embed.ApplyMemoryLimit(cfg)
-	log.WithFields(logrus.Fields{"limit": byteSize{&limit}.String(), "from": string(from)}).Info("node: Go memory limit")
+	return func() {
+		log.WithFields(logrus.Fields{"limit": byteSize{&limit}.String(), "from": string(from)}).Info("node: Go memory limit")
+	}
 }
 
 // minRequestMemory is server.MinRequestMemory as a variable, for --help.

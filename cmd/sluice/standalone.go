@@ -76,12 +76,13 @@ func runStandalone(c *cli.Context, g *globalOptions, cfg embed.StandaloneConfig)
 	log := newLogger(g, c.App.ErrWriter)
 	cfg.Logger, cfg.Node.Server.Logger = log, log
 	cfg.Controller.API = apiConfig()
-	applyMemoryLimit(log, cfg.Node)
+	logLimit := applyMemoryLimit(log, cfg.Node)
 	return serveRole(c, "standalone", log, func(ctx context.Context) (role, error) {
 		s, err := embed.StartStandalone(ctx, cfg)
 		if err != nil {
 			return nil, err
 		}
+		logLimit()
 		fmt.Fprintf(c.App.Writer, "node listening on %s\n", s.NodeAddr())
 		if h := s.HDFS(); h != nil {
 			printHeadAddrs(c, h)
