@@ -29,7 +29,7 @@ const (
 	// MiB here), the WAL's slabs (bounded by the request memory, about
 	// 36 MiB), the parts the readers hold and a few MiB of buffers. Runs
 	// with 4 catch-up readers measured peaks of 128-149 MiB against the
-	// bound's 160; with 2, 131-139 MiB (with the default 256 MiB
+	// bound's 160; with 2, 131-147 MiB over 8 runs (with the default 256 MiB
 	// request memory, 145-153: request bytes evicted from a small cache
 	// before their fsync are outside it, which is why OPERATIONS.md says
 	// to lower --request-memory for a strict bound).
