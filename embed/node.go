@@ -32,6 +32,12 @@ func invalidf(format string, args ...any) error {
 	return &ConfigError{Err: fmt.Errorf(format, args...)}
 }
 
+// ApplyMemoryLimit sets the process's Go soft memory limit for the node
+// role cfg (noderole.ApplyMemoryLimit) and returns it and its source.
+func ApplyMemoryLimit(cfg NodeConfig) (int64, noderole.MemoryLimitSource) {
+	return noderole.ApplyMemoryLimit(cfg)
+}
+
 // DefaultNodeConfig returns the defaults of `sluice node`.
 func DefaultNodeConfig() NodeConfig { return noderole.DefaultConfig() }
 

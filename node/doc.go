@@ -26,6 +26,12 @@
 // (package controller, "Auto-scaling"), waits for a full longest window
 // before it calls a segment cold.
 //
+// Memory: the node's memory is its cache (Config.CacheSize, counted by
+// the memory each block keeps alive) and a margin: the catch-up part pool
+// keeps idle at most an eighth of the cache, or two buffers (memory.go),
+// and the program running the node sets the Go memory limit to the cache
+// plus that margin (embed/noderole, docs/ARCHITECTURE.md "Node memory").
+//
 // Open locks the node's data directory (file LOCK, package
 // internal/dirlock) for its process until Close: a second node on the
 // same directory is refused with an error naming the holder's pid.

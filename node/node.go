@@ -185,7 +185,7 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.Tier2 != nil && cfg.MaxUntieredBytes == 0 {
 		cfg.MaxUntieredBytes = DefaultMaxUntieredBytes
 	}
-	n := &Node{cfg: cfg, lock: lock, cache: cache.New(cfg.CacheSize), parts: container.NewPartPool(0), tiers: map[int]*tiering.Writer{}}
+	n := &Node{cfg: cfg, lock: lock, cache: cache.New(cfg.CacheSize), parts: container.NewPartPool(partPoolBuffers(cfg.CacheSize)), tiers: map[int]*tiering.Writer{}}
 	for _, id := range cfg.Hosted {
 		if err := n.checkID(id); err != nil {
 			lock.Release()

@@ -45,6 +45,7 @@ func nodeFlags(cfg *embed.NodeConfig, o *clusterFlags) []cli.Flag {
 			Destination: &cfg.Containers,
 		},
 		sizeFlag("cache-size", "read cache size in `BYTES`", d.CacheSize, &cfg.CacheSize),
+		memoryLimitFlag(&cfg.MemoryLimit),
 		sizeFlag("wal-file-size", "cut WAL files at `BYTES`", d.WALFileSize, &cfg.WALFileSize),
 		&cli.BoolFlag{
 			Name:        "wal-preallocate",
@@ -77,12 +78,14 @@ func runNode(c *cli.Context, _ *globalOptions, o *clusterFlags, cfg embed.NodeCo
 	log := logrus.StandardLogger()
 	cfg.Logger, cfg.Server.Logger = log, log
 	o.apply(&cfg.Cluster)
+	logLimit := applyMemoryLimit(log, cfg)
 	cfg.OnListen = func(addr string) { fmt.Fprintf(c.App.Writer, "node listening on %s\n", addr) }
 	return serveRole(c, "node", log, func(ctx context.Context) (role, error) {
 		n, err := embed.StartNode(ctx, cfg)
 		if err != nil {
 			return nil, err
 		}
+		logLimit()
 		return n, nil
 	})
 }

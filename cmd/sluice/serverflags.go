@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 
+	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
 
+	"github.com/sluice-streams/sluice/embed"
 	"github.com/sluice-streams/sluice/node/server"
 )
 
@@ -22,6 +24,24 @@ func serverFlags(o *server.Options) []cli.Flag {
 		durationFlag("write-timeout", "close a connection that does not read its replies within `D`, releasing its request memory (negative: never)", server.DefaultWriteTimeout, &o.WriteTimeout),
 		sizeFlag("request-memory", fmt.Sprintf("hold at most `BYTES` of requests being read or waiting for their fsync, all connections together; beyond, stop reading (at least %s)", byteSize{&minRequestMemory}), server.DefaultRequestMemory, &o.RequestMemory),
 		sizeFlag("peer-request-memory", "one IP address's share of --request-memory in `BYTES` (0: a quarter of it)", 0, &o.PeerRequestMemory),
+	}
+}
+
+// memoryLimitFlag is --memory-limit of `sluice node` and `sluice
+// standalone`, into dest (the role's NodeConfig.MemoryLimit).
+func memoryLimitFlag(dest *int64) cli.Flag {
+	return sizeFlag("memory-limit", "the Go runtime's soft memory limit in `BYTES`: the garbage collector works harder rather than let the process pass it "+
+		"(0: --cache-size + 80MiB, unless GOMEMLIMIT is set; GOMEMLIMIT=off: none)", 0, dest)
+}
+
+// applyMemoryLimit sets the process's memory limit for the node role cfg
+// before the role starts (its recovery is under it too) and returns what
+// logs it, to call once the role serves: a role that fails to start
+// prints its one error line and nothing else.
+func applyMemoryLimit(log logrus.FieldLogger, cfg embed.NodeConfig) (logIt func()) {
+	limit, from := embed.ApplyMemoryLimit(cfg)
+	return func() {
+		log.WithFields(logrus.Fields{"limit": byteSize{&limit}.String(), "from": string(from)}).Info("node: Go memory limit")
 	}
 }
 

@@ -49,6 +49,7 @@ func standaloneFlags(cfg *embed.StandaloneConfig, keys *s3Keys) []cli.Flag {
 		&cli.StringFlag{Name: "node-addr", Usage: "serve segments on `ADDR` (port 0: pick a free one)", Value: d.Node.Listen, Destination: &cfg.Node.Listen},
 		&cli.IntFlag{Name: "containers", Usage: "number of segment containers `N`", Value: d.Node.Containers, Destination: &cfg.Node.Containers},
 		sizeFlag("cache-size", "node block cache size in `BYTES`", d.Node.CacheSize, &cfg.Node.CacheSize),
+		memoryLimitFlag(&cfg.Node.MemoryLimit),
 		writerTimeoutFlag(d.Controller.WriterTimeout, &cfg.Controller.WriterTimeout),
 		&cli.StringFlag{Name: "hdfs-rpc-addr", Usage: "serve the HDFS head's NameNode RPC on `ADDR` (hdfs://ADDR/; port 0: pick a free one)", Value: d.HDFS.RPCListen, Destination: &cfg.HDFS.RPCListen},
 		&cli.StringFlag{Name: "hdfs-data-addr", Usage: "serve the HDFS head's block reads (data transfer) on `ADDR`", Value: d.HDFS.DataListen, Destination: &cfg.HDFS.DataListen},
@@ -75,11 +76,13 @@ func runStandalone(c *cli.Context, g *globalOptions, cfg embed.StandaloneConfig)
 	log := newLogger(g, c.App.ErrWriter)
 	cfg.Logger, cfg.Node.Server.Logger = log, log
 	cfg.Controller.API = apiConfig()
+	logLimit := applyMemoryLimit(log, cfg.Node)
 	return serveRole(c, "standalone", log, func(ctx context.Context) (role, error) {
 		s, err := embed.StartStandalone(ctx, cfg)
 		if err != nil {
 			return nil, err
 		}
+		logLimit()
 		fmt.Fprintf(c.App.Writer, "node listening on %s\n", s.NodeAddr())
 		if h := s.HDFS(); h != nil {
 			printHeadAddrs(c, h)

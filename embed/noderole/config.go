@@ -64,6 +64,11 @@ type Config struct {
 	// CacheSize is the read cache budget in bytes (node.DefaultCacheSize
 	// if not positive).
 	CacheSize int64
+	// MemoryLimit is the Go soft memory limit of the process that runs
+	// the role (`--memory-limit`), which ApplyMemoryLimit sets; 0 derives
+	// it (GoMemoryLimit: CacheSize + MemoryMargin)
+	// unless GOMEMLIMIT is set. Start does not apply it.
+	MemoryLimit int64
 	// WALFileSize is the size in bytes at which a WAL file is cut (the
 	// WAL's default if 0).
 	WALFileSize int64
@@ -215,6 +220,9 @@ func (c Config) Validate() error {
 	}
 	if c.Listen == "" {
 		return invalidf("listen address: want host:port")
+	}
+	if c.MemoryLimit < 0 {
+		return invalidf("memory limit %d bytes: want 0 (derived) or more", c.MemoryLimit)
 	}
 	if err := c.Server.Validate(); err != nil {
 		return invalid(err)

@@ -122,7 +122,7 @@ func (c *Cache) PutRef(k Key, data []byte, ref Ref) {
 			r.Release()
 		}
 	}()
-	cost := int64(len(data)) + entryOverhead
+	cost := blockCost(data)
 	if cost > c.max {
 		if ref != nil {
 			released = append(released, ref)
@@ -133,7 +133,7 @@ func (c *Cache) PutRef(k Key, data []byte, ref Ref) {
 	defer c.mu.Unlock()
 	if el, ok := c.mu.byKey[k]; ok {
 		e := el.Value.(*entry)
-		c.mu.size += int64(len(data)) - int64(len(e.data))
+		c.mu.size += cost - blockCost(e.data)
 		if e.ref != nil {
 			released = append(released, e.ref)
 		}
@@ -148,13 +148,19 @@ func (c *Cache) PutRef(k Key, data []byte, ref Ref) {
 		e := el.Value.(*entry)
 		c.mu.lru.Remove(el)
 		delete(c.mu.byKey, e.key)
-		c.mu.size -= int64(len(e.data)) + entryOverhead
+		c.mu.size -= blockCost(e.data)
 		c.mu.evicted++
 		if e.ref != nil {
 			released = append(released, e.ref)
 		}
 	}
 }
+
+// blockCost is what a cached block counts against the bound: the memory
+// the slice keeps alive from its start to the end of its capacity (a
+// block that is a slice of a larger buffer, a frame's or a pooled part's,
+// keeps all of that reachable), plus the entry's bookkeeping.
+func blockCost(data []byte) int64 { return int64(cap(data)) + entryOverhead }
 
 // Stats returns the cache's counters.
 func (c *Cache) Stats() Stats {

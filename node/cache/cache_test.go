@@ -132,3 +132,35 @@ func TestRefsAreHeldWhileCachedAndRead(t *testing.T) {
 		t.Fatalf("plain block: ok %v, ref %v", ok, ref)
 	}
 }
+
+// A block that is a short slice of a large buffer counts the buffer: the
+// cache bounds the memory it keeps alive, not the bytes it serves.
+func TestBlockCountsTheMemoryItKeepsAlive(t *testing.T) {
+	c := New(1 << 20)
+	buf := make([]byte, 100, 64<<10)
+	c.Put(key(1), buf)
+	if st := c.Stats(); st.Bytes != 64<<10+entryOverhead {
+		t.Fatalf("a 100-byte slice of a 64 KiB buffer counts %d bytes, want %d", st.Bytes, 64<<10+entryOverhead)
+	}
+	// Sixteen such blocks hold 1 MiB: the cache keeps fewer.
+	for i := 2; i <= 16; i++ {
+		c.Put(key(i), make([]byte, 100, 64<<10))
+	}
+	if st := c.Stats(); st.Bytes > c.Max() || st.Entries >= 16 || st.Evictions == 0 {
+		t.Fatalf("stats %+v: want at most %d bytes held, so fewer than 16 entries", st, c.Max())
+	}
+	// Replacing a block with a smaller buffer gives the difference back.
+	c.Put(key(16), make([]byte, 100))
+	if got, ok := c.Get(key(16)); !ok || len(got) != 100 {
+		t.Fatalf("key 16: %d bytes, %v", len(got), ok)
+	}
+	want := int64(0)
+	for i := 1; i <= 16; i++ {
+		if d, ok := c.Get(key(i)); ok {
+			want += int64(cap(d)) + entryOverhead
+		}
+	}
+	if st := c.Stats(); st.Bytes != want {
+		t.Fatalf("stats %+v, want %d bytes: the replaced block's buffer not given back", st, want)
+	}
+}

@@ -1,6 +1,9 @@
 // Package cache is the node's bounded block cache: the bytes of recent
 // append blocks, shared by all containers of a node, evicted least recently
-// used first once their total passes a configured size.
+// used first once their total passes a configured size. A block counts
+// the memory its slice keeps alive, its capacity rather than its length,
+// so that the bound is on memory held, not on bytes served: the node's
+// memory limit (embed/noderole) is the cache size plus a fixed margin.
 //
 // It is a few dozen lines over container/list rather than a library: the
 // node needs eviction by bytes (not entry count) and immutable slices handed
