@@ -50,6 +50,9 @@ type call struct {
 	ready chan struct{} // closed once m or err is set
 	m     protocol.Message
 	err   error
+	// notify, if set, is called with the answer before ready is closed,
+	// in the goroutine that settles the call (see AppendAsyncNotify).
+	notify func(protocol.Message, error)
 }
 
 func newCall() *call { return &call{ready: make(chan struct{})} }
@@ -57,6 +60,9 @@ func newCall() *call { return &call{ready: make(chan struct{})} }
 func (k *call) settle(m protocol.Message, err error) {
 	k.once.Do(func() {
 		k.m, k.err = m, err
+		if k.notify != nil {
+			k.notify(m, err)
+		}
 		close(k.ready)
 	})
 }
@@ -191,7 +197,11 @@ func (c *Conn) unregister(id int64) {
 
 // send registers id and writes req; the returned call gets the reply.
 func (c *Conn) send(ctx context.Context, id int64, req protocol.Message) (*call, error) {
-	k := newCall()
+	return c.sendCall(ctx, id, req, newCall())
+}
+
+// sendCall is send with the call to register.
+func (c *Conn) sendCall(ctx context.Context, id int64, req protocol.Message, k *call) (*call, error) {
 	c.mu.Lock()
 	if c.mu.err != nil {
 		err := c.mu.err
@@ -498,9 +508,33 @@ func (c *Conn) Append(ctx context.Context, writerID string, lastEventNumber int6
 // append that failed may make later ones fail too). data may be reused
 // once AppendAsync returns.
 func (c *Conn) AppendAsync(ctx context.Context, writerID string, lastEventNumber int64, eventCount int32, data []byte, expectedOffset int64) (*AppendFuture, error) {
+	return c.AppendAsyncNotify(ctx, writerID, lastEventNumber, eventCount, data, expectedOffset, nil)
+}
+
+// AppendAsyncNotify is AppendAsync that also calls notify, unless nil,
+// with the answer Wait will return, once, before the future's Done is
+// closed. notify runs in the goroutine that settles the future: the
+// connection's reader for a reply (so a connection's acknowledgements
+// are notified one at a time, in the order the node sent them), or the
+// goroutine that breaks the connection. It must not block or call the
+// connection; it saves the caller the wake-up of a goroutine that waits
+// on Done. When AppendAsyncNotify returns an error, notify may still be
+// called, with an error.
+func (c *Conn) AppendAsyncNotify(ctx context.Context, writerID string, lastEventNumber int64, eventCount int32, data []byte,
+	expectedOffset int64, notify func(*protocol.DataAppended, error)) (*AppendFuture, error) {
 	id := c.nextID()
-	k, err := c.send(ctx, id, &protocol.AppendBlock{RequestID: id, WriterID: writerID,
-		LastEventNumber: lastEventNumber, EventCount: eventCount, ExpectedOffset: expectedOffset, Data: data})
+	k := newCall()
+	if notify != nil {
+		k.notify = func(m protocol.Message, err error) {
+			if err != nil {
+				notify(nil, err)
+				return
+			}
+			notify(asReply[*protocol.DataAppended](protocol.TypeAppendBlock, m))
+		}
+	}
+	k, err := c.sendCall(ctx, id, &protocol.AppendBlock{RequestID: id, WriterID: writerID,
+		LastEventNumber: lastEventNumber, EventCount: eventCount, ExpectedOffset: expectedOffset, Data: data}, k)
 	if err != nil {
 		return nil, err
 	}
