@@ -366,7 +366,42 @@ func (c *Conn) ReadSegmentAtEvent(ctx context.Context, segment string, offset in
 	return c.readSegment(ctx, segment, offset, maxBytes, wait, true)
 }
 
+// ReadSegmentNotify is ReadSegment, or ReadSegmentAtEvent with atEvent,
+// that also calls notify, unless nil, with the answer, once, in the
+// goroutine that settles the call (the connection's reader for a reply;
+// see AppendAsyncNotify), before the call returns it. notify must not
+// block or call the connection: it lets a caller hand a tail read's data
+// on without waking the goroutine that waits in the call first.
+func (c *Conn) ReadSegmentNotify(ctx context.Context, segment string, offset int64, maxBytes int32, wait time.Duration, atEvent bool,
+	notify func(*protocol.SegmentRead, error)) (*protocol.SegmentRead, error) {
+	if notify == nil {
+		return c.readSegment(ctx, segment, offset, maxBytes, wait, atEvent)
+	}
+	req := readRequest(c.nextID(), segment, offset, maxBytes, wait, atEvent)
+	k := newCall()
+	k.notify = func(m protocol.Message, err error) {
+		if err != nil {
+			notify(nil, err)
+			return
+		}
+		notify(asReply[*protocol.SegmentRead](protocol.TypeReadSegment, m))
+	}
+	if _, err := c.sendCall(ctx, req.RequestID, req, k); err != nil {
+		return nil, err
+	}
+	m, err := c.wait(ctx, req.RequestID, k)
+	if err != nil {
+		return nil, err
+	}
+	return asReply[*protocol.SegmentRead](protocol.TypeReadSegment, m)
+}
+
 func (c *Conn) readSegment(ctx context.Context, segment string, offset int64, maxBytes int32, wait time.Duration, atEvent bool) (*protocol.SegmentRead, error) {
+	return roundTrip[*protocol.SegmentRead](ctx, c, readRequest(c.nextID(), segment, offset, maxBytes, wait, atEvent))
+}
+
+// readRequest builds a ReadSegment, its wait rounded up to a millisecond.
+func readRequest(id int64, segment string, offset int64, maxBytes int32, wait time.Duration, atEvent bool) *protocol.ReadSegment {
 	ms := int64(0)
 	if wait > 0 {
 		// Round up without adding to wait first: near the largest
@@ -377,8 +412,8 @@ func (c *Conn) readSegment(ctx context.Context, segment string, offset int64, ma
 		}
 		ms = min(ms, math.MaxInt32)
 	}
-	return roundTrip[*protocol.SegmentRead](ctx, c, &protocol.ReadSegment{RequestID: c.nextID(), Segment: segment,
-		Offset: offset, MaxBytes: maxBytes, WaitMillis: int32(ms), AtEvent: atEvent})
+	return &protocol.ReadSegment{RequestID: id, Segment: segment,
+		Offset: offset, MaxBytes: maxBytes, WaitMillis: int32(ms), AtEvent: atEvent}
 }
 
 // SealSegment makes a segment read-only and returns its final length.
