@@ -61,6 +61,10 @@
 // (re)connection calls SetupAppend and resends only the blocks after the
 // last event number the node has, so every event is stored exactly once.
 // A sealed segment's unacknowledged events go, in order, to its successors.
+// A block's Acks are settled by the connection's reader goroutine as the
+// node's acknowledgement arrives (in order, until the session's first
+// failure), so an Ack is done without waking the segment's goroutine; that
+// goroutine still handles every failure and resend.
 //
 // # Writers across restarts
 //
@@ -143,7 +147,8 @@
 // have not started, and the successor graph; a fetch goroutine per segment
 // keeps one read in flight (a long poll at the tail, never a tight loop of
 // empty reads), retries what may pass, and at a sealed end asks the
-// controller for the successors. A successor starts only when every
+// controller for the successors. Data that arrives while ReadNext waits is
+// handed to it by the connection's reader goroutine directly. A successor starts only when every
 // predecessor of its scale has been read to its end, so a routing key's
 // events come out in write order across scaling, and the position
 // (Reader.Position, Event.Position) is always a consistent stream cut that

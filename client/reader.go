@@ -600,8 +600,25 @@ func (r *Reader) fetch(seg string, gen uint64, off int64, max int32, atEvent boo
 	res := fetchResult{seg: seg, gen: gen, off: off}
 	bo := retry.NewJittered(fetchRetryMin, fetchRetryMax)
 	retries := 0
+	// handed: the connection's reader gave the data straight to a
+	// ReadNext that was waiting (handOver), so this goroutine has
+	// nothing left to deliver.
+	var handed atomic.Bool
+	handOver := func(read *protocol.SegmentRead, err error) {
+		if err != nil || read.EndOfSegment || len(read.Data) == 0 {
+			return // this goroutine decides what follows
+		}
+		select {
+		case r.results <- fetchResult{seg: seg, gen: gen, off: off, data: joinData(read.Data)}:
+			handed.Store(true)
+		default: // ReadNext is not waiting: this goroutine delivers
+		}
+	}
 	for {
-		read, err := r.readOnce(seg, off, max, atEvent)
+		read, err := r.readOnce(seg, off, max, atEvent, handOver)
+		if handed.Load() {
+			return
+		}
 		switch {
 		case err == nil && read.EndOfSegment:
 			res.data, res.eos = joinData(read.Data), true
@@ -660,16 +677,15 @@ func joinData(d [][]byte) []byte {
 
 // readOnce reads seg through the Client's pool, dropping the cached
 // endpoint when the node says it is not the segment's.
-func (r *Reader) readOnce(seg string, off int64, max int32, atEvent bool) (*protocol.SegmentRead, error) {
+//
+// notify, if not nil, gets the answer first, in the connection's reader
+// goroutine (segclient's ReadSegmentNotify).
+func (r *Reader) readOnce(seg string, off int64, max int32, atEvent bool, notify func(*protocol.SegmentRead, error)) (*protocol.SegmentRead, error) {
 	conn, err := r.c.SegmentConn(r.ctx, seg)
 	if err != nil {
 		return nil, err
 	}
-	read := conn.ReadSegment
-	if atEvent {
-		read = conn.ReadSegmentAtEvent
-	}
-	res, err := read(r.ctx, seg, off, max, r.cfg.tailWait)
+	res, err := conn.ReadSegmentNotify(r.ctx, seg, off, max, r.cfg.tailWait, atEvent, notify)
 	if err != nil {
 		r.c.Invalidate(seg, conn, err)
 	}

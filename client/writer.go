@@ -326,6 +326,7 @@ func (b *block) grow(size, max int) {
 // releaseLocked keeps b's buffers for another block. b must not be used
 // afterwards.
 func (w *Writer) releaseLocked(b *block) {
+	b.live = nil // a late acknowledgement settles nothing (ackSession)
 	if cap(b.data) > w.cfg.maxBatch || len(w.mu.free) >= 4+2*len(w.mu.segs) {
 		return
 	}

@@ -46,6 +46,7 @@ type segWriter struct {
 	nextNum  int64 // the next event number; valid once numbered
 	numbered bool
 	endpoint string
+	sess     *ackSession // the current session's
 }
 
 // block is an append block: framed events, and per event its Ack and key
@@ -58,6 +59,42 @@ type block struct {
 	grp  *ackGroup               // the group of the Acks created in this block, or nil
 	last int64                   // the event number of the last event
 	fut  *segclient.AppendFuture // nil: not sent on the current connection
+	// live (guarded by w.mu) is the session the block was last sent in,
+	// while its acknowledgement may still settle its events from the
+	// connection's reader (ackSession); nil once released.
+	live *ackSession
+}
+
+// ackSession lets the connection's reader goroutine settle the events of
+// a session's blocks as their acknowledgements arrive (segclient's
+// AppendAsyncNotify), without waking the segment's goroutine first: an
+// Ack is done one goroutine hop earlier. The reader notifies a
+// connection's acks one at a time, in the order the node sent them,
+// which is the order of the blocks; from the first failure on (or once
+// the session ended) it settles nothing more, and the segment's
+// goroutine decides, as it always did, what becomes of the blocks left.
+// The goroutine still pops each acknowledged block and releases it;
+// settling an Ack twice is a no-op (settleLocked).
+type ackSession struct {
+	broken bool // guarded by w.mu
+}
+
+// notifier returns the callback that settles b's events when the node
+// acknowledges b in session sess.
+func (s *segWriter) notifier(sess *ackSession, b *block) func(*protocol.DataAppended, error) {
+	w := s.w
+	return func(da *protocol.DataAppended, err error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if err != nil || sess.broken || b.live != sess {
+			sess.broken = true
+			return
+		}
+		s.noteAcked(da.CurrentOffset, false)
+		for _, a := range b.acks {
+			w.settleLocked(a, nil)
+		}
+	}
 }
 
 // addLocked frames event into the open block. a is nil for a new event
@@ -166,6 +203,12 @@ func (s *segWriter) run() {
 func (s *segWriter) session() (progress bool, err error) {
 	ctx := s.w.ctx
 	c := s.w.c
+	s.sess = &ackSession{}
+	defer func() {
+		s.w.mu.Lock()
+		s.sess.broken = true
+		s.w.mu.Unlock()
+	}()
 	s.report(StateConnecting, nil)
 	addr, err := c.Endpoint(ctx, s.r.Segment)
 	if err != nil {
@@ -253,7 +296,11 @@ func (s *segWriter) setup(conn *segclient.Conn) error {
 }
 
 func (s *segWriter) send(conn *segclient.Conn, b *block) error {
-	fut, err := conn.AppendAsync(s.w.ctx, s.wireID, b.last, int32(len(b.acks)), b.data, protocol.NoExpectedOffset)
+	s.w.mu.Lock()
+	b.live = s.sess
+	s.w.mu.Unlock()
+	fut, err := conn.AppendAsyncNotify(s.w.ctx, s.wireID, b.last, int32(len(b.acks)), b.data, protocol.NoExpectedOffset,
+		s.notifier(s.sess, b))
 	if err != nil {
 		s.w.c.Invalidate(s.r.Segment, conn, err)
 		return err

@@ -50,6 +50,9 @@ type call struct {
 	ready chan struct{} // closed once m or err is set
 	m     protocol.Message
 	err   error
+	// notify, if set, is called with the answer before ready is closed,
+	// in the goroutine that settles the call (see AppendAsyncNotify).
+	notify func(protocol.Message, error)
 }
 
 func newCall() *call { return &call{ready: make(chan struct{})} }
@@ -57,6 +60,9 @@ func newCall() *call { return &call{ready: make(chan struct{})} }
 func (k *call) settle(m protocol.Message, err error) {
 	k.once.Do(func() {
 		k.m, k.err = m, err
+		if k.notify != nil {
+			k.notify(m, err)
+		}
 		close(k.ready)
 	})
 }
@@ -191,7 +197,11 @@ func (c *Conn) unregister(id int64) {
 
 // send registers id and writes req; the returned call gets the reply.
 func (c *Conn) send(ctx context.Context, id int64, req protocol.Message) (*call, error) {
-	k := newCall()
+	return c.sendCall(ctx, id, req, newCall())
+}
+
+// sendCall is send with the call to register.
+func (c *Conn) sendCall(ctx context.Context, id int64, req protocol.Message, k *call) (*call, error) {
 	c.mu.Lock()
 	if c.mu.err != nil {
 		err := c.mu.err
@@ -356,7 +366,42 @@ func (c *Conn) ReadSegmentAtEvent(ctx context.Context, segment string, offset in
 	return c.readSegment(ctx, segment, offset, maxBytes, wait, true)
 }
 
+// ReadSegmentNotify is ReadSegment, or ReadSegmentAtEvent with atEvent,
+// that also calls notify, unless nil, with the answer, once, in the
+// goroutine that settles the call (the connection's reader for a reply;
+// see AppendAsyncNotify), before the call returns it. notify must not
+// block or call the connection: it lets a caller hand a tail read's data
+// on without waking the goroutine that waits in the call first.
+func (c *Conn) ReadSegmentNotify(ctx context.Context, segment string, offset int64, maxBytes int32, wait time.Duration, atEvent bool,
+	notify func(*protocol.SegmentRead, error)) (*protocol.SegmentRead, error) {
+	if notify == nil {
+		return c.readSegment(ctx, segment, offset, maxBytes, wait, atEvent)
+	}
+	req := readRequest(c.nextID(), segment, offset, maxBytes, wait, atEvent)
+	k := newCall()
+	k.notify = func(m protocol.Message, err error) {
+		if err != nil {
+			notify(nil, err)
+			return
+		}
+		notify(asReply[*protocol.SegmentRead](protocol.TypeReadSegment, m))
+	}
+	if _, err := c.sendCall(ctx, req.RequestID, req, k); err != nil {
+		return nil, err
+	}
+	m, err := c.wait(ctx, req.RequestID, k)
+	if err != nil {
+		return nil, err
+	}
+	return asReply[*protocol.SegmentRead](protocol.TypeReadSegment, m)
+}
+
 func (c *Conn) readSegment(ctx context.Context, segment string, offset int64, maxBytes int32, wait time.Duration, atEvent bool) (*protocol.SegmentRead, error) {
+	return roundTrip[*protocol.SegmentRead](ctx, c, readRequest(c.nextID(), segment, offset, maxBytes, wait, atEvent))
+}
+
+// readRequest builds a ReadSegment, its wait rounded up to a millisecond.
+func readRequest(id int64, segment string, offset int64, maxBytes int32, wait time.Duration, atEvent bool) *protocol.ReadSegment {
 	ms := int64(0)
 	if wait > 0 {
 		// Round up without adding to wait first: near the largest
@@ -367,8 +412,8 @@ func (c *Conn) readSegment(ctx context.Context, segment string, offset int64, ma
 		}
 		ms = min(ms, math.MaxInt32)
 	}
-	return roundTrip[*protocol.SegmentRead](ctx, c, &protocol.ReadSegment{RequestID: c.nextID(), Segment: segment,
-		Offset: offset, MaxBytes: maxBytes, WaitMillis: int32(ms), AtEvent: atEvent})
+	return &protocol.ReadSegment{RequestID: id, Segment: segment,
+		Offset: offset, MaxBytes: maxBytes, WaitMillis: int32(ms), AtEvent: atEvent}
 }
 
 // SealSegment makes a segment read-only and returns its final length.
@@ -498,9 +543,33 @@ func (c *Conn) Append(ctx context.Context, writerID string, lastEventNumber int6
 // append that failed may make later ones fail too). data may be reused
 // once AppendAsync returns.
 func (c *Conn) AppendAsync(ctx context.Context, writerID string, lastEventNumber int64, eventCount int32, data []byte, expectedOffset int64) (*AppendFuture, error) {
+	return c.AppendAsyncNotify(ctx, writerID, lastEventNumber, eventCount, data, expectedOffset, nil)
+}
+
+// AppendAsyncNotify is AppendAsync that also calls notify, unless nil,
+// with the answer Wait will return, once, before the future's Done is
+// closed. notify runs in the goroutine that settles the future: the
+// connection's reader for a reply (so a connection's acknowledgements
+// are notified one at a time, in the order the node sent them), or the
+// goroutine that breaks the connection. It must not block or call the
+// connection; it saves the caller the wake-up of a goroutine that waits
+// on Done. When AppendAsyncNotify returns an error, notify may still be
+// called, with an error.
+func (c *Conn) AppendAsyncNotify(ctx context.Context, writerID string, lastEventNumber int64, eventCount int32, data []byte,
+	expectedOffset int64, notify func(*protocol.DataAppended, error)) (*AppendFuture, error) {
 	id := c.nextID()
-	k, err := c.send(ctx, id, &protocol.AppendBlock{RequestID: id, WriterID: writerID,
-		LastEventNumber: lastEventNumber, EventCount: eventCount, ExpectedOffset: expectedOffset, Data: data})
+	k := newCall()
+	if notify != nil {
+		k.notify = func(m protocol.Message, err error) {
+			if err != nil {
+				notify(nil, err)
+				return
+			}
+			notify(asReply[*protocol.DataAppended](protocol.TypeAppendBlock, m))
+		}
+	}
+	k, err := c.sendCall(ctx, id, &protocol.AppendBlock{RequestID: id, WriterID: writerID,
+		LastEventNumber: lastEventNumber, EventCount: eventCount, ExpectedOffset: expectedOffset, Data: data}, k)
 	if err != nil {
 		return nil, err
 	}

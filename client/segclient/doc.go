@@ -11,6 +11,8 @@
 // waiting for its request id (ids come from an atomic counter). Calls may
 // run concurrently and are answered in whatever order the node finishes
 // them, except that a connection's appends are acknowledged in order.
+// AppendAsyncNotify lets a caller act on an acknowledgement in the reader
+// goroutine itself, in that order, without waking a goroutine of its own.
 //
 // # Errors
 //

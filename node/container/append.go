@@ -68,6 +68,19 @@ func (p *PendingAppend) Wait() (AppendResult, error) {
 	return p.result, nil
 }
 
+// Done returns a channel closed once Wait no longer waits for the log:
+// the append is durable or the log has failed. It is nil for a resend,
+// whose Wait waits for everything logged before it (a sync point), so a
+// caller that selects on Done must call Wait for such an append. Done
+// lets one goroutine wait for several appends, and for other events, in
+// one select.
+func (p *PendingAppend) Done() <-chan struct{} {
+	if p.syncPoint != nil {
+		return nil
+	}
+	return p.p.Done()
+}
+
 // Append appends a block and waits until it is durable.
 func (c *Container) Append(a Append) (AppendResult, error) {
 	p, err := c.AppendAsync(a)

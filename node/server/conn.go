@@ -133,6 +133,20 @@ type ackItem struct {
 	held int
 }
 
+// settled is a closed channel: the ready channel of a refused append.
+var settled = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
+
+// ready returns a channel closed once the item's reply can be built
+// without waiting for the log: at once for a refused block, when its
+// batch is durable (or the log failed) for a queued one. It is nil for a
+// resend, which waits for a sync point instead (ackReply blocks then).
+func (it *ackItem) ready() <-chan struct{} {
+	if it.err != nil {
+		return settled
+	}
+	return it.p.Done()
+}
+
 func newConn(s *Server, nc net.Conn, p *peer) *conn {
 	c := &conn{
 		s: s, nc: nc, peer: p,
@@ -157,9 +171,8 @@ func (c *conn) serve() {
 		c.mu.Unlock()
 	}
 	writerDone := make(chan struct{})
-	go c.writeLoop(writerDone)
-	ackDone := make(chan struct{})
-	go c.ackLoop(ackDone)
+	acksDone := make(chan struct{})
+	go c.writeLoop(acksDone, writerDone)
 
 	last := c.readLoop()
 
@@ -169,7 +182,7 @@ func (c *conn) serve() {
 	c.nc.SetWriteDeadline(time.Now().Add(closeWriteTimeout))
 	c.cancelReads()
 	close(c.acks)
-	<-ackDone
+	<-acksDone
 	c.wg.Wait()
 	if last != nil {
 		c.send(last)
@@ -685,26 +698,25 @@ func (c *conn) appendBlock(r *protocol.AppendBlock) ackItem {
 	return it
 }
 
-// ackLoop answers the appends in FIFO order, each once it is durable.
-func (c *conn) ackLoop(done chan<- struct{}) {
-	defer close(done)
-	for it := range c.acks {
-		if it.err == nil {
-			res, err := it.p.Wait()
-			if it.held > 0 {
-				c.releaseMem(it.held) // durable (or failed): the bytes are the cache's now
-			}
-			if err == nil {
-				c.send(&protocol.DataAppended{RequestID: it.reqID, WriterID: it.writer, EventNumber: it.eventNumber,
-					PreviousEventNumber: res.PreviousEventNumber, CurrentOffset: res.Offset})
-				continue
-			}
-			it.err = err
-		} else if it.held > 0 {
+// ackReply is the reply to the append at the head of the ack FIFO, once
+// it is durable or refused (it waits only for a resend's sync point, see
+// ackItem.ready). It releases the request memory the block held: the
+// bytes are the cache's now, or dropped.
+func (c *conn) ackReply(it ackItem) protocol.Message {
+	if it.err == nil {
+		res, err := it.p.Wait()
+		if it.held > 0 {
 			c.releaseMem(it.held)
 		}
-		c.send(c.errorReply(it.reqID, it.err, it.segment, it.writer))
+		if err == nil {
+			return &protocol.DataAppended{RequestID: it.reqID, WriterID: it.writer, EventNumber: it.eventNumber,
+				PreviousEventNumber: res.PreviousEventNumber, CurrentOffset: res.Offset}
+		}
+		it.err = err
+	} else if it.held > 0 {
+		c.releaseMem(it.held)
 	}
+	return c.errorReply(it.reqID, it.err, it.segment, it.writer)
 }
 
 // setupAppend starts a SetupAppend, refusing a second one for a writer
@@ -816,13 +828,21 @@ func (c *conn) merge(target, source string) (int64, error) {
 	return ct.Merge(target, source)
 }
 
-// writeLoop writes the reply queue until it is closed, flushing whenever
-// it is empty (so nothing is left buffered when it returns). Each batch
+// writeLoop writes the replies of the connection until the reply queue
+// is closed and the ack FIFO closed and drained. It is also the acker:
+// it takes the append at the head of the ack FIFO and, once its batch is
+// durable (its ready channel), encodes its reply straight into the
+// buffer, with no goroutine in between: a group commit wakes it once for
+// all the acks it covers. It flushes whenever nothing else is ready (so
+// nothing is left buffered while it waits), and before it blocks in a
+// resend's wait. acksDone is closed once the FIFO is closed and every
+// append in it answered (serve then sends the last reply). Each batch
 // must be written within WriteTimeout. After a write error (or timeout)
 // it closes the connection and cancels its context, which unblocks the
-// reader, the acker and every sender, and then drops replies but keeps
-// draining, so that no sender blocks.
-func (c *conn) writeLoop(done chan<- struct{}) {
+// reader and every sender, and then drops replies but keeps draining
+// (and waiting for the appends, whose memory it releases once durable),
+// so that no sender blocks.
+func (c *conn) writeLoop(acksDone, done chan<- struct{}) {
 	defer close(done)
 	bw := bufio.NewWriterSize(c.nc, writeBufferSize)
 	buffered := protocol.NewEncoder(bw)
@@ -842,6 +862,23 @@ func (c *conn) writeLoop(done chan<- struct{}) {
 			c.nc.SetWriteDeadline(time.Now().Add(wt))
 		}
 	}
+	// inBatch: replies were written since the last flush.
+	inBatch := false
+	// broke records the first write error and kills the connection.
+	broke := func(err error) {
+		failed = err
+		if c.ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) && !c.closing.Load() {
+			c.s.writeOut.Add(1)
+			c.log.Warnf("server: the client did not read its replies within the write timeout (%v); closing the connection and releasing its memory", wt)
+		} else {
+			c.log.WithError(err).Debug("server: connection write failed")
+		}
+		c.cancel()
+		c.nc.Close()
+	}
 	write := func(m protocol.Message) {
 		if h, ok := m.(heldRead); ok {
 			defer h.release() // written (writev, no copy) or dropped: the data is no longer needed
@@ -849,6 +886,10 @@ func (c *conn) writeLoop(done chan<- struct{}) {
 		}
 		if failed != nil {
 			return
+		}
+		if !inBatch {
+			inBatch = true
+			arm()
 		}
 		var err error
 		if sinceArmed++; sinceArmed > writeRearm {
@@ -871,43 +912,81 @@ func (c *conn) writeLoop(done chan<- struct{}) {
 			}
 		}
 		if err != nil {
-			failed = err
+			broke(err)
 		}
 	}
-	for {
-		m, ok := <-c.out
-		if !ok {
-			break
+	flush := func() {
+		if !inBatch {
+			return
 		}
-		arm()
-		write(m)
-	drain:
-		for {
-			select {
-			case m, ok = <-c.out:
-				if !ok {
-					break drain
-				}
-				write(m)
-			default:
-				break drain
-			}
-		}
+		inBatch = false
 		if failed == nil {
-			failed = bw.Flush()
-		}
-		if failed != nil && c.ctx.Err() == nil {
-			if errors.Is(failed, os.ErrDeadlineExceeded) && !c.closing.Load() {
-				c.s.writeOut.Add(1)
-				c.log.Warnf("server: the client did not read its replies within the write timeout (%v); closing the connection and releasing its memory", wt)
-			} else {
-				c.log.WithError(failed).Debug("server: connection write failed")
+			if err := bw.Flush(); err != nil {
+				broke(err)
 			}
-			c.cancel()
-			c.nc.Close()
-		}
-		if !ok {
-			break
 		}
 	}
+	out, acks := c.out, c.acks
+	var head ackItem
+	haveHead := false
+	// One step: a reply from the queue, the next append of the FIFO, or
+	// the head's reply once it is durable.
+	onOut := func(m protocol.Message, ok bool) {
+		if !ok {
+			out = nil
+			return
+		}
+		write(m)
+	}
+	onAck := func(it ackItem, ok bool) {
+		if !ok {
+			acks = nil
+			close(acksDone)
+			return
+		}
+		head, haveHead = it, true
+	}
+	onHead := func() {
+		haveHead = false
+		write(c.ackReply(head))
+		head = ackItem{}
+	}
+	for out != nil || acks != nil || haveHead {
+		var ackIn <-chan ackItem
+		var headReady <-chan struct{}
+		if haveHead {
+			if headReady = head.ready(); headReady == nil {
+				// A resend waits for a sync point: flush what is owed
+				// first.
+				flush()
+				onHead()
+				continue
+			}
+		} else {
+			ackIn = acks
+		}
+		select {
+		case m, ok := <-out:
+			onOut(m, ok)
+			continue
+		case it, ok := <-ackIn:
+			onAck(it, ok)
+			continue
+		case <-headReady:
+			onHead()
+			continue
+		default:
+		}
+		// Nothing is ready: flush, then wait.
+		flush()
+		select {
+		case m, ok := <-out:
+			onOut(m, ok)
+		case it, ok := <-ackIn:
+			onAck(it, ok)
+		case <-headReady:
+			onHead()
+		}
+	}
+	flush()
 }

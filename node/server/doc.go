@@ -4,29 +4,35 @@
 //
 // # Goroutines of a connection
 //
-// Each connection has one reader, one writer and one acker, plus a
-// goroutine per request that waits (reads, setups, and the other commands
-// that wait for their fsync). The connection owns them all and waits for
-// them before it closes; the Server owns the connections and waits for
-// them in Close.
+// Each connection has one reader and one writer, plus a goroutine per
+// request that waits (reads, setups, and the other commands that wait for
+// their fsync). The connection owns them all and waits for them before it
+// closes; the Server owns the connections and waits for them in Close.
 //
 //	           +--------+  AppendAsync (in order)   +-----------+
-//	socket --> | reader | ------------------------> | ack FIFO  | --> acker --+
-//	           +--------+                           | (bounded) |             |
-//	               |  read / setup / other ops      +-----------+             v
-//	               +----> one goroutine each ----------------------------> replies --> writer --> socket
+//	socket --> | reader | ------------------------> | ack FIFO  | ----------+
+//	           +--------+                           | (bounded) |           |
+//	               |  read / setup / other ops      +-----------+           v
+//	               +----> one goroutine each ----> reply queue ----> writer --> socket
 //
 // The reader decodes a frame, validates the request (Request.Validate) and
 // dispatches it. It calls Container.AppendAsync itself, so a writer's
 // blocks are logged in the order they arrived; the pending append (or the
-// error that refused it) goes into the connection's ack FIFO, and the acker
-// waits for each in order, so DataAppended and the errors of appends are
-// answered in request order. A full FIFO stops the reader: backpressure on
-// the client. Reads are bounded per connection (Options.MaxReadsPerConn);
-// at the bound the reader waits too.
+// error that refused it) goes into the connection's ack FIFO. The writer
+// is also the acker: it selects on the reply queue, the FIFO and the
+// durability of the append at the FIFO's head (PendingAppend.Done), and
+// encodes each append's reply, in FIFO order, as soon as its log batch is
+// durable, so DataAppended and the errors of appends are answered in
+// request order, and a group commit wakes one goroutine per connection
+// (not an acker and then the writer). A resend waits for a sync point,
+// not a batch: the writer flushes what it holds and then waits for it. A
+// full FIFO stops the reader: backpressure on the client. Reads are
+// bounded per connection (Options.MaxReadsPerConn); at the bound the
+// reader waits too.
 //
-// The writer drains the reply queue into a buffered encoder and flushes
-// when the queue is empty, so pipelined acks share syscalls. A SegmentRead
+// The writer drains the reply queue and the durable acks into a buffered
+// encoder and flushes when nothing more is ready, so pipelined acks share
+// syscalls. A SegmentRead
 // with data is written straight to the socket after a flush: header and
 // the cached blocks in one writev, without a copy.
 //
@@ -57,10 +63,10 @@
 //     each batch of replies, before each read's data and every 256
 //     replies (writeRearm), so a peer that reads on is never cut off by
 //     a long batch. A peer that stops reading its replies blocks the
-//     writer, then the
-//     acker and the reservations of the appends behind it; at the
-//     timeout the connection is closed and its context cancelled, and
-//     the acker releases every reservation.
+//     writer, and with it the acks and the reservations of the appends
+//     behind it; at the timeout the connection is closed and its context
+//     cancelled, and the writer, draining, releases every reservation as
+//     its append becomes durable.
 //   - RequestMemory bytes held for requests, node-wide, and
 //     PeerRequestMemory per peer: the reader acquires a frame's whole
 //     size (protocol.Budget) before it reads the frame's body, and an
