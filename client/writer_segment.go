@@ -112,7 +112,7 @@ func (s *segWriter) addLocked(key string, seq int64, event []byte, a *Ack) *Ack 
 	}
 	size := protocol.EventHeaderSize + len(event)
 	b := s.open
-	wake := s.nfl == 0
+	wake := s.nfl < sendAhead
 	if b != nil && len(b.data)+size > w.cfg.maxBatch {
 		s.ready = append(s.ready, b)
 		b, wake = nil, true
@@ -309,9 +309,18 @@ func (s *segWriter) send(conn *segclient.Conn, b *block) error {
 	return nil
 }
 
-// sendQueued numbers and sends the blocks waiting: all of them when
-// nothing is in flight, else only the full ones (MaxBatch bytes). Write
-// wakes the goroutine only when that would send something.
+// sendAhead is how many blocks may be in flight before a block that is
+// not full waits for an acknowledgement. With one, an event written while
+// a block is in flight waits for that block's round trip before its own
+// starts (about one and a half round trips at a steady rate); with two,
+// it goes at once and waits at the node for the log's running sync only,
+// which the node's group commit has it share. Under load the blocks still
+// fill up to MaxBatch while two are in flight.
+const sendAhead = 2
+
+// sendQueued numbers and sends the blocks waiting: all of them while
+// fewer than sendAhead are in flight, else only the full ones (MaxBatch
+// bytes). Write wakes the goroutine only when that would send something.
 func (s *segWriter) sendQueued(conn *segclient.Conn) error {
 	w := s.w
 	w.mu.Lock()
@@ -336,7 +345,7 @@ func (s *segWriter) sendQueued(conn *segclient.Conn) error {
 	}
 	take := s.ready
 	s.ready = nil
-	if len(s.inflight) == 0 && s.open != nil {
+	if len(s.inflight) < sendAhead && s.open != nil {
 		take = append(take, s.open)
 		s.open = nil
 	}
