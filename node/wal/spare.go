@@ -21,8 +21,8 @@ func (w *WAL) sparePath() string { return filepath.Join(w.opts.Dir, spareName) }
 
 // initSpare adopts a complete spare left by an earlier run (it is renamed
 // into place only when whole) and removes a partial one. It does not ask
-// for a new spare: that happens after a roll (maybeKickSpare), so only logs
-// that fill files get spares.
+// for a new spare: that happens once the log takes appends (watchRate) or
+// after a roll (maybeKickSpare), so only logs that are written get spares.
 func (w *WAL) initSpare() {
 	w.fs.Remove(filepath.Join(w.opts.Dir, spareTmpName))
 	if !w.opts.Preallocate {
@@ -31,6 +31,7 @@ func (w *WAL) initSpare() {
 	if st, err := w.fs.Stat(w.sparePath()); err == nil && st.Size() == w.opts.FileSize {
 		w.spare.Lock()
 		w.spare.ready = true
+		w.spareOK.Store(true)
 		w.spare.Unlock()
 		return
 	}
@@ -56,6 +57,7 @@ func (w *WAL) maybeKickSpare() {
 	}
 	w.spare.Lock()
 	w.spare.budget = fill / 2
+	w.spare.asked = true
 	w.spare.Unlock()
 	w.kick()
 }
@@ -68,6 +70,10 @@ func (w *WAL) kick() {
 	}
 }
 
+// spareRetry is how long after a failed spare (a full disk, say) the rate
+// window waits before it asks again; a roll still asks at once.
+const spareRetry = 10 * time.Second
+
 // spareLoop makes a new spare whenever it is asked to, until Close.
 func (w *WAL) spareLoop() {
 	defer close(w.spareDone)
@@ -76,9 +82,16 @@ func (w *WAL) spareLoop() {
 		case <-w.stopSpare:
 			return
 		case <-w.kickSpare:
-			if err := w.makeSpare(); err != nil && !errors.Is(err, errStopped) {
+			err := w.makeSpare()
+			if err != nil && !errors.Is(err, errStopped) {
 				w.opts.Logger.WithError(err).Warn("wal: could not preallocate the next log file; the next roll makes a growing file")
 			}
+			w.spare.Lock()
+			w.spare.asked = false
+			if err != nil {
+				w.spare.retryAt = time.Now().Add(spareRetry)
+			}
+			w.spare.Unlock()
 		}
 	}
 }
@@ -168,6 +181,8 @@ func (w *WAL) makeSpare() error {
 		return err
 	}
 	w.spare.ready = true
+	w.spareOK.Store(true)
+	w.spare.asked = false
 	w.spare.took = work
 	return nil
 }
@@ -185,6 +200,7 @@ func (w *WAL) useSpare(h fileHeader) (int64, error) {
 		return 0, nil
 	}
 	w.spare.ready = false
+	w.spareOK.Store(false)
 	f, err := w.fs.OpenFile(w.sparePath(), os.O_WRONLY, 0)
 	if err != nil {
 		return 0, fmt.Errorf("open spare: %w", err)
@@ -207,4 +223,88 @@ func (w *WAL) useSpare(h fileHeader) (int64, error) {
 		return 0, err
 	}
 	return w.opts.FileSize, nil
+}
+
+// A growing file is synced with fsync, which commits the filesystem's
+// journal on every sync (measured in process: p50 ~330 us, p99 ~1.8 ms,
+// against ~100 / 280 us for fdatasync in a preallocated file). A log
+// writes into one when it is new (its first file grows) and after a fast
+// fill, when rolls made growing files (maybeKickSpare). So the log does
+// not wait for the next roll to ask for a spare: the flusher watches the
+// write rate over windows of rateWindowLen, and asks for one as soon as
+// the log is slow enough to afford it; once it is ready, the next append
+// into the growing file rolls early into it (rollEarlyLocked). A short
+// file is nothing new to recovery: it is fsynced whole before the next
+// one starts, like any file that ended because a record did not fit.
+const rateWindowLen = 250 * time.Millisecond
+
+// rateWindow is what the flusher measures the log's write rate over.
+type rateWindow struct {
+	start time.Time
+	bytes uint64 // the log's bytes written (stats.bytes) at start
+}
+
+func (r *rateWindow) reset(now time.Time, bytes uint64) { r.start, r.bytes = now, bytes }
+
+// watchRate runs in the flusher after each batch. It asks for a spare
+// when none is ready or asked for and the log's rate over the last window
+// would fill a file in at least twice the disk time the last spare took
+// (the rule maybeKickSpare applies at a roll, applied as soon as the rate
+// changes). A log that has made no spare yet in this process asks at once
+// if its file grows: a new log's first appends.
+func (w *WAL) watchRate(now time.Time) {
+	if !w.opts.Preallocate || w.spareOK.Load() {
+		return
+	}
+	bytes := w.stats.bytes.Load()
+	w.spare.Lock()
+	asked, took := w.spare.asked || now.Before(w.spare.retryAt), w.spare.took
+	w.spare.Unlock()
+	if asked {
+		w.rate.reset(now, bytes)
+		return
+	}
+	if took == 0 && w.fileAlloc < w.opts.FileSize {
+		w.askSpare(0)
+		w.rate.reset(now, bytes)
+		return
+	}
+	elapsed := now.Sub(w.rate.start)
+	if elapsed < rateWindowLen {
+		return
+	}
+	written := bytes - w.rate.bytes
+	w.rate.reset(now, bytes)
+	fill := time.Duration(1<<62 - 1) // nothing written: the log is idle
+	if written > 0 {
+		fill = time.Duration(float64(elapsed) * float64(w.opts.FileSize) / float64(written))
+	}
+	if fill < 2*took && !w.opts.alwaysSpare {
+		return
+	}
+	// Spread the zero-filling over half the time a file takes to fill at
+	// this rate, but no more than a few seconds: an idle log's fill time
+	// is unbounded, and its spare may as well be ready soon.
+	w.askSpare(min(fill/2, maxSpareBudget))
+}
+
+// maxSpareBudget bounds how long a spare asked for by watchRate is spread
+// over.
+const maxSpareBudget = 10 * time.Second
+
+// askSpare asks the spare goroutine for a spare zero-filled over budget.
+func (w *WAL) askSpare(budget time.Duration) {
+	w.spare.Lock()
+	w.spare.budget = budget
+	w.spare.asked = true
+	w.spare.Unlock()
+	w.kick()
+}
+
+// rollEarlyLocked reports whether the next record should start a new file
+// although it fits in the current one: the current file grows as it is
+// written (synced with fsync) and a spare is ready (synced with
+// fdatasync). An empty file is never left early.
+func (w *WAL) rollEarlyLocked() bool {
+	return w.mu.growingSeq != 0 && w.mu.growingSeq == w.mu.tailSeq && w.mu.tailSize > FileHeaderSize && w.spareOK.Load()
 }
