@@ -709,6 +709,7 @@ func (w *WAL) flushLoop() {
 			if syncFn, werr = w.writeBatch(b); werr != nil {
 				err = werr
 			} else {
+				logWrites.Add(1)
 				w.watchRate(time.Now())
 			}
 		}
