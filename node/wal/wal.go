@@ -112,6 +112,7 @@ type Stats struct {
 	Rolls      uint64 // files started after the first
 	SpareRolls uint64 // of those, preallocated ones
 	EarlyRolls uint64 // of those, rolls out of a growing file into a spare before it was full
+	GrowSyncs  uint64 // of Syncs, fsyncs of a file that grew (the rest are fdatasyncs)
 }
 
 // WAL is a segment container's write-ahead log: an append-only sequence of
@@ -175,7 +176,7 @@ type WAL struct {
 	}
 
 	repair  *Repair
-	stats   struct{ records, syncs, bytes, rolls, spareRolls, earlyRolls atomic.Uint64 }
+	stats   struct{ records, syncs, bytes, rolls, spareRolls, earlyRolls, growSyncs atomic.Uint64 }
 	stopped chan struct{}
 }
 
@@ -649,6 +650,7 @@ func (w *WAL) Stats() Stats {
 		Rolls:      w.stats.rolls.Load(),
 		SpareRolls: w.stats.spareRolls.Load(),
 		EarlyRolls: w.stats.earlyRolls.Load(),
+		GrowSyncs:  w.stats.growSyncs.Load(),
 	}
 }
 
@@ -809,6 +811,7 @@ func (w *WAL) startSync() func() error {
 		if err := f.Sync(); err != nil {
 			return fmt.Errorf("sync %s: %w", f.Name(), err)
 		}
+		w.stats.growSyncs.Add(1)
 		return nil
 	}
 }
