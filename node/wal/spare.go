@@ -121,9 +121,16 @@ var errStopped = errors.New("wal: stopped")
 // own syncs, and a 64 MiB spare took 2048 of them (measured on a loaded
 // machine: 35-42 s for a spare in 32 KiB pieces with fdatasync, 16-20 s
 // with sync_file_range, 2.5-4.5 s in 256 KiB pieces).
+//
+// While the log itself writes into a growing file, its spare is what ends
+// the fsyncs, which cost more than the zero-filling's share of the disk
+// (measured in process at 10 MB/s: 4.0 s in fsync for as many syncs as
+// took 1.85 s in fdatasync, against 0.96 s of writeback for the whole
+// spare), so it rests only as long as each piece took (spareUrgentIdle).
 const (
-	spareChunk = 128 << 10
-	spareIdle  = 3
+	spareChunk      = 128 << 10
+	spareIdle       = 3
+	spareUrgentIdle = 1
 )
 
 // logWrites counts the batches every log of the process has written, so
@@ -187,7 +194,13 @@ func (w *WAL) makeSpare() error {
 		} else {
 			idleSince = writes
 		}
-		rest := time.NewTimer(max(spareIdle*took, budget/time.Duration(chunks)-took))
+		idle := time.Duration(spareIdle)
+		w.mu.Lock()
+		if w.mu.growingSeq != 0 {
+			idle, budget = spareUrgentIdle, 0
+		}
+		w.mu.Unlock()
+		rest := time.NewTimer(max(idle*took, budget/time.Duration(chunks)-took))
 		select {
 		case <-w.stopSpare:
 			rest.Stop()
