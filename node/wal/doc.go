@@ -25,7 +25,9 @@
 // # Files
 //
 // Files are named by a 16-digit hex sequence number, "0000000000000001.wal",
-// and roll when the next record would take the file past Options.FileSize.
+// and roll when the next record would take the file past Options.FileSize,
+// or early, out of a file that grows, once a preallocated one is ready
+// (see Preallocation).
 // A new file appears whole: its header is written to a temporary name,
 // fsynced, renamed into place and the directory fsynced; the previous file
 // is fsynced before the first record goes to the new one.
@@ -66,8 +68,31 @@
 // header into it, fdatasyncs and renames it into place. Appends that stay
 // within a file's size on disk are made durable with fdatasync, which
 // need not commit the filesystem's journal (the size does not change);
-// appends that grow a file use fsync. The zeros after the last record are
-// the log's clean end.
+// appends that grow a file use fsync (in process: p50 ~330 us, p99 ~1.8 ms
+// against ~100 / 280 us). The zeros after the last record are the log's
+// clean end.
+//
+// So the log spends as little time as it can in a growing file:
+//
+//   - A spare is asked for when the log opens with a growing last file (a
+//     new log's first file), at a roll unless the file just finished
+//     filled in less than twice the disk time the last spare took (the log
+//     writes faster than spares can be made: they would take disk time
+//     from the appends and rarely be ready), and by the flusher as soon as
+//     the write rate over the last 250 ms would let a file last that long
+//     (a burst is over), without waiting for the next roll.
+//   - While the file being written grows and a spare is ready, the next
+//     append rolls early into the spare. The short file left behind was
+//     fsynced whole before the next one started, like any file that ended
+//     because the next record did not fit: recovery reads it as such
+//     (rule 1 at its end, rule 2 against damage in it).
+//   - The spare is zero-filled in 128 KiB pieces, each written back to the
+//     disk (sync_file_range: no journal commit, unlike fdatasync of the
+//     growing spare) before the next, and fsynced once at the end. While
+//     any log of the process writes, it rests three times as long as each
+//     piece took (or longer, to spread over half a file's fill time);
+//     while none does, it goes on at once. One log of the process fills a
+//     spare at a time.
 //
 // # Recovery
 //

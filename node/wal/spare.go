@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,9 +21,13 @@ const (
 func (w *WAL) sparePath() string { return filepath.Join(w.opts.Dir, spareName) }
 
 // initSpare adopts a complete spare left by an earlier run (it is renamed
-// into place only when whole) and removes a partial one. It does not ask
-// for a new spare: that happens after a roll (maybeKickSpare), so only logs
-// that fill files get spares.
+// into place only when whole) and removes a partial one. If there is none
+// and the last file grows (a new log's first file, or one a fast fill
+// rolled to), it asks for one at once: the appends that come go to a file
+// synced with fsync until the log can roll early into a spare, and a node
+// that has just started is idle, so its spares are made at the disk's
+// speed (see spareChunk). Otherwise the next spare is asked for once the
+// log is written (watchRate) or at a roll (maybeKickSpare).
 func (w *WAL) initSpare() {
 	w.fs.Remove(filepath.Join(w.opts.Dir, spareTmpName))
 	if !w.opts.Preallocate {
@@ -31,10 +36,14 @@ func (w *WAL) initSpare() {
 	if st, err := w.fs.Stat(w.sparePath()); err == nil && st.Size() == w.opts.FileSize {
 		w.spare.Lock()
 		w.spare.ready = true
+		w.spareOK.Store(true)
 		w.spare.Unlock()
 		return
 	}
 	w.fs.Remove(w.sparePath())
+	if w.fileAlloc < w.opts.FileSize {
+		w.askSpare(0)
+	}
 }
 
 // maybeKickSpare asks for the next spare after a roll, unless the file
@@ -56,6 +65,7 @@ func (w *WAL) maybeKickSpare() {
 	}
 	w.spare.Lock()
 	w.spare.budget = fill / 2
+	w.spare.asked = true
 	w.spare.Unlock()
 	w.kick()
 }
@@ -68,6 +78,10 @@ func (w *WAL) kick() {
 	}
 }
 
+// spareRetry is how long after a failed spare (a full disk, say) the rate
+// window waits before it asks again; a roll still asks at once.
+const spareRetry = 10 * time.Second
+
 // spareLoop makes a new spare whenever it is asked to, until Close.
 func (w *WAL) spareLoop() {
 	defer close(w.spareDone)
@@ -76,9 +90,16 @@ func (w *WAL) spareLoop() {
 		case <-w.stopSpare:
 			return
 		case <-w.kickSpare:
-			if err := w.makeSpare(); err != nil && !errors.Is(err, errStopped) {
+			err := w.makeSpare()
+			if err != nil && !errors.Is(err, errStopped) {
 				w.opts.Logger.WithError(err).Warn("wal: could not preallocate the next log file; the next roll makes a growing file")
 			}
+			w.spare.Lock()
+			w.spare.asked = false
+			if err != nil {
+				w.spare.retryAt = time.Now().Add(spareRetry)
+			}
+			w.spare.Unlock()
 		}
 	}
 }
@@ -86,15 +107,35 @@ func (w *WAL) spareLoop() {
 var errStopped = errors.New("wal: stopped")
 
 // Zero-filling competes with the appends for the disk, so it is done in
-// small pieces (spareChunk, each synced, so no large flush builds up),
-// spread over half the time the previous file took to fill (the budget),
-// and never faster than a quarter of the disk's time (spareIdle): a piece
-// this small holds an append's fdatasync for little more than a write of
-// its own size.
+// pieces (spareChunk, each written back to the disk before the next, so no
+// large flush builds up), spread over half the time the previous file took
+// to fill (the budget), and never faster than a quarter of the disk's time
+// (spareIdle) while any log of the process takes appends: a piece this
+// small holds an append's fdatasync for about a write of its own size.
+// While no log has written since the last piece, the next one follows at
+// once: an idle node makes its spares at the disk's speed.
+//
+// Each piece is written back with sync_file_range (writeback), not
+// fdatasync: the spare grows as it is filled, so each fdatasync of it
+// committed the filesystem's journal, waiting for and delaying the log's
+// own syncs, and a 64 MiB spare took 2048 of them (measured on a loaded
+// machine: 35-42 s for a spare in 32 KiB pieces with fdatasync, 16-20 s
+// with sync_file_range, 2.5-4.5 s in 256 KiB pieces).
+//
+// While the log itself writes into a growing file, its spare is what ends
+// the fsyncs, which cost more than the zero-filling's share of the disk
+// (measured in process at 10 MB/s: 4.0 s in fsync for as many syncs as
+// took 1.85 s in fdatasync, against 0.96 s of writeback for the whole
+// spare), so it rests only as long as each piece took (spareUrgentIdle).
 const (
-	spareChunk = 32 << 10
-	spareIdle  = 3
+	spareChunk      = 128 << 10
+	spareIdle       = 3
+	spareUrgentIdle = 1
 )
+
+// logWrites counts the batches every log of the process has written, so
+// that zero-filling can tell an idle node (see spareChunk).
+var logWrites atomic.Uint64
 
 // spareGate lets one log of the process zero-fill at a time, so that the
 // pacing holds for the disk, not for each of a node's containers.
@@ -129,6 +170,7 @@ func (w *WAL) makeSpare() error {
 	w.spare.Unlock()
 	chunks := (w.opts.FileSize + spareChunk - 1) / spareChunk
 	var work time.Duration // time spent writing and syncing
+	idleSince := logWrites.Load()
 	zeros := make([]byte, min(spareChunk, w.opts.FileSize))
 	for off := int64(0); off < w.opts.FileSize; off += int64(len(zeros)) {
 		start := time.Now()
@@ -136,12 +178,29 @@ func (w *WAL) makeSpare() error {
 		if _, err := f.WriteAt(zeros[:n], off); err != nil {
 			return abandon(err)
 		}
-		if err := f.SyncData(); err != nil {
+		if err := writeback(f, off, n); err != nil {
 			return abandon(err)
 		}
 		took := time.Since(start)
 		work += took
-		rest := time.NewTimer(max(spareIdle*took, budget/time.Duration(chunks)-took))
+		if writes := logWrites.Load(); writes == idleSince {
+			// No log wrote during this piece: nothing to make way for.
+			select {
+			case <-w.stopSpare:
+				return abandon(errStopped)
+			default:
+				continue
+			}
+		} else {
+			idleSince = writes
+		}
+		idle := time.Duration(spareIdle)
+		w.mu.Lock()
+		if w.mu.growingSeq != 0 {
+			idle, budget = spareUrgentIdle, 0
+		}
+		w.mu.Unlock()
+		rest := time.NewTimer(max(idle*took, budget/time.Duration(chunks)-took))
 		select {
 		case <-w.stopSpare:
 			rest.Stop()
@@ -168,6 +227,8 @@ func (w *WAL) makeSpare() error {
 		return err
 	}
 	w.spare.ready = true
+	w.spareOK.Store(true)
+	w.spare.asked = false
 	w.spare.took = work
 	return nil
 }
@@ -185,6 +246,7 @@ func (w *WAL) useSpare(h fileHeader) (int64, error) {
 		return 0, nil
 	}
 	w.spare.ready = false
+	w.spareOK.Store(false)
 	f, err := w.fs.OpenFile(w.sparePath(), os.O_WRONLY, 0)
 	if err != nil {
 		return 0, fmt.Errorf("open spare: %w", err)
@@ -207,4 +269,88 @@ func (w *WAL) useSpare(h fileHeader) (int64, error) {
 		return 0, err
 	}
 	return w.opts.FileSize, nil
+}
+
+// A growing file is synced with fsync, which commits the filesystem's
+// journal on every sync (measured in process: p50 ~330 us, p99 ~1.8 ms,
+// against ~100 / 280 us for fdatasync in a preallocated file). A log
+// writes into one when it is new (its first file grows) and after a fast
+// fill, when rolls made growing files (maybeKickSpare). So the log does
+// not wait for the next roll to ask for a spare: the flusher watches the
+// write rate over windows of rateWindowLen, and asks for one as soon as
+// the log is slow enough to afford it; once it is ready, the next append
+// into the growing file rolls early into it (rollEarlyLocked). A short
+// file is nothing new to recovery: it is fsynced whole before the next
+// one starts, like any file that ended because a record did not fit.
+const rateWindowLen = 250 * time.Millisecond
+
+// rateWindow is what the flusher measures the log's write rate over.
+type rateWindow struct {
+	start time.Time
+	bytes uint64 // the log's bytes written (stats.bytes) at start
+}
+
+func (r *rateWindow) reset(now time.Time, bytes uint64) { r.start, r.bytes = now, bytes }
+
+// watchRate runs in the flusher after each batch. It asks for a spare
+// when none is ready or asked for and the log's rate over the last window
+// would fill a file in at least twice the disk time the last spare took
+// (the rule maybeKickSpare applies at a roll, applied as soon as the rate
+// changes). A log that has made no spare yet in this process asks at once
+// if its file grows: a new log's first appends.
+func (w *WAL) watchRate(now time.Time) {
+	if !w.opts.Preallocate || w.spareOK.Load() {
+		return
+	}
+	bytes := w.stats.bytes.Load()
+	w.spare.Lock()
+	asked, took := w.spare.asked || now.Before(w.spare.retryAt), w.spare.took
+	w.spare.Unlock()
+	if asked {
+		w.rate.reset(now, bytes)
+		return
+	}
+	if took == 0 && w.fileAlloc < w.opts.FileSize {
+		w.askSpare(0)
+		w.rate.reset(now, bytes)
+		return
+	}
+	elapsed := now.Sub(w.rate.start)
+	if elapsed < rateWindowLen {
+		return
+	}
+	written := bytes - w.rate.bytes
+	w.rate.reset(now, bytes)
+	fill := time.Duration(1<<62 - 1) // nothing written: the log is idle
+	if written > 0 {
+		fill = time.Duration(float64(elapsed) * float64(w.opts.FileSize) / float64(written))
+	}
+	if fill < 2*took && !w.opts.alwaysSpare {
+		return
+	}
+	// Spread the zero-filling over half the time a file takes to fill at
+	// this rate, but no more than a few seconds: an idle log's fill time
+	// is unbounded, and its spare may as well be ready soon.
+	w.askSpare(min(fill/2, maxSpareBudget))
+}
+
+// maxSpareBudget bounds how long a spare asked for by watchRate is spread
+// over.
+const maxSpareBudget = 10 * time.Second
+
+// askSpare asks the spare goroutine for a spare zero-filled over budget.
+func (w *WAL) askSpare(budget time.Duration) {
+	w.spare.Lock()
+	w.spare.budget = budget
+	w.spare.asked = true
+	w.spare.Unlock()
+	w.kick()
+}
+
+// rollEarlyLocked reports whether the next record should start a new file
+// although it fits in the current one: the current file grows as it is
+// written (synced with fsync) and a spare is ready (synced with
+// fdatasync). An empty file is never left early.
+func (w *WAL) rollEarlyLocked() bool {
+	return w.mu.growingSeq != 0 && w.mu.growingSeq == w.mu.tailSeq && w.mu.tailSize > FileHeaderSize && w.spareOK.Load()
 }

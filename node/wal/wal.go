@@ -111,6 +111,8 @@ type Stats struct {
 	Files      int    // files in the log now
 	Rolls      uint64 // files started after the first
 	SpareRolls uint64 // of those, preallocated ones
+	EarlyRolls uint64 // of those, rolls out of a growing file into a spare before it was full
+	GrowSyncs  uint64 // of Syncs, fsyncs of a file that grew (the rest are fdatasyncs)
 }
 
 // WAL is a segment container's write-ahead log: an append-only sequence of
@@ -135,8 +137,14 @@ type WAL struct {
 		tailSize int64  // size of that file once everything queued is written
 		files    []fileHeader
 		spare    [][]byte // recycled slabs
-		err      error    // sticky failure
-		closed   bool
+		// growingSeq is the file the flusher writes to when that file
+		// grows as it is written (no spare was ready for it), else 0:
+		// while the next record would go to it and a spare is ready,
+		// Append rolls early (see rollEarlyLocked).
+		growingSeq uint64
+		earlySeq   uint64 // the last file Append rolled to early
+		err        error  // sticky failure
+		closed     bool
 	}
 
 	// Owned by the flusher goroutine.
@@ -147,11 +155,15 @@ type WAL struct {
 
 	spare struct {
 		sync.Mutex
-		ready  bool          // .spare exists, zero-filled to FileSize and durable
-		took   time.Duration // disk time the last spare took (writes and syncs)
-		budget time.Duration // how long the next one may take
+		ready   bool          // .spare exists, zero-filled to FileSize and durable
+		asked   bool          // a spare was asked for and is not made yet
+		retryAt time.Time     // the rate window asks for no spare before this (after a failure)
+		took    time.Duration // disk time the last spare took (writes and syncs)
+		budget  time.Duration // how long the next one may take
 	}
 	fileStart time.Time      // when the flusher started the current file
+	rate      rateWindow     // the log's recent write rate, owned by the flusher
+	spareOK   atomic.Bool    // spare.ready, for Append (which holds mu, not spare)
 	syncSem   chan struct{}  // bounds the syncs in flight (maxSyncsInFlight)
 	syncs     sync.WaitGroup // the sync goroutines
 	kickSpare chan struct{}
@@ -164,7 +176,7 @@ type WAL struct {
 	}
 
 	repair  *Repair
-	stats   struct{ records, syncs, bytes, rolls, spareRolls atomic.Uint64 }
+	stats   struct{ records, syncs, bytes, rolls, spareRolls, earlyRolls, growSyncs atomic.Uint64 }
 	stopped chan struct{}
 }
 
@@ -493,7 +505,11 @@ func (w *WAL) openTail(h fileHeader, size int64, next uint64) error {
 	}
 	w.file, w.fileSeq, w.fileOff, w.fileAlloc = f, h.seq, size, st.Size()
 	w.fileStart = time.Now()
+	w.rate.reset(w.fileStart, 0)
 	w.mu.tailSeq, w.mu.tailSize = h.seq, size
+	if st.Size() < w.opts.FileSize {
+		w.mu.growingSeq = h.seq
+	}
 	w.mu.nextLSN, w.mu.durable = next, next-1
 	return nil
 }
@@ -533,9 +549,12 @@ func (w *WAL) Append(typ RecordType, parts ...[]byte) (Pending, error) {
 		return Pending{}, ErrClosed
 	}
 	lsn := w.mu.nextLSN
-	if w.mu.tailSize+size > w.opts.FileSize && w.mu.tailSize > FileHeaderSize {
+	if full := w.mu.tailSize+size > w.opts.FileSize && w.mu.tailSize > FileHeaderSize; full || w.rollEarlyLocked() {
 		w.mu.tailSeq++
 		w.mu.tailSize = FileHeaderSize
+		if !full {
+			w.mu.earlySeq = w.mu.tailSeq
+		}
 	}
 	b := w.mu.pending
 	if b == nil {
@@ -630,6 +649,8 @@ func (w *WAL) Stats() Stats {
 		Files:      files,
 		Rolls:      w.stats.rolls.Load(),
 		SpareRolls: w.stats.spareRolls.Load(),
+		EarlyRolls: w.stats.earlyRolls.Load(),
+		GrowSyncs:  w.stats.growSyncs.Load(),
 	}
 }
 
@@ -689,6 +710,9 @@ func (w *WAL) flushLoop() {
 			var werr error
 			if syncFn, werr = w.writeBatch(b); werr != nil {
 				err = werr
+			} else {
+				logWrites.Add(1)
+				w.watchRate(time.Now())
 			}
 		}
 		w.mu.Lock()
@@ -787,6 +811,7 @@ func (w *WAL) startSync() func() error {
 		if err := f.Sync(); err != nil {
 			return fmt.Errorf("sync %s: %w", f.Name(), err)
 		}
+		w.stats.growSyncs.Add(1)
 		return nil
 	}
 }
@@ -803,6 +828,9 @@ func (w *WAL) roll(c chunk) error {
 		return fmt.Errorf("close %s: %w", w.file.Name(), err)
 	}
 	h := fileHeader{seq: c.seq, firstLSN: c.firstLSN}
+	w.mu.Lock()
+	early := w.mu.earlySeq == c.seq
+	w.mu.Unlock()
 	alloc, err := w.useSpare(h)
 	if err != nil {
 		return fmt.Errorf("roll to %s: %w", w.path(c.seq), err)
@@ -810,8 +838,15 @@ func (w *WAL) roll(c chunk) error {
 	w.stats.rolls.Add(1)
 	if alloc > 0 {
 		w.stats.spareRolls.Add(1)
+		if early {
+			w.stats.earlyRolls.Add(1)
+		}
 	}
-	w.maybeKickSpare()
+	if !early || w.opts.alwaysSpare {
+		// An early roll says nothing of how fast files fill: the
+		// flusher's rate window asks for the next spare (watchRate).
+		w.maybeKickSpare()
+	}
 	if alloc == 0 {
 		if err := w.createFile(h); err != nil {
 			return fmt.Errorf("roll to %s: %w", w.path(c.seq), err)
@@ -826,6 +861,10 @@ func (w *WAL) roll(c chunk) error {
 	w.fileStart = time.Now()
 	w.mu.Lock()
 	w.mu.files = append(w.mu.files, h)
+	w.mu.growingSeq = 0
+	if alloc < w.opts.FileSize {
+		w.mu.growingSeq = c.seq
+	}
 	w.mu.Unlock()
 	return nil
 }
