@@ -34,6 +34,8 @@ type benchOptions struct {
 	Warmup      time.Duration // --warmup: below the target first (scale)
 	ServerPID   int           // --server-pid: the server's memory after the run
 	ServerPprof string        // --server-pprof: the server's --pprof-addr URL
+	Cold        bool          // --cold: read catches up from tier 2, page cache dropped
+	TierDir     string        // --tier-dir: the tier-2 directory for --cold
 }
 
 // The disk probes' sizes. Variables so the command's tests probe less
@@ -64,6 +66,8 @@ func benchCommand(g *globalOptions) *cli.Command {
 		durationFlag("warmup", "scale: write at a quarter of --target for `D` first (longer than the controller's --autoscale-cooldown; default 15s)", 0, &o.Warmup),
 		&cli.IntFlag{Name: "server-pid", Usage: "report the RSS of the server process `PID` (this machine) after the run", Destination: &o.ServerPID},
 		&cli.StringFlag{Name: "server-pprof", Usage: "report the Go heap and goroutines of the server whose --pprof-addr is `URL` (http://127.0.0.1:6060) after the run", Destination: &o.ServerPprof},
+		&cli.BoolFlag{Name: "cold", Usage: "read: after the fill, wait until the stream is all in tier 2, drop the page cache of every tier-2 file, and set the read against a reference file read cold beside them", Destination: &o.Cold},
+		&cli.StringFlag{Name: "tier-dir", Usage: "--cold: the tier-2 `DIR` on this machine (default: the controller's tier 2 if it is a local directory)", Destination: &o.TierDir},
 	}
 	sub := func(mode bench.Mode, usage, desc string) *cli.Command {
 		return &cli.Command{
@@ -147,6 +151,8 @@ func (o *benchOptions) config(c *cli.Context, g *globalOptions, mode bench.Mode)
 		Warmup:         o.Warmup,
 		ServerPID:      o.ServerPID,
 		ServerPprof:    o.ServerPprof,
+		Cold:           o.Cold,
+		TierDir:        o.TierDir,
 	}, nil
 }
 
@@ -230,6 +236,13 @@ func benchOutput(r *bench.Report) output {
 		add("reaction ms", fmt.Sprintf("total %s = decide %s + publish %s + serve %s  (detect %s before)",
 			f(x.TotalMS, 0), f(x.DecideMS, 0), f(x.PublishMS, 0), f(x.ServeMS, 0), f(x.DetectMS, 0)))
 		add("reason", x.Reason)
+	}
+	if x := r.Cold; x != nil {
+		add("tier dir", x.TierDir)
+		add("tiered bytes", fmt.Sprintf("%d  (all in tier 2 %ss after the fill; %d files, %d bytes dropped from the page cache)",
+			x.TieredBytes, f(x.TierWaitSeconds, 1), x.Files, x.FileBytes))
+		add("disk cold read MB/s", f(x.DiskReadMBPerS, 1)+"  (reference file of "+strconv.FormatInt(x.RefBytes, 10)+" bytes)")
+		add("MB/s / disk cold read", f(x.Ratio, 3))
 	}
 	if m := r.Server; m != nil {
 		mb := func(b int64) string { return f(float64(b)/(1<<20), 1) + " MiB" }

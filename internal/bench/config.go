@@ -116,6 +116,14 @@ type Config struct {
 	// /proc/PID/status, the Go heap from /debug/pprof/heap.
 	ServerPID   int
 	ServerPprof string
+
+	// Cold makes a Read run catch up from tier 2 with cold caches
+	// (cold.go): after the fill it waits until the stream is all in tier
+	// 2, drops the page cache of every file under TierDir ("" : the
+	// controller's tier 2, if a local directory) and sets the read against
+	// a reference file read the same way (Report.Cold).
+	Cold    bool
+	TierDir string
 }
 
 // ErrInvalidConfig is matched (errors.Is) by Validate's errors.
@@ -161,6 +169,9 @@ func (c Config) Validate() error {
 		return invalidf("bench: disk probe of %d bytes and %d syncs: want 0 (the default) or more", c.DiskProbeBytes, c.DiskProbeSyncs)
 	}
 	if err := c.validateMore(); err != nil {
+		return err
+	}
+	if err := c.validateCold(); err != nil {
 		return err
 	}
 	if c.DiskDir != "" {
