@@ -179,6 +179,8 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 	var res ReadResult
 	var ahead partRef // the next chunk's first part, for read-ahead
 	var readAhead bool
+	var inChunk partRef // the next part of the last part's chunk
+	var inChunkOK bool
 	var seg *segment   // with atEvent: the segment whose offset is checked
 	var walkFrom int64 // where the boundary check of offset starts
 	for {
@@ -199,6 +201,9 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 			end := min(s.durable, offset+int64(maxBytes))
 			var parts []partRef
 			parts, ahead, readAhead = s.partsFrom(offset, end)
+			if !readAhead && len(parts) > 0 {
+				inChunk, inChunkOK = s.partAfter(parts[len(parts)-1])
+			}
 			for _, p := range parts {
 				spans = append(spans, span{tiered: true, part: p,
 					from: max(offset, p.Offset) - p.Offset, to: min(end, p.Offset+p.Length) - p.Offset})
@@ -281,6 +286,12 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 		c.mu.Lock()
 		seg.addHintLocked(offset) // the reader's next check walks from here
 		c.mu.Unlock()
+	}
+	if inChunkOK {
+		// After the read's own loads, so that the two never compete for
+		// the file: while the reply is sent and the client takes its
+		// events, the next part loads.
+		c.readPartAhead(name, segID, inChunk)
 	}
 	return res, nil
 }
