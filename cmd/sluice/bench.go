@@ -241,7 +241,7 @@ func benchOutput(r *bench.Report) output {
 		add("tier dir", x.TierDir)
 		add("tiered bytes", fmt.Sprintf("%d  (all in tier 2 %ss after the fill; %d files, %d bytes dropped from the page cache)",
 			x.TieredBytes, f(x.TierWaitSeconds, 1), x.Files, x.FileBytes))
-		add("disk cold read MB/s", f(x.DiskReadMBPerS, 1)+"  (reference file of "+strconv.FormatInt(x.RefBytes, 10)+" bytes)")
+		add("disk cold read MB/s", f(x.DiskReadMBPerS, 1)+"  (before "+f(x.DiskReadBeforeMBPerS, 1)+", after "+f(x.DiskReadAfterMBPerS, 1)+"; reference file of "+strconv.FormatInt(x.RefBytes, 10)+" bytes)")
 		add("MB/s / disk cold read", f(x.Ratio, 3))
 	}
 	if m := r.Server; m != nil {

@@ -42,9 +42,13 @@ type ColdReport struct {
 	Files     int   `json:"files"`
 	FileBytes int64 `json:"fileBytes"`
 	// RefBytes, DiskReadMBPerS: the reference file read cold in 1 MiB
-	// reads (diskprobe.ReadFile) right after the stream.
-	RefBytes       int64   `json:"refBytes"`
-	DiskReadMBPerS float64 `json:"diskReadMbPerSec"`
+	// reads (diskprobe.ReadFile) just before the stream and again just
+	// after it, both reads' bytes over their time; Before and After are
+	// each read's own, to show how much the disk moved meanwhile.
+	RefBytes             int64   `json:"refBytes"`
+	DiskReadMBPerS       float64 `json:"diskReadMbPerSec"`
+	DiskReadBeforeMBPerS float64 `json:"diskReadBeforeMbPerSec"`
+	DiskReadAfterMBPerS  float64 `json:"diskReadAfterMbPerSec"`
 	// Ratio is the run's event MB/s over DiskReadMBPerS.
 	Ratio float64 `json:"ratio"`
 }
@@ -68,14 +72,15 @@ func (c Config) validateCold() error {
 type cold struct {
 	rep     ColdReport
 	refPath string
+	refRead diskprobe.Result // the read before the stream's
 }
 
 // coldPrepare runs between the fill and the read: it waits until the
 // controller reports every byte of the stream in tier 2, writes and
 // fsyncs the reference file (as large as the stream's tier-2 bytes, in
 // the tier directory's parent: beside the chunks on the same disk, outside
-// the tree the node lists), then drops the page cache of every file under
-// the tier directory.
+// the tree the node lists), drops the page cache of every file under the
+// tier directory, and reads the reference file cold once.
 func (b *bench) coldPrepare(ctx context.Context) (*cold, error) {
 	dir, err := tierDir(ctx, b.ctl, b.TierDir)
 	if err != nil {
@@ -102,10 +107,14 @@ func (b *bench) coldPrepare(ctx context.Context) (*cold, error) {
 		c.close()
 		return nil, err
 	}
+	if c.refRead, err = diskprobe.ReadFile(c.refPath, diskprobe.DefaultBlockSize); err != nil {
+		c.close()
+		return nil, fmt.Errorf("--cold: reference file: %w", err)
+	}
 	return c, nil
 }
 
-// coldFinish reads the reference file cold, removes it and adds the
+// finish reads the reference file cold again, removes it and adds the
 // report to r.
 func (c *cold) finish(r *Report) error {
 	defer c.close()
@@ -113,7 +122,10 @@ func (c *cold) finish(r *Report) error {
 	if err != nil {
 		return fmt.Errorf("--cold: reference file: %w", err)
 	}
-	c.rep.DiskReadMBPerS = res.BytesPerSecond() / 1e6
+	c.rep.DiskReadBeforeMBPerS = c.refRead.BytesPerSecond() / 1e6
+	c.rep.DiskReadAfterMBPerS = res.BytesPerSecond() / 1e6
+	both := diskprobe.Result{Bytes: c.refRead.Bytes + res.Bytes, Elapsed: c.refRead.Elapsed + res.Elapsed}
+	c.rep.DiskReadMBPerS = both.BytesPerSecond() / 1e6
 	if c.rep.DiskReadMBPerS > 0 {
 		c.rep.Ratio = r.MBPerS / c.rep.DiskReadMBPerS
 	}
