@@ -386,15 +386,16 @@ func (c *Container) readPart(name string, p partRef) ([]byte, cache.Ref, error) 
 // readAheadSlots bounds a container's read-aheads in flight.
 const readAheadSlots = 2
 
-// readPartAhead loads the first part of the chunk after the one a read
-// reached the end of, in the background, as a catch-up reader will want
-// it next. Within a chunk's file the kernel reads ahead; at the next file
-// it starts afresh, so that start is overlapped with the reading of this
-// chunk's end. Parts of the same file are not read ahead: a second reader
-// of the file a little further on disturbs the kernel's read-ahead and
-// was measured slower (docs/BENCHMARKS.md). At most readAheadSlots at a
-// time, and only if the cache holds four parts, so that the read-ahead
-// never pushes out the part being read.
+// readPartAhead loads part p in the background, as a catch-up reader will
+// want it next: the first part of the chunk after the one a read reached
+// the end of (within a chunk's file the kernel reads ahead; at the next
+// file it starts afresh, so that start is overlapped with the reading of
+// this chunk's end), or the next part of the chunk a read loaded, started
+// only once the read's own loads are done (readahead.go): two readers of
+// one file at once disturb the kernel's read-ahead and were measured
+// slower (docs/BENCHMARKS.md). At most readAheadSlots at a time, and only
+// if the cache holds four parts, so that the read-ahead never pushes out
+// the part being read.
 func (c *Container) readPartAhead(name string, segID uint64, p partRef) {
 	if c.cfg.Chunks == nil || 4*p.Length > c.cache.Max() {
 		return
