@@ -146,9 +146,13 @@
 // last event returned, the segments read to their end whose successors
 // have not started, and the successor graph; a fetch goroutine per segment
 // keeps one read in flight (a long poll at the tail, never a tight loop of
-// empty reads), retries what may pass, and at a sealed end asks the
-// controller for the successors. Data that arrives while ReadNext waits is
-// handed to it by the connection's reader goroutine directly. A successor starts only when every
+// empty reads) while the segment holds less than the read buffer, so the
+// next read is on its way while the application takes the events of the
+// last one (readahead.go: reads are queued as received and only an event
+// cut by a read's end is copied), retries what may pass, and at a sealed
+// end asks the controller for the successors. Data that arrives while
+// ReadNext waits is handed to it by the connection's reader goroutine
+// directly. A successor starts only when every
 // predecessor of its scale has been read to its end, so a routing key's
 // events come out in write order across scaling, and the position
 // (Reader.Position, Event.Position) is always a consistent stream cut that

@@ -200,6 +200,7 @@ type segRead struct {
 	gen      uint64 // tells a current fetch's result from a stale one
 	buf      []byte // fetched bytes not yet returned; buf[0] is at bufOff
 	bufOff   int64
+	pend     [][]byte // reads fetched after buf, in order (readahead.go)
 	fetching bool
 	eos      bool            // the fetched bytes end at the sealed end
 	succs    []api.Successor // with eos: the successors
@@ -417,6 +418,7 @@ func (r *Reader) nextBuffered() (Event, bool, error) {
 		if sr == nil {
 			continue
 		}
+		sr.stitch()
 		if ended, err := r.atEndCut(sr); err != nil {
 			return Event{}, false, err
 		} else if ended {
@@ -486,19 +488,20 @@ func (r *Reader) startFetches() {
 	}
 }
 
-// maybeFetch starts a fetch for sr unless it has a complete event
-// buffered, is at its end or has one in flight. Called also right after
+// maybeFetch starts a fetch for sr unless it holds readBuffer bytes or
+// more, is at its end or has one in flight. Called also right after
 // an event is taken, so the next read is on its way while the caller
-// handles the event.
+// handles the events buffered (readahead.go).
 func (r *Reader) maybeFetch(sr *segRead) {
-	if sr.fetching || sr.eos || r.fetchPastEnd(sr, sr.bufOff+int64(len(sr.buf))) {
+	if sr.fetching || sr.eos || r.fetchPastEnd(sr, sr.fetchOff()) {
 		return
 	}
-	if _, _, err := protocol.NextEvent(sr.buf); err == nil {
+	held := sr.buffered()
+	if _, _, err := protocol.NextEvent(sr.buf); err == nil && held >= r.cfg.readBuffer {
 		return
 	}
 	max := r.cfg.readBuffer
-	if len(sr.buf) >= protocol.EventHeaderSize {
+	if len(sr.pend) == 0 && len(sr.buf) >= protocol.EventHeaderSize {
 		// A partial event: ask for at least the rest of it.
 		need := protocol.EventHeaderSize + int(binary.BigEndian.Uint32(sr.buf))
 		max = maxInt(max, need-len(sr.buf))
@@ -510,7 +513,7 @@ func (r *Reader) maybeFetch(sr *segRead) {
 	// Holding no part of an event, the reader stands where one starts: the
 	// node checks that, so that a position inside an event is a clear
 	// error instead of garbage parsed as events.
-	go r.fetch(sr.name, sr.gen, sr.bufOff+int64(len(sr.buf)), int32(max), len(sr.buf) == 0)
+	go r.fetch(sr.name, sr.gen, sr.fetchOff(), int32(max), held == 0)
 }
 
 func maxInt(a, b int) int {
@@ -535,12 +538,7 @@ func (r *Reader) apply(res fetchResult) error {
 		return nil
 	}
 	if len(res.data) > 0 {
-		if len(sr.buf) == 0 {
-			sr.buf = res.data
-		} else {
-			b := make([]byte, 0, len(sr.buf)+len(res.data))
-			sr.buf = append(append(b, sr.buf...), res.data...)
-		}
+		sr.pend = append(sr.pend, res.data)
 	}
 	if res.eos {
 		sr.eos, sr.succs = true, res.succs

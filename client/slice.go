@@ -90,7 +90,7 @@ func (r *Reader) atEndCut(sr *segRead) (bool, error) {
 	held := sr.bufOff + int64(len(sr.buf))
 	switch {
 	case sr.bufOff == e:
-		sr.buf, sr.eos, sr.succs = nil, true, []api.Successor{}
+		sr.buf, sr.pend, sr.eos, sr.succs = nil, nil, true, []api.Successor{}
 		r.end(sr)
 		return true, nil
 	case sr.bufOff > e:

@@ -40,6 +40,8 @@ type benchOptions struct {
 	TierMaxLag  time.Duration // --tier-max-lag: the nodes' bound, for the report
 	CPUProfile  string        // --cpuprofile (hidden): profile this process
 	Trace       string        // --trace (hidden): trace this process
+	Cold        bool          // --cold: read catches up from tier 2, page cache dropped
+	TierDir     string        // --tier-dir: the tier-2 directory for --cold
 }
 
 // The disk probes' sizes. Variables so the command's tests probe less
@@ -75,6 +77,8 @@ func benchCommand(g *globalOptions) *cli.Command {
 		durationFlag("tier-max-lag", "the nodes' --tier-max-lag `D`: the report sets the largest tier-2 lag against it", embed.DefaultTierConfig().MaxLag, &o.TierMaxLag),
 		&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of this process to `FILE`", Hidden: true, Destination: &o.CPUProfile},
 		&cli.StringFlag{Name: "trace", Usage: "write an execution trace of this process to `FILE`", Hidden: true, Destination: &o.Trace},
+		&cli.BoolFlag{Name: "cold", Usage: "read: after the fill, wait until the stream is all in tier 2, drop the page cache of every tier-2 file, and set the read against a reference file read cold beside them", Destination: &o.Cold},
+		&cli.StringFlag{Name: "tier-dir", Usage: "--cold: the tier-2 `DIR` on this machine (default: the controller's tier 2 if it is a local directory)", Destination: &o.TierDir},
 	}
 	sub := func(mode bench.Mode, usage, desc string) *cli.Command {
 		return &cli.Command{
@@ -168,6 +172,8 @@ func (o *benchOptions) config(c *cli.Context, g *globalOptions, mode bench.Mode)
 		AfterBurst:     o.AfterBurst,
 		TierPoll:       tierPoll,
 		TierMaxLag:     o.TierMaxLag,
+		Cold:           o.Cold,
+		TierDir:        o.TierDir,
 	}, nil
 }
 
@@ -298,6 +304,13 @@ func benchOutput(r *bench.Report) output {
 		add("reaction ms", fmt.Sprintf("total %s = decide %s + publish %s + serve %s  (detect %s before)",
 			f(x.TotalMS, 0), f(x.DecideMS, 0), f(x.PublishMS, 0), f(x.ServeMS, 0), f(x.DetectMS, 0)))
 		add("reason", x.Reason)
+	}
+	if x := r.Cold; x != nil {
+		add("tier dir", x.TierDir)
+		add("tiered bytes", fmt.Sprintf("%d  (all in tier 2 %ss after the fill; %d files, %d bytes dropped from the page cache)",
+			x.TieredBytes, f(x.TierWaitSeconds, 1), x.Files, x.FileBytes))
+		add("disk cold read MB/s", f(x.DiskReadMBPerS, 1)+"  (before "+f(x.DiskReadBeforeMBPerS, 1)+", after "+f(x.DiskReadAfterMBPerS, 1)+"; reference file of "+strconv.FormatInt(x.RefBytes, 10)+" bytes)")
+		add("MB/s / disk cold read", f(x.Ratio, 3))
 	}
 	if m := r.Server; m != nil {
 		mb := func(b int64) string { return f(float64(b)/(1<<20), 1) + " MiB" }

@@ -129,6 +129,13 @@ type Config struct {
 	// --tier-max-lag, the bound the largest lag is set against (0: none).
 	TierPoll   time.Duration
 	TierMaxLag time.Duration
+	// Cold makes a Read run catch up from tier 2 with cold caches
+	// (cold.go): after the fill it waits until the stream is all in tier
+	// 2, drops the page cache of every file under TierDir ("" : the
+	// controller's tier 2, if a local directory) and sets the read against
+	// a reference file read the same way (Report.Cold).
+	Cold    bool
+	TierDir string
 }
 
 // ErrInvalidConfig is matched (errors.Is) by Validate's errors.
@@ -178,6 +185,9 @@ func (c Config) Validate() error {
 		return invalidf("bench: disk probe of %d bytes and %d syncs: want 0 (the default) or more", c.DiskProbeBytes, c.DiskProbeSyncs)
 	}
 	if err := c.validateMore(); err != nil {
+		return err
+	}
+	if err := c.validateCold(); err != nil {
 		return err
 	}
 	if c.DiskDir != "" {

@@ -38,6 +38,16 @@
 //     time from the crossing to that acknowledgement into decide (to the
 //     seal), publish (to the epoch) and serve.
 //
+// Read with Cold catches up from tier 2 with cold caches (cold.go): after
+// the fill it waits until the controller reports the stream all in tier 2,
+// writes a reference file as large beside the tier-2 directory (TierDir,
+// or the controller's tier 2 if it is a local directory), drops the page
+// cache of every file under that directory (posix_fadvise DONTNEED,
+// diskprobe.DropCache), reads the reference file cold, then the stream,
+// then the reference file again; Report.Cold sets the read's event MB/s
+// against both reference reads together. The node's own block cache is
+// not dropped: start the server with a cache much smaller than the fill.
+//
 // Write with ScaleAt splits every segment of the stream in two during
 // the run (a manual scale); with Scale runs, the ScaleReport sets the
 // acknowledgement latency of the writes during the scale (from the first

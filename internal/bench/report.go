@@ -71,6 +71,8 @@ type Report struct {
 	Scale    *ScaleReport    `json:"scale,omitempty"`
 	Reaction *ReactionReport `json:"reaction,omitempty"`
 	Server   *ServerMemory   `json:"server,omitempty"`
+	// Cold is a cold read's tier-2 files and disk limit (Config.Cold).
+	Cold *ColdReport `json:"cold,omitempty"`
 }
 
 // LatencyMS holds percentiles in milliseconds (nearest rank, exact:

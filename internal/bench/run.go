@@ -482,6 +482,13 @@ func (b *bench) read(ctx context.Context, r *Report) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("fill: %w", ctx.Err())
 	}
+	var cr *cold
+	if b.Cold {
+		if cr, err = b.coldPrepare(ctx); err != nil {
+			return err
+		}
+		defer cr.close()
+	}
 
 	bg, err := joinGroup(ctx, cl, b.stream, b.Readers, client.FromCut(from))
 	if err != nil {
@@ -512,6 +519,9 @@ func (b *bench) read(ctx context.Context, r *Report) error {
 	b.prog.stop()
 	r.fill(n, bytes.Load()/max(n, 1), elapsed, rec.Snapshot())
 	r.Bytes = bytes.Load()
+	if cr != nil {
+		return cr.finish(r)
+	}
 	return nil
 }
 

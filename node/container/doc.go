@@ -86,8 +86,9 @@
 // (ChunkPart) through the configured ChunkSource into pooled buffers
 // (partpool.go; Config.Parts, shared by a node's containers) that the
 // cache and each ReadResult hold until released,
-// and read the next chunk's first part ahead when a read reaches a
-// chunk's end (read.go). Container hand-over (handover.go) exports the
+// and read the next part ahead once a read's own loads are done: the
+// chunk's next part (readahead.go), or the next chunk's first part when a
+// read reaches a chunk's end (read.go). Container hand-over (handover.go) exports the
 // metadata with its chunks to a new owner.
 //
 // Recovery records (recovery.go): ExportRecovery returns the metadata as

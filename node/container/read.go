@@ -179,6 +179,8 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 	var res ReadResult
 	var ahead partRef // the next chunk's first part, for read-ahead
 	var readAhead bool
+	var inChunk partRef // the next part of the last part's chunk
+	var inChunkOK bool
 	var seg *segment   // with atEvent: the segment whose offset is checked
 	var walkFrom int64 // where the boundary check of offset starts
 	for {
@@ -199,6 +201,9 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 			end := min(s.durable, offset+int64(maxBytes))
 			var parts []partRef
 			parts, ahead, readAhead = s.partsFrom(offset, end)
+			if !readAhead && len(parts) > 0 {
+				inChunk, inChunkOK = s.partAfter(parts[len(parts)-1])
+			}
 			for _, p := range parts {
 				spans = append(spans, span{tiered: true, part: p,
 					from: max(offset, p.Offset) - p.Offset, to: min(end, p.Offset+p.Length) - p.Offset})
@@ -281,6 +286,12 @@ func (c *Container) read(ctx context.Context, name string, offset int64, maxByte
 		c.mu.Lock()
 		seg.addHintLocked(offset) // the reader's next check walks from here
 		c.mu.Unlock()
+	}
+	if inChunkOK {
+		// After the read's own loads, so that the two never compete for
+		// the file: while the reply is sent and the client takes its
+		// events, the next part loads.
+		c.readPartAhead(name, segID, inChunk)
 	}
 	return res, nil
 }
@@ -375,15 +386,16 @@ func (c *Container) readPart(name string, p partRef) ([]byte, cache.Ref, error) 
 // readAheadSlots bounds a container's read-aheads in flight.
 const readAheadSlots = 2
 
-// readPartAhead loads the first part of the chunk after the one a read
-// reached the end of, in the background, as a catch-up reader will want
-// it next. Within a chunk's file the kernel reads ahead; at the next file
-// it starts afresh, so that start is overlapped with the reading of this
-// chunk's end. Parts of the same file are not read ahead: a second reader
-// of the file a little further on disturbs the kernel's read-ahead and
-// was measured slower (docs/BENCHMARKS.md). At most readAheadSlots at a
-// time, and only if the cache holds four parts, so that the read-ahead
-// never pushes out the part being read.
+// readPartAhead loads part p in the background, as a catch-up reader will
+// want it next: the first part of the chunk after the one a read reached
+// the end of (within a chunk's file the kernel reads ahead; at the next
+// file it starts afresh, so that start is overlapped with the reading of
+// this chunk's end), or the next part of the chunk a read loaded, started
+// only once the read's own loads are done (readahead.go): two readers of
+// one file at once disturb the kernel's read-ahead and were measured
+// slower (docs/BENCHMARKS.md). At most readAheadSlots at a time, and only
+// if the cache holds four parts, so that the read-ahead never pushes out
+// the part being read.
 func (c *Container) readPartAhead(name string, segID uint64, p partRef) {
 	if c.cfg.Chunks == nil || 4*p.Length > c.cache.Max() {
 		return
