@@ -310,6 +310,10 @@ func (w *Writer) writeChunk(name string) (int64, error) {
 		}
 		return 0, err
 	}
+	// The bound is on the file: leave out the blocks whose records would
+	// take it past (fit.go).
+	n, _ := fitChunk(blocks, w.cfg.Policy.ChunkBytes)
+	blocks = blocks[:n]
 	q, err := protocol.ParseSegmentName(name)
 	if err != nil {
 		return 0, err
