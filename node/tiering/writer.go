@@ -79,9 +79,12 @@ type Writer struct {
 	stop chan struct{}
 	done chan struct{}
 
-	passMu   sync.Mutex         // one pass at a time
-	known    map[string][]int64 // chunks of each segment as of the last pass
-	lastCkpt time.Time
+	passMu sync.Mutex // one pass at a time
+	// removeBudget: a pass's time for removing deleted segments' files
+	// (removal.go).
+	removeBudget time.Duration
+	known        map[string][]int64 // chunks of each segment as of the last pass
+	lastCkpt     time.Time
 	// The recovery records this writer wrote (recovery.go): whether any,
 	// the sequence number of the last one and the container's MetaChanges
 	// it held.
@@ -119,6 +122,7 @@ func New(cfg Config) *Writer {
 	return &Writer{
 		cfg: cfg, c: cfg.Container, l: cfg.Logger.WithField("container", cfg.Container.ID()),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		removeBudget: removeBudget(cfg.Tick),
 	}
 }
 
@@ -238,10 +242,26 @@ func (w *Writer) pass(ctx context.Context, all bool) error {
 			return err
 		}
 	}
+	// Deleted segments' chunks go first, paced (removal.go). A segment
+	// whose removal is not finished is neither tiered nor trimmed in this
+	// pass: a segment made again under its name would write its chunks
+	// into the directory being emptied.
+	rm := w.newRemoval(ctx, all)
+	var pending map[string]bool
 	for _, name := range gone {
-		if err := w.removeSegment(name); err != nil {
+		done, err := w.removeSegment(name, rm)
+		if err != nil {
 			return err
 		}
+		if !done {
+			if pending == nil {
+				pending = map[string]bool{}
+			}
+			pending[name] = true
+		}
+	}
+	if pending != nil {
+		states = slices.DeleteFunc(states, func(ts container.TierState) bool { return pending[ts.Name] })
 	}
 	if err := w.removeDropped(states); err != nil {
 		return err
@@ -503,23 +523,6 @@ func (w *Writer) removeDropped(states []container.TierState) error {
 		}
 	}
 	return nil
-}
-
-// removeSegment removes a deleted segment's chunks and, if it is empty
-// now, its stream's directory.
-func (w *Writer) removeSegment(name string) error {
-	q, err := protocol.ParseSegmentName(name)
-	if err != nil {
-		return err
-	}
-	dir := tier2.SegmentDir(q.Scope, q.Stream, q.Number)
-	if err := w.cfg.Store.RemoveAll(dir); err != nil {
-		return fmt.Errorf("tiering: remove %s: %w", dir, err)
-	}
-	// Best effort: the stream's other segments may still be there.
-	w.cfg.Store.Remove(tier2.StreamDir(q.Scope, q.Stream))
-	delete(w.known, name)
-	return w.c.Forget(name)
 }
 
 // Stats returns the writer's counters, with the container's untiered
