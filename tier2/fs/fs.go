@@ -102,7 +102,7 @@ func (s *Storage) Create(p string) (tier2.Writer, error) {
 		_ = os.Remove(name)
 		return nil, pathErr("create", p, err)
 	}
-	return &writer{f: f, path: p, wb: writeback{fd: int(f.Fd())}}, nil
+	return &writer{f: f, path: p, wb: writeback{fd: int(f.Fd()), pace: pace}}, nil
 }
 
 // mkdirAll makes the directory dir (a checked storage path, "." for the

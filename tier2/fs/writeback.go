@@ -2,6 +2,7 @@ package fs
 
 import (
 	"errors"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -9,13 +10,23 @@ import (
 // WritebackBytes is how much a writer lets the kernel hold dirty before it
 // starts writing it back (sync_file_range(2) with SYNC_FILE_RANGE_WRITE),
 // and how far behind the writer the previous range may still be in
-// flight: a writer waits for the range before the one it just started.
-// A file being written so has at most about twice this much dirty or
-// under write-back at any time, and Close's fsync finds little left to
-// write. Without it a 16 MiB chunk was written back whole by that fsync,
-// one long queue of writes that the log's small fdatasyncs on the same
-// disk waited behind (docs/BENCHMARKS.md, "Background I/O").
+// flight: a writer waits for the range before the one it just started,
+// then pauses as long as that wait took (at most maxPause). A file being
+// written so has at most about twice this much dirty or under write-back
+// at any time, Close's fsync finds little left to write, and a writer
+// faster than the disk leaves it idle about half the time its writes
+// queue, so the log's small syncs on the same disk find a short queue.
+// Without it a 16 MiB chunk was written back whole by that fsync, one
+// long queue of writes the log's fdatasyncs waited behind
+// (docs/BENCHMARKS.md, "Background I/O"; BenchmarkSyncBesideChunks).
 const WritebackBytes = 1 << 20
+
+// maxPause bounds a writer's pause after a range.
+const maxPause = 50 * time.Millisecond
+
+// pace: pause after each range (a variable so that a benchmark can
+// measure without).
+var pace = true
 
 // writeback starts and waits for the write-back of a file's pages behind
 // its writer. It is an optimisation only: durability still comes from
@@ -25,6 +36,7 @@ type writeback struct {
 	started int64 // bytes whose write-back was started: [0, started)
 	waited  int64 // bytes whose write-back was waited for: [0, waited)
 	off     bool  // the filesystem does not support sync_file_range
+	pace    bool  // after waiting for a range, pause as long as the wait took
 }
 
 // wrote notes that the file now has size bytes. Once WritebackBytes
@@ -42,10 +54,14 @@ func (wb *writeback) wrote(size int64) error {
 	wb.started = size
 	if prev > wb.waited {
 		flags := unix.SYNC_FILE_RANGE_WAIT_BEFORE | unix.SYNC_FILE_RANGE_WRITE | unix.SYNC_FILE_RANGE_WAIT_AFTER
+		start := time.Now()
 		if err := syncFileRange(wb.fd, wb.waited, prev-wb.waited, flags); err != nil {
 			return wb.fail(err)
 		}
 		wb.waited = prev
+		if wb.pace {
+			time.Sleep(min(time.Since(start), maxPause))
+		}
 	}
 	return nil
 }
