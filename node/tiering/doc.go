@@ -36,6 +36,12 @@
 // again from the same offset) or the record (the file is in place), so
 // every event is in tier 2 exactly once.
 //
+// The backend may pace a chunk's writes to leave the disk to the log
+// (tier2/fs pauses after each 1 MiB it waited to write back); a segment
+// whose oldest untiered block is three quarters of its lag bound old,
+// and every chunk of Flush, is written unpaced (tier2.Paced), so the bound
+// still holds while the log is busy.
+//
 // # Deleting (removal.go)
 //
 // A deleted segment's chunks are removed one file at a time, each unlink

@@ -7,6 +7,7 @@ import (
 	"path"
 	"time"
 
+	"github.com/sluice-streams/sluice/node/container"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/tier2"
 )
@@ -24,6 +25,15 @@ const (
 	maxRemovePause  = 20 * time.Millisecond
 	minRemoveBudget = 50 * time.Millisecond
 )
+
+// behind reports whether the segment's oldest untiered block is three
+// quarters of its lag bound old: its chunks are then written without the
+// backend's pacing (tier2.Paced), so that tiering keeps the bound rather
+// than yield the disk to the log.
+func (w *Writer) behind(ts container.TierState) bool {
+	lag := w.cfg.Policy.forSegment(ts).MaxLag
+	return !ts.Oldest.IsZero() && w.cfg.Now().Sub(ts.Oldest) >= lag*3/4
+}
 
 // removal paces the removal of files within one pass. A nil *removal
 // removes without pauses or budget.

@@ -3,10 +3,15 @@ package tiering
 import (
 	"bytes"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sluice-streams/sluice/node/container"
+	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
+	"github.com/sluice-streams/sluice/tier2/tier2test"
 )
 
 // A deleted segment's chunks are removed over several passes when the
@@ -81,5 +86,71 @@ func TestDeletionIsPacedAcrossPasses(t *testing.T) {
 	}
 	if got := f.readAll(segA); !bytes.Equal(got, f.wrote[segA]) {
 		t.Fatal("the other segment reads back differently")
+	}
+}
+
+// pacedStore's writers implement tier2.Paced and count Unpaced calls.
+type pacedStore struct {
+	tier2.Storage
+	unpaced *atomic.Int64
+	created *atomic.Int64
+}
+
+type pacedWriter struct {
+	tier2.Writer
+	unpaced *atomic.Int64
+}
+
+func (w pacedWriter) Unpaced() { w.unpaced.Add(1) }
+
+func (s pacedStore) Create(p string) (tier2.Writer, error) {
+	w, err := s.Storage.Create(p)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(p, "_sluice/") {
+		return w, nil // a recovery record
+	}
+	s.created.Add(1)
+	return pacedWriter{w, s.unpaced}, nil
+}
+
+// A segment tiered at half its lag bound (the age rule) is written paced;
+// one whose oldest block is three quarters of the bound old is written
+// unpaced, to keep the bound; Flush writes unpaced.
+func TestChunksBehindTheLagBoundAreUnpaced(t *testing.T) {
+	var unpaced, created atomic.Int64
+	store := pacedStore{tier2test.NewMem(), &unpaced, &created}
+	f := newFixture(t, store, func(_ *container.Config, w *Config) {
+		w.Policy.MaxLag = time.Hour
+		w.Store = store // not through the fixture's fault injector, which hides Paced
+	})
+	f.create(segA)
+	f.write(segA, 5)
+	f.now = time.Now().Add(31 * time.Minute) // extents are stamped with the real clock
+	if err := f.w.Pass(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if created.Load() == 0 || unpaced.Load() != 0 {
+		t.Fatalf("at half the bound: %d chunks, %d unpaced; want some, none unpaced", created.Load(), unpaced.Load())
+	}
+	first := created.Load()
+	f.write(segA, 5)
+	f.now = time.Now().Add(50 * time.Minute)
+	if err := f.w.Pass(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	paced := created.Load() - unpaced.Load()
+	if unpaced.Load() == 0 || paced != first {
+		t.Fatalf("behind the bound: %d chunks, %d unpaced; want all %d new ones unpaced", created.Load(), unpaced.Load(), created.Load()-first)
+	}
+	f.write(segA, 5)
+	f.now = time.Now()
+	before := created.Load()
+	if err := f.w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if created.Load() == before || created.Load()-unpaced.Load() != first {
+		t.Fatalf("flush: %d chunks, %d unpaced; want the new ones unpaced", created.Load(), unpaced.Load())
 	}
 }

@@ -281,7 +281,7 @@ func (w *Writer) pass(ctx context.Context, all bool) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		n, err := w.tierSegment(d.Segment)
+		n, err := w.tierSegment(d.Segment, all)
 		if err != nil {
 			return err
 		}
@@ -300,8 +300,9 @@ func (w *Writer) pass(ctx context.Context, all bool) error {
 }
 
 // tierSegment moves the segment's durable untiered bytes, as they are
-// now, into chunks of at most ChunkBytes.
-func (w *Writer) tierSegment(name string) (int64, error) {
+// now, into chunks of at most ChunkBytes: paced by the backend (see
+// tier2.Paced) unless all (Flush) or the segment is behind its lag bound.
+func (w *Writer) tierSegment(name string, all bool) (int64, error) {
 	ts, err := w.c.TierState(name)
 	if errors.Is(err, protocol.ErrNoSuchSegment) {
 		return 0, nil // deleted meanwhile
@@ -309,9 +310,10 @@ func (w *Writer) tierSegment(name string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	unpaced := all || w.behind(ts)
 	var done int64
 	for done < ts.Untiered {
-		n, err := w.writeChunk(name)
+		n, err := w.writeChunk(name, unpaced)
 		if err != nil || n == 0 {
 			return done, err
 		}
@@ -322,7 +324,7 @@ func (w *Writer) tierSegment(name string) (int64, error) {
 
 // writeChunk writes one chunk from the segment's first untiered offset
 // and records it; it returns the bytes tiered.
-func (w *Writer) writeChunk(name string) (int64, error) {
+func (w *Writer) writeChunk(name string, unpaced bool) (int64, error) {
 	offset, blocks, err := w.c.UntieredBlocks(name, w.cfg.Policy.ChunkBytes)
 	if err != nil || len(blocks) == 0 {
 		if errors.Is(err, protocol.ErrNoSuchSegment) {
@@ -349,6 +351,9 @@ func (w *Writer) writeChunk(name string) (int64, error) {
 	}
 	if err != nil {
 		return 0, fmt.Errorf("tiering: create %s: %w", tmp, err)
+	}
+	if p, ok := f.(tier2.Paced); ok && unpaced {
+		p.Unpaced()
 	}
 	length, marks, err := writeEvents(f, offset, blocks, w.cfg.Compression, w.cfg.PartBytes)
 	if cerr := f.Close(); err == nil && cerr != nil {

@@ -23,7 +23,8 @@
 // before, and pauses as long as that wait took (at most 50 ms): at most
 // about 2 MiB of the file is dirty or queued at any time, and Close's
 // fsync finds little to write, so the small syncs of a log on the same
-// disk do not queue behind a whole chunk. It is an optimisation, not
+// disk do not queue behind a whole chunk. Unpaced (tier2.Paced) drops the
+// pauses for a file whose writer is behind its deadline. It is an optimisation, not
 // durability (that is Close's fsync): a filesystem without
 // sync_file_range (EINVAL, ENOSYS, EOPNOTSUPP) is written without it, and
 // an I/O error of write-back fails the write, stickily, as a failed write

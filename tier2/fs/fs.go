@@ -31,7 +31,10 @@ type Storage struct {
 	dirs knownDirs
 }
 
-var _ tier2.Storage = (*Storage)(nil)
+var (
+	_ tier2.Storage = (*Storage)(nil)
+	_ tier2.Paced   = (*writer)(nil)
+)
 
 // New returns a Storage over root, creating the directory (and its
 // parents) if it is missing.
@@ -311,6 +314,9 @@ func (w *writer) Write(b []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// Unpaced implements tier2.Paced: no pauses after write-back ranges.
+func (w *writer) Unpaced() { w.wb.pace = false }
 
 // Close fsyncs and closes the file. It reports an earlier write error.
 func (w *writer) Close() error {
