@@ -154,3 +154,62 @@ func TestChunksBehindTheLagBoundAreUnpaced(t *testing.T) {
 		t.Fatalf("flush: %d chunks, %d unpaced; want the new ones unpaced", created.Load(), unpaced.Load())
 	}
 }
+
+// A deletion interrupted by a tier-2 failure and then by a crash (after a
+// pass removed part of the chunks) is finished after the restart: the
+// segment stays gone-pending in the container's log until its directory
+// is empty, and the other segment's events are intact.
+func TestDeletionResumesAfterFaultAndCrash(t *testing.T) {
+	store, err := fs.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, store, nil)
+	f.create(segA, segB)
+	f.write(segB, 300)
+	f.write(segA, 50)
+	if err := f.w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := f.chunks(segB)
+	if err := f.c.Delete(segB); err != nil {
+		t.Fatal(err)
+	}
+	f.w.removeBudget = time.Nanosecond
+	if err := f.w.Pass(t.Context()); err != nil { // removes one file
+		t.Fatal(err)
+	}
+	f.store.Arm(tier2test.OpRemove, tier2test.Fault{Times: 1})
+	if err := f.w.Pass(t.Context()); err == nil {
+		t.Fatal("a pass with a failing Remove succeeded")
+	}
+	dir, _ := segmentDir(segB)
+	left, err := f.store.List(dir)
+	if err != nil || len(left) == 0 || len(left) >= len(old) {
+		t.Fatalf("after a partial removal: %d of %d files left (%v)", len(left), len(old), err)
+	}
+	if !slices.Contains(f.c.Gone(), segB) {
+		t.Fatal("forgotten before its chunks were removed")
+	}
+
+	f.crash()
+	f.store.DisarmAll()
+	f.open()
+	if !slices.Contains(f.c.Gone(), segB) {
+		t.Fatal("the pending deletion was lost in the crash")
+	}
+	for i := 0; slices.Contains(f.c.Gone(), segB); i++ {
+		if i > len(old) {
+			t.Fatal("the deletion does not finish")
+		}
+		if err := f.w.Pass(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.store.Stat(dir); err == nil {
+		t.Fatalf("%s still there after the segment was forgotten", dir)
+	}
+	if got := f.readAll(segA); !bytes.Equal(got, f.wrote[segA]) {
+		t.Fatal("the other segment reads back differently")
+	}
+}
