@@ -86,4 +86,17 @@ func TestCreateRemembersDirectories(t *testing.T) {
 	if err != nil || string(got) != tier2.ChunkPath("sc", "st", 3, 300) {
 		t.Fatalf("chunk after the directory was removed: %q, %v", got, err)
 	}
+
+	// A new segment's directory under a remembered parent removed behind
+	// the Storage's back (another container emptied the stream).
+	if err := os.RemoveAll(filepath.Join(s.Root(), "sc")); err != nil {
+		t.Fatal(err)
+	}
+	if !s.dirs.has("sc/st") || s.dirs.has(tier2.SegmentDir("sc", "st", 4)) {
+		t.Fatal("the test needs the stream's directory remembered and the segment's not")
+	}
+	put(tier2.ChunkPath("sc", "st", 4, 0))
+	if _, err := os.Stat(filepath.Join(s.Root(), tier2.ChunkPath("sc", "st", 4, 0))); err != nil {
+		t.Fatal(err)
+	}
 }

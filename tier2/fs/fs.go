@@ -83,14 +83,16 @@ func (s *Storage) Create(p string) (tier2.Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.mkdirAll(path.Dir(p)); err != nil {
-		return nil, pathErr("create", p, err)
+	var f *os.File
+	err = s.mkdirAll(path.Dir(p))
+	if err == nil {
+		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
 	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
 	if errors.Is(err, iofs.ErrNotExist) {
-		// A directory remembered as made was removed by someone else (a
-		// head serving tier 2, an operator): forget all under the path's
-		// top directory and make what is missing again.
+		// A directory remembered as made (or just found) was removed by
+		// someone else: another container emptying the stream's
+		// directory, a head serving tier 2, an operator. Forget all under
+		// the path's top directory and make what is missing again, once.
 		s.dirs.forget(topDir(p))
 		if err = s.mkdirAll(path.Dir(p)); err == nil {
 			f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
