@@ -77,3 +77,11 @@ type Reader interface {
 	Size() int64
 	Close() error
 }
+
+// Paced is implemented by a Writer that paces its writes to leave the
+// disk to others (tier2/fs: it pauses after each range it waited for).
+// Unpaced turns that off for the rest of the file, for a writer that is
+// behind its deadline. Call it before the first Write.
+type Paced interface {
+	Unpaced()
+}

@@ -15,7 +15,7 @@ func tierFlags(t *embed.TierConfig, uriUsage string) []cli.Flag {
 		&cli.StringFlag{Name: "tier2", Usage: uriUsage, Destination: &t.URI},
 		durationFlag("tier-max-lag", "an event is in tier 2 within `D` of being written (while tier 2 keeps up)", d.MaxLag, &t.MaxLag),
 		sizeFlag("tier-segment-bytes", "tier a segment once `BYTES` of it wait", d.SegmentBytes, &t.SegmentBytes),
-		sizeFlag("tier-chunk-bytes", "a tier-2 chunk holds at most about `BYTES`", d.ChunkBytes, &t.ChunkBytes),
+		sizeFlag("tier-chunk-bytes", "a tier-2 chunk's file is at most `BYTES` (a chunk holds whole append blocks: one larger makes a chunk of its own)", d.ChunkBytes, &t.ChunkBytes),
 		sizeFlag("tier-max-untiered", "refuse appends (retriably) once a container has `BYTES` waiting for tier 2", d.MaxUntiered, &t.MaxUntiered),
 		&cli.BoolFlag{Name: "tier-compress", Usage: "write zlib block-compressed chunks", Destination: &t.Compress},
 		durationFlag("tier-shutdown-flush", "on shutdown, tier what is durable for at most `D`", d.ShutdownFlush, &t.ShutdownFlush),

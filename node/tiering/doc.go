@@ -23,8 +23,10 @@
 //
 // # Writing a chunk (writer.go)
 //
-// For one segment: take up to Policy.ChunkBytes of whole blocks from the
-// first untiered offset (container.UntieredBlocks); write them as one
+// For one segment: take whole blocks from the first untiered offset
+// (container.UntieredBlocks) whose SequenceFile stays within
+// Policy.ChunkBytes, the records' keys and lengths counted (fit.go; one
+// block larger than the bound is a chunk of its own); write them as one
 // SequenceFile (key: the event's offset, value: its bytes) under the
 // temporary name; close it (durable); rename it into place; then log the
 // chunk in the container (CommitChunk). Only a checkpoint that holds that
@@ -33,6 +35,22 @@
 // renamed, is an orphan: Reconcile removes it, and the bytes are tiered
 // again from the same offset) or the record (the file is in place), so
 // every event is in tier 2 exactly once.
+//
+// The backend may pace a chunk's writes to leave the disk to the log
+// (tier2/fs pauses after each 1 MiB it waited to write back); a segment
+// whose oldest untiered block is three quarters of its lag bound old,
+// and every chunk of Flush, is written unpaced (tier2.Paced), so the bound
+// still holds while the log is busy.
+//
+// # Deleting (removal.go)
+//
+// A deleted segment's chunks are removed one file at a time, each unlink
+// followed by a pause as long as it took, for at most half a tick per
+// pass (Flush: all, without pauses); the next pass goes on, and the
+// segment is forgotten (container.Forget) only once its directory is
+// gone. Until then a segment made again under its name is neither
+// tiered nor trimmed. Unlinking a burst's gigabytes at once held the
+// filesystem's journal, which the log's syncs commit.
 //
 // # Recovery records (recovery.go)
 //

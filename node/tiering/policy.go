@@ -34,8 +34,9 @@ const (
 
 // Policy says when a segment's data moves to tier 2.
 type Policy struct {
-	// ChunkBytes bounds a chunk (a chunk holds whole blocks, so one block
-	// larger than this makes a larger chunk).
+	// ChunkBytes bounds a chunk's file, its records' keys and lengths
+	// counted (a chunk holds whole blocks, so one block larger than this
+	// makes a larger chunk).
 	ChunkBytes int64
 	// SegmentBytes: tier a segment once this many of its bytes wait.
 	SegmentBytes int64

@@ -79,9 +79,12 @@ type Writer struct {
 	stop chan struct{}
 	done chan struct{}
 
-	passMu   sync.Mutex         // one pass at a time
-	known    map[string][]int64 // chunks of each segment as of the last pass
-	lastCkpt time.Time
+	passMu sync.Mutex // one pass at a time
+	// removeBudget: a pass's time for removing deleted segments' files
+	// (removal.go).
+	removeBudget time.Duration
+	known        map[string][]int64 // chunks of each segment as of the last pass
+	lastCkpt     time.Time
 	// The recovery records this writer wrote (recovery.go): whether any,
 	// the sequence number of the last one and the container's MetaChanges
 	// it held.
@@ -119,6 +122,7 @@ func New(cfg Config) *Writer {
 	return &Writer{
 		cfg: cfg, c: cfg.Container, l: cfg.Logger.WithField("container", cfg.Container.ID()),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		removeBudget: removeBudget(cfg.Tick),
 	}
 }
 
@@ -238,10 +242,26 @@ func (w *Writer) pass(ctx context.Context, all bool) error {
 			return err
 		}
 	}
+	// Deleted segments' chunks go first, paced (removal.go). A segment
+	// whose removal is not finished is neither tiered nor trimmed in this
+	// pass: a segment made again under its name would write its chunks
+	// into the directory being emptied.
+	rm := w.newRemoval(ctx, all)
+	var pending map[string]bool
 	for _, name := range gone {
-		if err := w.removeSegment(name); err != nil {
+		done, err := w.removeSegment(name, rm)
+		if err != nil {
 			return err
 		}
+		if !done {
+			if pending == nil {
+				pending = map[string]bool{}
+			}
+			pending[name] = true
+		}
+	}
+	if pending != nil {
+		states = slices.DeleteFunc(states, func(ts container.TierState) bool { return pending[ts.Name] })
 	}
 	if err := w.removeDropped(states); err != nil {
 		return err
@@ -261,7 +281,7 @@ func (w *Writer) pass(ctx context.Context, all bool) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		n, err := w.tierSegment(d.Segment)
+		n, err := w.tierSegment(d.Segment, all)
 		if err != nil {
 			return err
 		}
@@ -280,8 +300,9 @@ func (w *Writer) pass(ctx context.Context, all bool) error {
 }
 
 // tierSegment moves the segment's durable untiered bytes, as they are
-// now, into chunks of at most ChunkBytes.
-func (w *Writer) tierSegment(name string) (int64, error) {
+// now, into chunks of at most ChunkBytes: paced by the backend (see
+// tier2.Paced) unless all (Flush) or the segment is behind its lag bound.
+func (w *Writer) tierSegment(name string, all bool) (int64, error) {
 	ts, err := w.c.TierState(name)
 	if errors.Is(err, protocol.ErrNoSuchSegment) {
 		return 0, nil // deleted meanwhile
@@ -289,9 +310,10 @@ func (w *Writer) tierSegment(name string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	unpaced := all || w.behind(ts)
 	var done int64
 	for done < ts.Untiered {
-		n, err := w.writeChunk(name)
+		n, err := w.writeChunk(name, unpaced)
 		if err != nil || n == 0 {
 			return done, err
 		}
@@ -302,7 +324,7 @@ func (w *Writer) tierSegment(name string) (int64, error) {
 
 // writeChunk writes one chunk from the segment's first untiered offset
 // and records it; it returns the bytes tiered.
-func (w *Writer) writeChunk(name string) (int64, error) {
+func (w *Writer) writeChunk(name string, unpaced bool) (int64, error) {
 	offset, blocks, err := w.c.UntieredBlocks(name, w.cfg.Policy.ChunkBytes)
 	if err != nil || len(blocks) == 0 {
 		if errors.Is(err, protocol.ErrNoSuchSegment) {
@@ -310,6 +332,10 @@ func (w *Writer) writeChunk(name string) (int64, error) {
 		}
 		return 0, err
 	}
+	// The bound is on the file: leave out the blocks whose records would
+	// take it past (fit.go).
+	n, _ := fitChunk(blocks, w.cfg.Policy.ChunkBytes)
+	blocks = blocks[:n]
 	q, err := protocol.ParseSegmentName(name)
 	if err != nil {
 		return 0, err
@@ -325,6 +351,9 @@ func (w *Writer) writeChunk(name string) (int64, error) {
 	}
 	if err != nil {
 		return 0, fmt.Errorf("tiering: create %s: %w", tmp, err)
+	}
+	if p, ok := f.(tier2.Paced); ok && unpaced {
+		p.Unpaced()
 	}
 	length, marks, err := writeEvents(f, offset, blocks, w.cfg.Compression, w.cfg.PartBytes)
 	if cerr := f.Close(); err == nil && cerr != nil {
@@ -499,23 +528,6 @@ func (w *Writer) removeDropped(states []container.TierState) error {
 		}
 	}
 	return nil
-}
-
-// removeSegment removes a deleted segment's chunks and, if it is empty
-// now, its stream's directory.
-func (w *Writer) removeSegment(name string) error {
-	q, err := protocol.ParseSegmentName(name)
-	if err != nil {
-		return err
-	}
-	dir := tier2.SegmentDir(q.Scope, q.Stream, q.Number)
-	if err := w.cfg.Store.RemoveAll(dir); err != nil {
-		return fmt.Errorf("tiering: remove %s: %w", dir, err)
-	}
-	// Best effort: the stream's other segments may still be there.
-	w.cfg.Store.Remove(tier2.StreamDir(q.Scope, q.Stream))
-	delete(w.known, name)
-	return w.c.Forget(name)
 }
 
 // Stats returns the writer's counters, with the container's untiered

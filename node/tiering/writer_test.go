@@ -270,7 +270,7 @@ func TestCrashAtEachTieringStep(t *testing.T) {
 			case "recorded but log not trimmed":
 				// Chunks recorded, but no checkpoint: the log keeps every block.
 				f.w.known = map[string][]int64{}
-				if _, err := f.w.tierSegment(segA); err != nil {
+				if _, err := f.w.tierSegment(segA, false); err != nil {
 					t.Fatal(err)
 				}
 			}

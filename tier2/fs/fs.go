@@ -20,13 +20,21 @@ const (
 	dirMode  = 0o755
 )
 
-// Storage is a tier2.Storage over the directory root. It keeps no state
-// besides the root, so it is safe for concurrent use and Close is a no-op.
+// Storage is a tier2.Storage over the directory root. It is safe for
+// concurrent use; Close is a no-op.
 type Storage struct {
 	root string
+	// dirs are directories (storage paths) this Storage made or found,
+	// whose entries in their parents were fsynced: Create skips mkdirAll
+	// for them. Remove, RemoveAll and Rename forget the paths they may
+	// have removed (dirs.go).
+	dirs knownDirs
 }
 
-var _ tier2.Storage = (*Storage)(nil)
+var (
+	_ tier2.Storage = (*Storage)(nil)
+	_ tier2.Paced   = (*writer)(nil)
+)
 
 // New returns a Storage over root, creating the directory (and its
 // parents) if it is missing.
@@ -75,10 +83,21 @@ func (s *Storage) Create(p string) (tier2.Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.mkdirAll(path.Dir(p)); err != nil {
-		return nil, pathErr("create", p, err)
+	var f *os.File
+	err = s.mkdirAll(path.Dir(p))
+	if err == nil {
+		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
 	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
+	if errors.Is(err, iofs.ErrNotExist) {
+		// A directory remembered as made (or just found) was removed by
+		// someone else: another container emptying the stream's
+		// directory, a head serving tier 2, an operator. Forget all under
+		// the path's top directory and make what is missing again, once.
+		s.dirs.forget(topDir(p))
+		if err = s.mkdirAll(path.Dir(p)); err == nil {
+			f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
+		}
+	}
 	if err != nil {
 		return nil, pathErr("create", p, err)
 	}
@@ -88,18 +107,20 @@ func (s *Storage) Create(p string) (tier2.Writer, error) {
 		_ = os.Remove(name)
 		return nil, pathErr("create", p, err)
 	}
-	return &writer{f: f, path: p}, nil
+	return &writer{f: f, path: p, wb: writeback{fd: int(f.Fd()), pace: pace}}, nil
 }
 
 // mkdirAll makes the directory dir (a checked storage path, "." for the
 // root) and its missing parents, fsyncing the parent of each one it
-// makes. Concurrent calls making the same directories are fine.
+// makes. Concurrent calls making the same directories are fine. A
+// directory this Storage already made or found costs nothing.
 func (s *Storage) mkdirAll(dir string) error {
-	if dir == "." {
+	if dir == "." || s.dirs.has(dir) {
 		return nil
 	}
 	name := filepath.Join(s.root, filepath.FromSlash(dir))
 	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
+		s.dirs.add(dir) // found: made by this root's earlier owner, as before
 		return nil
 	}
 	if err := s.mkdirAll(path.Dir(dir)); err != nil {
@@ -115,7 +136,11 @@ func (s *Storage) mkdirAll(dir string) error {
 	if err := os.Chmod(name, dirMode); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(name))
+	if err := syncDir(filepath.Dir(name)); err != nil {
+		return err
+	}
+	s.dirs.add(dir)
+	return nil
 }
 
 // Open implements tier2.Storage.
@@ -201,6 +226,10 @@ func (s *Storage) Rename(from, to string) error {
 	if err != nil {
 		return err
 	}
+	// A directory renamed away is not there any more; one replaced is
+	// gone with its children.
+	defer s.dirs.forget(to)
+	defer s.dirs.forget(from)
 	if err := os.Rename(src, dst); err != nil {
 		return renameErr(from, to, err)
 	}
@@ -224,6 +253,7 @@ func (s *Storage) Remove(p string) error {
 	if err := os.Remove(name); err != nil {
 		return pathErr("remove", p, err)
 	}
+	s.dirs.forget(p)
 	return nil
 }
 
@@ -234,6 +264,7 @@ func (s *Storage) RemoveAll(p string) error {
 	if err != nil {
 		return err
 	}
+	defer s.dirs.forget(p) // whatever of it was removed
 	if p != "" {
 		if err := os.RemoveAll(name); err != nil {
 			return pathErr("removeall", p, err)
@@ -262,6 +293,8 @@ type writer struct {
 	path   string
 	werr   error
 	closed bool
+	size   int64     // bytes written
+	wb     writeback // keeps the file's dirty pages few (writeback.go)
 }
 
 func (w *writer) Write(b []byte) (int, error) {
@@ -272,12 +305,20 @@ func (w *writer) Write(b []byte) (int, error) {
 		return 0, w.werr
 	}
 	n, err := w.f.Write(b)
+	w.size += int64(n)
 	if err != nil {
 		w.werr = pathErr("write", w.path, err)
 		return n, w.werr
 	}
+	if err := w.wb.wrote(w.size); err != nil {
+		w.werr = pathErr("write back", w.path, err)
+		return n, w.werr
+	}
 	return n, nil
 }
+
+// Unpaced implements tier2.Paced: no pauses after write-back ranges.
+func (w *writer) Unpaced() { w.wb.pace = false }
 
 // Close fsyncs and closes the file. It reports an earlier write error.
 func (w *writer) Close() error {
