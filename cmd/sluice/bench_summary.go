@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 
@@ -29,7 +28,7 @@ func benchSummaryCommand(g *globalOptions) *cli.Command {
 			if c.NArg() > 1 {
 				return fmt.Errorf("bench summarize: one FILE at most, got %q", c.Args().Slice())
 			}
-			var in io.Reader = os.Stdin
+			in := stdin
 			if name := c.Args().First(); name != "" && name != "-" {
 				f, err := os.Open(name)
 				if err != nil {

@@ -122,6 +122,8 @@ func TestEveryCommandPrintsJSON(t *testing.T) {
 		{path: "bench write", args: []string{"--count", "20", "--event-size", "10"}, want: `"eventsPerSec"`},
 		{path: "bench read", args: []string{"--count", "20", "--event-size", "10"}, want: `"latencyMs"`},
 		{path: "bench e2e", args: []string{"--count", "20", "--event-size", "10"}, want: `"writeLatencyMs"`},
+		{path: "bench summarize", stdin: "# run: write-fresh\n" + `{"mode":"write","events":1,"mbPerSec":10.5,"latencyMs":{"p50":0.5,"p99":1}}` + "\n",
+			want: `"measure":"MB/s","median":10.5`},
 		{path: "bench scale", args: []string{"--controller", fast.URL, "--target", "50", "--rate", "500", "--warmup", "1s", "--event-size", "10"}, want: `"reaction"`},
 		{path: "stream truncate", args: []string{"j/s", "--cut", "j/s:1.#epoch.0=0,2.#epoch.1=0,3.#epoch.1=0"}, want: `"truncated":true`},
 		{path: "stream seal", args: []string{"j/s"}, want: `"sealed":true`},
