@@ -497,7 +497,7 @@ func (r *Reader) maybeFetch(sr *segRead) {
 		return
 	}
 	held := sr.buffered()
-	if _, _, err := protocol.NextEvent(sr.buf); err == nil && held >= r.cfg.readBuffer {
+	if _, _, err := protocol.NextEvent(sr.buf); (err == nil || len(sr.pend) > 0) && held >= r.cfg.readBuffer {
 		return
 	}
 	max := r.cfg.readBuffer
