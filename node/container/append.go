@@ -57,7 +57,16 @@ type PendingAppend struct {
 // or returns why it cannot be.
 func (p *PendingAppend) Wait() (AppendResult, error) {
 	if p.syncPoint != nil {
-		return p.result, p.syncPoint()
+		// Everything logged before the resend is durable at its sync
+		// point, the original block with it: readers may see it, even if
+		// the original's own Wait never ran (its connection died).
+		if err := p.syncPoint(); err != nil {
+			return p.result, err
+		}
+		p.c.mu.Lock()
+		p.seg.markDurableLocked(p.result.Offset)
+		p.c.mu.Unlock()
+		return p.result, nil
 	}
 	if err := p.c.wait(p.p); err != nil {
 		return AppendResult{}, err
@@ -127,7 +136,7 @@ func (c *Container) AppendAsync(a Append) (*PendingAppend, error) {
 			return nil, fmt.Errorf("container %d: segment %q: writer %q: %w", c.cfg.ID, a.Segment, a.Writer, err)
 		}
 		if resend {
-			return &PendingAppend{c: c, result: AppendResult{PreviousEventNumber: v, Offset: s.length, Duplicate: true},
+			return &PendingAppend{c: c, seg: s, result: AppendResult{PreviousEventNumber: v, Offset: s.length, Duplicate: true},
 				syncPoint: c.syncPointLocked()}, nil
 		}
 	}

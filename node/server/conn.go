@@ -467,12 +467,17 @@ func (c *conn) spawn(sem chan struct{}, f func()) bool {
 }
 
 // pushAck queues an append's reply in the ack FIFO; if the connection
-// died first, it releases the block's request memory itself.
+// died first, it waits for the append itself (the block is in the log:
+// only Wait makes it readable once durable) and releases the block's
+// request memory.
 func (c *conn) pushAck(it ackItem) bool {
 	select {
 	case c.acks <- it:
 		return true
 	case <-c.ctx.Done():
+		if it.err == nil && it.p != nil {
+			it.p.Wait()
+		}
 		if it.held > 0 {
 			c.releaseMem(it.held)
 		}
