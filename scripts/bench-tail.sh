@@ -1,8 +1,9 @@
 #!/bin/sh
 # bench-tail.sh runs the tail-latency targets of docs/BENCHMARKS.md
 # ("Client path", issue 13) ROUNDS times, each run against a fresh
-# `sluice standalone` (default settings, tier 2 on, loopback only, data
-# under a new temporary directory that is removed after the run):
+# `sluice standalone` (default settings: tier 2 and the HDFS, NFS and S3
+# heads on, every port a free loopback one; data under a new temporary
+# directory that is removed after the run):
 #
 #   write-fresh  bench write --rate 10240 (10 MiB/s of 1 KiB events) with
 #                --measure-disk in the node's directory
@@ -52,7 +53,8 @@ start() {
 	: >"$dir/log"
 	"$BIN" --log-level warn standalone --data "$dir/data" --cache-size "$CACHE" \
 		--controller-addr 127.0.0.1:0 --node-addr 127.0.0.1:0 \
-		--no-hdfs-head --no-nfs-head --no-s3-head --pprof-addr 127.0.0.1:0 >"$dir/log" 2>&1 &
+		--hdfs-rpc-addr 127.0.0.1:0 --hdfs-data-addr 127.0.0.1:0 --webhdfs-addr 127.0.0.1:0 \
+		--nfs-addr 127.0.0.1:0 --s3-addr 127.0.0.1:0 --pprof-addr 127.0.0.1:0 >"$dir/log" 2>&1 &
 	pid=$!
 	i=0
 	until grep -q '^controller listening on ' "$dir/log" && grep -q '^pprof listening on ' "$dir/log"; do
