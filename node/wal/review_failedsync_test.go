@@ -31,12 +31,12 @@ func TestNoRollAfterAFailedSync(t *testing.T) {
 			dir := t.TempDir()
 			efs := vfstest.New(vfs.Default)
 			// The spare (asked for at Open: the first file grows) is held
-			// at its rename until K's fsync runs, so that K goes to file 1.
+			// at its final fsync until K's fsync runs, so that K goes to file 1.
 			spareGo := make(chan struct{})
 			entered, release := make(chan struct{}), make(chan struct{})
 			var armed, once atomic.Bool
 			efs.SetInjector(func(op vfstest.Op, path string) error {
-				if op == vfstest.OpRename && strings.HasSuffix(path, spareName) {
+				if op == vfstest.OpSync && strings.HasSuffix(path, spareTmpName) {
 					<-spareGo
 				}
 				if armed.Load() && op == vfstest.OpSync && strings.HasSuffix(path, fileName(1)) && once.CompareAndSwap(false, true) {
