@@ -824,6 +824,11 @@ func (w *WAL) startSync() func() error {
 // the preallocated spare if one is ready, else a file that grows.
 func (w *WAL) roll(c chunk) error {
 	w.syncs.Wait() // no sync may still use the file being closed
+	if err := w.Err(); err != nil {
+		// An earlier batch's sync of this file failed: its pages may never
+		// reach the disk, so the file is not whole; start no file after it.
+		return err
+	}
 	if err := w.startSync()(); err != nil {
 		return fmt.Errorf("before roll: %w", err)
 	}
