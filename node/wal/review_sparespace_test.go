@@ -1,10 +1,12 @@
 package wal
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sluice-streams/sluice/node/vfs"
 	"github.com/sluice-streams/sluice/node/vfs/vfstest"
@@ -22,32 +24,40 @@ func TestSpareDoesNotTakeTheLogsLastSpace(t *testing.T) {
 	dir := t.TempDir()
 	efs := vfstest.New(vfs.Default)
 	first, second := make(chan struct{}), make(chan struct{})
-	held, release := make(chan struct{}), make(chan struct{})
 	var writes atomic.Int32
-	var once sync.Once
-	letGo := func() { once.Do(func() { close(release) }) }
-	defer letGo()
 	efs.SetInjector(func(op vfstest.Op, path string) error {
 		if op != vfstest.OpWrite || !strings.HasSuffix(path, spareTmpName) {
 			return nil
 		}
-		switch writes.Add(1) {
-		case 1:
+		if writes.Add(1) == 1 {
 			close(first)
 			<-second // the test limits the space first
-		case 2:
-			close(held)
-			<-release
 		}
 		return nil
 	})
 	w, _ := mustOpen(t, Options{Dir: dir, FS: efs, FileSize: 4 << 20, Preallocate: true}, 1)
 	defer w.Close()
 	<-first
-	// The disk has room for one piece of the spare and 2 KiB more.
+	// The disk has room for one piece of the spare and 2 KiB more: the
+	// spare must give up at its next piece and give the room back.
 	efs.SetFreeSpace(spareChunk + 2<<10)
 	close(second)
-	<-held
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, spareTmpName)); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the spare went on with %d bytes free (%d pieces written)", efs.FreeSpace(), writes.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := writes.Load(); n != 1 {
+		t.Errorf("the spare wrote %d pieces, want 1 before it gave up", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, spareName)); !os.IsNotExist(err) {
+		t.Errorf("a spare was made on a nearly full disk: %v", err)
+	}
 	// The log appends 4 KiB: it fits in the room the disk had.
 	p, err := w.Append(testType, make([]byte, 4<<10))
 	if err != nil {
@@ -56,5 +66,4 @@ func TestSpareDoesNotTakeTheLogsLastSpace(t *testing.T) {
 	if err := p.Wait(); err != nil {
 		t.Errorf("a 4 KiB append on a disk with %d KiB free when the spare started: %v", (spareChunk+2<<10)>>10, err)
 	}
-	letGo()
 }

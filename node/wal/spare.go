@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluice-streams/sluice/node/vfs"
 )
 
 // The spare is the next log file, zero-filled to FileSize ahead of time by
@@ -106,6 +108,9 @@ func (w *WAL) spareLoop() {
 
 var errStopped = errors.New("wal: stopped")
 
+// errNoRoom: the disk has too little room for a spare beside the log.
+var errNoRoom = errors.New("wal: too little free space for a spare")
+
 // Zero-filling competes with the appends for the disk, so it is done in
 // pieces (spareChunk, each written back to the disk before the next, so no
 // large flush builds up), spread over half the time the previous file took
@@ -173,6 +178,14 @@ func (w *WAL) makeSpare() error {
 	idleSince := logWrites.Load()
 	zeros := make([]byte, min(spareChunk, w.opts.FileSize))
 	for off := int64(0); off < w.opts.FileSize; off += int64(len(zeros)) {
+		// The spare must not take the room the log's own appends need:
+		// it goes on only while what it still needs leaves a whole file
+		// free for the growing file (checked before every piece: another
+		// process may fill the disk meanwhile).
+		if free, ok := vfs.FreeBytes(w.fs, w.opts.Dir); ok && free < 2*w.opts.FileSize-off {
+			return abandon(fmt.Errorf("%w: %d bytes free, the spare needs %d more and leaves a file's %d for the log",
+				errNoRoom, free, w.opts.FileSize-off, w.opts.FileSize))
+		}
 		start := time.Now()
 		n := min(int64(len(zeros)), w.opts.FileSize-off)
 		if _, err := f.WriteAt(zeros[:n], off); err != nil {
@@ -215,10 +228,10 @@ func (w *WAL) makeSpare() error {
 		w.fs.Remove(tmp)
 		return err
 	}
-	// The rename and the flag change together under the lock, so a roll
-	// never sees a spare that is being replaced.
-	w.spare.Lock()
-	defer w.spare.Unlock()
+	// Outside the lock: the flusher takes it after every batch while no
+	// spare is ready (watchRate), and must not wait for a directory
+	// sync. No roll touches the spare meanwhile: ready is false until it
+	// is whole, named and durable.
 	if err := w.fs.Rename(tmp, w.sparePath()); err != nil {
 		w.fs.Remove(tmp)
 		return err
@@ -226,6 +239,8 @@ func (w *WAL) makeSpare() error {
 	if err := w.fs.SyncDir(w.opts.Dir); err != nil {
 		return err
 	}
+	w.spare.Lock()
+	defer w.spare.Unlock()
 	w.spare.ready = true
 	w.spareOK.Store(true)
 	w.spare.asked = false

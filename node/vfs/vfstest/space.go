@@ -1,8 +1,11 @@
 package vfstest
 
 import (
+	"errors"
 	"os"
 	"syscall"
+
+	"github.com/sluice-streams/sluice/node/vfs"
 )
 
 // The space model: with a limit set, every byte a file grows by is taken
@@ -85,4 +88,16 @@ func (f *errorFile) spaceWrite(p []byte, off int64, write func([]byte, int64) (i
 		err = &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
 	}
 	return n, err
+}
+
+// FreeBytes reports the bytes left under the limit, or, without one,
+// what the underlying FS reports (vfs.FreeSpacer).
+func (e *ErrorFS) FreeBytes(dir string) (int64, error) {
+	if n := e.FreeSpace(); n >= 0 {
+		return n, nil
+	}
+	if n, ok := vfs.FreeBytes(e.fs, dir); ok {
+		return n, nil
+	}
+	return 0, errors.ErrUnsupported
 }
