@@ -307,9 +307,10 @@ func (w *WAL) recover(from uint64, replay func(Record) error) error {
 			return &CorruptError{File: w.opts.Dir, Found: "no log files",
 				Why: fmt.Sprintf("records up to LSN %d were made durable (replay starts at LSN %d)", from-1, from)}
 		}
-		// The first file grows as it is written: a node with many
-		// containers does not zero-fill them all when it starts, and a
-		// log that never rolls never costs a spare.
+		// The first file grows as it is written (a node does not wait
+		// for its logs to zero-fill files before it starts); with
+		// preallocation, Open asks for a spare at once and the first
+		// appends roll early into it once it is ready.
 		h := fileHeader{seq: 1, firstLSN: 1}
 		if err := w.createFile(h); err != nil {
 			return fmt.Errorf("wal: create first file: %w", err)
