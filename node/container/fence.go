@@ -23,6 +23,11 @@ const EpochFile = "epoch"
 // one it is being opened under; another assignment owns it now.
 var ErrStaleEpoch = errors.New("container: stale epoch")
 
+// ErrRemovalPending: a segment made again under the name of a deleted one
+// whose tier-2 chunks are still being removed cannot commit chunks yet
+// (CommitChunk).
+var ErrRemovalPending = errors.New("container: a deleted segment of that name still has tier-2 chunks to remove")
+
 // ReadEpoch returns the epoch recorded in a container directory, 0 if none.
 func ReadEpoch(fs vfs.FS, dir string) (int64, error) {
 	if fs == nil {

@@ -162,11 +162,17 @@ func (c *Container) UntieredBlocks(name string, maxBytes int64) (offset int64, b
 // a checkpoint holds the record. offset must be the segment's first
 // untiered offset and length a whole number of its blocks (as
 // UntieredBlocks returned them). marks, if any, say where the chunk's file
-// can be read from (ChunkMark); without them it is read whole.
+// can be read from (ChunkMark); without them it is read whole. While a
+// deleted segment of the same name still has chunks to remove (Gone), it
+// refuses with ErrRemovalPending: the chunk was written into the
+// directory being emptied.
 func (c *Container) CommitChunk(name string, offset, length int64, marks []ChunkMark) error {
 	return c.change(func() (durableWait, error) {
 		if err := c.internalUsableLocked(); err != nil {
 			return nil, err
+		}
+		if c.mu.st.gone[name] {
+			return nil, fmt.Errorf("container %d: segment %q: %w", c.cfg.ID, name, ErrRemovalPending)
 		}
 		s, err := c.segmentLocked(name)
 		if err != nil {

@@ -367,7 +367,11 @@ func (w *Writer) writeChunk(name string, unpaced bool) (int64, error) {
 		return 0, fmt.Errorf("tiering: rename %s into place: %w", tmp, err)
 	}
 	if err := w.c.CommitChunk(name, offset, length, marks); err != nil {
-		// The file is an orphan; the next reconcile removes it.
+		// The file is an orphan; the next reconcile removes it, or the
+		// removal of the deleted segment of that name.
+		if errors.Is(err, container.ErrRemovalPending) {
+			return 0, nil // made again mid-pass: tiered once the removal is done
+		}
 		return 0, err
 	}
 	w.known[name] = append(w.known[name], offset)
