@@ -144,21 +144,7 @@ func BenchmarkAppendLatency10MBps(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	name := protocol.SegmentName("bench", "lat", 0, 0)
-	if err := c.Create(name, nil); err != nil {
-		b.Fatal(err)
-	}
-	blk := protocol.AppendEvent(nil, bytes.Repeat([]byte("e"), benchEventSize))
-	eventNumber := int64(0)
-	submit := func(int) (func() error, error) {
-		eventNumber++
-		p, err := c.AppendAsync(Append{Segment: name, Writer: "w", EventNumber: eventNumber, EventCount: 1,
-			ExpectedOffset: protocol.NoExpectedOffset, Data: blk})
-		if err != nil {
-			return nil, err
-		}
-		return func() error { _, err := p.Wait(); return err }, nil
-	}
+	submit := latencySubmitter(b, c)
 	// Warm up at the same rate until the log has rolled into a
 	// preallocated file: a log in its steady state writes into those, a
 	// new one does not yet. rolls and growing-rolls count the timed part's.
@@ -173,4 +159,25 @@ func BenchmarkAppendLatency10MBps(b *testing.B) {
 	st := c.LogStats()
 	b.ReportMetric(float64(st.Rolls-warm.Rolls), "rolls")
 	b.ReportMetric(float64((st.Rolls-warm.Rolls)-(st.SpareRolls-warm.SpareRolls)), "growing-rolls")
+}
+
+// latencySubmitter creates the latency benchmarks' segment in c and
+// returns latency.RunPaced's submit: each call appends one event of
+// benchEventSize as its own block and returns the wait for it.
+func latencySubmitter(b *testing.B, c *Container) func(int) (func() error, error) {
+	name := protocol.SegmentName("bench", "lat", 0, 0)
+	if err := c.Create(name, nil); err != nil {
+		b.Fatal(err)
+	}
+	blk := protocol.AppendEvent(nil, bytes.Repeat([]byte("e"), benchEventSize))
+	eventNumber := int64(0)
+	return func(int) (func() error, error) {
+		eventNumber++
+		p, err := c.AppendAsync(Append{Segment: name, Writer: "w", EventNumber: eventNumber, EventCount: 1,
+			ExpectedOffset: protocol.NoExpectedOffset, Data: blk})
+		if err != nil {
+			return nil, err
+		}
+		return func() error { _, err := p.Wait(); return err }, nil
+	}
 }

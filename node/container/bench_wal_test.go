@@ -69,21 +69,7 @@ func benchLatencyOnLog(b *testing.B, burstFiles int) {
 			b.Fatal(err)
 		}
 	}
-	name := protocol.SegmentName("bench", "lat", 0, 0)
-	if err := c.Create(name, nil); err != nil {
-		b.Fatal(err)
-	}
-	blk := protocol.AppendEvent(nil, bytes.Repeat([]byte("e"), benchEventSize))
-	eventNumber := int64(0)
-	submit := func(int) (func() error, error) {
-		eventNumber++
-		p, err := c.AppendAsync(Append{Segment: name, Writer: "w", EventNumber: eventNumber, EventCount: 1,
-			ExpectedOffset: protocol.NoExpectedOffset, Data: blk})
-		if err != nil {
-			return nil, err
-		}
-		return func() error { _, err := p.Wait(); return err }, nil
-	}
+	submit := latencySubmitter(b, c)
 	before := c.LogStats()
 	b.SetBytes(benchEventSize)
 	rec := latency.NewRecorder(b.N)
