@@ -15,6 +15,7 @@
 # p99, the server's peak RSS, MB/s and the load average.
 set -eu
 R=$1 OLD=$2 NEW=$3
+. "$(dirname "$0")/standalone.sh"
 line() {
 	python3 -c '
 import json, sys
@@ -28,17 +29,9 @@ for _ in $(seq "$R"); do
 		bin=$OLD
 		[ $v = new ] && bin=$NEW
 		for run in fresh burst rss; do
-			d=$(mktemp -d "${TMPDIR:-/tmp}/bench-compare-XXXXXX")
-			: >"$d/log"
-			"$bin" --log-level warn standalone --data "$d/data" --controller-addr 127.0.0.1:0 --node-addr 127.0.0.1:0 \
-				--hdfs-rpc-addr 127.0.0.1:0 --hdfs-data-addr 127.0.0.1:0 --webhdfs-addr 127.0.0.1:0 \
-				--nfs-addr 127.0.0.1:0 --s3-addr 127.0.0.1:0 >"$d/log" 2>&1 &
-			pid=$!
-			until grep -q '^controller listening on ' "$d/log"; do
-				kill -0 $pid 2>/dev/null || { cat "$d/log" >&2; exit 1; }
-				sleep 0.1
-			done
-			ctl=http://$(sed -n 's/^controller listening on //p' "$d/log")
+			start_standalone bench-compare "$bin" --hdfs-rpc-addr 127.0.0.1:0 --hdfs-data-addr 127.0.0.1:0 \
+				--webhdfs-addr 127.0.0.1:0 --nfs-addr 127.0.0.1:0 --s3-addr 127.0.0.1:0
+			d=$dir
 			paced="--rate 10240 --duration 5s --measure-disk --disk-dir $d/data/node --server-pid $pid"
 			case $run in
 			fresh) "$bin" --controller "$ctl" -o json bench write $paced 2>/dev/null | line "$v fresh" ;;
@@ -48,9 +41,7 @@ for _ in $(seq "$R"); do
 				;;
 			rss) "$bin" --controller "$ctl" -o json bench write --writers 4 --segments 4 --count 1074218 --server-pid $pid 2>/dev/null | line "$v rss" ;;
 			esac
-			kill $pid
-			wait $pid 2>/dev/null || true
-			rm -rf "$d"
+			stop_standalone
 		done
 	done
 done

@@ -15,31 +15,13 @@ ROUNDS=${ROUNDS:-3}
 WHICH=${WHICH:-"reaction scale-at many few"}
 MANY_DURATION=${MANY_DURATION:-30s}
 
+. "$(dirname "$0")/standalone.sh"
+
 start() {
-	dir=$(mktemp -d)
-	: >"$dir/log"
-	"$BIN" --log-level warn standalone --data "$dir/data" --controller-addr 127.0.0.1:0 --node-addr 127.0.0.1:0 \
-		--no-hdfs-head --no-nfs-head --no-s3-head --pprof-addr 127.0.0.1:0 >"$dir/log" 2>&1 &
-	pid=$!
-	i=0
-	until grep -q '^controller listening on ' "$dir/log"; do
-		i=$((i + 1))
-		if [ $i -gt 300 ] || ! kill -0 $pid 2>/dev/null; then
-			echo "bench-scale: the standalone did not start:" >&2
-			cat "$dir/log" >&2
-			exit 1
-		fi
-		sleep 0.1
-	done
-	ctl=http://$(sed -n 's/^controller listening on //p' "$dir/log")
-	pprof=http://$(sed -n 's/^pprof listening on //p' "$dir/log")
+	start_standalone bench-scale "$BIN" --no-hdfs-head --no-nfs-head --no-s3-head --pprof-addr 127.0.0.1:0
 }
 
-stop() {
-	kill $pid
-	wait $pid || true
-	rm -rf "$dir"
-}
+stop() { stop_standalone; }
 
 run() {
 	echo "# load: $(cat /proc/loadavg)"

@@ -48,39 +48,15 @@ fi
 pid=
 dir=
 
+. "$(dirname "$0")/standalone.sh"
+
 start() {
-	dir=$(mktemp -d "${TMPDIR:-/tmp}/bench-tail-XXXXXX")
-	: >"$dir/log"
-	"$BIN" --log-level warn standalone --data "$dir/data" --cache-size "$CACHE" \
-		--controller-addr 127.0.0.1:0 --node-addr 127.0.0.1:0 \
+	start_standalone bench-tail "$BIN" --cache-size "$CACHE" \
 		--hdfs-rpc-addr 127.0.0.1:0 --hdfs-data-addr 127.0.0.1:0 --webhdfs-addr 127.0.0.1:0 \
-		--nfs-addr 127.0.0.1:0 --s3-addr 127.0.0.1:0 --pprof-addr 127.0.0.1:0 >"$dir/log" 2>&1 &
-	pid=$!
-	i=0
-	until grep -q '^controller listening on ' "$dir/log" && grep -q '^pprof listening on ' "$dir/log"; do
-		i=$((i + 1))
-		if [ $i -gt 300 ] || ! kill -0 $pid 2>/dev/null; then
-			echo "bench-tail: the standalone did not start:" >&2
-			cat "$dir/log" >&2
-			exit 1
-		fi
-		sleep 0.1
-	done
-	ctl=http://$(sed -n 's/^controller listening on //p' "$dir/log")
-	pprof=http://$(sed -n 's/^pprof listening on //p' "$dir/log")
+		--nfs-addr 127.0.0.1:0 --s3-addr 127.0.0.1:0 --pprof-addr 127.0.0.1:0
 }
 
-stop() {
-	if [ -n "$pid" ]; then
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-		pid=
-	fi
-	if [ -n "$dir" ]; then
-		rm -rf "$dir"
-		dir=
-	fi
-}
+stop() { stop_standalone; }
 
 cleanup() {
 	stop
