@@ -56,7 +56,7 @@
 //
 // See Writer. In short: one goroutine per segment owns that segment's
 // events in order; it batches them into append blocks (everything queued at
-// once while fewer than two blocks are in flight, up to MaxBatch while
+// once while fewer than four blocks are in flight, up to MaxBatch while
 // more are), numbers events per (writer, segment), and after every
 // (re)connection calls SetupAppend and resends only the blocks after the
 // last event number the node has, so every event is stored exactly once.

@@ -312,11 +312,13 @@ func (s *segWriter) send(conn *segclient.Conn, b *block) error {
 // sendAhead is how many blocks may be in flight before a block that is
 // not full waits for an acknowledgement. With one, an event written while
 // a block is in flight waits for that block's round trip before its own
-// starts (about one and a half round trips at a steady rate); with two,
+// starts (about one and a half round trips at a steady rate); with more,
 // it goes at once and waits at the node for the log's running sync only,
-// which the node's group commit has it share. Under load the blocks still
-// fill up to MaxBatch while two are in flight.
-const sendAhead = 2
+// which the node's group commit has it share. Measured at 10 MiB/s of 1
+// KiB events (docs/BENCHMARKS.md): four gave the lowest p50 and p99 (eight
+// a worse p99: more frames on the same cores). Under load the blocks
+// still fill up to MaxBatch while four are in flight.
+const sendAhead = 4
 
 // sendQueued numbers and sends the blocks waiting: all of them while
 // fewer than sendAhead are in flight, else only the full ones (MaxBatch
