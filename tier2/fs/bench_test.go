@@ -44,18 +44,8 @@ func BenchmarkSyncBesideChunks(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			log, err := os.OpenFile(filepath.Join(dir, "log"), os.O_RDWR|os.O_CREATE, 0o644)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer log.Close()
 			const logSize = 256 << 20
-			if err := unix.Fallocate(int(log.Fd()), 0, 0, logSize); err != nil {
-				b.Fatal(err)
-			}
-			if err := log.Sync(); err != nil {
-				b.Fatal(err)
-			}
+			log := benchLog(b, dir, logSize)
 			var stop atomic.Bool
 			var bg sync.WaitGroup
 			var chunkBytes atomic.Int64
@@ -177,18 +167,8 @@ func BenchmarkSyncBesideRemovals(b *testing.B) {
 				}
 				written.Add(16 << 20)
 			}
-			log, err := os.OpenFile(filepath.Join(dir, "log"), os.O_RDWR|os.O_CREATE, 0o644)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer log.Close()
 			const logSize = 64 << 20
-			if err := unix.Fallocate(int(log.Fd()), 0, 0, logSize); err != nil {
-				b.Fatal(err)
-			}
-			if err := log.Sync(); err != nil {
-				b.Fatal(err)
-			}
+			log := benchLog(b, dir, logSize)
 			var removal time.Duration
 			done := make(chan struct{})
 			b.ResetTimer()
@@ -234,4 +214,21 @@ func BenchmarkSyncBesideRemovals(b *testing.B) {
 			b.ReportMetric(removal.Seconds()*1000, "removal-ms")
 		})
 	}
+}
+
+// benchLog is the benchmarks' stand-in for a log: a file of size bytes
+// allocated up front and synced, in dir, closed when b ends.
+func benchLog(b *testing.B, dir string, size int64) *os.File {
+	log, err := os.OpenFile(filepath.Join(dir, "log"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { log.Close() })
+	if err := unix.Fallocate(int(log.Fd()), 0, 0, size); err != nil {
+		b.Fatal(err)
+	}
+	if err := log.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	return log
 }
