@@ -79,7 +79,8 @@
 // # Tier 2
 //
 // A segment's bytes are tier-2 chunks, then extents. A storage writer
-// (package tiering) takes UntieredBlocks, writes them to tier 2 and
+// (package tiering) takes UntieredExtents (each Block's bytes read when it
+// is written: from the cache, or back from the log), writes them to tier 2 and
 // records them with CommitChunk (a tiered record) with the chunk's marks
 // (ChunkMark: where its file can be read from), after which checkpoints
 // let the log drop those blocks. Reads of chunk bytes load parts

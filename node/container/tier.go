@@ -128,31 +128,61 @@ func (c *Container) Chunks(name string) ([]int64, error) {
 // and no more once maxBytes is reached. The slices are cached blocks:
 // read-only. An empty result means nothing durable waits.
 func (c *Container) UntieredBlocks(name string, maxBytes int64) (offset int64, blocks [][]byte, err error) {
+	offset, bs, err := c.UntieredExtents(name, maxBytes)
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, b := range bs {
+		data, err := b.Data()
+		if err != nil {
+			return 0, nil, err
+		}
+		blocks = append(blocks, data)
+	}
+	return offset, blocks, nil
+}
+
+// Block is one of a segment's untiered blocks (UntieredExtents): its
+// length now, its bytes when asked, so that a chunk's writer holds one
+// block at a time rather than a chunk's worth of blocks read back from
+// the log.
+type Block struct {
+	Length int64
+	c      *Container
+	name   string
+	e      extent
+}
+
+// Data returns the block's bytes: the cached block (read-only), or the
+// block read from the log.
+func (b Block) Data() ([]byte, error) {
+	if data, ok := b.c.cache.Get(b.c.cacheKey(b.e.addr)); ok {
+		return data, nil
+	}
+	data, err := b.c.source.LoadBlock(b.e.addr, b.e.dataOff, b.e.length)
+	if err != nil {
+		return nil, fmt.Errorf("container %d: segment %q: read block at offset %d: %w", b.c.cfg.ID, b.name, b.e.offset, err)
+	}
+	return data, nil
+}
+
+// UntieredExtents is UntieredBlocks without the bytes: the blocks'
+// lengths, and their Data on demand.
+func (c *Container) UntieredExtents(name string, maxBytes int64) (offset int64, blocks []Block, err error) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	s, err := c.segmentLocked(name)
 	if err != nil {
-		c.mu.Unlock()
 		return 0, nil, err
 	}
 	offset = s.tieredEnd()
-	var exts []extent
 	var n int64
 	for _, e := range s.extents {
-		if e.end() > s.durable || (len(exts) > 0 && n+e.length > maxBytes) {
+		if e.end() > s.durable || (len(blocks) > 0 && n+e.length > maxBytes) {
 			break
 		}
-		exts = append(exts, e)
+		blocks = append(blocks, Block{Length: e.length, c: c, name: name, e: e})
 		n += e.length
-	}
-	c.mu.Unlock()
-	for _, e := range exts {
-		data, ok := c.cache.Get(c.cacheKey(e.addr))
-		if !ok {
-			if data, err = c.source.LoadBlock(e.addr, e.dataOff, e.length); err != nil {
-				return 0, nil, fmt.Errorf("container %d: segment %q: read block at offset %d: %w", c.cfg.ID, name, e.offset, err)
-			}
-		}
-		blocks = append(blocks, data)
 	}
 	return offset, blocks, nil
 }

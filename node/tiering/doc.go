@@ -24,9 +24,11 @@
 // # Writing a chunk (writer.go)
 //
 // For one segment: take whole blocks from the first untiered offset
-// (container.UntieredBlocks) whose SequenceFile stays within
-// Policy.ChunkBytes, the records' keys and lengths counted (fit.go; one
-// block larger than the bound is a chunk of its own); write them as one
+// (container.UntieredExtents), one at a time, each read back from the log
+// only as it is written (Block.Data: the writer holds one block, not a
+// chunk's worth), while the SequenceFile stays within Policy.ChunkBytes,
+// the records' keys and lengths counted (fit.go; one block larger than
+// the bound is a chunk of its own); write them as one
 // SequenceFile (key: the event's offset, value: its bytes) under the
 // temporary name; close it (durable); rename it into place; then log the
 // chunk in the container (CommitChunk). Only a checkpoint that holds that

@@ -17,31 +17,38 @@ const (
 	fileHeaderBytes = 256
 )
 
-// fitChunk returns how many of blocks (whole blocks of framed events, as
-// container.UntieredBlocks returns them, at most chunkBytes of events)
-// make a chunk file of at most chunkBytes, and their bytes of events. The
-// bound is on the file, as Hadoop splits it: for small events the
-// records' keys and lengths more than double the bytes (an 8-byte event
-// is 12 bytes framed and 28 as a record). At least one block is kept, so
-// a block larger than the bound makes a chunk of its own, larger than
-// the bound: a chunk holds whole blocks (the client's batches, 1 MiB by
-// default).
-func fitChunk(blocks [][]byte, chunkBytes int64) (n int, length int64) {
-	file := int64(fileHeaderBytes)
-	for i, b := range blocks {
-		events := int64(0)
-		for rest := b; len(rest) > 0; events++ {
-			_, r, err := protocol.NextEvent(rest)
-			if err != nil {
-				break // writeEvents reports it
-			}
-			rest = r
+// chunkFit follows a chunk file's size as blocks are added to it, so that
+// the file stays within chunkBytes. The bound is on the file, as Hadoop
+// splits it: for small events the records' keys and lengths more than
+// double the bytes (an 8-byte event is 12 bytes framed and 28 as a
+// record). The first block is always taken, so a block larger than the
+// bound makes a chunk of its own, larger than the bound: a chunk holds
+// whole blocks (the client's batches, 1 MiB by default).
+type chunkFit struct {
+	chunkBytes int64
+	file       int64 // the file's size with the blocks taken
+	n          int   // blocks taken
+}
+
+func newChunkFit(chunkBytes int64) *chunkFit {
+	return &chunkFit{chunkBytes: chunkBytes, file: fileHeaderBytes}
+}
+
+// take reports whether block b (framed events) still fits the chunk, and
+// counts it if it does.
+func (f *chunkFit) take(b []byte) bool {
+	events := int64(0)
+	for rest := b; len(rest) > 0; events++ {
+		_, r, err := protocol.NextEvent(rest)
+		if err != nil {
+			break // writeEvents reports it
 		}
-		file += int64(len(b)) + events*recordOverhead
-		if i > 0 && file+syncBytes*(file/seqfile.SyncInterval+1) > chunkBytes {
-			break
-		}
-		n, length = i+1, length+int64(len(b))
+		rest = r
 	}
-	return n, length
+	file := f.file + int64(len(b)) + events*recordOverhead
+	if f.n > 0 && file+syncBytes*(file/seqfile.SyncInterval+1) > f.chunkBytes {
+		return false
+	}
+	f.file, f.n = file, f.n+1
+	return true
 }

@@ -35,7 +35,7 @@ func TestReaderLoadsParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	length, marks, err := writeEvents(f, first, blocks, seqfile.None, 700)
+	length, marks, err := writeEvents(f, first, each(blocks), 0, seqfile.None, 700)
 	if err != nil || f.Close() != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,19 @@ func TestReaderLoadsParts(t *testing.T) {
 	// Compressed chunks have no marks: they are read whole.
 	zp := tier2.ChunkPath("sc", "st", 4, 0)
 	zf, _ := store.Create(zp)
-	if _, zmarks, err := writeEvents(zf, 0, [][]byte{data}, seqfile.Block, 700); err != nil || zmarks != nil {
+	if _, zmarks, err := writeEvents(zf, 0, each([][]byte{data}), 0, seqfile.Block, 700); err != nil || zmarks != nil {
 		t.Fatalf("block-compressed: marks %v, %v", zmarks, err)
+	}
+}
+
+// each yields blocks one at a time, as writeEvents takes them.
+func each(blocks [][]byte) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		if len(blocks) == 0 {
+			return nil, nil
+		}
+		b := blocks[0]
+		blocks = blocks[1:]
+		return b, nil
 	}
 }

@@ -325,17 +325,32 @@ func (w *Writer) tierSegment(name string, all bool) (int64, error) {
 // writeChunk writes one chunk from the segment's first untiered offset
 // and records it; it returns the bytes tiered.
 func (w *Writer) writeChunk(name string, unpaced bool) (int64, error) {
-	offset, blocks, err := w.c.UntieredBlocks(name, w.cfg.Policy.ChunkBytes)
+	offset, blocks, err := w.c.UntieredExtents(name, w.cfg.Policy.ChunkBytes)
 	if err != nil || len(blocks) == 0 {
 		if errors.Is(err, protocol.ErrNoSuchSegment) {
 			err = nil
 		}
 		return 0, err
 	}
-	// The bound is on the file: leave out the blocks whose records would
-	// take it past (fit.go).
-	n, _ := fitChunk(blocks, w.cfg.Policy.ChunkBytes)
-	blocks = blocks[:n]
+	// One block at a time, read back from the log only when it is
+	// written, so that a chunk's writer holds one block, not a chunk's
+	// worth; the bound is on the file: the blocks whose records would take
+	// it past are left for the next chunk (fit.go).
+	fit := newChunkFit(w.cfg.Policy.ChunkBytes)
+	var size int64
+	for _, b := range blocks {
+		size += b.Length
+	}
+	next := func() ([]byte, error) {
+		if fit.n == len(blocks) {
+			return nil, nil
+		}
+		data, err := blocks[fit.n].Data()
+		if err != nil || !fit.take(data) {
+			return nil, err
+		}
+		return data, nil
+	}
 	q, err := protocol.ParseSegmentName(name)
 	if err != nil {
 		return 0, err
@@ -355,12 +370,15 @@ func (w *Writer) writeChunk(name string, unpaced bool) (int64, error) {
 	if p, ok := f.(tier2.Paced); ok && unpaced {
 		p.Unpaced()
 	}
-	length, marks, err := writeEvents(f, offset, blocks, w.cfg.Compression, w.cfg.PartBytes)
+	length, marks, err := writeEvents(f, offset, next, size, w.cfg.Compression, w.cfg.PartBytes)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("tiering: close %s: %w", tmp, cerr)
 	}
 	if err != nil {
 		w.cfg.Store.Remove(tmp)
+		if _, serr := w.c.TierState(name); errors.Is(serr, protocol.ErrNoSuchSegment) {
+			return 0, nil // deleted meanwhile: its blocks may be gone from the log
+		}
 		return 0, err
 	}
 	if err := w.cfg.Store.Rename(tmp, final); err != nil {
@@ -382,20 +400,17 @@ func (w *Writer) writeChunk(name string, unpaced bool) (int64, error) {
 	return length, nil
 }
 
-// writeEvents writes blocks of framed events starting at offset as one
-// SequenceFile and returns the bytes of events written and, for an
-// uncompressed file, its marks: the first record, then the first record
-// boundary after every partBytes of events, then the file's end.
-func writeEvents(f tier2.Writer, offset int64, blocks [][]byte, comp seqfile.Compression, partBytes int64) (int64, []container.ChunkMark, error) {
+// writeEvents writes the blocks of framed events next returns (until it
+// returns none), starting at offset, as one SequenceFile and returns the
+// bytes of events written and, for an uncompressed file, its marks: the
+// first record, then the first record boundary after every partBytes of
+// events, then the file's end. size is about the blocks' bytes.
+func writeEvents(f tier2.Writer, offset int64, next func() ([]byte, error), size int64, comp seqfile.Compression, partBytes int64) (int64, []container.ChunkMark, error) {
 	// The buffer fits the chunk (up to 1 MiB): with many segments most
 	// chunks are small, and a 1 MiB buffer for each made the garbage
 	// collector the node's largest cost (docs/BENCHMARKS.md, "Many
 	// segments").
-	size := 4 << 10
-	for _, b := range blocks {
-		size += len(b)
-	}
-	bw := bufio.NewWriterSize(f, min(size, 1<<20))
+	bw := bufio.NewWriterSize(f, int(min(size+4<<10, 1<<20)))
 	sw, err := seqfile.NewWriter(bw, seqfile.WriterOptions{
 		KeyClass: seqfile.LongWritable, ValueClass: seqfile.BytesWritable, Compression: comp,
 	})
@@ -414,7 +429,14 @@ func writeEvents(f tier2.Writer, offset int64, blocks [][]byte, comp seqfile.Com
 		mark(offset)
 	}
 	pos := offset
-	for _, b := range blocks {
+	for {
+		b, err := next()
+		if err != nil {
+			return 0, nil, fmt.Errorf("tiering: %w", err)
+		}
+		if b == nil {
+			break
+		}
 		for rest := b; len(rest) > 0; {
 			ev, r, err := protocol.NextEvent(rest)
 			if err != nil {
