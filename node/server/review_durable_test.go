@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
@@ -23,22 +22,10 @@ func TestReviewAppendDroppedAtFullFIFOIsReadable(t *testing.T) {
 	e := startOpts(t, server.Options{HandshakeTimeout: testTimeout, IdleTimeout: -1, FrameTimeout: testTimeout,
 		WriteTimeout: stallTimeout, AckQueue: 4})
 	s := seg(44)
-	a := e.rawFrom("127.0.0.2", 4<<10)
-	a.setUpWriter(s, "w")
-	big := block(string(bytes.Repeat([]byte{'r'}, 1<<20)))
-	a.send(&protocol.AppendBlock{RequestID: 3, WriterID: "w", LastEventNumber: 1, EventCount: 1, Data: big,
-		ExpectedOffset: protocol.NoExpectedOffset})
-	if m := a.recv(); m.Type() != protocol.TypeDataAppended {
-		t.Fatalf("append: %s", describe(m))
-	}
-	// From here on the peer reads nothing: the reads' replies block the
-	// connection's writer, the FIFO fills, the reader waits in pushAck
-	// with its last block queued in the container.
-	id := int64(10)
-	for range 32 {
-		a.send(&protocol.ReadSegment{RequestID: id, Segment: s, Offset: 0, MaxBytes: 1 << 20})
-		id++
-	}
+	// The peer reads nothing after its first append: the reads' replies
+	// block the connection's writer, the FIFO fills, the reader waits in
+	// pushAck with its last block queued in the container.
+	a, id := stallingPeer(t, e, s)
 	small := block("s")
 	for ev := int64(2); ev < 40; ev++ {
 		a.send(&protocol.AppendBlock{RequestID: id, WriterID: "w", LastEventNumber: ev, EventCount: 1, Data: small,
@@ -57,7 +44,7 @@ func TestReviewAppendDroppedAtFullFIFOIsReadable(t *testing.T) {
 	}
 	// The writer resends its last block: the node acknowledges it.
 	ack := must(c.Append(ctx, "w", last, 1, small, protocol.NoExpectedOffset))(t)
-	end := int64(len(big)) + (last-1)*int64(len(small))
+	end := int64(protocol.EventHeaderSize+1<<20) + (last-1)*int64(len(small)) // stallingPeer's 1 MiB event, then the small ones
 	if ack.CurrentOffset != end {
 		t.Fatalf("resend of block %d acknowledged at offset %d, want %d", last, ack.CurrentOffset, end)
 	}

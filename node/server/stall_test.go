@@ -92,24 +92,11 @@ func TestUnreadRepliesEndAtWriteTimeout(t *testing.T) {
 	e := startOpts(t, server.Options{RequestMemory: server.MinRequestMemory, PeerRequestMemory: server.MinRequestMemory,
 		HandshakeTimeout: testTimeout, IdleTimeout: -1, FrameTimeout: testTimeout, WriteTimeout: stallTimeout})
 	s := seg(42)
-	a := e.rawFrom("127.0.0.2", 4<<10)
-	a.setUpWriter(s, "w")
-	big := block(string(bytes.Repeat([]byte{'r'}, 1<<20)))
-	a.send(&protocol.AppendBlock{RequestID: 3, WriterID: "w", LastEventNumber: 1, EventCount: 1, Data: big,
-		ExpectedOffset: protocol.NoExpectedOffset})
-	if m := a.recv(); m.Type() != protocol.TypeDataAppended {
-		t.Fatalf("append: %s", describe(m))
-	}
-
 	// From here on the attacker reads nothing. Reads of the 1 MiB block
-	// fill the sockets' buffers and block the writer; small appends fill
-	// the reply queue behind it and block the acker; the appends queued
-	// behind that, the last of nearly the whole budget, stay held.
-	id := int64(10)
-	for range 32 {
-		a.send(&protocol.ReadSegment{RequestID: id, Segment: s, Offset: 0, MaxBytes: 1 << 20})
-		id++
-	}
+	// fill the sockets' buffers and block the connection's writer, which
+	// acks appends; the appends queued behind it, the last of nearly the
+	// whole budget, stay held.
+	a, id := stallingPeer(t, e, s)
 	ev := int64(2)
 	for range 400 {
 		a.send(&protocol.AppendBlock{RequestID: id, WriterID: "w", LastEventNumber: ev, EventCount: 1, Data: block("s"),
@@ -172,4 +159,26 @@ func TestWaitForMemoryIsNotIdle(t *testing.T) {
 	if st := e.waitStats("a's memory released", func(st server.Stats) bool { return st.HeldBytes == 0 }); st.FrameTimedOut != 1 {
 		t.Fatalf("stats %+v: want a closed by the frame timeout", st)
 	}
+}
+
+// stallingPeer sets up writer "w" on s from 127.0.0.2, appends one 1 MiB
+// block (acknowledged), then asks 32 times for it and reads no reply from
+// then on: the replies fill the sockets' buffers and block the
+// connection's writer. It returns the peer and the next request id.
+func stallingPeer(t *testing.T, e *env, s string) (*rawConn, int64) {
+	t.Helper()
+	a := e.rawFrom("127.0.0.2", 4<<10)
+	a.setUpWriter(s, "w")
+	big := block(string(bytes.Repeat([]byte{'r'}, 1<<20)))
+	a.send(&protocol.AppendBlock{RequestID: 3, WriterID: "w", LastEventNumber: 1, EventCount: 1, Data: big,
+		ExpectedOffset: protocol.NoExpectedOffset})
+	if m := a.recv(); m.Type() != protocol.TypeDataAppended {
+		t.Fatalf("append: %s", describe(m))
+	}
+	id := int64(10)
+	for range 32 {
+		a.send(&protocol.ReadSegment{RequestID: id, Segment: s, Offset: 0, MaxBytes: 1 << 20})
+		id++
+	}
+	return a, id
 }
