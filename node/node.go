@@ -18,6 +18,7 @@ import (
 	"github.com/sluice-streams/sluice/node/rates"
 	"github.com/sluice-streams/sluice/node/tiering"
 	"github.com/sluice-streams/sluice/node/vfs"
+	"github.com/sluice-streams/sluice/node/vfs/reclaim"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/seqfile"
@@ -47,6 +48,9 @@ type Config struct {
 	WALFileSize     int64
 	WALPreallocate  bool
 	CheckpointBytes int64
+	// Reclaim frees the files the containers' logs remove in the
+	// background (package reclaim); nil unlinks them. The caller owns it.
+	Reclaim *reclaim.Reclaimer
 	// FS is the filesystem (vfs.Default if nil).
 	FS vfs.FS
 	// Logger is handed to the containers and storage writers (discarded
@@ -249,7 +253,8 @@ func (n *Node) containerConfig(id int, epoch int64) container.Config {
 	cfg := container.Config{
 		ID: id, Dir: n.ContainerDir(id), FS: n.cfg.FS, Epoch: epoch,
 		WALFileSize: n.cfg.WALFileSize, WALPreallocate: n.cfg.WALPreallocate, CheckpointBytes: n.cfg.CheckpointBytes,
-		Cache: n.cache, Parts: n.parts, Logger: n.cfg.Logger, Rates: &n.cfg.Rates,
+		Reclaim: n.cfg.Reclaim,
+		Cache:   n.cache, Parts: n.parts, Logger: n.cfg.Logger, Rates: &n.cfg.Rates,
 	}
 	if n.cfg.Tier2 != nil {
 		cfg.Chunks = tiering.Reader{Store: n.cfg.Tier2}

@@ -24,10 +24,14 @@
 //
 //	_sluice/handover/container-<id>/<epoch, 20 digits>.bin
 //	_sluice/recovery/container-<id>/<epoch, 20 digits>-<seq, 20 digits>.bin
+//	_sluice/trash/<removed file or directory>
 //
 // a container's state left by its owner for the next (HandoverPath) and
 // its recovery records, from which a node that lost its disk rebuilds it
 // (RecoveryPath); both written whole under a "_tmp." name, then renamed.
+// The trash is a local tier 2's only (tier2/fs with a node's reclaimer):
+// what the node removed, renamed there at once and freed a MiB at a time
+// in the background.
 //
 // Chunks are immutable once renamed into place; backends create files
 // readable by everyone (0444) and directories writable only by the

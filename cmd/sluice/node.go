@@ -53,6 +53,7 @@ func nodeFlags(cfg *embed.NodeConfig, o *clusterFlags) []cli.Flag {
 			Value:       d.WALPreallocate,
 			Destination: &cfg.WALPreallocate,
 		},
+		reclaimRateFlag(d.ReclaimRate, &cfg.ReclaimRate),
 		sizeFlag("checkpoint-bytes", "checkpoint a container's metadata after every `BYTES` of log (bounds restart replay)", d.CheckpointBytes, &cfg.CheckpointBytes),
 	}
 	flags = append(flags, o.flags(&cfg.Cluster, clusterUsage{

@@ -48,7 +48,7 @@ func TestNodeFlagsFillTheConfig(t *testing.T) {
 
 	cfg, o = embed.NodeConfig{}, clusterFlags{}
 	parseFlags(t, nodeFlags(&cfg, &o), "--data", "d", "--listen", "l:1", "--containers", "7", "--cache-size", "1MiB",
-		"--memory-limit", "300MiB", "--wal-file-size", "2MiB", "--wal-preallocate=false", "--checkpoint-bytes", "3MiB",
+		"--memory-limit", "300MiB", "--wal-file-size", "2MiB", "--wal-preallocate=false", "--checkpoint-bytes", "3MiB", "--reclaim-rate", "7MiB",
 		"--zk", "a:1,b:2", "--zk-root", "/r", "--zk-session-timeout", "4s", "--id", "n9", "--advertise", "adv:2",
 		"--tier2", "/t", "--tier-max-lag", "5s", "--tier-segment-bytes", "4MiB", "--tier-chunk-bytes", "5MiB",
 		"--tier-max-untiered", "6MiB", "--tier-compress", "--tier-shutdown-flush", "6s",
@@ -57,7 +57,7 @@ func TestNodeFlagsFillTheConfig(t *testing.T) {
 		"--rate-windows", "1s,2s,3s,4s")
 	want = embed.NodeConfig{
 		RateWindows: [4]time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second},
-		DataDir:     "d", Listen: "l:1", Containers: 7, CacheSize: 1 << 20, MemoryLimit: 300 << 20, WALFileSize: 2 << 20, CheckpointBytes: 3 << 20,
+		DataDir:     "d", Listen: "l:1", Containers: 7, CacheSize: 1 << 20, MemoryLimit: 300 << 20, WALFileSize: 2 << 20, CheckpointBytes: 3 << 20, ReclaimRate: 7 << 20,
 		Tier: embed.TierConfig{URI: "/t", MaxLag: 5 * time.Second, SegmentBytes: 4 << 20, ChunkBytes: 5 << 20,
 			MaxUntiered: 6 << 20, Compress: true, ShutdownFlush: 6 * time.Second},
 		Server: server.Options{MaxConnections: 100, MaxConnsPerPeer: 10, HandshakeTimeout: 7 * time.Second,
@@ -111,12 +111,12 @@ func TestStandaloneFlagsFillTheConfig(t *testing.T) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", cfg, want)
 	}
 	parseFlags(t, standaloneFlags(&cfg, &s3Keys{}), "--data", "d", "--controller-addr", "c:1", "--node-addr", "n:2",
-		"--containers", "7", "--cache-size", "1MiB", "--memory-limit", "300MiB", "--tier2", "none", "--max-conns", "100", "--writer-timeout", "2m")
+		"--containers", "7", "--cache-size", "1MiB", "--memory-limit", "300MiB", "--tier2", "none", "--max-conns", "100", "--writer-timeout", "2m", "--reclaim-rate", "0")
 	want = embed.DefaultStandaloneConfig()
 	want.Node.Server = serverDefaults
 	want.DataDir, want.Controller.Listen, want.Node.Listen = "d", "c:1", "n:2"
 	want.Node.Containers, want.Node.CacheSize, want.Node.Tier.URI, want.Node.Server.MaxConnections = 7, 1<<20, "none", 100
-	want.Node.MemoryLimit = 300 << 20
+	want.Node.MemoryLimit, want.Node.ReclaimRate = 300<<20, 0
 	want.Controller.WriterTimeout = 2 * time.Minute
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("flags set:\n got %+v\nwant %+v", cfg, want)

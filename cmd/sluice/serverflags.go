@@ -34,6 +34,13 @@ func memoryLimitFlag(dest *int64) cli.Flag {
 		"(0: --cache-size + 80MiB, unless GOMEMLIMIT is set; GOMEMLIMIT=off: none)", 0, dest)
 }
 
+// reclaimRateFlag is --reclaim-rate of `sluice node` and `sluice
+// standalone`, into dest (the role's NodeConfig.ReclaimRate).
+func reclaimRateFlag(value int64, dest *int64) cli.Flag {
+	return sizeFlag("reclaim-rate", "give the space of removed log files and tier-2 chunks (of a local tier 2) back to the filesystem at `BYTES` a second, "+
+		"4 MiB at a time, so that a filesystem with online discard does not stall the log's syncs; faster while over 4 GiB wait (0: unlink at once)", value, dest)
+}
+
 // applyMemoryLimit sets the process's memory limit for the node role cfg
 // before the role starts (its recovery is under it too) and returns what
 // logs it, to call once the role serves: a role that fails to start

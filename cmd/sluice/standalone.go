@@ -50,6 +50,7 @@ func standaloneFlags(cfg *embed.StandaloneConfig, keys *s3Keys) []cli.Flag {
 		&cli.IntFlag{Name: "containers", Usage: "number of segment containers `N`", Value: d.Node.Containers, Destination: &cfg.Node.Containers},
 		sizeFlag("cache-size", "node block cache size in `BYTES`", d.Node.CacheSize, &cfg.Node.CacheSize),
 		memoryLimitFlag(&cfg.Node.MemoryLimit),
+		reclaimRateFlag(d.Node.ReclaimRate, &cfg.Node.ReclaimRate),
 		writerTimeoutFlag(d.Controller.WriterTimeout, &cfg.Controller.WriterTimeout),
 		&cli.StringFlag{Name: "hdfs-rpc-addr", Usage: "serve the HDFS head's NameNode RPC on `ADDR` (hdfs://ADDR/; port 0: pick a free one)", Value: d.HDFS.RPCListen, Destination: &cfg.HDFS.RPCListen},
 		&cli.StringFlag{Name: "hdfs-data-addr", Usage: "serve the HDFS head's block reads (data transfer) on `ADDR`", Value: d.HDFS.DataListen, Destination: &cfg.HDFS.DataListen},

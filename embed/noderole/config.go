@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-streams/sluice/node/rates"
 	"github.com/sluice-streams/sluice/node/server"
 	"github.com/sluice-streams/sluice/node/tiering"
+	"github.com/sluice-streams/sluice/node/vfs/reclaim"
 	"github.com/sluice-streams/sluice/tier2/backend"
 )
 
@@ -78,6 +79,11 @@ type Config struct {
 	// CheckpointBytes is how much log a container writes between two
 	// checkpoints of its metadata (the container's default if 0).
 	CheckpointBytes int64
+	// ReclaimRate is how many bytes a second the node gives back to the
+	// filesystem of the log files and tier-2 chunks (of a local tier 2)
+	// it removes (package reclaim: cut down 4 MiB at a time, each step
+	// synced); 0 unlinks them at once.
+	ReclaimRate int64
 	// Tier is tier 2; off if Tier.URI is empty or "none".
 	Tier TierConfig
 	// Server holds the TCP server's connection and memory limits; zero
@@ -193,7 +199,8 @@ func DefaultConfig() Config {
 		DataDir: DefaultDataDir, Listen: DefaultListen,
 		Containers: node.DefaultContainers, CacheSize: node.DefaultCacheSize,
 		WALFileSize: DefaultWALFileSize, WALPreallocate: true, CheckpointBytes: DefaultCheckpointBytes,
-		Tier: DefaultTierConfig(), Cluster: DefaultClusterConfig(),
+		ReclaimRate: reclaim.DefaultRate,
+		Tier:        DefaultTierConfig(), Cluster: DefaultClusterConfig(),
 		RateWindows: rates.DefaultWindows,
 	}
 }
@@ -220,6 +227,9 @@ func (c Config) Validate() error {
 	}
 	if c.Listen == "" {
 		return invalidf("listen address: want host:port")
+	}
+	if c.ReclaimRate < 0 {
+		return invalidf("reclaim rate %d bytes/s: want 0 (at once) or more", c.ReclaimRate)
 	}
 	if c.MemoryLimit < 0 {
 		return invalidf("memory limit %d bytes: want 0 (derived) or more", c.MemoryLimit)

@@ -16,8 +16,10 @@ import (
 	"github.com/sluice-streams/sluice/node/membership"
 	"github.com/sluice-streams/sluice/node/server"
 	"github.com/sluice-streams/sluice/node/tiering"
+	"github.com/sluice-streams/sluice/node/vfs/reclaim"
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/backend"
+	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/seqfile"
 )
 
@@ -27,7 +29,8 @@ type Node struct {
 	cfg     Config
 	log     logrus.FieldLogger
 	tierURI string
-	tier    tier2.Storage // closed after the node; nil without tier 2
+	tier    tier2.Storage      // closed after the node; nil without tier 2
+	reclaim *reclaim.Reclaimer // closed last; nil if ReclaimRate is 0
 	node    *node.Node
 	l       net.Listener
 	srv     *server.Server
@@ -62,10 +65,14 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 			n.closeOpened()
 		}
 	}()
+	if cfg.ReclaimRate > 0 {
+		n.reclaim = reclaim.New(reclaim.Config{Rate: cfg.ReclaimRate, Logger: cfg.Logger})
+	}
 	ncfg := node.Config{
 		Dir: cfg.DataDir, Containers: cfg.Containers, CacheSize: cfg.CacheSize,
 		WALFileSize: cfg.WALFileSize, WALPreallocate: cfg.WALPreallocate,
 		CheckpointBytes: cfg.CheckpointBytes, Logger: cfg.Logger, Rates: cfg.rates(),
+		Reclaim: n.reclaim,
 	}
 	if err := n.openTier(&ncfg); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
@@ -128,6 +135,11 @@ func (n *Node) openTier(ncfg *node.Config) error {
 		return fmt.Errorf("tier 2: %w", err)
 	}
 	n.tierURI, n.tier = uri, st
+	if local, ok := st.(*fs.Storage); ok && n.reclaim != nil {
+		if err := local.SetReclaimer(n.reclaim); err != nil {
+			return fmt.Errorf("tier 2: %w", err)
+		}
+	}
 	ncfg.Tier2 = st
 	ncfg.TierPolicy = tiering.Policy{MaxLag: t.MaxLag, SegmentBytes: t.SegmentBytes, ChunkBytes: t.ChunkBytes}
 	ncfg.MaxUntieredBytes = t.MaxUntiered
@@ -241,5 +253,6 @@ func (n *Node) closeOpened() error {
 	if n.tier != nil {
 		n.tier.Close() // as the node's program always did: its error says nothing new
 	}
+	keep(n.reclaim.Close()) // what it did not free waits in the trash for the next start
 	return first
 }

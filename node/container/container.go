@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-streams/sluice/node/cache"
 	"github.com/sluice-streams/sluice/node/rates"
 	"github.com/sluice-streams/sluice/node/vfs"
+	"github.com/sluice-streams/sluice/node/vfs/reclaim"
 	"github.com/sluice-streams/sluice/node/wal"
 	"github.com/sluice-streams/sluice/protocol"
 )
@@ -45,6 +46,9 @@ type Config struct {
 	// WALPreallocate makes the log zero-fill its next file ahead of time
 	// and sync appends with fdatasync (wal.Options.Preallocate).
 	WALPreallocate bool
+	// Reclaim frees the log's removed files in the background
+	// (wal.Options.Reclaim); nil unlinks them.
+	Reclaim *reclaim.Reclaimer
 	// CheckpointBytes: log bytes between checkpoints
 	// (DefaultCheckpointBytes if 0, no automatic checkpoints if negative).
 	CheckpointBytes int64
@@ -175,6 +179,7 @@ func Open(cfg Config) (*Container, error) {
 	// checkpoint, naming where.
 	log, err := wal.Open(wal.Options{
 		Dir: filepath.Join(cfg.Dir, "wal"), FS: c.fs, FileSize: cfg.WALFileSize, Preallocate: cfg.WALPreallocate, Logger: c.l,
+		Reclaim: cfg.Reclaim,
 	}, cp.LSN+1, func(rec wal.Record) error {
 		if err := st.replay(rec, now, logged); err != nil {
 			return fmt.Errorf("%w: replaying LSN %d at %s offset %d: %v", wal.ErrCorrupt, rec.LSN,

@@ -1,6 +1,10 @@
 package vfs
 
-import "golang.org/x/sys/unix"
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
 
 // FreeSpacer is an FS that can tell how many bytes its files in a
 // directory may still grow by (the filesystem's space available to the
@@ -28,3 +32,19 @@ func (osFS) FreeBytes(dir string) (int64, error) {
 	}
 	return int64(st.Bavail) * int64(st.Bsize), nil
 }
+
+// Chmoder is an FS that can change a file's permission bits.
+type Chmoder interface {
+	Chmod(name string, mode os.FileMode) error
+}
+
+// Lstater is an FS that can describe a symbolic link itself.
+type Lstater interface {
+	Lstat(name string) (os.FileInfo, error)
+}
+
+// Lstat is lstat(2).
+func (osFS) Lstat(name string) (os.FileInfo, error) { return os.Lstat(name) }
+
+// Chmod is chmod(2).
+func (osFS) Chmod(name string, mode os.FileMode) error { return os.Chmod(name, mode) }

@@ -31,6 +31,10 @@
 // A new file appears whole: its header is written to a temporary name,
 // fsynced, renamed into place and the directory fsynced; the previous file
 // is fsynced before the first record goes to the new one.
+// RemoveBefore removes files oldest first; with Options.Reclaim it moves
+// them into the directory "trash" beside them, where a reclaim.Reclaimer
+// frees their space a few MiB at a time (Open hands it whatever a crash
+// left there, or empties it without one).
 //
 // File header (36 bytes, integers little-endian):
 //

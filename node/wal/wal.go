@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluice-streams/sluice/internal/logs"
 	"github.com/sluice-streams/sluice/node/vfs"
+	"github.com/sluice-streams/sluice/node/vfs/reclaim"
 )
 
 // Errors returned by the log. Match them with errors.Is.
@@ -75,6 +76,11 @@ type Options struct {
 	Preallocate bool
 	// Logger receives recovery and failure messages (discarded if nil).
 	Logger logrus.FieldLogger
+	// Reclaim, if set, frees the files RemoveBefore removes in the
+	// background, a few MiB at a time (package reclaim), through the
+	// trash directory Dir/trash, which Open hands it again after a crash.
+	// Without it RemoveBefore unlinks them, and Open empties the trash.
+	Reclaim *reclaim.Reclaimer
 
 	// alwaysSpare, for tests, asks for a spare after every roll however
 	// fast the file filled.
@@ -272,6 +278,9 @@ func Open(opts Options, from uint64, replay func(Record) error) (*WAL, error) {
 	if err := w.fs.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("wal: create %s: %w", opts.Dir, err)
 	}
+	if err := w.resumeTrash(); err != nil {
+		return nil, err
+	}
 	if err := w.recover(from, replay); err != nil {
 		w.closeReaders()
 		if w.file != nil {
@@ -286,6 +295,36 @@ func Open(opts Options, from uint64, replay func(Record) error) (*WAL, error) {
 }
 
 func (w *WAL) path(seq uint64) string { return filepath.Join(w.opts.Dir, fileName(seq)) }
+
+// trashDirName is the directory, in Dir, where removed files wait for
+// Options.Reclaim.
+const trashDirName = "trash"
+
+// trashDir is where removed files wait for Options.Reclaim.
+func (w *WAL) trashDir() string { return filepath.Join(w.opts.Dir, trashDirName) }
+
+// resumeTrash hands the files a crash left in the trash to the reclaimer,
+// or removes them when there is none.
+func (w *WAL) resumeTrash() error {
+	var err error
+	if w.opts.Reclaim != nil {
+		err = w.opts.Reclaim.Resume(w.trashDir())
+	} else {
+		err = vfs.RemoveAll(w.fs, w.trashDir())
+	}
+	if err != nil {
+		return fmt.Errorf("wal: trash: %w", err)
+	}
+	return nil
+}
+
+// remove removes a file the log no longer needs.
+func (w *WAL) remove(name string) error {
+	if w.opts.Reclaim != nil {
+		return w.opts.Reclaim.Remove(name, w.trashDir())
+	}
+	return w.fs.Remove(name)
+}
 
 // recover reads the files, replays records and opens the tail for appends.
 // It scans and decides first and modifies only then: every refusal leaves
@@ -943,7 +982,7 @@ func (w *WAL) RemoveBefore(lsn uint64) (int, error) {
 			delete(w.readers.files, seq)
 		}
 		w.readers.Unlock()
-		if err := w.fs.Remove(w.path(seq)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := w.remove(w.path(seq)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return i, fmt.Errorf("wal: remove %s: %w", w.path(seq), err)
 		}
 	}

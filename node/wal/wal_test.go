@@ -2,6 +2,7 @@ package wal
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/node/vfs"
+	"github.com/sluice-streams/sluice/node/vfs/reclaim"
 	"github.com/sluice-streams/sluice/node/vfs/vfstest"
 )
 
@@ -803,3 +805,58 @@ func TestRecordFormatGolden(t *testing.T) {
 }
 
 func isSync(op vfstest.Op) bool { return op == vfstest.OpSync || op == vfstest.OpSyncData }
+
+// With a Reclaimer, RemoveBefore moves the files into Dir/trash, which
+// the Reclaimer empties; a crash that leaves files there is taken up by
+// the next Open, with a Reclaimer or without one.
+func TestRemoveBeforeThroughTheReclaimer(t *testing.T) {
+	dir := t.TempDir()
+	trash := filepath.Join(dir, trashDirName)
+	// A rate of one byte a second: the first step of each file, then a
+	// pause that lasts until Close (the files stay in the trash).
+	slow := reclaim.New(reclaim.Config{Step: 64, Rate: 1, MaxBacklog: 1 << 40})
+	opts := Options{Dir: dir, FileSize: 256, Reclaim: slow}
+	w, _ := mustOpen(t, opts, 1)
+	ps := writeN(t, w, 0, 20)
+	n, err := w.RemoveBefore(ps[10].LSN)
+	if err != nil || n == 0 {
+		t.Fatalf("RemoveBefore = %d, %v", n, err)
+	}
+	for seq := uint64(1); seq <= uint64(n); seq++ {
+		if _, err := os.Stat(filepath.Join(dir, fileName(seq))); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("removed file %s still in the log's directory: %v", fileName(seq), err)
+		}
+	}
+	w.Close()
+	slow.Close()
+	if left, _ := os.ReadDir(trash); len(left) != n {
+		t.Fatalf("trash holds %d files after Close, want the %d removed", len(left), n)
+	}
+
+	// Reopened with a Reclaimer: Open hands it the trash.
+	r := reclaim.New(reclaim.Config{})
+	defer r.Close()
+	opts.Reclaim = r
+	w, recs := mustOpen(t, opts, ps[10].LSN)
+	checkRecords(t, recs, ps[10].LSN, 10, 10)
+	w.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := r.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(trash); len(left) != 0 {
+		t.Fatalf("trash holds %d files after the Reclaimer went idle", len(left))
+	}
+
+	// Without one, Open empties a trash it finds.
+	if err := os.WriteFile(filepath.Join(trash, "left"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts.Reclaim = nil
+	w, _ = mustOpen(t, opts, ps[10].LSN)
+	w.Close()
+	if _, err := os.Stat(trash); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("trash after an Open without a Reclaimer: %v", err)
+	}
+}

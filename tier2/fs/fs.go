@@ -29,6 +29,55 @@ type Storage struct {
 	// for them. Remove, RemoveAll and Rename forget the paths they may
 	// have removed (dirs.go).
 	dirs knownDirs
+	// reclaim, if set (SetReclaimer), takes over removed files.
+	reclaim Reclaimer
+}
+
+// Reclaimer frees removed files' space in the background, a little at a
+// time (the node's reclaim.Reclaimer): Remove renames path, a file or a
+// directory, into the directory trash and frees it later; Resume takes up
+// what a crash left in trash.
+type Reclaimer interface {
+	Remove(path, trash string) error
+	Resume(trash string) error
+}
+
+// TrashDir is the storage path of the directory where removed files wait
+// for the Storage's Reclaimer.
+const TrashDir = "_sluice/trash"
+
+// SetReclaimer makes Remove and RemoveAll (of anything but the root) hand
+// what they remove to r, through TrashDir, and hands r what TrashDir
+// already holds. Call it before the Storage is used.
+func (s *Storage) SetReclaimer(r Reclaimer) error {
+	s.reclaim = r
+	if err := r.Resume(filepath.Join(s.root, TrashDir)); err != nil {
+		return fmt.Errorf("fs: %w", err)
+	}
+	return nil
+}
+
+// removeName removes the file or directory tree at name, the full path of
+// a storage path: through the Reclaimer if there is one. Directories
+// removed alone have no blocks to free and go at once (Remove refuses a
+// full one, as rmdir does).
+func (s *Storage) removeName(name string, tree bool) error {
+	if s.reclaim != nil && (tree || !isDir(name)) {
+		err := s.reclaim.Remove(name, filepath.Join(s.root, TrashDir))
+		if tree && errors.Is(err, os.ErrNotExist) {
+			return nil // as os.RemoveAll
+		}
+		return err
+	}
+	if tree {
+		return os.RemoveAll(name)
+	}
+	return os.Remove(name)
+}
+
+func isDir(name string) bool {
+	fi, err := os.Lstat(name)
+	return err == nil && fi.IsDir()
 }
 
 var (
@@ -250,7 +299,7 @@ func (s *Storage) Remove(p string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(name); err != nil {
+	if err := s.removeName(name, false); err != nil {
 		return pathErr("remove", p, err)
 	}
 	s.dirs.forget(p)
@@ -266,7 +315,7 @@ func (s *Storage) RemoveAll(p string) error {
 	}
 	defer s.dirs.forget(p) // whatever of it was removed
 	if p != "" {
-		if err := os.RemoveAll(name); err != nil {
+		if err := s.removeName(name, true); err != nil {
 			return pathErr("removeall", p, err)
 		}
 		return nil

@@ -1,15 +1,19 @@
 package fs_test
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sluice-streams/sluice/node/vfs/reclaim"
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/tier2test"
@@ -185,5 +189,84 @@ func TestNewMakesRoot(t *testing.T) {
 	}
 	if _, err := fs.New(file); err == nil {
 		t.Fatal("New over a file succeeded")
+	}
+}
+
+// newReclaimed is a Storage whose removals go through a Reclaimer.
+func newReclaimed(t *testing.T) (*fs.Storage, *reclaim.Reclaimer) {
+	t.Helper()
+	s := newStorage(t)
+	r := reclaim.New(reclaim.Config{Step: 1 << 10})
+	t.Cleanup(func() { r.Close() })
+	if err := s.SetReclaimer(r); err != nil {
+		t.Fatal(err)
+	}
+	return s, r
+}
+
+func TestConformanceWithAReclaimer(t *testing.T) {
+	tier2test.RunStorageTests(t, func(t *testing.T) tier2.Storage {
+		s, _ := newReclaimed(t)
+		return s
+	})
+}
+
+// Removed chunks leave their directory at once and the trash once the
+// Reclaimer has freed them; Remove still refuses a directory that is not
+// empty, and SetReclaimer takes up what a crash left in the trash.
+func TestRemovalThroughTheReclaimer(t *testing.T) {
+	s, r := newReclaimed(t)
+	tier2test.Put(t, s, "sc/st/segment=0/0.seq", bytes.Repeat([]byte("x"), 5000))
+	tier2test.Put(t, s, "sc/st/segment=0/5000.seq", []byte("y"))
+	tier2test.Put(t, s, "sc/st/segment=1/0.seq", []byte("z"))
+	if err := s.Remove("sc/st/segment=0/0.seq"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stat("sc/st/segment=0/0.seq"); !errors.Is(err, tier2.ErrNotExist) {
+		t.Fatalf("Stat of a removed chunk: %v", err)
+	}
+	if err := s.Remove("sc/st/segment=1"); err == nil {
+		t.Fatal("Remove of a directory that is not empty succeeded")
+	}
+	if err := s.RemoveAll("sc/st"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveAll("sc/none"); err != nil {
+		t.Fatalf("RemoveAll of a missing path: %v", err)
+	}
+	if es, err := s.List("sc"); err != nil || len(es) != 0 {
+		t.Fatalf("List(sc) = %v, %v; want empty", es, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := r.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	trash := filepath.Join(s.Root(), filepath.FromSlash(fs.TrashDir))
+	if left, _ := os.ReadDir(trash); len(left) != 0 {
+		t.Fatalf("trash holds %d entries after the Reclaimer went idle", len(left))
+	}
+	if got, want := r.Freed(), int64(5002); got != want {
+		t.Fatalf("Freed = %d, want %d", got, want)
+	}
+
+	// A crash's leftovers: the next SetReclaimer frees them.
+	if err := os.WriteFile(filepath.Join(trash, "left.seq"), []byte("abc"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := fs.New(s.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2 := reclaim.New(reclaim.Config{})
+	defer r2.Close()
+	if err := s2.SetReclaimer(r2); err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(trash); len(left) != 0 {
+		t.Fatalf("trash holds %d entries after SetReclaimer", len(left))
 	}
 }

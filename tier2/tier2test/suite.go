@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"sync"
 	"testing"
 
@@ -123,6 +124,11 @@ func names(t *testing.T, s tier2.Storage, dir string) []string {
 func wantNames(t *testing.T, s tier2.Storage, dir string, want ...string) {
 	t.Helper()
 	got := names(t, s, dir)
+	if dir == "" {
+		// Sluice's own directory may appear in the root at any time (a
+		// local tier 2's trash, tier2/fs.TrashDir).
+		got = slices.DeleteFunc(got, func(n string) bool { return n == "_sluice/" })
+	}
 	if fmt.Sprint(got) != fmt.Sprint(want) && !(len(got) == 0 && len(want) == 0) {
 		t.Fatalf("List(%q) = %q, want %q", dir, got, want)
 	}
