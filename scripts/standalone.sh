@@ -5,7 +5,8 @@
 # $dir (its log in $dir/log), waits until the controller listens (and the
 # pprof endpoint, when ARGS hold --pprof-addr), and sets pid, ctl (the
 # controller's URL) and pprof (its URL, or empty). NAME names the
-# directory and the error. stop_standalone stops it and removes $dir.
+# directory and the error. stop_standalone stops it, removes $dir and
+# syncs the filesystem.
 start_standalone() {
 	_name=$1 _bin=$2
 	shift 2
@@ -43,5 +44,9 @@ stop_standalone() {
 	if [ -n "${dir:-}" ]; then
 		rm -rf "$dir"
 		dir=
+		# Wait for the filesystem to commit the removal: on a disk
+		# mounted with online discard the gigabytes a run leaves would
+		# otherwise be discarded during the next run's measurements.
+		sync
 	fi
 }
