@@ -7,10 +7,10 @@
 // XFS "-o discard", common on virtual and flash disks) that commit also
 // sends the device a discard for every freed extent. Gigabytes removed at
 // once (the chunks of a deleted stream, the log files a burst filled)
-// queue seconds of discards on the device, and the log's fdatasyncs wait
-// behind them: a 10 MiB/s writer's p99 went from under 1 ms to 8-30 ms in
-// the seconds after an 8-writer 2 GiB burst was deleted
-// (docs/BENCHMARKS.md, "Reclaiming removed files").
+// queue a second and more of discards on the device, and the log's
+// fdatasyncs wait behind them: 10-17 ms each while the 2 GiB of a deleted
+// burst were discarded, against 0.2-1 ms otherwise (docs/BENCHMARKS.md,
+// "Background I/O beside the log", "Freeing the space a bit at a time").
 //
 // A Reclaimer takes over a file or directory the caller removes: Remove
 // renames it into a trash directory on the same filesystem (one rename:
