@@ -9,8 +9,9 @@ import (
 
 // bench read --cold catches up from tier 2: the fill is all in tier 2
 // before the read, the page cache of the tier-2 files is dropped, and the
-// report sets the read against a reference file as large read cold; the
-// reference file is gone afterwards.
+// report sets the read against a reference file as large read cold and
+// against the stream's own tier-2 files read cold; the reference file is
+// gone afterwards.
 func TestBenchReadCold(t *testing.T) {
 	dir := t.TempDir()
 	rs := startStandalone(t, dir, "--tier-max-lag", "1s", "--cache-size", "4MiB", "--no-hdfs-head", "--no-nfs-head", "--no-s3-head")
@@ -34,6 +35,14 @@ func TestBenchReadCold(t *testing.T) {
 		}
 		if cold["diskReadMbPerSec"].(float64) <= 0 || cold["ratio"].(float64) <= 0 {
 			t.Fatalf("%v: disk %v MB/s, ratio %v", args, cold["diskReadMbPerSec"], cold["ratio"])
+		}
+		// The stream's own chunk files, read again plainly: at least the
+		// events' bytes (a SequenceFile adds headers and keys), and no more
+		// than everything dropped.
+		if fb := cold["streamFileBytes"].(float64); fb < cold["tieredBytes"].(float64) || fb > cold["fileBytes"].(float64) ||
+			cold["streamFiles"].(float64) < 1 || cold["streamFilesReadMbPerSec"].(float64) <= 0 || cold["filesRatio"].(float64) <= 0 {
+			t.Fatalf("%v: the stream's files: %v files, %v bytes, %v MB/s, ratio %v", args, cold["streamFiles"], fb,
+				cold["streamFilesReadMbPerSec"], cold["filesRatio"])
 		}
 		ents, err := os.ReadDir(dir)
 		if err != nil {

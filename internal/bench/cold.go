@@ -51,6 +51,20 @@ type ColdReport struct {
 	DiskReadAfterMBPerS  float64 `json:"diskReadAfterMbPerSec"`
 	// Ratio is the run's event MB/s over DiskReadMBPerS.
 	Ratio float64 `json:"ratio"`
+	// StreamFiles, StreamFileBytes, StreamFilesReadMBPerS: the stream's
+	// own tier-2 files, read cold once more after the stream (each one's
+	// page cache dropped, then read whole in 1 MiB reads, one file after
+	// another in segment and offset order): the same bytes on the same
+	// blocks as the stream's read, with no reader's work. A reference
+	// file written just before it is read may be cached by the layers
+	// under the disk (a virtual disk's host) where files written earlier
+	// are not; this one has no such edge (if anything the other way: the
+	// stream's read came first).
+	StreamFiles           int     `json:"streamFiles"`
+	StreamFileBytes       int64   `json:"streamFileBytes"`
+	StreamFilesReadMBPerS float64 `json:"streamFilesReadMbPerSec"`
+	// FilesRatio is the run's event MB/s over StreamFilesReadMBPerS.
+	FilesRatio float64 `json:"filesRatio"`
 }
 
 // validateCold checks the cold-read fields.
@@ -114,13 +128,22 @@ func (b *bench) coldPrepare(ctx context.Context) (*cold, error) {
 	return c, nil
 }
 
-// finish reads the reference file cold again, removes it and adds the
-// report to r.
-func (c *cold) finish(r *Report) error {
+// finish reads the reference file cold again, removes it, reads the
+// stream's own tier-2 files cold and adds the report to r.
+func (c *cold) finish(r *Report, s stream) error {
 	defer c.close()
 	res, err := diskprobe.ReadFile(c.refPath, diskprobe.DefaultBlockSize)
 	if err != nil {
 		return fmt.Errorf("--cold: reference file: %w", err)
+	}
+	files, err := readStreamFiles(filepath.Join(c.rep.TierDir, s.scope, s.name))
+	if err != nil {
+		return err
+	}
+	c.rep.StreamFiles, c.rep.StreamFileBytes = files.Syncs, files.Bytes
+	c.rep.StreamFilesReadMBPerS = files.BytesPerSecond() / 1e6
+	if c.rep.StreamFilesReadMBPerS > 0 {
+		c.rep.FilesRatio = r.MBPerS / c.rep.StreamFilesReadMBPerS
 	}
 	c.rep.DiskReadBeforeMBPerS = c.refRead.BytesPerSecond() / 1e6
 	c.rep.DiskReadAfterMBPerS = res.BytesPerSecond() / 1e6
@@ -131,6 +154,35 @@ func (c *cold) finish(r *Report) error {
 	}
 	r.Cold = &c.rep
 	return nil
+}
+
+// readStreamFiles reads every regular file under dir cold, in path order
+// (lexical: within a segment, chunks by first offset, 20 digits),
+// and returns their bytes and the time the reads took (Syncs counts the
+// files).
+func readStreamFiles(dir string) (diskprobe.Result, error) {
+	var paths []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || strings.HasPrefix(d.Name(), "_") {
+			return err
+		}
+		paths = append(paths, path)
+		return nil
+	})
+	if err != nil {
+		return diskprobe.Result{}, fmt.Errorf("--cold: the stream's tier-2 files under %s: %w", dir, err)
+	}
+	var all diskprobe.Result
+	for _, p := range paths {
+		res, err := diskprobe.ReadFile(p, diskprobe.DefaultBlockSize)
+		if err != nil {
+			return diskprobe.Result{}, fmt.Errorf("--cold: read %s: %w", p, err)
+		}
+		all.Bytes += res.Bytes
+		all.Elapsed += res.Elapsed
+		all.Syncs++
+	}
+	return all, nil
 }
 
 // close removes the reference file.

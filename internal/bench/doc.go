@@ -44,8 +44,10 @@
 // or the controller's tier 2 if it is a local directory), drops the page
 // cache of every file under that directory (posix_fadvise DONTNEED,
 // diskprobe.DropCache), reads the reference file cold, then the stream,
-// then the reference file again; Report.Cold sets the read's event MB/s
-// against both reference reads together. The node's own block cache is
+// then the reference file again, then the stream's own tier-2 files one
+// after another; Report.Cold sets the read's event MB/s against both
+// reference reads together (Ratio) and against the files' read
+// (FilesRatio). The node's own block cache is
 // not dropped: start the server with a cache much smaller than the fill.
 //
 // Write with ScaleAt splits every segment of the stream in two during

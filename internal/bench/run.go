@@ -520,7 +520,7 @@ func (b *bench) read(ctx context.Context, r *Report) error {
 	r.fill(n, bytes.Load()/max(n, 1), elapsed, rec.Snapshot())
 	r.Bytes = bytes.Load()
 	if cr != nil {
-		return cr.finish(r)
+		return cr.finish(r, b.stream)
 	}
 	return nil
 }
