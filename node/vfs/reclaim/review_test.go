@@ -4,8 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/sluice-streams/sluice/node/vfs"
 	"github.com/sluice-streams/sluice/node/vfs/reclaim"
+	"github.com/sluice-streams/sluice/node/vfs/vfstest"
 )
 
 // A file handed over that has another hard link (a hard-link backup of
@@ -27,5 +30,43 @@ func TestRemoveNeverTruncatesAHardLinkedFile(t *testing.T) {
 	st, err := os.Stat(backup)
 	if err != nil || st.Size() != 2<<20 {
 		t.Fatalf("the other hard link after the reclaimer freed its twin: %v, size %d; want untouched (%d bytes)", err, st.Size(), 2<<20)
+	}
+}
+
+// Resume of a trash whose files the Reclaimer already holds (a container
+// closed and opened again on the same node: wal.Open resumes its trash
+// every time) queues them again: the backlog counts them twice, and the
+// second pass over each "frees" it again.
+func TestResumeDoesNotQueueWhatIsAlreadyQueued(t *testing.T) {
+	dir := t.TempDir()
+	trash := filepath.Join(dir, "trash")
+	// A rate of one byte a second: the first step, then a pause until Close.
+	stepped := make(chan struct{}, 16)
+	efs := vfstest.New(vfs.Default)
+	efs.SetInjector(func(op vfstest.Op, path string) error {
+		if op == vfstest.OpSyncData {
+			stepped <- struct{}{}
+		}
+		return nil
+	})
+	r := reclaim.New(reclaim.Config{FS: efs, Step: 1 << 20, Rate: 1, MaxBacklog: 1 << 40})
+	defer r.Close()
+	for _, n := range []string{"a", "b"} {
+		if err := r.Remove(writeFile(t, dir, n, 3<<20), trash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-stepped // then the reclaimer pauses, once it has counted the step
+	for deadline := time.Now().Add(10 * time.Second); r.Backlog() != 5<<20; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Backlog = %d after one step, want %d", r.Backlog(), 5<<20)
+		}
+	}
+	before := r.Backlog()
+	if err := r.Resume(trash); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Backlog(); got != before {
+		t.Fatalf("Backlog = %d after Resume of a trash it already holds, want %d", got, before)
 	}
 }
