@@ -70,3 +70,20 @@ func TestResumeDoesNotQueueWhatIsAlreadyQueued(t *testing.T) {
 		t.Fatalf("Backlog = %d after Resume of a trash it already holds, want %d", got, before)
 	}
 }
+
+// A nil Reclaimer "removes at once" like an unlink: handed a symbolic
+// link to a directory, it must remove the link, not empty the directory
+// it points to (vfs.RemoveAll stats through links).
+func TestNilReclaimerNeverFollowsALink(t *testing.T) {
+	dir := t.TempDir()
+	outside := writeFile(t, t.TempDir(), "precious", 10)
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(filepath.Dir(outside), link); err != nil {
+		t.Fatal(err)
+	}
+	var r *reclaim.Reclaimer
+	err := r.Remove(link, filepath.Join(dir, "trash"))
+	if _, serr := os.Stat(outside); serr != nil {
+		t.Fatalf("nil Reclaimer's Remove of a link to a directory (err %v) removed what it points to: %v", err, serr)
+	}
+}
