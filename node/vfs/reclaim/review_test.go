@@ -1,6 +1,7 @@
 package reclaim_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -85,5 +86,25 @@ func TestNilReclaimerNeverFollowsALink(t *testing.T) {
 	err := r.Remove(link, filepath.Join(dir, "trash"))
 	if _, serr := os.Stat(outside); serr != nil {
 		t.Fatalf("nil Reclaimer's Remove of a link to a directory (err %v) removed what it points to: %v", err, serr)
+	}
+}
+
+// "The disk's space comes before the smoothness of the syncs": on a disk
+// with no space left the log's next append fails (a sticky error: the
+// container stops), yet below MaxBacklog (4 GiB by default) the reclaimer
+// keeps its pace and never asks how much space is left.
+func TestAFullDiskIsFreedWithoutPauses(t *testing.T) {
+	dir := t.TempDir()
+	efs := vfstest.New(vfs.Default)
+	efs.SetFreeSpace(0)
+	r := reclaim.New(reclaim.Config{FS: efs, Step: 1 << 20, Rate: 1, MaxBacklog: 1 << 40})
+	defer r.Close()
+	if err := r.Remove(writeFile(t, dir, "log", 3<<20), filepath.Join(dir, "trash")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.WaitIdle(ctx); err != nil {
+		t.Fatalf("on a full disk, %d bytes still wait in the trash after 5 s: %v", r.Backlog(), err)
 	}
 }
