@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/sluice-streams/sluice/tier2/tier2test"
 )
@@ -35,5 +39,33 @@ func TestAnOpenChunkStaysWholeAfterRemove(t *testing.T) {
 	n, err := f.ReadAt(got, 0)
 	if err != nil && err != io.EOF || n != len(data) {
 		t.Fatalf("ReadAt of an open chunk after Remove = %d bytes, %v; want all %d (Size says %d)", n, err, len(data), f.Size())
+	}
+}
+
+// Symbolic links inside the root are followed (doc.go): a scope or stream
+// directory may live on another disk. The trash is on the root's
+// filesystem, so a chunk there cannot be renamed into it (EXDEV), and
+// Remove fails where an unlink worked: the storage writer's pass stops at
+// that failure, so the container tiers nothing more.
+func TestRemoveThroughALinkToAnotherFilesystem(t *testing.T) {
+	other, err := os.MkdirTemp("/dev/shm", "sluice-review-")
+	if err != nil {
+		t.Skipf("no second filesystem: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(other) })
+	s, _ := newReclaimed(t)
+	var a, b unix.Stat_t
+	if unix.Stat(other, &a) != nil || unix.Stat(s.Root(), &b) != nil || a.Dev == b.Dev {
+		t.Skip("/dev/shm is on the root's filesystem")
+	}
+	if err := os.Symlink(other, filepath.Join(s.Root(), "sc")); err != nil {
+		t.Fatal(err)
+	}
+	tier2test.Put(t, s, "sc/st/segment=0/0.seq", []byte("chunk"))
+	if err := s.Remove("sc/st/segment=0/0.seq"); err != nil {
+		t.Fatalf("Remove of a chunk under a linked directory: %v", err)
+	}
+	if err := s.RemoveAll("sc/st"); err != nil {
+		t.Fatalf("RemoveAll of a stream under a linked directory: %v", err)
 	}
 }
