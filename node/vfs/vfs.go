@@ -154,9 +154,14 @@ func ReadFile(fs FS, name string) ([]byte, error) {
 }
 
 // RemoveAll removes path and everything under it through fs; a missing
-// path is not an error.
+// path is not an error. A symbolic link is removed, not followed, when fs
+// can tell (Lstater).
 func RemoveAll(fs FS, path string) error {
-	st, err := fs.Stat(path)
+	stat := fs.Stat
+	if l, ok := fs.(Lstater); ok {
+		stat = l.Lstat // a link is removed, never followed
+	}
+	st, err := stat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

@@ -336,6 +336,9 @@ func (r *Reclaimer) cutDown(f vfs.File, left *int64) error {
 	if err != nil {
 		return err
 	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+		return fmt.Errorf("reclaim: %s has %d links: its blocks are not this name's alone", f.Name(), sys.Nlink)
+	}
 	size := st.Size()
 	for size > 0 {
 		start := time.Now()
