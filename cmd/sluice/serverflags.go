@@ -38,7 +38,7 @@ func memoryLimitFlag(dest *int64) cli.Flag {
 // standalone`, into dest (the role's NodeConfig.ReclaimRate).
 func reclaimRateFlag(value int64, dest *int64) cli.Flag {
 	return sizeFlag("reclaim-rate", "give the space of removed log files and tier-2 chunks (of a local tier 2) back to the filesystem at `BYTES` a second, "+
-		"4 MiB at a time, so that a filesystem with online discard does not stall the log's syncs; faster while over 4 GiB wait (0: unlink at once)", value, dest)
+		"1 MiB at a time, so that a filesystem with online discard does not stall the log's syncs; tier-2 chunks a minute after their removal; without pauses while over 4 GiB wait or under 1 GiB is free (0: unlink at once)", value, dest)
 }
 
 // applyMemoryLimit sets the process's memory limit for the node role cfg

@@ -81,8 +81,8 @@ type Config struct {
 	CheckpointBytes int64
 	// ReclaimRate is how many bytes a second the node gives back to the
 	// filesystem of the log files and tier-2 chunks (of a local tier 2)
-	// it removes (package reclaim: cut down 4 MiB at a time, each step
-	// synced); 0 unlinks them at once.
+	// it removes (package reclaim: cut down 1 MiB at a time, each step
+	// synced; chunks after fs.ReadGrace); 0 unlinks them at once.
 	ReclaimRate int64
 	// Tier is tier 2; off if Tier.URI is empty or "none".
 	Tier TierConfig

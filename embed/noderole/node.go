@@ -136,7 +136,7 @@ func (n *Node) openTier(ncfg *node.Config) error {
 	}
 	n.tierURI, n.tier = uri, st
 	if local, ok := st.(*fs.Storage); ok && n.reclaim != nil {
-		if err := local.SetReclaimer(n.reclaim); err != nil {
+		if err := local.SetReclaimer(n.reclaim, fs.ReadGrace); err != nil {
 			return fmt.Errorf("tier 2: %w", err)
 		}
 	}

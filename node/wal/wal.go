@@ -278,9 +278,7 @@ func Open(opts Options, from uint64, replay func(Record) error) (*WAL, error) {
 	if err := w.fs.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("wal: create %s: %w", opts.Dir, err)
 	}
-	if err := w.resumeTrash(); err != nil {
-		return nil, err
-	}
+	w.resumeTrash()
 	if err := w.recover(from, replay); err != nil {
 		w.closeReaders()
 		if w.file != nil {
@@ -304,8 +302,9 @@ const trashDirName = "trash"
 func (w *WAL) trashDir() string { return filepath.Join(w.opts.Dir, trashDirName) }
 
 // resumeTrash hands the files a crash left in the trash to the reclaimer,
-// or removes them when there is none.
-func (w *WAL) resumeTrash() error {
+// or removes them when there is none. What cannot be is logged and left:
+// the log's records are not there, so it does not keep the log shut.
+func (w *WAL) resumeTrash() {
 	var err error
 	if w.opts.Reclaim != nil {
 		err = w.opts.Reclaim.Resume(w.trashDir())
@@ -313,9 +312,8 @@ func (w *WAL) resumeTrash() error {
 		err = vfs.RemoveAll(w.fs, w.trashDir())
 	}
 	if err != nil {
-		return fmt.Errorf("wal: trash: %w", err)
+		w.opts.Logger.WithError(err).WithField("trash", w.trashDir()).Warn("wal: removed files left in the trash")
 	}
-	return nil
 }
 
 // remove removes a file the log no longer needs.

@@ -162,7 +162,7 @@ func BenchmarkSyncBesideRemovals(b *testing.B) {
 			}
 			if r != nil {
 				defer r.Close()
-				if err := s.SetReclaimer(r); err != nil {
+				if err := s.SetReclaimer(r, 0); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -29,29 +30,39 @@ type Storage struct {
 	// for them. Remove, RemoveAll and Rename forget the paths they may
 	// have removed (dirs.go).
 	dirs knownDirs
-	// reclaim, if set (SetReclaimer), takes over removed files.
+	// reclaim, if set (SetReclaimer), takes over removed files, freed
+	// after grace.
 	reclaim Reclaimer
+	grace   time.Duration
 }
 
 // Reclaimer frees removed files' space in the background, a little at a
-// time (the node's reclaim.Reclaimer): Remove renames path, a file or a
-// directory, into the directory trash and frees it later; Resume takes up
-// what a crash left in trash.
+// time (the node's reclaim.Reclaimer): RemoveAfter renames path, a file or
+// a directory, into the directory trash and frees it once grace has
+// passed; ResumeAfter takes up what a crash left in trash.
 type Reclaimer interface {
-	Remove(path, trash string) error
-	Resume(trash string) error
+	RemoveAfter(path, trash string, grace time.Duration) error
+	ResumeAfter(trash string, grace time.Duration) error
 }
 
 // TrashDir is the storage path of the directory where removed files wait
 // for the Storage's Reclaimer.
 const TrashDir = "_sluice/trash"
 
+// ReadGrace is how long a node lets a removed file keep its bytes in the
+// trash before its Reclaimer starts freeing them (SetReclaimer's grace): a
+// reader that opened it before the removal (a head streaming the chunk, a
+// catch-up read) reads it whole within that time, as it would after an
+// unlink.
+const ReadGrace = time.Minute
+
 // SetReclaimer makes Remove and RemoveAll (of anything but the root) hand
-// what they remove to r, through TrashDir, and hands r what TrashDir
-// already holds. Call it before the Storage is used.
-func (s *Storage) SetReclaimer(r Reclaimer) error {
-	s.reclaim = r
-	if err := r.Resume(filepath.Join(s.root, TrashDir)); err != nil {
+// what they remove to r, through TrashDir, freed once grace has passed,
+// and hands r what TrashDir already holds. Call it before the Storage is
+// used.
+func (s *Storage) SetReclaimer(r Reclaimer, grace time.Duration) error {
+	s.reclaim, s.grace = r, grace
+	if err := r.ResumeAfter(filepath.Join(s.root, TrashDir), grace); err != nil {
 		return fmt.Errorf("fs: %w", err)
 	}
 	return nil
@@ -63,7 +74,7 @@ func (s *Storage) SetReclaimer(r Reclaimer) error {
 // full one, as rmdir does).
 func (s *Storage) removeName(name string, tree bool) error {
 	if s.reclaim != nil && (tree || !isDir(name)) {
-		err := s.reclaim.Remove(name, filepath.Join(s.root, TrashDir))
+		err := s.reclaim.RemoveAfter(name, filepath.Join(s.root, TrashDir), s.grace)
 		if tree && errors.Is(err, os.ErrNotExist) {
 			return nil // as os.RemoveAll
 		}

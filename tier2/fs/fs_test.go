@@ -198,7 +198,7 @@ func newReclaimed(t *testing.T) (*fs.Storage, *reclaim.Reclaimer) {
 	s := newStorage(t)
 	r := reclaim.New(reclaim.Config{Step: 1 << 10})
 	t.Cleanup(func() { r.Close() })
-	if err := s.SetReclaimer(r); err != nil {
+	if err := s.SetReclaimer(r, 0); err != nil {
 		t.Fatal(err)
 	}
 	return s, r
@@ -260,7 +260,7 @@ func TestRemovalThroughTheReclaimer(t *testing.T) {
 	}
 	r2 := reclaim.New(reclaim.Config{})
 	defer r2.Close()
-	if err := s2.SetReclaimer(r2); err != nil {
+	if err := s2.SetReclaimer(r2, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := r2.WaitIdle(ctx); err != nil {

@@ -11,15 +11,23 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sluice-streams/sluice/node/vfs/reclaim"
 	"github.com/sluice-streams/sluice/tier2/tier2test"
 )
 
 // A chunk a reader opened before it was removed (a head streaming it to
 // a Spark job, a catch-up read) was read whole after an unlink: the open
-// file keeps its blocks. Through the Reclaimer its blocks are cut away
-// under the reader: the chunk is neither whole nor invisible to it.
+// file keeps its blocks. Through the Reclaimer it keeps them for the
+// Storage's grace: a reader within it reads the chunk whole, and only
+// then are its blocks freed.
 func TestAnOpenChunkStaysWholeAfterRemove(t *testing.T) {
-	s, r := newReclaimed(t)
+	s := newStorage(t)
+	r := reclaim.New(reclaim.Config{Step: 4 << 10})
+	t.Cleanup(func() { r.Close() })
+	const grace = time.Second
+	if err := s.SetReclaimer(r, grace); err != nil {
+		t.Fatal(err)
+	}
 	data := bytes.Repeat([]byte("x"), 64<<10)
 	tier2test.Put(t, s, "sc/st/segment=0/0.seq", data)
 	f, err := s.Open("sc/st/segment=0/0.seq")
@@ -27,18 +35,25 @@ func TestAnOpenChunkStaysWholeAfterRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	removed := time.Now()
 	if err := s.Remove("sc/st/segment=0/0.seq"); err != nil {
 		t.Fatal(err)
+	}
+	got := make([]byte, f.Size())
+	n, err := f.ReadAt(got, 0)
+	if time.Since(removed) < grace && (err != nil && err != io.EOF || n != len(data)) {
+		t.Fatalf("ReadAt of an open chunk within the grace after Remove = %d bytes, %v; want all %d", n, err, len(data))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := r.WaitIdle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got := make([]byte, f.Size())
-	n, err := f.ReadAt(got, 0)
-	if err != nil && err != io.EOF || n != len(data) {
-		t.Fatalf("ReadAt of an open chunk after Remove = %d bytes, %v; want all %d (Size says %d)", n, err, len(data), f.Size())
+	if time.Since(removed) < grace {
+		t.Fatalf("the reclaimer was idle %v after Remove, before the grace of %v", time.Since(removed), grace)
+	}
+	if got := r.Freed(); got != int64(len(data)) {
+		t.Fatalf("Freed = %d after the grace, want %d", got, len(data))
 	}
 }
 

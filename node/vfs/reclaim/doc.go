@@ -19,8 +19,18 @@
 // ftruncate followed by an fdatasync (which commits the freed extents, and
 // their discards, in that small piece), pausing so that no more than
 // Config.Rate bytes a second are freed, and unlinks it when it is empty.
-// While more than Config.MaxBacklog bytes wait, it frees without pauses:
-// the disk's space comes before the smoothness of the syncs.
+// While more than Config.MaxBacklog bytes wait, or the filesystem has less
+// than Config.MinFree free, it frees without pauses: the disk's space
+// comes before the smoothness of the syncs.
+//
+// RemoveAfter holds a file's freeing off for a grace period: a reader
+// that opened it before the removal reads it whole meanwhile, as it would
+// after an unlink (tier 2's chunks, read by heads and catch-up readers, get
+// a minute; the log's files, which only the log reads, none). A file with
+// other hard links is unlinked, never cut down (its blocks are not this
+// name's alone); a path the trash cannot take (no room for the trash
+// directory, another filesystem under a symbolic link) is unlinked at
+// once. Resume skips what is queued already.
 //
 // A crash leaves the trash directory with what was not reclaimed yet;
 // Resume, called by the trash's owner when it opens, takes it up again. A

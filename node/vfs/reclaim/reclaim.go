@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -32,6 +33,9 @@ const (
 	// DefaultMaxBacklog is the most a Reclaimer keeps waiting before it
 	// frees without pauses.
 	DefaultMaxBacklog = 4 << 30
+	// DefaultMinFree is the free space below which a Reclaimer frees
+	// without pauses and without waiting out grace periods.
+	DefaultMinFree = 1 << 30
 )
 
 // Config configures a Reclaimer.
@@ -48,6 +52,11 @@ type Config struct {
 	// MaxBacklog: while more bytes than this wait, files are freed
 	// without pauses (DefaultMaxBacklog if zero or less).
 	MaxBacklog int64
+	// MinFree: while the filesystem of the file being freed has less
+	// space free than this (when the FS can tell, vfs.FreeSpacer), files
+	// are freed without pauses and grace periods are not waited out
+	// (DefaultMinFree if zero or less).
+	MinFree int64
 	// Logger receives what could not be reclaimed (discarded if nil).
 	Logger logrus.FieldLogger
 }
@@ -65,6 +74,7 @@ type Reclaimer struct {
 	mu struct {
 		sync.Mutex
 		queue   []entry
+		queued  map[string]bool // the paths in queue or being freed, so that Resume adds none twice
 		busy    bool            // an entry taken from queue is being freed
 		backlog int64           // bytes of the queued files not freed yet
 		idle    []chan struct{} // closed once queue is empty and nothing is busy
@@ -79,6 +89,7 @@ type entry struct {
 	path string
 	size int64
 	dir  bool
+	due  time.Time // not freed before (RemoveAfter's grace)
 }
 
 // New starts a Reclaimer; Close stops it.
@@ -92,8 +103,12 @@ func New(cfg Config) *Reclaimer {
 	if cfg.MaxBacklog <= 0 {
 		cfg.MaxBacklog = DefaultMaxBacklog
 	}
+	if cfg.MinFree <= 0 {
+		cfg.MinFree = DefaultMinFree
+	}
 	cfg.Logger = logs.OrDiscard(cfg.Logger)
 	r := &Reclaimer{cfg: cfg, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	r.mu.queued = map[string]bool{}
 	go r.run()
 	return r
 }
@@ -102,9 +117,17 @@ func New(cfg Config) *Reclaimer {
 // from the caller's point of view at once: it is renamed into trash, a
 // directory on the same filesystem (made if missing), and freed in the
 // background. The rename is not synced; a caller that needs the removal
-// durable syncs path's directory, as after an unlink. A missing path is an
-// error that matches os.ErrNotExist, as from os.Remove.
-func (r *Reclaimer) Remove(path, trash string) error {
+// durable syncs path's directory, as after an unlink. Where the trash
+// cannot take it (no space for the trash directory, another filesystem
+// under a link) path is unlinked at once. A missing path is an error that
+// matches os.ErrNotExist, as from os.Remove.
+func (r *Reclaimer) Remove(path, trash string) error { return r.RemoveAfter(path, trash, 0) }
+
+// RemoveAfter is Remove, with the freeing held off for grace: a reader
+// that opened one of the files before it was removed reads it whole for
+// that long, as it would after an unlink (for ever, then). The grace is
+// not waited out while the disk is short of space (Config.MinFree).
+func (r *Reclaimer) RemoveAfter(path, trash string, grace time.Duration) error {
 	if r == nil {
 		return removeNow(vfs.Default, path)
 	}
@@ -112,26 +135,37 @@ func (r *Reclaimer) Remove(path, trash string) error {
 	if err != nil {
 		return err
 	}
-	if err := r.cfg.FS.MkdirAll(trash, 0o755); err != nil {
-		return fmt.Errorf("reclaim: trash %s: %w", trash, err)
-	}
 	to := filepath.Join(trash, fmt.Sprintf("%d-%d-%s", time.Now().UnixNano(), r.seq.Add(1), filepath.Base(path)))
+	if err := r.cfg.FS.MkdirAll(trash, 0o755); err != nil {
+		r.cfg.Logger.WithError(err).WithField("path", path).Warn("reclaim: no trash directory; removing at once")
+		return removeNow(r.cfg.FS, path)
+	}
 	if err := r.cfg.FS.Rename(path, to); err != nil {
-		return err
+		if errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		r.cfg.Logger.WithError(err).WithField("path", path).Warn("reclaim: cannot move into the trash; removing at once")
+		return removeNow(r.cfg.FS, path)
 	}
+	due := time.Now().Add(grace)
 	if st.IsDir() {
-		return r.queueTree(to)
+		return r.queueTree(to, due)
 	}
-	r.queue(entry{path: to, size: st.Size()})
+	r.queue(entry{path: to, size: st.Size(), due: due})
 	return nil
 }
 
 // Resume queues what trash holds (left by a crash or a Close before the
-// Reclaimer got to it). A missing trash directory is not an error.
-func (r *Reclaimer) Resume(trash string) error {
+// Reclaimer got to it), skipping what is queued already. A missing trash
+// directory is not an error.
+func (r *Reclaimer) Resume(trash string) error { return r.ResumeAfter(trash, 0) }
+
+// ResumeAfter is Resume with RemoveAfter's grace.
+func (r *Reclaimer) ResumeAfter(trash string, grace time.Duration) error {
 	if r == nil {
 		return vfs.RemoveAll(vfs.Default, trash)
 	}
+	due := time.Now().Add(grace)
 	names, err := r.cfg.FS.List(trash)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -140,7 +174,7 @@ func (r *Reclaimer) Resume(trash string) error {
 		return fmt.Errorf("reclaim: list %s: %w", trash, err)
 	}
 	for _, n := range names {
-		if err := r.queueTree(filepath.Join(trash, n)); err != nil {
+		if err := r.queueTree(filepath.Join(trash, n), due); err != nil {
 			return err
 		}
 	}
@@ -209,7 +243,7 @@ func (r *Reclaimer) Close() error {
 
 // queueTree queues path: a file, or a directory's files (depth first)
 // followed by the directory itself.
-func (r *Reclaimer) queueTree(path string) error {
+func (r *Reclaimer) queueTree(path string, due time.Time) error {
 	st, err := r.lstat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -218,7 +252,7 @@ func (r *Reclaimer) queueTree(path string) error {
 		return fmt.Errorf("reclaim: %w", err)
 	}
 	if !st.IsDir() {
-		r.queue(entry{path: path, size: st.Size()})
+		r.queue(entry{path: path, size: st.Size(), due: due})
 		return nil
 	}
 	names, err := r.cfg.FS.List(path)
@@ -226,16 +260,21 @@ func (r *Reclaimer) queueTree(path string) error {
 		return fmt.Errorf("reclaim: list %s: %w", path, err)
 	}
 	for _, n := range names {
-		if err := r.queueTree(filepath.Join(path, n)); err != nil {
+		if err := r.queueTree(filepath.Join(path, n), due); err != nil {
 			return err
 		}
 	}
-	r.queue(entry{path: path, dir: true})
+	r.queue(entry{path: path, dir: true, due: due})
 	return nil
 }
 
 func (r *Reclaimer) queue(e entry) {
 	r.mu.Lock()
+	if r.mu.queued[e.path] {
+		r.mu.Unlock()
+		return
+	}
+	r.mu.queued[e.path] = true
 	r.mu.queue = append(r.mu.queue, e)
 	r.mu.backlog += e.size
 	r.mu.Unlock()
@@ -245,12 +284,16 @@ func (r *Reclaimer) queue(e entry) {
 	}
 }
 
-// next returns the oldest queued entry, waiting for one; false once the
-// Reclaimer is closed.
-func (r *Reclaimer) next() (entry, bool) {
+// next returns the oldest queued entry that is due, waiting for one;
+// false once the Reclaimer is closed. done is the entry returned before,
+// finished with.
+func (r *Reclaimer) next(done entry) (entry, bool) {
+	r.mu.Lock()
+	delete(r.mu.queued, done.path)
+	r.mu.busy = false
+	r.mu.Unlock()
 	for {
 		r.mu.Lock()
-		r.mu.busy = false
 		if len(r.mu.queue) == 0 {
 			r.wakeIdleLocked()
 		}
@@ -258,20 +301,49 @@ func (r *Reclaimer) next() (entry, bool) {
 			r.mu.Unlock()
 			return entry{}, false
 		}
-		if len(r.mu.queue) > 0 {
-			e := r.mu.queue[0]
-			r.mu.queue[0] = entry{}
-			r.mu.queue = r.mu.queue[1:]
+		now, wait := time.Now(), time.Duration(-1)
+		low := -1 // lowOnSpace, asked once per pass (-1: not yet)
+		for i, e := range r.mu.queue {
+			if e.due.After(now) && low < 0 {
+				low = 0
+				if r.lowOnSpace(e.path) {
+					low = 1
+				}
+			}
+			if e.due.After(now) && low == 0 {
+				if d := e.due.Sub(now); wait < 0 || d < wait {
+					wait = d
+				}
+				continue
+			}
+			r.mu.queue = slices.Delete(r.mu.queue, i, i+1)
 			r.mu.busy = true
 			r.mu.Unlock()
 			return e, true
 		}
 		r.mu.Unlock()
+		var t *time.Timer
+		var due <-chan time.Time
+		if wait >= 0 {
+			t = time.NewTimer(wait)
+			due = t.C
+		}
 		select {
 		case <-r.wake:
+		case <-due:
 		case <-r.stop:
 		}
+		if t != nil {
+			t.Stop()
+		}
 	}
+}
+
+// lowOnSpace reports whether the filesystem of path has less than
+// MinFree bytes free (false when the FS cannot tell).
+func (r *Reclaimer) lowOnSpace(path string) bool {
+	n, ok := vfs.FreeBytes(r.cfg.FS, filepath.Dir(path))
+	return ok && n < r.cfg.MinFree
 }
 
 func (r *Reclaimer) wakeIdleLocked() {
@@ -283,9 +355,10 @@ func (r *Reclaimer) wakeIdleLocked() {
 
 func (r *Reclaimer) run() {
 	defer close(r.done)
+	var e entry
 	for {
-		e, ok := r.next()
-		if !ok {
+		var ok bool
+		if e, ok = r.next(e); !ok {
 			return
 		}
 		if e.dir {
@@ -354,7 +427,7 @@ func (r *Reclaimer) cutDown(f vfs.File, left *int64) error {
 		*left = max(0, *left-freed)
 		r.freed.Add(freed)
 		r.took(freed)
-		if err := r.pace(freed, time.Since(start)); err != nil {
+		if err := r.pace(f.Name(), freed, time.Since(start)); err != nil {
 			return err
 		}
 	}
@@ -368,16 +441,17 @@ func (r *Reclaimer) took(n int64) {
 	r.mu.Unlock()
 }
 
-// pace waits until freeing n bytes, which took spent, is within the rate,
-// unless the backlog is over its bound.
-func (r *Reclaimer) pace(n int64, spent time.Duration) error {
+// pace waits until freeing n bytes of path, which took spent, is within
+// the rate, unless the backlog is over its bound or the disk short of
+// space.
+func (r *Reclaimer) pace(path string, n int64, spent time.Duration) error {
 	select {
 	case <-r.stop:
 		return errStopped
 	default:
 	}
 	// The backlog as it was before these n bytes were freed.
-	if r.cfg.Rate <= 0 || r.Backlog()+n > r.cfg.MaxBacklog {
+	if r.cfg.Rate <= 0 || r.Backlog()+n > r.cfg.MaxBacklog || r.lowOnSpace(path) {
 		return nil
 	}
 	wait := time.Duration(n*int64(time.Second)/r.cfg.Rate) - spent

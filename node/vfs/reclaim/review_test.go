@@ -108,3 +108,20 @@ func TestAFullDiskIsFreedWithoutPauses(t *testing.T) {
 		t.Fatalf("on a full disk, %d bytes still wait in the trash after 5 s: %v", r.Backlog(), err)
 	}
 }
+
+// A grace is not waited out on a disk short of space either.
+func TestAFullDiskDoesNotWaitOutTheGrace(t *testing.T) {
+	dir := t.TempDir()
+	efs := vfstest.New(vfs.Default)
+	efs.SetFreeSpace(0)
+	r := reclaim.New(reclaim.Config{FS: efs, Step: 1 << 20})
+	defer r.Close()
+	if err := r.RemoveAfter(writeFile(t, dir, "chunk", 2<<20), filepath.Join(dir, "trash"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.WaitIdle(ctx); err != nil {
+		t.Fatalf("on a full disk, %d bytes still wait out their hour of grace: %v", r.Backlog(), err)
+	}
+}
