@@ -179,16 +179,7 @@ func TestCloseLeavesTheRestForResume(t *testing.T) {
 	dir := t.TempDir()
 	trash := filepath.Join(dir, "trash")
 	p := writeFile(t, dir, "big", 4<<20)
-	stepped := make(chan struct{}, 16)
-	efs := vfstest.New(vfs.Default)
-	efs.SetInjector(func(op vfstest.Op, path string) error {
-		if op == vfstest.OpSyncData {
-			stepped <- struct{}{}
-		}
-		return nil
-	})
-	// One step a day: after the first step the reclaimer pauses.
-	r := reclaim.New(reclaim.Config{FS: efs, Step: 1 << 20, Rate: 1, MaxBacklog: 1 << 40})
+	r, stepped := stalledAfterAStep()
 	if err := r.Remove(p, trash); err != nil {
 		t.Fatal(err)
 	}
@@ -219,6 +210,21 @@ func TestCloseLeavesTheRestForResume(t *testing.T) {
 	if err := r2.Resume(filepath.Join(dir, "no-such-trash")); err != nil {
 		t.Fatalf("Resume of a missing trash: %v", err)
 	}
+}
+
+// stalledAfterAStep is a Reclaimer of 1 MiB steps at one byte a second:
+// after its first step it pauses until Close. stepped receives a value at
+// each step's sync.
+func stalledAfterAStep() (r *reclaim.Reclaimer, stepped <-chan struct{}) {
+	ch := make(chan struct{}, 16)
+	efs := vfstest.New(vfs.Default)
+	efs.SetInjector(func(op vfstest.Op, path string) error {
+		if op == vfstest.OpSyncData {
+			ch <- struct{}{}
+		}
+		return nil
+	})
+	return reclaim.New(reclaim.Config{FS: efs, Step: 1 << 20, Rate: 1, MaxBacklog: 1 << 40}), ch
 }
 
 // Over MaxBacklog the reclaimer does not pause: a rate of one byte a

@@ -41,16 +41,7 @@ func TestRemoveNeverTruncatesAHardLinkedFile(t *testing.T) {
 func TestResumeDoesNotQueueWhatIsAlreadyQueued(t *testing.T) {
 	dir := t.TempDir()
 	trash := filepath.Join(dir, "trash")
-	// A rate of one byte a second: the first step, then a pause until Close.
-	stepped := make(chan struct{}, 16)
-	efs := vfstest.New(vfs.Default)
-	efs.SetInjector(func(op vfstest.Op, path string) error {
-		if op == vfstest.OpSyncData {
-			stepped <- struct{}{}
-		}
-		return nil
-	})
-	r := reclaim.New(reclaim.Config{FS: efs, Step: 1 << 20, Rate: 1, MaxBacklog: 1 << 40})
+	r, stepped := stalledAfterAStep()
 	defer r.Close()
 	for _, n := range []string{"a", "b"} {
 		if err := r.Remove(writeFile(t, dir, n, 3<<20), trash); err != nil {
