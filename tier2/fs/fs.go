@@ -364,17 +364,24 @@ func (w *writer) Write(b []byte) (int, error) {
 	if w.werr != nil {
 		return 0, w.werr
 	}
-	n, err := w.f.Write(b)
-	w.size += int64(n)
-	if err != nil {
-		w.werr = pathErr("write", w.path, err)
-		return n, w.werr
+	// In pieces of at most WritebackBytes, each followed by its
+	// write-back step: a caller's large buffer (the storage writer's is
+	// up to 1 MiB) must not make the ranges larger.
+	written := 0
+	for written < len(b) {
+		n, err := w.f.Write(b[written:min(len(b), written+WritebackBytes)])
+		w.size += int64(n)
+		written += n
+		if err != nil {
+			w.werr = pathErr("write", w.path, err)
+			return written, w.werr
+		}
+		if err := w.wb.wrote(w.size); err != nil {
+			w.werr = pathErr("write back", w.path, err)
+			return written, w.werr
+		}
 	}
-	if err := w.wb.wrote(w.size); err != nil {
-		w.werr = pathErr("write back", w.path, err)
-		return n, w.werr
-	}
-	return n, nil
+	return written, nil
 }
 
 // Unpaced implements tier2.Paced: no pauses after write-back ranges.
