@@ -21,9 +21,14 @@ import (
 // (docs/BENCHMARKS.md, "Background I/O"; BenchmarkSyncBesideChunks).
 // 256 KiB rather than 1 MiB: a log's fdatasync that arrives behind a
 // range waits for less of it; after a 2 GiB burst the 10 MiB/s writer's
-// ack p99 over 5 s was 3.2-8.7 ms against 5.1-10.6 with 1 MiB, six
-// rounds each, alternating (docs/BENCHMARKS.md).
+// ack p99 over 5 s was about half (docs/BENCHMARKS.md). An unpaced writer
+// (tier2.Paced: behind its deadline, or a flush) uses
+// UnpacedWritebackBytes instead: with two ranges of 256 KiB in flight a
+// flush ran at 60-67 % of the disk against 86-92 % with 1 MiB.
 const WritebackBytes = 256 << 10
+
+// UnpacedWritebackBytes is the write-back range of an unpaced writer.
+const UnpacedWritebackBytes = 1 << 20
 
 // maxPause bounds a writer's pause after a range.
 const maxPause = 50 * time.Millisecond
@@ -48,7 +53,11 @@ type writeback struct {
 // waits for the range before. An error is an I/O error of write-back:
 // the file's data did not reach the disk.
 func (wb *writeback) wrote(size int64) error {
-	if wb.off || size-wb.started < WritebackBytes {
+	rangeBytes := int64(WritebackBytes)
+	if !wb.pace {
+		rangeBytes = UnpacedWritebackBytes
+	}
+	if wb.off || size-wb.started < rangeBytes {
 		return nil
 	}
 	if err := syncFileRange(wb.fd, wb.started, size-wb.started, unix.SYNC_FILE_RANGE_WRITE); err != nil {
