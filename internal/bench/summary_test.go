@@ -9,7 +9,8 @@ import (
 func TestSummarize(t *testing.T) {
 	report := func(p50, p99, diskP50, diskP99, firstP99 float64, peakRSS int64) string {
 		r := Report{Mode: Write, Latency: LatencyMS{P50: p50, P99: p99}, DiskP50MS: &diskP50, DiskP99MS: &diskP99,
-			Windows: &Windows{First: Window{Events: 10, Latency: LatencyMS{P50: p50, P99: firstP99}}},
+			Windows: &Windows{First: Window{Events: 10, Latency: LatencyMS{P50: p50, P99: firstP99}},
+				After: Window{Events: 20, Latency: LatencyMS{P50: p50, P99: p99 / 2}}},
 			TierLag: &TierLag{Polls: 3, MaxLagMS: 300, BoundMS: 30000, LagBoundRatio: 0.01},
 			Server:  &ServerMemory{PeakRSSBytes: peakRSS}, MBPerS: 10, AckWake: &LatencyMS{P50: 0.1, P99: p99 / 10}}
 		b, err := json.Marshal(r)
@@ -60,6 +61,7 @@ func TestSummarize(t *testing.T) {
 	check("ack p50 / disk p50", 3, 1.6, 2, 2.4, "<= 2", &no)
 	check("ack p99 / disk p99", 3, 2, 2.5, 3, "<= 3", &yes)
 	check("first 2 s: ack p99 / disk p99", 3, 2, 2.5, 9, "<= 3", &no)
+	check("from 2 s: ack p99 / disk p99", 3, 1, 1.25, 1.5, "<= 3", &yes)
 	check("tier-2 lag / --tier-max-lag", 3, 0.01, 0.01, 0.01, "<= 1", &yes)
 	check("server peak RSS MiB", 3, 300, 350, 400, "<= 384", &no)
 	check("ack wake-up p99 ms (the benchmark's)", 3, 0.2, 0.25, 0.3, "", nil)
