@@ -148,10 +148,15 @@ func (r *Reclaimer) RemoveAfter(path, trash string, grace time.Duration) error {
 		return removeNow(r.cfg.FS, path)
 	}
 	due := time.Now().Add(grace)
-	if st.IsDir() {
-		return r.queueTree(to, due)
+	if !st.IsDir() {
+		r.queue(entry{path: to, size: st.Size(), due: due})
+		return nil
 	}
-	r.queue(entry{path: to, size: st.Size(), due: due})
+	// Removed as far as the caller is concerned: what cannot be queued
+	// now waits in the trash for the next Resume.
+	if err := r.queueTree(to, due); err != nil {
+		r.cfg.Logger.WithError(err).WithField("dir", to).Warn("reclaim: part of a removed directory left in the trash")
+	}
 	return nil
 }
 
