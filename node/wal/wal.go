@@ -77,7 +77,7 @@ type Options struct {
 	// Logger receives recovery and failure messages (discarded if nil).
 	Logger logrus.FieldLogger
 	// Reclaim, if set, frees the files RemoveBefore removes in the
-	// background, a few MiB at a time (package reclaim), through the
+	// background, a MiB at a time (package reclaim), through the
 	// trash directory Dir/trash, which Open hands it again after a crash.
 	// Without it RemoveBefore unlinks them, and Open empties the trash.
 	Reclaim *reclaim.Reclaimer
