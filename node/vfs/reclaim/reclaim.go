@@ -506,7 +506,11 @@ func (r *Reclaimer) openForTruncate(path string) (vfs.File, error) {
 
 // removeNow removes path and everything under it.
 func removeNow(fs vfs.FS, path string) error {
-	if _, err := fs.Stat(path); err != nil {
+	stat := fs.Stat
+	if l, ok := fs.(vfs.Lstater); ok {
+		stat = l.Lstat // a dangling link is there to remove
+	}
+	if _, err := stat(path); err != nil {
 		return err
 	}
 	return vfs.RemoveAll(fs, path)

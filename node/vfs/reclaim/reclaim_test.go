@@ -291,3 +291,26 @@ func TestNilReclaimerRemovesAtOnce(t *testing.T) {
 		t.Fatal("a nil Reclaimer's WaitIdle, Close and Backlog are no-ops")
 	}
 }
+
+// A dangling symbolic link is a path like any other: Remove takes it
+// away (a nil Reclaimer too), and what it named is never made.
+func TestRemoveTakesADanglingLink(t *testing.T) {
+	for _, r := range []*reclaim.Reclaimer{nil, reclaim.New(reclaim.Config{})} {
+		dir := t.TempDir()
+		link := filepath.Join(dir, "link")
+		if err := os.Symlink(filepath.Join(dir, "gone"), link); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Remove(link, filepath.Join(dir, "trash")); err != nil {
+			t.Fatalf("Remove of a dangling link (nil Reclaimer %v): %v", r == nil, err)
+		}
+		waitIdle(t, r)
+		if _, err := os.Lstat(link); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the link after Remove: %v", err)
+		}
+		if got := entries(t, filepath.Join(dir, "trash")); len(got) != 0 {
+			t.Fatalf("trash holds %v", got)
+		}
+		r.Close()
+	}
+}
