@@ -21,6 +21,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster/clustertest"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
+	"github.com/sluice-streams/sluice/internal/porttest"
 	"github.com/sluice-streams/sluice/internal/proctest"
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
 	"github.com/sluice-streams/sluice/scheduler/plan"
@@ -152,7 +153,7 @@ func newHarness(t *testing.T, agents int) *harness {
 func addAgents(t *testing.T, m *mesostest.Master, ctrlPort, agents int) {
 	t.Helper()
 	for i := range agents {
-		port, other := uint64(ctrlPort), uint64(freePort(t))
+		port, other := uint64(ctrlPort), uint64(porttest.Port(t))
 		if err := m.AddAgent(mesostest.AgentSpec{
 			ID: fmt.Sprintf("a%d", i), Hostname: "127.0.0.1", CPUs: 2, MemMB: 2048, DiskMB: 4096,
 			Ports: []mesos.Value_Range{{Begin: min(port, other), End: min(port, other)}, {Begin: max(port, other), End: max(port, other)}},
@@ -458,15 +459,6 @@ func TestStreamDropAndOperator(t *testing.T) {
 		t.Fatalf("unknown route: %d %+v", resp.StatusCode, e)
 	}
 	resp.Body.Close()
-}
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func ptr(n int) *int { return &n }

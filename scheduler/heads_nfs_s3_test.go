@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
+	"github.com/sluice-streams/sluice/internal/porttest"
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
@@ -89,7 +90,7 @@ func (b *lockedBuffer) String() string {
 // in no znode of the service and in no log line, at debug level.
 func TestNFSAndS3Heads(t *testing.T) {
 	h := newHarness(t, 0)
-	ps := distinctFreePorts(t, 3)
+	ps := porttest.Ports(t, 3)
 	nodePort, nfsPort, s3Port := ps[0], ps[1], ps[2]
 	addPortAgents(t, h, 2, h.ctrl.port, nodePort, nfsPort, s3Port)
 	logs := &lockedBuffer{}
@@ -280,7 +281,7 @@ func TestS3HeadKeysFromSecret(t *testing.T) {
 	h := newHarness(t, 0)
 	// Ports for the controller, the node and the S3 head: a task is
 	// launched only with the ports its offer holds.
-	if err := h.m.AddAgent(mesostest.AgentSpec{ID: "a0", Hostname: "127.0.0.1", CPUs: 4, MemMB: 4096, DiskMB: 4096, Ports: portRanges(append([]int{h.ctrl.port}, distinctFreePorts(t, 2)...)...)}); err != nil {
+	if err := h.m.AddAgent(mesostest.AgentSpec{ID: "a0", Hostname: "127.0.0.1", CPUs: 4, MemMB: 4096, DiskMB: 4096, Ports: portRanges(append([]int{h.ctrl.port}, porttest.Ports(t, 2)...)...)}); err != nil {
 		t.Fatal(err)
 	}
 	h.m.SetSecret(secretPath, keys)
@@ -456,7 +457,7 @@ func TestStoredPlanBeforeNFSAndS3Heads(t *testing.T) {
 // task's resources and given on its command line and in its address.
 func TestNFSAndS3HeadPortsFromOffers(t *testing.T) {
 	h := newHarness(t, 0)
-	ps := distinctFreePorts(t, 3)
+	ps := porttest.Ports(t, 3)
 	if err := h.m.AddAgent(mesostest.AgentSpec{ID: "a0", Hostname: "127.0.0.1", CPUs: 4, MemMB: 4096, DiskMB: 4096, Ports: portRanges(append([]int{h.ctrl.port}, ps...)...)}); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"sort"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/sluice-streams/sluice/cluster/sessiontest"
 	"github.com/sluice-streams/sluice/cluster/zkstore"
+	"github.com/sluice-streams/sluice/internal/porttest"
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
@@ -78,21 +78,6 @@ func shellWords(t *testing.T, cmd string) []string {
 		t.Fatal(err)
 	}
 	return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-}
-
-// distinctFreePorts returns n free ports, all different (each held
-// until all are chosen).
-func distinctFreePorts(t *testing.T, n int) []int {
-	var out []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out
 }
 
 // taskPorts lists the ports resources of a task the master runs.
@@ -163,7 +148,7 @@ func storeOldPlan(t *testing.T, h *harness, file string) *zkstore.Store {
 // restarts at the same address, and is scaled up, then down to none.
 func TestHeads(t *testing.T) {
 	h := newHarness(t, 0)
-	ps := distinctFreePorts(t, 4)
+	ps := porttest.Ports(t, 4)
 	nodePort, rpc, data, web := ps[0], ps[1], ps[2], ps[3]
 	addPortAgents(t, h, 2, h.ctrl.port, nodePort, rpc, data, web)
 	h.cfg.Spec.Nodes, h.cfg.Spec.Heads = 1, 1

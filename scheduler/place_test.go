@@ -13,6 +13,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/resources"
 
+	"github.com/sluice-streams/sluice/internal/porttest"
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
@@ -67,7 +68,7 @@ func TestPlacement(t *testing.T) {
 	h := newHarness(t, 0)
 	h.m = mesostest.NewMaster(t, mesostest.Options{AllocationInterval: 20 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond, Region: "eu", Zone: "eu-a"})
 	h.cfg.Master = h.m.URL()
-	ports := distinctFreePorts(t, 2)
+	ports := porttest.Ports(t, 2)
 	nodePort, other := ports[0], ports[1]
 	agents := []struct{ id, host, region, zone string }{
 		{"a1", "ctl-1", "eu", "eu-a"}, {"a2", "w-a1", "eu", "eu-a"}, {"a3", "w-a2", "eu", "eu-a"},

@@ -14,6 +14,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/sluice-streams/sluice/internal/porttest"
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
@@ -306,9 +307,9 @@ func TestConfiguredCounts(t *testing.T) {
 func TestRollingRestartHead(t *testing.T) {
 	h := newHarness(t, 0)
 	ctrl := newLiveController(t, 1)
-	rpc, data, web := freePort(t), freePort(t), freePort(t)
+	rpc, data, web := porttest.Port(t), porttest.Port(t), porttest.Port(t)
 	for i := range 2 {
-		ps := []uint64{uint64(ctrl.port), uint64(freePort(t)), uint64(rpc), uint64(data), uint64(web)}
+		ps := []uint64{uint64(ctrl.port), uint64(porttest.Port(t)), uint64(rpc), uint64(data), uint64(web)}
 		sort.Slice(ps, func(a, b int) bool { return ps[a] < ps[b] })
 		var rs []mesos.Value_Range
 		for _, p := range ps {

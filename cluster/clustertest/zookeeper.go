@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/sluice-streams/sluice/internal/porttest"
 )
 
 // ZooKeeperJar is the jar of Debian's zookeeper package (libzookeeper-java).
@@ -65,22 +67,14 @@ func NewZooKeeper(dir string) (*ZooKeeper, error) {
 	return nil, lastErr
 }
 
-// freePort returns a port that was free on 127.0.0.1 a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func startZooKeeper(java, dir string) (*ZooKeeper, error) {
-	port, err := freePort()
+	// The port stays reserved for the rest of the process (the lock goes
+	// with it), so a Restart finds it still free.
+	ports, _, err := porttest.Reserve(1)
 	if err != nil {
 		return nil, fmt.Errorf("clustertest: free port: %w", err)
 	}
-	return startZooKeeperAt(java, dir, port)
+	return startZooKeeperAt(java, dir, ports[0])
 }
 
 // startZooKeeperAt starts a server on port with its files in dir (kept

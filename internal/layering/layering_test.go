@@ -80,6 +80,7 @@ var rules = []rule{
 	{"controller/rest/resttest", testSupport, "starts a node and a controller served over HTTP"},
 	{"controller/internal/nodetest", testSupport, "starts a node on loopback"},
 	{"internal/proctest", testSupport, "starts the real binary as child processes"},
+	{"internal/porttest", testSupport, "loopback ports outside the ephemeral range, reserved across test processes"},
 	{"internal/benchtest", testSupport, "runs the append benchmarks' loops on this disk; the heads' read benchmarks' shared pieces"},
 	{"tier2/hadooptest", testSupport, "starts a MiniDFSCluster and Hadoop's readers (Java)"},
 	{"tier2/hive/sparktest", testSupport, "runs SQL in Spark with Hive support (PySpark) for the Hive DDL's tests"},

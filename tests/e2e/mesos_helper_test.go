@@ -12,6 +12,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/sluice-streams/sluice/internal/porttest"
 	"github.com/sluice-streams/sluice/internal/proctest"
 	"github.com/sluice-streams/sluice/scheduler"
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
@@ -35,7 +36,7 @@ func fakeMesos(t *testing.T, auth mesostest.Auth, agents, ports int) *mesostest.
 func fakeMesosOf(t *testing.T, auth mesostest.Auth, agents []mesostest.AgentSpec, ports int) *mesostest.Master {
 	t.Helper()
 	m := mesostest.NewMaster(t, mesostest.Options{AllocationInterval: 50 * time.Millisecond, Dir: t.TempDir(), Auth: auth})
-	free := freePorts(t, len(agents)*ports)
+	free := porttest.Ports(t, len(agents)*ports)
 	for i, spec := range agents {
 		var rs []mesos.Value_Range
 		for _, p := range free[ports*i : ports*i+ports] {

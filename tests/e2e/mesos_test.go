@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,24 +26,6 @@ import (
 	"github.com/sluice-streams/sluice/scheduler/mesostest"
 	"github.com/sluice-streams/sluice/scheduler/plan"
 )
-
-// freePorts returns n ports that were free on 127.0.0.1 a moment ago.
-func freePorts(t *testing.T, n int) []int {
-	var ls []net.Listener
-	var out []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return out
-}
 
 // cli runs the binary under test to completion with stdin and returns
 // its stdout; it fails the test on a non-zero exit.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/sluice-streams/sluice/client"
 	"github.com/sluice-streams/sluice/client/ctlclient"
+	"github.com/sluice-streams/sluice/internal/porttest"
 	"github.com/sluice-streams/sluice/internal/proctest"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -23,19 +23,6 @@ var sluiceBin string
 
 func TestMain(m *testing.M) {
 	proctest.Main(m, "kill", &sluiceBin)
-}
-
-// freePort returns a loopback address whose port was free a moment ago:
-// listen on port 0, note the port, close.
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 // standalone is `sluice standalone` on a data directory and a fixed node
@@ -59,7 +46,7 @@ func (s *standalone) start() {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		if s.nodeAddr == "" {
-			s.nodeAddr = freePort(s.t)
+			s.nodeAddr = porttest.Addr(s.t)
 			s.fresh = true
 		}
 		p := proctest.Start(s.t, sluiceBin, "standalone", nil, "--log-level", "warn", "standalone",
