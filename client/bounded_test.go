@@ -3,7 +3,6 @@ package client_test
 import (
 	"context"
 	"errors"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/sluice-streams/sluice/client"
 	"github.com/sluice-streams/sluice/client/clienttest"
 	"github.com/sluice-streams/sluice/client/ctlclient"
+	"github.com/sluice-streams/sluice/internal/porttest"
 	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/protocol/api"
 )
@@ -50,16 +50,9 @@ func shortCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// deadAddr returns a loopback address where nothing listens.
-func deadAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
+// deadAddr returns a loopback address where nothing listens (a port
+// reserved for the test, outside the ephemeral range).
+func deadAddr(t *testing.T) string { return porttest.Addr(t) }
 
 // TestWriterBoundedWhenNodeFreezes: once the node stops answering, Flush
 // and Close return when their ctx ends, the events not acknowledged fail,

@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/sluice-streams/sluice/client/ctlclient"
+	"github.com/sluice-streams/sluice/internal/porttest"
 )
 
 // benchJSON runs a bench command with --output json and decodes its report.
@@ -156,11 +156,6 @@ func TestBenchBadInput(t *testing.T) {
 	mustFail(t, "--readers 0: want at least 1", append(c, "bench", "e2e", "--readers", "0")...)
 	mustFail(t, "--stream \"nostream\" is not SCOPE/STREAM", append(c, "bench", "write", "--stream", "nostream")...)
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // nothing listens there now
+	addr := porttest.Addr(t) // reserved, nothing listens there
 	mustFail(t, "unreachable", "--controller", "http://"+addr, "bench", "write", "--count", "1")
 }

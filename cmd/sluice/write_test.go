@@ -20,6 +20,7 @@ import (
 
 	"github.com/sluice-streams/sluice/client/clienttest"
 	"github.com/sluice-streams/sluice/client/segclient"
+	"github.com/sluice-streams/sluice/internal/porttest"
 	"github.com/sluice-streams/sluice/internal/proctest"
 	"github.com/sluice-streams/sluice/protocol"
 )
@@ -100,12 +101,7 @@ func TestWriteCommand(t *testing.T) {
 // address, `sluice write` says at once that it retries and why, then gives
 // up at --timeout with one error line.
 func TestWriteUnreachable(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // nothing listens there now
+	addr := porttest.Addr(t) // reserved, nothing listens there
 	withStdin(t, "x\n")
 	code, stdout, stderr := runArgs(t, "--controller", "http://"+addr, "write", "s/x", "--timeout", "3s")
 	t.Logf("stderr:\n%s", stderr)

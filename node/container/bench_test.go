@@ -159,6 +159,9 @@ func BenchmarkAppendLatency10MBps(b *testing.B) {
 	st := c.LogStats()
 	b.ReportMetric(float64(st.Rolls-warm.Rolls), "rolls")
 	b.ReportMetric(float64((st.Rolls-warm.Rolls)-(st.SpareRolls-warm.SpareRolls)), "growing-rolls")
+	// How many events a sync covered: the group commit's batching, which
+	// the generator's bursts and the transport shape.
+	b.ReportMetric(float64(b.N)/float64(max(st.Syncs-warm.Syncs, 1)), "events/sync")
 }
 
 // latencySubmitter creates the latency benchmarks' segment in c and
