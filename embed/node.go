@@ -38,6 +38,10 @@ func ApplyMemoryLimit(cfg NodeConfig) (int64, noderole.MemoryLimitSource) {
 	return noderole.ApplyMemoryLimit(cfg)
 }
 
+// ApplyProcs sets the process's GOMAXPROCS for a node role
+// (noderole.ApplyProcs) and returns it and its source.
+func ApplyProcs() (int, noderole.ProcsSource) { return noderole.ApplyProcs() }
+
 // DefaultNodeConfig returns the defaults of `sluice node`.
 func DefaultNodeConfig() NodeConfig { return noderole.DefaultConfig() }
 

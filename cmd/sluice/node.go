@@ -79,7 +79,7 @@ func runNode(c *cli.Context, _ *globalOptions, o *clusterFlags, cfg embed.NodeCo
 	log := logrus.StandardLogger()
 	cfg.Logger, cfg.Server.Logger = log, log
 	o.apply(&cfg.Cluster)
-	logLimit := applyMemoryLimit(log, cfg)
+	logLimit := applyProcessLimits(log, cfg)
 	cfg.OnListen = func(addr string) { fmt.Fprintf(c.App.Writer, "node listening on %s\n", addr) }
 	return serveRole(c, "node", log, func(ctx context.Context) (role, error) {
 		n, err := embed.StartNode(ctx, cfg)

@@ -41,14 +41,16 @@ func reclaimRateFlag(value int64, dest *int64) cli.Flag {
 		"1 MiB at a time, so that a filesystem with online discard does not stall the log's syncs; tier-2 chunks a minute after their removal; without pauses while over 4 GiB wait or under 1 GiB is free (0: unlink at once)", value, dest)
 }
 
-// applyMemoryLimit sets the process's memory limit for the node role cfg
-// before the role starts (its recovery is under it too) and returns what
-// logs it, to call once the role serves: a role that fails to start
-// prints its one error line and nothing else.
-func applyMemoryLimit(log logrus.FieldLogger, cfg embed.NodeConfig) (logIt func()) {
+// applyProcessLimits sets the process's memory limit and GOMAXPROCS for the
+// node role cfg before the role starts (its recovery is under them too)
+// and returns what logs them, to call once the role serves: a role that
+// fails to start prints its one error line and nothing else.
+func applyProcessLimits(log logrus.FieldLogger, cfg embed.NodeConfig) (logIt func()) {
 	limit, from := embed.ApplyMemoryLimit(cfg)
+	procs, procsFrom := embed.ApplyProcs()
 	return func() {
 		log.WithFields(logrus.Fields{"limit": byteSize{&limit}.String(), "from": string(from)}).Info("node: Go memory limit")
+		log.WithFields(logrus.Fields{"procs": procs, "from": string(procsFrom)}).Info("node: GOMAXPROCS")
 	}
 }
 

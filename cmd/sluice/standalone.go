@@ -77,7 +77,7 @@ func runStandalone(c *cli.Context, g *globalOptions, cfg embed.StandaloneConfig)
 	log := newLogger(g, c.App.ErrWriter)
 	cfg.Logger, cfg.Node.Server.Logger = log, log
 	cfg.Controller.API = apiConfig()
-	logLimit := applyMemoryLimit(log, cfg.Node)
+	logLimit := applyProcessLimits(log, cfg.Node)
 	return serveRole(c, "standalone", log, func(ctx context.Context) (role, error) {
 		s, err := embed.StartStandalone(ctx, cfg)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,4 +127,32 @@ func vmHWM(t *testing.T, pid int) int64 {
 	}
 	t.Fatalf("no VmHWM in /proc/%d/status", pid)
 	return 0
+}
+
+// TestStandaloneProcs: `sluice standalone` runs one P more than the
+// runtime's default (the Ps a sync holds, embed/noderole.SyncProcs),
+// says so in its log, and leaves a GOMAXPROCS from the environment as
+// it is.
+func TestStandaloneProcs(t *testing.T) {
+	prev := runtime.GOMAXPROCS(0)
+	runtime.SetDefaultGOMAXPROCS()
+	def := runtime.GOMAXPROCS(0)
+	runtime.GOMAXPROCS(prev)
+	for _, c := range []struct {
+		env  string
+		want string
+	}{
+		{"GOMAXPROCS=", fmt.Sprintf(`msg="node: GOMAXPROCS" from="CPUs + 1 for the log's syncs" procs=%d`, def+1)},
+		{"GOMAXPROCS=1", `msg="node: GOMAXPROCS" from=GOMAXPROCS procs=1`},
+	} {
+		p := proctest.Start(t, sluiceBin, "standalone", []string{c.env},
+			"--log-level", "info", "standalone", "--data", t.TempDir(),
+			"--controller-addr", "127.0.0.1:0", "--node-addr", "127.0.0.1:0",
+			"--no-hdfs-head", "--no-nfs-head", "--no-s3-head", "--tier2", "none")
+		p.Line(t, "controller listening on ", time.Minute)
+		proctest.WaitFor(t, "the GOMAXPROCS log line", time.Minute, func() (bool, string) {
+			return strings.Contains(p.Logs(), c.want), "no line with " + c.want
+		})
+		p.Stop(t, time.Minute)
+	}
 }
