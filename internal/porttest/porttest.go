@@ -54,7 +54,11 @@ func Addr(t testing.TB) string {
 // Reserve is Ports for callers without a testing.TB (a harness that
 // outlives one test): release drops the reservations.
 func Reserve(n int) (ports []int, release func(), err error) {
-	span := Candidates(readEphemeral())
+	return reserveIn(Candidates(readEphemeral()), n)
+}
+
+// reserveIn is Reserve over the ports of span.
+func reserveIn(span Span, n int) (ports []int, release func(), err error) {
 	dir := filepath.Join(os.TempDir(), "sluice-test-ports")
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, nil, fmt.Errorf("porttest: %w", err)

@@ -29,70 +29,47 @@ func TestPortsOutsideEphemeralAndBindable(t *testing.T) {
 	}
 }
 
-// TestReservedPortsNotHandedOutTwice: while one reservation holds its
-// ports another never gets them (the locks are per open file, so this
-// stands for a second process); after release they can come back.
-func TestReservedPortsNotHandedOutTwice(t *testing.T) {
-	first, release, err := Reserve(50)
+// TestReservedPortNotHandedOutTwice: a port one reservation holds is
+// never handed out to another (the lock belongs to the open file, so
+// this stands for a second process) until it is released.
+func TestReservedPortNotHandedOutTwice(t *testing.T) {
+	ports, release, err := Reserve(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	held := map[int]bool{}
-	for _, p := range first {
-		held[p] = true
-	}
-	for range 20 {
-		second, rel2, err := Reserve(50)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range second {
-			if held[p] {
-				t.Fatalf("port %d handed out while reserved", p)
-			}
-		}
-		rel2()
+	only := Span{ports[0], ports[0]}
+	if got, _, err := reserveIn(only, 1); err == nil {
+		t.Fatalf("port %d handed out again while reserved (got %v)", ports[0], got)
 	}
 	release()
+	got, rel, err := reserveIn(only, 1)
+	if err != nil || len(got) != 1 || got[0] != ports[0] {
+		t.Fatalf("after release: %v, %v; want [%d]", got, err, ports[0])
+	}
+	rel()
 }
 
 // TestBusyPortSkipped: a port something listens on is never handed out.
 func TestBusyPortSkipped(t *testing.T) {
-	span := Candidates(readEphemeral())
-	// Occupy a whole small window of the span would be slow to arrange;
-	// instead occupy every port Reserve returns and ask again.
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	busy := map[int]bool{}
-	ports, release, err := Reserve(30)
+	ports, release, err := Reserve(1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	release()
-	for _, p := range ports {
-		l, err := net.Listen("tcp", ":"+strconv.Itoa(p))
-		if err != nil {
-			continue
-		}
-		ls = append(ls, l)
-		busy[p] = true
+	only := Span{ports[0], ports[0]}
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(ports[0]))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for range 20 {
-		again, rel, err := Reserve(30)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range again {
-			if busy[p] {
-				t.Fatalf("busy port %d handed out (span %d-%d)", p, span.Lo, span.Hi)
-			}
-		}
-		rel()
+	if got, _, err := reserveIn(only, 1); err == nil {
+		t.Fatalf("busy port %d handed out (got %v)", ports[0], got)
 	}
+	l.Close()
+	got, rel, err := reserveIn(only, 1)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("after the listener closed: %v, %v", got, err)
+	}
+	rel()
 }
 
 func TestCandidates(t *testing.T) {
