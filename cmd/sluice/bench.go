@@ -311,6 +311,8 @@ func benchOutput(r *bench.Report) output {
 			x.TieredBytes, f(x.TierWaitSeconds, 1), x.Files, x.FileBytes))
 		add("disk cold read MB/s", f(x.DiskReadMBPerS, 1)+"  (before "+f(x.DiskReadBeforeMBPerS, 1)+", after "+f(x.DiskReadAfterMBPerS, 1)+"; reference file of "+strconv.FormatInt(x.RefBytes, 10)+" bytes)")
 		add("MB/s / disk cold read", f(x.Ratio, 3))
+		add("stream files cold read MB/s", f(x.StreamFilesReadMBPerS, 1)+fmt.Sprintf("  (%d files, %d bytes; their first cold read before the stream's: ", x.StreamFiles, x.StreamFileBytes)+f(x.StreamFilesFirstReadMBPerS, 1)+")")
+		add("MB/s / stream files cold read", f(x.FilesRatio, 3))
 	}
 	if m := r.Server; m != nil {
 		mb := func(b int64) string { return f(float64(b)/(1<<20), 1) + " MiB" }

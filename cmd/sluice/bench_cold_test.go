@@ -40,7 +40,8 @@ func TestBenchReadCold(t *testing.T) {
 		// events' bytes (a SequenceFile adds headers and keys), and no more
 		// than everything dropped.
 		if fb := cold["streamFileBytes"].(float64); fb < cold["tieredBytes"].(float64) || fb > cold["fileBytes"].(float64) ||
-			cold["streamFiles"].(float64) < 1 || cold["streamFilesReadMbPerSec"].(float64) <= 0 || cold["filesRatio"].(float64) <= 0 {
+			cold["streamFiles"].(float64) < 1 || cold["streamFilesReadMbPerSec"].(float64) <= 0 || cold["filesRatio"].(float64) <= 0 ||
+			cold["streamFilesFirstReadMbPerSec"].(float64) <= 0 {
 			t.Fatalf("%v: the stream's files: %v files, %v bytes, %v MB/s, ratio %v", args, cold["streamFiles"], fb,
 				cold["streamFilesReadMbPerSec"], cold["filesRatio"])
 		}
