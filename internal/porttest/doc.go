@@ -16,9 +16,8 @@
 // the spans below and above it, read from
 // /proc/sys/net/ipv4/ip_local_port_range), starting at a random place,
 // and reserves each across processes with an advisory flock(2) on a file
-// named after the port in $TMPDIR/sluice-test-ports, held until the
-// test's cleanup. A port is
-// only handed out if it can be bound on 0.0.0.0 at that moment (which
-// also covers 127.0.0.1). A process killed mid-test drops its locks with
-// it, so nothing stale keeps a port out.
+// named after the port in $TMPDIR/sluice-test-ports-UID, held until the
+// test's cleanup. A port is only handed out if it can be bound on 0.0.0.0
+// at that moment (which also covers 127.0.0.1). A process killed mid-test
+// drops its locks with it, so nothing stale keeps a port out.
 package porttest

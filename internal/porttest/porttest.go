@@ -59,7 +59,8 @@ func Reserve(n int) (ports []int, release func(), err error) {
 
 // reserveIn is Reserve over the ports of span.
 func reserveIn(span Span, n int) (ports []int, release func(), err error) {
-	dir := filepath.Join(os.TempDir(), "sluice-test-ports")
+	// A directory per user: another user's lock files would not open.
+	dir := filepath.Join(os.TempDir(), "sluice-test-ports-"+strconv.Itoa(os.Getuid()))
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, nil, fmt.Errorf("porttest: %w", err)
 	}
