@@ -69,9 +69,10 @@ type ColdReport struct {
 	// freed memory back to its host, the first cold reads after files are
 	// written pay several times the CPU in the kernel's copy that later
 	// ones do (docs/BENCHMARKS.md, "Cold catch-up: what a cold pread costs
-	// here"); this first read takes that cost, so that the stream's read
-	// and the files' read after it compare alike. How much slower it is
-	// than StreamFilesReadMBPerS shows the effect.
+	// here"); where the stream's files carry such a cost, this read takes
+	// it rather than the stream's read. How much slower it is than
+	// StreamFilesReadMBPerS shows the effect (measured here: none; the
+	// freshly written reference file paid instead).
 	StreamFilesFirstReadMBPerS float64 `json:"streamFilesFirstReadMbPerSec"`
 	// FilesRatio is the run's event MB/s over StreamFilesReadMBPerS.
 	FilesRatio float64 `json:"filesRatio"`

@@ -44,8 +44,9 @@
 // or the controller's tier 2 if it is a local directory), drops the page
 // cache of every file under that directory (posix_fadvise DONTNEED,
 // diskprobe.DropCache) after a first cold read of the stream's own tier-2
-// files (which takes a virtual machine's first-read cost, see
-// ColdReport.StreamFilesFirstReadMBPerS), reads the reference file cold,
+// files (so that a virtual machine's first-read cost, where they carry
+// one, is not left to the stream's read: ColdReport.StreamFilesFirstReadMBPerS),
+// reads the reference file cold,
 // then the stream,
 // then the reference file again, then the stream's own tier-2 files one
 // after another; Report.Cold sets the read's event MB/s against both
