@@ -282,10 +282,16 @@ func benchOutput(r *bench.Report) output {
 		}
 		add("tier 2", fmt.Sprintf("%s  (%d polls)", v, t.Polls))
 	}
+	if h := r.HostCPU; h != nil {
+		add("host cpu %", fmt.Sprintf("busy %s  iowait %s  idle %s  stolen by the host %s", f(h.BusyPct, 1), f(h.IOWaitPct, 1), f(h.IdlePct, 1), f(h.StealPct, 1)))
+	}
 	for _, x := range r.PerSecond {
 		v := fmt.Sprintf("%7d events  p50 %s  p99 %s  max %s", x.Events, f(x.P50, 3), f(x.P99, 3), f(x.Max, 3))
 		if x.UntieredBytes != nil {
 			v += fmt.Sprintf("  untiered %s MiB  lag %d ms", f(float64(*x.UntieredBytes)/(1<<20), 1), *x.TierLagMS)
+		}
+		if x.StealPct != nil {
+			v += fmt.Sprintf("  cpu busy %s%%  stolen %s%%", f(*x.BusyPct, 0), f(*x.StealPct, 1))
 		}
 		add(fmt.Sprintf("second %d", x.Second), v)
 	}

@@ -64,6 +64,10 @@ type Report struct {
 	// them.
 	AckWake *LatencyMS `json:"ackWakeMs,omitempty"`
 
+	// HostCPU is the machine's CPUs during a Write or E2E run's timed
+	// part (with its per-second rows' busyPct and stealPct).
+	HostCPU *HostCPU `json:"hostCpu,omitempty"`
+
 	// Scale is the write latency during a scale against the same run's
 	// other writes (Config.ScaleAt, and Scale runs); Reaction the
 	// auto-scaler's reaction (Scale runs); Server the server's memory

@@ -430,13 +430,14 @@ func (b *bench) write(ctx context.Context, r *Report) error {
 	}
 	b.prog.start(&l.events, &l.bytes, l.ackHist)
 	tp := startTierPoller(ctx, b.ctl, l.base, b.TierPoll)
+	cs := startCPUSampler(l.base, hostCPUInterval)
 	n, elapsed, err := b.runWriters(ctx, l, false)
-	tiers := tp.stop()
+	tiers, cpus := tp.stop(), cs.stop()
 	b.prog.stop()
 	if err != nil {
 		return err
 	}
-	b.fillTimeline(r, l.tl, tiers, time.Duration(l.start.Load()))
+	b.fillTimeline(r, l.tl, tiers, cpus, time.Duration(l.start.Load()))
 	r.pacing(l)
 	if scaled != nil {
 		if err := <-scaled; err != nil {
@@ -572,17 +573,19 @@ func (b *bench) e2e(ctx context.Context, r *Report) error {
 	defer b.prog.stop()
 	start := time.Since(l.base)
 	tp := startTierPoller(ctx, b.ctl, l.base, b.TierPoll)
+	cs := startCPUSampler(l.base, hostCPUInterval)
 	n, _, werr := b.runWriters(ctx, l, true)
 	if werr != nil {
 		tp.stop()
+		cs.stop()
 		return werr
 	}
 	err = waitRead(ctx, rcancel, readErr, &events, n)
-	tiers := tp.stop()
+	tiers, cpus := tp.stop(), cs.stop()
 	if err != nil {
 		return fmt.Errorf("read: %w", err)
 	}
-	b.fillTimeline(r, tl, tiers, time.Duration(l.start.Load()))
+	b.fillTimeline(r, tl, tiers, cpus, time.Duration(l.start.Load()))
 	r.pacing(l)
 	elapsed := time.Duration(lastRead.Load()) - start
 	b.prog.stop()
@@ -625,14 +628,19 @@ func waitRead(ctx context.Context, stop context.CancelFunc, readErr <-chan error
 	}
 }
 
-// fillTimeline sets r's per-second rows, windows and tier-2 lag from tl
-// and the tier samples (times since the load's base; start is when the
-// writers started, the rows' second 0).
-func (b *bench) fillTimeline(r *Report, tl *timeline, tiers []tierSample, start time.Duration) {
+// fillTimeline sets r's per-second rows, windows, tier-2 lag and host CPU
+// from tl, the tier samples and the CPU samples (times since the load's
+// base; start is when the writers started, the rows' second 0).
+func (b *bench) fillTimeline(r *Report, tl *timeline, tiers []tierSample, cpus []cpuSample, start time.Duration) {
 	for i := range tiers {
 		tiers[i].at -= start
 	}
+	for i := range cpus {
+		cpus[i].at -= start
+	}
 	r.PerSecond = tl.rows(tiers)
+	foldCPU(r.PerSecond, cpus)
+	r.HostCPU = hostCPUOf(cpus)
 	w := tl.windows(WindowSplit)
 	r.Windows = &w
 	if tiers != nil {

@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"errors"
+	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -55,6 +57,16 @@ func TestRunRoundTrip(t *testing.T) {
 	}
 	checkLatency(t, "e2e", r.Latency)
 	checkLatency(t, "e2e write", *r.WriteLatency)
+	// The machine's CPUs over the paced run (0.1 s: clock ticks passed).
+	if runtime.GOOS == "linux" {
+		h := r.HostCPU
+		if h == nil {
+			t.Fatal("e2e report without hostCpu on Linux")
+		}
+		if sum := h.BusyPct + h.IOWaitPct + h.IdlePct + h.StealPct; math.Abs(sum-100) > 1e-6 || h.BusyPct <= 0 {
+			t.Fatalf("hostCpu %+v: want shares adding up to 100 and some busy time", h)
+		}
+	}
 	// Keep: the stream stays, and the reader group is gone.
 	scope, name, _ := strings.Cut(r.Stream, "/")
 	if _, err := d.Controller.GetStream(ctx, scope, name); err != nil {

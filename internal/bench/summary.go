@@ -52,6 +52,9 @@ func measures(r *Report, cacheBytes int64) []measure {
 		add("disk p50 ms", 0, *r.DiskP50MS)
 		add("disk p99 ms", 0, *r.DiskP99MS)
 	}
+	if h := r.HostCPU; h != nil {
+		add("host cpu stolen %", 0, h.StealPct)
+	}
 	if w := r.Windows; w != nil {
 		for _, win := range []struct {
 			name string

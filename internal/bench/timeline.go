@@ -24,6 +24,10 @@ type SecondRow struct {
 	// Tier 2, from the polls in this second (absent without a poll).
 	UntieredBytes *int64 `json:"untieredBytes,omitempty"`
 	TierLagMS     *int64 `json:"tierLagMs,omitempty"`
+	// The machine's CPUs in this second, in percent of their time
+	// (HostCPU; absent where they cannot be read).
+	BusyPct  *float64 `json:"busyPct,omitempty"`
+	StealPct *float64 `json:"stealPct,omitempty"`
 }
 
 // Window is the latency of the events written in part of a run.

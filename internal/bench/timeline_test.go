@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/sluice-streams/sluice/internal/cpustat"
 )
 
 func TestTimelineRowsAndWindows(t *testing.T) {
@@ -74,7 +76,8 @@ func TestTimelineJSONKeys(t *testing.T) {
 	one, n := 1.0, int64(1)
 	r := Report{
 		DiskP50MS: &one, P50DiskRate: &one, DiskProbes: []DiskProbe{{}},
-		PerSecond: []SecondRow{{UntieredBytes: &n, TierLagMS: &n}},
+		PerSecond: []SecondRow{{UntieredBytes: &n, TierLagMS: &n, BusyPct: &one, StealPct: &one}},
+		HostCPU:   &HostCPU{},
 		Windows:   &Windows{}, Burst: &BurstReport{}, TierLag: &TierLag{BoundMS: 1, LagBoundRatio: 1},
 	}
 	b, err := json.Marshal(r)
@@ -104,9 +107,45 @@ func TestTimelineJSONKeys(t *testing.T) {
 		}
 	}
 	keys(m["diskProbes"].([]any)[0], "mbPerSec", "p50Ms", "p99Ms")
-	keys(m["perSecond"].([]any)[0], "second", "events", "p50Ms", "p99Ms", "maxMs", "untieredBytes", "tierLagMs")
+	keys(m["perSecond"].([]any)[0], "second", "events", "p50Ms", "p99Ms", "maxMs", "untieredBytes", "tierLagMs", "busyPct", "stealPct")
+	keys(m["hostCpu"], "busyPct", "iowaitPct", "idlePct", "stealPct")
 	keys(m["windows"], "first2s", "after2s")
 	keys(m["windows"].(map[string]any)["first2s"], "events", "latencyMs")
 	keys(m["burst"], "stream", "writers", "events", "bytes", "seconds", "mbPerSec", "deleteMs")
 	keys(m["tierLag"], "polls", "maxUntieredBytes", "maxLagMs", "boundMs", "lagBoundRatio")
+}
+
+// TestFoldCPU folds CPU samples into the seconds they fall in: each row
+// gets the shares from its first sample to its last; a second with one
+// sample, or none, gets nothing.
+func TestFoldCPU(t *testing.T) {
+	rows := []SecondRow{{Second: 0}, {Second: 1}, {Second: 2}}
+	ms := time.Millisecond
+	at := func(d time.Duration, busy, idle, steal uint64) cpuSample {
+		return cpuSample{at: d, t: cpustat.Times{User: busy, Idle: idle, Steal: steal}}
+	}
+	samples := []cpuSample{
+		at(-50*ms, 0, 0, 0),        // before second 0: ignored
+		at(0, 100, 100, 10),        // second 0 from here
+		at(900*ms, 150, 130, 30),   // to here: busy 50, idle 30, steal 20
+		at(1500*ms, 200, 200, 100), // second 1's only sample: nothing
+		at(2100*ms, 300, 300, 100), // second 2 from here
+		at(2999*ms, 300, 400, 100), // to here: idle 100
+	}
+	foldCPU(rows, samples)
+	if r := rows[0]; r.BusyPct == nil || *r.BusyPct != 50 || *r.StealPct != 20 {
+		t.Fatalf("second 0: busy %v steal %v, want 50 and 20", r.BusyPct, r.StealPct)
+	}
+	if r := rows[1]; r.BusyPct != nil || r.StealPct != nil {
+		t.Fatalf("second 1 (one sample): busy %v steal %v, want none", r.BusyPct, r.StealPct)
+	}
+	if r := rows[2]; r.BusyPct == nil || *r.BusyPct != 0 || *r.StealPct != 0 {
+		t.Fatalf("second 2: busy %v steal %v, want 0 and 0", r.BusyPct, r.StealPct)
+	}
+	if h := hostCPUOf(samples); h == nil || h.BusyPct != 100.0*300/800 || h.IdlePct != 100.0*400/800 || h.StealPct != 100.0*100/800 {
+		t.Fatalf("hostCPUOf = %+v, want busy 37.5, idle 50, steal 12.5 (of 800 ticks)", h)
+	}
+	if h := hostCPUOf(samples[:1]); h != nil {
+		t.Fatalf("hostCPUOf of one sample = %+v, want nil", h)
+	}
 }

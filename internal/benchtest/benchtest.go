@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-streams/sluice/internal/cpustat"
 	"github.com/sluice-streams/sluice/internal/latency"
 	"github.com/sluice-streams/sluice/node/diskprobe"
 )
@@ -69,7 +70,9 @@ func ReportAgainstDisk(b *testing.B, bytes int64, took time.Duration, probed int
 // PacedLatency runs warmup operations, unrecorded, then b.N timed ones,
 // all one every interval (latency.RunPaced), and reports the timed ones'
 // p50/p99/p99.9, disk's p99 (the reference measured before the system
-// under test opened) and the ratio of the two p99s.
+// under test opened), the ratio of the two p99s, and the share of the
+// machine's CPU time the host took meanwhile (steal-%, internal/cpustat;
+// Linux only).
 //
 // steady, if not nil, says whether the system reached the state the
 // benchmark means to measure (nil) or not yet (an error). While it has
@@ -94,11 +97,17 @@ func PacedLatency(b *testing.B, disk diskprobe.Latencies, warmup int, interval t
 		n = max(warmup/2, 1)
 	}
 	rec := latency.NewRecorder(b.N)
+	cpuBefore, cpuErr := cpustat.Read()
 	b.ResetTimer()
 	if err := latency.RunPaced(b.N, interval, rec, submit); err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()
+	if cpuAfter, err := cpustat.Read(); cpuErr == nil && err == nil {
+		// The host's share of the machine's CPUs meanwhile: what a
+		// virtual machine's latency pays without its load showing it.
+		b.ReportMetric(100*cpustat.Between(cpuBefore, cpuAfter).Steal, "steal-%")
+	}
 	s := rec.Snapshot()
 	diskP99 := disk.Percentile(99)
 	b.ReportMetric(latency.Micros(s.Percentile(50)), "p50-us")

@@ -16,7 +16,7 @@
 //	            never imports another role
 //	libraries   client/..., tier2/..., cluster/...
 //	protocol    protocol/...
-//	utilities   internal/dirlock, internal/jsonhttp, internal/latency,
+//	utilities   internal/dirlock, internal/jsonhttp, internal/latency, internal/cpustat,
 //	            internal/retry, internal/logs, internal/connserve,
 //	            internal/s3keys (and this package, which holds only the test): they import
 //	            nothing of the module but each other

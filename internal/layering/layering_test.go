@@ -68,6 +68,7 @@ var rules = []rule{
 	{"internal/dirlock", utilities, "the data directory's lock (node, controller, standalone)"},
 	{"internal/jsonhttp", utilities, "the JSON request builder (ctlclient, scheduler)"},
 	{"internal/latency", utilities, "latency recording (node/diskprobe, internal/bench)"},
+	{"internal/cpustat", utilities, "the machine's CPU time shares, steal included (internal/bench, internal/benchtest)"},
 	{"internal/layering", utilities, "this test; no code"},
 	{"internal/retry", utilities, "the backoffs and the context-aware sleep every retry loop uses"},
 	{"internal/logs", utilities, "the one rule for a nil logger: discard"},
