@@ -11,5 +11,8 @@
 // are <= d. p is a percentage in [0, 100] (50, 99, 99.9), not a fraction.
 // With no samples every statistic is 0.
 //
-// The package does no timing of its own and holds no goroutines.
+// RunPaced drives a latency benchmark's load on a schedule, waiting on a
+// Pacer: a fine timer where time.Sleep would turn a sub-millisecond
+// schedule into bursts. The recording itself does no timing and holds no
+// goroutines.
 package latency

@@ -8,9 +8,10 @@ import "time"
 // the function that waits for it; the waits run in submission order on one
 // goroutine, so submission never waits for completion (a stall of the
 // system under test cannot hide behind a stalled generator). The pacing
-// sleeps until each operation's scheduled time; sleeps are coarse (about
-// 1 ms on a virtual machine), so operations leave in small bursts that
-// catch up with the schedule. RunPaced returns the first error of a submit
+// waits until each operation's scheduled time on a Pacer (a fine timer
+// on Linux; elsewhere time.Sleep, whose waits under a millisecond last
+// about one, so that operations leave in small bursts that catch up with
+// the schedule); an operation that is late leaves at once. RunPaced returns the first error of a submit
 // (it then stops submitting) or of a wait.
 func RunPaced(n int, interval time.Duration, rec *Recorder, submit func(i int) (wait func() error, err error)) error {
 	type sent struct {
@@ -29,11 +30,16 @@ func RunPaced(n int, interval time.Duration, rec *Recorder, submit func(i int) (
 		}
 		done <- first
 	}()
+	pacer := NewPacer()
+	defer pacer.Close()
 	start := time.Now()
 	var submitErr error
 	for i := 0; i < n; i++ {
-		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
-			time.Sleep(d) // pacing the load, not synchronisation
+		if interval > 0 {
+			if err := pacer.Until(start.Add(time.Duration(i) * interval)); err != nil {
+				submitErr = err
+				break
+			}
 		}
 		submitted := time.Now()
 		wait, err := submit(i)
