@@ -8,8 +8,9 @@
 //
 //   - Write: Config.Writers client.Writers, each on its own client.Client,
 //     write EventSize-byte events for Duration or Count events, at Rate
-//     events/s over all writers (each writer paced at Writers/Rate apart)
-//     or as fast as their windows allow. Latency runs from the Write call
+//     events/s over all writers (each writer paced at Writers/Rate apart,
+//     waits under 2 ms on a latency.Pacer so that the events leave one by
+//     one, not in bursts) or as fast as their windows allow. Latency runs from the Write call
 //     to the Writer settling the durable acknowledgement
 //     (client.Ack.Settled); a goroutine per writer waits for them in
 //     write order, and how late it saw each one is Report.AckWake.
@@ -79,7 +80,9 @@
 // TierPoll polls the controller's GET /v1/nodes/tier meanwhile
 // (Report.TierLag against TierMaxLag). With a Rate, Report.PacingLate is
 // how late the writers' Write calls were against their schedule: the
-// benchmark's own share. Summarize (summary.go) reads the output of
+// benchmark's own share; Report.HostCPU (hostcpu.go) is how the machine's
+// CPUs spent the timed run, with the share a virtual machine's host took
+// (steal), also per second. Summarize (summary.go) reads the output of
 // scripts/bench-tail.sh and gives each measure's min, median and max over
 // the rounds against its target.
 //
