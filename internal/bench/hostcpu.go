@@ -96,22 +96,29 @@ func hostCPUOf(samples []cpuSample) *HostCPU {
 }
 
 // foldCPU sets each row's busy and steal percentages from the samples
-// within its second (times from the rows' second 0): from the first
-// sample at or after the second's start to the last before its end. A
-// second with fewer than two samples in it gets none.
+// within its second (times from the rows' second 0, in order): from the
+// first sample at or after the second's start to the last before its end.
+// A second with fewer than two samples in it, or no clock tick between
+// them, gets none.
 func foldCPU(rows []SecondRow, samples []cpuSample) {
-	for i := range rows {
-		from, to := time.Duration(rows[i].Second)*time.Second, time.Duration(rows[i].Second+1)*time.Second
-		var first, last *cpuSample
-		for j := range samples {
-			if at := samples[j].at; at >= from && at < to {
-				if first == nil {
-					first = &samples[j]
-				}
-				last = &samples[j]
-			}
+	byRow := make(map[int]int, len(rows)) // second -> row
+	for i, r := range rows {
+		byRow[r.Second] = i
+	}
+	for j := 0; j < len(samples); {
+		if samples[j].at < 0 { // before the rows' second 0
+			j++
+			continue
 		}
-		if first == nil || first == last || first.t.Total() == last.t.Total() {
+		sec := int(samples[j].at / time.Second)
+		k := j // the last sample of the same second
+		for k+1 < len(samples) && int(samples[k+1].at/time.Second) == sec {
+			k++
+		}
+		first, last := samples[j], samples[k]
+		j = k + 1
+		i, ok := byRow[sec]
+		if !ok || first.t.Total() == last.t.Total() {
 			continue
 		}
 		sh := cpustat.Between(first.t, last.t)
