@@ -23,6 +23,7 @@ type benchOptions struct {
 	Readers     int           // --readers: readers of one reader group (read, e2e)
 	EventSize   int64         // --event-size: bytes per event
 	Rate        float64       // --rate: events/s over all writers (0: unlimited)
+	FinePacing  bool          // --fine-pacing
 	Duration    time.Duration // --duration: how long the writers write
 	Count       int64         // --count: how many events the writers write
 	Keep        bool          // --keep: do not delete the stream bench created
@@ -60,6 +61,7 @@ func benchCommand(g *globalOptions) *cli.Command {
 		&cli.IntFlag{Name: "readers", Usage: "`N` readers in one reader group, sharing the segments (read, e2e)", Value: 1, Destination: &o.Readers},
 		sizeFlag("event-size", "`BYTES` per event (e2e: at least 8, the timestamp)", 1024, &o.EventSize),
 		&cli.Float64Flag{Name: "rate", Usage: "write `EVENTS_PER_S` over all writers (0: as fast as possible)", Destination: &o.Rate},
+		&cli.BoolFlag{Name: "fine-pacing", Usage: "with --rate, wait for each event's time on a timerfd, so that events leave one by one instead of in bursts of about a millisecond's worth (costs CPU)", Destination: &o.FinePacing},
 		durationFlag("duration", "write for `D` (default 10s unless --count)", 0, &o.Duration),
 		&cli.Int64Flag{Name: "count", Usage: "write `N` events (instead of --duration)", Destination: &o.Count},
 		&cli.BoolFlag{Name: "keep", Usage: "keep the stream bench created (it is sealed and deleted otherwise)", Destination: &o.Keep},
@@ -155,6 +157,7 @@ func (o *benchOptions) config(c *cli.Context, g *globalOptions, mode bench.Mode)
 		Readers:    o.Readers,
 		EventSize:  o.EventSize,
 		Rate:       o.Rate,
+		FinePacing: o.FinePacing,
 		Duration:   o.Duration,
 		Count:      o.Count,
 		DiskDir:    o.DiskDir, // "" unless --measure-disk

@@ -104,6 +104,7 @@ func TestValidate(t *testing.T) {
 		{func(c *Config) { c.EventSize = 8<<20 + 1 }, "--event-size 8388609: want 1 to 8388608"},
 		{func(c *Config) { c.EventSize = 4 }, "e2e events carry an 8-byte timestamp"},
 		{func(c *Config) { c.Rate = -1 }, "--rate -1: want 0 (unlimited) or more"},
+		{func(c *Config) { c.FinePacing = true }, "--fine-pacing paces a --rate; there is none"},
 		{func(c *Config) { c.Duration = -time.Second }, "--duration -1s: want more than 0"},
 		{func(c *Config) { c.Count = -1 }, "--count -1: want at least 1"},
 		{func(c *Config) { c.Count, c.Duration = 1, time.Second }, "--duration and --count exclude each other"},

@@ -8,9 +8,9 @@
 //
 //   - Write: Config.Writers client.Writers, each on its own client.Client,
 //     write EventSize-byte events for Duration or Count events, at Rate
-//     events/s over all writers (each writer paced at Writers/Rate apart,
-//     waits under 2 ms on a latency.Pacer so that the events leave one by
-//     one, not in bursts) or as fast as their windows allow. Latency runs from the Write call
+//     events/s over all writers (each writer paced at Writers/Rate apart
+//     on a runtime timer, or with FinePacing on a latency.Pacer) or as
+//     fast as their windows allow. Latency runs from the Write call
 //     to the Writer settling the durable acknowledgement
 //     (client.Ack.Settled); a goroutine per writer waits for them in
 //     write order, and how late it saw each one is Report.AckWake.

@@ -307,9 +307,9 @@ func (b *bench) runWriters(ctx context.Context, l *load, stamp bool) (int64, tim
 	return written.Load(), elapsed, firstErr
 }
 
-// fineWait is the longest wait between two events of a writer made on
-// the fine timer (latency.Pacer) rather than a timer of the runtime,
-// which cancelling the run interrupts.
+// fineWait is, with FinePacing, the longest wait between two events of a
+// writer made on the fine timer (latency.Pacer) rather than a timer of
+// the runtime, which cancelling the run interrupts.
 const fineWait = 2 * time.Millisecond
 
 // writeLoop writes n events (0: until ctx is done) through w, one every
@@ -368,8 +368,11 @@ func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int6
 		event[i] = byte('a' + i%26)
 	}
 	var err error
-	pacer := latency.NewPacer()
-	defer pacer.Close()
+	var pacer *latency.Pacer
+	if b.FinePacing {
+		pacer = latency.NewPacer()
+		defer pacer.Close()
+	}
 	next := time.Since(l.base)
 	for i := int64(0); n == 0 || i < n; i++ {
 		if ctx.Err() != nil {
@@ -378,7 +381,7 @@ func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int6
 		due := time.Duration(-1)
 		if interval := time.Duration(b.pace.Load()); interval > 0 {
 			due = next
-			if wait := next - time.Since(l.base); wait > fineWait {
+			if wait := next - time.Since(l.base); wait > 0 && (pacer == nil || wait > fineWait) {
 				t := time.NewTimer(wait)
 				select {
 				case <-t.C:
@@ -389,9 +392,9 @@ func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int6
 					break
 				}
 			} else if wait > 0 {
-				// Short waits on the fine timer: a timer of the
-				// runtime would make them about a millisecond, and the
-				// events would leave in bursts (latency.Pacer).
+				// FinePacing: short waits on the fine timer; a timer
+				// of the runtime would make them about a millisecond,
+				// and the events would leave in bursts.
 				if err = pacer.Until(l.base.Add(next)); err != nil {
 					break
 				}

@@ -47,7 +47,7 @@ func TestRunRoundTrip(t *testing.T) {
 	}
 
 	e := base
-	e.Mode, e.Rate, e.Keep = E2E, 3000, true
+	e.Mode, e.Rate, e.Keep, e.FinePacing = E2E, 3000, true, true
 	r, err = Run(ctx, e)
 	if err != nil {
 		t.Fatal(err)
