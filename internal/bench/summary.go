@@ -55,6 +55,24 @@ func measures(r *Report, cacheBytes int64) []measure {
 	if h := r.HostCPU; h != nil {
 		add("host cpu stolen %", 0, h.StealPct)
 	}
+	// The worst second: a stall (the disk's, or the host's) shows as one
+	// second whose slowest event is far above the others'.
+	var worstMax, worstSteal float64
+	stole := false
+	for _, x := range r.PerSecond {
+		if x.Events > 0 {
+			worstMax = max(worstMax, x.Max)
+		}
+		if x.StealPct != nil {
+			worstSteal, stole = max(worstSteal, *x.StealPct), true
+		}
+	}
+	if len(r.PerSecond) > 0 {
+		add("worst second: max ms", 0, worstMax)
+	}
+	if stole {
+		add("worst second: host cpu stolen %", 0, worstSteal)
+	}
 	if w := r.Windows; w != nil {
 		for _, win := range []struct {
 			name string

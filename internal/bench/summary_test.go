@@ -12,7 +12,12 @@ func TestSummarize(t *testing.T) {
 			Windows: &Windows{First: Window{Events: 10, Latency: LatencyMS{P50: p50, P99: firstP99}},
 				After: Window{Events: 20, Latency: LatencyMS{P50: p50, P99: p99 / 2}}},
 			TierLag: &TierLag{Polls: 3, MaxLagMS: 300, BoundMS: 30000, LagBoundRatio: 0.01},
-			Server:  &ServerMemory{PeakRSSBytes: peakRSS}, MBPerS: 10, AckWake: &LatencyMS{P50: 0.1, P99: p99 / 10}}
+			Server:  &ServerMemory{PeakRSSBytes: peakRSS}, MBPerS: 10, AckWake: &LatencyMS{P50: 0.1, P99: p99 / 10},
+			HostCPU: &HostCPU{StealPct: p50 * 10}}
+		// Two seconds; the second's slowest event is the run's.
+		steal0, steal1 := p99, p99*2
+		r.PerSecond = []SecondRow{{Second: 0, Events: 5, Max: p99, StealPct: &steal0}, {Second: 1, Events: 5, Max: firstP99, StealPct: &steal1},
+			{Second: 2, Max: 100}} // no events: its max is not one
 		b, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)
@@ -65,6 +70,9 @@ func TestSummarize(t *testing.T) {
 	check("tier-2 lag / --tier-max-lag", 3, 0.01, 0.01, 0.01, "<= 1", &yes)
 	check("server peak RSS MiB", 3, 300, 350, 400, "<= 384", &no)
 	check("ack wake-up p99 ms (the benchmark's)", 3, 0.2, 0.25, 0.3, "", nil)
+	check("host cpu stolen %", 3, 4, 5, 6, "", nil)
+	check("worst second: max ms", 3, 2, 2.5, 9, "", nil)
+	check("worst second: host cpu stolen %", 3, 4, 5, 6, "", nil)
 
 	if _, err := Summarize(strings.NewReader("# run: x\n{not json\n"), 0); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("a broken report: %v, want an error naming line 2", err)
