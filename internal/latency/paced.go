@@ -11,8 +11,9 @@ import "time"
 // waits until each operation's scheduled time on a Pacer (a fine timer
 // on Linux; elsewhere time.Sleep, whose waits under a millisecond last
 // about one, so that operations leave in small bursts that catch up with
-// the schedule); an operation that is late leaves at once. RunPaced returns the first error of a submit
-// (it then stops submitting) or of a wait.
+// the schedule); an operation that is late leaves at once. RunPaced
+// returns the first error of a wait on the Pacer or of a submit (it then
+// stops submitting), or of a wait for an operation.
 func RunPaced(n int, interval time.Duration, rec *Recorder, submit func(i int) (wait func() error, err error)) error {
 	type sent struct {
 		wait      func() error
