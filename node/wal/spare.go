@@ -142,9 +142,21 @@ const (
 // that zero-filling can tell an idle node (see spareChunk).
 var logWrites atomic.Uint64
 
-// spareGate lets one log of the process zero-fill at a time, so that the
-// pacing holds for the disk, not for each of a node's containers.
-var spareGate = make(chan struct{}, 1)
+// clockBase is what WAL.lastWrite counts from (monotonic).
+var clockBase = time.Now()
+
+// spareUrgent reports whether this log needs its spare now: its appends
+// go to a growing file, and it wrote within the last rateWindowLen. A log
+// that grows but is idle, or writes into a preallocated file, can wait.
+func (w *WAL) spareUrgent() bool {
+	last := w.lastWrite.Load()
+	if last == 0 || time.Since(clockBase)-time.Duration(last) >= rateWindowLen {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mu.growingSeq != 0
+}
 
 // makeSpare zero-fills a new spare, paced (see spareChunk).
 func (w *WAL) makeSpare() error {
@@ -164,12 +176,15 @@ func (w *WAL) makeSpare() error {
 		w.fs.Remove(tmp)
 		return err
 	}
-	select {
-	case spareGate <- struct{}{}:
-		defer func() { <-spareGate }()
-	case <-w.stopSpare:
+	if !spareTurn.acquire(w.spareUrgent, w.stopSpare) {
 		return abandon(errStopped)
 	}
+	held := true
+	defer func() {
+		if held {
+			spareTurn.release()
+		}
+	}()
 	w.spare.Lock()
 	budget := w.spare.budget
 	w.spare.Unlock()
@@ -178,6 +193,14 @@ func (w *WAL) makeSpare() error {
 	idleSince := logWrites.Load()
 	zeros := make([]byte, min(spareChunk, w.opts.FileSize))
 	for off := int64(0); off < w.opts.FileSize; off += int64(len(zeros)) {
+		if off > 0 && !w.spareUrgent() && spareTurn.urgentWaiting() {
+			// Another log writes into a growing file: its spare first.
+			spareTurn.release()
+			if held = spareTurn.acquire(w.spareUrgent, w.stopSpare); !held {
+				return abandon(errStopped)
+			}
+			idleSince = logWrites.Load()
+		}
 		// The spare must not take the room the log's own appends need:
 		// it goes on only while what it still needs leaves a whole file
 		// free for the growing file (checked before every piece: another
@@ -208,11 +231,9 @@ func (w *WAL) makeSpare() error {
 			idleSince = writes
 		}
 		idle := time.Duration(spareIdle)
-		w.mu.Lock()
-		if w.mu.growingSeq != 0 {
+		if w.spareUrgent() {
 			idle, budget = spareUrgentIdle, 0
 		}
-		w.mu.Unlock()
 		rest := time.NewTimer(max(idle*took, budget/time.Duration(chunks)-took))
 		select {
 		case <-w.stopSpare:

@@ -170,6 +170,7 @@ type WAL struct {
 	fileStart time.Time      // when the flusher started the current file
 	rate      rateWindow     // the log's recent write rate, owned by the flusher
 	spareOK   atomic.Bool    // spare.ready, for Append (which holds mu, not spare)
+	lastWrite atomic.Int64   // when the flusher last wrote a batch, since clockBase (0: never)
 	syncSem   chan struct{}  // bounds the syncs in flight (maxSyncsInFlight)
 	syncs     sync.WaitGroup // the sync goroutines
 	kickSpare chan struct{}
@@ -754,7 +755,9 @@ func (w *WAL) flushLoop() {
 				err = werr
 			} else {
 				logWrites.Add(1)
-				w.watchRate(time.Now())
+				now := time.Now()
+				w.lastWrite.Store(int64(now.Sub(clockBase)))
+				w.watchRate(now)
 			}
 		}
 		w.mu.Lock()
