@@ -70,6 +70,22 @@ type Writer interface {
 	Close() error
 }
 
+// Aborter is implemented by a Writer that can be given up without making
+// what was written durable (tier2/fs: closed without an fsync). The caller
+// removes the file after.
+type Aborter interface {
+	Abort() error
+}
+
+// Abort gives up w, a file that will be removed: w.Abort if w is an
+// Aborter, else w.Close.
+func Abort(w Writer) error {
+	if a, ok := w.(Aborter); ok {
+		return a.Abort()
+	}
+	return w.Close()
+}
+
 // Reader reads a file at any offset; it is safe for concurrent ReadAt.
 type Reader interface {
 	io.ReaderAt

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-streams/sluice/node/container"
+	"github.com/sluice-streams/sluice/protocol"
 	"github.com/sluice-streams/sluice/tier2"
 	"github.com/sluice-streams/sluice/tier2/fs"
 	"github.com/sluice-streams/sluice/tier2/tier2test"
@@ -211,5 +212,97 @@ func TestDeletionResumesAfterFaultAndCrash(t *testing.T) {
 	}
 	if got := f.readAll(segA); !bytes.Equal(got, f.wrote[segA]) {
 		t.Fatal("the other segment reads back differently")
+	}
+}
+
+// goneStore calls onWrite before the first Write of each chunk (not of
+// recovery records) and counts how chunk writers end: Abort or Close.
+type goneStore struct {
+	tier2.Storage
+	onWrite         func(path string)
+	aborted, closed atomic.Int64
+	written         atomic.Int64 // bytes written to chunks
+}
+
+type goneWriter struct {
+	tier2.Writer
+	s     *goneStore
+	path  string
+	wrote bool
+}
+
+func (s *goneStore) Create(p string) (tier2.Writer, error) {
+	w, err := s.Storage.Create(p)
+	if err != nil || strings.HasPrefix(p, "_sluice/") {
+		return w, err
+	}
+	return &goneWriter{Writer: w, s: s, path: p}, nil
+}
+
+func (w *goneWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.wrote = true
+		w.s.onWrite(w.path)
+	}
+	w.s.written.Add(int64(len(b)))
+	return w.Writer.Write(b)
+}
+
+func (w *goneWriter) Close() error { w.s.closed.Add(1); return w.Writer.Close() }
+
+func (w *goneWriter) Abort() error { w.s.aborted.Add(1); return tier2.Abort(w.Writer) }
+
+// A segment deleted while its chunk is being written (a stream deleted
+// right after a burst) has the chunk given up after at most
+// goneCheckBytes more, without the Close that would make it durable, and
+// no file of it is left; a segment tiered beside it is not disturbed.
+func TestChunkOfADeletedSegmentIsAbandoned(t *testing.T) {
+	store := &goneStore{Storage: tier2test.NewMem()}
+	f := newFixture(t, store, func(c *container.Config, w *Config) {
+		c.WALFileSize = 16 << 20
+		w.Policy.ChunkBytes = 16 << 20
+		w.Store = store // not through the fixture's fault injector, which hides Abort
+	})
+	f.create(segA, segB)
+	ev := protocol.AppendEvent(nil, bytes.Repeat([]byte("e"), 64<<10))
+	for i := 0; i < 64; i++ { // 4 MiB each: one chunk
+		for _, seg := range []string{segA, segB} {
+			f.evNo++
+			if _, err := f.c.Append(container.Append{Segment: seg, Writer: "w", EventNumber: f.evNo, EventCount: 1,
+				ExpectedOffset: protocol.NoExpectedOffset, Data: ev}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dirA, _ := segmentDir(segA)
+	store.onWrite = func(p string) {
+		if strings.HasPrefix(p, dirA+"/") {
+			if err := f.c.Delete(segA); err != nil {
+				t.Errorf("delete %s: %v", segA, err)
+			}
+		}
+	}
+	if err := f.w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if store.aborted.Load() != 1 || store.closed.Load() != 1 {
+		t.Fatalf("chunk writers: %d aborted, %d closed; want the deleted segment's aborted, the other's closed",
+			store.aborted.Load(), store.closed.Load())
+	}
+	segBytes := int64(64 * len(ev))
+	if over := store.written.Load() - segBytes; over > 2*goneCheckBytes+(4<<10) {
+		t.Fatalf("%d bytes of the deleted segment's chunk were written, want at most about %d", over, 2*goneCheckBytes)
+	}
+	if entries, err := store.List(dirA); err == nil && len(entries) != 0 {
+		t.Fatalf("files of the deleted segment left: %v", entries)
+	}
+	if files, events := f.chunks(segB); len(files) != 1 || int64(len(events)) != segBytes {
+		t.Fatalf("the other segment: chunks %v with %d bytes of events, want one of %d", files, len(events), segBytes)
+	}
+	if err := f.w.Pass(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if g := f.c.Gone(); len(g) != 0 {
+		t.Fatalf("Gone() = %v after a pass", g)
 	}
 }

@@ -322,6 +322,19 @@ func (w *Writer) tierSegment(name string, all bool) (int64, error) {
 	return done, nil
 }
 
+// A segment deleted while its chunk is written gives the chunk up: the
+// writer looks the segment up again after every goneCheckBytes it took,
+// and a chunk of a deleted segment is abandoned (tier2.Abort, then
+// removed) rather than finished. A stream deleted right after a burst
+// otherwise had each container finish a chunk of up to ChunkBytes,
+// unpaced (its segments behind their bound) and fsynced, of data nobody
+// would read: about 200 ms in which the log's syncs took 3-16 ms instead
+// of under 1 (a server trace; docs/BENCHMARKS.md).
+const goneCheckBytes = 1 << 20
+
+// errSegmentGone: the segment was deleted while its chunk was written.
+var errSegmentGone = errors.New("tiering: the segment was deleted")
+
 // writeChunk writes one chunk from the segment's first untiered offset
 // and records it; it returns the bytes tiered.
 func (w *Writer) writeChunk(name string, unpaced bool) (int64, error) {
@@ -341,14 +354,22 @@ func (w *Writer) writeChunk(name string, unpaced bool) (int64, error) {
 	for _, b := range blocks {
 		size += b.Length
 	}
+	var unchecked int64 // bytes taken since the segment was last seen
 	next := func() ([]byte, error) {
 		if fit.n == len(blocks) {
 			return nil, nil
+		}
+		if unchecked >= goneCheckBytes {
+			unchecked = 0
+			if _, err := w.c.TierState(name); errors.Is(err, protocol.ErrNoSuchSegment) {
+				return nil, errSegmentGone
+			}
 		}
 		data, err := blocks[fit.n].Data()
 		if err != nil || !fit.take(data) {
 			return nil, err
 		}
+		unchecked += int64(len(data))
 		return data, nil
 	}
 	q, err := protocol.ParseSegmentName(name)
@@ -371,7 +392,9 @@ func (w *Writer) writeChunk(name string, unpaced bool) (int64, error) {
 		p.Unpaced()
 	}
 	length, marks, err := writeEvents(f, offset, next, size, w.cfg.Compression, w.cfg.PartBytes)
-	if cerr := f.Close(); err == nil && cerr != nil {
+	if err != nil {
+		tier2.Abort(f) // it is removed: nothing of it need be durable
+	} else if cerr := f.Close(); cerr != nil {
 		err = fmt.Errorf("tiering: close %s: %w", tmp, cerr)
 	}
 	if err != nil {

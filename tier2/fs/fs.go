@@ -387,6 +387,19 @@ func (w *writer) Write(b []byte) (int, error) {
 // Unpaced implements tier2.Paced: no pauses after write-back ranges.
 func (w *writer) Unpaced() { w.wb.pace = false }
 
+// Abort implements tier2.Aborter: it closes the file without the fsync
+// Close makes, for a file that will be removed.
+func (w *writer) Abort() error {
+	if w.closed {
+		return fmt.Errorf("fs: abort %q: %w", w.path, iofs.ErrClosed)
+	}
+	w.closed = true
+	if err := w.f.Close(); err != nil {
+		return pathErr("close", w.path, err)
+	}
+	return nil
+}
+
 // Close fsyncs and closes the file. It reports an earlier write error.
 func (w *writer) Close() error {
 	if w.closed {

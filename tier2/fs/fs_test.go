@@ -174,6 +174,37 @@ func TestClosedWriterAndReader(t *testing.T) {
 	}
 }
 
+// Abort closes a writer without its fsync: the file can then be removed,
+// and the writer is closed for Write, Close and Abort alike.
+func TestAbortedWriter(t *testing.T) {
+	s := newStorage(t)
+	w, err := s.Create("f.tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("partial")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tier2.Abort(w); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("x")); !errors.Is(err, iofs.ErrClosed) {
+		t.Fatalf("Write after Abort = %v, want ErrClosed", err)
+	}
+	if err := w.Close(); !errors.Is(err, iofs.ErrClosed) {
+		t.Fatalf("Close after Abort = %v, want ErrClosed", err)
+	}
+	if err := tier2.Abort(w); !errors.Is(err, iofs.ErrClosed) || !strings.Contains(err.Error(), `"f.tmp"`) {
+		t.Fatalf("second Abort = %v, want ErrClosed naming the path", err)
+	}
+	if err := s.Remove("f.tmp"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stat("f.tmp"); !errors.Is(err, tier2.ErrNotExist) {
+		t.Fatalf("Stat after Remove = %v, want ErrNotExist", err)
+	}
+}
+
 func TestNewMakesRoot(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "a", "b")
 	s, err := fs.New(root)
