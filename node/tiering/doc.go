@@ -36,7 +36,9 @@
 // step leaves either no record of the chunk (the file, temporary or
 // renamed, is an orphan: Reconcile removes it, and the bytes are tiered
 // again from the same offset) or the record (the file is in place), so
-// every event is in tier 2 exactly once.
+// every event is in tier 2 exactly once. A segment deleted while its chunk
+// is written (the writer looks it up after every 1 MiB it takes) has the
+// chunk abandoned without its fsync (tier2.Abort) and removed.
 //
 // The backend may pace a chunk's writes to leave the disk to the log
 // (tier2/fs pauses after each 1 MiB it waited to write back); a segment

@@ -94,9 +94,16 @@
 //     disk (sync_file_range: no journal commit, unlike fdatasync of the
 //     growing spare) before the next, and fsynced once at the end. While
 //     any log of the process writes, it rests three times as long as each
-//     piece took (or longer, to spread over half a file's fill time);
-//     while none does, it goes on at once. One log of the process fills a
-//     spare at a time.
+//     piece took (or longer, to spread over half a file's fill time), as
+//     long as each piece took while its own log is urgent (it writes into
+//     a growing file, and wrote within the last 250 ms); while no log
+//     writes, it goes on at once.
+//   - One log of the process fills a spare at a time (spareTurns): an
+//     urgent log takes the next turn before those that asked earlier, and
+//     a log that is not urgent steps aside between its pieces while an
+//     urgent one waits. After a burst over every container, or when a
+//     node starts, all its logs ask at once; the one the load goes to must
+//     not wait for the others' spares while it fsyncs every batch.
 //
 // # Recovery
 //
