@@ -328,8 +328,8 @@ func (w *Writer) tierSegment(name string, all bool) (int64, error) {
 // removed) rather than finished. A stream deleted right after a burst
 // otherwise had each container finish a chunk of up to ChunkBytes,
 // unpaced (its segments behind their bound) and fsynced, of data nobody
-// would read: about 200 ms in which the log's syncs took 3-16 ms instead
-// of under 1 (a server trace; docs/BENCHMARKS.md).
+// would read: about 200 ms in which the log's syncs took 3-16 ms, against
+// 1.5-2 ms after (a server trace; docs/BENCHMARKS.md).
 const goneCheckBytes = 1 << 20
 
 // errSegmentGone: the segment was deleted while its chunk was written.
