@@ -41,6 +41,8 @@ type benchOptions struct {
 	TierMaxLag  time.Duration // --tier-max-lag: the nodes' bound, for the report
 	CPUProfile  string        // --cpuprofile (hidden): profile this process
 	Trace       string        // --trace (hidden): trace this process
+	SlowLog     string        // --slow-log (hidden): every event over --slow-over, when sent
+	SlowOver    time.Duration // --slow-over (hidden)
 	Cold        bool          // --cold: read catches up from tier 2, page cache dropped
 	TierDir     string        // --tier-dir: the tier-2 directory for --cold
 }
@@ -79,6 +81,8 @@ func benchCommand(g *globalOptions) *cli.Command {
 		durationFlag("tier-max-lag", "the nodes' --tier-max-lag `D`: the report sets the largest tier-2 lag against it", embed.DefaultTierConfig().MaxLag, &o.TierMaxLag),
 		&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of this process to `FILE`", Hidden: true, Destination: &o.CPUProfile},
 		&cli.StringFlag{Name: "trace", Usage: "write an execution trace of this process to `FILE`", Hidden: true, Destination: &o.Trace},
+		&cli.StringFlag{Name: "slow-log", Usage: "write, e2e: write a line to `FILE` for each event of the timed run slower than --slow-over (ack or e2e, ms after the start, wall clock in Unix ms, latency ms)", Hidden: true, Destination: &o.SlowLog},
+		hidden(durationFlag("slow-over", "--slow-log's threshold `D`", 3*time.Millisecond, &o.SlowOver)),
 		&cli.BoolFlag{Name: "cold", Usage: "read: after the fill, wait until the stream is all in tier 2, drop the page cache of every tier-2 file, and set the read against a reference file read cold beside them", Destination: &o.Cold},
 		&cli.StringFlag{Name: "tier-dir", Usage: "--cold: the tier-2 `DIR` on this machine (default: the controller's tier 2 if it is a local directory)", Destination: &o.TierDir},
 	}
@@ -177,6 +181,7 @@ func (o *benchOptions) config(c *cli.Context, g *globalOptions, mode bench.Mode)
 		TierMaxLag:     o.TierMaxLag,
 		Cold:           o.Cold,
 		TierDir:        o.TierDir,
+		SlowOver:       o.SlowOver,
 	}, nil
 }
 
@@ -198,9 +203,21 @@ func runBench(c *cli.Context, g *globalOptions, o *benchOptions, mode bench.Mode
 		return err
 	}
 	defer stopProfiles()
+	var slowLog *os.File
+	if o.SlowLog != "" {
+		if slowLog, err = os.Create(o.SlowLog); err != nil {
+			return fmt.Errorf("--slow-log: %w", err)
+		}
+		cfg.SlowLog = slowLog
+	}
 	// A report comes with an error only when the run's stream could not
 	// be deleted: the numbers are printed, then the error.
 	r, err := bench.Run(ctx, cfg)
+	if slowLog != nil {
+		if cerr := slowLog.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("--slow-log: %w", cerr)
+		}
+	}
 	if r != nil {
 		if perr := p.Print(benchOutput(r)); err == nil {
 			err = perr
@@ -334,4 +351,11 @@ func benchOutput(r *bench.Report) output {
 		}
 	}
 	return o
+}
+
+// hidden hides a flag from the help: the tools for finding a cost, not for
+// running the benchmark.
+func hidden(f *cli.GenericFlag) *cli.GenericFlag {
+	f.Hidden = true
+	return f
 }

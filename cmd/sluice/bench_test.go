@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -92,6 +94,24 @@ func TestBenchWrite(t *testing.T) {
 			t.Fatalf("%s = %v, want > 0", k, r[k])
 		}
 	}
+}
+
+// TestBenchSlowLog: the hidden --slow-log writes a line per event of the
+// timed run over --slow-over; a file that cannot be made is one clear error.
+func TestBenchSlowLog(t *testing.T) {
+	rs := startStandalone(t, t.TempDir())
+	c := []string{"--controller", rs.URL, "--output", "json"}
+	file := filepath.Join(t.TempDir(), "slow.txt")
+	r := benchJSON(t, append(c, "bench", "e2e", "--count", "50", "--rate", "1000", "--slow-log", file, "--slow-over", "0s")...)
+	checkReport(t, r, 50, 1024)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acks, e2e := strings.Count(string(b), "ack "), strings.Count(string(b), "e2e "); acks != 50 || e2e != 50 {
+		t.Fatalf("--slow-log: %d ack and %d e2e lines, want 50 of each:\n%s", acks, e2e, b)
+	}
+	mustFail(t, "--slow-log: open "+filepath.Join(file, "x"), "--controller", rs.URL, "bench", "write", "--count", "5", "--slow-log", filepath.Join(file, "x"))
 }
 
 func TestBenchE2EAndRead(t *testing.T) {

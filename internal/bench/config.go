@@ -85,6 +85,11 @@ type Config struct {
 	// on the 2-CPU machine of docs/BENCHMARKS.md about 0.3 CPU at 10,000
 	// events/s, beside the node.
 	FinePacing bool
+	// SlowLog, if set, gets a line for every event of the timed run
+	// (write, e2e; not a burst before it) slower than SlowOver: when it was
+	// sent and what it took (see slowLog).
+	SlowLog  io.Writer
+	SlowOver time.Duration
 	// Duration or Count ends the writers; with neither, Write and E2E
 	// write for DefaultDuration and Read fills DefaultCount events.
 	Duration time.Duration
@@ -180,6 +185,10 @@ func (c Config) Validate() error {
 		return invalidf("--rate %v: want 0 (unlimited) or more events/s", c.Rate)
 	case c.FinePacing && c.Rate == 0:
 		return invalidf("--fine-pacing paces a --rate; there is none")
+	case c.SlowOver < 0:
+		return invalidf("--slow-over %v: want 0 or more", c.SlowOver)
+	case c.SlowLog != nil && c.Mode != Write && c.Mode != E2E:
+		return invalidf("--slow-log: with bench write or e2e")
 	case c.Duration < 0:
 		return invalidf("--duration %v: want more than 0", c.Duration)
 	case c.Count < 0:

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,6 +106,8 @@ func TestValidate(t *testing.T) {
 		{func(c *Config) { c.EventSize = 4 }, "e2e events carry an 8-byte timestamp"},
 		{func(c *Config) { c.Rate = -1 }, "--rate -1: want 0 (unlimited) or more"},
 		{func(c *Config) { c.FinePacing = true }, "--fine-pacing paces a --rate; there is none"},
+		{func(c *Config) { c.SlowOver = -time.Millisecond }, "--slow-over -1ms: want 0 or more"},
+		{func(c *Config) { c.Mode, c.SlowLog = Read, io.Discard }, "--slow-log: with bench write or e2e"},
 		{func(c *Config) { c.Duration = -time.Second }, "--duration -1s: want more than 0"},
 		{func(c *Config) { c.Count = -1 }, "--count -1: want at least 1"},
 		{func(c *Config) { c.Count, c.Duration = 1, time.Second }, "--duration and --count exclude each other"},

@@ -82,7 +82,10 @@
 // how late the writers' Write calls were against their schedule: the
 // benchmark's own share; Report.HostCPU (hostcpu.go) is how the machine's
 // CPUs spent the timed run, with the share a virtual machine's host took
-// (steal), also per second. Summarize (summary.go) reads the output of
+// (steal), also per second. SlowLog (slowlog.go) gets a line for each
+// timed event over SlowOver, with its send time on the run's clock and
+// the wall clock, to find a stall in a server's or the disk's trace of
+// the same moment. Summarize (summary.go) reads the output of
 // scripts/bench-tail.sh and gives each measure's min, median and max over
 // the rounds against its target.
 //

@@ -74,6 +74,9 @@ func Run(ctx context.Context, c Config) (_ *Report, err error) {
 		}
 	}
 	b := &bench{Config: c, stream: s, streams: ss, ctl: ctl, prog: newProgress(c.Progress)}
+	if c.SlowLog != nil {
+		b.slow = newSlowLog(c.SlowLog, c.SlowOver)
+	}
 	b.pace.Store(int64(interval(c.Rate, c.Writers)))
 	switch c.Mode {
 	case Write:
@@ -84,6 +87,9 @@ func Run(ctx context.Context, c Config) (_ *Report, err error) {
 		err = b.e2e(ctx, r)
 	case Scale:
 		err = b.reaction(ctx, r)
+	}
+	if ferr := b.slow.flush(); err == nil {
+		err = ferr
 	}
 	if err != nil {
 		return nil, fmt.Errorf("bench %s %s: %w", c.Mode, s, err)
@@ -187,6 +193,8 @@ type bench struct {
 	// watch, if set, follows a scale: the writers' states and every
 	// acknowledgement.
 	watch *scaleWatch
+	// slow is Config.SlowLog's writer, if set.
+	slow *slowLog
 }
 
 // load is what the writers of a run share: the counters the progress line
@@ -209,6 +217,8 @@ type load struct {
 	// wake gets how long after each Ack settled its waiting goroutine
 	// saw it (Report.AckWake).
 	wake *latency.Recorder
+	// slow, if set, gets every event slower than Config.SlowOver.
+	slow *slowLog
 }
 
 func newLoad(capacity int) *load {
@@ -348,6 +358,7 @@ func (b *bench) writeLoop(ctx context.Context, w *client.Writer, l *load, n int6
 				settled = min(at.Sub(l.base), now)
 			}
 			d := settled - p.t0
+			l.slow.record("ack", l, p.t0, d)
 			l.wake.Record(now - settled)
 			l.acks.Record(d)
 			l.ackHist.record(d)
@@ -433,6 +444,7 @@ func (b *bench) write(ctx context.Context, r *Report) error {
 	}
 	l := newLoad(b.expected())
 	l.tl = newTimeline(b.expected())
+	l.slow = b.slow
 	var scaled chan error
 	if b.ScaleAt > 0 {
 		segs, err := b.ctl.CurrentSegments(ctx, b.stream.scope, b.stream.name)
@@ -562,6 +574,7 @@ func (b *bench) e2e(ctx context.Context, r *Report) error {
 		return err
 	}
 	l := newLoad(b.expected())
+	l.slow = b.slow
 	e2e := latency.NewRecorder(b.expected())
 	tl := newTimeline(b.expected())
 	hist := &histogram{}
@@ -577,6 +590,7 @@ func (b *bench) e2e(ctx context.Context, r *Report) error {
 		}
 		stamp := time.Duration(binary.BigEndian.Uint64(ev.Data))
 		d := now - stamp
+		l.slow.record("e2e", l, stamp, d)
 		e2e.Record(d)
 		tl.record(stamp-time.Duration(l.start.Load()), d)
 		hist.record(d)
