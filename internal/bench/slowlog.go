@@ -23,7 +23,6 @@ type slowLog struct {
 	mu   sync.Mutex
 	w    *bufio.Writer
 	over time.Duration
-	n    int64
 	err  error // the first write error, reported by flush
 }
 
@@ -41,7 +40,6 @@ func (s *slowLog) record(kind string, l *load, sent, d time.Duration) {
 	wall := float64(l.base.Add(sent).UnixNano()) / 1e6
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.n++
 	if _, err := fmt.Fprintf(s.w, "%s %.3f %.3f %.3f\n", kind, ms(sent-time.Duration(l.start.Load())), wall, ms(d)); err != nil && s.err == nil {
 		s.err = err
 	}
