@@ -163,15 +163,17 @@ func TestEarlyRollFailures(t *testing.T) {
 			efs := vfstest.New(vfs.Default)
 			efs.TornWrites = true
 			w, _ := mustOpen(t, Options{Dir: dir, FS: efs, FileSize: earlyFileSize, Preallocate: true}, 1)
-			n := 0
+			// Records in the growing first file, then no append until the
+			// spare Open asked for is ready: an append while it becomes
+			// ready would roll early before the injector is set.
+			n := 5
+			writeN(t, w, 0, n)
 			deadline := time.Now().Add(20 * time.Second)
 			for !w.spareOK.Load() {
 				if time.Now().After(deadline) {
 					w.Close()
 					t.Fatal("no spare after 20s")
 				}
-				writeN(t, w, n, 1)
-				n++
 				time.Sleep(time.Millisecond)
 			}
 			if w.Stats().Rolls != 0 {

@@ -120,9 +120,11 @@ func TestUrgentSpareGoesFirst(t *testing.T) {
 	var pieces atomic.Int32
 	urgentSeen := make(chan struct{})
 	idleFS.SetInjector(func(op vfstest.Op, path string) error {
-		if op == vfstest.OpWrite && filepath.Base(path) == spareTmpName && pieces.Add(1) == 2 {
-			// The idle log holds the turn: its second piece waits
-			// until the busy log waits for the turn, urgent.
+		if op == vfstest.OpWrite && filepath.Base(path) == spareTmpName && pieces.Add(1) == 1 {
+			// The idle log holds the turn: its first piece waits
+			// until the busy log waits for the turn, urgent, so
+			// that it steps aside before its second piece, and
+			// not before the busy log asked.
 			deadline := time.Now().Add(10 * time.Second)
 			for !spareTurn.urgentWaiting() {
 				if time.Now().After(deadline) {
