@@ -52,6 +52,7 @@ type benchOptions struct {
 var (
 	diskProbeBytes = bench.DefaultDiskProbeBytes
 	diskProbeSyncs = bench.DefaultDiskProbeSyncs
+	diskProbeGroup = bench.DefaultDiskProbeGroup
 )
 
 func benchCommand(g *globalOptions) *cli.Command {
@@ -168,6 +169,7 @@ func (o *benchOptions) config(c *cli.Context, g *globalOptions, mode bench.Mode)
 		// The probes' sizes matter only with DiskDir.
 		DiskProbeBytes: diskProbeBytes,
 		DiskProbeSyncs: diskProbeSyncs,
+		DiskProbeGroup: diskProbeGroup,
 		Progress:       c.App.ErrWriter,
 		Streams:        o.Streams,
 		Clients:        o.Clients,
@@ -276,8 +278,16 @@ func benchOutput(r *bench.Report) output {
 			add("p50 / disk p50", f(*r.P50DiskRate, 2)+"  (target <= "+f(bench.TargetP50DiskRatio, 0)+")")
 		}
 		add("p99 / disk p99", f(*r.P99DiskRate, 2)+"  (target <= "+f(bench.TargetP99DiskRatio, 0)+")")
+		if r.DiskGroupP99MS != nil {
+			add("ideal log ms", fmt.Sprintf("p50 %s  p99 %s  (the disk alone at this load)", f(*r.DiskGroupP50MS, 3), f(*r.DiskGroupP99MS, 3)))
+			add("p99 / ideal log p99", f(*r.P99GroupRate, 2))
+		}
 		for i, p := range r.DiskProbes {
-			add(fmt.Sprintf("disk probe %d", i+1), fmt.Sprintf("%s MB/s  p50 %s  p99 %s ms", f(p.MBPerS, 1), f(p.P50MS, 3), f(p.P99MS, 3)))
+			v := fmt.Sprintf("%s MB/s  p50 %s  p99 %s ms", f(p.MBPerS, 1), f(p.P50MS, 3), f(p.P99MS, 3))
+			if p.GroupP99MS > 0 {
+				v += fmt.Sprintf("  ideal log p50 %s  p99 %s  max %s ms", f(p.GroupP50MS, 3), f(p.GroupP99MS, 3), f(p.GroupMaxMS, 1))
+			}
+			add(fmt.Sprintf("disk probe %d", i+1), v)
 		}
 	}
 	if b := r.Burst; b != nil {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBenchAfterBurst runs bench write and e2e with --after-burst against
@@ -14,9 +15,9 @@ import (
 func TestBenchAfterBurst(t *testing.T) {
 	rs := startStandalone(t, t.TempDir())
 	c := []string{"--controller", rs.URL, "--output", "json"}
-	bytes, syncs := diskProbeBytes, diskProbeSyncs
-	diskProbeBytes, diskProbeSyncs = 4<<20, 50
-	defer func() { diskProbeBytes, diskProbeSyncs = bytes, syncs }()
+	bytes, syncs, group := diskProbeBytes, diskProbeSyncs, diskProbeGroup
+	diskProbeBytes, diskProbeSyncs, diskProbeGroup = 4<<20, 50, 100*time.Millisecond
+	defer func() { diskProbeBytes, diskProbeSyncs, diskProbeGroup = bytes, syncs, group }()
 
 	for _, mode := range []string{"write", "e2e"} {
 		r := benchJSON(t, append(c, "bench", mode, "--count", "2000", "--rate", "4000", "--after-burst", "3MiB",
@@ -79,8 +80,20 @@ func TestBenchAfterBurst(t *testing.T) {
 		if dp50 <= 0 || math.Abs(r["p50DiskRatio"].(float64)-p50/dp50) > 1e-9 {
 			t.Fatalf("%s: p50 %v, disk p50 %v, ratio %v", mode, p50, dp50, r["p50DiskRatio"])
 		}
-		if probes := r["diskProbes"].([]any); len(probes) != 2 {
+		probes := r["diskProbes"].([]any)
+		if len(probes) != 2 {
 			t.Fatalf("%s: diskProbes %v, want before and after", mode, probes)
+		}
+		// With --rate, each probe runs an ideal log at the run's load; the
+		// report sets the run's p99 against both probes' events together.
+		for _, p := range probes {
+			if g := p.(map[string]any); !(g["groupP50Ms"].(float64) > 0 && g["groupP50Ms"].(float64) <= g["groupP99Ms"].(float64) && g["groupP99Ms"].(float64) <= g["groupMaxMs"].(float64)) {
+				t.Fatalf("%s: probe %v: want 0 < ideal log p50 <= p99 <= max", mode, g)
+			}
+		}
+		p99, gp99 := r["latencyMs"].(map[string]any)["p99"].(float64), r["diskGroupP99Ms"].(float64)
+		if gp99 <= 0 || r["diskGroupP50Ms"].(float64) <= 0 || math.Abs(r["p99GroupRatio"].(float64)-p99/gp99) > 1e-9 {
+			t.Fatalf("%s: p99 %v, ideal log p99 %v, ratio %v", mode, p99, gp99, r["p99GroupRatio"])
 		}
 	}
 	// The bursts' streams and the runs' streams are gone.

@@ -94,6 +94,10 @@ func TestBenchWrite(t *testing.T) {
 			t.Fatalf("%s = %v, want > 0", k, r[k])
 		}
 	}
+	// No ideal log without --rate: the load to probe it at is unknown.
+	if g, ok := r["diskGroupP99Ms"]; ok {
+		t.Fatalf("diskGroupP99Ms = %v without --rate", g)
+	}
 }
 
 // TestBenchSlowLog: the hidden --slow-log writes a line per event of the

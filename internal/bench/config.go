@@ -54,6 +54,9 @@ const (
 	// (~0.1-0.5 s each on the machine of docs/BENCHMARKS.md).
 	DefaultDiskProbeBytes int64 = 128 << 20
 	DefaultDiskProbeSyncs       = 1000
+	// DefaultDiskProbeGroup is how long each probe of an ideal log at the
+	// run's load lasts (with --rate; diskprobe.GroupCommit).
+	DefaultDiskProbeGroup = 2 * time.Second
 )
 
 // Config is one run. Its fields are the flags of `sluice bench`, and
@@ -97,10 +100,12 @@ type Config struct {
 	// DiskDir, if set, is a directory on the node's disk where the disk's
 	// limits are probed before and after the run (Report.DiskMBPerS and
 	// the ratios); DiskProbeBytes and DiskProbeSyncs size each probe
-	// (0: the defaults).
+	// and, with Rate, DiskProbeGroup is how long each probe of an ideal
+	// log at the run's load lasts (0: the defaults).
 	DiskDir        string
 	DiskProbeBytes int64
 	DiskProbeSyncs int
+	DiskProbeGroup time.Duration
 	// Progress, if set, gets a progress line about once a second.
 	Progress io.Writer
 
@@ -199,8 +204,8 @@ func (c Config) Validate() error {
 		return invalidf("--after-burst %d: want a size in bytes, with bench write or e2e", c.AfterBurst)
 	case c.TierPoll < 0 || c.TierMaxLag < 0:
 		return invalidf("--tier-poll %v, --tier-max-lag %v: want 0 (off, none) or more", c.TierPoll, c.TierMaxLag)
-	case c.DiskProbeBytes < 0 || c.DiskProbeSyncs < 0:
-		return invalidf("bench: disk probe of %d bytes and %d syncs: want 0 (the default) or more", c.DiskProbeBytes, c.DiskProbeSyncs)
+	case c.DiskProbeBytes < 0 || c.DiskProbeSyncs < 0 || c.DiskProbeGroup < 0:
+		return invalidf("bench: disk probe of %d bytes, %d syncs and an ideal log for %v: want 0 (the default) or more", c.DiskProbeBytes, c.DiskProbeSyncs, c.DiskProbeGroup)
 	}
 	if err := c.validateMore(); err != nil {
 		return err
@@ -233,6 +238,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DiskProbeSyncs == 0 {
 		c.DiskProbeSyncs = DefaultDiskProbeSyncs
+	}
+	if c.DiskProbeGroup == 0 {
+		c.DiskProbeGroup = DefaultDiskProbeGroup
 	}
 	return c
 }

@@ -38,6 +38,12 @@ type Report struct {
 	P99DiskRate *float64 `json:"p99DiskRatio,omitempty"` // latency p99 / diskP99Ms
 	DiskP50MS   *float64 `json:"diskP50Ms,omitempty"`    // 4 KiB write+fsync, both probes together
 	P50DiskRate *float64 `json:"p50DiskRatio,omitempty"` // latency p50 / diskP50Ms
+	// With --rate: an ideal log's latency on the same disk at the run's
+	// load (diskprobe.GroupCommit at the run's rate and event size, both
+	// probes' events together), and the run's latency p99 against it.
+	DiskGroupP50MS *float64 `json:"diskGroupP50Ms,omitempty"`
+	DiskGroupP99MS *float64 `json:"diskGroupP99Ms,omitempty"`
+	P99GroupRate   *float64 `json:"p99GroupRatio,omitempty"` // latency p99 / diskGroupP99Ms
 	// DiskProbes is each probe on its own (before, after the run): after
 	// a burst the second one shares the disk with the node's catch-up.
 	DiskProbes []DiskProbe `json:"diskProbes,omitempty"`
@@ -112,6 +118,10 @@ type DiskProbe struct {
 	MBPerS float64 `json:"mbPerSec"`
 	P50MS  float64 `json:"p50Ms"`
 	P99MS  float64 `json:"p99Ms"`
+	// With --rate, the ideal log at the run's load (diskprobe.GroupCommit).
+	GroupP50MS float64 `json:"groupP50Ms,omitempty"`
+	GroupP99MS float64 `json:"groupP99Ms,omitempty"`
+	GroupMaxMS float64 `json:"groupMaxMs,omitempty"`
 }
 
 // diskLimits accumulates diskprobe measurements taken around a run.
@@ -120,13 +130,23 @@ type diskLimits struct {
 	bytes  int64
 	time   time.Duration
 	syncs  latency.Sorted
+	group  latency.Sorted // the ideal log's event latencies, if probed
 	probes []DiskProbe
 }
 
+// groupLoad is the load an ideal log is probed at: events of size bytes,
+// rate a second, for a while (diskprobe.GroupCommit). Zero: not probed.
+type groupLoad struct {
+	size int
+	rate float64
+	dur  time.Duration
+}
+
 // probe measures fsync'd sequential bandwidth (total bytes in
-// diskprobe.DefaultBlockSize writes) and write+fsync latency (syncs of
-// diskprobe.DefaultSyncSize) in dir once more.
-func (d *diskLimits) probe(dir string, total int64, syncs int) error {
+// diskprobe.DefaultBlockSize writes), write+fsync latency (syncs of
+// diskprobe.DefaultSyncSize) and, if load.rate is set, an ideal log's
+// latency at that load, in dir once more.
+func (d *diskLimits) probe(dir string, total int64, syncs int, load groupLoad) error {
 	d.dir = dir
 	res, err := diskprobe.SequentialSync(dir, diskprobe.DefaultBlockSize, total)
 	if err != nil {
@@ -141,6 +161,14 @@ func (d *diskLimits) probe(dir string, total int64, syncs int) error {
 	p := DiskProbe{P50MS: millis(lat.Durations.Percentile(50)), P99MS: millis(lat.Durations.Percentile(99))}
 	if res.Elapsed > 0 {
 		p.MBPerS = float64(res.Bytes) / res.Elapsed.Seconds() / 1e6
+	}
+	if load.rate > 0 {
+		g, err := diskprobe.GroupCommit(dir, load.size, load.rate, load.dur)
+		if err != nil {
+			return err
+		}
+		d.group = latency.Sort(append(d.group, g.Latencies...))
+		p.GroupP50MS, p.GroupP99MS, p.GroupMaxMS = millis(g.Latencies.Percentile(50)), millis(g.Latencies.Percentile(99)), millis(g.Latencies.Max())
 	}
 	d.probes = append(d.probes, p)
 	return nil
@@ -163,4 +191,9 @@ func (d *diskLimits) addTo(r *Report) {
 	ratio, p50Ratio, p99Ratio := r.MBPerS/mbs, r.Latency.P50/p50, r.Latency.P99/p99
 	r.DiskDir, r.DiskMBPerS, r.DiskP99MS, r.DiskRatio, r.P99DiskRate = d.dir, &mbs, &p99, &ratio, &p99Ratio
 	r.DiskP50MS, r.P50DiskRate, r.DiskProbes = &p50, &p50Ratio, d.probes
+	if len(d.group) > 0 {
+		gp50, gp99 := millis(d.group.Percentile(50)), millis(d.group.Percentile(99))
+		gRatio := r.Latency.P99 / gp99
+		r.DiskGroupP50MS, r.DiskGroupP99MS, r.P99GroupRate = &gp50, &gp99, &gRatio
+	}
 }

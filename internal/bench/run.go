@@ -68,8 +68,12 @@ func Run(ctx context.Context, c Config) (_ *Report, err error) {
 		r.Readers = c.Readers
 	}
 	var disk diskLimits
+	var load groupLoad
+	if c.Rate > 0 {
+		load = groupLoad{size: int(c.EventSize), rate: c.Rate, dur: c.DiskProbeGroup}
+	}
 	if c.DiskDir != "" {
-		if err := disk.probe(c.DiskDir, c.DiskProbeBytes, c.DiskProbeSyncs); err != nil {
+		if err := disk.probe(c.DiskDir, c.DiskProbeBytes, c.DiskProbeSyncs, load); err != nil {
 			return nil, fmt.Errorf("bench %s: --measure-disk: %w", c.Mode, err)
 		}
 	}
@@ -95,7 +99,7 @@ func Run(ctx context.Context, c Config) (_ *Report, err error) {
 		return nil, fmt.Errorf("bench %s %s: %w", c.Mode, s, err)
 	}
 	if c.DiskDir != "" {
-		if err := disk.probe(c.DiskDir, c.DiskProbeBytes, c.DiskProbeSyncs); err != nil {
+		if err := disk.probe(c.DiskDir, c.DiskProbeBytes, c.DiskProbeSyncs, load); err != nil {
 			return nil, fmt.Errorf("bench %s: --measure-disk: %w", c.Mode, err)
 		}
 		disk.addTo(r)

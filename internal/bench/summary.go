@@ -52,6 +52,11 @@ func measures(r *Report, cacheBytes int64) []measure {
 		add("disk p50 ms", 0, *r.DiskP50MS)
 		add("disk p99 ms", 0, *r.DiskP99MS)
 	}
+	if r.DiskGroupP99MS != nil && *r.DiskGroupP99MS > 0 {
+		// The disk alone at the run's load: no log on it does better.
+		add("ideal log p99 ms", 0, *r.DiskGroupP99MS)
+		add("ack p99 / ideal log p99", 0, ack.P99 / *r.DiskGroupP99MS)
+	}
 	if h := r.HostCPU; h != nil {
 		add("host cpu stolen %", 0, h.StealPct)
 	}

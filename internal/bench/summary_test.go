@@ -14,6 +14,8 @@ func TestSummarize(t *testing.T) {
 			TierLag: &TierLag{Polls: 3, MaxLagMS: 300, BoundMS: 30000, LagBoundRatio: 0.01},
 			Server:  &ServerMemory{PeakRSSBytes: peakRSS}, MBPerS: 10, AckWake: &LatencyMS{P50: 0.1, P99: p99 / 10},
 			HostCPU: &HostCPU{StealPct: p50 * 10}}
+		idealP99 := p99 / 2 // the ideal log at the same load
+		r.DiskGroupP99MS = &idealP99
 		// Two seconds; the second's slowest event is the run's.
 		steal0, steal1 := p99, p99*2
 		r.PerSecond = []SecondRow{{Second: 0, Events: 5, Max: p99, StealPct: &steal0}, {Second: 1, Events: 5, Max: firstP99, StealPct: &steal1},
@@ -71,6 +73,8 @@ func TestSummarize(t *testing.T) {
 	check("server peak RSS MiB", 3, 300, 350, 400, "<= 384", &no)
 	check("ack wake-up p99 ms (the benchmark's)", 3, 0.2, 0.25, 0.3, "", nil)
 	check("host cpu stolen %", 3, 4, 5, 6, "", nil)
+	check("ideal log p99 ms", 3, 1, 1.25, 1.5, "", nil)
+	check("ack p99 / ideal log p99", 3, 2, 2, 2, "", nil)
 	check("worst second: max ms", 3, 2, 2.5, 9, "", nil)
 	check("worst second: host cpu stolen %", 3, 4, 5, 6, "", nil)
 

@@ -153,3 +153,31 @@ func BenchmarkDiskSyncLatency(b *testing.B) {
 	}
 	b.ReportMetric(100*float64(stalled)/float64(max(all, 1)), "stalled-%")
 }
+
+// BenchmarkDiskGroupCommit10MBps reports an ideal log's latency on this
+// disk under the benchmarks' steady load: 1 KiB events falling due at
+// 10 MiB/s, each batch of due events written and fdatasynced (GroupCommit);
+// one op is one event. late-% is the share of events over 3 ms.
+func BenchmarkDiskGroupCommit10MBps(b *testing.B) {
+	const size, rate = 1024, 10240
+	dir := diskprobetest.Dir(b)
+	b.SetBytes(size)
+	b.ResetTimer()
+	res, err := GroupCommit(dir, size, rate, time.Duration(float64(b.N)/rate*float64(time.Second)))
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	lat := res.Latencies
+	b.ReportMetric(latency.Micros(lat.Percentile(50)), "p50-us")
+	b.ReportMetric(latency.Micros(lat.Percentile(99)), "p99-us")
+	b.ReportMetric(latency.Micros(lat.Max()), "max-us")
+	b.ReportMetric(float64(res.Events)/float64(max(res.Syncs, 1)), "events/sync")
+	late := 0
+	for _, d := range lat {
+		if d > 3*time.Millisecond {
+			late++
+		}
+	}
+	b.ReportMetric(100*float64(late)/float64(max(len(lat), 1)), "late-%")
+}

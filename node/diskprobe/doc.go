@@ -11,20 +11,31 @@
 //   - SyncLatency: the latency of one small append (4 KiB) followed by an
 //     fsync, repeated. This bounds the latency of one acknowledged append.
 //
-// Tier 2's catch-up reads are compared with a third limit:
+// A latency benchmark at a steady load is compared with a third:
+//
+//   - GroupCommit: an ideal write-ahead log at the benchmark's load. Events
+//     fall due on a fixed schedule; one loop writes all that are due as one
+//     write into a preallocated file and fdatasyncs it. Every event's
+//     latency counts, so a stalled sync shows as all the events it delays
+//     (SyncLatency, one sync at a time, shows it once). It is what the disk
+//     leaves a log that writes one file this way; what a benchmark measures
+//     above it is the log's own cost (its threads, copies, network).
+//
+// Tier 2's catch-up reads are compared with a fourth limit:
 //
 //   - SequentialRead: bandwidth of large sequential reads (1 MiB) of a file
 //     whose page cache was dropped first (DropCache: posix_fadvise
 //     DONTNEED on that file alone), the disk's cold read speed.
 //
-// Both append to a fresh file that grows as it is written, as the WAL does, so
-// every fsync also commits the file's new size. Files are created in the given
-// directory under a name starting with ".diskprobe-" and removed before the
-// function returns, whether it succeeds or fails.
+// SequentialSync and SyncLatency append to a fresh file that grows as it is
+// written, as a log's first file does, so every fsync also commits the
+// file's new size. Files are created in the given directory under a name
+// starting with ".diskprobe-" and removed before the function returns,
+// whether it succeeds or fails.
 //
 // The package does no timing assertions; it reports what it measured. The
 // benchmarks in this package (BenchmarkDiskSequentialSync,
-// BenchmarkDiskSyncLatency) print the limits as benchmark metrics; set
+// BenchmarkDiskSyncLatency, BenchmarkDiskGroupCommit10MBps) print the limits as benchmark metrics; set
 // SLUICE_BENCH_DIR to measure a disk other than the one holding TMPDIR (see
 // package diskprobetest).
 package diskprobe
