@@ -41,11 +41,24 @@ func (r GroupCommitResult) String() string {
 // 100 events late, not one. It is the disk's share of an acknowledged
 // append's latency under the same open load a benchmark offers, without
 // any of the node's own costs (no second thread, no copies, no network).
+//
+// The file holds at most MaxGroupCommitBytes: a load that would write more
+// in d is probed for fewer events (Events says how many).
 func GroupCommit(dir string, size int, rate float64, d time.Duration) (GroupCommitResult, error) {
+	return groupCommit(dir, size, rate, d, MaxGroupCommitBytes)
+}
+
+// MaxGroupCommitBytes bounds GroupCommit's file: the events' bytes are
+// zero-filled before the run.
+const MaxGroupCommitBytes = 256 << 20
+
+func groupCommit(dir string, size int, rate float64, d time.Duration, maxBytes int64) (GroupCommitResult, error) {
 	total := int(math.Floor(rate*d.Seconds() + 1e-3)) // N/rate, cut to whole ns, still holds N events
-	if size <= 0 || rate <= 0 || total <= 0 {
-		return GroupCommitResult{}, fmt.Errorf("%w: size %d, rate %v/s for %v (no event)", ErrInvalidArgument, size, rate, d)
+	if size <= 0 || rate <= 0 || total <= 0 || int64(size) > maxBytes {
+		return GroupCommitResult{}, fmt.Errorf("%w: size %d (at most %d), rate %v/s for %v (at least one event)",
+			ErrInvalidArgument, size, maxBytes, rate, d)
 	}
+	total = int(min(int64(total), maxBytes/int64(size)))
 	res := GroupCommitResult{Size: size, Rate: rate, Events: total}
 	lat := make([]time.Duration, 0, total)
 	err := withTempFile(dir, func(f *os.File) error {

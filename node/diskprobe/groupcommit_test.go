@@ -114,6 +114,20 @@ func TestGroupCommit(t *testing.T) {
 	assertEmpty(t, dir)
 }
 
+// A load that would need a larger file than the bound is probed for
+// fewer events: the file never holds more than the bound.
+func TestGroupCommitBoundsItsFile(t *testing.T) {
+	dir := t.TempDir()
+	res, err := groupCommit(dir, 1024, 1e9, time.Second, 64<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Events != 64 || len(res.Latencies) != 64 {
+		t.Fatalf("%d events (%d latencies), want the 64 that fit 64 KiB", res.Events, len(res.Latencies))
+	}
+	assertEmpty(t, dir)
+}
+
 func TestGroupCommitErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, err := range []error{
@@ -124,6 +138,9 @@ func TestGroupCommitErrors(t *testing.T) {
 		if !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("err = %v, want ErrInvalidArgument", err)
 		}
+	}
+	if _, err := groupCommit(dir, 2048, 100, time.Second, 1024); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("an event larger than the file: err = %v, want ErrInvalidArgument", err)
 	}
 	if _, err := GroupCommit(filepath.Join(dir, "missing"), 1024, 100, time.Second); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing dir: err = %v, want ErrNotExist", err)
