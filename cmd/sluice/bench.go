@@ -68,7 +68,7 @@ func benchCommand(g *globalOptions) *cli.Command {
 		durationFlag("duration", "write for `D` (default 10s unless --count)", 0, &o.Duration),
 		&cli.Int64Flag{Name: "count", Usage: "write `N` events (instead of --duration)", Destination: &o.Count},
 		&cli.BoolFlag{Name: "keep", Usage: "keep the stream bench created (it is sealed and deleted otherwise)", Destination: &o.Keep},
-		&cli.BoolFlag{Name: "measure-disk", Usage: "measure the disk's fsync'd bandwidth and write+fsync p99 in --disk-dir before and after the run", Destination: &o.MeasureDisk},
+		&cli.BoolFlag{Name: "measure-disk", Usage: "measure the disk's fsync'd bandwidth and write+fsync p99 in --disk-dir before and after the run, and with --rate an ideal log's latency at the run's load (what the disk alone allows)", Destination: &o.MeasureDisk},
 		&cli.StringFlag{Name: "disk-dir", Usage: "`DIR` on the node's disk for --measure-disk (the node's --data directory)", Destination: &o.DiskDir},
 		&cli.IntFlag{Name: "streams", Usage: "create `N` streams of --segments segments; writer i writes to stream i mod N", Value: 1, Destination: &o.Streams},
 		&cli.IntFlag{Name: "clients", Usage: "the writers share `N` clients, one connection per node each (0: one per writer; a node takes at most --max-conns-per-peer from one address)", Destination: &o.Clients},

@@ -58,7 +58,7 @@ func TestIntervalPacesTheRate(t *testing.T) {
 func TestDefaultsAndExpected(t *testing.T) {
 	base := Config{Mode: Write, Writers: 1, Readers: 1, Segments: 1, EventSize: 1}
 	if c := base.withDefaults(); c.Duration != DefaultDuration || c.Count != 0 ||
-		c.DiskProbeBytes != DefaultDiskProbeBytes || c.DiskProbeSyncs != DefaultDiskProbeSyncs {
+		c.DiskProbeBytes != DefaultDiskProbeBytes || c.DiskProbeSyncs != DefaultDiskProbeSyncs || c.DiskProbeGroup != DefaultDiskProbeGroup {
 		t.Errorf("write defaults: %+v", c)
 	}
 	read := base
@@ -67,8 +67,8 @@ func TestDefaultsAndExpected(t *testing.T) {
 		t.Errorf("read defaults: count %d duration %v, want %d and 0", c.Count, c.Duration, DefaultCount)
 	}
 	given := base
-	given.Count, given.DiskProbeBytes, given.DiskProbeSyncs = 7, 4<<20, 50
-	if c := given.withDefaults(); c.Count != 7 || c.Duration != 0 || c.DiskProbeBytes != 4<<20 || c.DiskProbeSyncs != 50 {
+	given.Count, given.DiskProbeBytes, given.DiskProbeSyncs, given.DiskProbeGroup = 7, 4<<20, 50, time.Second
+	if c := given.withDefaults(); c.Count != 7 || c.Duration != 0 || c.DiskProbeBytes != 4<<20 || c.DiskProbeSyncs != 50 || c.DiskProbeGroup != time.Second {
 		t.Errorf("given values replaced: %+v", c)
 	}
 
@@ -112,6 +112,7 @@ func TestValidate(t *testing.T) {
 		{func(c *Config) { c.Count = -1 }, "--count -1: want at least 1"},
 		{func(c *Config) { c.Count, c.Duration = 1, time.Second }, "--duration and --count exclude each other"},
 		{func(c *Config) { c.DiskProbeSyncs = -1 }, "disk probe"},
+		{func(c *Config) { c.DiskProbeGroup = -time.Second }, "an ideal log for -1s"},
 		{func(c *Config) { c.DiskDir = file }, "--disk-dir " + file + ": not a directory"},
 	} {
 		c := ok

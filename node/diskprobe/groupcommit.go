@@ -70,7 +70,7 @@ func groupCommit(dir string, size int, rate float64, d time.Duration, maxBytes i
 		var buf []byte
 		var off int64
 		loop := groupLoop{
-			sched: schedule{start: time.Now(), interval: time.Duration(float64(time.Second) / rate)},
+			sched: schedule{start: time.Now(), interval: max(time.Duration(float64(time.Second)/rate), 1)},
 			total: total, now: time.Now, wait: pacer.Until,
 			commit: func(events int) error {
 				n := events * size
@@ -81,7 +81,10 @@ func groupCommit(dir string, size int, rate float64, d time.Duration, maxBytes i
 					return fmt.Errorf("diskprobe: write: %w", err)
 				}
 				off += int64(n)
-				return fdatasync(f)
+				if err := fdatasync(f); err != nil {
+					return fmt.Errorf("diskprobe: %w", err)
+				}
+				return nil
 			},
 		}
 		var err error
