@@ -6,7 +6,7 @@
 # directory that is removed after the run):
 #
 #   write-fresh  bench write --rate 10240 (10 MiB/s of 1 KiB events) with
-#                --measure-disk in the node's directory
+#                --measure-disk in the node's directory and --disk-canary
 #   write-burst  the same right after --after-burst BURST
 #   e2e-fresh    bench e2e --rate 10240 (write -> tail read), same probes
 #   e2e-burst    the same right after --after-burst BURST
@@ -87,7 +87,7 @@ for r in $(seq "$ROUNDS"); do
 	for w in $WHICH; do
 		echo "# round $r: $w" | tee -a "$OUT"
 		start
-		disk="--measure-disk --disk-dir $dir/data/node"
+		disk="--measure-disk --disk-dir $dir/data/node --disk-canary"
 		paced="--rate $RATE --duration $DURATION --server-pid $pid"
 		case $w in
 		write-fresh) run "$w" write $paced $disk ;;

@@ -28,6 +28,7 @@ type benchOptions struct {
 	Count       int64         // --count: how many events the writers write
 	Keep        bool          // --keep: do not delete the stream bench created
 	MeasureDisk bool          // --measure-disk: probe the disk limits in --disk-dir
+	DiskCanary  bool          // --disk-canary: time a small sync in --disk-dir every 10 ms during the run
 	DiskDir     string        // --disk-dir: where to probe (the node's data directory)
 	Streams     int           // --streams: streams bench creates
 	Clients     int           // --clients: clients the writers share
@@ -69,6 +70,7 @@ func benchCommand(g *globalOptions) *cli.Command {
 		&cli.Int64Flag{Name: "count", Usage: "write `N` events (instead of --duration)", Destination: &o.Count},
 		&cli.BoolFlag{Name: "keep", Usage: "keep the stream bench created (it is sealed and deleted otherwise)", Destination: &o.Keep},
 		&cli.BoolFlag{Name: "measure-disk", Usage: "measure the disk's fsync'd bandwidth and write+fsync p99 in --disk-dir before and after the run, and with --rate an ideal log's latency at the run's load (what the disk alone allows)", Destination: &o.MeasureDisk},
+		&cli.BoolFlag{Name: "disk-canary", Usage: "write, e2e, with --measure-disk: during the run, time a 4 KiB write+fdatasync in --disk-dir every " + bench.CanaryInterval.String() + ", and report each second's slowest beside the events of that second (what the disk did then)", Destination: &o.DiskCanary},
 		&cli.StringFlag{Name: "disk-dir", Usage: "`DIR` on the node's disk for --measure-disk (the node's --data directory)", Destination: &o.DiskDir},
 		&cli.IntFlag{Name: "streams", Usage: "create `N` streams of --segments segments; writer i writes to stream i mod N", Value: 1, Destination: &o.Streams},
 		&cli.IntFlag{Name: "clients", Usage: "the writers share `N` clients, one connection per node each (0: one per writer; a node takes at most --max-conns-per-peer from one address)", Destination: &o.Clients},
@@ -139,6 +141,8 @@ func (o *benchOptions) config(c *cli.Context, g *globalOptions, mode bench.Mode)
 		return bench.Config{}, errors.New("--measure-disk needs --disk-dir DIR, a directory on the node's disk (its --data directory)")
 	case !o.MeasureDisk && o.DiskDir != "":
 		return bench.Config{}, errors.New("--disk-dir is used only with --measure-disk")
+	case o.DiskCanary && !o.MeasureDisk:
+		return bench.Config{}, errors.New("--disk-canary needs --measure-disk and --disk-dir")
 	case o.Stream != "" && c.IsSet("streams"):
 		return bench.Config{}, errors.New("--streams applies to the streams bench creates, not to an existing --stream")
 	case c.IsSet("scale-at") && o.ScaleAt <= 0:
@@ -170,6 +174,7 @@ func (o *benchOptions) config(c *cli.Context, g *globalOptions, mode bench.Mode)
 		DiskProbeBytes: diskProbeBytes,
 		DiskProbeSyncs: diskProbeSyncs,
 		DiskProbeGroup: diskProbeGroup,
+		DiskCanary:     o.DiskCanary,
 		Progress:       c.App.ErrWriter,
 		Streams:        o.Streams,
 		Clients:        o.Clients,
@@ -278,6 +283,9 @@ func benchOutput(r *bench.Report) output {
 			add("p50 / disk p50", f(*r.P50DiskRate, 2)+"  (target <= "+f(bench.TargetP50DiskRatio, 0)+")")
 		}
 		add("p99 / disk p99", f(*r.P99DiskRate, 2)+"  (target <= "+f(bench.TargetP99DiskRatio, 0)+")")
+		if r.DiskCanary != nil {
+			add("disk canary ms", lat(*r.DiskCanary)+"  (a 4 KiB write+fdatasync every "+bench.CanaryInterval.String()+" during the run)")
+		}
 		if r.DiskGroupP99MS != nil {
 			add("ideal log ms", fmt.Sprintf("p50 %s  p99 %s  (the disk alone at this load)", f(*r.DiskGroupP50MS, 3), f(*r.DiskGroupP99MS, 3)))
 			add("p99 / ideal log p99", f(*r.P99GroupRate, 2))
@@ -322,6 +330,9 @@ func benchOutput(r *bench.Report) output {
 		}
 		if x.StealPct != nil {
 			v += fmt.Sprintf("  cpu busy %s%%  stolen %s%%", f(*x.BusyPct, 0), f(*x.StealPct, 1))
+		}
+		if x.DiskMaxMS != nil {
+			v += fmt.Sprintf("  disk canary max %s", f(*x.DiskMaxMS, 3))
 		}
 		add(fmt.Sprintf("second %d", x.Second), v)
 	}

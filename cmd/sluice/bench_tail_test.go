@@ -21,7 +21,7 @@ func TestBenchAfterBurst(t *testing.T) {
 
 	for _, mode := range []string{"write", "e2e"} {
 		r := benchJSON(t, append(c, "bench", mode, "--count", "2000", "--rate", "4000", "--after-burst", "3MiB",
-			"--tier-max-lag", "20s", "--measure-disk", "--disk-dir", t.TempDir())...)
+			"--tier-max-lag", "20s", "--measure-disk", "--disk-dir", t.TempDir(), "--disk-canary")...)
 		checkReport(t, r, 2000, 1024)
 
 		b, ok := r["burst"].(map[string]any)
@@ -90,6 +90,16 @@ func TestBenchAfterBurst(t *testing.T) {
 			if g := p.(map[string]any); !(g["groupP50Ms"].(float64) > 0 && g["groupP50Ms"].(float64) <= g["groupP99Ms"].(float64) && g["groupP99Ms"].(float64) <= g["groupMaxMs"].(float64)) {
 				t.Fatalf("%s: probe %v: want 0 < ideal log p50 <= p99 <= max", mode, g)
 			}
+		}
+		// --disk-canary: its syncs during the run, each second's slowest
+		// in the rows; the run lasts 0.5 s, its canary syncs every 10 ms.
+		dc, ok := r["diskCanaryMs"].(map[string]any)
+		if !ok {
+			t.Fatalf("%s: no diskCanaryMs in %v", mode, r)
+		}
+		checkLatency(t, dc)
+		if m, ok := rows[0].(map[string]any)["diskMaxMs"].(float64); !ok || m <= 0 || m > dc["max"].(float64) {
+			t.Fatalf("%s: second 0's disk max %v, the canary's max %v", mode, rows[0].(map[string]any)["diskMaxMs"], dc["max"])
 		}
 		p99, gp99 := r["latencyMs"].(map[string]any)["p99"].(float64), r["diskGroupP99Ms"].(float64)
 		if gp99 <= 0 || r["diskGroupP50Ms"].(float64) <= 0 || math.Abs(r["p99GroupRatio"].(float64)-p99/gp99) > 1e-9 {

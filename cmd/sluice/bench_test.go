@@ -177,6 +177,8 @@ func TestBenchBadInput(t *testing.T) {
 	mustFail(t, "e2e events carry an 8-byte timestamp", append(c, "bench", "e2e", "--event-size", "4")...)
 	mustFail(t, "--duration and --count exclude each other", append(c, "bench", "write", "--count", "1", "--duration", "1s")...)
 	mustFail(t, "--measure-disk needs --disk-dir", append(c, "bench", "write", "--measure-disk")...)
+	mustFail(t, "--disk-canary needs --measure-disk", append(c, "bench", "write", "--disk-canary")...)
+	mustFail(t, "--disk-canary: with --measure-disk, and bench write or e2e", append(c, "bench", "read", "--disk-canary", "--measure-disk", "--disk-dir", t.TempDir())...)
 	mustFail(t, "--readers 0: want at least 1", append(c, "bench", "e2e", "--readers", "0")...)
 	mustFail(t, "--stream \"nostream\" is not SCOPE/STREAM", append(c, "bench", "write", "--stream", "nostream")...)
 

@@ -106,6 +106,11 @@ type Config struct {
 	DiskProbeBytes int64
 	DiskProbeSyncs int
 	DiskProbeGroup time.Duration
+	// DiskCanary (with DiskDir; write, e2e): while the run is timed, a
+	// canary in DiskDir times a 4 KiB write+fdatasync every
+	// CanaryInterval, so each second's events can be set against what
+	// the disk did in that second (Report.DiskCanary, SecondRow.DiskMaxMS).
+	DiskCanary bool
 	// Progress, if set, gets a progress line about once a second.
 	Progress io.Writer
 
@@ -202,6 +207,8 @@ func (c Config) Validate() error {
 		return invalidf("--duration and --count exclude each other")
 	case c.AfterBurst < 0 || (c.AfterBurst > 0 && c.Mode != Write && c.Mode != E2E):
 		return invalidf("--after-burst %d: want a size in bytes, with bench write or e2e", c.AfterBurst)
+	case c.DiskCanary && (c.DiskDir == "" || c.Mode != Write && c.Mode != E2E):
+		return invalidf("--disk-canary: with --measure-disk, and bench write or e2e")
 	case c.TierPoll < 0 || c.TierMaxLag < 0:
 		return invalidf("--tier-poll %v, --tier-max-lag %v: want 0 (off, none) or more", c.TierPoll, c.TierMaxLag)
 	case c.DiskProbeBytes < 0 || c.DiskProbeSyncs < 0 || c.DiskProbeGroup < 0:

@@ -113,6 +113,8 @@ func TestValidate(t *testing.T) {
 		{func(c *Config) { c.Count, c.Duration = 1, time.Second }, "--duration and --count exclude each other"},
 		{func(c *Config) { c.DiskProbeSyncs = -1 }, "disk probe"},
 		{func(c *Config) { c.DiskProbeGroup = -time.Second }, "an ideal log for -1s"},
+		{func(c *Config) { c.DiskCanary = true }, "--disk-canary: with --measure-disk"},
+		{func(c *Config) { c.Mode, c.DiskCanary, c.DiskDir = Read, true, t.TempDir() }, "--disk-canary: with --measure-disk, and bench write or e2e"},
 		{func(c *Config) { c.DiskDir = file }, "--disk-dir " + file + ": not a directory"},
 	} {
 		c := ok

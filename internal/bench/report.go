@@ -44,6 +44,10 @@ type Report struct {
 	DiskGroupP50MS *float64 `json:"diskGroupP50Ms,omitempty"`
 	DiskGroupP99MS *float64 `json:"diskGroupP99Ms,omitempty"`
 	P99GroupRate   *float64 `json:"p99GroupRatio,omitempty"` // latency p99 / diskGroupP99Ms
+	// DiskCanary (Config.DiskCanary) is the latency of the canary's
+	// 4 KiB write+fdatasync every CanaryInterval during the timed run;
+	// each per-second row has its slowest (diskMaxMs).
+	DiskCanary *LatencyMS `json:"diskCanaryMs,omitempty"`
 	// DiskProbes is each probe on its own (before, after the run): after
 	// a burst the second one shares the disk with the node's catch-up.
 	DiskProbes []DiskProbe `json:"diskProbes,omitempty"`

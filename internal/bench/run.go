@@ -462,15 +462,20 @@ func (b *bench) write(ctx context.Context, r *Report) error {
 		go func() { scaled <- b.scaleAt(sctx, r) }()
 	}
 	b.prog.start(&l.events, &l.bytes, l.ackHist)
+	dc, err := startCanary(b.Config, l.base)
+	if err != nil {
+		return err
+	}
 	tp := startTierPoller(ctx, b.ctl, l.base, b.TierPoll)
 	cs := startCPUSampler(l.base, hostCPUInterval)
 	n, elapsed, err := b.runWriters(ctx, l, false)
 	tiers, cpus := tp.stop(), cs.stop()
+	disk, derr := dc.stop()
 	b.prog.stop()
-	if err != nil {
+	if err = errors.Join(err, derr); err != nil {
 		return err
 	}
-	b.fillTimeline(r, l.tl, tiers, cpus, time.Duration(l.start.Load()))
+	b.fillTimeline(r, l.tl, tiers, cpus, disk, time.Duration(l.start.Load()))
 	r.pacing(l)
 	if scaled != nil {
 		if err := <-scaled; err != nil {
@@ -607,20 +612,29 @@ func (b *bench) e2e(ctx context.Context, r *Report) error {
 	b.prog.start(&events, &bytes, hist)
 	defer b.prog.stop()
 	start := time.Since(l.base)
+	dc, err := startCanary(b.Config, l.base)
+	if err != nil {
+		return err
+	}
 	tp := startTierPoller(ctx, b.ctl, l.base, b.TierPoll)
 	cs := startCPUSampler(l.base, hostCPUInterval)
 	n, _, werr := b.runWriters(ctx, l, true)
 	if werr != nil {
 		tp.stop()
 		cs.stop()
+		dc.stop()
 		return werr
 	}
 	err = waitRead(ctx, rcancel, readErr, &events, n)
 	tiers, cpus := tp.stop(), cs.stop()
+	disk, derr := dc.stop()
 	if err != nil {
 		return fmt.Errorf("read: %w", err)
 	}
-	b.fillTimeline(r, tl, tiers, cpus, time.Duration(l.start.Load()))
+	if derr != nil {
+		return derr
+	}
+	b.fillTimeline(r, tl, tiers, cpus, disk, time.Duration(l.start.Load()))
 	r.pacing(l)
 	elapsed := time.Duration(lastRead.Load()) - start
 	b.prog.stop()
@@ -663,18 +677,23 @@ func waitRead(ctx context.Context, stop context.CancelFunc, readErr <-chan error
 	}
 }
 
-// fillTimeline sets r's per-second rows, windows, tier-2 lag and host CPU
-// from tl, the tier samples and the CPU samples (times since the load's
-// base; start is when the writers started, the rows' second 0).
-func (b *bench) fillTimeline(r *Report, tl *timeline, tiers []tierSample, cpus []cpuSample, start time.Duration) {
+// fillTimeline sets r's per-second rows, windows, tier-2 lag, host CPU
+// and disk canary from tl, the tier samples, the CPU samples and the
+// canary's syncs (times since the load's base; start is when the writers
+// started, the rows' second 0).
+func (b *bench) fillTimeline(r *Report, tl *timeline, tiers []tierSample, cpus []cpuSample, disk []canarySync, start time.Duration) {
 	for i := range tiers {
 		tiers[i].at -= start
 	}
 	for i := range cpus {
 		cpus[i].at -= start
 	}
+	for i := range disk {
+		disk[i].at -= start
+	}
 	r.PerSecond = tl.rows(tiers)
 	foldCPU(r.PerSecond, cpus)
+	r.DiskCanary = foldCanary(r.PerSecond, disk)
 	r.HostCPU = hostCPUOf(cpus)
 	w := tl.windows(WindowSplit)
 	r.Windows = &w

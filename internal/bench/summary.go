@@ -28,6 +28,10 @@ type SummaryRow struct {
 	Max     float64 `json:"max"`
 }
 
+// QuietCanaryMS is the slowest canary sync a second may hold and still
+// count as one where the disk was quiet (bench summarize).
+const QuietCanaryMS = 1
+
 // measure is one figure a report gives, with its bound (0: none).
 type measure struct {
 	name  string
@@ -56,6 +60,22 @@ func measures(r *Report, cacheBytes int64) []measure {
 		// The disk alone at the run's load: no log on it does better.
 		add("ideal log p99 ms", 0, *r.DiskGroupP99MS)
 		add("ack p99 / ideal log p99", 0, ack.P99 / *r.DiskGroupP99MS)
+	}
+	if r.DiskCanary != nil {
+		// The disk in the run's own seconds: where its canary stayed
+		// quick, a slow second is the system's, not the disk's.
+		add("disk canary p99 ms", 0, r.DiskCanary.P99)
+		quiet, worst := 0, 0.0
+		for _, x := range r.PerSecond {
+			if x.Events > 0 && x.DiskMaxMS != nil && *x.DiskMaxMS < QuietCanaryMS {
+				quiet++
+				worst = max(worst, x.P99)
+			}
+		}
+		add("seconds with the disk canary under 1 ms", 0, float64(quiet))
+		if quiet > 0 {
+			add("those seconds: worst p99 ms", 0, worst)
+		}
 	}
 	if h := r.HostCPU; h != nil {
 		add("host cpu stolen %", 0, h.StealPct)

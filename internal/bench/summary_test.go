@@ -16,10 +16,14 @@ func TestSummarize(t *testing.T) {
 			HostCPU: &HostCPU{StealPct: p50 * 10}}
 		idealP99 := p99 / 2 // the ideal log at the same load
 		r.DiskGroupP99MS = &idealP99
-		// Two seconds; the second's slowest event is the run's.
+		// Two seconds; the second's slowest event is the run's. The disk's
+		// canary was quick in second 0 only.
 		steal0, steal1 := p99, p99*2
-		r.PerSecond = []SecondRow{{Second: 0, Events: 5, Max: p99, StealPct: &steal0}, {Second: 1, Events: 5, Max: firstP99, StealPct: &steal1},
-			{Second: 2, Max: 100}} // no events: its max is not one
+		quick, slow := 0.5, 20.0
+		r.PerSecond = []SecondRow{{Second: 0, Events: 5, P99: p99 / 4, Max: p99, StealPct: &steal0, DiskMaxMS: &quick},
+			{Second: 1, Events: 5, P99: firstP99, Max: firstP99, StealPct: &steal1, DiskMaxMS: &slow},
+			{Second: 2, Max: 100, DiskMaxMS: &quick}} // no events: its max is not one
+		r.DiskCanary = &LatencyMS{P99: slow}
 		b, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)
@@ -74,6 +78,9 @@ func TestSummarize(t *testing.T) {
 	check("ack wake-up p99 ms (the benchmark's)", 3, 0.2, 0.25, 0.3, "", nil)
 	check("host cpu stolen %", 3, 4, 5, 6, "", nil)
 	check("ideal log p99 ms", 3, 1, 1.25, 1.5, "", nil)
+	check("disk canary p99 ms", 3, 20, 20, 20, "", nil)
+	check("seconds with the disk canary under 1 ms", 3, 1, 1, 1, "", nil)
+	check("those seconds: worst p99 ms", 3, 0.5, 0.625, 0.75, "", nil)
 	check("ack p99 / ideal log p99", 3, 2, 2, 2, "", nil)
 	check("worst second: max ms", 3, 2, 2.5, 9, "", nil)
 	check("worst second: host cpu stolen %", 3, 4, 5, 6, "", nil)

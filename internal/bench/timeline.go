@@ -28,6 +28,9 @@ type SecondRow struct {
 	// (HostCPU; absent where they cannot be read).
 	BusyPct  *float64 `json:"busyPct,omitempty"`
 	StealPct *float64 `json:"stealPct,omitempty"`
+	// With Config.DiskCanary: the slowest of the canary's syncs that
+	// ended in this second (absent where none did).
+	DiskMaxMS *float64 `json:"diskMaxMs,omitempty"`
 }
 
 // Window is the latency of the events written in part of a run.

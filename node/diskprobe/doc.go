@@ -21,6 +21,10 @@
 //     leaves a log that writes one file this way; what a benchmark measures
 //     above it is the log's own cost (its threads, copies, network).
 //
+// A Canary (StartCanary) times one 4 KiB write+fdatasync every interval
+// while a benchmark runs, so that each second of the run can be set
+// against what the disk did in that same second.
+//
 // Tier 2's catch-up reads are compared with a fourth limit:
 //
 //   - SequentialRead: bandwidth of large sequential reads (1 MiB) of a file
