@@ -54,10 +54,7 @@ func foldCanary(rows []SecondRow, syncs []canarySync) *LatencyMS {
 	if len(syncs) == 0 {
 		return nil
 	}
-	byRow := make(map[int]int, len(rows)) // second -> row
-	for i, r := range rows {
-		byRow[r.Second] = i
-	}
+	byRow := rowIndex(rows)
 	all := make([]time.Duration, 0, len(syncs))
 	for _, s := range syncs {
 		all = append(all, s.took)

@@ -95,16 +95,22 @@ func hostCPUOf(samples []cpuSample) *HostCPU {
 	return hostCPU(cpustat.Between(samples[0].t, samples[len(samples)-1].t))
 }
 
+// rowIndex maps each row's second to its index in rows.
+func rowIndex(rows []SecondRow) map[int]int {
+	byRow := make(map[int]int, len(rows))
+	for i, r := range rows {
+		byRow[r.Second] = i
+	}
+	return byRow
+}
+
 // foldCPU sets each row's busy and steal percentages from the samples
 // within its second (times from the rows' second 0, in order): from the
 // first sample at or after the second's start to the last before its end.
 // A second with fewer than two samples in it, or no clock tick between
 // them, gets none.
 func foldCPU(rows []SecondRow, samples []cpuSample) {
-	byRow := make(map[int]int, len(rows)) // second -> row
-	for i, r := range rows {
-		byRow[r.Second] = i
-	}
+	byRow := rowIndex(rows)
 	for j := 0; j < len(samples); {
 		if samples[j].at < 0 { // before the rows' second 0
 			j++

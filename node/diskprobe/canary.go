@@ -13,7 +13,8 @@ import (
 // second whose events were slow while the canary's syncs were fast points
 // at the system under test, not at the disk. It rewrites one 4 KiB block
 // of its own file, so its syncs commit data only; at one sync every 10 ms
-// it adds about one flush for every fifty a log at 10 MiB/s makes.
+// it adds 100 flushes a second beside the 1,700-7,000 of a log taking
+// 10 MiB/s of 1 KiB events.
 type Canary struct {
 	f    *os.File
 	stop chan struct{}
@@ -98,7 +99,7 @@ func (c *Canary) sync(block []byte) error {
 }
 
 // Stop stops the canary, removes its file and returns its syncs in the
-// order they ended, or the error that stopped it early.
+// order they ended, or the error that stopped it early. Call it once.
 func (c *Canary) Stop() ([]CanarySync, error) {
 	close(c.stop)
 	<-c.done
