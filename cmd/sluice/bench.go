@@ -285,6 +285,10 @@ func benchOutput(r *bench.Report) output {
 		add("p99 / disk p99", f(*r.P99DiskRate, 2)+"  (target <= "+f(bench.TargetP99DiskRatio, 0)+")")
 		if r.DiskCanary != nil {
 			add("disk canary ms", lat(*r.DiskCanary)+"  (a 4 KiB write+fdatasync every "+bench.CanaryInterval.String()+" during the run)")
+			if g := r.DiskCanaryGrid; g != nil {
+				add("disk canary stalls", fmt.Sprintf("%d over %s ms, %d of them (%s) ended within %s ms of %s ms past each %s ms (near all: the host's throttle)",
+					g.Stalls, f(bench.CanaryStallMS, 0), g.OnGrid, f(g.Share, 2), f(g.WidthMS, 0), f(g.PhaseMS, 0), f(g.PeriodMS, 0)))
+			}
 		}
 		if r.DiskGroupP99MS != nil {
 			add("ideal log ms", fmt.Sprintf("p50 %s  p99 %s  (the disk alone at this load)", f(*r.DiskGroupP50MS, 3), f(*r.DiskGroupP99MS, 3)))

@@ -31,8 +31,11 @@ func startCanary(c Config, base time.Time) (*canary, error) {
 }
 
 // canarySync is one of the canary's syncs, at (when it ended) since the
-// load's base.
-type canarySync struct{ at, took time.Duration }
+// load's base; wall is the same end on the wall clock (for canaryGrid).
+type canarySync struct {
+	at, took time.Duration
+	wall     time.Time
+}
 
 // stop stops the canary and returns its syncs; nil for a nil canary.
 func (k *canary) stop() ([]canarySync, error) {
@@ -42,7 +45,7 @@ func (k *canary) stop() ([]canarySync, error) {
 	syncs, err := k.c.Stop()
 	out := make([]canarySync, len(syncs))
 	for i, s := range syncs {
-		out[i] = canarySync{at: s.At.Sub(k.base), took: s.Took}
+		out[i] = canarySync{at: s.At.Sub(k.base), took: s.Took, wall: s.At}
 	}
 	return out, err
 }
@@ -69,4 +72,29 @@ func foldCanary(rows []SecondRow, syncs []canarySync) *LatencyMS {
 	}
 	l := latencyMillis(latency.Sort(all))
 	return &l
+}
+
+// The canary's stalls against a host's throttle (diskprobe.StallGrid): a
+// sync over CanaryStallMS is a stall; CanaryGridPeriod is the refill
+// period of the throttle measured on the machines of docs/BENCHMARKS.md
+// (another host may refill at another period, and then shows no grid).
+const (
+	CanaryStallMS    = QuietCanaryMS
+	CanaryGridPeriod = 100 * time.Millisecond
+	CanaryGridWidth  = 2 * time.Millisecond
+)
+
+// canaryGrid reports whether the canary's stalls ended on one phase of a
+// CanaryGridPeriod grid; nil without a stall.
+func canaryGrid(syncs []canarySync) *CanaryGrid {
+	ps := make([]diskprobe.CanarySync, len(syncs))
+	for i, s := range syncs {
+		ps[i] = diskprobe.CanarySync{At: s.wall, Took: s.took}
+	}
+	g, err := diskprobe.StallGrid(ps, time.Duration(CanaryStallMS*float64(time.Millisecond)), CanaryGridPeriod, CanaryGridWidth)
+	if err != nil || g.Stalls == 0 { // the arguments are constants: err is a bug caught by the tests
+		return nil
+	}
+	return &CanaryGrid{PeriodMS: millis(g.Period), WidthMS: millis(g.Width), Stalls: g.Stalls, OnGrid: g.OnGrid,
+		PhaseMS: millis(g.Phase), Share: g.Share()}
 }

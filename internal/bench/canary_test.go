@@ -34,3 +34,24 @@ func TestFoldCanary(t *testing.T) {
 		t.Error("no syncs: want no canary latency")
 	}
 }
+
+// The canary's stalls are set on the wall clock's 100 ms grid: the
+// report gives their count, the share on one phase and that phase; a run
+// without a stall has no grid.
+func TestCanaryGrid(t *testing.T) {
+	ms := time.Millisecond
+	base := time.Unix(1_800_000_000, 0)
+	var syncs []canarySync
+	for i := 0; i < 10; i++ {
+		end := base.Add(time.Duration(i)*CanaryGridPeriod + 71*ms)
+		syncs = append(syncs, canarySync{took: 12 * ms, wall: end}, canarySync{took: ms / 4, wall: end.Add(5 * ms)})
+	}
+	syncs = append(syncs, canarySync{took: 5 * ms, wall: base.Add(20 * ms)}) // off the grid
+	g := canaryGrid(syncs)
+	if g == nil || g.Stalls != 11 || g.OnGrid != 10 || g.PhaseMS < 69 || g.PhaseMS > 73 || g.PeriodMS != 100 {
+		t.Fatalf("grid: %+v, want 10 of 11 stalls at 71 ms of 100", g)
+	}
+	if canaryGrid(syncs[1:2]) != nil {
+		t.Error("no stall: want no grid")
+	}
+}

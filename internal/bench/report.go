@@ -48,6 +48,8 @@ type Report struct {
 	// 4 KiB write+fdatasync every CanaryInterval during the timed run;
 	// each per-second row has its slowest (diskMaxMs).
 	DiskCanary *LatencyMS `json:"diskCanaryMs,omitempty"`
+	// DiskCanaryGrid: where the canary's stalls ended on the wall clock.
+	DiskCanaryGrid *CanaryGrid `json:"diskCanaryGrid,omitempty"`
 	// DiskProbes is each probe on its own (before, after the run): after
 	// a burst the second one shares the disk with the node's catch-up.
 	DiskProbes []DiskProbe `json:"diskProbes,omitempty"`
@@ -200,4 +202,18 @@ func (d *diskLimits) addTo(r *Report) {
 		gRatio := r.Latency.P99 / gp99
 		r.DiskGroupP50MS, r.DiskGroupP99MS, r.P99GroupRate = &gp50, &gp99, &gRatio
 	}
+}
+
+// CanaryGrid is diskprobe.StallGrid of the canary's syncs: of its Stalls
+// (syncs over CanaryStallMS), OnGrid ended within WidthMS of PhaseMS past
+// a multiple of PeriodMS. A Share near 1 says the stalls were a host's
+// throttle releasing held requests at its refills; spread at random it is
+// about 2*WidthMS/PeriodMS.
+type CanaryGrid struct {
+	PeriodMS float64 `json:"periodMs"`
+	WidthMS  float64 `json:"widthMs"`
+	Stalls   int     `json:"stalls"`
+	OnGrid   int     `json:"onGrid"`
+	PhaseMS  float64 `json:"phaseMs"`
+	Share    float64 `json:"share"`
 }

@@ -694,6 +694,7 @@ func (b *bench) fillTimeline(r *Report, tl *timeline, tiers []tierSample, cpus [
 	r.PerSecond = tl.rows(tiers)
 	foldCPU(r.PerSecond, cpus)
 	r.DiskCanary = foldCanary(r.PerSecond, disk)
+	r.DiskCanaryGrid = canaryGrid(disk)
 	r.HostCPU = hostCPUOf(cpus)
 	w := tl.windows(WindowSplit)
 	r.Windows = &w

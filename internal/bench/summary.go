@@ -72,6 +72,9 @@ func measures(r *Report, cacheBytes int64) []measure {
 				worst = max(worst, x.P99)
 			}
 		}
+		if g := r.DiskCanaryGrid; g != nil {
+			add("disk canary stalls on a 100 ms grid, share", 0, g.Share)
+		}
 		add("seconds with the disk canary under 1 ms", 0, float64(quiet))
 		if quiet > 0 {
 			add("those seconds: worst p99 ms", 0, worst)

@@ -24,6 +24,7 @@ func TestSummarize(t *testing.T) {
 			{Second: 1, Events: 5, P99: firstP99, Max: firstP99, StealPct: &steal1, DiskMaxMS: &slow},
 			{Second: 2, Max: 100, DiskMaxMS: &quick}} // no events: its max is not one
 		r.DiskCanary = &LatencyMS{P99: slow}
+		r.DiskCanaryGrid = &CanaryGrid{Stalls: 10, OnGrid: 9, Share: 0.9}
 		b, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)
@@ -80,6 +81,7 @@ func TestSummarize(t *testing.T) {
 	check("ideal log p99 ms", 3, 1, 1.25, 1.5, "", nil)
 	check("disk canary p99 ms", 3, 20, 20, 20, "", nil)
 	check("seconds with the disk canary under 1 ms", 3, 1, 1, 1, "", nil)
+	check("disk canary stalls on a 100 ms grid, share", 3, 0.9, 0.9, 0.9, "", nil)
 	check("those seconds: worst p99 ms", 3, 0.5, 0.625, 0.75, "", nil)
 	check("ack p99 / ideal log p99", 3, 2, 2, 2, "", nil)
 	check("worst second: max ms", 3, 2, 2.5, 9, "", nil)
