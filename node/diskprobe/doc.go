@@ -23,7 +23,10 @@
 //
 // A Canary (StartCanary) times one 4 KiB write+fdatasync every interval
 // while a benchmark runs, so that each second of the run can be set
-// against what the disk did in that same second.
+// against what the disk did in that same second. StallGrid tells whether
+// its stalls ended on one phase of a fixed period of the wall clock: the
+// mark of a virtual disk throttled by its host, which holds every request
+// while its budget is spent and releases them at the next refill.
 //
 // Tier 2's catch-up reads are compared with a fourth limit:
 //
