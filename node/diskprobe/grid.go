@@ -6,11 +6,11 @@ import (
 )
 
 // A Grid tells whether a disk's stalls end at fixed points of the wall
-// clock: a virtual disk throttled by its host (a token bucket refilled
-// every period) holds every request it is given while its budget is spent
-// and releases them all at the next refill, so the stalls of any request
-// (a canary's sync among them) end on one phase of a grid of that period,
-// whatever the guest does. Stalls of the guest's own making (its
+// clock: a virtual disk throttled by its host (a budget, of requests or of
+// the host's CPU, refilled every period) holds every request it is given
+// while its budget is spent and releases them all at the next refill, so
+// the stalls of any request (a canary's sync among them) end on one phase
+// of a grid of that period, whatever the guest does. Stalls of the guest's own making (its
 // filesystem's journal, writeback) end at phases spread over the period.
 type Grid struct {
 	Period time.Duration // the grid's period
@@ -24,7 +24,7 @@ type Grid struct {
 }
 
 // Share is OnGrid over Stalls, 0 without stalls. Spread at random over the
-// period, the share is about 2*Width/Period (8 % for 2 ms of 100 ms).
+// period, the share is about 2*Width/Period (4 % for 2 ms of 100 ms).
 func (g Grid) Share() float64 {
 	if g.Stalls == 0 {
 		return 0
