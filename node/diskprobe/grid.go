@@ -10,8 +10,9 @@ import (
 // the host's CPU, refilled every period) holds every request it is given
 // while its budget is spent and releases them all at the next refill, so
 // the stalls of any request (a canary's sync among them) end on one phase
-// of a grid of that period, whatever the guest does. Stalls of the guest's own making (its
-// filesystem's journal, writeback) end at phases spread over the period.
+// of a grid of that period, whatever the guest does. Stalls of the
+// guest's own making (its filesystem's journal, writeback) end at phases
+// spread over the period.
 type Grid struct {
 	Period time.Duration // the grid's period
 	Slow   time.Duration // a sync slower than this is a stall
